@@ -1,0 +1,98 @@
+// Creating organizations and users: validation, the writes in one transaction, then the events.
+import { z } from 'zod';
+import type { App } from '../app.ts';
+import { generateApiKey } from '../auth/api-keys.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { requireRole } from '../auth/permissions.ts';
+import type { Prisma, User } from '../db/generated/client.ts';
+import { ROLES, Role, SYSTEM_GROUPS } from '../domain/roles.ts';
+import { userSettingsSchema } from '../domain/realm-settings.ts';
+import { badRequest } from '../http/errors.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+import { canSeeEmail, formatUser, realmViewers } from '../queries/users.ts';
+
+const emailSchema = z.string().email();
+const subdomainSchema = z.string().regex(/^([a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)?$/);
+export const MAX_NAME_LENGTH = 100;
+
+export interface NewUser {
+  email: string;
+  fullName: string;
+  password?: string | null;
+  role?: number;
+  isBot?: boolean;
+  botType?: number | null;
+  botOwnerId?: number | null;
+  canCreateUsers?: boolean;
+}
+
+function checkFullName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length > MAX_NAME_LENGTH) throw badRequest('Name too long!');
+  if (trimmed.length < 1) throw badRequest('Name too short!');
+  if (/[\u0000-\u001f*`\\>"@]/.test(trimmed) && /[\u0000-\u001f]/.test(trimmed)) throw badRequest('Invalid characters in name!');
+  return trimmed;
+}
+
+function checkNewUser(u: NewUser): void {
+  if (!emailSchema.safeParse(u.email).success) throw badRequest(`Invalid address: ${u.email}`);
+  if (u.role !== undefined && !ROLES.includes(u.role)) throw badRequest('Invalid role');
+}
+
+async function insertUser(tx: Prisma.TransactionClient, realmId: number, u: NewUser, passwordHash: string | null): Promise<User> {
+  const taken = await tx.user.findFirst({ where: { realmId, deliveryEmail: { equals: u.email, mode: 'insensitive' } }, select: { id: true } });
+  if (taken) throw badRequest(`Email '${u.email}' already in use`);
+  const settings = userSettingsSchema.partial().parse({ can_create_users: u.canCreateUsers || undefined });
+  return tx.user.create({
+    data: {
+      realmId,
+      deliveryEmail: u.email,
+      fullName: checkFullName(u.fullName),
+      role: u.role ?? Role.MEMBER,
+      isBot: u.isBot ?? false,
+      botType: u.isBot ? (u.botType ?? 1) : null,
+      botOwnerId: u.isBot ? (u.botOwnerId ?? null) : null,
+      apiKey: generateApiKey(),
+      passwordHash,
+      settings: JSON.parse(JSON.stringify(settings)),
+    },
+  });
+}
+
+/** A new organization with its system groups and owner; returns the owner. */
+export async function createRealm(app: App, input: { subdomain: string; name: string; owner: NewUser }): Promise<{ realm: RealmInfo; owner: User }> {
+  if (!subdomainSchema.safeParse(input.subdomain).success) throw badRequest('Subdomain can only have lowercase letters, numbers, and \'-\'s.');
+  checkNewUser(input.owner);
+  const passwordHash = input.owner.password ? await hashPassword(input.owner.password, app.config.PASSWORD_HASH_COST) : null;
+  const { realmId, owner } = await app.prisma.$transaction(async (tx) => {
+    if (await tx.realm.findUnique({ where: { subdomain: input.subdomain } })) throw badRequest('Subdomain is already in use. Please choose a different one.');
+    const realm = await tx.realm.create({ data: { subdomain: input.subdomain, name: input.name } });
+    await tx.userGroup.createMany({
+      data: SYSTEM_GROUPS.map((g) => ({ realmId: realm.id, name: g.name, description: g.description, isSystemGroup: true })),
+    });
+    const owner = await insertUser(tx, realm.id, { ...input.owner, role: Role.OWNER, canCreateUsers: true }, passwordHash);
+    return { realmId: realm.id, owner };
+  });
+  const realm = (await app.realms.reload(realmId))!;
+  return { realm, owner };
+}
+
+/** POST /users and the CLI: adds a user (or bot) and tells the organization. */
+export async function createUser(app: App, realm: RealmInfo, input: NewUser, actor?: User): Promise<User> {
+  if (actor) {
+    requireRole(actor, Role.ADMINISTRATOR);
+    if (!userSettingsSchema.parse(actor.settings ?? {}).can_create_users) throw badRequest('User not authorized to create users');
+  }
+  checkNewUser(input);
+  const passwordHash = input.password ? await hashPassword(input.password, app.config.PASSWORD_HASH_COST) : null;
+  const user = await app.prisma.$transaction((tx) => insertUser(tx, realm.id, input, passwordHash));
+  // What a viewer sees of the new user depends only on whether the real email is visible to them.
+  const viewers = await realmViewers(app, realm.id);
+  const [canSee, cannotSee] = [viewers.filter((v) => canSeeEmail(user, v)), viewers.filter((v) => !canSeeEmail(user, v))];
+  for (const group of [canSee, cannotSee]) {
+    if (group.length === 0) continue;
+    const person = formatUser(app, realm, user, group[0]!, { clientGravatar: false });
+    app.bus.publish({ realmId: realm.id, userIds: group.map((v) => v.id), event: { type: 'realm_user', op: 'add', person } });
+  }
+  return user;
+}

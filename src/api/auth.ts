@@ -1,0 +1,32 @@
+// POST /fetch_api_key: password login for API clients, with Zulip's failed-login rate limit.
+import { verifyPassword } from '../auth/passwords.ts';
+import { ApiError } from '../http/errors.ts';
+import { str } from '../http/params.ts';
+import { publicRoute } from '../http/route.ts';
+import { apiEmail } from '../queries/users.ts';
+
+const authFailed = () => new ApiError('Your username or password is incorrect', 'AUTHENTICATION_FAILED', 401);
+
+export const routes = [
+  publicRoute({
+    method: 'POST',
+    path: '/api/v1/fetch_api_key',
+    params: { username: str(), password: str() },
+    async handler({ app, realm, params }) {
+      const limiter = app.limits?.loginFailures;
+      const key = `${realm.id}:${params.username.toLowerCase()}`;
+      const state = limiter?.isExhausted(key);
+      if (state && !state.allowed) {
+        throw new ApiError('API usage exceeded rate limit', 'RATE_LIMIT_HIT', 429, { 'retry-after': state.retryAfter }, { 'Retry-After': String(state.retryAfter) });
+      }
+      const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: params.username, mode: 'insensitive' } } });
+      if (!user || user.isBot || !(await verifyPassword(params.password, user.passwordHash))) {
+        limiter?.hit(key);
+        throw authFailed();
+      }
+      if (!user.isActive) throw new ApiError('Account is deactivated', 'USER_DEACTIVATED', 401);
+      if (realm.deactivated) throw new ApiError('This organization has been deactivated', 'REALM_DEACTIVATED', 401);
+      return { api_key: user.apiKey, email: apiEmail(app, realm, user), user_id: user.id };
+    },
+  }),
+];

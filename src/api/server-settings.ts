@@ -1,0 +1,35 @@
+// GET /server_settings: what a client reads before logging in (no authentication).
+import { publicRoute } from '../http/route.ts';
+import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
+
+export const routes = [
+  publicRoute({
+    method: 'GET',
+    path: '/api/v1/server_settings',
+    params: {},
+    noRateLimit: true,
+    async handler({ app, realm }) {
+      const url = app.realms.url(realm);
+      return {
+        authentication_methods: {
+          password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false,
+          azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': false,
+        },
+        external_authentication_methods: [],
+        zulip_feature_level: FEATURE_LEVEL,
+        zulip_version: ZULIP_VERSION,
+        zulip_merge_base: ZULIP_MERGE_BASE,
+        push_notifications_enabled: false,
+        is_incompatible: false,
+        email_auth_enabled: true,
+        require_email_format_usernames: true,
+        realm_url: url,
+        realm_uri: url,
+        realm_name: realm.name,
+        realm_icon: `${url}/static/images/logo/zulip-icon-128x128.png`,
+        realm_description: realm.description,
+        realm_web_public_access_enabled: realm.settings.enable_spectator_access,
+      };
+    },
+  }),
+];

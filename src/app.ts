@@ -1,0 +1,57 @@
+// The server's services, built once at start and handed to every handler: configuration,
+// database, caches, bus and rate limiters. Nothing here knows about HTTP.
+import type { Config } from './config.ts';
+import { openDatabase, type Database } from './db/client.ts';
+import { applyMigrations } from './db/migrate.ts';
+import type { PrismaClient } from './db/generated/client.ts';
+import { UserAuthenticator } from './auth/authenticate.ts';
+import { RealmDirectory } from './queries/realms.ts';
+import type { EventBus } from './bus/bus.ts';
+import { MemoryBus } from './bus/memory.ts';
+import { RateLimiter } from './http/rate-limit.ts';
+import { log } from './log.ts';
+
+export interface App {
+  config: Config;
+  db: Database;
+  prisma: PrismaClient;
+  realms: RealmDirectory;
+  auth: UserAuthenticator;
+  bus: EventBus;
+  limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
+  startedAt: number;
+}
+
+export async function createApp(config: Config): Promise<App> {
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATABASE_URL ? undefined : `${config.DATA_DIR}/db` });
+  try {
+    const applied = await applyMigrations(db);
+    if (applied.length) log.info('applied migrations', { applied });
+    const realms = new RealmDirectory(db.prisma, config.externalHost);
+    await realms.loadAll();
+    return {
+      config,
+      db,
+      prisma: db.prisma,
+      realms,
+      auth: new UserAuthenticator(db.prisma),
+      bus: new MemoryBus(),
+      limits: config.RATE_LIMIT
+        ? {
+            user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
+            ip: new RateLimiter(config.RATE_LIMIT_IP_PER_MINUTE, 60),
+            loginFailures: new RateLimiter(config.RATE_LIMIT_LOGIN_FAILURES, config.RATE_LIMIT_LOGIN_WINDOW_SECONDS),
+          }
+        : null,
+      startedAt: Math.floor(Date.now() / 1000),
+    };
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+}
+
+export async function closeApp(app: App): Promise<void> {
+  await app.bus.close();
+  await app.db.close();
+}

@@ -1,0 +1,28 @@
+// API keys: 32 alphanumeric characters, as Zulip issues them, compared in constant time.
+import { randomInt, timingSafeEqual } from 'node:crypto';
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+export const API_KEY_PATTERN = /^[A-Za-z0-9]{32}$/;
+
+export function generateApiKey(): string {
+  let key = '';
+  for (let i = 0; i < 32; i++) key += ALPHABET[randomInt(ALPHABET.length)];
+  return key;
+}
+
+export function apiKeysEqual(given: string, stored: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(stored);
+  // Compare equal-length buffers either way, so the time does not reveal the stored length.
+  return timingSafeEqual(a.length === b.length ? a : b, b) && a.length === b.length;
+}
+
+/** Splits an `Authorization: Basic ...` header into its two parts; null when it is not Basic. */
+export function parseBasicAuth(header: string): { username: string; password: string } | 'malformed' | null {
+  const [scheme, token] = header.trim().split(/\s+/, 2);
+  if (scheme?.toLowerCase() !== 'basic') return null;
+  const decoded = Buffer.from(token ?? '', 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (!token || colon < 0) return 'malformed';
+  return { username: decoded.slice(0, colon).trim(), password: decoded.slice(colon + 1).trim() };
+}

@@ -1,0 +1,47 @@
+// Resolves HTTP Basic credentials to a user. Users are cached by (realm, email) so GET /events and
+// other hot requests authenticate without a query; actions that change a user call `forget`.
+import type { PrismaClient, User } from '../db/generated/client.ts';
+import { unauthorized } from '../http/errors.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+import { API_KEY_PATTERN, apiKeysEqual, generateApiKey } from './api-keys.ts';
+
+const DUMMY_EMAIL = /^user(\d+)@/i;
+// Compared against when the email is unknown, so a miss takes as long as a wrong key.
+const DECOY_KEY = generateApiKey();
+
+export class UserAuthenticator {
+  private readonly cache = new Map<string, User>();
+  private readonly keysByUser = new Map<number, string>();
+
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async authenticate(realm: RealmInfo, email: string, apiKey: string): Promise<User> {
+    if (!API_KEY_PATTERN.test(apiKey)) throw unauthorized('Malformed API key');
+    const user = await this.findByEmail(realm, email);
+    if (!apiKeysEqual(apiKey, user?.apiKey ?? DECOY_KEY) || !user) throw unauthorized('Invalid API key');
+    if (!user.isActive) throw unauthorized('Account is deactivated');
+    if (realm.deactivated) throw unauthorized('This organization has been deactivated');
+    return user;
+  }
+
+  /** By real address, or by the dummy API address `user{id}@...` that clients may hold. */
+  async findByEmail(realm: RealmInfo, email: string): Promise<User | undefined> {
+    const cacheKey = `${realm.id}:${email.toLowerCase()}`;
+    const cached = this.cache.get(cacheKey);
+    if (cached) return cached;
+    const dummy = DUMMY_EMAIL.exec(email);
+    const user =
+      (await this.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: email, mode: 'insensitive' } } })) ??
+      (dummy ? await this.prisma.user.findFirst({ where: { realmId: realm.id, id: Number(dummy[1]) } }) : null);
+    if (!user) return undefined;
+    this.cache.set(cacheKey, user);
+    this.keysByUser.set(user.id, this.keysByUser.has(user.id) ? `${this.keysByUser.get(user.id)}\n${cacheKey}` : cacheKey);
+    return user;
+  }
+
+  /** Drops every cached entry of a user after it changed (role, key, email, deactivation). */
+  forget(userId: number): void {
+    for (const key of (this.keysByUser.get(userId) ?? '').split('\n')) this.cache.delete(key);
+    this.keysByUser.delete(userId);
+  }
+}

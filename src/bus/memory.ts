@@ -1,0 +1,26 @@
+import type { EventBus, EventEnvelope, EventHandler } from './bus.ts';
+import { log } from '../log.ts';
+
+/** The single-process bus: delivery is a direct call, so ordering is publication order. */
+export class MemoryBus implements EventBus {
+  private readonly handlers = new Set<EventHandler>();
+
+  publish(envelope: EventEnvelope): void {
+    for (const handler of this.handlers) {
+      try {
+        handler(envelope);
+      } catch (err) {
+        log.error('event handler failed', { error: String(err), type: envelope.event.type });
+      }
+    }
+  }
+
+  subscribe(handler: EventHandler): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  async close(): Promise<void> {
+    this.handlers.clear();
+  }
+}

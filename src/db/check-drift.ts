@@ -1,0 +1,26 @@
+// `npm run db:check`: fails when prisma/migrations do not produce exactly prisma/schema.prisma,
+// i.e. someone changed the schema without `npm run migration:new`, or edited a migration.
+import { pathToFileURL } from 'node:url';
+import { diffMigrationsToSchema, type SchemaPaths } from './schema-engine.ts';
+
+export interface DriftReport {
+  inSync: boolean;
+  /** SQL a new migration would need; empty when in sync. */
+  missingSql: string;
+}
+
+export async function checkDrift(paths: SchemaPaths = {}): Promise<DriftReport> {
+  const diff = await diffMigrationsToSchema(paths);
+  return { inSync: !diff.changed, missingSql: diff.changed ? diff.script : '' };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const report = await checkDrift();
+  if (report.inSync) {
+    console.log('migrations match prisma/schema.prisma');
+  } else {
+    console.error('prisma/schema.prisma differs from prisma/migrations; `npm run migration:new -- <name>` would add:\n');
+    console.error(report.missingSql);
+    process.exitCode = 1;
+  }
+}

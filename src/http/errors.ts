@@ -1,0 +1,32 @@
+// The one error type of the API. Handlers throw it; the router turns it into Zulip's envelope
+// (`result`, `msg`, `code` and any extra keys) with the status the reference gives.
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly code: string = 'BAD_REQUEST',
+    readonly status: number = 400,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (msg: string, extra: Record<string, unknown> = {}) => new ApiError(msg, 'BAD_REQUEST', 400, extra);
+
+export const unauthorized = (msg: string) =>
+  new ApiError(msg, 'UNAUTHORIZED', 401, {}, { 'WWW-Authenticate': 'Basic realm="zulip"' });
+
+export const notLoggedIn = () => unauthorized('Not logged in: API authentication or user session required');
+
+/** Zulip answers 404 only for a few resources (drafts, snippets, scheduled messages, emoji). */
+export const notFound = (msg: string) => new ApiError(msg, 'NOT_FOUND', 404);
+
+export const missingArgument = (name: string) =>
+  new ApiError(`Missing '${name}' argument`, 'REQUEST_VARIABLE_MISSING', 400, { var_name: name });
+
+export const invalidArgument = (msg: string, name: string) =>
+  new ApiError(msg, 'BAD_REQUEST', 400, { var_name: name });
+
+export const notAllowed = (msg = 'Must be an organization administrator') => new ApiError(msg, 'UNAUTHORIZED_PRINCIPAL', 400);

@@ -1,0 +1,96 @@
+// Request parameters the way Zulip clients send them: strings, with every non-string value
+// JSON-encoded ("true", "42", '["a"]'). Each endpoint declares its fields; this module decodes,
+// validates with zod, and reports errors in Zulip's words.
+import { z } from 'zod';
+import { ApiError, invalidArgument, missingArgument } from './errors.ts';
+
+/** One declared parameter; `Out` is what the handler receives (with `undefined` when optional). */
+export class Field<Out> {
+  constructor(
+    /** 'json' values are JSON-decoded before validation; 'string' values are taken as sent. */
+    readonly kind: 'string' | 'json',
+    readonly schema: z.ZodType<unknown>,
+    readonly required: boolean,
+    readonly defaultValue?: unknown,
+  ) {}
+  optional(): Field<Out | undefined> {
+    return new Field(this.kind, this.schema, false);
+  }
+  /** Optional, and this value when absent. */
+  default(value: Exclude<Out, undefined>): Field<Exclude<Out, undefined>> {
+    return new Field(this.kind, this.schema, false, value);
+  }
+}
+
+export const str = (schema: z.ZodType<string> = z.string()) => new Field<string>('string', schema, true);
+export const json = <T>(schema: z.ZodType<T>) => new Field<T>('json', schema, true);
+export const int = () => json(z.number().int());
+export const bool = () => json(z.boolean());
+export const intList = () => json(z.array(z.number().int()));
+
+export type Fields = Record<string, Field<any>>;
+export type ParamsOf<F extends Fields> = { [K in keyof F]: F[K] extends Field<infer Out> ? Out : never };
+
+export type RawParams = Map<string, string>;
+
+function describeFailure(name: string, issue: z.core.$ZodIssue | undefined): string {
+  if (issue?.code === 'invalid_type') {
+    const expected = (issue as { expected?: string }).expected;
+    const path = issue.path.length ? `${name}[${issue.path.join('][')}]` : name;
+    if (expected === 'number' || expected === 'int') return `${path} is not an integer`;
+    if (expected === 'boolean') return `${path} is not a boolean`;
+    if (expected === 'array') return `${path} is not a list`;
+    if (expected === 'string') return `${path} is not a string`;
+    if (expected === 'object') return `${path} is not a dict`;
+  }
+  if (issue?.code === 'too_big' && issue.path.length === 0 && (issue as { origin?: string }).origin === 'string') {
+    return `${name} is too long (limit: ${(issue as { maximum: number }).maximum} characters)`;
+  }
+  if (issue && issue.message && !issue.message.startsWith('Invalid') && !issue.message.startsWith('Too')) return issue.message;
+  return `Invalid ${name}`;
+}
+
+/** Decodes and validates `raw` against `fields`; also returns the names it did not know. */
+export function parseParams<F extends Fields>(fields: F, raw: RawParams): { params: ParamsOf<F>; ignored: string[] } {
+  const params: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(fields)) {
+    const value = raw.get(name);
+    if (value === undefined) {
+      if (field.required) throw missingArgument(name);
+      params[name] = field.defaultValue;
+      continue;
+    }
+    let decoded: unknown = value;
+    if (field.kind === 'json') {
+      try {
+        decoded = JSON.parse(value);
+      } catch {
+        throw invalidArgument(`Argument "${name}" is not valid JSON.`, name);
+      }
+    }
+    const result = field.schema.safeParse(decoded);
+    if (!result.success) throw invalidArgument(describeFailure(name, result.error.issues[0]), name);
+    params[name] = result.data;
+  }
+  const ignored = [...raw.keys()].filter((k) => !(k in fields));
+  return { params: params as ParamsOf<F>, ignored };
+}
+
+/** Turns an `application/x-www-form-urlencoded` string into raw params (last value wins, as in Django). */
+export function parseUrlEncoded(text: string, into: RawParams = new Map()): RawParams {
+  for (const [k, v] of new URLSearchParams(text)) into.set(k, v);
+  return into;
+}
+
+/** A JSON request body: strings stay strings, anything else is re-encoded as Zulip clients would send it. */
+export function parseJsonBody(text: string, into: RawParams = new Map()): RawParams {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ApiError('Malformed JSON', 'BAD_REQUEST');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ApiError('Malformed JSON', 'BAD_REQUEST');
+  for (const [k, v] of Object.entries(body)) into.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+  return into;
+}

@@ -1,0 +1,162 @@
+// Organizations and their groups, cached in memory: every request resolves its realm from the Host
+// header and most permission checks read group membership, so neither may cost a query.
+import type { PrismaClient } from '../db/generated/client.ts';
+import {
+  REALM_PERMISSION_DEFAULTS,
+  type GroupSettingValue,
+  type RealmPermission,
+  type RealmSettings,
+  realmSettingsSchema,
+} from '../domain/realm-settings.ts';
+import type { SystemGroupName } from '../domain/roles.ts';
+
+export interface RealmInfo {
+  id: number;
+  subdomain: string;
+  name: string;
+  description: string;
+  dateCreated: Date;
+  deactivated: boolean;
+  settings: RealmSettings;
+  permissions: Record<RealmPermission, GroupSettingValue>;
+  systemGroups: Record<SystemGroupName, number>;
+}
+
+export interface GroupInfo {
+  id: number;
+  name: string | null;
+  description: string;
+  isSystemGroup: boolean;
+  deactivated: boolean;
+  dateCreated: Date;
+  creatorId: number | null;
+  members: Set<number>;
+  subgroups: number[];
+  permissions: Record<string, GroupSettingValue>;
+}
+
+export class RealmDirectory {
+  private readonly byIdCache = new Map<number, RealmInfo>();
+  private readonly bySubdomain = new Map<string, RealmInfo>();
+  private readonly groupCache = new Map<number, Promise<Map<number, GroupInfo>>>();
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    /** host[:port] of the root domain; organization N lives at N.<root>. */
+    public externalHost: string,
+  ) {}
+
+  async loadAll(): Promise<void> {
+    const rows = await this.prisma.realm.findMany({ select: { id: true } });
+    for (const { id } of rows) await this.reload(id);
+  }
+
+  async reload(id: number): Promise<RealmInfo | undefined> {
+    const row = await this.prisma.realm.findUnique({ where: { id } });
+    const old = this.byIdCache.get(id);
+    if (old) this.bySubdomain.delete(old.subdomain);
+    if (!row) {
+      this.byIdCache.delete(id);
+      return undefined;
+    }
+    const groups = await this.prisma.userGroup.findMany({ where: { realmId: id, isSystemGroup: true }, select: { id: true, name: true } });
+    const systemGroups = Object.fromEntries(groups.map((g) => [g.name, g.id])) as Record<SystemGroupName, number>;
+    const stored = (row.permissions ?? {}) as Record<string, GroupSettingValue>;
+    const permissions = Object.fromEntries(
+      Object.entries(REALM_PERMISSION_DEFAULTS).map(([k, def]) => [k, stored[k] ?? systemGroups[def]]),
+    ) as Record<RealmPermission, GroupSettingValue>;
+    const info: RealmInfo = {
+      id: row.id,
+      subdomain: row.subdomain,
+      name: row.name,
+      description: row.description,
+      dateCreated: row.dateCreated,
+      deactivated: row.deactivated,
+      settings: realmSettingsSchema.parse(row.settings ?? {}),
+      permissions,
+      systemGroups,
+    };
+    this.byIdCache.set(id, info);
+    this.bySubdomain.set(info.subdomain, info);
+    return info;
+  }
+
+  byId(id: number): RealmInfo | undefined {
+    return this.byIdCache.get(id);
+  }
+
+  get count(): number {
+    return this.byIdCache.size;
+  }
+
+  /** Zulip's rule: a server with one organization serves it on any host; otherwise by subdomain. */
+  forHost(hostHeader: string): RealmInfo | undefined {
+    if (this.byIdCache.size === 1) return this.byIdCache.values().next().value;
+    return this.bySubdomain.get(this.subdomainOf(hostHeader));
+  }
+
+  subdomainOf(hostHeader: string): string {
+    const host = stripPort(hostHeader.toLowerCase());
+    const root = stripPort(this.externalHost.toLowerCase());
+    return host.endsWith('.' + root) ? host.slice(0, -root.length - 1) : '';
+  }
+
+  /** host[:port] of an organization. */
+  host(realm: RealmInfo): string {
+    return realm.subdomain ? `${realm.subdomain}.${this.externalHost}` : this.externalHost;
+  }
+
+  url(realm: RealmInfo): string {
+    return `http://${this.host(realm)}`;
+  }
+
+  /** Domain for the dummy API emails `user{id}@{domain}` (no port: it must be a valid address). */
+  emailDomain(realm: RealmInfo): string {
+    return stripPort(this.host(realm));
+  }
+
+  groups(realmId: number): Promise<Map<number, GroupInfo>> {
+    let cached = this.groupCache.get(realmId);
+    if (!cached) {
+      cached = this.loadGroups(realmId);
+      this.groupCache.set(realmId, cached);
+      cached.catch(() => this.groupCache.delete(realmId));
+    }
+    return cached;
+  }
+
+  forgetGroups(realmId: number): void {
+    this.groupCache.delete(realmId);
+  }
+
+  private async loadGroups(realmId: number): Promise<Map<number, GroupInfo>> {
+    const rows = await this.prisma.userGroup.findMany({
+      where: { realmId },
+      include: { members: { select: { userId: true } }, subgroups: { select: { subgroupId: true } } },
+      orderBy: { id: 'asc' },
+    });
+    return new Map(
+      rows.map((g) => [
+        g.id,
+        {
+          id: g.id,
+          name: g.name,
+          description: g.description,
+          isSystemGroup: g.isSystemGroup,
+          deactivated: g.deactivated,
+          dateCreated: g.dateCreated,
+          creatorId: g.creatorId,
+          members: new Set(g.members.map((m) => m.userId)),
+          subgroups: g.subgroups.map((s) => s.subgroupId),
+          permissions: (g.permissions ?? {}) as Record<string, GroupSettingValue>,
+        },
+      ]),
+    );
+  }
+}
+
+function stripPort(host: string): string {
+  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
+  const colon = host.lastIndexOf(':');
+  return colon >= 0 ? host.slice(0, colon) : host;
+}

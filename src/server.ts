@@ -1,0 +1,67 @@
+// Starting and stopping the whole server: services, HTTP, and the first-run organization.
+import { randomBytes } from 'node:crypto';
+import { closeApp, createApp, type App } from './app.ts';
+import { createRealm } from './actions/users.ts';
+import { allRoutes } from './api/index.ts';
+import type { Config } from './config.ts';
+import { startHttpServer, type HttpServer } from './http/server.ts';
+import { log } from './log.ts';
+
+export interface RunningServer {
+  app: App;
+  http: HttpServer;
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface FirstRunCredentials {
+  url: string;
+  email: string;
+  password: string;
+  apiKey: string;
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const app = await createApp(config);
+  let http: HttpServer;
+  try {
+    http = await startHttpServer(app, allRoutes);
+  } catch (err) {
+    await closeApp(app);
+    throw err;
+  }
+  // Port 0 means "any free port": only now do we know the address clients will use.
+  if (!config.EXTERNAL_HOST && config.PORT === 0) {
+    config.externalHost = config.externalHost.replace(/:0$/, `:${http.port}`);
+    app.realms.externalHost = config.externalHost;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    app,
+    http,
+    port: http.port,
+    url: `http://${config.externalHost}`,
+    stop: () =>
+      (stopping ??= (async () => {
+        await http.drain(5000);
+        http.close();
+        await closeApp(app);
+      })()),
+  };
+}
+
+/** On an empty database: one organization and its owner, whose credentials are printed once. */
+export async function bootstrapFirstRealm(server: RunningServer, env: Record<string, string | undefined>): Promise<FirstRunCredentials | null> {
+  const { app } = server;
+  if (app.realms.count > 0) return null;
+  const password = env.INIT_PASSWORD || randomBytes(12).toString('base64url');
+  const email = env.INIT_EMAIL || 'owner@example.com';
+  const { realm, owner } = await createRealm(app, {
+    subdomain: '',
+    name: env.INIT_ORG || 'My Organization',
+    owner: { email, fullName: env.INIT_NAME || 'Owner', password },
+  });
+  log.info('created the first organization', { realm: realm.id });
+  return { url: app.realms.url(realm), email, password, apiKey: owner.apiKey };
+}

@@ -1,0 +1,88 @@
+// One real server per test run, on a free port with a fresh in-memory database; each test makes
+// its own organization (subdomain) so tests do not see each other's data.
+import { createRealm, createUser } from '../../src/actions/users.ts';
+import { loadConfig } from '../../src/config.ts';
+import { setLogLevel } from '../../src/log.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
+import { Client } from './client.ts';
+
+export const TEST_ENV = {
+  HOST: '127.0.0.1',
+  PORT: '0',
+  RATE_LIMIT: 'off',
+  PASSWORD_HASH_COST: '1024',
+  LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+  HEARTBEAT_SECONDS: '2',
+  HEARTBEAT_JITTER_SECONDS: '0',
+};
+
+let shared: Promise<RunningServer> | undefined;
+
+/** Starts a server with the given settings; the caller stops it. */
+export async function startTestServer(env: Record<string, string | undefined> = {}): Promise<RunningServer> {
+  const config = loadConfig({ ...TEST_ENV, DATA_DIR: 'memory://', ...env });
+  setLogLevel(config.LOG_LEVEL);
+  return startServer(config);
+}
+
+export function sharedServer(): Promise<RunningServer> {
+  // DATABASE_URL is for the PostgreSQL tests; the shared server always runs embedded.
+  return (shared ??= startTestServer({ DATABASE_URL: undefined }));
+}
+
+export async function stopSharedServer(): Promise<void> {
+  if (shared) await (await shared).stop();
+  shared = undefined;
+}
+
+let realmCounter = 0;
+
+export interface TestUser {
+  id: number;
+  email: string;
+  apiKey: string;
+  password: string;
+  client: Client;
+}
+
+export interface TestRealm {
+  server: RunningServer;
+  id: number;
+  subdomain: string;
+  host: string;
+  owner: TestUser;
+  anonymous: Client;
+  addUser(opts?: { name?: string; role?: number; bot?: boolean; email?: string }): Promise<TestUser>;
+}
+
+/** A fresh organization on `server` (the shared one by default) with its owner. */
+export async function newRealm(server?: RunningServer): Promise<TestRealm> {
+  const srv = server ?? (await sharedServer());
+  const subdomain = `r${++realmCounter}x${process.pid}`;
+  const password = 'owner-password';
+  const { realm, owner } = await createRealm(srv.app, {
+    subdomain,
+    name: `Realm ${realmCounter}`,
+    owner: { email: `owner@${subdomain}.test`, fullName: 'Olivia Owner', password },
+  });
+  const host = srv.app.realms.host(realm);
+  const client = (email: string, apiKey?: string) => new Client(srv.port, host, apiKey ? { email, apiKey } : undefined);
+  let userCounter = 0;
+  return {
+    server: srv,
+    id: realm.id,
+    subdomain,
+    host,
+    owner: { id: owner.id, email: owner.deliveryEmail, apiKey: owner.apiKey, password, client: client(owner.deliveryEmail, owner.apiKey) },
+    anonymous: client(''),
+    async addUser(opts = {}) {
+      const n = ++userCounter;
+      const email = opts.email ?? `user${n}-${opts.role ?? 400}@${subdomain}.test`;
+      const userPassword = `password-${n}`;
+      const user = await createUser(srv.app, srv.app.realms.byId(realm.id)!, {
+        email, fullName: opts.name ?? `User ${n}`, role: opts.role, isBot: opts.bot, password: userPassword,
+      });
+      return { id: user.id, email, apiKey: user.apiKey, password: userPassword, client: client(email, user.apiKey) };
+    },
+  };
+}
