@@ -1,0 +1,24 @@
+// Channel-level permission settings and their defaults. Channel settings add to the realm's:
+// "nobody" here means only the organization-level rule applies.
+export const CHANNEL_PERMISSION_DEFAULTS = {
+  can_add_subscribers_group: 'role:nobody',
+  can_administer_channel_group: 'role:nobody',
+  can_delete_any_message_group: 'role:nobody',
+  can_delete_own_message_group: 'role:nobody',
+  can_move_messages_out_of_channel_group: 'role:nobody',
+  can_move_messages_within_channel_group: 'role:nobody',
+  can_remove_subscribers_group: 'role:administrators',
+  can_resolve_topics_group: 'role:nobody',
+  can_send_message_group: 'role:everyone',
+  can_subscribe_group: 'role:nobody',
+  can_create_topic_group: 'role:everyone',
+} as const;
+export type ChannelPermission = keyof typeof CHANNEL_PERMISSION_DEFAULTS;
+
+export const TOPICS_POLICIES = ['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only'] as const;
+
+/** Zulip's limits (register response `max_*` keys). */
+export const MAX_CHANNEL_NAME_LENGTH = 60;
+export const MAX_CHANNEL_DESCRIPTION_LENGTH = 1024;
+export const MAX_TOPIC_LENGTH = 60;
+export const MAX_MESSAGE_LENGTH = 10000;
