@@ -102,8 +102,7 @@ function pgSession(client: pg.PoolClient): SqlSession {
 }
 
 async function openPGlite(dataDir: string | undefined): Promise<Database> {
-  const inMemory = dataDir === undefined || dataDir.startsWith('memory://');
-  const dir = inMemory ? undefined : path.resolve(dataDir);
+  const dir = dataDir === undefined || dataDir.startsWith('memory://') ? undefined : path.resolve(dataDir);
   const releaseDir = dir === undefined ? () => {} : lockDataDir(dir);
   let pglite: PGlite;
   try {
@@ -116,7 +115,8 @@ async function openPGlite(dataDir: string | undefined): Promise<Database> {
   return {
     prisma,
     kind: 'pglite',
-    // PGlite is a single connection, so the instance itself is the session.
+    // PGlite is a single connection, so the instance itself is the session (other queries may run
+    // between its statements, never inside its transaction()).
     withSession: (fn) =>
       fn({
         ...pgliteExecutor(pglite),

@@ -35,6 +35,11 @@ function timestamp(date: Date): string {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const dir = await newMigration(process.argv.slice(2).join(' '));
+  const name = process.argv.slice(2).join(' ');
+  if (!name) {
+    console.error('usage: npm run migration:new -- <name>');
+    process.exit(2);
+  }
+  const dir = await newMigration(name);
   console.log(dir === null ? 'no changes' : `created ${path.relative(process.cwd(), path.join(dir, 'migration.sql'))}`);
 }
