@@ -1,0 +1,26 @@
+/** Runs fn over items with at most `limit` in flight; results keep the input order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>, onEach?: () => void): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!, i);
+      onEach?.();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `done` every `everyMs` until it holds or `timeoutMs` passes; returns whether it held. */
+export async function waitFor(done: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 5): Promise<boolean> {
+  const end = performance.now() + timeoutMs;
+  while (!(await done())) {
+    if (performance.now() >= end) return false;
+    await sleep(everyMs);
+  }
+  return true;
+}

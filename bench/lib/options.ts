@@ -1,0 +1,119 @@
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+
+export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'idle', 'baseline'] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+export interface BenchOptions {
+  scenario: Scenario;
+  /** Absent with --self: the bench starts the server. */
+  remote?: { url: string; email: string; apiKey: string; pid?: number };
+  /** Client counts to measure, one case each (queues, sockets). */
+  counts: number[];
+  /** Users the queues are spread over (default: a tenth of the largest count). */
+  users?: number;
+  messages: number;
+  senders: number;
+  durationS: number;
+  waveTimeoutS: number;
+  maxTimeS: number;
+  smoke: boolean;
+  outDir: string;
+}
+
+export const USAGE = `usage: npm run bench -- <scenario> [--self | --url URL --email E --api-key K [--pid PID]] [options]
+scenarios: ${SCENARIOS.join(', ')}
+  --self             start the server on a fresh embedded database (default)
+  --url URL          any Zulip-API server instead (needs an account; --users > 1 needs an admin)
+  --pid PID          that server's process id on this machine, for CPU and memory figures
+  --queues LIST      client counts, comma-separated (default: fan-out 10000; idle 10000,50000; baseline 1000,10000)
+  --users N          users the queues are registered by (default: largest count / 10)
+  --messages M       messages per fan-out case (default 20); cap on messages for send (default 1000000)
+  --senders K        concurrent senders for send (default 8)
+  --duration S       seconds of sending for send (default 10)
+  --wave-timeout S   how long one message may take to reach every client (default 30)
+  --max-time S       hard limit for the whole run (default 1800)
+  --smoke            a tiny run of about 10 s
+  --out DIR          results directory (default bench/results)`;
+
+const DEFAULT_COUNTS: Record<Scenario, number[]> = {
+  'longpoll-fanout': [10_000],
+  'ws-fanout': [10_000],
+  send: [],
+  idle: [10_000, 50_000],
+  baseline: [1000, 10_000],
+};
+const SMOKE_COUNTS: Record<Scenario, number[]> = {
+  'longpoll-fanout': [100],
+  'ws-fanout': [100],
+  send: [],
+  idle: [200],
+  baseline: [100],
+};
+
+function positiveInt(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} needs a positive integer, got "${value}"`);
+  return n;
+}
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      self: { type: 'boolean' },
+      url: { type: 'string' },
+      email: { type: 'string' },
+      'api-key': { type: 'string' },
+      pid: { type: 'string' },
+      queues: { type: 'string' },
+      users: { type: 'string' },
+      messages: { type: 'string' },
+      senders: { type: 'string' },
+      duration: { type: 'string' },
+      'wave-timeout': { type: 'string' },
+      'max-time': { type: 'string' },
+      smoke: { type: 'boolean' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) throw new Error(USAGE);
+  const scenario = positionals[0] as Scenario;
+  if (positionals.length !== 1 || !SCENARIOS.includes(scenario)) throw new Error(`one scenario expected\n${USAGE}`);
+  if (values.self && values.url) throw new Error('--self and --url exclude each other');
+  let remote: BenchOptions['remote'];
+  if (values.url) {
+    if (!values.email || !values['api-key']) throw new Error('--url needs --email and --api-key');
+    remote = { url: values.url, email: values.email, apiKey: values['api-key'], pid: values.pid ? positiveInt('pid', values.pid) : undefined };
+  }
+  const smoke = Boolean(values.smoke);
+  const int = (name: keyof typeof values, fallback: number, smokeValue: number) => {
+    const v = values[name];
+    return typeof v === 'string' ? positiveInt(name, v) : smoke ? smokeValue : fallback;
+  };
+  const counts = values.queues ? values.queues.split(',').map((c) => positiveInt('queues', c.trim())) : (smoke ? SMOKE_COUNTS : DEFAULT_COUNTS)[scenario];
+  return {
+    scenario,
+    remote,
+    counts,
+    users: values.users ? positiveInt('users', values.users) : undefined,
+    messages: scenario === 'send' ? int('messages', 1_000_000, 5000) : int('messages', 20, 3),
+    senders: int('senders', 8, 2),
+    durationS: int('duration', 10, 2),
+    waveTimeoutS: int('wave-timeout', 30, 5),
+    maxTimeS: int('max-time', 1800, 60),
+    smoke,
+    outDir: values.out ?? 'bench/results',
+  };
+}
+
+/** File descriptors kept for setup and control connections beyond the measured clients. */
+export const FD_MARGIN = 200;
+
+/** Soft limit on open files of this process: each client connection takes one. */
+export function openFileLimit(): number {
+  const match = /Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'));
+  return match ? Number(match[1]) : 1024;
+}

@@ -1,0 +1,117 @@
+// Terminal tables, the JSON record and the SVG chart of one bench run.
+import os from 'node:os';
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { caseLabel, ratios, type CaseResult, type Ratio } from './results.ts';
+import { num, renderTable } from './table.ts';
+import { renderSvg, type BarPanel } from './svg-chart.ts';
+import { openFileLimit, type BenchOptions } from './options.ts';
+
+/** Share of the last minute some task waited for a CPU (Linux PSI); high means noisy figures. */
+function cpuPressureAvg60(): number | undefined {
+  try {
+    const match = /some avg10=[\d.]+ avg60=([\d.]+)/.exec(readFileSync('/proc/pressure/cpu', 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function machineFacts() {
+  const cpus = os.cpus();
+  return {
+    loadAverage1m: os.loadavg()[0],
+    cpuPressurePercent60s: cpuPressureAvg60(),
+    cores: cpus.length,
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    node: process.version,
+    os: `${os.type()} ${os.release()}`,
+    totalMemoryMB: Math.round(os.totalmem() / 2 ** 20),
+    openFileLimit: openFileLimit(),
+  };
+}
+
+const isIdle = (r: CaseResult) => r.kind.startsWith('idle');
+
+export function renderTables(results: CaseResult[]): string {
+  const out: string[] = [];
+  const active = results.filter((r) => !isIdle(r));
+  if (active.length) {
+    out.push(renderTable(
+      ['case', 'target', 'p50 ms', 'p99 ms', 'max ms', 'per s', 'delivered', 'errors', 'srv CPU%', 'srv RSS MB', 'loader CPU%'],
+      active.map((r) => [caseLabel(r), r.target, num(r.latencyMs?.p50, 2), num(r.latencyMs?.p99, 2), num(r.latencyMs?.max, 2),
+        num(r.throughput, 0), `${r.delivered ?? '-'}/${r.expected ?? '-'}`, String(r.errors), num(r.serverCpuPercent, 0),
+        num(r.serverRssPeakMB, 0), num(r.loaderCpuPercent, 0)])));
+  }
+  const idle = results.filter(isIdle);
+  if (idle.length) {
+    out.push(renderTable(['case', 'target', 'RSS KB/item', 'heap KB/item', 'srv RSS MB', 'errors'],
+      idle.map((r) => [caseLabel(r), r.target, num(r.perItemKB?.rss, 2), num(r.perItemKB?.heap, 2), num(r.serverRssPeakMB, 0), String(r.errors)])));
+  }
+  const rs = ratios(results);
+  if (rs.length) {
+    out.push('server / baseline:\n' + renderTable(['case', 'throughput x', 'p50 x', 'p99 x', 'RSS/item x'],
+      rs.map((r) => [r.label, num(r.throughput, 3), num(r.p50, 2), num(r.p99, 2), num(r.rssPerItem, 2)])));
+  }
+  const failing = results.filter((r) => r.errorSamples.length);
+  for (const r of failing) out.push(`errors in ${r.target} ${caseLabel(r)}:\n  ${r.errorSamples.join('\n  ')}`);
+  return out.join('\n\n');
+}
+
+function chartPanels(results: CaseResult[], rs: Ratio[]): BarPanel[] {
+  const categories = [...new Set(results.map(caseLabel))];
+  const targets = (['baseline', 'server'] as const).filter((t) => results.some((r) => r.target === t));
+  const pick = (t: string, f: (r: CaseResult) => number | undefined) =>
+    categories.map((c) => {
+      const r = results.find((x) => x.target === t && caseLabel(x) === c);
+      return r && f(r);
+    });
+  const panels: BarPanel[] = [];
+  if (results.some((r) => r.latencyMs)) {
+    panels.push({ title: 'Latency, ms (publish→delivered; send: request→response)', categories,
+      series: targets.flatMap((t) => [{ name: `${t} p50`, values: pick(t, (r) => r.latencyMs?.p50) }, { name: `${t} p99`, values: pick(t, (r) => r.latencyMs?.p99) }]) });
+  }
+  if (results.some((r) => r.throughput !== undefined)) {
+    panels.push({ title: 'Throughput per second (fan-out: events delivered; send: messages accepted)', categories,
+      series: targets.map((t) => ({ name: t, values: pick(t, (r) => r.throughput) })) });
+  }
+  if (results.some((r) => r.perItemKB)) {
+    panels.push({ title: 'Memory per idle item, KB', categories,
+      series: targets.flatMap((t) => [{ name: `${t} RSS`, values: pick(t, (r) => r.perItemKB?.rss) }, { name: `${t} heap`, values: pick(t, (r) => r.perItemKB?.heap) }]) });
+  }
+  if (rs.length) {
+    panels.push({ title: 'Server / baseline (throughput: higher is better; latency, memory: lower is better)', categories: rs.map((r) => r.label),
+      series: [
+        { name: 'throughput x', values: rs.map((r) => r.throughput) },
+        { name: 'p50 x', values: rs.map((r) => r.p50) },
+        { name: 'p99 x', values: rs.map((r) => r.p99) },
+        { name: 'RSS/item x', values: rs.map((r) => r.rssPerItem) },
+      ].filter((s) => s.values.some((v) => v !== undefined)) });
+  }
+  return panels;
+}
+
+export type MachineFacts = ReturnType<typeof machineFacts>;
+
+export function describeMachine(m: MachineFacts): string {
+  const pressure = m.cpuPressurePercent60s === undefined ? '' : `, CPU pressure ${m.cpuPressurePercent60s}% (tasks waiting for a CPU; high = noisy figures)`;
+  return `${m.cores} cores (${m.cpuModel}), Node ${m.node}, ${m.os}, load ${m.loadAverage1m.toFixed(2)}${pressure}`;
+}
+
+/** Writes <scenario>-<timestamp>.json and .svg, and latest-<scenario>.json; returns the paths. */
+export async function writeReport(opts: BenchOptions, command: string, startedAt: Date, machine: MachineFacts, results: CaseResult[]): Promise<string[]> {
+  await mkdir(opts.outDir, { recursive: true });
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+  const rs = ratios(results);
+  const options = opts.remote ? { ...opts, remote: { ...opts.remote, apiKey: '***' } } : opts;
+  const record = { scenario: opts.scenario, command, startedAt: startedAt.toISOString(), machine, options, results, ratios: rs };
+  const json = `${JSON.stringify(record, null, 2)}\n`;
+  const base = join(opts.outDir, `${opts.scenario}-${stamp}`);
+  const subtitle = `${command} | ${describeMachine(machine)} | ${startedAt.toISOString()}`;
+  const paths = [`${base}.json`, `${base}.svg`, join(opts.outDir, `latest-${opts.scenario}.json`)];
+  await writeFile(paths[0]!, json);
+  await writeFile(paths[1]!, renderSvg(`bench ${opts.scenario}`, subtitle, chartPanels(results, rs)));
+  await writeFile(paths[2]!, json);
+  return paths;
+}

@@ -1,0 +1,59 @@
+import type { Percentiles } from './stats.ts';
+
+export type Target = 'server' | 'baseline';
+
+/** What one measured case exercises; a server case and a baseline case of the same kind and count are compared. */
+export type CaseKind = 'longpoll' | 'ws' | 'send' | 'idle-queue' | 'idle-longpoll' | 'idle-ws';
+
+export interface CaseResult {
+  kind: CaseKind;
+  target: Target;
+  /** Clients, queues, sockets or senders. */
+  count: number;
+  latencyMs?: Percentiles;
+  /** Events delivered per second (fan-out) or messages accepted per second (send). */
+  throughput?: number;
+  /** Events or messages expected, and how many arrived. */
+  expected?: number;
+  delivered?: number;
+  errors: number;
+  errorSamples: string[];
+  /** Server process during the measured window (absent when the server is not on this machine). */
+  serverCpuPercent?: number;
+  serverRssPeakMB?: number;
+  /** Load generator's own CPU: near 100 % means the figures are the client's limit, not the server's. */
+  loaderCpuPercent?: number;
+  /** Idle cases: memory added per idle item. */
+  perItemKB?: { rss: number; heap?: number };
+  seconds: number;
+}
+
+export function caseLabel(r: Pick<CaseResult, 'kind' | 'count'>): string {
+  return `${r.kind} ${r.count}`;
+}
+
+export interface Ratio {
+  label: string;
+  throughput?: number;
+  p50?: number;
+  p99?: number;
+  rssPerItem?: number;
+}
+
+/** server / baseline for every server case that has a baseline case of the same kind and count. */
+export function ratios(results: CaseResult[]): Ratio[] {
+  const out: Ratio[] = [];
+  for (const s of results.filter((r) => r.target === 'server')) {
+    const b = results.find((r) => r.target === 'baseline' && r.kind === s.kind && r.count === s.count);
+    if (!b) continue;
+    const div = (x?: number, y?: number) => (x !== undefined && y !== undefined && y > 0 ? x / y : undefined);
+    out.push({
+      label: caseLabel(s),
+      throughput: div(s.throughput, b.throughput),
+      p50: div(s.latencyMs?.p50, b.latencyMs?.p50),
+      p99: div(s.latencyMs?.p99, b.latencyMs?.p99),
+      rssPerItem: div(s.perItemKB?.rss, b.perItemKB?.rss),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,113 @@
+// A server child process started by the bench: node + tsx + the memory probe, so its PID is the
+// server itself (the tsx CLI would fork a second process) and its heap can be read.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const PROBE = new URL('./memory-probe.ts', import.meta.url).href;
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const LOG_TAIL_CHARS = 4000;
+
+const running = new Set<ChildProcess>();
+// Never leave a server behind, whatever way the bench ends.
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export interface MemorySnapshot {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+export class ServerProcess {
+  private log = '';
+  private readonly exited: Promise<number | null>;
+
+  private constructor(readonly name: string, private readonly child: ChildProcess) {
+    running.add(child);
+    const keep = (chunk: Buffer) => {
+      this.log = (this.log + chunk.toString()).slice(-LOG_TAIL_CHARS);
+    };
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    this.exited = new Promise((resolve) => child.once('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }));
+  }
+
+  /** Starts `node --import tsx <script> ...args` from the project root. */
+  static start(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}): ServerProcess {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--import', PROBE, script, ...args], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    return new ServerProcess(name, child);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** null while running. */
+  get exitCode(): number | null {
+    return this.child.exitCode ?? (this.child.signalCode ? -1 : null);
+  }
+
+  get logTail(): string {
+    return this.log;
+  }
+
+  /** Resolves with the first stdout line that is a JSON object; rejects if the process exits first. */
+  firstJsonLine(timeoutMs: number): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      let pending = '';
+      const timer = setTimeout(() => reject(new Error(`${this.name}: no JSON line within ${timeoutMs} ms\n${this.log}`)), timeoutMs);
+      const onData = (chunk: Buffer) => {
+        pending += chunk.toString();
+        for (const line of pending.split('\n').slice(0, -1)) {
+          if (!line.trim().startsWith('{')) continue;
+          clearTimeout(timer);
+          this.child.stdout!.off('data', onData);
+          resolve(JSON.parse(line) as Record<string, unknown>);
+          return;
+        }
+      };
+      this.child.stdout!.on('data', onData);
+      void this.exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`${this.name} exited with code ${code}\n${this.log}`));
+      });
+    });
+  }
+
+  /** Heap and RSS after a full GC, from the memory probe. */
+  memory(timeoutMs = 10_000): Promise<MemorySnapshot> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.child.off('message', onMessage);
+        reject(new Error(`${this.name}: memory probe did not answer`));
+      }, timeoutMs);
+      const onMessage = (msg: unknown) => {
+        const memory = (msg as { memory?: MemorySnapshot }).memory;
+        if (!memory) return;
+        clearTimeout(timer);
+        this.child.off('message', onMessage);
+        resolve(memory);
+      };
+      this.child.on('message', onMessage);
+      this.child.send('memory?');
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.exitCode !== null) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,137 @@
+// A Zulip-API server (started by the bench or given by --url) seen through the bench's interfaces.
+import { randomBytes } from 'node:crypto';
+import { parseEndpoint, type Endpoint } from './http-client.ts';
+import { mapLimit } from './concurrency.ts';
+import { Progress } from './progress.ts';
+import { FORM_HEADERS, ZulipClient, basicAuth, formEncode, type Credentials, type Queue } from './zulip-api.ts';
+import type { LongPollSpec } from './longpoll-fleet.ts';
+import type { WsSpec } from './ws-fleet.ts';
+import type { Publisher, SenderSpec, ServerHandle } from './measure.ts';
+
+export const CHANNEL = 'bench';
+const TOPIC = 'bench';
+const SETUP_CONCURRENCY = 16;
+
+export class ZulipTarget {
+  readonly endpoint: Endpoint;
+  readonly publisher: Publisher;
+  private users: Credentials[] = [];
+
+  private constructor(readonly handle: ServerHandle, private readonly admin: Credentials, private readonly adminClient: ZulipClient) {
+    this.endpoint = parseEndpoint(handle.url);
+    this.publisher = { publish: (content) => adminClient.sendToChannel(CHANNEL, TOPIC, content) };
+  }
+
+  static async connect(handle: ServerHandle, admin: Credentials): Promise<ZulipTarget> {
+    const client = await ZulipClient.open(parseEndpoint(handle.url), admin);
+    await client.subscribe(CHANNEL); // creates the channel if needed
+    return new ZulipTarget(handle, admin, client);
+  }
+
+  /**
+   * At least `n` users subscribed to the bench channel. One user means the given account only;
+   * more are created through the API (POST /users, then fetch_api_key), which needs an admin.
+   */
+  async ensureUsers(n: number): Promise<Credentials[]> {
+    if (this.users.length === 0) this.users.push(this.admin);
+    const missing = n - this.users.length;
+    if (missing <= 0) return this.users.slice(0, n);
+    const runTag = randomBytes(4).toString('hex');
+    const password = randomBytes(12).toString('hex');
+    const indexes = Array.from({ length: missing }, (_, i) => i + this.users.length);
+    // One connection carries one request at a time: each worker gets its own admin and anonymous one.
+    const chunks = Array.from({ length: SETUP_CONCURRENCY }, (_, w) => indexes.filter((i) => i % SETUP_CONCURRENCY === w)).filter((c) => c.length);
+    const progress = new Progress('server: create users', missing);
+    try {
+      const created = await mapLimit(chunks, SETUP_CONCURRENCY, (chunk) =>
+        this.asUser(this.admin, (admin) => this.asUser(undefined, async (anonymous) => {
+          const users: Credentials[] = [];
+          for (const i of chunk) {
+            const email = `bench-${runTag}-${i}@bench.example.com`;
+            await admin.createUser(email, password, `Bench user ${i}`);
+            const user = { email, apiKey: await anonymous.fetchApiKey(email, password) };
+            await this.asUser(user, (client) => client.subscribe(CHANNEL));
+            users.push(user);
+            progress.tick();
+          }
+          return users;
+        })));
+      this.users.push(...created.flat());
+    } finally {
+      progress.finish();
+    }
+    return this.users.slice(0, n);
+  }
+
+  /** `count` event queues spread evenly over `users`, each user's registered on one connection. */
+  async registerQueues(users: Credentials[], count: number): Promise<Queue[]> {
+    const perUser = users.map((user, i) => ({ user, n: Math.floor(count / users.length) + (i < count % users.length ? 1 : 0) }));
+    const progress = new Progress('server: register queues', count);
+    try {
+      const lists = await mapLimit(perUser.filter((u) => u.n > 0), SETUP_CONCURRENCY, ({ user, n }) =>
+        this.asUser(user, async (client) => {
+          const queues: Queue[] = [];
+          for (let i = 0; i < n; i++) {
+            queues.push(await client.register());
+            progress.tick();
+          }
+          return queues;
+        }));
+      return lists.flat();
+    } finally {
+      progress.finish();
+    }
+  }
+
+  /** Frees queues so they do not keep receiving (and costing) during later cases. */
+  async deleteQueues(queues: Queue[]): Promise<void> {
+    const byUser = new Map<Credentials, Queue[]>();
+    for (const q of queues) {
+      const list = byUser.get(q.user);
+      if (list) list.push(q);
+      else byUser.set(q.user, [q]);
+    }
+    await mapLimit([...byUser], SETUP_CONCURRENCY, ([user, list]) =>
+      this.asUser(user, async (client) => {
+        // Best effort: a queue the server already expired is gone anyway.
+        for (const q of list) await client.deleteQueue(q.queueId).catch(() => undefined);
+      }));
+  }
+
+  private async asUser<R>(user: Credentials | undefined, fn: (client: ZulipClient) => Promise<R>): Promise<R> {
+    const client = await ZulipClient.open(this.endpoint, user);
+    try {
+      return await fn(client);
+    } finally {
+      client.close();
+    }
+  }
+
+  longPolls(queues: Queue[]): LongPollSpec[] {
+    return queues.map((q) => ({
+      path: (lastEventId: number) => `/api/v1/events?${formEncode({ queue_id: q.queueId, last_event_id: lastEventId })}`,
+      headers: { Authorization: basicAuth(q.user) },
+      lastEventId: q.lastEventId,
+    }));
+  }
+
+  webSockets(queues: Queue[]): WsSpec[] {
+    const base = this.handle.url.replace(/^http/, 'ws').replace(/\/+$/, '');
+    return queues.map((q) => ({
+      url: `${base}/api/v1/events/socket?${formEncode({ queue_id: q.queueId })}`,
+      headers: { Authorization: basicAuth(q.user) },
+    }));
+  }
+
+  senders(users: Credentials[], k: number): SenderSpec[] {
+    return Array.from({ length: k }, (_, i) => ({
+      path: '/api/v1/messages',
+      headers: { ...FORM_HEADERS, Authorization: basicAuth(users[i % users.length]!) },
+      body: (content: string) => formEncode({ type: 'stream', to: CHANNEL, topic: TOPIC, content }),
+    }));
+  }
+
+  close(): void {
+    this.adminClient.close();
+  }
+}

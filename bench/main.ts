@@ -1,0 +1,66 @@
+// npm run bench -- <scenario> [--self | --url URL --email E --api-key K] [options]
+// The load generator runs in this process; every server it measures is a child process.
+import { FD_MARGIN, openFileLimit, parseOptions, type BenchOptions } from './lib/options.ts';
+import { describeMachine, machineFacts, renderTables, writeReport } from './lib/report.ts';
+import type { CaseResult } from './lib/results.ts';
+import { baselineScenario, fanoutScenario } from './scenarios/fanout.ts';
+import { sendScenario } from './scenarios/send.ts';
+import { idleScenario } from './scenarios/idle.ts';
+
+function run(opts: BenchOptions): Promise<CaseResult[]> {
+  switch (opts.scenario) {
+    case 'longpoll-fanout': return fanoutScenario(opts, 'longpoll');
+    case 'ws-fanout': return fanoutScenario(opts, 'ws');
+    case 'send': return sendScenario(opts);
+    case 'idle': return idleScenario(opts);
+    case 'baseline': return baselineScenario(opts);
+  }
+}
+
+/**
+ * Each client connection is a file descriptor here; fail before connecting rather than halfway.
+ * (idle sizes its connection count to the limit itself; its queues need no descriptor.)
+ */
+function checkFileLimit(opts: BenchOptions): void {
+  if (opts.scenario === 'idle') return;
+  const needed = Math.max(0, ...opts.counts) + FD_MARGIN;
+  const limit = openFileLimit();
+  if (needed > limit) throw new Error(`${needed} file descriptors needed, the limit is ${limit} (ulimit -n): lower --queues`);
+}
+
+/** Results are files people share: they must not carry the API key. */
+function redactApiKey(args: string[]): string[] {
+  return args.map((arg, i) => (args[i - 1] === '--api-key' ? '***' : arg.startsWith('--api-key=') ? '--api-key=***' : arg));
+}
+
+async function main(): Promise<number> {
+  let opts: BenchOptions;
+  try {
+    opts = parseOptions(process.argv.slice(2));
+    checkFileLimit(opts);
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
+  const command = `npm run bench -- ${redactApiKey(process.argv.slice(2)).join(' ')}`;
+  // Hard bound on the whole run; exiting kills the servers (see server-process.ts).
+  setTimeout(() => {
+    console.error(`\nbench: --max-time ${opts.maxTimeS} s reached, stopping`);
+    process.exit(3);
+  }, opts.maxTimeS * 1000).unref();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+
+  const startedAt = new Date();
+  // Taken before the run: afterwards the figures would mostly show the bench's own load.
+  const machine = machineFacts();
+  const results = await run(opts);
+  console.log(`\n${command}\n${describeMachine(machine)}\n\n${renderTables(results)}\n`);
+  const paths = await writeReport(opts, command, startedAt, machine, results);
+  console.log(`results: ${paths.join(', ')}`);
+  return results.some((r) => r.errors > 0) ? 1 : 0;
+}
+
+main().then((code) => process.exit(code), (err: unknown) => {
+  console.error(err instanceof Error ? err.stack ?? err.message : err);
+  process.exit(1);
+});
