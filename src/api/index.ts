@@ -1,7 +1,13 @@
 // Every route of the API, one module per resource.
 import type { Route } from '../http/route.ts';
 import { routes as auth } from './auth.ts';
+import { routes as channels } from './channels.ts';
+import { routes as flags } from './flags.ts';
+import { routes as messages } from './messages.ts';
+import { routes as messageEdits } from './messages-edit.ts';
 import { routes as serverSettings } from './server-settings.ts';
+import { routes as subscriptions } from './subscriptions.ts';
+import { routes as typing } from './typing.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...flags];

@@ -24,6 +24,8 @@ export class Field<Out> {
 
 export const str = (schema: z.ZodType<string> = z.string()) => new Field<string>('string', schema, true);
 export const json = <T>(schema: z.ZodType<T>) => new Field<T>('json', schema, true);
+/** A string that must be one of `values`. */
+export const choice = <const T extends string>(values: readonly [T, ...T[]]) => new Field<T>('string', z.enum(values), true);
 export const int = () => json(z.number().int());
 export const bool = () => json(z.boolean());
 export const intList = () => json(z.array(z.number().int()));

@@ -1,13 +1,15 @@
 // Channels and who may see them. Every endpoint that touches a channel or its messages asks here,
-// so the rules (public/private, guests, protected history, archived) live in one place.
+// so the rules (public/private, web-public, guests, protected history, archived) live in one place.
 import type { App } from '../app.ts';
-import type { Channel, User } from '../db/generated/client.ts';
+import { Prisma, type Channel, type User } from '../db/generated/client.ts';
 import { CHANNEL_PERMISSION_DEFAULTS, type ChannelPermission } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
-import { isInGroupSetting } from '../auth/permissions.ts';
+import { isInGroupSetting, type PermissionSubject } from '../auth/permissions.ts';
 import { badRequest } from '../http/errors.ts';
-import type { RealmInfo } from './realms.ts';
+import type { GroupInfo, RealmInfo } from './realms.ts';
+
+export const CHANNEL_PERMISSIONS = Object.keys(CHANNEL_PERMISSION_DEFAULTS) as ChannelPermission[];
 
 export function channelPermission(realm: RealmInfo, channel: Channel, setting: ChannelPermission): GroupSettingValue {
   const stored = (channel.permissions ?? {}) as Partial<Record<ChannelPermission, GroupSettingValue>>;
@@ -43,21 +45,36 @@ export interface ChannelAccess {
 }
 
 /**
- * Zulip's access rules: members read public channels without subscribing; guests only what they
- * are subscribed to; private channels' content only subscribers, their metadata also those who
- * administer the channel or may add subscribers to it, and organization administrators.
+ * Zulip's access rules: everyone reads web-public channels; members read public channels without
+ * subscribing; guests only what they are subscribed to; private channels' content only
+ * subscribers and those who may subscribe (themselves or others), their metadata also those who
+ * administer the channel and organization administrators. The group permissions never count for
+ * guests (those settings cannot include them).
  */
+export function accessRules(
+  user: PermissionSubject,
+  channel: Channel,
+  subscribed: boolean,
+  groups: Map<number, GroupInfo>,
+  realm: RealmInfo,
+): { content: boolean; metadata: boolean } {
+  if (channel.isWebPublic || subscribed) return { content: true, metadata: true };
+  if (user.role === Role.GUEST) return { content: false, metadata: false };
+  if (!channel.inviteOnly) return { content: true, metadata: true };
+  const has = (setting: ChannelPermission) => isInGroupSetting(user, channelPermission(realm, channel, setting), groups, realm);
+  const content = has('can_add_subscribers_group') || has('can_subscribe_group');
+  return { content, metadata: content || user.role <= Role.ADMINISTRATOR || has('can_administer_channel_group') };
+}
+
 export async function channelAccess(app: App, realm: RealmInfo, user: User, channel: Channel): Promise<ChannelAccess> {
   const subscribed = await isSubscribed(app, user.id, channel.id);
-  if (subscribed) return { channel, subscribed, content: true, metadata: true };
-  if (user.role === Role.GUEST) return { channel, subscribed, content: false, metadata: false };
-  if (!channel.inviteOnly) return { channel, subscribed, content: true, metadata: true };
-  const metadata =
-    user.role <= Role.ADMINISTRATOR ||
-    (await userHasChannelPermission(app, realm, user, channel, 'can_administer_channel_group')) ||
-    (await userHasChannelPermission(app, realm, user, channel, 'can_add_subscribers_group')) ||
-    (await userHasChannelPermission(app, realm, user, channel, 'can_subscribe_group'));
-  return { channel, subscribed, content: false, metadata };
+  return { channel, subscribed, ...accessRules(user, channel, subscribed, await app.realms.groups(realm.id), realm) };
+}
+
+/** Organization administrators administer every channel; others need can_administer_channel_group. */
+export function canAdministerChannel(user: PermissionSubject, channel: Channel, groups: Map<number, GroupInfo>, realm: RealmInfo): boolean {
+  if (user.role <= Role.ADMINISTRATOR) return true;
+  return user.role !== Role.GUEST && isInGroupSetting(user, channelPermission(realm, channel, 'can_administer_channel_group'), groups, realm);
 }
 
 export async function channelById(app: App, realm: RealmInfo, id: number): Promise<Channel> {
@@ -66,14 +83,184 @@ export async function channelById(app: App, realm: RealmInfo, id: number): Promi
   return channel;
 }
 
-/** A channel the user may see at all (metadata); otherwise the same error as a missing one. */
-export async function accessibleChannel(app: App, realm: RealmInfo, user: User, id: number): Promise<ChannelAccess> {
+export interface AccessRequirement {
+  /** Require content access, not just metadata (Zulip's default for most endpoints). */
+  content?: boolean;
+  /** Treat archived channels as missing. */
+  active?: boolean;
+}
+
+/** A channel the user may see (metadata, or content when asked); otherwise the same error as a missing one. */
+export async function accessibleChannel(app: App, realm: RealmInfo, user: User, id: number, need: AccessRequirement = {}): Promise<ChannelAccess> {
   const channel = await app.prisma.channel.findFirst({ where: { id, realmId: realm.id } });
   const access = channel && (await channelAccess(app, realm, user, channel));
-  if (!access || !access.metadata) throw badRequest('Invalid channel ID');
+  if (!access || !access.metadata || (need.content && !access.content) || (need.active && access.channel.isArchived)) {
+    throw badRequest('Invalid channel ID');
+  }
   return access;
 }
 
+/**
+ * For changing or archiving a channel: administrators of the channel may; those who can read it
+ * learn that they may not; everyone else gets the error of a missing channel.
+ */
+export async function administrableChannel(app: App, realm: RealmInfo, user: User, id: number): Promise<ChannelAccess> {
+  const channel = await channelById(app, realm, id);
+  const access = await channelAccess(app, realm, user, channel);
+  if (canAdministerChannel(user, channel, await app.realms.groups(realm.id), realm)) return access;
+  if (access.content) throw badRequest('You do not have permission to administer this channel.');
+  throw badRequest('Invalid channel ID');
+}
+
 export async function channelByName(app: App, realm: RealmInfo, name: string): Promise<Channel | null> {
-  return app.prisma.channel.findFirst({ where: { realmId: realm.id, name: { equals: name, mode: 'insensitive' } } });
+  return app.prisma.channel.findFirst({ where: { realmId: realm.id, name: { equals: name.trim(), mode: 'insensitive' } } });
+}
+
+/** The channels the user is actively subscribed to, as a set of ids. */
+export async function subscribedChannelIds(app: App, userId: number): Promise<Set<number>> {
+  const rows = await app.prisma.subscription.findMany({ where: { userId, active: true }, select: { channelId: true } });
+  return new Set(rows.map((r) => r.channelId));
+}
+
+/**
+ * Everyone who may see the channel's metadata: the recipients of `stream` events and of the
+ * channel's peer_add/peer_remove events.
+ */
+export async function metadataUserIds(app: App, realm: RealmInfo, channel: Channel): Promise<number[]> {
+  const [users, subscribers, groups] = await Promise.all([
+    app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true }, select: { id: true, role: true, dateJoined: true, isActive: true }, orderBy: { id: 'asc' } }),
+    subscriberIds(app, channel.id),
+    app.realms.groups(realm.id),
+  ]);
+  const subscribed = new Set(subscribers);
+  return users.filter((u) => accessRules(u, channel, subscribed.has(u.id), groups, realm).metadata).map((u) => u.id);
+}
+
+const DAY_MS = 86_400_000;
+/** Zulip marks a channel inactive after this many days without messages. */
+const RECENTLY_ACTIVE_DAYS = 180;
+
+export interface ChannelStats {
+  subscriberCount: number;
+  lastMessageAt: Date | null;
+  /** Messages of the last four weeks. */
+  recentMessages: number;
+}
+
+/** Subscriber counts and traffic of several channels in three queries. */
+export async function channelStats(app: App, channelIds: number[]): Promise<Map<number, ChannelStats>> {
+  const since = new Date(Date.now() - 28 * DAY_MS);
+  const [counts, last, recent] = await Promise.all([
+    app.prisma.subscription.groupBy({ by: ['channelId'], where: { channelId: { in: channelIds }, active: true, user: { isActive: true } }, _count: { _all: true } }),
+    app.prisma.message.groupBy({ by: ['channelId'], where: { channelId: { in: channelIds } }, _max: { dateSent: true } }),
+    app.prisma.message.groupBy({ by: ['channelId'], where: { channelId: { in: channelIds }, dateSent: { gte: since } }, _count: { _all: true } }),
+  ]);
+  const stats = new Map<number, ChannelStats>(channelIds.map((id) => [id, { subscriberCount: 0, lastMessageAt: null, recentMessages: 0 }]));
+  for (const row of counts) stats.get(row.channelId)!.subscriberCount = row._count._all;
+  for (const row of last) if (row.channelId !== null) stats.get(row.channelId)!.lastMessageAt = row._max.dateSent;
+  for (const row of recent) if (row.channelId !== null) stats.get(row.channelId)!.recentMessages = row._count._all;
+  return stats;
+}
+
+/** Zulip's estimate of messages per week: none for channels younger than a week, two significant digits. */
+function weeklyTraffic(channel: Channel, recentMessages: number): number | null {
+  const ageDays = Math.floor((Date.now() - channel.dateCreated.getTime()) / DAY_MS);
+  if (ageDays < 7) return null;
+  let average = ageDays >= 28 ? Math.floor(recentMessages / 4) : Math.floor((recentMessages * 7) / ageDays);
+  if (average === 0 && recentMessages > 0) average = 1;
+  const scale = 10 ** Math.max(0, String(average).length - 2);
+  return Math.round(average / scale) * scale;
+}
+
+/** The legacy posting-policy fields, read from can_send_message_group (1 when it is no system group). */
+export function postPolicyFields(realm: RealmInfo, channel: Channel): { stream_post_policy: number; is_announcement_only: boolean } {
+  const value = channelPermission(realm, channel, 'can_send_message_group');
+  const byGroup: Record<number, number> = {
+    [realm.systemGroups['role:administrators']]: 2,
+    [realm.systemGroups['role:fullmembers']]: 3,
+    [realm.systemGroups['role:moderators']]: 4,
+  };
+  const policy = typeof value === 'number' ? (byGroup[value] ?? 1) : 1;
+  return { stream_post_policy: policy, is_announcement_only: policy === 2 };
+}
+
+/** A channel as GET /streams and `stream` events show it. */
+export function formatChannel(realm: RealmInfo, channel: Channel, stats: ChannelStats): Record<string, unknown> {
+  const activeSince = Date.now() - RECENTLY_ACTIVE_DAYS * DAY_MS;
+  return {
+    stream_id: channel.id,
+    name: channel.name,
+    is_archived: channel.isArchived,
+    description: channel.description,
+    rendered_description: channel.renderedDescription,
+    date_created: Math.floor(channel.dateCreated.getTime() / 1000),
+    creator_id: channel.creatorId,
+    invite_only: channel.inviteOnly,
+    is_web_public: channel.isWebPublic,
+    history_public_to_subscribers: channel.historyPublicToSubscribers,
+    message_retention_days: channel.messageRetentionDays,
+    first_message_id: channel.firstMessageId,
+    folder_id: channel.folderId,
+    topics_policy: channel.topicsPolicy,
+    is_recently_active: channel.dateCreated.getTime() >= activeSince || (stats.lastMessageAt?.getTime() ?? 0) >= activeSince,
+    stream_weekly_traffic: weeklyTraffic(channel, stats.recentMessages),
+    subscriber_count: stats.subscriberCount,
+    ...postPolicyFields(realm, channel),
+    ...Object.fromEntries(CHANNEL_PERMISSIONS.map((setting) => [setting, channelPermission(realm, channel, setting)])),
+  };
+}
+
+/** One channel formatted with fresh statistics. */
+export async function channelDict(app: App, realm: RealmInfo, channel: Channel): Promise<Record<string, unknown>> {
+  return formatChannel(realm, channel, (await channelStats(app, [channel.id])).get(channel.id)!);
+}
+
+export interface ChannelListOptions {
+  includePublic: boolean;
+  includeWebPublic: boolean;
+  includeSubscribed: boolean;
+  excludeArchived: boolean;
+  includeAll: boolean;
+  includeDefault: boolean;
+  includeOwnerSubscribed: boolean;
+  includeCanAccessContent: boolean;
+}
+
+/** GET /streams: the union of the sources asked for, each limited to what the user may see, by name. */
+export async function listChannels(app: App, realm: RealmInfo, user: User, o: ChannelListOptions): Promise<Record<string, unknown>[]> {
+  const [all, groups, subscribed] = await Promise.all([
+    app.prisma.channel.findMany({ where: { realmId: realm.id, ...(o.excludeArchived ? { isArchived: false } : {}) } }),
+    app.realms.groups(realm.id),
+    subscribedChannelIds(app, user.id),
+  ]);
+  const access = (c: Channel) => accessRules(user, c, subscribed.has(c.id), groups, realm);
+  const ownerSubscribed = o.includeOwnerSubscribed && user.isBot && user.botOwnerId !== null ? await subscribedChannelIds(app, user.botOwnerId) : new Set<number>();
+  const picked = all.filter((c) => {
+    if (o.includeAll) return access(c).metadata;
+    if (ownerSubscribed.has(c.id)) return true;
+    if (o.includeCanAccessContent) return access(c).content;
+    return (
+      (o.includeSubscribed && subscribed.has(c.id)) ||
+      (o.includePublic && user.role !== Role.GUEST && !c.inviteOnly) ||
+      (o.includeWebPublic && c.isWebPublic && !c.inviteOnly && !c.isArchived)
+    );
+  });
+  picked.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const stats = await channelStats(app, picked.map((c) => c.id));
+  // Default channels are not modelled yet, so none is a default.
+  return picked.map((c) => ({ ...formatChannel(realm, c, stats.get(c.id)!), ...(o.includeDefault ? { is_default: false } : {}) }));
+}
+
+/**
+ * The channel's topics with their newest message id, newest first. With protected history
+ * only the messages the user received count.
+ */
+export async function channelTopics(app: App, user: User, channel: Channel): Promise<{ name: string; max_id: number }[]> {
+  const own = channel.historyPublicToSubscribers
+    ? Prisma.empty
+    : Prisma.sql`AND "id" IN (SELECT "messageId" FROM "UserMessage" WHERE "userId" = ${user.id})`;
+  return app.prisma.$queryRaw<{ name: string; max_id: number }[]>`
+    SELECT m."topic" AS name, m."id" AS max_id FROM "Message" m
+    JOIN (SELECT max("id") AS id FROM "Message" WHERE "channelId" = ${channel.id} ${own} GROUP BY lower("topic")) newest ON m."id" = newest.id
+    ORDER BY m."id" DESC`;
 }

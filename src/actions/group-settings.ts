@@ -1,0 +1,54 @@
+// Group-setting values coming from clients: normalized the way Zulip stores them and checked
+// against the groups and users of the organization and the setting's own restrictions.
+import type { Prisma } from '../db/generated/client.ts';
+import type { GroupSettingValue } from '../domain/realm-settings.ts';
+import { badRequest } from '../http/errors.ts';
+import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
+
+export interface GroupSettingRules {
+  /** Whether role:everyone (which includes guests) may hold the permission. */
+  allowEveryone: boolean;
+}
+
+/** `{direct_members: [], direct_subgroups: [g]}` is just g; an empty set is role:nobody. */
+export function normalizeGroupSetting(realm: RealmInfo, value: GroupSettingValue): GroupSettingValue {
+  if (typeof value === 'number') return value;
+  const members = [...new Set(value.direct_members)].sort((a, b) => a - b);
+  const subgroups = [...new Set(value.direct_subgroups)].sort((a, b) => a - b);
+  if (members.length === 0 && subgroups.length === 1) return subgroups[0]!;
+  if (members.length === 0 && subgroups.length === 0) return realm.systemGroups['role:nobody'];
+  return { direct_members: members, direct_subgroups: subgroups };
+}
+
+export function sameGroupSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
+  if (typeof a === 'number' || typeof b === 'number') return a === b;
+  const same = (x: number[], y: number[]) => new Set(x).size === new Set(y).size && x.every((v) => y.includes(v));
+  return same(a.direct_members, b.direct_members) && same(a.direct_subgroups, b.direct_subgroups);
+}
+
+/** Normalizes `value` for `setting` and rejects unknown groups or users and forbidden system groups. */
+export async function checkGroupSetting(
+  tx: Prisma.TransactionClient,
+  realm: RealmInfo,
+  groups: Map<number, GroupInfo>,
+  setting: string,
+  raw: GroupSettingValue,
+  rules: GroupSettingRules,
+): Promise<GroupSettingValue> {
+  const value = normalizeGroupSetting(realm, raw);
+  const groupIds = typeof value === 'number' ? [value] : value.direct_subgroups;
+  for (const id of groupIds) {
+    const group = groups.get(id);
+    if (!group || !group.name || group.deactivated) throw badRequest('Invalid user group');
+  }
+  if (typeof value === 'number') {
+    const name = groups.get(value)!.name;
+    if (name === 'role:internet') throw badRequest(`'${setting}' setting cannot be set to 'role:internet' group.`);
+    if (name === 'role:everyone' && !rules.allowEveryone) throw badRequest(`'${setting}' setting cannot be set to 'role:everyone' group.`);
+    return value;
+  }
+  const found = await tx.user.findMany({ where: { realmId: realm.id, isActive: true, id: { in: value.direct_members } }, select: { id: true } });
+  const missing = value.direct_members.find((id) => !found.some((u) => u.id === id));
+  if (missing !== undefined) throw badRequest(`Invalid user ID: ${missing}`);
+  return value;
+}

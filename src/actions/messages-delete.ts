@@ -1,0 +1,46 @@
+// DELETE /messages/{id} (spec 4.18, Zulip's validate_can_delete_message and do_delete_messages).
+import type { App } from '../app.ts';
+import { hasRealmPermission } from '../auth/permissions.ts';
+import type { Channel, User } from '../db/generated/client.ts';
+import { badRequest } from '../http/errors.ts';
+import { subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
+import { accessMessage, type FullMessage } from '../queries/messages.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+
+async function checkCanDelete(app: App, realm: RealmInfo, user: User, m: FullMessage, channel: Channel | null): Promise<void> {
+  if (await hasRealmPermission(app.realms, realm, user, 'can_delete_any_message_group')) return;
+  if (channel && (await userHasChannelPermission(app, realm, user, channel, 'can_delete_any_message_group'))) return;
+  const denied = badRequest("You don't have permission to delete this message");
+  // Users may delete what they or their bots sent.
+  if (m.senderId !== user.id && m.sender.botOwnerId !== user.id) throw denied;
+  if (!(await hasRealmPermission(app.realms, realm, user, 'can_delete_own_message_group'))) {
+    if (!channel || !(await userHasChannelPermission(app, realm, user, channel, 'can_delete_own_message_group'))) throw denied;
+  }
+  const limit = realm.settings.message_content_delete_limit_seconds;
+  if (limit !== null && Date.now() - m.dateSent.getTime() > limit * 1000) throw badRequest('The time limit for deleting this message has passed');
+}
+
+/**
+ * Deletes messages (all from one conversation) and tells everyone who could see them: holders of
+ * their rows and, for channels with shared history, the current subscribers.
+ */
+export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]): Promise<void> {
+  const messages = await app.prisma.message.findMany({ where: { id: { in: ids } }, include: { userMessages: { select: { userId: true } } } });
+  if (messages.length === 0) throw badRequest('Message already deleted');
+  const first = messages[0]!;
+  const channel = first.channelId === null ? null : await app.prisma.channel.findUnique({ where: { id: first.channelId } });
+  const recipients = new Set(messages.flatMap((m) => m.userMessages.map((um) => um.userId)));
+  if (channel?.historyPublicToSubscribers) for (const id of await subscriberIds(app, channel.id)) recipients.add(id);
+  const { count } = await app.prisma.message.deleteMany({ where: { id: { in: messages.map((m) => m.id) } } });
+  if (count === 0) throw badRequest('Message already deleted');
+  const event: Record<string, unknown> = { type: 'delete_message', message_ids: messages.map((m) => m.id).sort((a, b) => a - b) };
+  Object.assign(event, channel ? { message_type: 'stream', stream_id: channel.id, topic: first.topic } : { message_type: 'private' });
+  app.bus.publish({ realmId: realm.id, userIds: [...recipients], event });
+}
+
+export async function deleteMessage(app: App, realm: RealmInfo, user: User, id: number): Promise<void> {
+  const { message } = await accessMessage(app, realm, user, id);
+  const channel = message.channelId === null ? null : await app.prisma.channel.findUniqueOrThrow({ where: { id: message.channelId } });
+  await checkCanDelete(app, realm, user, message, channel);
+  await deleteMessages(app, realm, [message.id]);
+}

@@ -1,0 +1,259 @@
+// The writes and events of an edit that checkUpdate (messages-edit.ts) approved: one transaction
+// for the content, flags, uploads, topic/channel and edit history of every moved message, then
+// update_message (and delete_message for users losing access), then the Notification Bot.
+import type { App } from '../app.ts';
+import type { Channel, Prisma, User } from '../db/generated/client.ts';
+import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
+import { Role } from '../domain/roles.ts';
+import type { RenderResult } from '../markdown/types.ts';
+import { subscriberIds } from '../queries/channels.ts';
+import { timestamp, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+import { deleteMessages } from './messages-delete.ts';
+import { claimAttachments, mentionedUsers, notificationBot, participantsIfNeeded, sendNotification, silentMention } from './messages.ts';
+import { linksImage } from './render.ts';
+
+export interface EditPlan {
+  message: FullMessage;
+  user: User;
+  content: string | undefined;
+  rendered: RenderResult | null;
+  propagateMode: 'change_one' | 'change_later' | 'change_all';
+  notifyOld: boolean;
+  notifyNew: boolean;
+  origChannel: Channel | null;
+  targetChannel: Channel | null;
+  targetTopic: string;
+  topicChanged: boolean;
+  channelChanged: boolean;
+  resolve: 'resolved' | 'unresolved' | null;
+}
+
+const moved = (p: EditPlan) => p.topicChanged || p.channelChanged;
+const MENTION_MASK = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
+/** Zulip deletes a fresh resolve notice instead of posting its opposite within this time. */
+const RESOLVE_UNDO_GRACE_SECONDS = 60;
+
+/** The moved messages: the target alone, or it and the later / all visible ones of its topic. */
+async function changedMessageIds(app: App, p: EditPlan): Promise<number[]> {
+  const m = p.message;
+  if (!moved(p) || p.propagateMode === 'change_one') return [m.id];
+  const visible = await visibleTopicMessages(app, p.user, p.origChannel!, m.topic);
+  const ids = visible.map((v) => v.id).filter((id) => p.propagateMode === 'change_all' || id >= m.id);
+  return [...new Set([...ids, m.id])].sort((a, b) => a - b);
+}
+
+function historyEntries(p: EditPlan, ts: number): { full: Record<string, unknown>; moveOnly: Record<string, unknown> } {
+  const moveOnly: Record<string, unknown> = { user_id: p.user.id, timestamp: ts };
+  if (p.channelChanged) Object.assign(moveOnly, { prev_stream: p.origChannel!.id, stream: p.targetChannel!.id });
+  if (p.topicChanged) Object.assign(moveOnly, { prev_topic: p.message.topic, topic: p.targetTopic });
+  const full = { ...moveOnly };
+  if (p.content !== undefined) Object.assign(full, { prev_content: p.message.content, prev_rendered_content: p.message.renderedContent });
+  return { full, moveOnly };
+}
+
+/** Re-links the message's uploads; returns the acting user's files no message references any more. */
+async function relinkUploads(tx: Prisma.TransactionClient, realm: RealmInfo, p: EditPlan): Promise<{ detached: Record<string, unknown>[]; hasAttachment: boolean }> {
+  const m = p.message;
+  const pathIds = p.rendered!.uploadPathIds;
+  const current = await tx.attachmentMessage.findMany({ where: { messageId: m.id }, include: { attachment: true } });
+  const removed = current.filter((c) => !pathIds.includes(c.attachment.pathId));
+  if (removed.length) await tx.attachmentMessage.deleteMany({ where: { messageId: m.id, attachmentId: { in: removed.map((r) => r.attachmentId) } } });
+  const claimed = await claimAttachments(tx, realm.id, m.senderId, m.id, pathIds);
+  const mine = removed.filter((r) => r.attachment.ownerId === p.user.id).map((r) => r.attachment);
+  const stillUsed = new Set((await tx.attachmentMessage.findMany({ where: { attachmentId: { in: mine.map((a) => a.id) } }, select: { attachmentId: true } })).map((r) => r.attachmentId));
+  const detached = mine
+    .filter((a) => !stillUsed.has(a.id))
+    .map((a) => ({ id: a.id, name: a.fileName, path_id: a.pathId, size: a.size, create_time: timestamp(a.createTime), message_ids: [] }));
+  return { detached, hasAttachment: claimed || current.length > removed.length };
+}
+
+/** New content, re-rendered flags (one statement for all recipients) and uploads. */
+async function writeContent(app: App, tx: Prisma.TransactionClient, realm: RealmInfo, p: EditPlan, now: Date): Promise<Record<string, unknown>[]> {
+  const m = p.message;
+  const r = p.rendered!;
+  const mentioned = await mentionedUsers(app, realm, r);
+  const participants = await participantsIfNeeded(app, r, m.channelId, m.topic);
+  participants.add(m.senderId);
+  const uploads = await relinkUploads(tx, realm, p);
+  await tx.message.update({
+    where: { id: m.id },
+    data: { content: p.content!, renderedContent: r.html, isMeMessage: r.isMeMessage, hasLink: r.links.length > 0, hasImage: linksImage(r.links), hasAttachment: uploads.hasAttachment, lastEditTime: now },
+  });
+  await tx.$executeRawUnsafe(
+    `UPDATE "UserMessage" SET flags = (flags & ~${MENTION_MASK})
+       | CASE WHEN "userId" = ANY($2::int[]) THEN ${FLAG_BITS.mentioned} ELSE 0 END
+       | ${r.wildcardMention ? FLAG_BITS.stream_wildcard_mentioned : 0}
+       | CASE WHEN "userId" = ANY($3::int[]) AND $4 THEN ${FLAG_BITS.topic_wildcard_mentioned} ELSE 0 END
+     WHERE "messageId" = $1`,
+    m.id, [...mentioned], [...participants], r.topicWildcardMention,
+  );
+  return uploads.detached;
+}
+
+interface AccessChange {
+  /** Users whose UserMessage rows for the moved messages go away. */
+  losingRows: number[];
+  /** Of those, the ones who can no longer read the messages at all (they get delete_message). */
+  losingAccess: number[];
+}
+
+/** Zulip's rule for channel moves: rows follow the new channel's subscribers. */
+async function moveUserMessages(tx: Prisma.TransactionClient, p: EditPlan, ids: number[]): Promise<AccessChange> {
+  const [oldSubs, newSubs] = await Promise.all([
+    tx.subscription.findMany({ where: { channelId: p.origChannel!.id }, select: { userId: true } }),
+    tx.subscription.findMany({ where: { channelId: p.targetChannel!.id, active: true }, select: { userId: true } }),
+  ]);
+  const newSet = new Set(newSubs.map((s) => s.userId));
+  const losingRows = [...new Set(oldSubs.map((s) => s.userId))].filter((id) => !newSet.has(id));
+  let losingAccess = losingRows;
+  if (!p.targetChannel!.inviteOnly) {
+    const guests = await tx.user.findMany({ where: { id: { in: losingRows }, role: Role.GUEST }, select: { id: true } });
+    losingAccess = guests.map((g) => g.id);
+  }
+  await tx.userMessage.deleteMany({ where: { userId: { in: losingRows }, messageId: { in: ids } } });
+  if (!p.targetChannel!.historyPublicToSubscribers) {
+    // Without shared history, only UserMessage rows give access: every current subscriber needs one.
+    await tx.userMessage.createMany({ data: [...newSet].flatMap((userId) => ids.map((messageId) => ({ userId, messageId, flags: FLAG_BITS.read }))), skipDuplicates: true });
+  }
+  return { losingRows, losingAccess };
+}
+
+async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, ids: number[], now: Date): Promise<{ detached: Record<string, unknown>[]; access: AccessChange }> {
+  const { full, moveOnly } = historyEntries(p, timestamp(now));
+  return app.prisma.$transaction(async (tx) => {
+    const detached = p.content !== undefined ? await writeContent(app, tx, realm, p, now) : [];
+    let access: AccessChange = { losingRows: [], losingAccess: [] };
+    if (moved(p)) {
+      await tx.message.updateMany({
+        where: { id: { in: ids } },
+        data: { topic: p.targetTopic, channelId: p.targetChannel!.id, ...(p.resolve ? {} : { lastMovedTime: now }) },
+      });
+      if (p.channelChanged) access = await moveUserMessages(tx, p, ids);
+    }
+    const prepend = `UPDATE "Message" SET "editHistory" = $1::jsonb || COALESCE("editHistory", '[]'::jsonb) WHERE id = ANY($2::int[])`;
+    await tx.$executeRawUnsafe(prepend, JSON.stringify([full]), [p.message.id]);
+    const others = ids.filter((id) => id !== p.message.id);
+    if (others.length) await tx.$executeRawUnsafe(prepend, JSON.stringify([moveOnly]), others);
+    return { detached, access };
+  });
+}
+
+function updateEvent(p: EditPlan, ids: number[], ts: number): Record<string, unknown> {
+  const m = p.message;
+  const event: Record<string, unknown> = { type: 'update_message', user_id: p.user.id, edit_timestamp: ts, message_id: m.id, message_ids: ids, rendering_only: false };
+  if (p.content !== undefined) {
+    Object.assign(event, {
+      orig_content: m.content, orig_rendered_content: m.renderedContent, content: p.content, rendered_content: p.rendered!.html, is_me_message: p.rendered!.isMeMessage,
+    });
+  }
+  if (p.origChannel) Object.assign(event, { stream_name: p.origChannel.name, stream_id: p.origChannel.id });
+  if (moved(p)) event.propagate_mode = p.propagateMode;
+  if (p.channelChanged) Object.assign(event, { new_stream_id: p.targetChannel!.id, orig_subject: m.topic });
+  if (p.topicChanged) Object.assign(event, { orig_subject: m.topic, subject: p.targetTopic, topic_links: [] });
+  return event;
+}
+
+/**
+ * Holders of the message's rows, with their flags; for shared-history channels also the current
+ * subscribers (of both channels when moving), as read, except guests new to the destination.
+ */
+async function updateRecipients(app: App, p: EditPlan, access: AccessChange): Promise<Map<number, string[]>> {
+  const rows = await app.prisma.userMessage.findMany({ where: { messageId: p.message.id } });
+  const recipients = new Map(rows.map((r) => [r.userId, flagList(r.flags)]));
+  if (!p.origChannel?.historyPublicToSubscribers) return recipients;
+  const losing = new Set(access.losingAccess);
+  const target = await subscriberIds(app, p.targetChannel!.id);
+  const extra = new Set(target);
+  if (p.channelChanged) {
+    const old = new Set(await subscriberIds(app, p.origChannel.id));
+    for (const id of old) extra.add(id);
+    const newGuests = await app.prisma.user.findMany({ where: { id: { in: target.filter((id) => !old.has(id)) }, role: Role.GUEST }, select: { id: true } });
+    for (const g of newGuests) extra.delete(g.id);
+  }
+  for (const id of extra) if (!recipients.has(id) && !losing.has(id)) recipients.set(id, ['read']);
+  return recipients;
+}
+
+/** PATCH /messages/{id} after its checks: write, publish, then the Notification Bot's messages. */
+export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Promise<Record<string, unknown>[]> {
+  const now = new Date();
+  const ids = await changedMessageIds(app, p);
+  const { detached, access } = await writeUpdate(app, realm, p, ids, now);
+  const recipients = await updateRecipients(app, p, access);
+  app.bus.publish({
+    realmId: realm.id,
+    userIds: [...recipients.keys()],
+    event: updateEvent(p, ids, timestamp(now)),
+    perUser: Object.fromEntries([...recipients].map(([id, flags]) => [id, { flags }])),
+  });
+  if (access.losingAccess.length) {
+    app.bus.publish({
+      realmId: realm.id,
+      userIds: access.losingAccess,
+      event: { type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: p.origChannel!.id, topic: p.message.topic },
+    });
+  }
+  let resolveNoticeId: number | null = null;
+  if (p.topicChanged && p.content === undefined && !p.channelChanged && p.resolve) resolveNoticeId = await resolveNotice(app, realm, p);
+  if (moved(p)) await moveBreadcrumbs(app, realm, p, ids, resolveNoticeId);
+  return detached;
+}
+
+const resolveNoticeText = (user: User, kind: 'resolved' | 'unresolved') => `${silentMention(user)} has marked this topic as ${kind}.`;
+
+/** "… has marked this topic as resolved." — unless it undoes a notice posted a minute ago. */
+async function resolveNotice(app: App, realm: RealmInfo, p: EditPlan): Promise<number | null> {
+  const channel = p.origChannel!;
+  const bot = await notificationBot(app, realm);
+  const last = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: p.targetTopic }, orderBy: { id: 'desc' } });
+  const isNotice = last && last.senderId === bot.id && / has marked this topic as (un)?resolved\.$/.test(last.content);
+  if (last && isNotice && Date.now() - last.dateSent.getTime() <= RESOLVE_UNDO_GRACE_SECONDS * 1000) {
+    await deleteMessages(app, realm, [last.id]);
+    return null;
+  }
+  // Zulip's default resolved_topic_notice_auto_read_policy: read for all but the topic's followers.
+  const followers = await app.prisma.userTopic.findMany({ where: { channelId: channel.id, topic: { equals: p.message.topic, mode: 'insensitive' }, visibility: 3 }, select: { userId: true } });
+  const unread = new Set(followers.map((f) => f.userId));
+  const readFor = new Set([...(await subscriberIds(app, channel.id)), p.user.id].filter((id) => !unread.has(id) || id === p.user.id));
+  return sendNotification(app, realm, channel, p.targetTopic, resolveNoticeText(p.user, p.resolve!), readFor);
+}
+
+/** Zulip's URL fragment encoding (hash_util_encode): percent-encoding with "." for "%". */
+const hashEncode = (s: string) => encodeURIComponent(s).replace(/[!'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/\./g, '%2E').replace(/%/g, '.');
+const topicLink = (c: Channel, topic: string) => `#**${c.name}>${topic}**`;
+
+function messageLink(app: App, realm: RealmInfo, c: Channel, topic: string, id: number): string {
+  return `${app.realms.url(realm)}/#narrow/channel/${c.id}-${hashEncode(c.name.replace(/ /g, '-'))}/topic/${hashEncode(topic)}/near/${id}`;
+}
+
+/** The breadcrumbs Zulip leaves in the old and new threads of a move. */
+async function moveBreadcrumbs(app: App, realm: RealmInfo, p: EditPlan, ids: number[], resolveNoticeId: number | null): Promise<void> {
+  const orig = p.origChannel!;
+  const target = p.targetChannel!;
+  const who = silentMention(p.user);
+  const count = ids.length;
+  const movedAll = p.propagateMode === 'change_all' || (await visibleTopicMessages(app, p.user, orig, p.message.topic)).length === 0;
+  const readFor = new Set([p.user.id]);
+  if (p.notifyNew && (p.channelChanged || (p.topicChanged && !p.resolve))) {
+    const skip = new Set([...ids, ...(resolveNoticeId ? [resolveNoticeId] : [])]);
+    const preexisting = (await visibleTopicMessages(app, p.user, target, p.targetTopic)).some((x) => !skip.has(x.id));
+    const from = topicLink(orig, p.message.topic);
+    const text =
+      !preexisting && movedAll
+        ? `This topic was moved here from ${from} by ${who}.`
+        : count === 1
+          ? `[A message](${messageLink(app, realm, target, p.targetTopic, p.message.id)}) was moved here from ${from} by ${who}.`
+          : `${count} messages were moved here from ${from} by ${who}.`;
+    await sendNotification(app, realm, target, p.targetTopic, text, readFor);
+  }
+  if (p.notifyOld) {
+    const to = topicLink(target, p.targetTopic);
+    const text = movedAll
+      ? `This topic was moved to ${to} by ${who}.`
+      : count === 1
+        ? `A message was moved from this topic to ${to} by ${who}.`
+        : `${count} messages were moved from this topic to ${to} by ${who}.`;
+    await sendNotification(app, realm, orig, p.message.topic, text, readFor);
+  }
+}

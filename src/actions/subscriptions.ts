@@ -1,0 +1,303 @@
+// Subscribing and unsubscribing users (creating channels on the way) and per-user subscription
+// settings: checks first, one transaction, then the `stream`/`subscription` events after commit.
+import type { App } from '../app.ts';
+import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
+import type { Channel, Prisma, Subscription, User } from '../db/generated/client.ts';
+import type { ChannelPermission } from '../domain/channel-settings.ts';
+import { CHANNEL_PERMISSION_DEFAULTS, MAX_CHANNEL_DESCRIPTION_LENGTH } from '../domain/channel-settings.ts';
+import type { GroupSettingValue } from '../domain/realm-settings.ts';
+import { Role } from '../domain/roles.ts';
+import { badRequest } from '../http/errors.ts';
+import { CHANNEL_PERMISSIONS, accessRules, canAdministerChannel, channelPermission, channelStats, formatChannel, metadataUserIds, subscribedChannelIds } from '../queries/channels.ts';
+import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
+import { formatSubscription, subscribersByChannel } from '../queries/subscriptions.ts';
+import { userByEmail } from '../queries/users.ts';
+import {
+  type TopicsPolicy,
+  announceVisibilityChange,
+  checkChannelName,
+  checkFolder,
+  checkGroupSettings,
+  checkPrivacy,
+  parseRetention,
+  requireOwner,
+  checkTopicCreation,
+  checkTopicsPolicy,
+  cleanDescription,
+  publish,
+  renderDescription,
+} from './channels.ts';
+
+/** Zulip's palette for new subscriptions: each user gets the first colors they do not use yet. */
+const COLORS = [
+  '#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5',
+  '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063', '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462',
+];
+const COLOR_RE = /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
+
+export type Principals = number[] | string[];
+
+/** The users named by `principals` (ids or API emails); all must be active users of the realm. */
+async function resolvePrincipals(app: App, realm: RealmInfo, actor: User, principals: Principals): Promise<User[]> {
+  const users: User[] = [];
+  for (const p of principals) {
+    const user = typeof p === 'number' ? await app.prisma.user.findFirst({ where: { id: p, realmId: realm.id } }) : await userByEmail(app, realm, p, actor);
+    if (!user || !user.isActive) throw badRequest(typeof p === 'number' ? `Invalid user ID: ${p}` : 'No such user');
+    if (!users.some((u) => u.id === user.id)) users.push(user);
+  }
+  return users;
+}
+
+export interface NewChannelOptions {
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  historyPublicToSubscribers?: boolean;
+  messageRetentionDays?: string | number;
+  topicsPolicy?: TopicsPolicy;
+  folderId?: number;
+  groupSettings: Partial<Record<ChannelPermission, GroupSettingValue>>;
+}
+
+export interface SubscribeRequest {
+  subscriptions: { name: string; description?: string; color?: string }[];
+  principals?: Principals;
+  authorizationErrorsFatal: boolean;
+  newChannels: NewChannelOptions;
+}
+
+type ChannelCreateData = Omit<Prisma.ChannelUncheckedCreateInput, 'name' | 'description' | 'renderedDescription'>;
+
+/** Everything a new channel gets besides its name and description, checked once for all of them. */
+async function checkNewChannels(app: App, realm: RealmInfo, user: User, o: NewChannelOptions): Promise<ChannelCreateData> {
+  const history = o.inviteOnly ? (o.historyPublicToSubscribers ?? false) : true;
+  await checkPrivacy(app, realm, user, { inviteOnly: o.inviteOnly, isWebPublic: o.isWebPublic, historyPublicToSubscribers: history }, { inviteOnly: true, webPublic: true });
+  const retention = parseRetention(o.messageRetentionDays ?? 'realm_default');
+  if (retention !== null) requireOwner(user);
+  if (o.topicsPolicy) await checkTopicsPolicy(app, realm, user, o.topicsPolicy);
+  if (o.folderId !== undefined) await checkFolder(app, realm, o.folderId);
+  const given = await checkGroupSettings(app, realm, user, o.groupSettings);
+  // The creator administers the channel unless told otherwise.
+  const permissions: Record<string, GroupSettingValue> = { can_administer_channel_group: { direct_members: [user.id], direct_subgroups: [] } };
+  for (const setting of CHANNEL_PERMISSIONS) {
+    permissions[setting] = given[setting] ?? permissions[setting] ?? realm.systemGroups[CHANNEL_PERMISSION_DEFAULTS[setting]];
+  }
+  checkTopicCreation(realm, history, permissions.can_create_topic_group!);
+  return {
+    realmId: realm.id,
+    inviteOnly: o.inviteOnly,
+    isWebPublic: o.isWebPublic,
+    historyPublicToSubscribers: history,
+    messageRetentionDays: retention,
+    topicsPolicy: o.topicsPolicy ?? 'inherit',
+    folderId: o.folderId ?? null,
+    creatorId: user.id,
+    permissions,
+  };
+}
+
+/** Whether `user` may subscribe others to `channel` (which they can read). */
+function canAddSubscribers(user: User, channel: Channel, groups: Map<number, GroupInfo>, realm: RealmInfo, realmWide: boolean): boolean {
+  if (realmWide || canAdministerChannel(user, channel, groups, realm)) return true;
+  return user.role !== Role.GUEST && isInGroupSetting(user, channelPermission(realm, channel, 'can_add_subscribers_group'), groups, realm);
+}
+
+interface SubscribePlan {
+  existing: Channel[];
+  unauthorized: Channel[];
+  missing: { name: string; description: string }[];
+  created: ChannelCreateData | null;
+  targets: User[];
+}
+
+async function checkSubscribe(app: App, realm: RealmInfo, user: User, req: SubscribeRequest): Promise<SubscribePlan> {
+  if (user.role === Role.GUEST) throw badRequest('Not allowed for guest users');
+  const wanted = new Map<string, { name: string; description: string }>();
+  for (const s of req.subscriptions) {
+    const name = checkChannelName(s.name);
+    const description = cleanDescription(s.description ?? '');
+    if (description.length > MAX_CHANNEL_DESCRIPTION_LENGTH) throw badRequest(`description is too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters)`);
+    if (s.color !== undefined && !COLOR_RE.test(s.color)) throw badRequest('add.color is not a valid hex color code');
+    if (!wanted.has(name.toLowerCase())) wanted.set(name.toLowerCase(), { name, description });
+  }
+  const found = await app.prisma.channel.findMany({ where: { realmId: realm.id, OR: [...wanted.values()].map((w) => ({ name: { equals: w.name, mode: 'insensitive' as const } })) } });
+  const missing = [...wanted.entries()].filter(([lower]) => !found.some((c) => c.name.toLowerCase() === lower)).map(([, w]) => w);
+  const created = missing.length ? await checkNewChannels(app, realm, user, req.newChannels) : null;
+
+  const [groups, subscribed] = [await app.realms.groups(realm.id), await subscribedChannelIds(app, user.id)];
+  const unauthorized = found.filter((c) => !accessRules(user, c, subscribed.has(c.id), groups, realm).content);
+  if (unauthorized.length && req.authorizationErrorsFatal) throw badRequest(`Unable to access channel (${unauthorized[0]!.name}).`);
+  const existing = found.filter((c) => !unauthorized.includes(c));
+
+  const targets = req.principals?.length ? await resolvePrincipals(app, realm, user, req.principals) : [user];
+  if (targets.some((t) => t.id !== user.id)) {
+    const realmWide = await hasRealmPermission(app.realms, realm, user, 'can_add_subscribers_group');
+    if (existing.some((c) => !canAddSubscribers(user, c, groups, realm, realmWide))) throw badRequest('Insufficient permission');
+  }
+  return { existing, unauthorized, missing, created, targets };
+}
+
+/** Colors for one user's new subscriptions: requested ones, else unused palette colors in order. */
+function pickColors(used: Set<string>, count: number): string[] {
+  const free = COLORS.filter((c) => !used.has(c));
+  return Array.from({ length: count }, (_, i) => free[i] ?? COLORS[(used.size + i) % COLORS.length]!);
+}
+
+async function writeSubscriptions(tx: Prisma.TransactionClient, targets: User[], channels: Channel[], colors: Map<string, string>) {
+  const rows = await tx.subscription.findMany({ where: { userId: { in: targets.map((t) => t.id) } } });
+  const added: { user: User; channel: Channel }[] = [];
+  const already: { user: User; channel: Channel }[] = [];
+  for (const target of targets) {
+    const mine = rows.filter((r) => r.userId === target.id);
+    const fresh = channels.filter((c) => !mine.some((r) => r.channelId === c.id));
+    const palette = pickColors(new Set(mine.map((r) => r.color)), fresh.length);
+    await tx.subscription.createMany({
+      data: fresh.map((c, i) => ({ userId: target.id, channelId: c.id, color: colors.get(c.name.toLowerCase()) ?? palette[i]! })),
+    });
+    const inactive = mine.filter((r) => !r.active && channels.some((c) => c.id === r.channelId)).map((r) => r.channelId);
+    await tx.subscription.updateMany({ where: { userId: target.id, channelId: { in: inactive } }, data: { active: true } });
+    for (const c of channels) {
+      const row = mine.find((r) => r.channelId === c.id);
+      (row?.active ? already : added).push({ user: target, channel: c });
+    }
+  }
+  return { added, already };
+}
+
+/** POST /users/me/subscriptions. */
+export async function subscribe(app: App, realm: RealmInfo, user: User, req: SubscribeRequest): Promise<Record<string, unknown>> {
+  const plan = await checkSubscribe(app, realm, user, req);
+  const colors = new Map(req.subscriptions.filter((s) => s.color).map((s) => [s.name.trim().toLowerCase(), s.color!]));
+  const before = new Map<number, Set<number>>();
+  for (const c of plan.existing) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
+
+  const { created, added, already } = await app.prisma.$transaction(async (tx) => {
+    const created: Channel[] = [];
+    for (const m of plan.missing) {
+      created.push(await tx.channel.create({ data: { ...plan.created!, name: m.name, description: m.description, renderedDescription: renderDescription(m.description) } }));
+    }
+    return { created, ...(await writeSubscriptions(tx, plan.targets, [...plan.existing, ...created], colors)) };
+  });
+
+  await announceSubscriptions(app, realm, [...plan.existing, ...created], before, added);
+  const byUser = (pairs: { user: User; channel: Channel }[]) => {
+    const out: Record<string, string[]> = {};
+    for (const { user: u, channel } of pairs) (out[String(u.id)] ??= []).push(channel.name);
+    return out;
+  };
+  return {
+    subscribed: byUser(added),
+    already_subscribed: byUser(already),
+    ...(req.authorizationErrorsFatal ? {} : { unauthorized: plan.unauthorized.map((c) => c.name) }),
+  };
+}
+
+/** Events of new subscriptions: the channel to who newly sees it, the subscriptions to the subscribers, peer_add to the rest. */
+async function announceSubscriptions(app: App, realm: RealmInfo, channels: Channel[], before: Map<number, Set<number>>, added: { user: User; channel: Channel }[]) {
+  const touched = channels.filter((c) => added.some((a) => a.channel.id === c.id));
+  if (!touched.length) return;
+  const ids = touched.map((c) => c.id);
+  const [stats, subscribers] = await Promise.all([channelStats(app, ids), subscribersByChannel(app, ids)]);
+  const after = new Map<number, number[]>();
+  for (const c of touched) {
+    after.set(c.id, await metadataUserIds(app, realm, c));
+    const gaining = after.get(c.id)!.filter((id) => !(before.get(c.id)?.has(id) ?? false));
+    publish(app, realm, gaining, { type: 'stream', op: 'create', streams: [formatChannel(realm, c, stats.get(c.id)!)], for_unarchiving: false });
+  }
+  const subs = await app.prisma.subscription.findMany({ where: { channelId: { in: ids }, userId: { in: added.map((a) => a.user.id) } } });
+  for (const userId of new Set(added.map((a) => a.user.id))) {
+    const mine = added.filter((a) => a.user.id === userId).map((a) => a.channel);
+    const objects = mine.map((c) => formatSubscription(formatChannel(realm, c, stats.get(c.id)!), subs.find((s) => s.userId === userId && s.channelId === c.id)!, subscribers.get(c.id)));
+    publish(app, realm, [userId], { type: 'subscription', op: 'add', subscriptions: objects });
+  }
+  for (const c of touched) {
+    const altered = added.filter((a) => a.channel.id === c.id).map((a) => a.user.id).sort((a, b) => a - b);
+    publish(app, realm, after.get(c.id)!.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: altered });
+  }
+}
+
+/** Removing others needs administering every channel, or seeing it and being in can_remove_subscribers_group. */
+async function checkCanRemoveOthers(app: App, realm: RealmInfo, user: User, channels: Channel[]): Promise<void> {
+  if (user.role <= Role.ADMINISTRATOR) return;
+  const [groups, subscribed] = [await app.realms.groups(realm.id), await subscribedChannelIds(app, user.id)];
+  const allowed = (c: Channel) =>
+    canAdministerChannel(user, c, groups, realm) ||
+    (accessRules(user, c, subscribed.has(c.id), groups, realm).metadata && isInGroupSetting(user, channelPermission(realm, c, 'can_remove_subscribers_group'), groups, realm));
+  if (user.role === Role.GUEST || !channels.every(allowed)) throw badRequest('Insufficient permission');
+}
+
+/** DELETE /users/me/subscriptions. */
+export async function unsubscribe(app: App, realm: RealmInfo, user: User, names: string[], principals?: Principals): Promise<{ removed: string[]; not_removed: string[] }> {
+  const targets = principals?.length ? await resolvePrincipals(app, realm, user, principals) : [user];
+  const wanted = [...new Set(names.map((n) => checkChannelName(n)))];
+  const channels = await app.prisma.channel.findMany({ where: { realmId: realm.id, OR: wanted.map((n) => ({ name: { equals: n, mode: 'insensitive' as const } })) } });
+  const missing = wanted.filter((n) => !channels.some((c) => c.name.toLowerCase() === n.toLowerCase()));
+  if (missing.length) throw badRequest(`Channel(s) (${missing.join(', ')}) do not exist`);
+  if (targets.some((t) => t.id !== user.id && !(t.isBot && t.botOwnerId === user.id))) await checkCanRemoveOthers(app, realm, user, channels);
+
+  const active = await app.prisma.subscription.findMany({ where: { userId: { in: targets.map((t) => t.id) }, channelId: { in: channels.map((c) => c.id) }, active: true } });
+  const removed = targets.flatMap((t) => channels.filter((c) => active.some((s) => s.userId === t.id && s.channelId === c.id)).map((c) => ({ user: t, channel: c })));
+  const notRemoved = targets.flatMap((t) => channels.filter((c) => !active.some((s) => s.userId === t.id && s.channelId === c.id)).map((c) => c.name));
+  const touched = channels.filter((c) => removed.some((r) => r.channel.id === c.id));
+  const before = new Map<number, Set<number>>();
+  for (const c of touched) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
+
+  if (active.length) await app.prisma.subscription.updateMany({ where: { id: { in: active.map((s) => s.id) } }, data: { active: false } });
+
+  for (const t of targets) {
+    const mine = removed.filter((r) => r.user.id === t.id).map((r) => ({ name: r.channel.name, stream_id: r.channel.id }));
+    if (mine.length) publish(app, realm, [t.id], { type: 'subscription', op: 'remove', subscriptions: mine });
+  }
+  for (const c of touched) {
+    const after = await metadataUserIds(app, realm, c);
+    await announceVisibilityChange(app, realm, c, before.get(c.id)!, after);
+    const altered = removed.filter((r) => r.channel.id === c.id).map((r) => r.user.id).sort((a, b) => a - b);
+    publish(app, realm, after.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: altered });
+  }
+  return { removed: removed.map((r) => r.channel.name), not_removed: notRemoved };
+}
+
+const BOOLEAN_PROPERTIES = new Set(['in_home_view', 'is_muted', 'desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications', 'pin_to_top', 'wildcard_mentions_notify']);
+const COLUMNS: Record<string, keyof Subscription> = {
+  color: 'color',
+  is_muted: 'isMuted',
+  pin_to_top: 'pinToTop',
+  desktop_notifications: 'desktopNotifications',
+  audible_notifications: 'audibleNotifications',
+  push_notifications: 'pushNotifications',
+  email_notifications: 'emailNotifications',
+  wildcard_mentions_notify: 'wildcardMentionsNotify',
+};
+
+export interface PropertyChange {
+  stream_id: number;
+  property: string;
+  value: unknown;
+}
+
+/** POST /users/me/subscriptions/properties: all changes are checked before any is written. */
+export async function updateSubscriptionProperties(app: App, realm: RealmInfo, user: User, changes: PropertyChange[]): Promise<void> {
+  const groups = await app.realms.groups(realm.id);
+  const subscribed = await subscribedChannelIds(app, user.id);
+  const writes: { channelId: number; property: string; value: string | boolean }[] = [];
+  for (const { stream_id, property, value } of changes) {
+    if (property === 'color') {
+      if (typeof value !== 'string' || !COLOR_RE.test(value)) throw badRequest('color is not a valid hex color code');
+    } else if (BOOLEAN_PROPERTIES.has(property)) {
+      if (typeof value !== 'boolean') throw badRequest(`${property} is not a boolean`);
+    } else {
+      throw badRequest(`Unknown subscription property: ${property}`);
+    }
+    const channel = await app.prisma.channel.findFirst({ where: { id: stream_id, realmId: realm.id } });
+    if (!channel || !accessRules(user, channel, subscribed.has(channel.id), groups, realm).content) throw badRequest('Invalid channel ID');
+    if (!subscribed.has(channel.id)) throw badRequest(`Not subscribed to channel ID ${stream_id}`);
+    // in_home_view is the old, inverted name of is_muted.
+    writes.push(property === 'in_home_view' ? { channelId: channel.id, property: 'is_muted', value: !value } : { channelId: channel.id, property, value: value as string | boolean });
+  }
+  await app.prisma.$transaction(async (tx) => {
+    for (const w of writes) await tx.subscription.update({ where: { userId_channelId: { userId: user.id, channelId: w.channelId } }, data: { [COLUMNS[w.property]!]: w.value } });
+  });
+  for (const w of writes) {
+    if (w.property === 'is_muted') publish(app, realm, [user.id], { type: 'subscription', op: 'update', property: 'in_home_view', value: !w.value, stream_id: w.channelId });
+    publish(app, realm, [user.id], { type: 'subscription', op: 'update', property: w.property, value: w.value, stream_id: w.channelId });
+  }
+}

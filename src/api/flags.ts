@@ -1,0 +1,86 @@
+// Read state: POST /messages/flags, /messages/flags/narrow, and the deprecated /mark_*_as_read.
+import { markAllAsRead, markChannelAsRead, updateFlags } from '../actions/flags.ts';
+import { badRequest } from '../http/errors.ts';
+import { bool, int, intList, json, str } from '../http/params.ts';
+import { userRoute } from '../http/route.ts';
+import { accessibleChannel } from '../queries/channels.ts';
+import { fetchRange } from '../queries/messages.ts';
+import { narrowSchema } from '../queries/narrow.ts';
+import { nonNegative, parseAnchor } from './messages.ts';
+
+const MAX_MESSAGES_PER_UPDATE = 5000;
+
+export const routes = [
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/messages/flags',
+    params: { messages: intList(), op: str(), flag: str() },
+    async handler({ app, realm, user, params }) {
+      const result = await updateFlags(app, realm, user, params.messages, params.op, params.flag);
+      return { messages: params.messages, ignored_because_not_subscribed_channels: result.ignoredChannels };
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/messages/flags/narrow',
+    params: {
+      anchor: str(),
+      include_anchor: bool().default(true),
+      num_before: nonNegative(),
+      num_after: nonNegative(),
+      narrow: json(narrowSchema).default([]),
+      op: str(),
+      flag: str(),
+    },
+    async handler({ app, realm, user, params: p }) {
+      if (p.num_before > 0 && p.num_after > 0 && !p.include_anchor) throw badRequest('The anchor can only be excluded at an end of the range');
+      // Zulip clamps the range to one batch, keeping at least half of it for the side asked first.
+      const numBefore = Math.min(p.num_before, Math.max(MAX_MESSAGES_PER_UPDATE - p.num_after, MAX_MESSAGES_PER_UPDATE / 2));
+      const numAfter = Math.min(p.num_after, MAX_MESSAGES_PER_UPDATE - numBefore);
+      const range = await fetchRange(app, realm, user, { anchor: parseAnchor(p.anchor, false), includeAnchor: p.include_anchor, numBefore, numAfter, narrow: p.narrow });
+      const ids = range.rows.map((r) => r.id);
+      const result = await updateFlags(app, realm, user, ids, p.op, p.flag);
+      return {
+        processed_count: ids.length,
+        updated_count: result.changed.length,
+        first_processed_id: ids[0] ?? null,
+        last_processed_id: ids.at(-1) ?? null,
+        found_oldest: range.foundOldest,
+        found_newest: range.foundNewest,
+        ignored_because_not_subscribed_channels: result.ignoredChannels,
+      };
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/mark_all_as_read',
+    params: {},
+    async handler({ app, realm, user }) {
+      await markAllAsRead(app, realm, user);
+      return { complete: true };
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/mark_stream_as_read',
+    params: { stream_id: int() },
+    async handler({ app, realm, user, params }) {
+      const { channel } = await accessibleChannel(app, realm, user, params.stream_id, { content: true });
+      await markChannelAsRead(app, realm, user, channel.id);
+      return {};
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/mark_topic_as_read',
+    params: { stream_id: int(), topic_name: str() },
+    async handler({ app, realm, user, params }) {
+      const { channel } = await accessibleChannel(app, realm, user, params.stream_id, { content: true });
+      const topic = params.topic_name;
+      const exists = await app.prisma.userMessage.findFirst({ where: { userId: user.id, message: { channelId: channel.id, topic: { equals: topic, mode: 'insensitive' } } } });
+      if (!exists) throw badRequest(`No such topic '${topic}'`);
+      await markChannelAsRead(app, realm, user, channel.id, topic);
+      return {};
+    },
+  }),
+];

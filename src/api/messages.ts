@@ -1,0 +1,165 @@
+// Messages: POST /messages, GET /messages, GET /messages/{id}, GET /messages/{id}/history.
+import { z } from 'zod';
+import { sendMessage, type Addressee } from '../actions/messages.ts';
+import { badRequest } from '../http/errors.ts';
+import { bool, intList, json, str } from '../http/params.ts';
+import { userRoute } from '../http/route.ts';
+import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages, messageHistory, presentMessages, type RangeQuery } from '../queries/messages.ts';
+import { narrowSchema } from '../queries/narrow.ts';
+
+const MAX_MESSAGES_PER_FETCH = 5000;
+
+/** Zulip's extract_stream_indicator: a name, an id, or either JSON-encoded (also in a 1-list). */
+function channelIndicator(to: string): number | string {
+  let data: unknown;
+  try {
+    data = JSON.parse(to);
+  } catch {
+    return to;
+  }
+  if (Array.isArray(data)) {
+    if (data.length !== 1) throw badRequest('Expected exactly one channel');
+    data = data[0];
+  }
+  if (typeof data === 'string' || (typeof data === 'number' && Number.isInteger(data))) return data;
+  throw badRequest('Invalid data type for channel');
+}
+
+/** Zulip's extract_private_recipients: a JSON list of ids or emails, or comma-separated emails. */
+function directRecipients(to: string): number[] | string[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(to);
+  } catch {
+    data = to;
+  }
+  if (typeof data === 'string') data = data.split(',');
+  if (typeof data === 'number') data = [data];
+  if (!Array.isArray(data)) throw badRequest('Invalid data type for recipients');
+  if (data.length === 0) return [];
+  const mixed = badRequest('Recipient lists may contain emails or user IDs, but not both.');
+  if (typeof data[0] === 'string') {
+    if (!data.every((d) => typeof d === 'string')) throw mixed;
+    return [...new Set((data as string[]).map((e) => e.trim()).filter(Boolean))];
+  }
+  if (!Number.isInteger(data[0])) throw badRequest('Invalid data type for recipients');
+  if (!data.every((d) => Number.isInteger(d))) throw mixed;
+  return [...new Set(data as number[])];
+}
+
+function addressee(type: string, to: string, topic: string | undefined): Addressee {
+  if (type === 'stream' || type === 'channel') return { kind: 'channel', channel: channelIndicator(to), topic };
+  if (type === 'direct' || type === 'private') return { kind: 'direct', users: directRecipients(to) };
+  throw badRequest('Invalid message type');
+}
+
+/** Zulip's client name from the User-Agent ("ZulipMobile/27.1 ..." → "ZulipMobile"). */
+const clientName = (userAgent: string) => /^[^/ ]*[^0-9/( ]*/.exec(userAgent)?.[0]?.trim() || 'Unspecified';
+
+export function parseAnchor(anchor: string | undefined, useFirstUnread: boolean): RangeQuery['anchor'] {
+  if (useFirstUnread) return 'first_unread';
+  if (anchor === undefined) throw badRequest("Missing 'anchor' argument.");
+  if (anchor === 'newest' || anchor === 'oldest' || anchor === 'first_unread') return anchor;
+  if (!/^-?\d+$/.test(anchor)) throw badRequest('Invalid anchor');
+  return Number(anchor);
+}
+
+export const nonNegative = () => json(z.number().int().min(0));
+
+export const routes = [
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/messages',
+    params: {
+      type: str(),
+      to: str(),
+      content: str(),
+      topic: str().optional(),
+      subject: str().optional(),
+      queue_id: str().optional(),
+      local_id: str().optional(),
+      read_by_sender: bool().optional(),
+    },
+    async handler({ app, realm, user, params, headers }) {
+      const to = addressee(params.type, params.to, params.topic ?? params.subject);
+      return sendMessage(app, realm, user, to, params.content, {
+        client: clientName(headers.userAgent),
+        readBySender: params.read_by_sender ?? true,
+        queueId: params.queue_id,
+        localId: params.local_id,
+      });
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/messages',
+    params: {
+      anchor: str().optional(),
+      include_anchor: bool().default(true),
+      num_before: nonNegative().optional(),
+      num_after: nonNegative().optional(),
+      narrow: json(narrowSchema).default([]),
+      client_gravatar: bool().default(true),
+      apply_markdown: bool().default(true),
+      use_first_unread_anchor: bool().default(false),
+      message_ids: intList().optional(),
+      allow_empty_topic_name: bool().default(false),
+    },
+    async handler({ app, realm, user, params }) {
+      const opts = { applyMarkdown: params.apply_markdown, clientGravatar: params.client_gravatar, allowEmptyTopicName: params.allow_empty_topic_name };
+      if (params.message_ids) {
+        if (params.anchor !== undefined || params.num_before !== undefined || params.num_after !== undefined) {
+          throw badRequest('Unsupported parameter combination: anchor, message_ids');
+        }
+        const rows = await filterByNarrow(app, realm, user, params.message_ids, params.narrow);
+        const messages = await presentMessages(app, realm, user, await loadMessages(app, rows.map((r) => r.id)), new Map(rows.map((r) => [r.id, r.flags])), opts);
+        return { messages, history_limited: false };
+      }
+      if (params.num_before === undefined) throw badRequest("Missing 'num_before' argument");
+      if (params.num_after === undefined) throw badRequest("Missing 'num_after' argument");
+      if (params.num_before + params.num_after > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+      const range = await fetchRange(app, realm, user, {
+        anchor: parseAnchor(params.anchor, params.use_first_unread_anchor),
+        includeAnchor: params.include_anchor,
+        numBefore: params.num_before,
+        numAfter: params.num_after,
+        narrow: params.narrow,
+      });
+      const loaded = await loadMessages(app, range.rows.map((r) => r.id));
+      return {
+        messages: await presentMessages(app, realm, user, loaded, new Map(range.rows.map((r) => [r.id, r.flags])), opts),
+        anchor: range.anchor,
+        found_anchor: range.foundAnchor,
+        found_oldest: range.foundOldest,
+        found_newest: range.foundNewest,
+        history_limited: false,
+      };
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/messages/:message_id',
+    params: { apply_markdown: bool().default(true), allow_empty_topic_name: bool().default(false) },
+    async handler({ app, realm, user, params, path }) {
+      const { message, flags } = await accessMessage(app, realm, user, messageIdOf(path.message_id));
+      const opts = { applyMarkdown: params.apply_markdown, clientGravatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
+      const [formatted] = await presentMessages(app, realm, user, [message], new Map([[message.id, flags]]), opts);
+      return { raw_content: message.content, message: formatted };
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/messages/:message_id/history',
+    params: { allow_empty_topic_name: bool().default(false) },
+    async handler({ app, realm, user, params, path }) {
+      if (!realm.settings.allow_edit_history) throw badRequest('Message edit history is disabled in this organization');
+      const { message } = await accessMessage(app, realm, user, messageIdOf(path.message_id));
+      return { message_history: messageHistory(message, params.allow_empty_topic_name) };
+    },
+  }),
+];
+
+export function messageIdOf(segment: string | undefined): number {
+  if (!segment || !/^\d+$/.test(segment) || Number(segment) > 2 ** 31 - 1) throw invalidMessage();
+  return Number(segment);
+}

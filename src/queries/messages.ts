@@ -1,0 +1,276 @@
+// Messages as the API shows them, who may read them, and the range reads of GET /messages.
+import type { App } from '../app.ts';
+import type { Channel, Prisma, User } from '../db/generated/client.ts';
+import { FLAG_BITS, HISTORICAL_FLAGS, flagList } from '../domain/message-flags.ts';
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
+import { badRequest } from '../http/errors.ts';
+import { channelAccess } from './channels.ts';
+import { compileNarrow, narrowSource, type NarrowTerm } from './narrow.ts';
+import type { RealmInfo } from './realms.ts';
+import { apiEmail, avatarUrl, canSeeEmail } from './users.ts';
+
+export const messageInclude = {
+  sender: true,
+  channel: { select: { id: true, name: true, inviteOnly: true, historyPublicToSubscribers: true } },
+  directGroup: { select: { id: true, memberKey: true } },
+  reactions: { orderBy: { id: 'asc' } },
+} satisfies Prisma.MessageInclude;
+export type FullMessage = Prisma.MessageGetPayload<{ include: typeof messageInclude }>;
+
+export const invalidMessage = () => badRequest('Invalid message(s)');
+
+export const timestamp = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** Zulip has a Recipient row per channel and per conversation; ours are derived, odd for DMs. */
+export function recipientId(m: { channelId: number | null; directGroupId: number | null }): number {
+  return m.channelId !== null ? m.channelId * 2 : m.directGroupId! * 2 + 1;
+}
+
+export const memberIds = (memberKey: string) => memberKey.split(',').map(Number);
+
+export function displayTopic(topic: string, allowEmptyTopicName: boolean): string {
+  return topic === '' && !allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic;
+}
+
+interface EditHistoryEntry {
+  user_id: number | null;
+  timestamp: number;
+  prev_content?: string;
+  prev_rendered_content?: string;
+  prev_topic?: string;
+  topic?: string;
+  prev_stream?: number;
+  stream?: number;
+}
+export const editHistoryOf = (m: { editHistory: unknown }) => (m.editHistory ?? []) as EditHistoryEntry[];
+
+/**
+ * The viewer-independent message object, with the rendered `content`, the Markdown source as
+ * `raw_content`, and the full avatar URL; `presentMessage` trims it for one viewer and request.
+ */
+export function messageObject(app: App, realm: RealmInfo, m: FullMessage, dmUsers: Map<number, User>): Record<string, unknown> {
+  const base: Record<string, unknown> = {
+    id: m.id,
+    sender_id: m.senderId,
+    content: m.renderedContent,
+    raw_content: m.content,
+    recipient_id: recipientId(m),
+    timestamp: timestamp(m.dateSent),
+    client: m.sendingClient,
+    subject: m.topic,
+    topic_links: [],
+    is_me_message: m.isMeMessage,
+    reactions: m.reactions.map((r) => ({ emoji_name: r.emojiName, emoji_code: r.emojiCode, reaction_type: r.reactionType, user_id: r.userId })),
+    submessages: [],
+    sender_full_name: m.sender.fullName,
+    sender_email: apiEmail(app, realm, m.sender),
+    sender_realm_str: realm.subdomain,
+    avatar_url: avatarUrl(m.sender),
+    content_type: 'text/html',
+  };
+  if (m.channel) Object.assign(base, { type: 'stream', display_recipient: m.channel.name, stream_id: m.channel.id });
+  else {
+    const users = memberIds(m.directGroup!.memberKey).map((id) => dmUsers.get(id)!);
+    base.type = 'private';
+    base.display_recipient = users.map((u) => ({ id: u.id, email: apiEmail(app, realm, u), full_name: u.fullName, is_mirror_dummy: false }));
+  }
+  if (m.lastEditTime) base.last_edit_timestamp = timestamp(m.lastEditTime);
+  if (m.lastMovedTime) base.last_moved_timestamp = timestamp(m.lastMovedTime);
+  if (m.editHistory && realm.settings.allow_edit_history) base.edit_history = m.editHistory;
+  return base;
+}
+
+export interface PresentOptions {
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  allowEmptyTopicName: boolean;
+}
+
+/** One viewer's copy of a message object: content format, avatar, topic name and flags. */
+export function presentMessage(obj: Record<string, unknown>, m: FullMessage, viewer: User, realm: RealmInfo, flags: number, opts: PresentOptions): Record<string, unknown> {
+  const { raw_content: raw, ...rest } = obj;
+  const out: Record<string, unknown> = { ...rest, flags: flagList(flags) };
+  if (!opts.applyMarkdown) Object.assign(out, { content: raw, content_type: 'text/x-markdown' });
+  if (opts.clientGravatar && m.sender.avatarSource === 'G' && canSeeEmail(m.sender, viewer, realm)) out.avatar_url = null;
+  if (m.channel) out.subject = displayTopic(m.topic, opts.allowEmptyTopicName);
+  if (out.edit_history && !opts.allowEmptyTopicName) {
+    out.edit_history = editHistoryOf(m).map((e) => ({
+      ...e,
+      ...(e.prev_topic !== undefined ? { prev_topic: displayTopic(e.prev_topic, false) } : {}),
+      ...(e.topic !== undefined ? { topic: displayTopic(e.topic, false) } : {}),
+    }));
+  }
+  return out;
+}
+
+/** The users of the direct-message conversations among `messages`, in one query. */
+export async function conversationUsers(app: App, messages: readonly FullMessage[]): Promise<Map<number, User>> {
+  const ids = new Set(messages.flatMap((m) => (m.directGroup ? memberIds(m.directGroup.memberKey) : [])));
+  if (ids.size === 0) return new Map();
+  const users = await app.prisma.user.findMany({ where: { id: { in: [...ids] } } });
+  return new Map(users.map((u) => [u.id, u]));
+}
+
+export async function loadMessages(app: App, ids: readonly number[]): Promise<FullMessage[]> {
+  if (ids.length === 0) return [];
+  return app.prisma.message.findMany({ where: { id: { in: [...ids] } }, include: messageInclude, orderBy: { id: 'asc' } });
+}
+
+/** Formats messages for one viewer; `flags` holds the viewer's bits (absent = historical). */
+export async function presentMessages(app: App, realm: RealmInfo, viewer: User, messages: readonly FullMessage[], flags: Map<number, number | null>, opts: PresentOptions) {
+  const dmUsers = await conversationUsers(app, messages);
+  return messages.map((m) => presentMessage(messageObject(app, realm, m, dmUsers), m, viewer, realm, flags.get(m.id) ?? HISTORICAL_FLAGS, opts));
+}
+
+/**
+ * Zulip's access rule for one message: a UserMessage row, or a channel message whose channel's
+ * content the user may read and whose history is shared with subscribers.
+ */
+export async function accessMessage(app: App, realm: RealmInfo, user: User, id: number): Promise<{ message: FullMessage; flags: number | null }> {
+  const message = await app.prisma.message.findFirst({ where: { id, realmId: realm.id }, include: messageInclude });
+  if (!message) throw invalidMessage();
+  const um = await app.prisma.userMessage.findUnique({ where: { userId_messageId: { userId: user.id, messageId: id } } });
+  if (um) return { message, flags: um.flags };
+  if (!message.channelId) throw invalidMessage();
+  const channel = await app.prisma.channel.findUniqueOrThrow({ where: { id: message.channelId } });
+  const access = await channelAccess(app, realm, user, channel);
+  if (!access.content || !channel.historyPublicToSubscribers) throw invalidMessage();
+  return { message, flags: null };
+}
+
+/** Ids of the topic's messages the user can read: all of them unless history is protected. */
+export async function visibleTopicMessages(app: App, user: User, channel: Channel, topic: string): Promise<{ id: number; dateSent: Date }[]> {
+  return app.prisma.message.findMany({
+    where: {
+      channelId: channel.id,
+      topic: { equals: topic, mode: 'insensitive' },
+      ...(channel.historyPublicToSubscribers ? {} : { userMessages: { some: { userId: user.id } } }),
+    },
+    select: { id: true, dateSent: true },
+    orderBy: { id: 'asc' },
+  });
+}
+
+export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
+
+export interface RangeQuery {
+  anchor: number | 'newest' | 'oldest' | 'first_unread';
+  includeAnchor: boolean;
+  numBefore: number;
+  numAfter: number;
+  narrow: readonly NarrowTerm[];
+}
+
+export interface RangeResult {
+  rows: { id: number; flags: number | null }[];
+  anchor: number;
+  foundAnchor: boolean;
+  foundOldest: boolean;
+  foundNewest: boolean;
+}
+
+type Row = { id: number; flags: number | null };
+
+/** Messages around an anchor in a narrow, with Zulip's found_* bookkeeping. */
+export async function fetchRange(app: App, realm: RealmInfo, user: User, q: RangeQuery): Promise<RangeResult> {
+  const narrow = await compileNarrow(app, realm, user, q.narrow, [user.id]);
+  const { from, where } = narrowSource(narrow);
+  const select = (extra: string, order: 'ASC' | 'DESC', limit: number) =>
+    app.prisma.$queryRawUnsafe<Row[]>(`SELECT m.id, um.flags FROM ${from} WHERE ${where} AND ${extra} ORDER BY m.id ${order} LIMIT ${limit}`, ...narrow.params);
+  let anchor: number;
+  if (q.anchor === 'newest') anchor = LARGER_THAN_MAX_MESSAGE_ID;
+  else if (q.anchor === 'oldest') anchor = 0;
+  else if (q.anchor === 'first_unread') {
+    const [first] = await select(`um.flags IS NOT NULL AND (um.flags & ${FLAG_BITS.read}) = 0`, 'ASC', 1);
+    anchor = first?.id ?? LARGER_THAN_MAX_MESSAGE_ID;
+  } else anchor = Math.max(q.anchor, 0);
+  const toRight = anchor === LARGER_THAN_MAX_MESSAGE_ID;
+  const toLeft = anchor === 0;
+  const withAnchor = q.includeAnchor && !toLeft && !toRight;
+  const before = q.numBefore > 0 && !toLeft ? (await select(`m.id < ${anchor}`, 'DESC', q.numBefore)).reverse() : [];
+  const at = withAnchor ? await select(`m.id = ${anchor}`, 'ASC', 1) : [];
+  const after = q.numAfter > 0 && !toRight ? await select(`m.id > ${anchor}`, 'ASC', q.numAfter) : [];
+  return {
+    rows: [...before, ...at, ...after],
+    anchor,
+    foundAnchor: at.length === 1,
+    foundOldest: toLeft || before.length < q.numBefore,
+    foundNewest: toRight || after.length < q.numAfter,
+  };
+}
+
+/** Message ids (with the user's flags) among `ids` that match a narrow. */
+export async function filterByNarrow(app: App, realm: RealmInfo, user: User, ids: readonly number[], narrowTerms: readonly NarrowTerm[]): Promise<Row[]> {
+  if (ids.length === 0) return [];
+  const narrow = await compileNarrow(app, realm, user, narrowTerms, [user.id, [...ids]]);
+  const { from, where } = narrowSource(narrow);
+  return app.prisma.$queryRawUnsafe<Row[]>(`SELECT m.id, um.flags FROM ${from} WHERE ${where} AND m.id = ANY($2::int[]) ORDER BY m.id`, ...narrow.params);
+}
+
+const DIFF_TOKEN_RE = /<[^>]*>|[^<\s]+|\s+/g;
+const MAX_DIFF_CELLS = 1_000_000;
+
+/**
+ * A word-level diff of two rendered versions, in the markup of Zulip's content_html_diff: the new
+ * HTML with removed words in `highlight_text_deleted` and added ones in `highlight_text_inserted`.
+ */
+export function htmlDiff(oldHtml: string, newHtml: string): string {
+  const a = oldHtml.match(DIFF_TOKEN_RE) ?? [];
+  const b = newHtml.match(DIFF_TOKEN_RE) ?? [];
+  if (a.length * b.length > MAX_DIFF_CELLS) return `<span class="highlight_text_inserted">${newHtml}</span>`;
+  // lcs[i][j]: length of the longest common subsequence of a[i..] and b[j..].
+  const lcs = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
+  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  const out: string[] = [];
+  let run: { kind: 'deleted' | 'inserted'; text: string } | null = null;
+  const flush = () => {
+    if (run) out.push(`<span class="highlight_text_${run.kind}">${run.text}</span>`);
+    run = null;
+  };
+  const mark = (kind: 'deleted' | 'inserted', token: string) => {
+    if (token.startsWith('<')) {
+      flush();
+      if (kind === 'inserted') out.push(token);
+      return;
+    }
+    if (run?.kind !== kind) flush();
+    run = { kind, text: (run?.text ?? '') + token };
+  };
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      flush();
+      out.push(b[j]!);
+      i++;
+      j++;
+    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) mark('inserted', b[j++]!);
+    else mark('deleted', a[i++]!);
+  }
+  flush();
+  return out.join('');
+}
+
+/** GET /messages/{id}/history: the original version first, then one snapshot per edit. */
+export function messageHistory(m: FullMessage, allowEmptyTopicName: boolean): Record<string, unknown>[] {
+  const topicName = (t: string) => (m.channelId !== null ? displayTopic(t, allowEmptyTopicName) : t);
+  let content = m.content;
+  let rendered = m.renderedContent;
+  let topic = topicName(m.topic);
+  const snapshots: Record<string, unknown>[] = [];
+  for (const edit of editHistoryOf(m)) {
+    const entry: Record<string, unknown> = { content, rendered_content: rendered, timestamp: edit.timestamp, topic, user_id: edit.user_id };
+    if (edit.prev_topic !== undefined) topic = entry.prev_topic = topicName(edit.prev_topic);
+    if (edit.prev_content !== undefined) {
+      entry.prev_content = edit.prev_content;
+      entry.prev_rendered_content = edit.prev_rendered_content;
+      entry.content_html_diff = htmlDiff(edit.prev_rendered_content ?? '', rendered);
+      content = edit.prev_content;
+      rendered = edit.prev_rendered_content ?? '';
+    }
+    if (edit.prev_stream !== undefined) Object.assign(entry, { prev_stream: edit.prev_stream, stream: edit.stream });
+    snapshots.push(entry);
+  }
+  snapshots.push({ content, rendered_content: rendered, timestamp: timestamp(m.dateSent), topic, user_id: m.senderId });
+  return snapshots.reverse();
+}

@@ -1,0 +1,207 @@
+// Narrows (Zulip's search filters) compiled to SQL. A narrow searches the user's own message
+// history (their UserMessage rows) unless it names a channel whose whole history the user may read;
+// then it searches every message of that channel, with the user's flags where they have a row.
+import { z } from 'zod';
+import type { App } from '../app.ts';
+import type { User } from '../db/generated/client.ts';
+import { FLAG_BITS } from '../domain/message-flags.ts';
+import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
+import { Role } from '../domain/roles.ts';
+import { ApiError } from '../http/errors.ts';
+import { channelAccess, channelByName } from './channels.ts';
+import type { RealmInfo } from './realms.ts';
+import { userByEmail } from './users.ts';
+
+const operand = z.union([z.string(), z.number().int(), z.array(z.number().int())]);
+export const narrowSchema = z.array(
+  z.union([
+    z.object({ operator: z.string(), operand, negated: z.boolean().optional() }).strict(),
+    z.tuple([z.string(), z.string()]).transform(([operator, operandValue]) => ({ operator, operand: operandValue, negated: undefined })),
+  ]),
+);
+export type NarrowTerm = { operator: string; operand: string | number | number[]; negated?: boolean };
+
+const CANONICAL: Record<string, string> = {
+  stream: 'channel', streams: 'channels', subject: 'topic', 'pm-with': 'dm', 'group-pm-with': 'dm-including',
+};
+
+export const badNarrow = (desc: string) => new ApiError(`Invalid narrow operator: ${desc}`, 'BAD_NARROW');
+
+/** Topic operands and parameters: the realm's display name for the empty topic means "". */
+export function normalizeTopicName(topic: string): string {
+  const trimmed = topic.trim();
+  return trimmed === EMPTY_TOPIC_DISPLAY_NAME || trimmed === '(no topic)' ? '' : trimmed;
+}
+
+/** SQL conditions over `m` (Message) and `um` (the user's UserMessage row, null for history). */
+export interface CompiledNarrow {
+  /** Search every message of the named channels, not only the user's UserMessage rows. */
+  history: boolean;
+  conditions: string[];
+  params: unknown[];
+}
+
+class SqlParams {
+  readonly values: unknown[] = [];
+  constructor(start: unknown[] = []) {
+    this.values.push(...start);
+  }
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+async function channelCondition(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand'], sql: SqlParams): Promise<{ cond: string; history: boolean }> {
+  const channel =
+    typeof value === 'number'
+      ? await app.prisma.channel.findFirst({ where: { id: value, realmId: realm.id } })
+      : typeof value === 'string'
+        ? await channelByName(app, realm, value)
+        : null;
+  if (!channel) throw badNarrow('unknown channel');
+  const access = await channelAccess(app, realm, user, channel);
+  return { cond: `m."channelId" = ${sql.add(channel.id)}`, history: access.content && channel.historyPublicToSubscribers };
+}
+
+async function userIdsOf(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand']): Promise<number[]> {
+  const items = Array.isArray(value) ? value : typeof value === 'number' ? [value] : value.split(',').map((s) => s.trim()).filter(Boolean);
+  const ids: number[] = [];
+  for (const item of items) {
+    if (typeof item === 'number') {
+      const found = await app.prisma.user.findFirst({ where: { id: item, realmId: realm.id }, select: { id: true } });
+      if (!found) throw badNarrow('unknown user');
+      ids.push(item);
+    } else {
+      const found = await userByEmail(app, realm, item, user).catch(() => null);
+      if (!found) throw badNarrow('unknown user');
+      ids.push(found.id);
+    }
+  }
+  return ids;
+}
+
+function isCondition(value: string, sql: SqlParams): string {
+  switch (value) {
+    case 'dm':
+    case 'private':
+      return 'm."directGroupId" IS NOT NULL';
+    case 'unread':
+      return `(um.flags & ${FLAG_BITS.read}) = 0`;
+    case 'starred':
+      return `(um.flags & ${FLAG_BITS.starred}) <> 0`;
+    case 'mentioned':
+      return `(um.flags & ${FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned}) <> 0`;
+    case 'alerted':
+      return `(um.flags & ${FLAG_BITS.has_alert_word}) <> 0`;
+    case 'resolved':
+      return `(m."channelId" IS NOT NULL AND m.topic LIKE ${sql.add('✔ %')})`;
+    default:
+      throw badNarrow("unknown 'is' operand");
+  }
+}
+
+const HAS_CONDITIONS: Record<string, string> = {
+  link: 'm."hasLink"',
+  attachment: 'm."hasAttachment"',
+  image: 'm."hasImage"',
+  reaction: 'EXISTS (SELECT 1 FROM "Reaction" r WHERE r."messageId" = m.id)',
+};
+
+/** Words and "quoted phrases" of a search operand; each must occur in the content or topic. */
+function searchCondition(value: string, sql: SqlParams): string {
+  const words = [...value.matchAll(/"([^"]+)"|(\S+)/g)].map((m) => (m[1] ?? m[2])!);
+  if (words.length === 0) return 'TRUE';
+  return words
+    .map((w) => {
+      const p = sql.add(`%${likeEscape(w)}%`);
+      return `(m.content ILIKE ${p} OR (m."channelId" IS NOT NULL AND m.topic ILIKE ${p}))`;
+    })
+    .join(' AND ');
+}
+
+async function dmCondition(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand'], sql: SqlParams): Promise<string> {
+  const ids = await userIdsOf(app, realm, user, value);
+  const key = [...new Set([...ids, user.id])].sort((a, b) => a - b).join(',');
+  const group = await app.prisma.directMessageGroup.findUnique({ where: { realmId_memberKey: { realmId: realm.id, memberKey: key } } });
+  return group ? `m."directGroupId" = ${sql.add(group.id)}` : 'FALSE';
+}
+
+async function termCondition(app: App, realm: RealmInfo, user: User, term: NarrowTerm, sql: SqlParams): Promise<{ cond: string; history?: boolean }> {
+  const value = term.operand;
+  const text = String(value);
+  switch (term.operator) {
+    case 'channel':
+      return channelCondition(app, realm, user, value, sql);
+    case 'channels':
+      if (text !== 'public' && text !== 'web-public') throw badNarrow('unknown channels operand');
+      return {
+        cond: `m."channelId" IN (SELECT id FROM "Channel" WHERE "realmId" = ${sql.add(realm.id)} AND NOT "inviteOnly"${text === 'web-public' ? ' AND "isWebPublic"' : ''})`,
+        history: user.role !== Role.GUEST,
+      };
+    case 'topic':
+      return { cond: `(m."channelId" IS NOT NULL AND lower(m.topic) = lower(${sql.add(normalizeTopicName(text))}))` };
+    case 'sender': {
+      const [id] = await userIdsOf(app, realm, user, text === 'me' ? user.id : value);
+      return { cond: `m."senderId" = ${sql.add(id)}` };
+    }
+    case 'dm':
+      return { cond: await dmCondition(app, realm, user, value, sql) };
+    case 'dm-including': {
+      const [id] = await userIdsOf(app, realm, user, value);
+      const like = sql.add(`%,${id},%`);
+      return { cond: `m."directGroupId" IN (SELECT id FROM "DirectMessageGroup" WHERE "realmId" = ${sql.add(realm.id)} AND (',' || "memberKey" || ',') LIKE ${like})` };
+    }
+    case 'is':
+      return { cond: isCondition(text, sql) };
+    case 'has':
+      if (!(text in HAS_CONDITIONS)) throw badNarrow("unknown 'has' operand");
+      return { cond: HAS_CONDITIONS[text]! };
+    case 'search':
+      return { cond: searchCondition(text, sql) };
+    case 'id':
+      if (!/^\d+$/.test(text)) throw badNarrow('invalid message ID');
+      return { cond: `m.id = ${sql.add(Number(text))}` };
+    case 'near':
+    case 'with':
+      // Positioning hints for clients; they do not filter.
+      return { cond: 'TRUE' };
+    default:
+      throw badNarrow(`unknown operator ${term.operator}`);
+  }
+}
+
+/**
+ * Compiles a narrow; `firstParams` are placed first ($1...) for the caller's own conditions.
+ * History is searched only for a channel the user may read whole and when no `is:` term needs
+ * a UserMessage row (Zulip's ok_to_include_history).
+ */
+export async function compileNarrow(app: App, realm: RealmInfo, user: User, narrow: readonly NarrowTerm[], firstParams: unknown[] = []): Promise<CompiledNarrow> {
+  const sql = new SqlParams(firstParams);
+  const conditions: string[] = [];
+  let history = false;
+  for (const raw of narrow) {
+    const term = { ...raw, operator: CANONICAL[raw.operator] ?? raw.operator };
+    const compiled = await termCondition(app, realm, user, term, sql);
+    if (term.negated) conditions.push(`NOT COALESCE((${compiled.cond}), FALSE)`);
+    else {
+      conditions.push(compiled.cond);
+      if (compiled.history) history = true;
+    }
+  }
+  if (narrow.some((t) => (CANONICAL[t.operator] ?? t.operator) === 'is' && t.operand !== 'resolved')) history = false;
+  return { history, conditions, params: sql.values };
+}
+
+/** FROM clause and base condition for a compiled narrow; `$1` must be the user's id. */
+export function narrowSource(narrow: CompiledNarrow): { from: string; where: string } {
+  if (narrow.history) {
+    return {
+      from: '"Message" m LEFT JOIN "UserMessage" um ON um."messageId" = m.id AND um."userId" = $1',
+      where: ['TRUE', ...narrow.conditions].join(' AND '),
+    };
+  }
+  return { from: '"UserMessage" um JOIN "Message" m ON m.id = um."messageId"', where: ['um."userId" = $1', ...narrow.conditions].join(' AND ') };
+}

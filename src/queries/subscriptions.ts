@@ -1,0 +1,47 @@
+// Subscriptions as the API shows them (spec 2.6): the channel's fields plus the user's own
+// settings for it, and who is subscribed.
+import type { App } from '../app.ts';
+import type { Subscription, User } from '../db/generated/client.ts';
+import { channelStats, formatChannel } from './channels.ts';
+import type { RealmInfo } from './realms.ts';
+
+/** A channel dict (formatChannel) merged with one user's subscription to it. */
+export function formatSubscription(channel: Record<string, unknown>, sub: Subscription, subscribers?: number[]): Record<string, unknown> {
+  return {
+    ...channel,
+    color: sub.color,
+    is_muted: sub.isMuted,
+    in_home_view: !sub.isMuted,
+    pin_to_top: sub.pinToTop,
+    desktop_notifications: sub.desktopNotifications,
+    audible_notifications: sub.audibleNotifications,
+    push_notifications: sub.pushNotifications,
+    email_notifications: sub.emailNotifications,
+    wildcard_mentions_notify: sub.wildcardMentionsNotify,
+    ...(subscribers ? { subscribers } : {}),
+  };
+}
+
+/** Active subscribers (active users) of each channel, ascending. */
+export async function subscribersByChannel(app: App, channelIds: number[]): Promise<Map<number, number[]>> {
+  const rows = await app.prisma.subscription.findMany({
+    where: { channelId: { in: channelIds }, active: true, user: { isActive: true } },
+    select: { channelId: true, userId: true },
+    orderBy: { userId: 'asc' },
+  });
+  const result = new Map<number, number[]>(channelIds.map((id) => [id, []]));
+  for (const row of rows) result.get(row.channelId)!.push(row.userId);
+  return result;
+}
+
+/** GET /users/me/subscriptions: the user's active subscriptions to channels that are not archived. */
+export async function userSubscriptions(app: App, realm: RealmInfo, user: User, includeSubscribers: boolean): Promise<Record<string, unknown>[]> {
+  const subs = await app.prisma.subscription.findMany({
+    where: { userId: user.id, active: true, channel: { isArchived: false } },
+    include: { channel: true },
+    orderBy: { channelId: 'asc' },
+  });
+  const ids = subs.map((s) => s.channelId);
+  const [stats, subscribers] = await Promise.all([channelStats(app, ids), includeSubscribers ? subscribersByChannel(app, ids) : undefined]);
+  return subs.map((s) => formatSubscription(formatChannel(realm, s.channel, stats.get(s.channelId)!), s, subscribers?.get(s.channelId)));
+}

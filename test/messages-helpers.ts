@@ -1,0 +1,50 @@
+// Shared setup for the message tests: channels with members, sends, and raw access to dates.
+import * as assert from 'uvu/assert';
+import type { TestRealm, TestUser } from './helpers/server.ts';
+
+export interface ChannelOptions {
+  invite_only?: boolean;
+  history_public_to_subscribers?: boolean;
+}
+
+/** Creates a channel through the API with exactly `members` subscribed; returns its id. */
+export async function makeChannel(realm: TestRealm, name: string, members: TestUser[], opts: ChannelOptions = {}): Promise<number> {
+  const r = await realm.owner.client.post('/users/me/subscriptions', { subscriptions: [{ name }], principals: members.map((m) => m.id), ...opts });
+  assert.is(r.status, 200, r.text);
+  const channel = await realm.server.app.prisma.channel.findFirstOrThrow({ where: { realmId: realm.id, name } });
+  return channel.id;
+}
+
+export async function send(user: TestUser, to: number | string, topic: string, content: string): Promise<number> {
+  const r = await user.client.post('/messages', { type: 'stream', to, topic, content });
+  assert.is(r.status, 200, r.text);
+  return r.body.id;
+}
+
+export async function sendDm(user: TestUser, to: number[], content: string): Promise<number> {
+  const r = await user.client.post('/messages', { type: 'direct', to, content });
+  assert.is(r.status, 200, r.text);
+  return r.body.id;
+}
+
+/** Moves messages into the past, for time-limit tests. */
+export async function age(realm: TestRealm, ids: number[], seconds: number): Promise<void> {
+  await realm.server.app.prisma.message.updateMany({ where: { id: { in: ids } }, data: { dateSent: new Date(Date.now() - seconds * 1000) } });
+}
+
+export async function setRealmSettings(realm: TestRealm, settings: Record<string, unknown>, permissions: Record<string, unknown> = {}): Promise<void> {
+  const app = realm.server.app;
+  const row = await app.prisma.realm.findUniqueOrThrow({ where: { id: realm.id } });
+  await app.prisma.realm.update({
+    where: { id: realm.id },
+    data: { settings: { ...(row.settings as object), ...settings } as object, permissions: { ...(row.permissions as object), ...permissions } as object },
+  });
+  await app.realms.reload(realm.id);
+}
+
+/** The id of a system group of the realm (for permission settings). */
+export function systemGroup(realm: TestRealm, name: string): number {
+  return (realm.server.app.realms.byId(realm.id)!.systemGroups as Record<string, number>)[name]!;
+}
+
+export const errorBody = (msg: string, code = 'BAD_REQUEST', extra: Record<string, unknown> = {}) => ({ result: 'error', msg, code, ...extra });
