@@ -10,6 +10,7 @@ import type { EventBus } from './bus/bus.ts';
 import { MemoryBus } from './bus/memory.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { log } from './log.ts';
+import { QueueRegistry } from '../actors/registry.ts';
 
 export interface App {
   config: Config;
@@ -18,6 +19,7 @@ export interface App {
   realms: RealmDirectory;
   auth: UserAuthenticator;
   bus: EventBus;
+  queues: QueueRegistry;
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
   startedAt: number;
 }
@@ -29,13 +31,15 @@ export async function createApp(config: Config): Promise<App> {
     if (applied.length) log.info('applied migrations', { applied });
     const realms = new RealmDirectory(db.prisma, config.externalHost);
     await realms.loadAll();
+    const bus = new MemoryBus();
     return {
       config,
       db,
       prisma: db.prisma,
       realms,
       auth: new UserAuthenticator(db.prisma),
-      bus: new MemoryBus(),
+      bus,
+      queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000 }),
       limits: config.RATE_LIMIT
         ? {
             user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
@@ -52,6 +56,7 @@ export async function createApp(config: Config): Promise<App> {
 }
 
 export async function closeApp(app: App): Promise<void> {
+  app.queues.stop();
   await app.bus.close();
   await app.db.close();
 }

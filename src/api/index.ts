@@ -2,6 +2,7 @@
 import type { Route } from '../http/route.ts';
 import { routes as auth } from './auth.ts';
 import { routes as channels } from './channels.ts';
+import { routes as events } from './events.ts';
 import { routes as flags } from './flags.ts';
 import { routes as messages } from './messages.ts';
 import { routes as messageEdits } from './messages-edit.ts';
@@ -10,4 +11,4 @@ import { routes as subscriptions } from './subscriptions.ts';
 import { routes as typing } from './typing.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...flags];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...flags, ...events];

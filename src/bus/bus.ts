@@ -15,6 +15,8 @@ export interface EventEnvelope {
   perUser?: Readonly<Record<number, Record<string, unknown>>>;
   /** Additions for one queue only (e.g. the sender's `local_message_id`), by queue id. */
   perQueue?: Readonly<Record<string, Record<string, unknown>>>;
+  /** A message to a public channel: queues registered with all_public_streams get it too. */
+  publicChannelMessage?: boolean;
 }
 
 export type EventHandler = (envelope: EventEnvelope) => void;

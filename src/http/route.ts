@@ -37,7 +37,15 @@ export class RawResponse {
   ) {}
 }
 
-export type HandlerResult = Record<string, unknown> | RawResponse;
+/**
+ * Success fields already serialized (`"events":[...],"queue_id":"..."`), for hot responses whose
+ * parts were encoded once and shared, such as a fan-out's events.
+ */
+export class JsonFields {
+  constructor(readonly json: string) {}
+}
+
+export type HandlerResult = Record<string, unknown> | RawResponse | JsonFields;
 
 interface RouteBase<F extends Fields> {
   method: Method;

@@ -11,7 +11,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { ApiError, notLoggedIn, unauthorized } from './errors.ts';
 import { parseJsonBody, parseParams, parseUrlEncoded, type RawParams } from './params.ts';
 import type { RateDecision } from './rate-limit.ts';
-import { RawResponse, type HandlerResult, type Route, type UploadedFile } from './route.ts';
+import { JsonFields, RawResponse, type HandlerResult, type Route, type UploadedFile } from './route.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
@@ -131,6 +131,9 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
       const headers = rate ? rateHeaders(rate) : {};
       if (result instanceof RawResponse) {
         writeResponse(ex, result.status, { ...headers, ...result.headers }, result.body);
+      } else if (result instanceof JsonFields) {
+        const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
+        writeResponse(ex, 200, { ...headers, 'Content-Type': 'application/json' }, `{"result":"success","msg":"",${result.json}${extra}}`);
       } else {
         const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
         writeResponse(ex, 200, { ...headers, 'Content-Type': 'application/json' }, JSON.stringify(body));

@@ -1,0 +1,138 @@
+// Turns a published event into what one queue's client receives: dropped if its filter says so,
+// reshaped by its capabilities (markdown or HTML, avatars, empty topic, bulk deletions, ...), with
+// the recipient's own parts merged in. Returns JSON bodies without the event id, which the queue
+// adds, so each distinct shape is serialized once per fan-out, not once per queue.
+import type { EventEnvelope } from '../src/bus/bus.ts';
+import { displayTopicFor, hasCapability, type QueueOptions } from './queue-options.ts';
+
+type Event = Record<string, unknown>;
+
+const GRAVATAR = 'https://secure.gravatar.com/';
+const DUMMY_EMAIL = /^user\d+@/;
+
+function messageMatchesNarrow(options: QueueOptions, message: Event, flags: readonly string[]): boolean {
+  for (const [operator, operand] of options.narrow) {
+    const op = operand.toLowerCase();
+    switch (operator) {
+      case 'channel':
+        if (message.type !== 'stream' || String(message.display_recipient).toLowerCase() !== op) return false;
+        break;
+      case 'topic':
+        if (message.type !== 'stream' || String(message.subject).toLowerCase() !== op) return false;
+        break;
+      case 'sender':
+        if (String(message.sender_email).toLowerCase() !== op && String(message.sender_id) !== op) return false;
+        break;
+      case 'is':
+        if (!matchesIs(op, message, flags)) return false;
+        break;
+      case 'dm':
+      case 'pm-with': {
+        if (message.type !== 'private') return false;
+        const emails = (message.display_recipient as { email: string; id: number }[]).map((u) => [u.email.toLowerCase(), String(u.id)]);
+        const wanted = op.split(',').map((s) => s.trim());
+        if (!wanted.every((w) => emails.some((pair) => pair.includes(w)))) return false;
+        break;
+      }
+      case 'search':
+        if (!String(message.raw_content ?? message.content).toLowerCase().includes(op)) return false;
+        break;
+      default:
+        break;
+    }
+  }
+  return true;
+}
+
+const MENTION_FLAGS = new Set(['mentioned', 'stream_wildcard_mentioned', 'topic_wildcard_mentioned']);
+
+function matchesIs(op: string, message: Event, flags: readonly string[]): boolean {
+  switch (op) {
+    case 'dm':
+    case 'private':
+      return message.type === 'private';
+    case 'mentioned':
+      return flags.some((f) => MENTION_FLAGS.has(f));
+    case 'starred':
+      return flags.includes('starred');
+    case 'alerted':
+      return flags.includes('has_alert_word');
+    case 'unread':
+      return !flags.includes('read');
+    case 'resolved':
+      return message.type === 'stream' && String(message.subject).startsWith('✔ ');
+    default:
+      return true;
+  }
+}
+
+function messageFor(options: QueueOptions, message: Event): Event {
+  const { raw_content: raw, ...rest } = message;
+  const out: Event = options.applyMarkdown ? rest : { ...rest, content: raw, content_type: 'text/x-markdown' };
+  // Clients compute a gravatar themselves from a real address; a dummy one gives them nothing.
+  if (options.clientGravatar && String(out.avatar_url).startsWith(GRAVATAR) && !DUMMY_EMAIL.test(String(out.sender_email))) out.avatar_url = null;
+  if (out.type === 'stream') out.subject = displayTopicFor(options, String(out.subject));
+  return out;
+}
+
+function wanted(options: QueueOptions, type: string): boolean {
+  return options.eventTypes === null || options.eventTypes.includes(type);
+}
+
+/**
+ * The events (as JSON object bodies without their opening brace and id) that `envelope` becomes
+ * for a queue of `userId` with `options`; usually one, none when filtered out, several when a
+ * bulk deletion is split for an old client.
+ */
+export function eventsForQueue(envelope: EventEnvelope, userId: number, queueId: string, options: QueueOptions): Event[] {
+  const event = envelope.event;
+  const type = String(event.type);
+  if (type !== 'heartbeat' && !wanted(options, type)) return [];
+  const own = { ...envelope.perUser?.[userId], ...envelope.perQueue?.[queueId] };
+  switch (type) {
+    case 'message': {
+      const message = event.message as Event;
+      const flags = (own.flags as string[] | undefined) ?? [];
+      if (!messageMatchesNarrow(options, message, flags)) return [];
+      return [{ ...event, message: messageFor(options, message), flags, ...own }];
+    }
+    case 'delete_message': {
+      if (hasCapability(options, 'bulk_message_deletion')) return [{ ...event, ...topicFields(options, event) }];
+      const { message_ids: ids, ...rest } = event;
+      return (ids as number[]).map((message_id) => ({ ...rest, ...topicFields(options, event), message_id }));
+    }
+    case 'update_message':
+      return [{ ...event, ...topicFields(options, event), ...own }];
+    case 'typing':
+      if (event.message_type === 'stream' && !hasCapability(options, 'stream_typing_notifications')) return [];
+      return [{ ...event, ...topicFields(options, event) }];
+    case 'realm_linkifiers':
+      return hasCapability(options, 'linkifier_url_template') ? [event] : [];
+    case 'user_settings':
+      return hasCapability(options, 'user_settings_object') ? [event] : [event, ...legacySettingsEvents(event)];
+    default:
+      return [Object.keys(own).length ? { ...event, ...own } : event];
+  }
+}
+
+function topicFields(options: QueueOptions, event: Event): Event {
+  const out: Event = {};
+  for (const key of ['topic', 'subject', 'orig_subject'] as const) {
+    if (typeof event[key] === 'string') out[key] = displayTopicFor(options, event[key] as string);
+  }
+  return out;
+}
+
+const NOTIFICATION_SETTINGS = /notifications?|notify|sounds?|desktop_icon_count_display|realm_name_in_email|presence_enabled|email_address_visibility/;
+
+/** Clients without `user_settings_object` also get the pre-FL89 event for the same change. */
+function legacySettingsEvents(event: Event): Event[] {
+  if (event.op !== 'update') return [];
+  const setting = String(event.property);
+  if (NOTIFICATION_SETTINGS.test(setting)) {
+    return [{ type: 'update_global_notifications', user: event.user, notification_name: setting, setting: event.value }];
+  }
+  const legacy: Event = { type: 'update_display_settings', user: event.user, setting_name: setting, setting: event.value };
+  if (event.language_name !== undefined) legacy.language_name = event.language_name;
+  return [legacy];
+}

@@ -1,0 +1,180 @@
+// All event queues of this process: creation and lookup, fan-out of bus events to the queues of
+// their recipients, one shared tick for heartbeats and idle expiry, and save/restore across a
+// restart. Delivery to clients is deferred to setImmediate so the request that published an
+// event is answered first, and each parked client is then completed once with all it has.
+import { randomUUID } from 'node:crypto';
+import type { EventBus, EventEnvelope } from '../src/bus/bus.ts';
+import { eventsForQueue } from './event-format.ts';
+import { EventQueue, type Consumer, type SavedQueue } from './queue.ts';
+import { internOptions, type QueueOptions } from './queue-options.ts';
+
+export interface RegistrySettings {
+  heartbeatSeconds: number;
+  heartbeatJitterSeconds: number;
+  /** How often heartbeats and idle expiry are checked. */
+  tickMs: number;
+  now?: () => number;
+}
+
+export class QueueRegistry {
+  private readonly queues = new Map<string, EventQueue>();
+  private readonly byUser = new Map<number, EventQueue[]>();
+  /** Queues registered with all_public_streams, by realm: they also get public channels' messages. */
+  private readonly allPublic = new Map<number, Set<EventQueue>>();
+  private readonly dirty = new Set<EventQueue>();
+  private flushScheduled = false;
+  private readonly ticker: NodeJS.Timeout;
+  private readonly unsubscribe: () => void;
+  private readonly now: () => number;
+
+  constructor(bus: EventBus, private readonly settings: RegistrySettings) {
+    this.now = settings.now ?? Date.now;
+    this.unsubscribe = bus.subscribe((envelope) => this.deliver(envelope));
+    this.ticker = setInterval(() => this.tick(), settings.tickMs);
+    this.ticker.unref();
+  }
+
+  get size(): number {
+    return this.queues.size;
+  }
+
+  create(userId: number, realmId: number, options: QueueOptions): EventQueue {
+    const queue = new EventQueue(randomUUID(), userId, realmId, internOptions(options), this.now());
+    this.add(queue);
+    return queue;
+  }
+
+  private add(queue: EventQueue): void {
+    this.queues.set(queue.id, queue);
+    const list = this.byUser.get(queue.userId);
+    if (list) list.push(queue);
+    else this.byUser.set(queue.userId, [queue]);
+    if (queue.options.allPublicStreams) {
+      const set = this.allPublic.get(queue.realmId) ?? new Set();
+      set.add(queue);
+      this.allPublic.set(queue.realmId, set);
+    }
+  }
+
+  /** The queue, if it exists and belongs to `userId` (another user's queue is as good as none). */
+  get(queueId: string, userId: number): EventQueue | undefined {
+    const queue = this.queues.get(queueId);
+    return queue && queue.userId === userId ? queue : undefined;
+  }
+
+  queuesOf(userId: number): readonly EventQueue[] {
+    return this.byUser.get(userId) ?? [];
+  }
+
+  delete(queue: EventQueue, reason: 'deleted' | 'shutdown' = 'deleted'): void {
+    if (!this.queues.delete(queue.id)) return;
+    const list = this.byUser.get(queue.userId)?.filter((q) => q !== queue) ?? [];
+    if (list.length) this.byUser.set(queue.userId, list);
+    else this.byUser.delete(queue.userId);
+    this.allPublic.get(queue.realmId)?.delete(queue);
+    this.dirty.delete(queue);
+    queue.expire(reason);
+  }
+
+  /** Attaches a consumer; pending events are handed over on the next flush. */
+  attach(queue: EventQueue, consumer: Consumer): void {
+    const jitter = Math.random() * this.settings.heartbeatJitterSeconds;
+    queue.attach(consumer, this.now(), this.now() + (this.settings.heartbeatSeconds + jitter) * 1000);
+    if (queue.pending.length) this.markDirty(queue);
+  }
+
+  /** A new reader that answers at once (dont_block, pending events) still ends the previous one. */
+  release(queue: EventQueue): void {
+    const previous = queue.consumer;
+    if (!previous) return;
+    queue.detach(previous, this.now());
+    previous.close(queue, 'replaced');
+  }
+
+  detach(queue: EventQueue, consumer: Consumer): void {
+    queue.detach(consumer, this.now());
+  }
+
+  /** Appends events to one queue (the register-time and restart events). */
+  pushTo(queue: EventQueue, events: readonly Record<string, unknown>[]): void {
+    queue.push(events.map((e) => JSON.stringify(e).slice(1)));
+    if (queue.consumer) this.markDirty(queue);
+  }
+
+  deliver(envelope: EventEnvelope): void {
+    // Alike queues of alike users get the same bytes: serialize each distinct shape once.
+    const shared = new Map<QueueOptions, string[]>();
+    const perUser = envelope.perUser !== undefined;
+    const targets = new Set<EventQueue>();
+    for (const userId of envelope.userIds) for (const q of this.byUser.get(userId) ?? []) targets.add(q);
+    if (envelope.publicChannelMessage) for (const q of this.allPublic.get(envelope.realmId) ?? []) targets.add(q);
+    let lastUser = -1;
+    for (const queue of targets) {
+      if (perUser && queue.userId !== lastUser) {
+        shared.clear();
+        lastUser = queue.userId;
+      }
+      const ownQueuePart = envelope.perQueue?.[queue.id] !== undefined;
+      let bodies = ownQueuePart ? undefined : shared.get(queue.options);
+      if (!bodies) {
+        bodies = eventsForQueue(envelope, queue.userId, queue.id, queue.options).map((e) => JSON.stringify(e).slice(1));
+        if (!ownQueuePart) shared.set(queue.options, bodies);
+      }
+      if (bodies.length === 0) continue;
+      queue.push(bodies);
+      if (queue.consumer) this.markDirty(queue);
+    }
+  }
+
+  private markDirty(queue: EventQueue): void {
+    this.dirty.add(queue);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const now = this.now();
+    for (const queue of this.dirty) {
+      const consumer = queue.consumer;
+      if (consumer && consumer.flush(queue)) queue.detach(consumer, now);
+    }
+    this.dirty.clear();
+  }
+
+  /** Heartbeats for parked queues that are due, and removal of queues idle too long. */
+  tick(): void {
+    const now = this.now();
+    for (const queue of this.queues.values()) {
+      if (queue.state === 'parked' && now >= queue.heartbeatDue) {
+        queue.heartbeatDue = now + (this.settings.heartbeatSeconds + Math.random() * this.settings.heartbeatJitterSeconds) * 1000;
+        this.pushTo(queue, [{ type: 'heartbeat' }]);
+      } else if (queue.isIdleExpired(now)) {
+        this.delete(queue);
+      }
+    }
+  }
+
+  /** Detaches every client and returns the queues' state for the next start. */
+  saveAll(): SavedQueue[] {
+    const saved = [...this.queues.values()].map((q) => q.save());
+    for (const queue of [...this.queues.values()]) this.delete(queue, 'shutdown');
+    return saved;
+  }
+
+  /** Brings back saved queues, as if their clients had just polled. */
+  restore(saved: readonly SavedQueue[]): EventQueue[] {
+    const now = this.now();
+    return saved.map((s) => {
+      const queue = EventQueue.restore({ ...s, lastConnection: now }, internOptions(s.options));
+      this.add(queue);
+      return queue;
+    });
+  }
+
+  stop(): void {
+    clearInterval(this.ticker);
+    this.unsubscribe();
+  }
+}

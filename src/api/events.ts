@@ -1,0 +1,181 @@
+// The real-time API: POST /register creates a queue and returns the state to start from;
+// GET /events long-polls it; DELETE /events ends it. Queues live in actors/; this module only
+// parses, checks ownership and answers.
+import { z } from 'zod';
+import { CAPABILITIES, type Capability, type QueueOptions } from '../../actors/queue-options.ts';
+import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
+import type { App } from '../app.ts';
+import type { User } from '../db/generated/client.ts';
+import { Role } from '../domain/roles.ts';
+import { ApiError, badRequest, missingArgument, notLoggedIn } from '../http/errors.ts';
+import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
+import { JsonFields, optionalUserRoute, userRoute } from '../http/route.ts';
+import { fetchInitialState, type SnapshotOptions } from '../queries/register.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
+
+export const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
+export const MAX_IDLE_QUEUE_TIMEOUT = 7 * 86400;
+
+const narrowSchema = z.array(
+  z.union([
+    z.tuple([z.string(), z.union([z.string(), z.number()])]),
+    z.object({ operator: z.string(), operand: z.union([z.string(), z.number()]), negated: z.boolean().optional() }),
+  ]),
+);
+
+const queueParams = {
+  event_types: json(z.array(z.string())).optional(),
+  apply_markdown: bool().default(false),
+  client_gravatar: bool().optional(),
+  all_public_streams: bool().optional(),
+  narrow: json(narrowSchema).default([]),
+  client_capabilities: json(z.record(z.string(), z.unknown())).default({}),
+  idle_queue_timeout: json(z.number().int().min(1).max(MAX_IDLE_QUEUE_TIMEOUT)).optional(),
+  queue_lifespan_secs: json(z.number().int().min(0)).optional(),
+};
+
+const registerParams = {
+  ...queueParams,
+  fetch_event_types: json(z.array(z.string())).optional(),
+  include_subscribers: str(z.string().transform((v) => v.replace(/^"(.*)"$/, '$1')).pipe(z.enum(['true', 'false', 'partial'])) as z.ZodType<string>).default('false'),
+  slim_presence: bool().default(false),
+  presence_history_limit_days: json(z.number().int().min(0)).optional(),
+  include_streams: bool().default(true),
+};
+
+export const badQueueId = (queueId: string) => new ApiError(`Bad event queue ID: ${queueId}`, 'BAD_EVENT_QUEUE_ID', 400, { queue_id: queueId });
+
+function queueOptions(user: User | null, p: ParamsOf<typeof queueParams>): QueueOptions {
+  const allPublicStreams = p.all_public_streams ?? false;
+  if (allPublicStreams && user && user.role === Role.GUEST) throw badRequest('User not authorized for this query');
+  const caps = p.client_capabilities;
+  return {
+    eventTypes: p.event_types ?? null,
+    narrow: p.narrow.map((t) => {
+      const [op, operand] = Array.isArray(t) ? t : [t.operator, t.operand];
+      const operator = op.toLowerCase();
+      return [operator === 'stream' ? 'channel' : operator, String(operand)] as const;
+    }),
+    allPublicStreams,
+    applyMarkdown: p.apply_markdown,
+    clientGravatar: p.client_gravatar ?? user !== null,
+    capabilities: CAPABILITIES.filter((c: Capability) => caps[c] === true),
+    idleTimeoutSecs: p.idle_queue_timeout ?? (p.queue_lifespan_secs ? Math.min(p.queue_lifespan_secs, MAX_IDLE_QUEUE_TIMEOUT) : DEFAULT_IDLE_QUEUE_TIMEOUT),
+  };
+}
+
+function versionFields() {
+  return { zulip_version: ZULIP_VERSION, zulip_feature_level: FEATURE_LEVEL, zulip_merge_base: ZULIP_MERGE_BASE };
+}
+
+/** A parked GET /events: answered with whatever the queue holds when it is flushed or closed. */
+function parkedPoll(resolve: (result: JsonFields) => void): Consumer {
+  const answer = (queue: EventQueue, events: string) => resolve(new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`));
+  return {
+    flush(queue) {
+      answer(queue, queue.pendingJson());
+      return true;
+    },
+    close(queue) {
+      answer(queue, '[]');
+    },
+  };
+}
+
+async function register(app: App, realm: RealmInfo, user: User | null, p: ParamsOf<typeof registerParams>) {
+  if (!user) {
+    if (!realm.settings.enable_spectator_access) throw notLoggedIn();
+    if (p.client_gravatar) throw badRequest("Invalid 'client_gravatar' parameter for anonymous request");
+    if (p.include_subscribers === 'true') throw badRequest("Invalid 'include_subscribers' parameter for anonymous request");
+  }
+  const options = queueOptions(user, p);
+  // The queue exists before the state is read, so nothing that happens meanwhile is missed.
+  const queue = user ? app.queues.create(user.id, realm.id, options) : null;
+  const snapshot: SnapshotOptions = {
+    fetchEventTypes: p.fetch_event_types ?? p.event_types ?? null,
+    queue: options,
+    includeSubscribers: p.include_subscribers as SnapshotOptions['includeSubscribers'],
+    slimPresence: p.slim_presence,
+    presenceHistoryLimitDays: p.presence_history_limit_days ?? 14,
+    includeStreams: p.include_streams,
+  };
+  try {
+    const state = await fetchInitialState(app, realm, user, snapshot);
+    return {
+      queue_id: queue?.id ?? null,
+      last_event_id: -1,
+      ...versionFields(),
+      idle_queue_timeout_secs: options.idleTimeoutSecs,
+      ...state,
+    };
+  } catch (err) {
+    if (queue) app.queues.delete(queue);
+    throw err;
+  }
+}
+
+async function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typeof eventsParams>, onAbort: (cb: () => void) => void) {
+  let queue: EventQueue;
+  let created = false;
+  if (p.queue_id === undefined) {
+    if (!p.dont_block) throw missingArgument('queue_id');
+    queue = app.queues.create(user.id, realm.id, queueOptions(user, p));
+    created = true;
+  } else {
+    if (p.last_event_id === undefined) throw missingArgument('last_event_id');
+    const found = app.queues.get(p.queue_id, user.id);
+    if (!found) throw badQueueId(p.queue_id);
+    queue = found;
+    try {
+      queue.prune(p.last_event_id);
+    } catch (err) {
+      if (err instanceof QueueError) throw badRequest(err.message);
+      throw err;
+    }
+  }
+  if (queue.pending.length > 0 || p.dont_block) {
+    app.queues.release(queue);
+    queue.lastConnection = Date.now();
+    return new JsonFields(`"events":${queue.pendingJson()}${created ? `,"queue_id":${JSON.stringify(queue.id)}` : ''}`);
+  }
+  const parked = queue;
+  return new Promise<JsonFields>((resolve) => {
+    const consumer = parkedPoll(resolve);
+    app.queues.attach(parked, consumer);
+    onAbort(() => app.queues.detach(parked, consumer));
+  });
+}
+
+const eventsParams = {
+  ...queueParams,
+  queue_id: str().optional(),
+  last_event_id: int().optional(),
+  dont_block: bool().default(false),
+};
+
+export const routes = [
+  optionalUserRoute({
+    method: 'POST',
+    path: '/api/v1/register',
+    params: registerParams,
+    handler: ({ app, realm, user, params }) => register(app, realm, user, params),
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/events',
+    params: eventsParams,
+    handler: ({ app, realm, user, params, onAbort }) => getEvents(app, realm, user, params, onAbort),
+  }),
+  userRoute({
+    method: 'DELETE',
+    path: '/api/v1/events',
+    params: { queue_id: str() },
+    async handler({ app, user, params }) {
+      const queue = app.queues.get(params.queue_id, user.id);
+      if (!queue) throw badQueueId(params.queue_id);
+      app.queues.delete(queue);
+      return {};
+    },
+  }),
+];
