@@ -62,6 +62,11 @@ export class QueueRegistry {
     return queue && queue.userId === userId ? queue : undefined;
   }
 
+  /** The queue by id alone, for callers that prove ownership by knowing the id. */
+  peek(queueId: string): EventQueue | undefined {
+    return this.queues.get(queueId);
+  }
+
   queuesOf(userId: number): readonly EventQueue[] {
     return this.byUser.get(userId) ?? [];
   }

@@ -21,6 +21,8 @@ const configSchema = z.object({
   RATE_LIMIT_LOGIN_WINDOW_SECONDS: seconds.default(1800),
   MAX_BODY_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
   MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  /** A WebSocket client whose unsent data exceeds this is disconnected (its queue stays). */
+  WS_MAX_BUFFERED_BYTES: z.coerce.number().int().positive().default(4 * 1024 * 1024),
   /** Interval of long-poll heartbeats; Zulip uses 45 s plus up to 10 s of jitter. */
   HEARTBEAT_SECONDS: seconds.default(45),
   HEARTBEAT_JITTER_SECONDS: z.coerce.number().min(0).default(10),

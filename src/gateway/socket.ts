@@ -1,0 +1,179 @@
+// The WebSocket gateway (beyond Zulip): `GET /api/v1/events/socket?queue_id=Q&last_event_id=N`
+// reads an event queue made by POST /register over one connection. Each event is pushed as a
+// JSON text frame as soon as it is queued; the client acknowledges with `{"last_event_id": N}`,
+// which prunes the queue, and after a reconnect it passes the last id it received to resume
+// with no gap and no duplicate. Protocol details: README.md, "WebSocket events".
+import type uWS from 'uWebSockets.js';
+import type { Consumer, EventQueue } from '../../actors/queue.ts';
+import { QueueError } from '../../actors/queue.ts';
+import type { App } from '../app.ts';
+import { parseBasicAuth } from '../auth/api-keys.ts';
+import { badQueueId } from '../api/events.ts';
+import { ApiError, badRequest, unauthorized } from '../http/errors.ts';
+import { statusLine } from '../http/server.ts';
+import { log } from '../log.ts';
+
+export const SOCKET_PATH = '/api/v1/events/socket';
+
+/** Close codes, in the range RFC 6455 leaves to applications. */
+export const CloseCode = {
+  REPLACED: 4001,
+  QUEUE_DELETED: 4004,
+  SLOW_CONSUMER: 4008,
+  SERVER_RESTART: 1012,
+} as const;
+
+interface SocketData {
+  queue: EventQueue;
+  consumer?: SocketConsumer;
+}
+
+class SocketConsumer implements Consumer {
+  private closed = false;
+  /** Highest event id written to this socket. */
+  private sentUpTo: number;
+
+  constructor(
+    private readonly ws: uWS.WebSocket<SocketData>,
+    private readonly maxBuffered: () => number,
+    resumeAfter: number,
+  ) {
+    this.sentUpTo = resumeAfter;
+  }
+
+  flush(queue: EventQueue): boolean {
+    if (this.closed) return false;
+    this.ws.cork(() => {
+      for (const event of queue.pending) {
+        if (event.id <= this.sentUpTo) continue;
+        this.ws.send(event.json, false);
+        this.sentUpTo = event.id;
+      }
+    });
+    // A client that reads slower than we write would make us buffer without end: drop it; its
+    // queue keeps every unacknowledged event for the reconnect.
+    if (this.ws.getBufferedAmount() > this.maxBuffered()) this.end(CloseCode.SLOW_CONSUMER, 'slow consumer: send buffer limit exceeded');
+    return false;
+  }
+
+  close(_queue: EventQueue, reason: 'replaced' | 'deleted' | 'shutdown'): void {
+    if (reason === 'replaced') this.end(CloseCode.REPLACED, 'another client took over this queue');
+    else if (reason === 'deleted') this.end(CloseCode.QUEUE_DELETED, 'queue deleted');
+    else this.end(CloseCode.SERVER_RESTART, 'server restarting');
+  }
+
+  markClosed(): void {
+    this.closed = true;
+  }
+
+  private end(code: number, message: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.ws.end(code, message);
+  }
+}
+
+function rejectUpgrade(res: uWS.HttpResponse, state: { aborted: boolean }, err: ApiError): void {
+  if (state.aborted) return;
+  res.cork(() => {
+    res.writeStatus(statusLine(err.status));
+    for (const [k, v] of Object.entries(err.headers)) res.writeHeader(k, v);
+    res.writeHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra }));
+  });
+}
+
+/** Who is connecting and to which queue: Basic credentials, or the queue id alone (a 122-bit secret). */
+async function resolveQueue(app: App, headers: Record<string, string>, query: URLSearchParams): Promise<{ queue: EventQueue; resumeAfter: number }> {
+  const queueId = query.get('queue_id');
+  if (!queueId) throw new ApiError("Missing 'queue_id' argument", 'REQUEST_VARIABLE_MISSING', 400, { var_name: 'queue_id' });
+  let userId: number | undefined;
+  if (headers.authorization) {
+    const realm = app.realms.forHost(headers.host ?? '');
+    if (!realm) throw new ApiError('Invalid subdomain', 'BAD_REQUEST', 404);
+    const basic = parseBasicAuth(headers.authorization);
+    if (!basic || basic === 'malformed') throw unauthorized('Invalid authorization header for basic auth');
+    userId = (await app.auth.authenticate(realm, basic.username, basic.password)).id;
+  }
+  const candidate = app.queues.peek(queueId);
+  const queue = candidate && (userId === undefined || candidate.userId === userId) ? candidate : undefined;
+  if (!queue) throw badQueueId(queueId);
+  const raw = query.get('last_event_id');
+  if (raw === null) return { queue, resumeAfter: queue.newestPrunedId };
+  const lastEventId = Number(raw);
+  if (!Number.isInteger(lastEventId)) throw badRequest('last_event_id is not an integer');
+  try {
+    queue.prune(lastEventId);
+  } catch (err) {
+    if (err instanceof QueueError) throw badRequest(err.message);
+    throw err;
+  }
+  return { queue, resumeAfter: lastEventId };
+}
+
+export function attachSocketGateway(app: App, uws: uWS.TemplatedApp): void {
+  const maxBuffered = () => app.config.WS_MAX_BUFFERED_BYTES;
+  uws.ws<SocketData>(SOCKET_PATH, {
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    maxPayloadLength: 16 * 1024,
+    // Far above WS_MAX_BUFFERED_BYTES, so uWS never drops a frame silently; we close slow clients ourselves.
+    maxBackpressure: 64 * 1024 * 1024,
+    upgrade: (res, req, context) => {
+      const state = { aborted: false };
+      res.onAborted(() => (state.aborted = true));
+      const headers: Record<string, string> = {};
+      req.forEach((k, v) => (headers[k] = v));
+      const query = new URLSearchParams(req.getQuery() ?? '');
+      resolveQueue(app, headers, query).then(
+        ({ queue, resumeAfter }) => {
+          if (state.aborted) return;
+          res.cork(() => {
+            res.upgrade<SocketData>({ queue, resumeAfter } as SocketData & { resumeAfter: number }, headers['sec-websocket-key'] ?? '',
+              headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
+          });
+        },
+        (err) => {
+          if (err instanceof ApiError) return rejectUpgrade(res, state, err);
+          log.error('websocket upgrade failed', { error: String(err) });
+          rejectUpgrade(res, state, new ApiError('Internal server error', 'BAD_REQUEST', 500));
+        },
+      );
+    },
+    open: (ws) => {
+      const data = ws.getUserData() as SocketData & { resumeAfter: number };
+      if (data.queue.state === 'expired') {
+        ws.end(CloseCode.QUEUE_DELETED, 'queue deleted');
+        return;
+      }
+      data.consumer = new SocketConsumer(ws, maxBuffered, data.resumeAfter);
+      app.queues.attach(data.queue, data.consumer);
+    },
+    message: (ws, message) => {
+      const { queue } = ws.getUserData();
+      let ack: unknown;
+      try {
+        ack = JSON.parse(Buffer.from(message).toString('utf8'));
+      } catch {
+        ack = undefined;
+      }
+      const lastEventId = (ack as { last_event_id?: unknown } | undefined)?.last_event_id;
+      if (!Number.isInteger(lastEventId)) {
+        ws.send(JSON.stringify({ result: 'error', msg: 'Expected {"last_event_id": <integer>}', code: 'BAD_REQUEST' }));
+        return;
+      }
+      try {
+        queue.prune(lastEventId as number);
+      } catch (err) {
+        if (!(err instanceof QueueError)) throw err;
+        ws.send(JSON.stringify({ result: 'error', msg: err.message, code: 'BAD_REQUEST' }));
+      }
+    },
+    close: (ws) => {
+      const { queue, consumer } = ws.getUserData();
+      if (!consumer) return;
+      consumer.markClosed();
+      app.queues.detach(queue, consumer);
+    },
+  });
+}
