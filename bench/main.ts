@@ -4,6 +4,7 @@ import { FD_MARGIN, openFileLimit, parseOptions, type BenchOptions } from './lib
 import { describeMachine, machineFacts, renderTables, writeReport } from './lib/report.ts';
 import type { CaseResult } from './lib/results.ts';
 import { baselineScenario, fanoutScenario } from './scenarios/fanout.ts';
+import { renderScenario } from './scenarios/render.ts';
 import { sendScenario } from './scenarios/send.ts';
 import { idleScenario } from './scenarios/idle.ts';
 
@@ -14,6 +15,7 @@ function run(opts: BenchOptions): Promise<CaseResult[]> {
     case 'send': return sendScenario(opts);
     case 'idle': return idleScenario(opts);
     case 'baseline': return baselineScenario(opts);
+    case 'render': return renderScenario(opts);
   }
 }
 

@@ -1,8 +1,10 @@
 // Starting and stopping the whole server: services, HTTP, and the first-run organization.
 import { randomBytes } from 'node:crypto';
+import type { TemplatedApp } from 'uWebSockets.js';
 import { closeApp, createApp, type App } from './app.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
+import { attachSocketGateway } from './gateway/socket.ts';
 import type { Config } from './config.ts';
 import { startHttpServer, type HttpServer } from './http/server.ts';
 import { log } from './log.ts';
@@ -22,11 +24,15 @@ export interface FirstRunCredentials {
   apiKey: string;
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
+/** `attach` mounts routes outside the API router (the CLI's control route) before the catch-all 404. */
+export async function startServer(config: Config, attach?: (uws: TemplatedApp, app: App) => void): Promise<RunningServer> {
   const app = await createApp(config);
   let http: HttpServer;
   try {
-    http = await startHttpServer(app, allRoutes);
+    http = await startHttpServer(app, allRoutes, (uws) => {
+      attachSocketGateway(app, uws);
+      attach?.(uws, app);
+    });
   } catch (err) {
     await closeApp(app);
     throw err;

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 
-export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'idle', 'baseline'] as const;
+export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'idle', 'baseline', 'render'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -30,7 +30,7 @@ scenarios: ${SCENARIOS.join(', ')}
   --users N          users the queues are registered by (default: largest count / 10)
   --messages M       messages per fan-out case (default 20); cap on messages for send (default 1000000)
   --senders K        concurrent senders for send (default 8)
-  --duration S       seconds of sending for send (default 10)
+  --duration S       seconds of sending for send, of rendering per case for render (default 10)
   --wave-timeout S   how long one message may take to reach every client (default 30)
   --max-time S       hard limit for the whole run (default 1800)
   --smoke            a tiny run of about 10 s
@@ -42,6 +42,7 @@ const DEFAULT_COUNTS: Record<Scenario, number[]> = {
   send: [],
   idle: [10_000, 50_000],
   baseline: [1000, 10_000],
+  render: [],
 };
 const SMOKE_COUNTS: Record<Scenario, number[]> = {
   'longpoll-fanout': [100],
@@ -49,6 +50,7 @@ const SMOKE_COUNTS: Record<Scenario, number[]> = {
   send: [],
   idle: [200],
   baseline: [100],
+  render: [],
 };
 
 function positiveInt(name: string, value: string): number {

@@ -3,7 +3,7 @@ import type { Percentiles } from './stats.ts';
 export type Target = 'server' | 'baseline';
 
 /** What one measured case exercises; a server case and a baseline case of the same kind and count are compared. */
-export type CaseKind = 'longpoll' | 'ws' | 'send' | 'idle-queue' | 'idle-longpoll' | 'idle-ws';
+export type CaseKind = 'longpoll' | 'ws' | 'send' | 'idle-queue' | 'idle-longpoll' | 'idle-ws' | 'render';
 
 export interface CaseResult {
   kind: CaseKind;

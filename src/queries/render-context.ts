@@ -1,0 +1,103 @@
+// What the Zulip-flavoured renderer may look up, loaded from the database for one message. The
+// renderer is synchronous, so the names the content mentions are read first and only those rows
+// are loaded: a render costs a few small queries whatever the size of the organization.
+import type { App } from '../app.ts';
+import { badRequest } from '../http/errors.ts';
+import { MarkdownRenderingError, renderMarkdown, type MarkdownContext, type MentionUser, type RenderResult } from '../markdown/index.ts';
+import { MENTIONS_RE, STREAM_LINK_SOURCE, USER_GROUP_MENTIONS_RE } from '../markdown/mention-syntax.ts';
+import { compiledLinkifiers } from './linkifiers.ts';
+import type { RealmInfo } from './realms.ts';
+
+const STREAM_LINK_RE = new RegExp(STREAM_LINK_SOURCE, 'gu');
+const EMOJI_RE = /:([\p{L}\p{N}_+-]+):/gu;
+
+interface Names {
+  userIds: number[];
+  userNames: string[];
+  channelNames: string[];
+  emojiNames: string[];
+}
+
+/** Candidate names, over-approximated (code spans included): a spare row costs nothing. */
+function scanNames(content: string): Names {
+  const names: Names = { userIds: [], userNames: [], channelNames: [], emojiNames: [] };
+  for (const m of content.matchAll(MENTIONS_RE())) {
+    const byId = /^(.*)\|(\d{1,9})$/.exec(m[3]!);
+    if (byId) names.userIds.push(Number(byId[2]));
+    const name = byId ? byId[1]! : m[3]!;
+    if (name) names.userNames.push(name);
+  }
+  // Topic links are `#**channel>topic**`; the channel name alone is looked up too.
+  for (const m of content.matchAll(STREAM_LINK_RE)) names.channelNames.push(m[1]!, m[1]!.split('>')[0]!);
+  for (const m of content.matchAll(EMOJI_RE)) names.emojiNames.push(m[1]!);
+  return names;
+}
+
+async function mentionUsers(app: App, realm: RealmInfo, names: Names): Promise<MarkdownContext['users']> {
+  const rows = names.userIds.length || names.userNames.length
+    ? await app.prisma.user.findMany({
+        where: {
+          realmId: realm.id,
+          OR: [{ id: { in: names.userIds } }, ...names.userNames.map((n) => ({ fullName: { equals: n, mode: 'insensitive' as const } }))],
+        },
+        select: { id: true, fullName: true, isActive: true },
+      })
+    : [];
+  const byId = new Map<number, MentionUser>(rows.map((r) => [r.id, r]));
+  const byName = new Map<string, MentionUser[]>();
+  for (const r of rows) byName.set(r.fullName.toLowerCase(), [...(byName.get(r.fullName.toLowerCase()) ?? []), r]);
+  return { byId: (id) => byId.get(id), byName: (name) => byName.get(name.toLowerCase()) ?? [] };
+}
+
+/** User groups come from the realm directory's cache; system groups are not mentionable. */
+async function mentionGroups(app: App, realm: RealmInfo, content: string): Promise<MarkdownContext['groups']> {
+  if (!USER_GROUP_MENTIONS_RE().test(content)) return { byName: () => undefined };
+  const byName = new Map<string, { id: number; name: string; deactivated: boolean }>();
+  for (const g of (await app.realms.groups(realm.id)).values()) {
+    if (g.name && !g.isSystemGroup) byName.set(g.name.toLowerCase(), { id: g.id, name: g.name, deactivated: g.deactivated });
+  }
+  return { byName: (name) => byName.get(name.toLowerCase()) };
+}
+
+async function linkedChannels(app: App, realm: RealmInfo, names: string[]): Promise<MarkdownContext['channels']> {
+  const rows = names.length ? await app.prisma.channel.findMany({ where: { realmId: realm.id, name: { in: names } }, select: { id: true, name: true } }) : [];
+  return { byName: (name) => rows.find((c) => c.name === name), byId: (id) => rows.find((c) => c.id === id) };
+}
+
+async function realmEmoji(app: App, realm: RealmInfo, names: string[]): Promise<MarkdownContext['realmEmoji']> {
+  const rows = names.length ? await app.prisma.realmEmoji.findMany({ where: { realmId: realm.id, name: { in: names } }, orderBy: { id: 'asc' } }) : [];
+  // The newest active emoji of a name wins over deactivated ones, as in Zulip's name lookup.
+  const byName = new Map(rows.map((e) => [e.name, e]));
+  for (const e of rows) if (!e.deactivated) byName.set(e.name, e);
+  return {
+    byName(name) {
+      const e = byName.get(name);
+      // Zulip's URL for emoji in local upload storage.
+      return e && { id: String(e.id), name: e.name, url: `/user_avatars/${realm.id}/emoji/images/${e.fileName}`, deactivated: e.deactivated };
+    },
+  };
+}
+
+export async function renderContext(app: App, realm: RealmInfo, content: string): Promise<MarkdownContext> {
+  const names = scanNames(content);
+  const [users, groups, channels, emoji, linkifiers] = await Promise.all([
+    mentionUsers(app, realm, names),
+    mentionGroups(app, realm, content),
+    linkedChannels(app, realm, names.channelNames),
+    realmEmoji(app, realm, names.emojiNames),
+    compiledLinkifiers(app, realm.id),
+  ]);
+  return { realmUrl: app.realms.url(realm), users, groups, channels, realmEmoji: emoji, linkifiers };
+}
+
+/** Markdown to HTML with the organization's users, groups, channels, emoji and linkifiers. */
+export async function renderWithRealm(app: App, realm: RealmInfo, content: string): Promise<RenderResult> {
+  const ctx = await renderContext(app, realm, content);
+  try {
+    return renderMarkdown(content, ctx);
+  } catch (error) {
+    // Zulip's answer when a rendering is refused (too large).
+    if (error instanceof MarkdownRenderingError) throw badRequest('Unable to render message');
+    throw error;
+  }
+}
