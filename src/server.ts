@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TemplatedApp } from 'uWebSockets.js';
 import { closeApp, createApp, type App } from './app.ts';
+import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { attachSocketGateway } from './gateway/socket.ts';
@@ -29,6 +30,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
   const app = await createApp(config);
   let http: HttpServer;
   try {
+    await restoreEventQueues(app);
     http = await startHttpServer(app, allRoutes, (uws) => {
       attachSocketGateway(app, uws);
       attach?.(uws, app);
@@ -50,6 +52,9 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
     url: `http://${config.externalHost}`,
     stop: () =>
       (stopping ??= (async () => {
+        http.stopAccepting();
+        const saved = await saveEventQueues(app);
+        if (saved) log.info('saved event queues', { count: saved });
         await http.drain(5000);
         http.close();
         await closeApp(app);

@@ -8,7 +8,7 @@ import type { App } from '../app.ts';
 import { parseBasicAuth } from '../auth/api-keys.ts';
 import { log } from '../log.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { ApiError, notLoggedIn, unauthorized } from './errors.ts';
+import { ApiError, invalidSubdomain, notLoggedIn, unauthorized } from './errors.ts';
 import { parseJsonBody, parseParams, parseUrlEncoded, type RawParams } from './params.ts';
 import type { RateDecision } from './rate-limit.ts';
 import { JsonFields, RawResponse, type HandlerResult, type Route, type UploadedFile } from './route.ts';
@@ -29,7 +29,9 @@ interface Exchange {
 export interface HttpServer {
   uws: uWS.TemplatedApp;
   port: number;
-  /** Stops accepting connections and waits for requests in progress (not parked long-polls). */
+  /** Stops accepting connections; requests arriving on open connections get 503 from now on. */
+  stopAccepting(): void;
+  /** Waits for the requests in progress to be answered. */
   drain(timeoutMs: number): Promise<void>;
   close(): void;
 }
@@ -102,6 +104,7 @@ function decodeBody(body: Buffer, contentType: string, into: RawParams, files: U
 export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.TemplatedApp) => void): Promise<HttpServer> {
   const uws = uWS.App();
   const inFlight = new Set<Exchange>();
+  let closing = false;
   const byPath = new Map<string, Map<string, Route>>();
   for (const route of routes) {
     const methods = byPath.get(route.path) ?? new Map<string, Route>();
@@ -114,10 +117,12 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
     const h = ex.headers;
     let rate: RateDecision | undefined;
     try {
+      // Clients retry a 503; a restarted server will have their queues back.
+      if (closing) throw new ApiError('The server is restarting', 'SERVER_RESTARTING', 503, {}, { Connection: 'close' });
       const files: UploadedFile[] = [];
       if (hasBody) decodeBody(await readBody(ex, bodyLimit), h['content-type'] ?? '', raw, files);
       const realm = app.realms.forHost(h.host ?? '');
-      if (!realm) throw new ApiError('Invalid subdomain', 'BAD_REQUEST', 404);
+      if (!realm) throw invalidSubdomain();
       const user = await authenticate(realm, route, h.authorization);
       if (app.limits && !route.noRateLimit) {
         rate = user ? app.limits.user.hit(`u${user.id}`) : app.limits.ip.hit(h.ip!);
@@ -209,9 +214,12 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
       resolve({
         uws,
         port: uWS.us_socket_local_port(socket),
-        async drain(timeoutMs) {
+        stopAccepting() {
+          closing = true;
           if (listening) uWS.us_listen_socket_close(listening);
           listening = null;
+        },
+        async drain(timeoutMs) {
           const deadline = Date.now() + timeoutMs;
           while (inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         },

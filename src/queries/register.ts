@@ -13,6 +13,7 @@ import { listChannels } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
 import { avatarUrl, formatUser, profileData } from './users.ts';
+import { SERVER_GENERATION } from '../version.ts';
 
 export interface SnapshotOptions {
   fetchEventTypes: readonly string[] | null;
@@ -27,7 +28,6 @@ type State = Record<string, unknown>;
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 /** Above this many subscribers, `partial` leaves out the inactive humans. */
 const PARTIAL_SUBSCRIBERS_THRESHOLD = 250;
-const SERVER_GENERATION = Math.floor(Date.now() / 1000);
 
 function serverLimits(): State {
   return {
