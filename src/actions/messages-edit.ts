@@ -17,7 +17,7 @@ import {
   RESOLVED_TOPIC_PREFIX, checkCanCreateTopic, checkCanPost, checkTopicsPolicy, checkWildcardMentions, normalizeContent, normalizeTopic,
   participantsIfNeeded, topicsPolicy,
 } from './messages.ts';
-import { renderMessageContent } from './render.ts';
+import { renderWithRealm } from '../queries/render-context.ts';
 import { applyUpdate, type EditPlan } from './messages-update.ts';
 
 /** Zulip lets edits and moves run 20 s past the limit, for slow networks and clocks. */
@@ -164,7 +164,7 @@ async function planEdit(app: App, realm: RealmInfo, user: User, m: FullMessage, 
 
 async function renderEdit(app: App, realm: RealmInfo, plan: EditPlan): Promise<RenderResult> {
   const m = plan.message;
-  const rendered = await renderMessageContent(app, realm, plan.content!);
+  const rendered = await renderWithRealm(app, realm, plan.content!);
   if (m.channelId !== null) {
     const participants = await participantsIfNeeded(app, rendered, m.channelId, m.topic);
     const subscribers = rendered.wildcardMention ? (await subscriberIds(app, m.channelId)).length : 0;

@@ -11,7 +11,7 @@ import { timestamp, visibleTopicMessages, type FullMessage } from '../queries/me
 import type { RealmInfo } from '../queries/realms.ts';
 import { deleteMessages } from './messages-delete.ts';
 import { claimAttachments, mentionedUsers, notificationBot, participantsIfNeeded, sendNotification, silentMention } from './messages.ts';
-import { linksImage } from './render.ts';
+import { linksImage } from '../queries/render-context.ts';
 
 export interface EditPlan {
   message: FullMessage;

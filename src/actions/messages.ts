@@ -15,7 +15,7 @@ import { conversationUsers, loadMessages, messageObject } from '../queries/messa
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { userByEmail } from '../queries/users.ts';
-import { linksImage, renderMessageContent } from './render.ts';
+import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
 export const WILDCARD_MENTION_THRESHOLD = 15;
@@ -189,7 +189,7 @@ async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, t
     await checkCanCreateTopic(app, realm, sender, channel, topic);
     checkTopicsPolicy(realm, channel, topic);
   }
-  const rendered = await renderMessageContent(app, realm, content);
+  const rendered = await renderWithRealm(app, realm, content);
   const recipients = await subscriberIds(app, channel.id);
   const participants = await participantsIfNeeded(app, rendered, channel.id, topic);
   if (checked) await checkWildcardMentions(app, realm, sender, rendered, recipients.length, participants);
@@ -204,7 +204,7 @@ async function prepareDirectMessage(app: App, realm: RealmInfo, sender: User, to
   const ids = [...new Set([sender.id, ...users.map((u) => u.id)])].sort((a, b) => a - b);
   const memberKey = ids.join(',');
   if (checked) await checkDirectMessagePermission(app, realm, sender, users, memberKey);
-  const rendered = await renderMessageContent(app, realm, content);
+  const rendered = await renderWithRealm(app, realm, content);
   return { sender, channel: null, memberKey, topic: '', content, rendered, recipients: ids, topicParticipants: new Set() };
 }
 

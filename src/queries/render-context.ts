@@ -101,3 +101,10 @@ export async function renderWithRealm(app: App, realm: RealmInfo, content: strin
     throw error;
   }
 }
+
+const IMAGE_RE = /\.(png|jpe?g|gif|webp|bmp|svg|avif)$/i;
+
+/** Whether any link of a rendered message points at an image, for `has:image`. */
+export function linksImage(links: readonly string[]): boolean {
+  return links.some((l) => IMAGE_RE.test(l.split(/[?#]/)[0]!));
+}
