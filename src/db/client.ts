@@ -188,7 +188,7 @@ function dirInUse(dir: string, pidFile: string, owner: number | string): Error {
   );
 }
 
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

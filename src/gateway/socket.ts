@@ -9,7 +9,7 @@ import { QueueError } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import { parseBasicAuth } from '../auth/api-keys.ts';
 import { badQueueId } from '../api/events.ts';
-import { ApiError, badRequest, unauthorized } from '../http/errors.ts';
+import { ApiError, badRequest, invalidSubdomain, unauthorized } from '../http/errors.ts';
 import { statusLine } from '../http/server.ts';
 import { log } from '../log.ts';
 
@@ -90,7 +90,7 @@ async function resolveQueue(app: App, headers: Record<string, string>, query: UR
   let userId: number | undefined;
   if (headers.authorization) {
     const realm = app.realms.forHost(headers.host ?? '');
-    if (!realm) throw new ApiError('Invalid subdomain', 'BAD_REQUEST', 404);
+    if (!realm) throw invalidSubdomain();
     const basic = parseBasicAuth(headers.authorization);
     if (!basic || basic === 'malformed') throw unauthorized('Invalid authorization header for basic auth');
     userId = (await app.auth.authenticate(realm, basic.username, basic.password)).id;

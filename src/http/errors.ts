@@ -23,6 +23,9 @@ export const notLoggedIn = () => unauthorized('Not logged in: API authentication
 /** Zulip answers 404 only for a few resources (drafts, snippets, scheduled messages, emoji). */
 export const notFound = (msg: string) => new ApiError(msg, 'NOT_FOUND', 404);
 
+/** No organization at the request's host (Zulip's InvalidSubdomainError). */
+export const invalidSubdomain = () => new ApiError('Invalid subdomain', 'NONEXISTENT_SUBDOMAIN', 404);
+
 export const missingArgument = (name: string) =>
   new ApiError(`Missing '${name}' argument`, 'REQUEST_VARIABLE_MISSING', 400, { var_name: name });
 

@@ -1,0 +1,82 @@
+// The administrative commands of the CLI (`init`, `create-user`): their arguments and what they do.
+// The CLI runs them on the database itself, or through the running server that holds it
+// (src/cli/control.ts), which then runs this same code and answers the same JSON.
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import type { App } from '../app.ts';
+import { createRealm, createUser } from '../actions/users.ts';
+import { ROLES } from '../domain/roles.ts';
+import { badRequest } from '../http/errors.ts';
+
+export const USAGE = `Usage:
+  npm start                                   start the server (HOST, PORT, DATA_DIR, DATABASE_URL, ...)
+  npm run cli -- init --org NAME --email E --password P [--name N] [--subdomain S]
+  npm run cli -- create-user --email E --name N [--role 100|200|300|400|600] [--password P] [--bot] [--subdomain S]`;
+
+/** Bad command-line arguments: the CLI prints the usage and exits with 2. */
+export class UsageError extends Error {}
+
+export const adminCommandSchema = z.discriminatedUnion('command', [
+  z.object({
+    command: z.literal('init'),
+    org: z.string(), email: z.string(), password: z.string(), name: z.string().optional(), subdomain: z.string().optional(),
+  }),
+  z.object({
+    command: z.literal('create-user'),
+    email: z.string(), name: z.string(), role: z.number().int().optional(), password: z.string().optional(),
+    bot: z.boolean().optional(), subdomain: z.string().optional(),
+  }),
+]);
+export type AdminCommand = z.infer<typeof adminCommandSchema>;
+
+export function isAdminCommand(name: string): name is AdminCommand['command'] {
+  return name === 'init' || name === 'create-user';
+}
+
+export function parseAdminCommand(command: AdminCommand['command'], args: string[]): AdminCommand {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        org: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' },
+        role: { type: 'string' }, bot: { type: 'boolean' }, subdomain: { type: 'string' },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const { org, email, password, name, role, bot, subdomain } = values;
+  if (!email) throw new UsageError('--email is required');
+  if (command === 'init') {
+    if (!org || !password) throw new UsageError('init needs --org and --password');
+    if (role !== undefined || bot) throw new UsageError('init makes the owner: --role and --bot do not apply');
+    return { command, org, email, password, name, subdomain };
+  }
+  if (!name) throw new UsageError('create-user needs --name');
+  if (org !== undefined) throw new UsageError('create-user takes --subdomain, not --org');
+  if (role !== undefined && !ROLES.includes(Number(role))) throw new UsageError('--role must be one of 100, 200, 300, 400, 600');
+  return { command, email, name, password, bot, subdomain, role: role === undefined ? undefined : Number(role) };
+}
+
+/** Runs a command on `app`; the result is the JSON object the CLI prints. */
+export async function runAdminCommand(app: App, cmd: AdminCommand): Promise<Record<string, unknown>> {
+  if (cmd.command === 'init') {
+    const { realm, owner } = await createRealm(app, {
+      subdomain: cmd.subdomain ?? '',
+      name: cmd.org,
+      owner: { email: cmd.email, fullName: cmd.name ?? cmd.org, password: cmd.password },
+    });
+    return { user_id: owner.id, email: owner.deliveryEmail, api_key: owner.apiKey, realm_id: realm.id, url: app.realms.url(realm) };
+  }
+  // Without --subdomain: the organization a client reaching the bare host gets (the only one, or
+  // the root one). With it: exactly that one, even where a single organization answers every host.
+  const root = app.realms.externalHost;
+  const realm = app.realms.forHost(cmd.subdomain ? `${cmd.subdomain}.${root}` : root);
+  if (!realm || (cmd.subdomain !== undefined && realm.subdomain !== cmd.subdomain)) {
+    throw badRequest(app.realms.count === 0 ? 'No organization yet: run init first' : `No organization with subdomain '${cmd.subdomain ?? ''}'`);
+  }
+  const user = await createUser(app, realm, { email: cmd.email, fullName: cmd.name, password: cmd.password, role: cmd.role, isBot: cmd.bot });
+  return { user_id: user.id, email: user.deliveryEmail, api_key: user.apiKey };
+}

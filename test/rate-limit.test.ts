@@ -1,0 +1,159 @@
+// Rate limits: the GCRA limiter on an injected clock, then one server started with small limits
+// (per user, per IP, failed logins per username) and the shared server, which runs with them off.
+// That server holds a single organization, so it also shows Zulip's rule that such a server
+// serves it on any host (each extra server costs seconds to start).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { RateLimiter } from '../src/http/rate-limit.ts';
+import type { RunningServer } from '../src/server.ts';
+import { Client, type Reply } from './helpers/client.ts';
+import { newRealm, startTestServer, type TestRealm } from './helpers/server.ts';
+
+const USER_PER_MINUTE = 4;
+const IP_PER_MINUTE = 12;
+
+function clock(start: number) {
+  const c = { now: start, limiter: (limit: number, windowSeconds: number) => new RateLimiter(limit, windowSeconds, () => c.now) };
+  return c;
+}
+
+const headersOf = (r: Reply) => [r.headers['x-ratelimit-limit'], r.headers['x-ratelimit-remaining'], r.headers['x-ratelimit-reset']];
+
+function assertRateLimited(r: Reply, maxRetryAfter: number): void {
+  assert.is(r.status, 429, r.text);
+  assert.equal(Object.keys(r.body).sort(), ['code', 'msg', 'result', 'retry-after']);
+  assert.equal([r.body.result, r.body.msg, r.body.code], ['error', 'API usage exceeded rate limit', 'RATE_LIMIT_HIT']);
+  const retryAfter = r.body['retry-after'];
+  assert.ok(typeof retryAfter === 'number' && retryAfter > 0 && retryAfter <= maxRetryAfter, String(retryAfter));
+  assert.is(r.headers['retry-after'], String(retryAfter));
+}
+
+test('limiter: N requests at once, then one more per N-th of the window, with exact Remaining and Reset', () => {
+  const c = clock(1000);
+  const limiter = c.limiter(3, 60);
+  const burst = [limiter.hit('a'), limiter.hit('a'), limiter.hit('a')];
+  assert.equal(burst.map((d) => [d.allowed, d.limit, d.remaining, d.reset, d.retryAfter]), [
+    [true, 3, 2, 1020, 0],
+    [true, 3, 1, 1040, 0],
+    [true, 3, 0, 1060, 0],
+  ]);
+  assert.equal(limiter.hit('a'), { allowed: false, limit: 3, remaining: 0, reset: 1060, retryAfter: 20 });
+  assert.is(limiter.hit('b').remaining, 2, 'keys are independent');
+  c.now = 1010;
+  assert.equal(limiter.hit('a'), { allowed: false, limit: 3, remaining: 0, reset: 1060, retryAfter: 10 }, 'a refusal costs nothing');
+  c.now = 1020;
+  assert.equal(limiter.hit('a'), { allowed: true, limit: 3, remaining: 0, reset: 1080, retryAfter: 0 }, 'the window slides');
+  c.now = 1050;
+  assert.equal([limiter.hit('a').remaining, limiter.hit('a').allowed], [0, false]);
+  c.now = 1200;
+  assert.equal(limiter.hit('a'), { allowed: true, limit: 3, remaining: 2, reset: 1220, retryAfter: 0 }, 'idle for a window: full again');
+});
+
+test('limiter: isExhausted reads without counting', () => {
+  const c = clock(5000);
+  const limiter = c.limiter(5, 1800);
+  assert.equal(limiter.isExhausted('u'), { allowed: true, limit: 5, remaining: 5, reset: 5000, retryAfter: 0 });
+  for (let i = 0; i < 4; i++) limiter.hit('u');
+  assert.equal(limiter.isExhausted('u'), { allowed: true, limit: 5, remaining: 1, reset: 6440, retryAfter: 0 });
+  assert.equal(limiter.isExhausted('u').remaining, 1, 'still one left after asking twice');
+  limiter.hit('u');
+  assert.equal(limiter.isExhausted('u'), { allowed: false, limit: 5, remaining: 0, reset: 6800, retryAfter: 360 });
+  c.now = 5360;
+  assert.is(limiter.isExhausted('u').allowed, true);
+});
+
+test('limiter: exactly the limit at a real clock value (no floating-point drift)', () => {
+  const limiter = clock(1_763_771_234.567).limiter(200, 60);
+  const decisions = Array.from({ length: 201 }, () => limiter.hit('k'));
+  assert.equal(decisions.filter((d) => d.allowed).length, 200);
+  assert.equal(decisions.slice(0, 200).map((d) => d.remaining), Array.from({ length: 200 }, (_, i) => 199 - i));
+});
+
+let limited: RunningServer;
+let realm: TestRealm;
+
+test.before(async () => {
+  limited = await startTestServer({
+    DATABASE_URL: undefined,
+    RATE_LIMIT: 'on',
+    RATE_LIMIT_USER_PER_MINUTE: String(USER_PER_MINUTE),
+    RATE_LIMIT_IP_PER_MINUTE: String(IP_PER_MINUTE),
+  });
+  realm = await newRealm(limited);
+});
+
+test.after(async () => {
+  await limited?.stop();
+});
+
+test('per user: X-RateLimit-* on every answer (errors too), then 429 with Retry-After', async () => {
+  const user = await realm.addUser();
+  const before = Math.floor(Date.now() / 1000);
+  const replies = [await user.client.get('/users', { client_gravatar: 'maybe' })];
+  for (let i = 1; i < USER_PER_MINUTE; i++) replies.push(await user.client.get('/users/me'));
+  assert.equal(replies.map((r) => r.status), [400, 200, 200, 200]);
+  assert.equal(replies.map((r) => headersOf(r).slice(0, 2)), [['4', '3'], ['4', '2'], ['4', '1'], ['4', '0']]);
+  // Reset: when the bucket is full again, one request's share of the minute per request made.
+  replies.forEach((r, i) => {
+    const reset = Number(r.headers['x-ratelimit-reset']);
+    assert.ok(reset >= before + 15 * (i + 1) && reset <= before + 15 * (i + 1) + 5, `reset ${reset}`);
+  });
+
+  const refused = await user.client.get('/users/me');
+  assertRateLimited(refused, 15);
+  assert.equal(headersOf(refused).slice(0, 2), ['4', '0']);
+  const other = await realm.owner.client.get('/users/me');
+  assert.equal([other.status, other.headers['x-ratelimit-remaining']], [200, '3'], 'another user has their own budget');
+});
+
+test('failed logins: 5 per username, then 429 even with the right password; other usernames unaffected', async () => {
+  const user = await realm.addUser();
+  for (let i = 0; i < 5; i++) {
+    const wrong = await realm.anonymous.post('/fetch_api_key', { username: user.email, password: 'wrong' });
+    assert.equal([wrong.status, wrong.body.code], [401, 'AUTHENTICATION_FAILED']);
+    assert.is(wrong.headers['x-ratelimit-limit'], String(IP_PER_MINUTE), 'the per-IP limit applies to logins');
+  }
+  const right = await realm.anonymous.post('/fetch_api_key', { username: user.email.toUpperCase(), password: user.password });
+  assertRateLimited(right, 1800);
+  const owner = await realm.anonymous.post('/fetch_api_key', { username: realm.owner.email, password: realm.owner.password });
+  assert.equal([owner.status, owner.body.api_key], [200, realm.owner.apiKey]);
+});
+
+test('per IP: unauthenticated requests share the address budget; authenticated ones do not use it', async () => {
+  // Earlier tests spent part of this address's budget, and it refills as time passes: count down to 0.
+  const replies: Reply[] = [];
+  for (let n = 0; n <= IP_PER_MINUTE && replies.at(-1)?.status !== 429; n++) {
+    replies.push(await realm.anonymous.post('/fetch_api_key', { username: `nobody${n}@example.com`, password: 'x' }));
+  }
+  const refused = replies.pop()!;
+  assertRateLimited(refused, 60 / IP_PER_MINUTE);
+  assert.equal(headersOf(refused).slice(0, 2), [String(IP_PER_MINUTE), '0']);
+  const remaining = replies.map((r) => Number(r.headers['x-ratelimit-remaining']));
+  assert.is(remaining.at(-1), 0);
+  assert.ok(remaining.every((v, i) => i === 0 || v <= remaining[i - 1]!), remaining.join());
+
+  const user = await realm.addUser();
+  assert.is((await user.client.get('/users/me')).status, 200);
+  assert.is((await realm.anonymous.get('/server_settings')).status, 200, 'server_settings is not rate limited');
+});
+
+test('a server with one organization serves it on any host', async () => {
+  const user = await realm.addUser();
+  for (const host of [`localhost:${limited.port}`, `elsewhere.localhost:${limited.port}`, 'chat.example.com']) {
+    const me = await new Client(limited.port, host, { email: user.email, apiKey: user.apiKey }).get('/users/me');
+    assert.equal([me.status, me.body.user_id], [200, user.id], host);
+    const settings = await new Client(limited.port, host).get('/server_settings');
+    assert.equal([settings.status, settings.body.realm_url], [200, `http://${realm.host}`], host);
+  }
+});
+
+test('RATE_LIMIT=off (the shared test server): no rate-limit headers and no 429', async () => {
+  const { owner } = await newRealm();
+  for (let i = 0; i < 5; i++) {
+    const r = await owner.client.get('/users/me');
+    assert.is(r.status, 200);
+    assert.equal(headersOf(r), [undefined, undefined, undefined]);
+  }
+});
+
+test.run();

@@ -1,0 +1,71 @@
+// The official JavaScript client, zulip-js, against the shared server: password login (multipart
+// POST), GETs with query parameters, a multipart POST, and an error answer.
+import dns from 'node:dns';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { newRealm } from './helpers/server.ts';
+
+type ApiResult = Record<string, any>;
+interface ZulipClient {
+  config: { apiKey: string };
+  users: {
+    retrieve(params?: Record<string, unknown>): Promise<ApiResult>;
+    create(params: Record<string, unknown>): Promise<ApiResult>;
+    me: { getProfile(): Promise<ApiResult> };
+  };
+  server: { settings(): Promise<ApiResult> };
+}
+type ZulipInit = (config: { realm: string; username: string; password?: string; apiKey?: string }) => Promise<ZulipClient>;
+
+// zulip-js ships no types; this is the part of its API the tests use.
+const zulip = createRequire(import.meta.url)('zulip-js') as ZulipInit;
+
+// zulip-js (node-fetch on http.globalAgent) connects to the organization's host, and *.localhost
+// does not resolve on every machine, though browsers and systemd-resolved send it to loopback.
+const loopbackAgent = new http.Agent({
+  lookup: (hostname, options, callback) => {
+    if (!/(^|\.)localhost$/i.test(hostname)) return dns.lookup(hostname, options, callback);
+    if (options.all) (callback as (e: null, a: dns.LookupAddress[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+    else callback(null, '127.0.0.1', 4);
+  },
+});
+const defaultAgent = http.globalAgent;
+test.before(() => {
+  http.globalAgent = loopbackAgent;
+});
+test.after(() => {
+  http.globalAgent = defaultAgent;
+  loopbackAgent.destroy();
+});
+
+test('zulip-js: password login, own profile, user list, user creation, server settings', async () => {
+  const realm = await newRealm();
+  const url = `http://${realm.host}`;
+  const client = await zulip({ realm: url, username: realm.owner.email, password: realm.owner.password });
+  assert.is(client.config.apiKey, realm.owner.apiKey);
+
+  const me = await client.users.me.getProfile();
+  assert.equal([me.result, me.user_id, me.email, me.is_owner], ['success', realm.owner.id, realm.owner.email, true]);
+
+  const created = await client.users.create({ email: 'js@example.com', password: 'js-password', full_name: 'Jay Script' });
+  assert.is(created.result, 'success', created.msg);
+  const list = await client.users.retrieve({ client_gravatar: false });
+  assert.equal(list.members.map((m: ApiResult) => [m.user_id, m.full_name]), [[realm.owner.id, 'Olivia Owner'], [created.user_id, 'Jay Script']]);
+  assert.type(list.members[1].avatar_url, 'string', 'client_gravatar=false arrived as JSON false');
+
+  const settings = await client.server.settings();
+  assert.equal([settings.result, settings.realm_url], ['success', url]);
+});
+
+test('zulip-js: with an API key, and a wrong one gives the error body', async () => {
+  const realm = await newRealm();
+  const url = `http://${realm.host}`;
+  const client = await zulip({ realm: url, username: realm.owner.email, apiKey: realm.owner.apiKey });
+  assert.is((await client.users.me.getProfile()).user_id, realm.owner.id);
+  const wrong = await zulip({ realm: `${url}/api`, username: realm.owner.email, apiKey: 'x'.repeat(32) });
+  assert.equal(await wrong.users.me.getProfile(), { result: 'error', msg: 'Invalid API key', code: 'UNAUTHORIZED' });
+});
+
+test.run();
