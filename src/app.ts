@@ -1,6 +1,7 @@
 // The server's services, built once at start and handed to every handler: configuration,
 // database, caches, bus and rate limiters. Nothing here knows about HTTP.
-import type { Config } from './config.ts';
+import { rm } from 'node:fs/promises';
+import { inMemoryUploads, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/client.ts';
 import { applyMigrations } from './db/migrate.ts';
 import type { PrismaClient } from './db/generated/client.ts';
@@ -11,6 +12,7 @@ import { MemoryBus } from './bus/memory.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { log } from './log.ts';
 import { QueueRegistry } from '../actors/registry.ts';
+import { ChannelActors } from '../actors/channel.ts';
 
 export interface App {
   config: Config;
@@ -20,6 +22,8 @@ export interface App {
   auth: UserAuthenticator;
   bus: EventBus;
   queues: QueueRegistry;
+  /** Serializes each channel's writes (messages, moves, deletions). */
+  channels: ChannelActors;
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
   startedAt: number;
 }
@@ -39,6 +43,7 @@ export async function createApp(config: Config): Promise<App> {
       realms,
       auth: new UserAuthenticator(db.prisma),
       bus,
+      channels: new ChannelActors(),
       queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000 }),
       limits: config.RATE_LIMIT
         ? {
@@ -57,6 +62,8 @@ export async function createApp(config: Config): Promise<App> {
 
 export async function closeApp(app: App): Promise<void> {
   app.queues.stop();
+  app.channels.stop();
   await app.bus.close();
   await app.db.close();
+  if (inMemoryUploads(app.config)) await rm(app.config.uploadsDir, { recursive: true, force: true });
 }

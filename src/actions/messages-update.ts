@@ -178,22 +178,28 @@ async function updateRecipients(app: App, p: EditPlan, access: AccessChange): Pr
 /** PATCH /messages/{id} after its checks: write, publish, then the Notification Bot's messages. */
 export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Promise<Record<string, unknown>[]> {
   const now = new Date();
-  const ids = await changedMessageIds(app, p);
-  const { detached, access } = await writeUpdate(app, realm, p, ids, now);
-  const recipients = await updateRecipients(app, p, access);
-  app.bus.publish({
-    realmId: realm.id,
-    userIds: [...recipients.keys()],
-    event: updateEvent(p, ids, timestamp(now)),
-    perUser: Object.fromEntries([...recipients].map(([id, flags]) => [id, { flags }])),
-  });
-  if (access.losingAccess.length) {
+  const writeAndPublish = async () => {
+    const ids = await changedMessageIds(app, p);
+    const { detached, access } = await writeUpdate(app, realm, p, ids, now);
+    const recipients = await updateRecipients(app, p, access);
     app.bus.publish({
       realmId: realm.id,
-      userIds: access.losingAccess,
-      event: { type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: p.origChannel!.id, topic: p.message.topic },
+      userIds: [...recipients.keys()],
+      event: updateEvent(p, ids, timestamp(now)),
+      perUser: Object.fromEntries([...recipients].map(([id, flags]) => [id, { flags }])),
     });
-  }
+    if (access.losingAccess.length) {
+      app.bus.publish({
+        realmId: realm.id,
+        userIds: access.losingAccess,
+        event: { type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: p.origChannel!.id, topic: p.message.topic },
+      });
+    }
+    return { ids, detached };
+  };
+  // The Notification Bot's messages below go through the channel actor themselves, so only the
+  // edit proper runs inside it.
+  const { ids, detached } = p.origChannel ? await app.channels.run(p.origChannel.id, writeAndPublish) : await writeAndPublish();
   let resolveNoticeId: number | null = null;
   if (p.topicChanged && p.content === undefined && !p.channelChanged && p.resolve) resolveNoticeId = await resolveNotice(app, realm, p);
   if (moved(p)) await moveBreadcrumbs(app, realm, p, ids, resolveNoticeId);

@@ -282,17 +282,21 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
     const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId);
     flags.set(userId, mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (read ? FLAG_BITS.read : 0));
   }
-  const id = await storeMessage(app, realm, p, opts, flags);
-  const [message] = await loadMessages(app, [id]);
-  const obj = messageObject(app, realm, message!, await conversationUsers(app, [message!]));
-  app.bus.publish({
-    realmId: realm.id,
-    userIds: p.recipients,
-    event: { type: 'message', message: obj },
-    perUser: Object.fromEntries([...flags].map(([userId, bits]) => [userId, { flags: flagList(bits) }])),
-    ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
-  });
-  return id;
+  const storeAndPublish = async () => {
+    const id = await storeMessage(app, realm, p, opts, flags);
+    const [message] = await loadMessages(app, [id]);
+    const obj = messageObject(app, realm, message!, await conversationUsers(app, [message!]));
+    app.bus.publish({
+      realmId: realm.id,
+      userIds: p.recipients,
+      event: { type: 'message', message: obj },
+      perUser: Object.fromEntries([...flags].map(([userId, bits]) => [userId, { flags: flagList(bits) }])),
+      ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
+      publicChannelMessage: p.channel !== null && !p.channel.inviteOnly,
+    });
+    return id;
+  };
+  return p.channel ? app.channels.run(p.channel.id, storeAndPublish) : storeAndPublish();
 }
 
 /** POST /messages. */

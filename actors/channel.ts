@@ -1,0 +1,95 @@
+// One actor per channel in use, which runs the channel's writes one at a time: a message and a
+// topic move in the same channel cannot interleave, and each write publishes its events before
+// the next one starts, so every client sees a channel's events in commit (and id) order, also on
+// PostgreSQL with many connections. Reads never queue here. An actor stops itself after a quiet
+// spell and is spawned again by the next write.
+import { assign, createActor, fromPromise, setup, type ActorRefFrom } from 'xstate';
+
+interface Job {
+  run: () => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+export const channelMachine = setup({
+  types: {
+    context: {} as { jobs: Job[]; idleMs: number },
+    events: {} as { type: 'RUN'; job: Job },
+    input: {} as { idleMs: number },
+  },
+  actors: {
+    runJob: fromPromise(({ input }: { input: { job: Job } }) => input.job.run()),
+  },
+  actions: {
+    enqueue: assign({ jobs: ({ context, event }) => [...context.jobs, event.job] }),
+    // The invoked write's done/error events carry `output` or `error`.
+    settle: ({ context, event }) => {
+      const done = event as unknown as { output?: unknown; error?: unknown };
+      if ('output' in done) context.jobs[0]!.resolve(done.output);
+      else context.jobs[0]!.reject(done.error);
+    },
+    dequeue: assign({ jobs: ({ context }) => context.jobs.slice(1) }),
+  },
+  guards: {
+    hasJobs: ({ context }) => context.jobs.length > 0,
+  },
+  delays: {
+    idle: ({ context }) => context.idleMs,
+  },
+}).createMachine({
+  id: 'channel',
+  context: ({ input }) => ({ jobs: [], idleMs: input.idleMs }),
+  initial: 'idle',
+  states: {
+    idle: {
+      always: { guard: 'hasJobs', target: 'writing' },
+      on: { RUN: { actions: 'enqueue', target: 'writing' } },
+      after: { idle: 'stopped' },
+    },
+    writing: {
+      invoke: {
+        src: 'runJob',
+        input: ({ context }) => ({ job: context.jobs[0]! }),
+        onDone: { actions: ['settle', 'dequeue'], target: 'idle' },
+        onError: { actions: ['settle', 'dequeue'], target: 'idle' },
+      },
+      on: { RUN: { actions: 'enqueue' } },
+    },
+    stopped: { type: 'final' },
+  },
+});
+
+type ChannelActor = ActorRefFrom<typeof channelMachine>;
+
+/** Finds or spawns channel actors; an actor removes itself when it stops. */
+export class ChannelActors {
+  private readonly actors = new Map<number, ChannelActor>();
+
+  constructor(private readonly idleMs = 30_000) {}
+
+  get size(): number {
+    return this.actors.size;
+  }
+
+  /** Runs `write` after the channel's earlier writes have finished; resolves with its result. */
+  run<T>(channelId: number, write: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.actorFor(channelId).send({ type: 'RUN', job: { run: write, resolve: resolve as (v: unknown) => void, reject } });
+    });
+  }
+
+  private actorFor(channelId: number): ChannelActor {
+    const existing = this.actors.get(channelId);
+    if (existing) return existing;
+    const actor = createActor(channelMachine, { input: { idleMs: this.idleMs } });
+    actor.subscribe({ complete: () => this.actors.delete(channelId) });
+    this.actors.set(channelId, actor);
+    actor.start();
+    return actor;
+  }
+
+  stop(): void {
+    for (const actor of this.actors.values()) actor.stop();
+    this.actors.clear();
+  }
+}

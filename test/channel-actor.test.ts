@@ -1,0 +1,51 @@
+// Channel actors: one write at a time per channel, failures isolated, and an idle actor stops
+// and leaves nothing behind.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ChannelActors } from '../actors/channel.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('writes to one channel run one at a time, in order; other channels run alongside', async () => {
+  const actors = new ChannelActors(1000);
+  const log: string[] = [];
+  const write = (channel: number, name: string, ms: number) =>
+    actors.run(channel, async () => {
+      log.push(`start ${name}`);
+      await sleep(ms);
+      log.push(`end ${name}`);
+      return name;
+    });
+  const results = await Promise.all([write(1, 'a', 30), write(1, 'b', 1), write(2, 'x', 5), write(1, 'c', 1)]);
+  assert.equal(results, ['a', 'b', 'x', 'c']);
+  const one = log.filter((l) => !l.endsWith('x'));
+  assert.equal(one, ['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
+  assert.ok(log.indexOf('end x') < log.indexOf('end a'), 'channel 2 did not wait for channel 1');
+  actors.stop();
+});
+
+test('a failing write rejects its caller only', async () => {
+  const actors = new ChannelActors(1000);
+  const failed = actors.run(1, async () => {
+    throw new Error('boom');
+  });
+  const next = actors.run(1, async () => 'fine');
+  const error = await failed.then(() => null, (e: Error) => e);
+  assert.match(String(error), /boom/);
+  assert.is(await next, 'fine');
+  actors.stop();
+});
+
+test('an idle actor stops itself; the next write spawns a new one', async () => {
+  const actors = new ChannelActors(50);
+  await actors.run(7, async () => 1);
+  assert.is(actors.size, 1);
+  await sleep(120);
+  assert.is(actors.size, 0);
+  assert.is(await actors.run(7, async () => 2), 2);
+  assert.is(actors.size, 1);
+  actors.stop();
+  assert.is(actors.size, 0);
+});
+
+test.run();
