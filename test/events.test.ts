@@ -39,6 +39,23 @@ test('register: queue, versions, idle timeout and the requested state only', asy
   assert.equal(all.realm_linkifiers, []);
 });
 
+test('register: subscriptions, include_subscribers and notification_settings_null', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser();
+  const channelId = await makeChannel(realm, 'general', [realm.owner, bob]);
+  await makeChannel(realm, 'other', [realm.owner]);
+  const plain = await register(bob, { fetch_event_types: ['subscription'] });
+  assert.equal(plain.subscriptions.map((s: { stream_id: number }) => s.stream_id), [channelId]);
+  assert.not.ok('subscribers' in plain.subscriptions[0]);
+  assert.is(plain.subscriptions[0].desktop_notifications, false, 'null replaced by the user default');
+  assert.equal(plain.never_subscribed.map((s: { name: string }) => s.name), ['other']);
+  const modern = await register(bob, { fetch_event_types: ['subscription'], include_subscribers: true, client_capabilities: { notification_settings_null: true } });
+  assert.equal(modern.subscriptions[0].subscribers, [realm.owner.id, bob.id]);
+  assert.is(modern.subscriptions[0].desktop_notifications, null);
+  const partial = await register(bob, { fetch_event_types: ['subscription'], include_subscribers: 'partial' });
+  assert.equal(partial.subscriptions[0].subscribers, [realm.owner.id, bob.id], 'small channels list everyone');
+});
+
 test('long-poll: a message from another user arrives with the reference shape', async () => {
   const realm = await newRealm();
   const bob = await realm.addUser({ name: 'Bob' });
@@ -204,6 +221,16 @@ test('guests may not use all_public_streams; members get public channel messages
   const guest = await realm.addUser({ role: 600 });
   const denied = await guest.client.post('/register', { all_public_streams: true });
   assert.equal([denied.status, denied.body], [400, { result: 'error', msg: 'User not authorized for this query', code: 'BAD_REQUEST' }]);
+  const outsider = await realm.addUser();
+  const open = await makeChannel(realm, 'open', [realm.owner]);
+  const closed = await makeChannel(realm, 'closed', [realm.owner], { invite_only: true });
+  const q = await register(outsider, { event_types: ['message'], all_public_streams: true });
+  const plain = await register(outsider, { event_types: ['message'] });
+  const visible = await send(realm.owner, open, 't', 'public');
+  await send(realm.owner, closed, 't', 'private');
+  const r = await poll(outsider, q.queue_id, -1, { dont_block: true });
+  assert.equal(r.body.events.map((e: { message: { id: number } }) => e.message.id), [visible]);
+  assert.equal((await poll(outsider, plain.queue_id, -1, { dont_block: true })).body.events, []);
 });
 
 test('empty topic: shown as realm_empty_topic_display_name unless empty_topic_name', async () => {
