@@ -1,7 +1,6 @@
 // Turns a published event into what one queue's client receives: dropped if its filter says so,
 // reshaped by its capabilities (markdown or HTML, avatars, empty topic, bulk deletions, ...), with
-// the recipient's own parts merged in. Returns JSON bodies without the event id, which the queue
-// adds, so each distinct shape is serialized once per fan-out, not once per queue.
+// the recipient's own parts added by the registry, which serializes each distinct shape once.
 import type { EventEnvelope } from '../src/bus/bus.ts';
 import { displayTopicFor, hasCapability, type QueueOptions } from './queue-options.ts';
 
@@ -80,29 +79,23 @@ function wanted(options: QueueOptions, type: string): boolean {
 }
 
 /**
- * The events (as JSON object bodies without their opening brace and id) that `envelope` becomes
- * for a queue of `userId` with `options`; usually one, none when filtered out, several when a
- * bulk deletion is split for an old client.
+ * The shapes `event` takes for clients with `options`, before any recipient's own parts: usually
+ * one, none when the client did not ask for it, several when a bulk deletion is split for an old
+ * client. Alike queues share the result, so each shape is built and serialized once per fan-out.
  */
-export function eventsForQueue(envelope: EventEnvelope, userId: number, queueId: string, options: QueueOptions): Event[] {
-  const event = envelope.event;
+export function shapeEvent(event: Event, options: QueueOptions): Event[] {
   const type = String(event.type);
   if (type !== 'heartbeat' && !wanted(options, type)) return [];
-  const own = { ...envelope.perUser?.[userId], ...envelope.perQueue?.[queueId] };
   switch (type) {
-    case 'message': {
-      const message = event.message as Event;
-      const flags = (own.flags as string[] | undefined) ?? [];
-      if (!messageMatchesNarrow(options, message, flags)) return [];
-      return [{ ...event, message: messageFor(options, message), flags, ...own }];
-    }
+    case 'message':
+      return [{ ...event, message: messageFor(options, event.message as Event) }];
     case 'delete_message': {
       if (hasCapability(options, 'bulk_message_deletion')) return [{ ...event, ...topicFields(options, event) }];
       const { message_ids: ids, ...rest } = event;
       return (ids as number[]).map((message_id) => ({ ...rest, ...topicFields(options, event), message_id }));
     }
     case 'update_message':
-      return [{ ...event, ...topicFields(options, event), ...own }];
+      return [{ ...event, ...topicFields(options, event) }];
     case 'typing':
       if (event.message_type === 'stream' && !hasCapability(options, 'stream_typing_notifications')) return [];
       return [{ ...event, ...topicFields(options, event) }];
@@ -111,8 +104,21 @@ export function eventsForQueue(envelope: EventEnvelope, userId: number, queueId:
     case 'user_settings':
       return hasCapability(options, 'user_settings_object') ? [event] : [event, ...legacySettingsEvents(event)];
     default:
-      return [Object.keys(own).length ? { ...event, ...own } : event];
+      return [event];
   }
+}
+
+/** The recipient's own parts of an event: per-user (message flags) and per-queue (local_message_id). */
+export function ownParts(envelope: EventEnvelope, userId: number, queueId: string): Event {
+  const own: Event = { ...envelope.perUser?.[userId], ...envelope.perQueue?.[queueId] };
+  if (envelope.event.type === 'message' && own.flags === undefined) own.flags = [];
+  return own;
+}
+
+/** Whether the queue's narrow lets this message event through, given the recipient's flags. */
+export function passesNarrow(event: Event, options: QueueOptions, own: Event): boolean {
+  if (event.type !== 'message' || options.narrow.length === 0) return true;
+  return messageMatchesNarrow(options, event.message as Event, (own.flags as string[] | undefined) ?? []);
 }
 
 function topicFields(options: QueueOptions, event: Event): Event {

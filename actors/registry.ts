@@ -4,7 +4,7 @@
 // event is answered first, and each parked client is then completed once with all it has.
 import { randomUUID } from 'node:crypto';
 import type { EventBus, EventEnvelope } from '../src/bus/bus.ts';
-import { eventsForQueue } from './event-format.ts';
+import { ownParts, passesNarrow, shapeEvent } from './event-format.ts';
 import { EventQueue, type Consumer, type SavedQueue } from './queue.ts';
 import { internOptions, type QueueOptions } from './queue-options.ts';
 
@@ -107,26 +107,29 @@ export class QueueRegistry {
   }
 
   deliver(envelope: EventEnvelope): void {
-    // Alike queues of alike users get the same bytes: serialize each distinct shape once.
-    const shared = new Map<QueueOptions, string[]>();
-    const perUser = envelope.perUser !== undefined;
+    // Alike queues get the same bytes: each distinct shape is serialized once per fan-out, and only
+    // the recipient's own parts (message flags, local_message_id) are appended per queue.
+    const shapes = new Map<QueueOptions, string[]>();
     const targets = new Set<EventQueue>();
     for (const userId of envelope.userIds) for (const q of this.byUser.get(userId) ?? []) targets.add(q);
     if (envelope.publicChannelMessage) for (const q of this.allPublic.get(envelope.realmId) ?? []) targets.add(q);
-    let lastUser = -1;
+    let extrasUser = -1;
+    let extras = '';
     for (const queue of targets) {
-      if (perUser && queue.userId !== lastUser) {
-        shared.clear();
-        lastUser = queue.userId;
+      const own = ownParts(envelope, queue.userId, queue.id);
+      if (!passesNarrow(envelope.event, queue.options, own)) continue;
+      let bases = shapes.get(queue.options);
+      if (!bases) {
+        // Without the closing brace, so the recipient's parts can follow.
+        bases = shapeEvent(envelope.event, queue.options).map((e) => JSON.stringify(e).slice(1, -1));
+        shapes.set(queue.options, bases);
       }
-      const ownQueuePart = envelope.perQueue?.[queue.id] !== undefined;
-      let bodies = ownQueuePart ? undefined : shared.get(queue.options);
-      if (!bodies) {
-        bodies = eventsForQueue(envelope, queue.userId, queue.id, queue.options).map((e) => JSON.stringify(e).slice(1));
-        if (!ownQueuePart) shared.set(queue.options, bodies);
+      if (bases.length === 0) continue;
+      if (queue.userId !== extrasUser || envelope.perQueue?.[queue.id] !== undefined) {
+        extras = Object.entries(own).map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`).join('');
+        extrasUser = envelope.perQueue?.[queue.id] !== undefined ? -1 : queue.userId;
       }
-      if (bodies.length === 0) continue;
-      queue.push(bodies);
+      queue.push(bases.map((b) => `${b}${extras}}`));
       if (queue.consumer) this.markDirty(queue);
     }
   }
