@@ -1,5 +1,8 @@
 // Every setting of the server, read once from the environment and validated, so a typo in a
 // deployment fails at start instead of at the first request that needs the value.
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 
 const flag = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
@@ -37,6 +40,9 @@ const LOOPBACK = new Set(['127.0.0.1', '0.0.0.0', '::1', '::']);
 
 export type Config = z.infer<typeof configSchema> & { externalHost: string; uploadsDir: string };
 
+/** An in-memory server keeps its uploads in a scratch directory of its own, removed when it stops. */
+export const inMemoryUploads = (c: { DATA_DIR: string; UPLOADS_DIR?: string }) => c.DATA_DIR.startsWith('memory://') && !c.UPLOADS_DIR;
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = configSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   if (!parsed.success) {
@@ -47,6 +53,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     ...c,
     externalHost: c.EXTERNAL_HOST ?? `${LOOPBACK.has(c.HOST) ? 'localhost' : c.HOST}:${c.PORT}`,
-    uploadsDir: c.UPLOADS_DIR ?? `${c.DATA_DIR}/uploads`,
+    uploadsDir: c.UPLOADS_DIR ?? (inMemoryUploads(c) ? path.join(os.tmpdir(), `chat-uploads-${process.pid}-${randomBytes(6).toString('hex')}`) : `${c.DATA_DIR}/uploads`),
   };
 }

@@ -32,6 +32,9 @@ async function reactableMessage(app: App, realm: RealmInfo, user: User, id: numb
   return { message, flags, channel };
 }
 
+/** A channel's writes and their events go one at a time through its actor, in commit order. */
+const inChannelOrder = <T>(app: App, channel: Channel | null, write: () => Promise<T>): Promise<T> => (channel ? app.channels.run(channel.id, write) : write());
+
 async function publishReaction(app: App, realm: RealmInfo, user: User, messageId: number, channel: Channel | null, op: 'add' | 'remove', r: StoredReaction): Promise<void> {
   const event = {
     type: 'reaction',
@@ -64,14 +67,16 @@ export async function addReaction(app: App, realm: RealmInfo, user: User, messag
   const vote = await app.prisma.reaction.findFirst({ where: key, orderBy: { id: 'asc' }, select: { emojiName: true } });
   if (!vote) await checkEmojiRequest(app, realm, req.emojiName, { code, type });
   const reaction = { emojiName: vote?.emojiName ?? req.emojiName, emojiCode: code, reactionType: type };
-  const created = await app.prisma.$transaction(async (tx) => {
-    const { count } = await tx.reaction.createMany({ data: [{ ...reaction, messageId: message.id, userId: user.id }], skipDuplicates: true });
-    // Reacting to a channel message one never received gives a historical row, as starring does.
-    if (count > 0 && flags === null) await tx.userMessage.createMany({ data: [{ userId: user.id, messageId: message.id, flags: HISTORICAL_FLAGS }], skipDuplicates: true });
-    return count > 0;
+  await inChannelOrder(app, channel, async () => {
+    const created = await app.prisma.$transaction(async (tx) => {
+      const { count } = await tx.reaction.createMany({ data: [{ ...reaction, messageId: message.id, userId: user.id }], skipDuplicates: true });
+      // Reacting to a channel message one never received gives a historical row, as starring does.
+      if (count > 0 && flags === null) await tx.userMessage.createMany({ data: [{ userId: user.id, messageId: message.id, flags: HISTORICAL_FLAGS }], skipDuplicates: true });
+      return count > 0;
+    });
+    if (!created) throw reactionExists();
+    await publishReaction(app, realm, user, message.id, channel, 'add', reaction);
   });
-  if (!created) throw reactionExists();
-  await publishReaction(app, realm, user, message.id, channel, 'add', reaction);
 }
 
 /**
@@ -92,7 +97,9 @@ export async function removeReaction(app: App, realm: RealmInfo, user: User, mes
   const where = { messageId: message.id, userId: user.id, emojiCode: code, reactionType: type ?? 'unicode_emoji' };
   const reaction = await app.prisma.reaction.findFirst({ where });
   if (!reaction) throw reactionMissing();
-  const { count } = await app.prisma.reaction.deleteMany({ where: { id: reaction.id } });
-  if (count === 0) throw reactionMissing();
-  await publishReaction(app, realm, user, message.id, channel, 'remove', reaction);
+  await inChannelOrder(app, channel, async () => {
+    const { count } = await app.prisma.reaction.deleteMany({ where: { id: reaction.id } });
+    if (count === 0) throw reactionMissing();
+    await publishReaction(app, realm, user, message.id, channel, 'remove', reaction);
+  });
 }

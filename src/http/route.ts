@@ -2,6 +2,7 @@
 // returns the data of a success response (or a RawResponse for files).
 import type { User } from '../db/generated/client.ts';
 import type { App } from '../app.ts';
+import type { Config } from '../config.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import type { Fields, ParamsOf } from './params.ts';
 
@@ -10,6 +11,7 @@ export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 export interface UploadedFile {
   field: string;
   filename: string;
+  /** As the client sent it; empty when the part had no Content-Type. */
   contentType: string;
   data: Buffer;
 }
@@ -19,7 +21,7 @@ export interface RequestContext<F extends Fields, U> {
   realm: RealmInfo;
   user: U;
   params: ParamsOf<F>;
-  /** Path segments named in the route's path (`:user_id` → path.user_id). */
+  /** Path segments named in the route's path (`:user_id` → path.user_id; a final `/*` → path['*']). */
   path: Record<string, string>;
   files: UploadedFile[];
   ip: string;
@@ -51,8 +53,8 @@ interface RouteBase<F extends Fields> {
   method: Method;
   path: string;
   params: F;
-  /** Largest accepted request body in bytes; defaults to MAX_BODY_BYTES. */
-  maxBody?: number;
+  /** Largest accepted request body in bytes, from the settings; defaults to MAX_BODY_BYTES. */
+  maxBody?: (config: Config) => number;
   /** Skip the per-user/per-IP rate limits (file downloads, as Zulip does). */
   noRateLimit?: boolean;
   /** Also decode parameters from the query string (GET always does). */

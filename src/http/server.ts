@@ -83,6 +83,15 @@ function readBody(ex: Exchange, limit: number): Promise<Buffer> {
   });
 }
 
+/** Percent-decodes part of a URL path; a malformed escape leaves it as sent (it then matches nothing). */
+function decodePath(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 function decodeBody(body: Buffer, contentType: string, into: RawParams, files: UploadedFile[]): void {
   if (body.length === 0) return;
   const type = contentType.split(';')[0]!.trim().toLowerCase();
@@ -91,7 +100,7 @@ function decodeBody(body: Buffer, contentType: string, into: RawParams, files: U
     if (!parts) throw new ApiError('Malformed multipart body', 'BAD_REQUEST');
     for (const part of parts) {
       const data = Buffer.from(part.data);
-      if (part.filename !== undefined) files.push({ field: part.name, filename: part.filename, contentType: part.type ?? 'application/octet-stream', data });
+      if (part.filename !== undefined) files.push({ field: part.name, filename: part.filename, contentType: part.type ?? '', data });
       else into.set(part.name, data.toString('utf8'));
     }
   } else if (type === 'application/json') {
@@ -170,6 +179,8 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
 
   for (const [pattern, methods] of byPath) {
     const paramNames = [...pattern.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+    // A pattern ending in `/*` hands the rest of the path (several segments) to the handler.
+    const wildcardPrefix = pattern.endsWith('/*') ? pattern.slice(0, -1) : null;
     uws.any(pattern, (res, req) => {
       const method = req.getCaseSensitiveMethod().toUpperCase();
       const ex: Exchange = { res, aborted: false, done: false, abortHandlers: [], headers: {} };
@@ -182,7 +193,8 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
       req.forEach((k, v) => (ex.headers[k] = v));
       ex.headers.ip = Buffer.from(res.getRemoteAddressAsText()).toString();
       const path: Record<string, string> = {};
-      paramNames.forEach((name, i) => (path[name] = decodeURIComponent(req.getParameter(i) ?? '')));
+      paramNames.forEach((name, i) => (path[name] = decodePath(req.getParameter(i) ?? '')));
+      if (wildcardPrefix !== null) path['*'] = decodePath(req.getUrl().slice(wildcardPrefix.length));
       const route = methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined);
       if (!route) {
         const body = JSON.stringify({ result: 'error', msg: 'Method Not Allowed', allowed_methods: [...methods.keys()] });
@@ -197,7 +209,7 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
       }
       inFlight.add(ex);
       const hasBody = method !== 'GET' && method !== 'HEAD';
-      void dispatch(ex, route, raw, path, route.maxBody ?? app.config.MAX_BODY_BYTES, hasBody);
+      void dispatch(ex, route, raw, path, route.maxBody?.(app.config) ?? app.config.MAX_BODY_BYTES, hasBody);
     });
   }
   attach?.(uws);

@@ -3,8 +3,9 @@ import type { App } from '../app.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { FLAG_BITS, HISTORICAL_FLAGS, flagList } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
+import { Role } from '../domain/roles.ts';
 import { badRequest } from '../http/errors.ts';
-import { channelAccess } from './channels.ts';
+import { channelAccess, subscriberIds } from './channels.ts';
 import { compileNarrow, narrowSource, type NarrowTerm } from './narrow.ts';
 import type { RealmInfo } from './realms.ts';
 import { apiEmail, avatarUrl, canSeeEmail } from './users.ts';
@@ -133,9 +134,32 @@ export async function accessMessage(app: App, realm: RealmInfo, user: User, id: 
   if (um) return { message, flags: um.flags };
   if (!message.channelId) throw invalidMessage();
   const channel = await app.prisma.channel.findUniqueOrThrow({ where: { id: message.channelId } });
-  const access = await channelAccess(app, realm, user, channel);
-  if (!access.content || !channel.historyPublicToSubscribers) throw invalidMessage();
+  if (!(await readsChannelHistory(app, realm, user, channel))) throw invalidMessage();
   return { message, flags: null };
+}
+
+/** Whether the user reads the channel's messages without having received them. */
+export async function readsChannelHistory(app: App, realm: RealmInfo, user: User, channel: Channel): Promise<boolean> {
+  return channel.historyPublicToSubscribers && (await channelAccess(app, realm, user, channel)).content;
+}
+
+/**
+ * Who hears of an action on a message (reaction, deletion): Zulip's
+ * event_recipient_ids_for_action_on_messages. DMs: the holders of its rows. Channels: the
+ * subscribers — only those who received it under protected history, and for public channels
+ * also the non-guests who hold a row without a subscription (they starred or reacted).
+ */
+export async function actionRecipientIds(app: App, messageId: number, channel: Channel | null): Promise<number[]> {
+  const rowHolders = async (where: Prisma.UserMessageWhereInput = {}) =>
+    (await app.prisma.userMessage.findMany({ where: { messageId, ...where }, select: { userId: true } })).map((r) => r.userId);
+  if (!channel) return rowHolders();
+  const subscribers = await subscriberIds(app, channel.id);
+  if (!channel.historyPublicToSubscribers) {
+    const received = new Set(await rowHolders());
+    return subscribers.filter((id) => received.has(id));
+  }
+  if (channel.inviteOnly) return subscribers;
+  return [...new Set([...subscribers, ...(await rowHolders({ user: { role: { not: Role.GUEST } } }))])];
 }
 
 /** Ids of the topic's messages the user can read: all of them unless history is protected. */

@@ -29,7 +29,7 @@ const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 /** Above this many subscribers, `partial` leaves out the inactive humans. */
 const PARTIAL_SUBSCRIBERS_THRESHOLD = 250;
 
-function serverLimits(): State {
+function serverLimits(app: App): State {
   return {
     max_message_length: MAX_MESSAGE_LENGTH,
     max_topic_length: MAX_TOPIC_LENGTH,
@@ -39,7 +39,7 @@ function serverLimits(): State {
     max_channel_folder_description_length: 1024,
     max_bulk_new_subscription_messages: 100,
     max_reminder_note_length: 1000,
-    max_file_upload_size_mib: 25,
+    max_file_upload_size_mib: Math.floor(app.config.MAX_UPLOAD_BYTES / (1024 * 1024)),
     max_avatar_file_size_mib: 5,
     max_icon_file_size_mib: 5,
     max_logo_file_size_mib: 5,
@@ -128,7 +128,7 @@ function realmSection(app: App, realm: RealmInfo): State {
     realm_domains: [],
   };
   for (const [setting, value] of Object.entries(realm.permissions)) state[`realm_${setting}`] = value;
-  return Object.assign(state, serverLimits());
+  return Object.assign(state, serverLimits(app));
 }
 
 async function realmUserSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {

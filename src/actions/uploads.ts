@@ -1,0 +1,95 @@
+// POST /user_uploads: store one file under the uploads directory at Zulip's path id form
+// `<realm id>/<random>/<sanitized name>`, record its Attachment row, and tell the uploader.
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { App } from '../app.ts';
+import type { User } from '../db/generated/client.ts';
+import { bareContentType, guessContentType } from '../domain/mime-types.ts';
+import { badRequest } from '../http/errors.ts';
+import type { UploadedFile } from '../http/route.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+import { attachmentDict, uploadFilePath } from '../queries/uploads.ts';
+
+/** Linux allows 255 bytes per path component, and the sanitized name is one. */
+const MAX_FILE_NAME_BYTES = 255;
+
+/** Cuts a name to `max` bytes, keeping its extension when that leaves room for the rest. */
+function truncateFileName(name: string, max: number): string {
+  if (Buffer.byteLength(name) <= max) return name;
+  let ext = path.extname(name);
+  let stem = name.slice(0, name.length - ext.length);
+  if (Buffer.byteLength(ext) >= max) [stem, ext] = [name, ''];
+  // Decoding a cut UTF-8 sequence yields U+FFFD at the end; drop it as Python's errors="ignore" does.
+  const cut = Buffer.from(stem).subarray(0, max - Buffer.byteLength(ext)).toString().replace(/\uFFFD+$/, '');
+  return cut + ext;
+}
+
+/** Zulip's sanitize_name: safe as a file name, in S3 and in a URL; Unicode letters stay. */
+function sanitizeFileName(value: string): string {
+  let name = value.normalize('NFKC').replace(/[^\p{L}\p{N}_\s.-]/gu, '').trim();
+  name = truncateFileName(name.replace(/[-\s]+/g, '-'), MAX_FILE_NAME_BYTES);
+  return name === '' || name === '.' || name === '..' ? 'uploaded-file' : name;
+}
+
+/** Python's urllib.parse.unquote: escapes that don't decode stay as they are. */
+function unquote(value: string): string {
+  return value.replace(/(%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
+}
+
+/** The name the client gave, as Django hands it on: its last path component, unquoted, no NULs. */
+function originalName(file: UploadedFile): string {
+  return unquote(file.filename.split(/[/\\]/).at(-1)!).replace(/\0/g, '');
+}
+
+/** Plain text is served inline, so it is labeled with its charset when that is clear. */
+function withCharset(contentType: string, data: Buffer): string {
+  if (bareContentType(contentType) !== 'text/plain' || /;\s*charset=/i.test(contentType)) return contentType;
+  if (!data.some((b) => b > 0x7f)) return `${contentType}; charset="ascii"`;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(data);
+    return `${contentType}; charset="utf-8"`;
+  } catch {
+    return contentType;
+  }
+}
+
+function mebibytes(bytes: number): string {
+  return String(Math.round((bytes / 1024 / 1024) * 100) / 100);
+}
+
+export async function uploadFile(app: App, realm: RealmInfo, user: User, files: UploadedFile[]): Promise<{ url: string; filename: string }> {
+  // A file input left empty arrives as a part without a name; Django drops it.
+  const chosen = files.filter((f) => f.filename !== '');
+  if (chosen.length === 0) throw badRequest('You must specify a file to upload');
+  if (chosen.length > 1) throw badRequest('You may only upload one file at a time');
+  const file = chosen[0]!;
+  const max = app.config.MAX_UPLOAD_BYTES;
+  if (file.data.length > max) throw badRequest(`File is larger than this server's configured maximum upload size (${mebibytes(max)} MiB).`);
+  const fileName = originalName(file);
+  const contentType = withCharset(file.contentType || guessContentType(fileName) || 'application/octet-stream', file.data);
+  const pathId = `${realm.id}/${randomInt(256).toString(16)}/${randomBytes(18).toString('base64url')}/${sanitizeFileName(fileName)}`;
+  const target = uploadFilePath(app, pathId);
+  await mkdir(path.dirname(target), { recursive: true });
+  await writeFile(target, file.data, { flag: 'wx' });
+  const attachment = await app.prisma.attachment
+    .create({ data: { realmId: realm.id, ownerId: user.id, pathId, fileName, size: file.data.length, contentType } })
+    .catch(async (err: unknown) => {
+      // No row, no file: an unreferenced file on disk would never be cleaned up.
+      await rm(target, { force: true });
+      throw err;
+    });
+  const used = await app.prisma.attachment.aggregate({ where: { realmId: realm.id }, _sum: { size: true } });
+  app.bus.publish({
+    realmId: realm.id,
+    userIds: [user.id],
+    event: { type: 'attachment', op: 'add', attachment: attachmentDict(attachment, []), upload_space_used: used._sum.size ?? 0 },
+  });
+  return { url: `/user_uploads/${pathId}`, filename: fileName };
+}

@@ -1,0 +1,93 @@
+// Files: POST /user_uploads; GET /user_uploads/{realm_id}/{path} (the file, for browsers and Basic
+// auth), its API twin that answers a temporary URL, and the temporary URL itself.
+import type { App } from '../app.ts';
+import { uploadFile } from '../actions/uploads.ts';
+import type { Attachment, User } from '../db/generated/client.ts';
+import { servesInline } from '../domain/mime-types.ts';
+import { badRequest, notLoggedIn } from '../http/errors.ts';
+import { RawResponse, optionalUserRoute, publicRoute, userRoute } from '../http/route.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl } from '../queries/uploads.ts';
+
+/** Room for the multipart framing around a file of the largest allowed size. */
+const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+
+const HTML = { 'Content-Type': 'text/html; charset=utf-8' };
+const notFoundPage = () => new RawResponse(404, HTML, '<p>This file does not exist or has been deleted.</p>');
+const forbiddenPage = () => new RawResponse(403, HTML, '<p>You are not authorized to view this file.</p>');
+
+/** Python's urllib.parse.quote: like encodeURIComponent, but `/` stays and `!'()*` are escaped. */
+const quote = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%2F/g, '/');
+
+/** Django's content_disposition_header: a quoted ASCII name, or RFC 8187 UTF-8 for anything else. */
+function contentDisposition(inline: boolean, fileName: string): string {
+  const name = /^[\x20-\x7e]*$/.test(fileName) ? `filename="${fileName.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : `filename*=utf-8''${quote(fileName)}`;
+  return `${inline ? 'inline' : 'attachment'}; ${name}`;
+}
+
+async function serveFile(app: App, a: Attachment): Promise<RawResponse> {
+  const data = await readUpload(app, a);
+  if (!data) return new RawResponse(404, HTML, '<p>File not found</p>');
+  const inline = servesInline(a.contentType);
+  return new RawResponse(
+    200,
+    { 'Content-Type': a.contentType, 'Content-Disposition': contentDisposition(inline, a.fileName), 'Cache-Control': 'private, immutable', 'X-Content-Type-Options': 'nosniff' },
+    data,
+  );
+}
+
+/** The attachment behind a download path, or the page refusing it; without credentials, a 401. */
+async function downloadable(app: App, realm: RealmInfo, user: User | null, pathId: string): Promise<Attachment | RawResponse> {
+  const a = await attachmentByPath(app, realm, pathId);
+  if (!a) return notFoundPage();
+  if (await canDownload(app, realm, user, a)) return a;
+  if (!user) throw notLoggedIn();
+  return forbiddenPage();
+}
+
+export const routes = [
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/user_uploads',
+    params: {},
+    maxBody: (config) => config.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES,
+    async handler({ app, realm, user, files }) {
+      const { url, filename } = await uploadFile(app, realm, user, files);
+      // `uri` is the pre-FL272 name of `url`; clients still read it.
+      return { uri: url, url, filename };
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/user_uploads/*',
+    params: {},
+    async handler({ app, realm, user, path }) {
+      const a = await downloadable(app, realm, user, path['*']!);
+      return a instanceof RawResponse ? a : { url: temporaryUrl(a.pathId) };
+    },
+  }),
+  optionalUserRoute({
+    method: 'GET',
+    path: '/user_uploads/*',
+    params: {},
+    noRateLimit: true,
+    async handler({ app, realm, user, path }) {
+      const a = await downloadable(app, realm, user, path['*']!);
+      return a instanceof RawResponse ? a : serveFile(app, a);
+    },
+  }),
+  publicRoute({
+    method: 'GET',
+    path: '/user_uploads/temporary/:token/:filename',
+    params: {},
+    noRateLimit: true,
+    async handler({ app, realm, path }) {
+      const pathId = pathIdOfToken(path.token!);
+      if (pathId === null) throw badRequest('Invalid token');
+      if (pathId.split('/').at(-1) !== path.filename) throw badRequest('Invalid filename');
+      const a = await attachmentByPath(app, realm, pathId);
+      if (!a) throw badRequest('Invalid token');
+      return serveFile(app, a);
+    },
+  }),
+];

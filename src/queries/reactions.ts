@@ -1,0 +1,50 @@
+// Emoji as reactions name them: a (reaction_type, emoji_code) pair, each type its own namespace
+// (Zulip's zerver/lib/emoji.py get_emoji_data and check_emoji_request).
+import type { App } from '../app.ts';
+import { emojiCodeByName, isValidEmojiCode } from '../emoji/index.ts';
+import { badRequest } from '../http/errors.ts';
+import type { RealmInfo } from './realms.ts';
+
+/**
+ * The spec calls the server's own emoji `service_extra_emoji`, Zulip `zulip_extra_emoji`: both
+ * are accepted, and the spec's name is the one stored and shown.
+ */
+export const EXTRA_EMOJI_TYPE = 'service_extra_emoji';
+const REACTION_TYPE_ALIASES: Record<string, string> = { zulip_extra_emoji: EXTRA_EMOJI_TYPE };
+const EXTRA_EMOJI = ['zulip'];
+
+export const canonicalReactionType = (type: string) => REACTION_TYPE_ALIASES[type] ?? type;
+
+export interface EmojiRef {
+  code: string;
+  type: string;
+}
+
+/** What a name means now: an active custom emoji first, then the extra emoji, then Unicode. */
+export async function emojiByName(app: App, realm: RealmInfo, name: string): Promise<EmojiRef> {
+  const custom = await app.prisma.realmEmoji.findFirst({ where: { realmId: realm.id, name, deactivated: false }, select: { id: true } });
+  if (custom) return { code: String(custom.id), type: 'realm_emoji' };
+  if (EXTRA_EMOJI.includes(name)) return { code: name, type: EXTRA_EMOJI_TYPE };
+  const code = emojiCodeByName(name);
+  if (code !== undefined) return { code, type: 'unicode_emoji' };
+  throw badRequest(`Emoji '${name}' does not exist`);
+}
+
+/** Checks that a new reaction's name, code and type agree and name an emoji usable today. */
+export async function checkEmojiRequest(app: App, realm: RealmInfo, name: string, { code, type }: EmojiRef): Promise<void> {
+  if (type === 'realm_emoji') {
+    const id = /^\d+$/.test(code) ? Number(code) : NaN;
+    const custom = Number.isSafeInteger(id) ? await app.prisma.realmEmoji.findFirst({ where: { id, realmId: realm.id } }) : null;
+    if (!custom) throw badRequest('Invalid custom emoji.');
+    if (custom.name !== name) throw badRequest('Invalid custom emoji name.');
+    if (custom.deactivated) throw badRequest('This custom emoji has been deactivated.');
+  } else if (type === EXTRA_EMOJI_TYPE) {
+    if (!EXTRA_EMOJI.includes(code)) throw badRequest('Invalid emoji code.');
+    if (name !== code) throw badRequest('Invalid emoji name.');
+  } else if (type === 'unicode_emoji') {
+    if (!isValidEmojiCode(code)) throw badRequest('Invalid emoji code.');
+    if (emojiCodeByName(name) !== code) throw badRequest('Invalid emoji name.');
+  } else {
+    throw badRequest('Invalid emoji type.');
+  }
+}
