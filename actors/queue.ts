@@ -75,6 +75,11 @@ export class EventQueue {
     if (lastEventId !== this.newestPrunedId) throw new QueueError(`Event ${lastEventId} was not in this queue`);
   }
 
+  /** Drops pending events the client already has by other means (ids may skip, as in Zulip). */
+  discardPending(isKnown: (event: Record<string, unknown>) => boolean): void {
+    this.pending = this.pending.filter((e) => !isKnown(JSON.parse(e.json) as Record<string, unknown>));
+  }
+
   /** JSON array of the pending events. */
   pendingJson(after = -1): string {
     let out = '[';

@@ -56,6 +56,27 @@ test('register: subscriptions, include_subscribers and notification_settings_nul
   assert.equal(partial.subscriptions[0].subscribers, [realm.owner.id, bob.id], 'small channels list everyone');
 });
 
+test('register during sends: every message is in the state or in the queue, never both', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser();
+  const sent: number[] = [];
+  let sending = true;
+  const sender = (async () => {
+    while (sending) sent.push(await sendDm(realm.owner, [bob.id], `m${sent.length}`));
+  })();
+  const snapshots = [];
+  for (let i = 0; i < 8; i++) snapshots.push(await register(bob, { fetch_event_types: ['message'], event_types: ['message'] }));
+  sending = false;
+  await sender;
+  for (const snap of snapshots) {
+    const r = await poll(bob, snap.queue_id, -1, { dont_block: true });
+    const queued = r.body.events.map((e: { message: { id: number } }) => e.message.id);
+    assert.ok(queued.every((id: number) => id > snap.max_message_id), 'no message twice');
+    const expected = sent.filter((id) => id > snap.max_message_id);
+    assert.equal(queued, expected, 'no message lost');
+  }
+});
+
 test('long-poll: a message from another user arrives with the reference shape', async () => {
   const realm = await newRealm();
   const bob = await realm.addUser({ name: 'Bob' });

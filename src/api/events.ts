@@ -102,6 +102,11 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
   };
   try {
     const state = await fetchInitialState(app, realm, user, snapshot);
+    // A message sent while the state was read may be in both; the state's copy wins.
+    const maxMessageId = state.max_message_id;
+    if (queue && typeof maxMessageId === 'number') {
+      queue.discardPending((e) => e.type === 'message' && ((e.message as { id: number }).id <= maxMessageId));
+    }
     return {
       queue_id: queue?.id ?? null,
       last_event_id: -1,
