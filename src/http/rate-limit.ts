@@ -1,59 +1,83 @@
-// Rate limits with Zulip's rules (N requests per window) implemented as GCRA: one number per key
-// (the theoretical arrival time), so a million keys cost a million numbers, and the window slides.
+// Rate limits with Zulip's rules: at most N requests in any window of W seconds (a sliding log,
+// as Zulip's backends keep). Each active key holds the times of its last N requests in a ring;
+// keys idle for a whole window are swept, so memory follows the active keys.
 
 export interface RateDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** Unix time (s) when the key is fully replenished. */
+  /** Unix time (s) when the oldest counted request leaves the window. */
   reset: number;
   /** Seconds until the next request would be allowed (0 when allowed). */
   retryAfter: number;
 }
 
+interface Log {
+  times: Float64Array;
+  /** Index of the oldest entry. */
+  head: number;
+  count: number;
+}
+
 export class RateLimiter {
-  private readonly tat = new Map<string, number>();
-  private readonly interval: number;
+  private readonly logs = new Map<string, Log>();
   private sweepAt = 0;
 
   constructor(
     readonly limit: number,
     readonly windowSeconds: number,
     private readonly now: () => number = () => Date.now() / 1000,
-  ) {
-    this.interval = windowSeconds / limit;
-  }
+  ) {}
 
   /** Counts one request for `key` (when allowed) and tells whether it may proceed. */
   hit(key: string): RateDecision {
     const now = this.now();
     this.sweep(now);
-    const tat = Math.max(this.tat.get(key) ?? now, now);
-    const next = tat + this.interval;
-    const burst = this.windowSeconds;
-    if (next - now > burst + 1e-9) {
-      const retryAfter = next - now - burst;
-      return { allowed: false, limit: this.limit, remaining: 0, reset: Math.ceil(tat), retryAfter };
+    let log = this.logs.get(key);
+    if (!log) {
+      log = { times: new Float64Array(this.limit), head: 0, count: 0 };
+      this.logs.set(key, log);
     }
-    this.tat.set(key, next);
-    const remaining = Math.max(0, Math.floor((burst - (next - now)) / this.interval + 1e-9));
-    return { allowed: true, limit: this.limit, remaining, reset: Math.ceil(next), retryAfter: 0 };
+    this.expire(log, now);
+    if (log.count >= this.limit) return this.refusal(log, now);
+    log.times[(log.head + log.count) % this.limit] = now;
+    log.count++;
+    return { allowed: true, limit: this.limit, remaining: this.limit - log.count, reset: this.resetOf(log), retryAfter: 0 };
   }
 
   /** Whether `key` has no capacity left, without counting anything. */
   isExhausted(key: string): RateDecision {
     const now = this.now();
-    const tat = Math.max(this.tat.get(key) ?? now, now);
-    const retryAfter = tat + this.interval - now - this.windowSeconds;
-    return retryAfter > 1e-9
-      ? { allowed: false, limit: this.limit, remaining: 0, reset: Math.ceil(tat), retryAfter }
-      : { allowed: true, limit: this.limit, remaining: Math.floor((this.windowSeconds - (tat - now)) / this.interval), reset: Math.ceil(tat), retryAfter: 0 };
+    const log = this.logs.get(key);
+    if (log) this.expire(log, now);
+    if (!log || log.count === 0) return { allowed: true, limit: this.limit, remaining: this.limit, reset: Math.ceil(now), retryAfter: 0 };
+    if (log.count >= this.limit) return this.refusal(log, now);
+    return { allowed: true, limit: this.limit, remaining: this.limit - log.count, reset: this.resetOf(log), retryAfter: 0 };
   }
 
-  /** Forgets keys whose bucket is full again, at most once a window, so memory tracks active keys. */
+  private refusal(log: Log, now: number): RateDecision {
+    return { allowed: false, limit: this.limit, remaining: 0, reset: this.resetOf(log), retryAfter: log.times[log.head]! + this.windowSeconds - now };
+  }
+
+  private resetOf(log: Log): number {
+    return Math.ceil(log.times[log.head]! + this.windowSeconds);
+  }
+
+  /** Drops the requests that have left the window. */
+  private expire(log: Log, now: number): void {
+    while (log.count > 0 && log.times[log.head]! <= now - this.windowSeconds) {
+      log.head = (log.head + 1) % this.limit;
+      log.count--;
+    }
+  }
+
+  /** Forgets keys with nothing in the window, at most once a window. */
   private sweep(now: number): void {
     if (now < this.sweepAt) return;
     this.sweepAt = now + this.windowSeconds;
-    for (const [key, tat] of this.tat) if (tat <= now) this.tat.delete(key);
+    for (const [key, log] of this.logs) {
+      this.expire(log, now);
+      if (log.count === 0) this.logs.delete(key);
+    }
   }
 }
