@@ -287,4 +287,20 @@ test('the compiled set follows every change', async () => {
   assert.equal(await patterns(), ['I(?P<id>[0-9]+)']);
 });
 
+test('topic_links: linkifiers apply to topics in fetched messages and in events', async () => {
+  const realm = await newRealm();
+  await add(realm.owner, ISSUES);
+  const sub = await realm.owner.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'dev' }] });
+  assert.is(sub.status, 200, sub.text);
+  const reg = await realm.owner.client.post('/register', { event_types: ['message', 'update_message'] });
+  const sent = await realm.owner.client.post('/messages', { type: 'stream', to: 'dev', topic: 'fix #42', content: 'x' });
+  const link = { text: '#42', url: 'https://github.com/zulip/zulip/issues/42' };
+  const fetched = await realm.owner.client.get(`/messages/${sent.body.id}`);
+  assert.equal(fetched.body.message.topic_links, [link]);
+  await realm.owner.client.patch(`/messages/${sent.body.id}`, { topic: 'now #7' });
+  const events = (await realm.owner.client.get('/events', { queue_id: reg.body.queue_id, last_event_id: -1, dont_block: true })).body.events;
+  assert.equal(events[0].message.topic_links, [link]);
+  assert.equal(events[1].topic_links, [{ text: '#7', url: 'https://github.com/zulip/zulip/issues/7' }]);
+});
+
 test.run();

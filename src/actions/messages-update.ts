@@ -2,6 +2,8 @@
 // for the content, flags, uploads, topic/channel and edit history of every moved message, then
 // update_message (and delete_message for users losing access), then the Notification Bot.
 import type { App } from '../app.ts';
+import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
+import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
@@ -139,7 +141,7 @@ async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, ids: number[
   });
 }
 
-function updateEvent(p: EditPlan, ids: number[], ts: number): Record<string, unknown> {
+function updateEvent(p: EditPlan, ids: number[], ts: number, linkifiers: CompiledLinkifiers): Record<string, unknown> {
   const m = p.message;
   const event: Record<string, unknown> = { type: 'update_message', user_id: p.user.id, edit_timestamp: ts, message_id: m.id, message_ids: ids, rendering_only: false };
   if (p.content !== undefined) {
@@ -150,7 +152,7 @@ function updateEvent(p: EditPlan, ids: number[], ts: number): Record<string, unk
   if (p.origChannel) Object.assign(event, { stream_name: p.origChannel.name, stream_id: p.origChannel.id });
   if (moved(p)) event.propagate_mode = p.propagateMode;
   if (p.channelChanged) Object.assign(event, { new_stream_id: p.targetChannel!.id, orig_subject: m.topic });
-  if (p.topicChanged) Object.assign(event, { orig_subject: m.topic, subject: p.targetTopic, topic_links: [] });
+  if (p.topicChanged) Object.assign(event, { orig_subject: m.topic, subject: p.targetTopic, topic_links: topicLinks(p.targetTopic, linkifiers) });
   return event;
 }
 
@@ -185,7 +187,7 @@ export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Prom
     app.bus.publish({
       realmId: realm.id,
       userIds: [...recipients.keys()],
-      event: updateEvent(p, ids, timestamp(now)),
+      event: updateEvent(p, ids, timestamp(now), await compiledLinkifiers(app, realm.id)),
       perUser: Object.fromEntries([...recipients].map(([id, flags]) => [id, { flags }])),
     });
     if (access.losingAccess.length) {

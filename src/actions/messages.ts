@@ -15,6 +15,7 @@ import { conversationUsers, loadMessages, messageObject } from '../queries/messa
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { userByEmail } from '../queries/users.ts';
+import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
@@ -33,7 +34,7 @@ export interface SendOptions {
 }
 
 /** Zulip's truncate_content, counting code points as Python does. */
-function truncate(text: string, max: number, marker: string): string {
+export function truncate(text: string, max: number, marker: string): string {
   const chars = [...text];
   return chars.length <= max ? text : chars.slice(0, max - marker.length).join('') + marker;
 }
@@ -285,7 +286,7 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
   const storeAndPublish = async () => {
     const id = await storeMessage(app, realm, p, opts, flags);
     const [message] = await loadMessages(app, [id]);
-    const obj = messageObject(app, realm, message!, await conversationUsers(app, [message!]));
+    const obj = messageObject(app, realm, message!, await conversationUsers(app, [message!]), await compiledLinkifiers(app, realm.id));
     app.bus.publish({
       realmId: realm.id,
       userIds: p.recipients,

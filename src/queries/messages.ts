@@ -1,5 +1,7 @@
 // Messages as the API shows them, who may read them, and the range reads of GET /messages.
 import type { App } from '../app.ts';
+import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
+import { compiledLinkifiers } from './linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { FLAG_BITS, HISTORICAL_FLAGS, flagList } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
@@ -49,7 +51,7 @@ export const editHistoryOf = (m: { editHistory: unknown }) => (m.editHistory ?? 
  * The viewer-independent message object, with the rendered `content`, the Markdown source as
  * `raw_content`, and the full avatar URL; `presentMessage` trims it for one viewer and request.
  */
-export function messageObject(app: App, realm: RealmInfo, m: FullMessage, dmUsers: Map<number, User>): Record<string, unknown> {
+export function messageObject(app: App, realm: RealmInfo, m: FullMessage, dmUsers: Map<number, User>, linkifiers: CompiledLinkifiers): Record<string, unknown> {
   const base: Record<string, unknown> = {
     id: m.id,
     sender_id: m.senderId,
@@ -59,7 +61,7 @@ export function messageObject(app: App, realm: RealmInfo, m: FullMessage, dmUser
     timestamp: timestamp(m.dateSent),
     client: m.sendingClient,
     subject: m.topic,
-    topic_links: [],
+    topic_links: m.channel ? topicLinks(m.topic, linkifiers) : [],
     is_me_message: m.isMeMessage,
     reactions: m.reactions.map((r) => ({ emoji_name: r.emojiName, emoji_code: r.emojiCode, reaction_type: r.reactionType, user_id: r.userId })),
     submessages: [],
@@ -120,7 +122,8 @@ export async function loadMessages(app: App, ids: readonly number[]): Promise<Fu
 /** Formats messages for one viewer; `flags` holds the viewer's bits (absent = historical). */
 export async function presentMessages(app: App, realm: RealmInfo, viewer: User, messages: readonly FullMessage[], flags: Map<number, number | null>, opts: PresentOptions) {
   const dmUsers = await conversationUsers(app, messages);
-  return messages.map((m) => presentMessage(messageObject(app, realm, m, dmUsers), m, viewer, realm, flags.get(m.id) ?? HISTORICAL_FLAGS, opts));
+  const linkifiers = await compiledLinkifiers(app, realm.id);
+  return messages.map((m) => presentMessage(messageObject(app, realm, m, dmUsers, linkifiers), m, viewer, realm, flags.get(m.id) ?? HISTORICAL_FLAGS, opts));
 }
 
 /**
