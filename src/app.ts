@@ -12,7 +12,7 @@ import { MemoryBus } from './bus/memory.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { log } from './log.ts';
 import { QueueRegistry } from '../actors/registry.ts';
-import { ChannelActors } from '../actors/channel.ts';
+import { SerialActors } from '../actors/serial.ts';
 
 export interface App {
   config: Config;
@@ -22,8 +22,9 @@ export interface App {
   auth: UserAuthenticator;
   bus: EventBus;
   queues: QueueRegistry;
-  /** Serializes each channel's writes (messages, moves, deletions). */
-  channels: ChannelActors;
+  /** Serialize each channel's writes (messages, moves, reactions) and each user's (read flags). */
+  channels: SerialActors;
+  users: SerialActors;
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
   startedAt: number;
 }
@@ -43,7 +44,8 @@ export async function createApp(config: Config): Promise<App> {
       realms,
       auth: new UserAuthenticator(db.prisma),
       bus,
-      channels: new ChannelActors(),
+      channels: new SerialActors(),
+      users: new SerialActors(),
       queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000 }),
       limits: config.RATE_LIMIT
         ? {
@@ -63,6 +65,7 @@ export async function createApp(config: Config): Promise<App> {
 export async function closeApp(app: App): Promise<void> {
   app.queues.stop();
   app.channels.stop();
+  app.users.stop();
   await app.bus.close();
   await app.db.close();
   if (inMemoryUploads(app.config)) await rm(app.config.uploadsDir, { recursive: true, force: true });

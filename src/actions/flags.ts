@@ -68,16 +68,19 @@ export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: n
   const flag = checkFlag(op, flagName);
   const bit = FLAG_BITS[flag];
   const targets = await targetRows(app, realm, user, [...new Set(ids)], op as FlagOp, flag);
-  const changed =
-    targets.ids.length === 0
-      ? []
-      : await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
-          `UPDATE "UserMessage" SET flags = ${op === 'add' ? `flags | ${bit}` : `flags & ~${bit}`}
-           WHERE "userId" = $1 AND "messageId" = ANY($2::int[]) AND (flags & ${bit}) ${op === 'add' ? '= 0' : '<> 0'} RETURNING "messageId"`,
-          user.id, targets.ids,
-        );
-  const changedIds = changed.map((r) => r.messageId).sort((a, b) => a - b);
-  await publishFlags(app, realm, user, op as FlagOp, flag, changedIds);
+  const changedIds = await app.users.run(user.id, async () => {
+    const changed =
+      targets.ids.length === 0
+        ? []
+        : await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
+            `UPDATE "UserMessage" SET flags = ${op === 'add' ? `flags | ${bit}` : `flags & ~${bit}`}
+             WHERE "userId" = $1 AND "messageId" = ANY($2::int[]) AND (flags & ${bit}) ${op === 'add' ? '= 0' : '<> 0'} RETURNING "messageId"`,
+            user.id, targets.ids,
+          );
+    const sorted = changed.map((r) => r.messageId).sort((a, b) => a - b);
+    await publishFlags(app, realm, user, op as FlagOp, flag, sorted);
+    return sorted;
+  });
   return { changed: changedIds, ignoredChannels: targets.ignoredChannels };
 }
 
@@ -89,18 +92,22 @@ async function publishFlags(app: App, realm: RealmInfo, user: User, op: FlagOp, 
 
 /** POST /mark_all_as_read: every unread row at once; clients reload, so the event lists none. */
 export async function markAllAsRead(app: App, realm: RealmInfo, user: User): Promise<void> {
-  await app.prisma.$executeRawUnsafe(`UPDATE "UserMessage" SET flags = flags | ${FLAG_BITS.read} WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0`, user.id);
-  await publishFlags(app, realm, user, 'add', 'read', [], true);
+  await app.users.run(user.id, async () => {
+    await app.prisma.$executeRawUnsafe(`UPDATE "UserMessage" SET flags = flags | ${FLAG_BITS.read} WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0`, user.id);
+    await publishFlags(app, realm, user, 'add', 'read', [], true);
+  });
 }
 
 /** POST /mark_stream_as_read and /mark_topic_as_read. */
 export async function markChannelAsRead(app: App, realm: RealmInfo, user: User, channelId: number, topic?: string): Promise<void> {
   const topicFilter = topic === undefined ? '' : 'AND lower(m.topic) = lower($3)';
-  const changed = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
-    `UPDATE "UserMessage" um SET flags = um.flags | ${FLAG_BITS.read} FROM "Message" m
-     WHERE m.id = um."messageId" AND um."userId" = $1 AND m."channelId" = $2 ${topicFilter} AND (um.flags & ${FLAG_BITS.read}) = 0
-     RETURNING um."messageId"`,
-    ...[user.id, channelId, ...(topic === undefined ? [] : [topic])],
-  );
-  await publishFlags(app, realm, user, 'add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b));
+  await app.users.run(user.id, async () => {
+    const changed = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
+      `UPDATE "UserMessage" um SET flags = um.flags | ${FLAG_BITS.read} FROM "Message" m
+       WHERE m.id = um."messageId" AND um."userId" = $1 AND m."channelId" = $2 ${topicFilter} AND (um.flags & ${FLAG_BITS.read}) = 0
+       RETURNING um."messageId"`,
+      ...[user.id, channelId, ...(topic === undefined ? [] : [topic])],
+    );
+    await publishFlags(app, realm, user, 'add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b));
+  });
 }

@@ -1,13 +1,13 @@
-// Channel actors: one write at a time per channel, failures isolated, and an idle actor stops
+// Channel and user actors: one write at a time per channel (or user), failures isolated, and an idle actor stops
 // and leaves nothing behind.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ChannelActors } from '../actors/channel.ts';
+import { SerialActors } from '../actors/serial.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('writes to one channel run one at a time, in order; other channels run alongside', async () => {
-  const actors = new ChannelActors(1000);
+  const actors = new SerialActors(1000);
   const log: string[] = [];
   const write = (channel: number, name: string, ms: number) =>
     actors.run(channel, async () => {
@@ -25,7 +25,7 @@ test('writes to one channel run one at a time, in order; other channels run alon
 });
 
 test('a failing write rejects its caller only', async () => {
-  const actors = new ChannelActors(1000);
+  const actors = new SerialActors(1000);
   const failed = actors.run(1, async () => {
     throw new Error('boom');
   });
@@ -37,7 +37,7 @@ test('a failing write rejects its caller only', async () => {
 });
 
 test('an idle actor stops itself; the next write spawns a new one', async () => {
-  const actors = new ChannelActors(50);
+  const actors = new SerialActors(50);
   await actors.run(7, async () => 1);
   assert.is(actors.size, 1);
   await sleep(120);

@@ -1,8 +1,8 @@
-// One actor per channel in use, which runs the channel's writes one at a time: a message and a
-// topic move in the same channel cannot interleave, and each write publishes its events before
-// the next one starts, so every client sees a channel's events in commit (and id) order, also on
-// PostgreSQL with many connections. Reads never queue here. An actor stops itself after a quiet
-// spell and is spawned again by the next write.
+// Actors that run the writes of one thing one at a time: a channel actor per channel in use (a
+// message and a topic move there cannot interleave) and a user actor per active user (their read
+// flags). Each write publishes its events before the next one starts, so every client sees them
+// in commit order, also on PostgreSQL with many connections. Reads never queue here. An actor
+// stops itself after a quiet spell and is spawned again by the next write.
 import { assign, createActor, fromPromise, setup, type ActorRefFrom } from 'xstate';
 
 interface Job {
@@ -11,7 +11,7 @@ interface Job {
   reject: (error: unknown) => void;
 }
 
-export const channelMachine = setup({
+export const serialMachine = setup({
   types: {
     context: {} as { jobs: Job[]; idleMs: number },
     events: {} as { type: 'RUN'; job: Job },
@@ -37,7 +37,7 @@ export const channelMachine = setup({
     idle: ({ context }) => context.idleMs,
   },
 }).createMachine({
-  id: 'channel',
+  id: 'serial-writer',
   context: ({ input }) => ({ jobs: [], idleMs: input.idleMs }),
   initial: 'idle',
   states: {
@@ -59,11 +59,11 @@ export const channelMachine = setup({
   },
 });
 
-type ChannelActor = ActorRefFrom<typeof channelMachine>;
+type SerialActor = ActorRefFrom<typeof serialMachine>;
 
-/** Finds or spawns channel actors; an actor removes itself when it stops. */
-export class ChannelActors {
-  private readonly actors = new Map<number, ChannelActor>();
+/** Finds or spawns the actor of a channel (or user) by id; an actor removes itself when it stops. */
+export class SerialActors {
+  private readonly actors = new Map<number, SerialActor>();
 
   constructor(private readonly idleMs = 30_000) {}
 
@@ -71,19 +71,19 @@ export class ChannelActors {
     return this.actors.size;
   }
 
-  /** Runs `write` after the channel's earlier writes have finished; resolves with its result. */
-  run<T>(channelId: number, write: () => Promise<T>): Promise<T> {
+  /** Runs `write` after the earlier writes of `id` have finished; resolves with its result. */
+  run<T>(id: number, write: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.actorFor(channelId).send({ type: 'RUN', job: { run: write, resolve: resolve as (v: unknown) => void, reject } });
+      this.actorFor(id).send({ type: 'RUN', job: { run: write, resolve: resolve as (v: unknown) => void, reject } });
     });
   }
 
-  private actorFor(channelId: number): ChannelActor {
-    const existing = this.actors.get(channelId);
+  private actorFor(id: number): SerialActor {
+    const existing = this.actors.get(id);
     if (existing) return existing;
-    const actor = createActor(channelMachine, { input: { idleMs: this.idleMs } });
-    actor.subscribe({ complete: () => this.actors.delete(channelId) });
-    this.actors.set(channelId, actor);
+    const actor = createActor(serialMachine, { input: { idleMs: this.idleMs } });
+    actor.subscribe({ complete: () => this.actors.delete(id) });
+    this.actors.set(id, actor);
     actor.start();
     return actor;
   }
