@@ -101,8 +101,22 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
       return [{ ...event, ...topicFields(options, event) }];
     case 'realm_linkifiers':
       return hasCapability(options, 'linkifier_url_template') ? [event] : [];
-    case 'user_settings':
-      return hasCapability(options, 'user_settings_object') ? [event] : [event, ...legacySettingsEvents(event)];
+    // The pre-`user_settings` events, published beside it for clients that never learned it.
+    case 'update_display_settings':
+    case 'update_global_notifications':
+      return hasCapability(options, 'user_settings_object') ? [] : [event];
+    case 'presence': {
+      // Published in both forms: `presences` (modern) and the legacy per-user fields.
+      const { presences, ...legacy } = event;
+      return [hasCapability(options, 'simplified_presence_events') ? { type: 'presence', presences } : legacy];
+    }
+    case 'realm_emoji': {
+      // Published as the change (add, update_one) plus the full dict the legacy `update` carries.
+      const { realm_emoji: all, ...change } = event;
+      return [hasCapability(options, 'individual_emoji_changes') ? change : { type: 'realm_emoji', op: 'update', realm_emoji: all }];
+    }
+    case 'user_group':
+      return userGroupEvents(event, hasCapability(options, 'include_deactivated_groups'));
     default:
       return [event];
   }
@@ -129,16 +143,14 @@ function topicFields(options: QueueOptions, event: Event): Event {
   return out;
 }
 
-const NOTIFICATION_SETTINGS = /notifications?|notify|sounds?|desktop_icon_count_display|realm_name_in_email|presence_enabled|email_address_visibility/;
-
-/** Clients without `user_settings_object` also get the pre-FL89 event for the same change. */
-function legacySettingsEvents(event: Event): Event[] {
-  if (event.op !== 'update') return [];
-  const setting = String(event.property);
-  if (NOTIFICATION_SETTINGS.test(setting)) {
-    return [{ type: 'update_global_notifications', user: event.user, notification_name: setting, setting: event.value }];
-  }
-  const legacy: Event = { type: 'update_display_settings', user: event.user, setting_name: setting, setting: event.value };
-  if (event.language_name !== undefined) legacy.language_name = event.language_name;
-  return [legacy];
+/**
+ * Clients without `include_deactivated_groups` never see deactivated groups: they get `remove`
+ * instead of the deactivation update, `add` on reactivation, and no renames of deactivated groups.
+ */
+function userGroupEvents(event: Event, withDeactivated: boolean): Event[] {
+  const { deactivated, for_reactivation: reactivation, ...rest } = event;
+  const data = (event.data ?? {}) as Event;
+  if (event.op === 'remove' || reactivation) return withDeactivated ? [] : [rest];
+  if (event.op === 'update' && ('deactivated' in data || deactivated === true)) return withDeactivated ? [rest] : [];
+  return [rest];
 }

@@ -1,14 +1,9 @@
 // Group-setting values coming from clients: normalized the way Zulip stores them and checked
 // against the groups and users of the organization and the setting's own restrictions.
 import type { Prisma } from '../db/generated/client.ts';
-import type { GroupSettingValue } from '../domain/realm-settings.ts';
+import type { GroupSettingRules, GroupSettingValue } from '../domain/realm-settings.ts';
 import { badRequest } from '../http/errors.ts';
 import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
-
-export interface GroupSettingRules {
-  /** Whether role:everyone (which includes guests) may hold the permission. */
-  allowEveryone: boolean;
-}
 
 /** `{direct_members: [], direct_subgroups: [g]}` is just g; an empty set is role:nobody. */
 export function normalizeGroupSetting(realm: RealmInfo, value: GroupSettingValue): GroupSettingValue {
@@ -36,19 +31,31 @@ export async function checkGroupSetting(
   rules: GroupSettingRules,
 ): Promise<GroupSettingValue> {
   const value = normalizeGroupSetting(realm, raw);
-  const groupIds = typeof value === 'number' ? [value] : value.direct_subgroups;
-  for (const id of groupIds) {
-    const group = groups.get(id);
-    if (!group || !group.name || group.deactivated) throw badRequest('Invalid user group');
-  }
   if (typeof value === 'number') {
-    const name = groups.get(value)!.name;
-    if (name === 'role:internet') throw badRequest(`'${setting}' setting cannot be set to 'role:internet' group.`);
-    if (name === 'role:everyone' && !rules.allowEveryone) throw badRequest(`'${setting}' setting cannot be set to 'role:everyone' group.`);
+    checkSystemGroupRules(setting, namedGroup(groups, value, 'Invalid user group'), rules);
     return value;
   }
+  if (rules.requireSystemGroup) throw badRequest(`'${setting}' must be a system user group.`);
+  for (const id of value.direct_subgroups) namedGroup(groups, id, `Invalid user group ID: ${id}`);
   const found = await tx.user.findMany({ where: { realmId: realm.id, isActive: true, id: { in: value.direct_members } }, select: { id: true } });
   const missing = value.direct_members.find((id) => !found.some((u) => u.id === id));
   if (missing !== undefined) throw badRequest(`Invalid user ID: ${missing}`);
   return value;
+}
+
+/** A named, active group of the organization. */
+function namedGroup(groups: Map<number, GroupInfo>, id: number, unknown: string): GroupInfo {
+  const group = groups.get(id);
+  if (!group || !group.name) throw badRequest(unknown);
+  if (group.deactivated) throw badRequest('User group is deactivated.');
+  return group;
+}
+
+function checkSystemGroupRules(setting: string, group: GroupInfo, rules: GroupSettingRules): void {
+  const cannot = (name: string) => badRequest(`'${setting}' setting cannot be set to '${name}' group.`);
+  if (rules.requireSystemGroup && !group.isSystemGroup) throw badRequest(`'${setting}' must be a system user group.`);
+  if (group.name === 'role:internet') throw cannot('role:internet');
+  if (group.name === 'role:nobody' && rules.allowNobody === false) throw cannot('role:nobody');
+  if (group.name === 'role:everyone' && !rules.allowEveryone) throw cannot('role:everyone');
+  if (rules.allowedSystemGroups && !rules.allowedSystemGroups.includes(group.name as never)) throw cannot(group.name!);
 }

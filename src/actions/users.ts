@@ -26,12 +26,26 @@ export interface NewUser {
   canCreateUsers?: boolean;
 }
 
-function checkFullName(name: string): string {
+const MIN_NAME_LENGTH = 2;
+
+/** Zulip's check_full_name without the uniqueness rule: stripped, 2-100 characters, nothing that breaks mention syntax. */
+export function checkFullName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length > MAX_NAME_LENGTH) throw badRequest('Name too long!');
-  if (trimmed.length < 1) throw badRequest('Name too short!');
-  if (/[\u0000-\u001f*`\\>"@]/.test(trimmed) && /[\u0000-\u001f]/.test(trimmed)) throw badRequest('Invalid characters in name!');
+  const length = [...trimmed].length;
+  if (length > MAX_NAME_LENGTH) throw badRequest('Name too long!');
+  if (length < MIN_NAME_LENGTH) throw badRequest('Name too short!');
+  if (/[*`\\>"@\p{Cc}\p{Cs}\p{Cn}]/u.test(trimmed)) throw badRequest('Invalid characters in name!');
+  // `Name|123` would read as the syntax for mentioning a user by id.
+  if (/\|\d+$/.test(name)) throw badRequest('Invalid format!');
   return trimmed;
+}
+
+/** Zulip's require_unique_names rule: names compare NFKC-normalized and case-folded, deactivated users included. */
+export async function checkNameAvailable(db: Pick<Prisma.TransactionClient, 'user'>, realm: RealmInfo, name: string, exceptUserId: number): Promise<void> {
+  if (!realm.settings.require_unique_names) return;
+  const fold = (s: string) => s.normalize('NFKC').toLowerCase();
+  const others = await db.user.findMany({ where: { realmId: realm.id, id: { not: exceptUserId } }, select: { fullName: true } });
+  if (others.some((o) => fold(o.fullName) === fold(name))) throw badRequest('Unique names required in this organization.');
 }
 
 function checkNewUser(u: NewUser): void {

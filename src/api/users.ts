@@ -1,9 +1,20 @@
-// Users: GET /users, /users/me, /users/{id|email}, POST /users.
+// Users: GET /users, /users/me, /users/{id|email}, POST /users; administration: PATCH and DELETE
+// /users/{id}, POST /users/{id}/reactivate.
 import { z } from 'zod';
+import { deactivateUser, reactivateUser, updateUser } from '../actions/user-admin.ts';
 import { createUser } from '../actions/users.ts';
-import { bool, str } from '../http/params.ts';
+import { ROLES } from '../domain/roles.ts';
+import { badRequest } from '../http/errors.ts';
+import { bool, json, str } from '../http/params.ts';
 import { userRoute } from '../http/route.ts';
 import { formatUser, maxMessageId, profileData, userByEmail, userById } from '../queries/users.ts';
+
+const profileDataSchema = z.array(z.object({ id: z.number().int(), value: z.union([z.string(), z.array(z.number().int()), z.null()]) }));
+/** Administration addresses users by id only. */
+const userId = (path: Record<string, string>) => {
+  if (!/^\d+$/.test(path.user!)) throw badRequest('No such user');
+  return Number(path.user);
+};
 
 const listParams = { client_gravatar: bool().default(true), include_custom_profile_fields: bool().default(false) };
 
@@ -47,6 +58,38 @@ export const routes = [
     async handler({ app, realm, user, params }) {
       const created = await createUser(app, realm, { email: params.email, password: params.password, fullName: params.full_name }, user);
       return { user_id: created.id };
+    },
+  }),
+  userRoute({
+    method: 'PATCH',
+    path: '/api/v1/users/:user',
+    params: {
+      full_name: str().optional(),
+      role: json(z.number().int().refine((r) => ROLES.includes(r), 'Invalid role')).optional(),
+      profile_data: json(profileDataSchema).optional(),
+    },
+    async handler({ app, realm, user, params, path }) {
+      await updateUser(app, realm, user, userId(path), { fullName: params.full_name, role: params.role, profileData: params.profile_data });
+      return {};
+    },
+  }),
+  userRoute({
+    method: 'DELETE',
+    path: '/api/v1/users/:user',
+    // The notification email the comment is for is not sent by this server.
+    params: { deactivation_notification_comment: str(z.string().max(2000)).optional() },
+    async handler({ app, realm, user, path }) {
+      await deactivateUser(app, realm, user, userId(path));
+      return {};
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/users/:user/reactivate',
+    params: {},
+    async handler({ app, realm, user, path }) {
+      await reactivateUser(app, realm, user, userId(path));
+      return {};
     },
   }),
 ];

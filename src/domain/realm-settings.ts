@@ -1,6 +1,7 @@
 // Organization settings with Zulip's defaults. Stored as JSON on the realm row; anything absent
 // takes the default here, so adding a setting never needs a migration.
 import { z } from 'zod';
+import type { SystemGroupName } from './roles.ts';
 
 export const EMAIL_VISIBILITY = { EVERYONE: 1, MEMBERS: 2, ADMINS: 3, NOBODY: 4, MODERATORS: 5 } as const;
 
@@ -72,6 +73,49 @@ export const REALM_PERMISSION_DEFAULTS = {
 } as const;
 export type RealmPermission = keyof typeof REALM_PERMISSION_DEFAULTS;
 
+/** What a group-setting value may be set to (Zulip's GroupPermissionSetting). */
+export interface GroupSettingRules {
+  /** Whether role:everyone (which includes guests) may hold the permission. */
+  allowEveryone: boolean;
+  allowNobody?: boolean;
+  /** Only a system group, never a user-defined or anonymous group. */
+  requireSystemGroup?: boolean;
+  allowedSystemGroups?: readonly SystemGroupName[];
+}
+
+const NO_EVERYONE: GroupSettingRules = { allowEveryone: false, allowNobody: true };
+const ANYONE: GroupSettingRules = { allowEveryone: true, allowNobody: true };
+
+/** Zulip's Realm.REALM_PERMISSION_GROUP_SETTINGS rules for each realm permission. */
+export const REALM_PERMISSION_RULES: Record<RealmPermission, GroupSettingRules> = {
+  can_access_all_users_group: { allowEveryone: true, allowNobody: false, requireSystemGroup: true, allowedSystemGroups: ['role:everyone', 'role:members'] },
+  can_add_custom_emoji_group: NO_EVERYONE,
+  can_add_subscribers_group: NO_EVERYONE,
+  can_create_bots_group: NO_EVERYONE,
+  can_create_groups: NO_EVERYONE,
+  can_create_private_channel_group: NO_EVERYONE,
+  can_create_public_channel_group: NO_EVERYONE,
+  can_create_web_public_channel_group: {
+    ...NO_EVERYONE, requireSystemGroup: true, allowedSystemGroups: ['role:moderators', 'role:administrators', 'role:owners', 'role:nobody'],
+  },
+  can_create_write_only_bots_group: NO_EVERYONE,
+  can_delete_any_message_group: NO_EVERYONE,
+  can_delete_own_message_group: ANYONE,
+  can_invite_users_group: NO_EVERYONE,
+  can_manage_all_groups: { allowEveryone: false, allowNobody: false },
+  can_manage_billing_group: { allowEveryone: false, allowNobody: false },
+  can_mention_many_users_group: ANYONE,
+  can_move_messages_between_channels_group: NO_EVERYONE,
+  can_move_messages_between_topics_group: ANYONE,
+  can_resolve_topics_group: ANYONE,
+  can_set_delete_message_policy_group: NO_EVERYONE,
+  can_set_topics_policy_group: ANYONE,
+  can_summarize_topics_group: ANYONE,
+  create_multiuse_invite_group: NO_EVERYONE,
+  direct_message_initiator_group: ANYONE,
+  direct_message_permission_group: ANYONE,
+};
+
 /** A group-setting value: a group id, or an anonymous set of members and subgroups. */
 export const groupSettingValueSchema = z.union([
   z.number().int(),
@@ -79,23 +123,8 @@ export const groupSettingValueSchema = z.union([
 ]);
 export type GroupSettingValue = z.infer<typeof groupSettingValueSchema>;
 
-/** Personal settings with Zulip's defaults (a subset grows with the features that read them). */
-export const userSettingsSchema = z.object({
-  email_address_visibility: z.number().int().min(1).max(5).optional(),
-  can_create_users: z.boolean().default(false),
-  default_all_public_streams: z.boolean().default(false),
-  enable_drafts_synchronization: z.boolean().default(true),
-  presence_enabled: z.boolean().default(true),
-  send_private_typing_notifications: z.boolean().default(true),
-  send_stream_typing_notifications: z.boolean().default(true),
-  send_read_receipts: z.boolean().default(true),
-  enable_stream_desktop_notifications: z.boolean().default(false),
-  enable_stream_email_notifications: z.boolean().default(false),
-  enable_stream_push_notifications: z.boolean().default(false),
-  enable_stream_audible_notifications: z.boolean().default(false),
-  wildcard_mentions_notify: z.boolean().default(true),
-  enter_sends: z.boolean().default(false),
-  twenty_four_hour_time: z.boolean().default(false),
-  default_language: z.string().default('en'),
-});
-export type UserSettings = z.infer<typeof userSettingsSchema>;
+/** A requested change of a group setting; `old`, when given, must match the current value. */
+export const groupSettingChangeSchema = z.object({ new: groupSettingValueSchema, old: groupSettingValueSchema.optional() });
+export type GroupSettingChange = z.infer<typeof groupSettingChangeSchema>;
+
+export { userSettingsSchema, type UserSettings } from './user-settings.ts';

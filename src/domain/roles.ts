@@ -47,10 +47,30 @@ export const SYSTEM_SUBGROUP: Partial<Record<SystemGroupName, SystemGroupName>> 
   'role:internet': 'role:everyone',
 };
 
-/** Users directly in a system group are those whose role first reaches it (owners are not direct admins). */
+/**
+ * Users directly in a system group are those whose role first reaches it (owners are not direct
+ * admins); members are direct members of both role:members and role:fullmembers, as in Zulip.
+ */
 export function systemGroupDirectlyContains(name: string, role: number): boolean {
+  if (name === 'role:members') return role === Role.MEMBER;
   const sub = SYSTEM_SUBGROUP[name as SystemGroupName];
   return systemGroupContains(name, role) && !(sub && systemGroupContains(sub, role)) && name !== 'role:internet';
+}
+
+/** The system group a role puts its users in directly (Zulip's SYSTEM_USER_GROUP_ROLE_MAP). */
+export function roleSystemGroup(role: number): SystemGroupName {
+  switch (role) {
+    case Role.OWNER:
+      return 'role:owners';
+    case Role.ADMINISTRATOR:
+      return 'role:administrators';
+    case Role.MODERATOR:
+      return 'role:moderators';
+    case Role.MEMBER:
+      return 'role:members';
+    default:
+      return 'role:everyone';
+  }
 }
 
 export const roleFlags = (role: number) => ({

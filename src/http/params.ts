@@ -96,3 +96,9 @@ export function parseJsonBody(text: string, into: RawParams = new Map()): RawPar
   for (const [k, v] of Object.entries(body)) into.set(k, typeof v === 'string' ? v : JSON.stringify(v));
   return into;
 }
+
+/** A numeric id from the URL path; Zulip's URL patterns only match digits, so anything else is `invalid`. */
+export function pathId(segment: string | undefined, invalid: () => Error): number {
+  if (!segment || !/^\d+$/.test(segment) || Number(segment) > 2 ** 31 - 1) throw invalid();
+  return Number(segment);
+}

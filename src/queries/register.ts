@@ -9,10 +9,15 @@ import {
 import { FLAG_BITS } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, userSettingsSchema } from '../domain/realm-settings.ts';
 import { Role, roleFlags } from '../domain/roles.ts';
+import { EMOJISET_CHOICES, INTERNAL_USER_SETTINGS, NOTIFICATION_SOUNDS } from '../domain/user-settings.ts';
 import { listChannels } from './channels.ts';
+import { formatDraft, formatSnippet } from './drafts.ts';
+import { realmPresence } from './presence.ts';
+import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
-import { avatarUrl, formatUser, profileData } from './users.ts';
+import { listGroups } from './user-groups.ts';
+import { avatarUrl, emailVisibility, formatUser, profileData } from './users.ts';
 import { SERVER_GENERATION } from '../version.ts';
 
 export interface SnapshotOptions {
@@ -266,55 +271,27 @@ async function recentConversations(app: App, user: User): Promise<State> {
 }
 
 async function presenceSection(app: App, realm: RealmInfo, o: SnapshotOptions): Promise<State> {
-  const since = new Date(Date.now() - o.presenceHistoryLimitDays * 86400_000);
-  const rows = await app.prisma.presence.findMany({
-    where: { user: { realmId: realm.id, isActive: true }, OR: [{ lastActiveTime: { gte: since } }, { lastConnectedTime: { gte: since } }] },
-    include: { user: { select: { deliveryEmail: true } } },
-  });
-  const presences: State = {};
-  for (const p of rows) {
-    const active = p.lastActiveTime ? seconds(p.lastActiveTime) : null;
-    const connected = p.lastConnectedTime ? seconds(p.lastConnectedTime) : null;
-    if (o.slimPresence) presences[String(p.userId)] = { active_timestamp: active, idle_timestamp: connected };
-    else {
-      const latest = Math.max(active ?? 0, connected ?? 0);
-      const entry = { client: 'website', status: active !== null && active >= (connected ?? 0) ? 'active' : 'idle', timestamp: latest, pushable: false };
-      presences[p.user.deliveryEmail] = { website: entry, aggregated: { client: entry.client, status: entry.status, timestamp: entry.timestamp } };
-    }
-  }
-  const last = rows.reduce((max, p) => Math.max(max, p.lastUpdateId), -1);
-  return { presences, server_timestamp: Date.now() / 1000, presence_last_update_id: last };
+  const { presences, presence_last_update_id } = await realmPresence(app, realm, { slim: o.slimPresence, historyLimitDays: o.presenceHistoryLimitDays });
+  return { presences, server_timestamp: Date.now() / 1000, presence_last_update_id };
 }
 
 async function groupsSection(app: App, realm: RealmInfo, o: SnapshotOptions): Promise<State> {
-  const groups = await app.realms.groups(realm.id);
-  const named = [...groups.values()].filter((g) => g.name !== null && (!g.deactivated || hasCapability(o.queue, 'include_deactivated_groups')));
-  const users = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true }, select: { id: true, role: true } });
-  const { systemGroupDirectlyContains, SYSTEM_SUBGROUP } = await import('../domain/roles.ts');
-  return {
-    realm_user_groups: named.map((g) => ({
-      id: g.id,
-      name: g.name,
-      description: g.description,
-      members: g.isSystemGroup ? users.filter((u) => systemGroupDirectlyContains(g.name!, u.role)).map((u) => u.id) : [...g.members],
-      direct_subgroup_ids: g.isSystemGroup
-        ? [SYSTEM_SUBGROUP[g.name as keyof typeof SYSTEM_SUBGROUP]].filter(Boolean).map((n) => realm.systemGroups[n!])
-        : g.subgroups,
-      is_system_group: g.isSystemGroup,
-      deactivated: g.deactivated,
-      date_created: g.isSystemGroup ? null : seconds(g.dateCreated),
-      creator_id: g.creatorId,
-      ...g.permissions,
-    })),
-  };
+  return { realm_user_groups: await listGroups(app, realm, hasCapability(o.queue, 'include_deactivated_groups')) };
 }
 
-async function userSettingsSection(user: User, o: SnapshotOptions): Promise<State> {
-  const settings = userSettingsSchema.parse(user.settings ?? {});
-  const { can_create_users: _internal, ...visible } = settings;
-  const all = { ...visible, email_address_visibility: settings.email_address_visibility ?? 1, timezone: user.timezone };
-  // Before feature level 89 settings were top-level keys; clients without the capability still read them.
-  return hasCapability(o.queue, 'user_settings_object') ? { user_settings: all } : { user_settings: all, ...all };
+/** The user's personal settings (user_settings_object no longer changes anything at our feature level). */
+function userSettingsSection(realm: RealmInfo, user: User): State {
+  const settings: Record<string, unknown> = { ...userSettingsSchema.parse(user.settings ?? {}) };
+  for (const internal of INTERNAL_USER_SETTINGS) delete settings[internal];
+  return {
+    user_settings: {
+      ...settings,
+      email_address_visibility: emailVisibility(user, realm),
+      timezone: user.timezone,
+      available_notification_sounds: NOTIFICATION_SOUNDS,
+      emojiset_choices: EMOJISET_CHOICES,
+    },
+  };
 }
 
 /** What the user may learn at register time, for every event type in fetch_event_types (all when null). */
@@ -336,7 +313,7 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   if (wants('recent_private_conversations')) sections.push(recentConversations(app, user));
   if (wants('presence')) sections.push(presenceSection(app, realm, o));
   if (wants('realm_user_groups')) sections.push(groupsSection(app, realm, o));
-  if (wants('user_settings')) sections.push(userSettingsSection(user, o));
+  if (wants('user_settings')) Object.assign(state, userSettingsSection(realm, user));
   if (wants('stream') && o.includeStreams) {
     sections.push(
       listChannels(app, realm, user, {
@@ -348,14 +325,14 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   if (wants('drafts')) {
     sections.push(
       app.prisma.draft.findMany({ where: { userId: id }, orderBy: { lastEditTime: 'desc' }, take: 1000 }).then((rows) => ({
-        drafts: rows.map((d) => ({ id: d.id, type: d.type, to: d.to, topic: d.topic, content: d.content, timestamp: seconds(d.lastEditTime) })),
+        drafts: rows.map(formatDraft),
       })),
     );
   }
   if (wants('saved_snippets')) {
     sections.push(
       app.prisma.savedSnippet.findMany({ where: { userId: id }, orderBy: { id: 'asc' } }).then((rows) => ({
-        saved_snippets: rows.map((s) => ({ id: s.id, title: s.title, content: s.content, date_created: seconds(s.dateCreated) })),
+        saved_snippets: rows.map(formatSnippet),
       })),
     );
   }
@@ -422,14 +399,5 @@ async function linkifierSection(app: App, realm: RealmInfo, o: SnapshotOptions):
 }
 
 async function realmEmojiSection(app: App, realm: RealmInfo): Promise<State> {
-  const rows = await app.prisma.realmEmoji.findMany({ where: { realmId: realm.id } });
-  const url = app.realms.url(realm);
-  return {
-    realm_emoji: Object.fromEntries(
-      rows.map((e) => [String(e.id), {
-        id: String(e.id), name: e.name, source_url: `${url}/user_avatars/${realm.id}/emoji/images/${e.fileName}`,
-        deactivated: e.deactivated, author_id: e.authorId, still_url: null,
-      }]),
-    ),
-  };
+  return { realm_emoji: await realmEmojiDict(app.prisma, realm.id) };
 }

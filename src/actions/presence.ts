@@ -1,0 +1,138 @@
+// Presence pings (POST /users/me/presence; Zulip's do_update_user_presence), the busiest write of
+// a chat server: each connected client pings about once a minute. So a ping reads this process's
+// copy of the user's presence, writes at most one upsert (none when both times are still fresh),
+// and publishes a `presence` event only when the user comes online: first ping ever, or active
+// after being away long enough that others would soon show them offline.
+//
+// The update ids (`last_update_id`) count per realm in memory, seeded once from the database.
+// In a cluster each process would count on its own: that needs a per-realm sequence row (Zulip's
+// PresenceSequence) in the schema.
+import type { App } from '../app.ts';
+import type { User } from '../db/generated/client.ts';
+import { legacyPresence, modernPresence, OFFLINE_THRESHOLD_SECONDS } from '../queries/presence.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+import { apiEmail, realmViewers } from '../queries/users.ts';
+
+export type PresenceStatus = 'active' | 'idle';
+
+/** A time newer than the stored one by less than this is not written (Zulip's PRESENCE_UPDATE_MIN_FREQ_SECONDS). */
+const MIN_WRITE_INTERVAL_MS = 55_000;
+/** Zulip's PRESENCE_PING_INTERVAL_SECS. */
+const PING_INTERVAL_SECONDS = 60;
+/** Active again after this long away: others would show the user offline before the next ping. */
+const BACK_ONLINE_MS = (OFFLINE_THRESHOLD_SECONDS - PING_INTERVAL_SECONDS - 10) * 1000;
+/** Above this many users, immediate presence events cost more than they help (Zulip's limit). */
+const MAX_USERS_FOR_PRESENCE_EVENTS = 100;
+
+interface StoredPresence {
+  active: number | null;
+  connected: number | null;
+}
+
+interface PresenceCache {
+  /** Each user's stored times (ms), or null for no row yet. */
+  users: Map<number, Promise<StoredPresence | null>>;
+  /** The last update id given out per realm. */
+  sequences: Map<number, Promise<{ last: number }>>;
+}
+
+// Keyed by app: tests run several servers (with their own databases) in one process.
+const caches = new WeakMap<App, PresenceCache>();
+
+function cacheOf(app: App): PresenceCache {
+  let cache = caches.get(app);
+  if (!cache) caches.set(app, (cache = { users: new Map(), sequences: new Map() }));
+  return cache;
+}
+
+/** Memoizes `load` under `key`; a failed load is dropped so the next call retries. */
+function remembered<K, V>(map: Map<K, Promise<V>>, key: K, load: () => Promise<V>): Promise<V> {
+  let entry = map.get(key);
+  if (!entry) {
+    entry = load();
+    map.set(key, entry);
+    entry.catch(() => map.delete(key));
+  }
+  return entry;
+}
+
+/** For writes outside a ping (a setting that hides or backdates presence): drop the copy here. */
+export function forgetPresence(app: App, userId: number): void {
+  cacheOf(app).users.delete(userId);
+}
+
+async function storedPresence(app: App, userId: number): Promise<StoredPresence | null> {
+  return remembered(cacheOf(app).users, userId, async () => {
+    const row = await app.prisma.presence.findUnique({ where: { userId } });
+    return row && { active: row.lastActiveTime?.getTime() ?? null, connected: row.lastConnectedTime?.getTime() ?? null };
+  });
+}
+
+async function nextUpdateId(app: App, realmId: number): Promise<number> {
+  const sequence = await remembered(cacheOf(app).sequences, realmId, async () => {
+    const max = await app.prisma.presence.aggregate({ where: { user: { realmId } }, _max: { lastUpdateId: true } });
+    return { last: max._max.lastUpdateId ?? 0 };
+  });
+  return ++sequence.last;
+}
+
+/** The times to store after a ping at `now`, or null when the stored ones are fresh enough. */
+function updatedTimes(old: StoredPresence | null, status: PresenceStatus, now: number): StoredPresence | null {
+  if (!old) return { active: status === 'active' ? now : null, connected: now };
+  const next = { ...old };
+  if (old.connected === null || now - old.connected > MIN_WRITE_INTERVAL_MS) next.connected = now;
+  if (status === 'active' && (old.active === null || now - old.active > MIN_WRITE_INTERVAL_MS)) {
+    next.active = now;
+    // last_connected_time >= last_active_time always holds.
+    next.connected = Math.max(next.connected ?? now, now);
+  }
+  return next.active === old.active && next.connected === old.connected ? null : next;
+}
+
+/** Records a ping; users who turned off sharing their presence leave no trace. */
+export async function updatePresence(app: App, realm: RealmInfo, user: User, status: PresenceStatus): Promise<void> {
+  if ((user.settings as { presence_enabled?: unknown } | null)?.presence_enabled === false) return;
+  const now = Date.now();
+  const old = await storedPresence(app, user.id);
+  const next = updatedTimes(old, status, now);
+  if (!next) return;
+  const cache = cacheOf(app).users;
+  // Taken before the write, so a concurrent ping of the same user sees it and writes nothing.
+  cache.set(user.id, Promise.resolve(next));
+  const data = {
+    lastActiveTime: next.active === null ? null : new Date(next.active),
+    lastConnectedTime: next.connected === null ? null : new Date(next.connected),
+    lastUpdateId: await nextUpdateId(app, realm.id),
+  };
+  try {
+    await app.prisma.presence.upsert({ where: { userId: user.id }, create: { userId: user.id, ...data }, update: data });
+  } catch (err) {
+    cache.delete(user.id);
+    throw err;
+  }
+  const backOnline = status === 'active' && (old?.active == null || now - old.active > BACK_ONLINE_MS);
+  if (!realm.settings.presence_disabled && (old === null || backOnline)) await announcePresence(app, realm, user, next);
+}
+
+/**
+ * Published in both forms; each queue keeps the one its client understands (`presences` for
+ * simplified_presence_events, the rest otherwise).
+ */
+async function announcePresence(app: App, realm: RealmInfo, user: User, stored: StoredPresence): Promise<void> {
+  const userIds = (await realmViewers(app, realm.id)).map((u) => u.id);
+  if (userIds.length > MAX_USERS_FOR_PRESENCE_EVENTS) return;
+  const joined = user.dateJoined.getTime();
+  const times = { active: stored.active ?? joined, connected: stored.connected ?? joined };
+  app.bus.publish({
+    realmId: realm.id,
+    userIds,
+    event: {
+      type: 'presence',
+      user_id: user.id,
+      email: apiEmail(app, realm, user),
+      server_timestamp: Date.now() / 1000,
+      presence: { website: legacyPresence(times) },
+      presences: { [String(user.id)]: modernPresence(times) },
+    },
+  });
+}

@@ -1,0 +1,173 @@
+// PATCH /realm (Zulip's update_realm): organization settings and realm permissions, checked
+// together, written in one transaction, then announced to every active user.
+import type { App } from '../app.ts';
+import { requireRole } from '../auth/permissions.ts';
+import type { Prisma, User } from '../db/generated/client.ts';
+import {
+  type GroupSettingChange, type GroupSettingValue, REALM_PERMISSION_DEFAULTS, REALM_PERMISSION_RULES, type RealmPermission, type RealmSettings,
+} from '../domain/realm-settings.ts';
+import { Role } from '../domain/roles.ts';
+import { LANGUAGE_NAMES } from '../domain/user-settings.ts';
+import { ApiError, badRequest } from '../http/errors.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+import { renderDescription } from './channels.ts';
+import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
+
+type Event = Record<string, unknown>;
+
+export async function publishToRealm(app: App, realm: RealmInfo, event: Event): Promise<void> {
+  const users = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true }, select: { id: true }, orderBy: { id: 'asc' } });
+  if (users.length) app.bus.publish({ realmId: realm.id, userIds: users.map((u) => u.id), event });
+}
+
+/** Settings only an owner may change (Zulip raises OrganizationOwnerRequiredError for them). */
+const OWNER_ONLY = new Set<string>([
+  'invite_required', 'emails_restricted_to_domains', 'waiting_period_threshold', 'message_retention_days',
+  'create_multiuse_invite_group', 'can_create_groups', 'can_invite_users_group', 'can_manage_all_groups', 'can_manage_billing_group',
+]);
+const TIME_LIMITS = new Set<string>([
+  'message_content_edit_limit_seconds', 'message_content_delete_limit_seconds',
+  'move_messages_within_stream_limit_seconds', 'move_messages_between_streams_limit_seconds',
+]);
+const VIDEO_CHAT_PROVIDERS = [0, 1];
+const GIPHY_RATINGS = [0, 1, 2, 3, 4, 5];
+const ORG_TYPES = [0, 10, 20, 30, 35, 40, 50, 60, 70, 80, 90, 100, 1000];
+const TOPICS_POLICY_VALUES = { allow_empty_topic: 2, disable_empty_topic: 3 } as const;
+const MAX_JITSI_URL_LENGTH = 200;
+
+export interface RealmUpdate {
+  name?: string;
+  description?: string;
+  /** Settings as the client sent them; time limits and retention may be strings such as "unlimited". */
+  settings: Partial<Record<keyof RealmSettings, unknown>>;
+  permissions: Partial<Record<RealmPermission, GroupSettingChange>>;
+}
+
+const badValue = (name: string, value: unknown) =>
+  new ApiError(`Bad value for '${name}': ${value}`, 'REQUEST_VARIABLE_INVALID', 400, { var_name: name, bad_value: value });
+
+/** One setting's value as stored, after Zulip's checks for it. */
+function parseSetting(name: string, value: unknown): unknown {
+  if (TIME_LIMITS.has(name)) {
+    if (value === 'unlimited') return null;
+    if (typeof value === 'number' && value > 0) return value;
+    throw badValue(name, value);
+  }
+  switch (name) {
+    case 'message_retention_days':
+      if (value === 'unlimited') return -1;
+      if (typeof value === 'number' && value > 0) return value;
+      throw badValue(name, value);
+    case 'default_language':
+      if (!(String(value) in LANGUAGE_NAMES)) throw badRequest(`Invalid language '${value}'`);
+      return value;
+    case 'video_chat_provider':
+      if (!VIDEO_CHAT_PROVIDERS.includes(value as number)) throw badRequest(`Invalid video_chat_provider ${value}`);
+      return value;
+    case 'giphy_rating':
+      if (!GIPHY_RATINGS.includes(value as number)) throw badRequest(`Invalid giphy_rating ${value}`);
+      return value;
+    case 'org_type':
+      if (!ORG_TYPES.includes(value as number)) throw badRequest('Invalid org_type');
+      return value;
+    case 'topics_policy':
+      if (!(String(value) in TOPICS_POLICY_VALUES)) throw badRequest('Invalid topics_policy');
+      return value;
+    case 'jitsi_server_url':
+      return parseJitsiUrl(value as string);
+    default:
+      return value;
+  }
+}
+
+function parseJitsiUrl(value: string): string | null {
+  if (value === 'default') return null;
+  if (value.length > MAX_JITSI_URL_LENGTH || !URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+    throw badRequest('jitsi_server_url is not an allowed_type');
+  }
+  return value;
+}
+
+/** What the response reports for a changed setting: Zulip answers "updated" for strings. */
+function responseValue(name: string, value: unknown): unknown {
+  // Zulip's response serializes the topics policy enum by its number.
+  if (name === 'topics_policy') return TOPICS_POLICY_VALUES[value as keyof typeof TOPICS_POLICY_VALUES];
+  return typeof value === 'string' ? 'updated' : value;
+}
+
+/** The event for one changed property: `update`, or `update_dict` for those Zulip moved there. */
+function propertyEvent(name: string, value: unknown): Event {
+  const dict = (data: Event) => ({ type: 'realm', op: 'update_dict', property: 'default', data });
+  switch (name) {
+    case 'allow_message_editing':
+    case 'message_content_edit_limit_seconds':
+      return dict({ [name]: value });
+    case 'topics_policy':
+      return dict({ topics_policy: value, mandatory_topics: value === 'disable_empty_topic' });
+    case 'description':
+      return dict({ description: value, rendered_description: renderDescription(value as string) });
+    case 'jitsi_server_url':
+      return dict({ jitsi_server_url: value, jitsi_jwt_enabled: false });
+    default:
+      return { type: 'realm', op: 'update', property: name, value };
+  }
+}
+
+interface RealmChange {
+  row: { name?: string; description?: string };
+  settings: Record<string, unknown>;
+  permissions: Partial<Record<RealmPermission, GroupSettingValue>>;
+}
+
+/** Every check of the request, before anything is written; returns only what really changes. */
+async function planRealmUpdate(app: App, realm: RealmInfo, user: User, u: RealmUpdate): Promise<RealmChange> {
+  requireRole(user, Role.ADMINISTRATOR);
+  const requested = [...Object.keys(u.settings), ...Object.keys(u.permissions)];
+  if (requested.some((k) => OWNER_ONLY.has(k))) requireRole(user, Role.OWNER);
+  const change: RealmChange = { row: {}, settings: {}, permissions: {} };
+  for (const [name, raw] of Object.entries(u.settings)) {
+    const value = parseSetting(name, raw);
+    if (value !== realm.settings[name as keyof RealmSettings]) change.settings[name] = value;
+  }
+  if (u.name !== undefined && u.name !== realm.name) change.row.name = u.name;
+  if (u.description !== undefined && u.description !== realm.description) change.row.description = u.description;
+  const groups = await app.realms.groups(realm.id);
+  for (const [setting, c] of Object.entries(u.permissions) as [RealmPermission, GroupSettingChange][]) {
+    const current = realm.permissions[setting];
+    if (c.old !== undefined && !sameGroupSetting(normalizeGroupSetting(realm, c.old), current)) throw badRequest("'old' value does not match the expected value.");
+    if (sameGroupSetting(normalizeGroupSetting(realm, c.new), current)) continue;
+    change.permissions[setting] = await checkGroupSetting(app.prisma, realm, groups, setting, c.new, REALM_PERMISSION_RULES[setting]);
+  }
+  return change;
+}
+
+/** PATCH /realm; returns the changed settings as Zulip's response reports them. */
+export async function updateRealm(app: App, realm: RealmInfo, user: User, u: RealmUpdate): Promise<Record<string, unknown>> {
+  const change = await planRealmUpdate(app, realm, user, u);
+  const changedSettings = Object.entries({ ...change.row, ...change.settings });
+  const changedPermissions = Object.entries(change.permissions);
+  if (changedSettings.length + changedPermissions.length === 0) return {};
+  await app.prisma.$transaction(async (tx) => {
+    const row = await tx.realm.findUniqueOrThrow({ where: { id: realm.id }, select: { settings: true, permissions: true } });
+    await tx.realm.update({
+      where: { id: realm.id },
+      data: {
+        ...change.row,
+        settings: { ...(row.settings as object), ...change.settings } as Prisma.InputJsonObject,
+        permissions: { ...(row.permissions as object), ...change.permissions } as Prisma.InputJsonObject,
+      },
+    });
+  });
+  await app.realms.reload(realm.id);
+  for (const [name, value] of changedSettings) await publishToRealm(app, realm, propertyEvent(name, value));
+  for (const [setting, value] of changedPermissions) {
+    await publishToRealm(app, realm, { type: 'realm', op: 'update_dict', property: 'default', data: { [setting]: value } });
+  }
+  return {
+    ...Object.fromEntries(changedSettings.map(([name, value]) => [name, responseValue(name, value)])),
+    ...change.permissions,
+  };
+}
+
+/** Every realm permission setting, for the parameter list of PATCH /realm. */
+export const REALM_PERMISSIONS = Object.keys(REALM_PERMISSION_DEFAULTS) as RealmPermission[];

@@ -1,0 +1,138 @@
+// PATCH /settings (Zulip's json_change_settings and zerver/actions/user_settings.py): a user's own
+// name, password, time zone and personal settings. Everything is checked first, written in one
+// transaction under a lock on the user row, and then each change is announced in Zulip's order:
+// the name to everyone, each setting to the user's own queues, and what a change of time zone or
+// email visibility means for what others see of the user.
+import type { App } from '../app.ts';
+import { hashPassword, verifyPassword } from '../auth/passwords.ts';
+import type { Prisma, User } from '../db/generated/client.ts';
+import { EMAIL_VISIBILITY } from '../domain/realm-settings.ts';
+import { Role } from '../domain/roles.ts';
+import { LANGUAGE_NAMES, LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS, NOTIFICATION_SOUNDS, userSettingsSchema, type UserSettingName, type UserSettings } from '../domain/user-settings.ts';
+import { badRequest } from '../http/errors.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+import { apiEmail, avatarUrl, canSeeEmail, emailVisibility, realmViewers, type Viewer } from '../queries/users.ts';
+import { checkFullName, checkNameAvailable } from './users.ts';
+
+const PASSWORD_MIN_LENGTH = 6;
+const PASSWORD_MAX_LENGTH = 100;
+const MAX_BATCHING_PERIOD_SECONDS = 7 * 24 * 60 * 60;
+
+export interface SettingsChange {
+  fullName?: string;
+  oldPassword?: string;
+  newPassword?: string;
+  timezone?: string;
+  /** Validated values of personal settings, in the order they are to be applied and announced. */
+  settings: Partial<UserSettings>;
+}
+
+type Event = Record<string, unknown>;
+
+/** Zulip's check_settings_values: the checks its parameter types cannot express. */
+function checkSettingValues(settings: Partial<UserSettings>): void {
+  const sound = settings.notification_sound;
+  if (sound !== undefined && sound !== 'none' && !(NOTIFICATION_SOUNDS as readonly string[]).includes(sound)) {
+    throw badRequest(`Invalid notification sound '${sound}'`);
+  }
+  const period = settings.email_notifications_batching_period_seconds;
+  if (period !== undefined && (period <= 0 || period > MAX_BATCHING_PERIOD_SECONDS)) throw badRequest(`Invalid email batching period: ${period} seconds`);
+}
+
+async function checkNewPassword(user: User, oldPassword: string | undefined, newPassword: string): Promise<void> {
+  if (!(await verifyPassword(oldPassword ?? '', user.passwordHash))) throw badRequest('Wrong password!');
+  const length = [...newPassword].length;
+  if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) throw badRequest('New password is too weak!');
+}
+
+/** A new full name, or undefined when there is none to apply (unchanged, or silently refused as Zulip does). */
+async function checkNameChange(tx: Prisma.TransactionClient, realm: RealmInfo, user: User, raw: string | undefined): Promise<string | undefined> {
+  if (raw === undefined || raw === user.fullName) return undefined;
+  // Zulip ignores the change without an error: clients never offer it, so only API probing gets here.
+  if (realm.settings.name_changes_disabled && user.role > Role.ADMINISTRATOR) return undefined;
+  const name = checkFullName(raw);
+  await checkNameAvailable(tx, realm, name, user.id);
+  return name === user.fullName ? undefined : name;
+}
+
+/** The settings whose value really changes, compared with what applies now (defaults included). */
+function changedSettings(realm: RealmInfo, user: User, requested: Partial<UserSettings>): Partial<UserSettings> {
+  const current: Record<string, unknown> = { ...userSettingsSchema.parse(user.settings ?? {}), email_address_visibility: emailVisibility(user, realm) };
+  return Object.fromEntries(Object.entries(requested).filter(([name, value]) => value !== undefined && current[name] !== value));
+}
+
+export async function updateSettings(app: App, realm: RealmInfo, user: User, change: SettingsChange): Promise<void> {
+  if (user.isBot) throw badRequest('This endpoint does not accept bot requests.');
+  checkSettingValues(change.settings);
+  if (change.newPassword !== undefined) await checkNewPassword(user, change.oldPassword, change.newPassword);
+  const passwordHash = change.newPassword !== undefined ? await hashPassword(change.newPassword, app.config.PASSWORD_HASH_COST) : undefined;
+  const { before, after, settings } = await app.prisma.$transaction(async (tx) => {
+    // The settings are one JSON value: lock the row so concurrent changes cannot drop each other.
+    await tx.$queryRaw`SELECT id FROM "User" WHERE id = ${user.id} FOR UPDATE`;
+    const before = await tx.user.findUniqueOrThrow({ where: { id: user.id } });
+    const fullName = await checkNameChange(tx, realm, before, change.fullName);
+    const settings = changedSettings(realm, before, change.settings);
+    const timezone = change.timezone !== undefined && change.timezone !== before.timezone ? change.timezone : undefined;
+    const after = await tx.user.update({
+      where: { id: user.id },
+      data: { fullName, timezone, passwordHash, settings: { ...(before.settings as Prisma.JsonObject), ...settings } },
+    });
+    // Turning synchronization off forgets the stored drafts, without events: the clients keep theirs.
+    if (settings.enable_drafts_synchronization === false) await tx.draft.deleteMany({ where: { userId: user.id } });
+    return { before, after, settings };
+  });
+  app.auth.forget(user.id);
+  await announce(app, realm, before, after, settings);
+}
+
+/** The pre-feature-level-89 events for the same change; queues drop them for modern clients. */
+function legacySettingEvents(email: string, setting: string, value: unknown): Event[] {
+  if (LEGACY_NOTIFICATION_SETTINGS.has(setting)) return [{ type: 'update_global_notifications', user: email, notification_name: setting, setting: value }];
+  if (!LEGACY_DISPLAY_SETTINGS.has(setting)) return [];
+  const event: Event = { type: 'update_display_settings', user: email, setting_name: setting, setting: value };
+  if (setting === 'default_language') event.language_name = LANGUAGE_NAMES[value as string];
+  return [event];
+}
+
+async function announce(app: App, realm: RealmInfo, before: User, after: User, settings: Partial<UserSettings>): Promise<void> {
+  const viewers = await realmViewers(app, realm.id);
+  const everyone = viewers.map((v) => v.id);
+  const publish = (userIds: readonly number[], ...events: Event[]) => {
+    for (const event of events) if (userIds.length) app.bus.publish({ realmId: realm.id, userIds, event });
+  };
+  if (after.fullName !== before.fullName) publish(everyone, { type: 'realm_user', op: 'update', person: { user_id: after.id, full_name: after.fullName } });
+  const own = (property: string, value: unknown) => {
+    const event: Event = { type: 'user_settings', op: 'update', property, value };
+    if (property === 'default_language') event.language_name = LANGUAGE_NAMES[value as string];
+    publish([after.id], event);
+    publish([after.id], ...legacySettingEvents(apiEmail(app, realm, after), property, value));
+  };
+  for (const [property, value] of Object.entries(settings) as [UserSettingName, unknown][]) {
+    own(property, value);
+    if (property === 'email_address_visibility') announceEmailVisibility(app, realm, before, after, viewers, publish);
+  }
+  if (after.timezone !== before.timezone) {
+    own('timezone', after.timezone);
+    publish(everyone, { type: 'realm_user', op: 'update', person: { email: apiEmail(app, realm, after), user_id: after.id, timezone: after.timezone } });
+  }
+}
+
+/**
+ * Zulip's send_delivery_email_update_events: those who gain or lose sight of the real address
+ * learn it (or `null`); a change to or from "everyone" also changes the address all clients use.
+ */
+function announceEmailVisibility(
+  app: App, realm: RealmInfo, before: User, after: User, viewers: Viewer[], publish: (userIds: readonly number[], event: Event) => void,
+): void {
+  const gained = viewers.filter((v) => !canSeeEmail(before, v, realm) && canSeeEmail(after, v, realm)).map((v) => v.id);
+  const lost = viewers.filter((v) => canSeeEmail(before, v, realm) && !canSeeEmail(after, v, realm)).map((v) => v.id);
+  publish(gained, { type: 'realm_user', op: 'update', person: { user_id: after.id, delivery_email: after.deliveryEmail } });
+  publish(lost, { type: 'realm_user', op: 'update', person: { user_id: after.id, delivery_email: null } });
+  if (![emailVisibility(before, realm), emailVisibility(after, realm)].includes(EMAIL_VISIBILITY.EVERYONE)) return;
+  const everyone = viewers.map((v) => v.id);
+  publish(everyone, { type: 'realm_user', op: 'update', person: { user_id: after.id, new_email: apiEmail(app, realm, after) } });
+  publish(everyone, {
+    type: 'realm_user', op: 'update',
+    person: { avatar_source: after.avatarSource, avatar_url: avatarUrl(after), avatar_url_medium: avatarUrl(after), avatar_version: after.avatarVersion, user_id: after.id },
+  });
+}

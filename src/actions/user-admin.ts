@@ -1,0 +1,182 @@
+// Administering other users (Zulip's update_user_backend, deactivate/reactivate): role changes
+// with the owner rules, names, profile fields, deactivation. Checks first, one transaction, then
+// the `realm_user` (and derived group and subscription) events.
+import type { App } from '../app.ts';
+import { requireRole } from '../auth/permissions.ts';
+import type { Prisma, User } from '../db/generated/client.ts';
+import { Role, roleSystemGroup, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
+import { badRequest } from '../http/errors.ts';
+import { metadataUserIds } from '../queries/channels.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+import { renderDescription } from './channels.ts';
+import { publishToRealm } from './realm.ts';
+import { checkFullName } from './users.ts';
+
+type Event = Record<string, unknown>;
+
+/** Zulip's custom profile field types whose values are Markdown, and the user-list type. */
+const RENDERED_FIELD_TYPES = new Set([1, 2]);
+const SELECT_FIELD_TYPE = 3;
+const USER_FIELD_TYPE = 6;
+
+/** Zulip's access_user_by_id(for_admin=True). */
+async function accessUserForAdmin(app: App, realm: RealmInfo, actor: User, userId: number, o: { allowDeactivated: boolean; allowBots: boolean }): Promise<User> {
+  const target = await app.prisma.user.findFirst({ where: { id: userId, realmId: realm.id } });
+  if (!target || (target.isBot && !o.allowBots)) throw badRequest('No such user');
+  if (!target.isActive && !o.allowDeactivated) throw badRequest('User is deactivated');
+  if (actor.role > Role.ADMINISTRATOR && target.botOwnerId !== actor.id) throw badRequest('Insufficient permission');
+  return target;
+}
+
+async function isLastOwner(app: App, realm: RealmInfo, user: User): Promise<boolean> {
+  if (user.role !== Role.OWNER || user.isBot) return false;
+  return (await app.prisma.user.count({ where: { realmId: realm.id, role: Role.OWNER, isBot: false, isActive: true } })) === 1;
+}
+
+export interface ProfileDataEntry {
+  id: number;
+  value: string | number[] | null;
+}
+
+export interface UserUpdate {
+  fullName?: string;
+  role?: number;
+  profileData?: ProfileDataEntry[];
+}
+
+async function checkRoleChange(app: App, realm: RealmInfo, actor: User, target: User, role: number): Promise<void> {
+  if (role === Role.OWNER || target.role === Role.OWNER) requireRole(actor, Role.OWNER);
+  else requireRole(actor, Role.ADMINISTRATOR);
+  if (await isLastOwner(app, realm, target)) throw badRequest('The owner permission cannot be removed from the only organization owner.');
+}
+
+async function checkNewName(app: App, realm: RealmInfo, target: User, raw: string): Promise<string> {
+  const name = checkFullName(raw);
+  if (realm.settings.require_unique_names) {
+    const taken = await app.prisma.user.findFirst({ where: { realmId: realm.id, id: { not: target.id }, fullName: { equals: name, mode: 'insensitive' } } });
+    if (taken) throw badRequest('Unique names required in this organization.');
+  }
+  return name;
+}
+
+/** The stored value of one profile field, or null to clear it; Zulip's validators for the common types. */
+async function checkProfileValue(tx: Prisma.TransactionClient, realm: RealmInfo, entry: ProfileDataEntry) {
+  const field = await tx.customProfileField.findFirst({ where: { id: entry.id, realmId: realm.id } });
+  if (!field) throw badRequest(`Field id ${entry.id} not found.`);
+  const empty = entry.value === null || entry.value.length === 0;
+  if (empty) return { field, value: null };
+  if (field.fieldType === USER_FIELD_TYPE) {
+    if (!Array.isArray(entry.value)) throw badRequest(`${field.name} is not a list`);
+    const ids = entry.value;
+    const found = await tx.user.findMany({ where: { realmId: realm.id, isActive: true, id: { in: ids } }, select: { id: true } });
+    const missing = ids.find((id) => !found.some((u) => u.id === id));
+    if (missing !== undefined) throw badRequest(`Invalid user ID: ${missing}`);
+    return { field, value: JSON.stringify(ids) };
+  }
+  if (typeof entry.value !== 'string') throw badRequest(`${field.name} is not a string`);
+  if (field.fieldType === SELECT_FIELD_TYPE && !(entry.value in (JSON.parse(field.fieldData || '{}') as object))) {
+    throw badRequest(`'${entry.value}' is not a valid choice for '${field.name}'.`);
+  }
+  return { field, value: entry.value };
+}
+
+/** Writes the profile fields that change; returns the `custom_profile_field` entries for the events. */
+async function writeProfileData(tx: Prisma.TransactionClient, realm: RealmInfo, target: User, entries: ProfileDataEntry[]): Promise<Event[]> {
+  const changes: Event[] = [];
+  for (const entry of entries) {
+    const { field, value } = await checkProfileValue(tx, realm, entry);
+    const key = { fieldId_userId: { fieldId: field.id, userId: target.id } };
+    const current = await tx.customProfileFieldValue.findUnique({ where: key });
+    if ((current?.value ?? null) === value) continue;
+    if (value === null) {
+      await tx.customProfileFieldValue.delete({ where: key });
+      changes.push({ id: field.id, value: null });
+      continue;
+    }
+    const rendered = RENDERED_FIELD_TYPES.has(field.fieldType) ? renderDescription(value) : null;
+    await tx.customProfileFieldValue.upsert({ where: key, create: { fieldId: field.id, userId: target.id, value, renderedValue: rendered }, update: { value, renderedValue: rendered } });
+    changes.push(rendered === null ? { id: field.id, value } : { id: field.id, value, rendered_value: rendered });
+  }
+  return changes;
+}
+
+/** PATCH /users/{user_id}. */
+export async function updateUser(app: App, realm: RealmInfo, actor: User, userId: number, u: UserUpdate): Promise<void> {
+  const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: true, allowBots: true });
+  const role = u.role !== undefined && u.role !== target.role ? u.role : undefined;
+  if (role !== undefined) await checkRoleChange(app, realm, actor, target, role);
+  // Zulip ignores an empty name here rather than refusing it.
+  const rename = u.fullName !== undefined && u.fullName !== target.fullName && u.fullName.trim() !== '';
+  const fullName = rename ? await checkNewName(app, realm, target, u.fullName!) : undefined;
+  const profileChanges = await app.prisma.$transaction(async (tx) => {
+    if (role !== undefined || fullName !== undefined) await tx.user.update({ where: { id: target.id }, data: { role, fullName } });
+    return u.profileData ? writeProfileData(tx, realm, target, u.profileData) : [];
+  });
+  app.auth.forget(target.id);
+  const person = (fields: Event) => ({ type: 'realm_user', op: 'update', person: { user_id: target.id, ...fields } });
+  if (role !== undefined) {
+    await publishToRealm(app, realm, person({ role }));
+    await announceRoleGroups(app, realm, target.id, target.role, role);
+  }
+  if (fullName !== undefined) await publishToRealm(app, realm, person({ full_name: fullName }));
+  for (const field of profileChanges) await publishToRealm(app, realm, person({ custom_profile_field: field }));
+}
+
+/** System-group membership follows the role: the old role's groups lose the user, the new ones gain them. */
+async function announceRoleGroups(app: App, realm: RealmInfo, userId: number, before: number, after: number): Promise<void> {
+  const event = (op: string, name: string) => ({ type: 'user_group', op, group_id: realm.systemGroups[name as keyof RealmInfo['systemGroups']], user_ids: [userId] });
+  await publishToRealm(app, realm, event('remove_members', roleSystemGroup(before)));
+  await publishToRealm(app, realm, event('add_members', roleSystemGroup(after)));
+  // role:fullmembers is the one system group not named after a role.
+  const full = (role: number) => systemGroupDirectlyContains('role:fullmembers', role);
+  if (full(before) !== full(after)) await publishToRealm(app, realm, event(full(after) ? 'add_members' : 'remove_members', 'role:fullmembers'));
+}
+
+/** Channels a user is subscribed to, with who may see each one's subscribers. */
+async function subscribedChannels(app: App, realm: RealmInfo, userId: number) {
+  return app.prisma.channel.findMany({ where: { realmId: realm.id, subscriptions: { some: { userId, active: true } } }, orderBy: { id: 'asc' } });
+}
+
+async function announcePeers(app: App, realm: RealmInfo, userId: number, op: 'peer_add' | 'peer_remove'): Promise<void> {
+  for (const channel of await subscribedChannels(app, realm, userId)) {
+    const recipients = (await metadataUserIds(app, realm, channel)).filter((id) => id !== userId);
+    if (recipients.length) app.bus.publish({ realmId: realm.id, userIds: recipients, event: { type: 'subscription', op, stream_ids: [channel.id], user_ids: [userId] } });
+  }
+}
+
+/** A deactivated user can't authenticate, and their event queues end. */
+function signOut(app: App, userId: number): void {
+  app.auth.forget(userId);
+  for (const queue of [...app.queues.queuesOf(userId)]) app.queues.delete(queue);
+}
+
+/** DELETE /users/{user_id}: the user and the bots they own. */
+export async function deactivateUser(app: App, realm: RealmInfo, actor: User, userId: number): Promise<void> {
+  const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: false, allowBots: false });
+  if (target.role === Role.OWNER && actor.role !== Role.OWNER) requireRole(actor, Role.OWNER);
+  if (await isLastOwner(app, realm, target)) throw badRequest('Cannot deactivate the only organization owner');
+  const bots = await app.prisma.user.findMany({ where: { realmId: realm.id, botOwnerId: target.id, isActive: true }, orderBy: { id: 'asc' } });
+  const ids = [...bots.map((b) => b.id), target.id];
+  await app.prisma.user.updateMany({ where: { id: { in: ids } }, data: { isActive: false } });
+  for (const id of ids) {
+    signOut(app, id);
+    await announcePeers(app, realm, id, 'peer_remove');
+    await publishToRealm(app, realm, { type: 'realm_user', op: 'update', person: { user_id: id, is_active: false } });
+  }
+}
+
+/** POST /users/{user_id}/reactivate. */
+export async function reactivateUser(app: App, realm: RealmInfo, actor: User, userId: number): Promise<void> {
+  const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: true, allowBots: true });
+  if (target.isActive) return;
+  await app.prisma.user.update({ where: { id: target.id }, data: { isActive: true } });
+  app.auth.forget(target.id);
+  await publishToRealm(app, realm, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } });
+  await announcePeers(app, realm, target.id, 'peer_add');
+  const groups = await app.realms.groups(realm.id);
+  const named = [...groups.values()].filter((g) => !g.isSystemGroup && g.name !== null && g.members.has(target.id)).map((g) => g.id);
+  const system = SYSTEM_GROUPS.filter((g) => systemGroupDirectlyContains(g.name, target.role)).map((g) => realm.systemGroups[g.name]);
+  for (const groupId of [...system, ...named].sort((a, b) => a - b)) {
+    await publishToRealm(app, realm, { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [target.id] });
+  }
+}

@@ -1,0 +1,53 @@
+// Presence: POST /users/me/presence (report one's own status, read everyone's), GET /realm/presence
+// and GET /users/{user_id_or_email}/presence (spec 4.20).
+import { z } from 'zod';
+import { updatePresence, type PresenceStatus } from '../actions/presence.ts';
+import { badRequest } from '../http/errors.ts';
+import { bool, json, str } from '../http/params.ts';
+import { userRoute } from '../http/route.ts';
+import { realmPresence, userPresence } from '../queries/presence.ts';
+
+const STATUSES = new Set<string>(['active', 'idle'] satisfies PresenceStatus[]);
+
+export const routes = [
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/users/me/presence',
+    params: {
+      status: str(),
+      ping_only: bool().default(false),
+      // Zulip keeps usage statistics from it; there are none here.
+      new_user_input: bool().default(false),
+      slim_presence: bool().default(false),
+      last_update_id: json(z.number().int()).optional(),
+      history_limit_days: json(z.number().int()).optional(),
+    },
+    async handler({ app, realm, user, params: p }) {
+      if (user.isBot) throw badRequest('This endpoint does not accept bot requests.');
+      if (!STATUSES.has(p.status)) throw badRequest(`Invalid status: ${p.status}`);
+      await updatePresence(app, realm, user, p.status as PresenceStatus);
+      if (p.ping_only) return {};
+      // Sending last_update_id is how a client says it speaks the modern form.
+      const slim = p.slim_presence || p.last_update_id !== undefined;
+      const { presences, presence_last_update_id } = await realmPresence(app, realm, { slim, lastUpdateId: p.last_update_id, historyLimitDays: p.history_limit_days });
+      return { presences, server_timestamp: Date.now() / 1000, presence_last_update_id };
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/realm/presence',
+    params: {},
+    async handler({ app, realm }) {
+      const { presences } = await realmPresence(app, realm, { slim: false });
+      return { presences, server_timestamp: Date.now() / 1000 };
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/users/:user_id_or_email/presence',
+    params: { slim_presence: bool().default(false) },
+    async handler({ app, realm, user, path, params }) {
+      return { presence: await userPresence(app, realm, user, path.user_id_or_email!, params.slim_presence) };
+    },
+  }),
+];

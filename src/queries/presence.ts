@@ -1,0 +1,107 @@
+// Presence as clients read it (spec 4.20; Zulip's zerver/lib/presence.py): the realm's presence in
+// the legacy form (by API email, `website` + `aggregated`) or the modern one (by user id, two
+// timestamps), and one user's presence for GET /users/{user_id_or_email}/presence.
+import type { App } from '../app.ts';
+import type { Presence, User } from '../db/generated/client.ts';
+import { badRequest } from '../http/errors.ts';
+import type { RealmInfo } from './realms.ts';
+import { apiEmail, userByEmail, userById } from './users.ts';
+
+/** Zulip's OFFLINE_THRESHOLD_SECS: older than this, a user counts as offline. */
+export const OFFLINE_THRESHOLD_SECONDS = 200;
+/** Active within this long before the last connection still reads as active in the legacy form. */
+const LEGACY_ACTIVE_OFFSET_SECONDS = 70;
+/** Without history_limit_days, presence older than two weeks is left out. */
+const DEFAULT_HISTORY_DAYS = 14;
+
+const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/** Both times of a presence row; a time never set reads as the user's join date, as in Zulip. */
+export interface PresenceTimes {
+  active: number;
+  connected: number;
+}
+
+export function presenceTimes(row: Pick<Presence, 'lastActiveTime' | 'lastConnectedTime'>, dateJoined: Date): PresenceTimes {
+  return {
+    active: (row.lastActiveTime ?? dateJoined).getTime(),
+    connected: (row.lastConnectedTime ?? dateJoined).getTime(),
+  };
+}
+
+export function modernPresence(t: PresenceTimes): { active_timestamp: number; idle_timestamp: number } {
+  return { active_timestamp: seconds(t.active), idle_timestamp: seconds(t.connected) };
+}
+
+/** One client's entry of the legacy form; the server no longer tracks clients, so always `website`. */
+export function legacyPresence(t: PresenceTimes): { client: 'website'; status: 'active' | 'idle'; timestamp: number; pushable: false } {
+  const active = t.active + LEGACY_ACTIVE_OFFSET_SECONDS * 1000 >= t.connected;
+  return { client: 'website', status: active ? 'active' : 'idle', timestamp: seconds(active ? t.active : t.connected), pushable: false };
+}
+
+function legacyEntry(t: PresenceTimes) {
+  const website = legacyPresence(t);
+  return { website, aggregated: { client: website.client, status: website.status, timestamp: website.timestamp } };
+}
+
+/** Users who turned off sharing their presence (invisible mode) are never shown. */
+const sharesPresence = (user: User) => (user.settings as { presence_enabled?: unknown } | null)?.presence_enabled !== false;
+
+export interface RealmPresenceQuery {
+  slim: boolean;
+  /** The newest update the client has; only newer ones are returned. */
+  lastUpdateId?: number;
+  historyLimitDays?: number;
+}
+
+export interface RealmPresence {
+  presences: Record<string, unknown>;
+  presence_last_update_id: number;
+}
+
+/** Presence of the realm's active humans, as POST /users/me/presence, GET /realm/presence and register show it. */
+export async function realmPresence(app: App, realm: RealmInfo, q: RealmPresenceQuery): Promise<RealmPresence> {
+  const noData = { presences: {}, presence_last_update_id: q.lastUpdateId ?? -1 };
+  if (realm.settings.presence_disabled) return { presences: {}, presence_last_update_id: -1 };
+  if (q.historyLimitDays === 0) return noData;
+  // A client that already has data gets what changed since; only a first fetch is limited by age.
+  const firstFetch = q.lastUpdateId === undefined || q.lastUpdateId <= 0;
+  const since = new Date(Date.now() - (q.historyLimitDays ?? DEFAULT_HISTORY_DAYS) * 86400_000);
+  const rows = await app.prisma.presence.findMany({
+    where: {
+      user: { realmId: realm.id, isActive: true, isBot: false },
+      ...(q.lastUpdateId !== undefined ? { lastUpdateId: { gt: q.lastUpdateId } } : {}),
+      ...(firstFetch ? { lastConnectedTime: { gte: since } } : {}),
+    },
+    include: { user: true },
+  });
+  const shown = rows.filter((p) => sharesPresence(p.user));
+  if (shown.length === 0) return noData;
+  const presences: Record<string, unknown> = {};
+  for (const p of shown) {
+    const times = presenceTimes(p, p.user.dateJoined);
+    if (q.slim) presences[String(p.userId)] = modernPresence(times);
+    else presences[apiEmail(app, realm, p.user)] = legacyEntry(times);
+  }
+  return { presences, presence_last_update_id: Math.max(...shown.map((p) => p.lastUpdateId)) };
+}
+
+/** A user named by id or API email, active, in the realm; anything else is Zulip's "No such user". */
+async function presenceTarget(app: App, realm: RealmInfo, viewer: User, idOrEmail: string): Promise<User> {
+  const target = /^\d+$/.test(idOrEmail) ? await userById(app, realm, Number(idOrEmail)) : await userByEmail(app, realm, idOrEmail, viewer);
+  if (!target.isActive) throw badRequest('No such user');
+  return target;
+}
+
+/** GET /users/{user_id_or_email}/presence: the legacy form says `offline` once the data is stale. */
+export async function userPresence(app: App, realm: RealmInfo, viewer: User, idOrEmail: string, slim: boolean): Promise<Record<string, unknown>> {
+  const target = await presenceTarget(app, realm, viewer, idOrEmail);
+  if (target.isBot) throw badRequest('Presence is not supported for bot users.');
+  const row = await app.prisma.presence.findUnique({ where: { userId: target.id } });
+  if (!row) throw badRequest(`No presence data for ${idOrEmail}`);
+  const times = presenceTimes(row, target.dateJoined);
+  if (slim) return modernPresence(times);
+  const { status, timestamp } = legacyPresence(times);
+  const stale = seconds(Date.now()) - timestamp > OFFLINE_THRESHOLD_SECONDS;
+  return { website: { status, timestamp }, aggregated: { status: stale ? 'offline' : status, timestamp } };
+}

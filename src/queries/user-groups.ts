@@ -1,0 +1,97 @@
+// User groups as the API shows them (GET /user_groups, register's realm_user_groups, user_group
+// events): system groups' members follow from roles; settings fall back to Zulip's defaults.
+import type { App } from '../app.ts';
+import { isInGroupSetting, type PermissionSubject } from '../auth/permissions.ts';
+import type { GroupSettingValue } from '../domain/realm-settings.ts';
+import { SYSTEM_SUBGROUP, type SystemGroupName, systemGroupDirectlyContains } from '../domain/roles.ts';
+import { USER_GROUP_PERMISSION_DEFAULTS, USER_GROUP_PERMISSIONS, type UserGroupPermission } from '../domain/user-groups.ts';
+import { badRequest } from '../http/errors.ts';
+import type { GroupInfo, RealmInfo } from './realms.ts';
+
+const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+const ascending = (a: number, b: number) => a - b;
+
+export function activeUsers(app: App, realmId: number): Promise<PermissionSubject[]> {
+  return app.prisma.user.findMany({
+    where: { realmId, isActive: true }, select: { id: true, role: true, dateJoined: true, isActive: true }, orderBy: { id: 'asc' },
+  });
+}
+
+/** A group's own permission: what was set, or Zulip's default (nobody, for system groups). */
+export function groupPermission(realm: RealmInfo, group: GroupInfo, setting: UserGroupPermission): GroupSettingValue {
+  const stored = group.permissions[setting];
+  if (stored !== undefined) return stored;
+  const fallback = USER_GROUP_PERMISSION_DEFAULTS[setting];
+  if (group.isSystemGroup || (fallback === 'group_creator' && group.creatorId === null)) return realm.systemGroups['role:nobody'];
+  if (fallback === 'group_creator') return { direct_members: [group.creatorId!], direct_subgroups: [] };
+  return realm.systemGroups[fallback];
+}
+
+/** The API lists only active users in an anonymous group-setting value. */
+export function apiSettingValue(value: GroupSettingValue, active: ReadonlySet<number>): GroupSettingValue {
+  if (typeof value === 'number') return value;
+  return { direct_members: value.direct_members.filter((id) => active.has(id)), direct_subgroups: value.direct_subgroups };
+}
+
+export function directSubgroupIds(realm: RealmInfo, group: GroupInfo): number[] {
+  if (!group.isSystemGroup) return [...group.subgroups].sort(ascending);
+  const sub = SYSTEM_SUBGROUP[group.name as SystemGroupName];
+  return sub ? [realm.systemGroups[sub]] : [];
+}
+
+export function directMemberIds(group: GroupInfo, users: readonly PermissionSubject[]): number[] {
+  if (group.isSystemGroup) return users.filter((u) => systemGroupDirectlyContains(group.name!, u.role)).map((u) => u.id);
+  return users.filter((u) => group.members.has(u.id)).map((u) => u.id);
+}
+
+/** Members through subgroups too, by the one permission check, so the API and permissions agree. */
+export function groupMemberIds(realm: RealmInfo, group: GroupInfo, groups: Map<number, GroupInfo>, users: readonly PermissionSubject[], directOnly: boolean): number[] {
+  if (directOnly) return directMemberIds(group, users);
+  return users.filter((u) => isInGroupSetting(u, group.id, groups, realm)).map((u) => u.id);
+}
+
+/** Every group below `group` (not itself). */
+export function recursiveSubgroupIds(realm: RealmInfo, group: GroupInfo, groups: Map<number, GroupInfo>): number[] {
+  const found = new Set<number>();
+  const visit = (g: GroupInfo) => {
+    for (const id of directSubgroupIds(realm, g)) {
+      if (found.has(id) || !groups.has(id)) continue;
+      found.add(id);
+      visit(groups.get(id)!);
+    }
+  };
+  visit(group);
+  found.delete(group.id);
+  return [...found].sort(ascending);
+}
+
+export function formatGroup(realm: RealmInfo, group: GroupInfo, users: readonly PermissionSubject[]): Record<string, unknown> {
+  const active = new Set(users.map((u) => u.id));
+  const settings = Object.fromEntries(USER_GROUP_PERMISSIONS.map((s) => [s, apiSettingValue(groupPermission(realm, group, s), active)]));
+  return {
+    id: group.id,
+    name: group.name,
+    description: group.description,
+    members: directMemberIds(group, users),
+    direct_subgroup_ids: directSubgroupIds(realm, group),
+    is_system_group: group.isSystemGroup,
+    deactivated: group.deactivated,
+    date_created: group.isSystemGroup ? null : seconds(group.dateCreated),
+    creator_id: group.creatorId,
+    ...settings,
+  };
+}
+
+/** Named groups of the organization in id order, deactivated ones only when asked for. */
+export async function listGroups(app: App, realm: RealmInfo, includeDeactivated: boolean): Promise<Record<string, unknown>[]> {
+  const [groups, users] = await Promise.all([app.realms.groups(realm.id), activeUsers(app, realm.id)]);
+  return [...groups.values()].filter((g) => g.name !== null && (includeDeactivated || !g.deactivated)).map((g) => formatGroup(realm, g, users));
+}
+
+/** A named group to read the membership of (Zulip's access_user_group_to_read_membership). */
+export function readableGroup(groups: Map<number, GroupInfo>, id: number): GroupInfo {
+  const group = groups.get(id);
+  if (!group || group.name === null) throw badRequest('Invalid user group');
+  if (group.deactivated) throw badRequest('User group is deactivated.');
+  return group;
+}
