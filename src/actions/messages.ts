@@ -11,7 +11,7 @@ import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { channelByName, isSubscribed, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
-import { conversationUsers, loadMessages, messageObject } from '../queries/messages.ts';
+import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { userByEmail } from '../queries/users.ts';
@@ -252,7 +252,8 @@ export interface DeliveryOptions extends SendOptions {
   readFor?: ReadonlySet<number>;
 }
 
-async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, flags: Map<number, number>): Promise<number> {
+/** Writes the message and its rows; returns it as a loaded message, built from what is known, not read back. */
+async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, flags: Map<number, number>): Promise<FullMessage> {
   return app.prisma.$transaction(async (tx) => {
     const directGroupId = p.memberKey
       ? (await tx.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
@@ -265,13 +266,20 @@ async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts
       },
     });
     await tx.userMessage.createMany({ data: [...flags].map(([userId, bits]) => ({ userId, messageId: message.id, flags: bits })) });
-    if (await claimAttachments(tx, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds)) {
-      await tx.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
-    }
+    const hasAttachment = await claimAttachments(tx, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds);
+    if (hasAttachment) await tx.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
     if (p.channel && p.channel.firstMessageId === null) {
       await tx.channel.updateMany({ where: { id: p.channel.id, firstMessageId: null }, data: { firstMessageId: message.id } });
     }
-    return message.id;
+    const c = p.channel;
+    return {
+      ...message,
+      hasAttachment,
+      sender: p.sender,
+      channel: c && { id: c.id, name: c.name, inviteOnly: c.inviteOnly, historyPublicToSubscribers: c.historyPublicToSubscribers },
+      directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
+      reactions: [],
+    };
   });
 }
 
@@ -284,9 +292,9 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
     flags.set(userId, mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (read ? FLAG_BITS.read : 0));
   }
   const storeAndPublish = async () => {
-    const id = await storeMessage(app, realm, p, opts, flags);
-    const [message] = await loadMessages(app, [id]);
-    const obj = messageObject(app, realm, message!, await conversationUsers(app, [message!]), await compiledLinkifiers(app, realm.id));
+    const message = await storeMessage(app, realm, p, opts, flags);
+    const id = message.id;
+    const obj = messageObject(app, realm, message, await conversationUsers(app, [message]), await compiledLinkifiers(app, realm.id));
     app.bus.publish({
       realmId: realm.id,
       userIds: p.recipients,

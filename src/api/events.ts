@@ -70,8 +70,8 @@ function versionFields() {
 }
 
 /** A parked GET /events: answered with whatever the queue holds when it is flushed or closed. */
-function parkedPoll(resolve: (result: JsonFields) => void): Consumer {
-  const answer = (queue: EventQueue, events: string) => resolve(new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`));
+function parkedPoll(respond: (result: JsonFields) => void): Consumer {
+  const answer = (queue: EventQueue, events: string) => respond(new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`));
   return {
     flush(queue) {
       answer(queue, queue.pendingJson());
@@ -120,7 +120,7 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
   }
 }
 
-async function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typeof eventsParams>, onAbort: (cb: () => void) => void) {
+async function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typeof eventsParams>, onAbort: (cb: () => void) => void, answer: (result: JsonFields) => void) {
   let queue: EventQueue;
   let created = false;
   if (p.queue_id === undefined) {
@@ -146,7 +146,10 @@ async function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typ
   }
   const parked = queue;
   return new Promise<JsonFields>((resolve) => {
-    const consumer = parkedPoll(resolve);
+    const consumer = parkedPoll((result) => {
+      answer(result);
+      resolve(result);
+    });
     app.queues.attach(parked, consumer);
     onAbort(() => app.queues.detach(parked, consumer));
   });
@@ -170,7 +173,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/events',
     params: eventsParams,
-    handler: ({ app, realm, user, params, onAbort }) => getEvents(app, realm, user, params, onAbort),
+    handler: ({ app, realm, user, params, onAbort, answer }) => getEvents(app, realm, user, params, onAbort, answer),
   }),
   userRoute({
     method: 'DELETE',

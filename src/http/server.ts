@@ -18,6 +18,8 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
+const READ_HEADERS = ['host', 'authorization', 'content-type', 'user-agent'] as const;
+
 interface Exchange {
   res: uWS.HttpResponse;
   aborted: boolean;
@@ -138,20 +140,24 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
         if (!rate.allowed) throw rateLimited(rate);
       }
       const { params, ignored } = parseParams(route.params, raw);
+      const answer = (result: HandlerResult) => {
+        const headers = rate ? rateHeaders(rate) : {};
+        if (result instanceof RawResponse) {
+          writeResponse(ex, result.status, { ...headers, ...result.headers }, result.body);
+        } else if (result instanceof JsonFields) {
+          const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
+          writeResponse(ex, 200, { ...headers, 'Content-Type': 'application/json' }, `{"result":"success","msg":"",${result.json}${extra}}`);
+        } else {
+          const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
+          writeResponse(ex, 200, { ...headers, 'Content-Type': 'application/json' }, JSON.stringify(body));
+        }
+      };
       const result: HandlerResult = await (route.handler as (ctx: unknown) => Promise<HandlerResult>)({
         app, realm, user, params, path, files, ip: h.ip!, headers: { userAgent: h['user-agent'] ?? '' },
         onAbort: (cb: () => void) => ex.abortHandlers.push(cb),
+        answer,
       });
-      const headers = rate ? rateHeaders(rate) : {};
-      if (result instanceof RawResponse) {
-        writeResponse(ex, result.status, { ...headers, ...result.headers }, result.body);
-      } else if (result instanceof JsonFields) {
-        const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
-        writeResponse(ex, 200, { ...headers, 'Content-Type': 'application/json' }, `{"result":"success","msg":"",${result.json}${extra}}`);
-      } else {
-        const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
-        writeResponse(ex, 200, { ...headers, 'Content-Type': 'application/json' }, JSON.stringify(body));
-      }
+      if (!ex.done) answer(result);
     } catch (err) {
       if (err instanceof ApiError) {
         writeResponse(ex, err.status, { ...(rate && err.status !== 429 ? rateHeaders(rate) : {}), ...err.headers, 'Content-Type': 'application/json' }, errorBody(err));
@@ -189,8 +195,9 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
         inFlight.delete(ex);
         for (const cb of ex.abortHandlers) cb();
       });
-      // Headers must be read before the handler returns: uWS frees the request afterwards.
-      req.forEach((k, v) => (ex.headers[k] = v));
+      // Headers must be read before the handler returns: uWS frees the request afterwards. Only
+      // the few the router uses are copied; every long-poll passes here.
+      for (const name of READ_HEADERS) ex.headers[name] = req.getHeader(name);
       ex.headers.ip = Buffer.from(res.getRemoteAddressAsText()).toString();
       const path: Record<string, string> = {};
       paramNames.forEach((name, i) => (path[name] = decodePath(req.getParameter(i) ?? '')));
