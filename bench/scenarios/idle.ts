@@ -42,9 +42,10 @@ export async function idleScenario(opts: BenchOptions): Promise<CaseResult[]> {
         queues.push(...(await s.registerQueues(users, count - queues.length)));
         results.push(idleResult('idle-queue', s.handle, count, empty, await memoryPoint(s.handle), new ErrorLog(), startedAt));
       }
-      // Long-polls and WebSockets on different queues: a gateway may allow one consumer per queue.
+      // Long-polls and WebSockets on different queues: the gateway allows one reader per queue.
+      if (queues.length < 2 * connections) queues.push(...(await s.registerQueues(users, 2 * connections - queues.length)));
       const pollQueues = queues.slice(0, connections);
-      const wsQueues = queues.length >= 2 * connections ? queues.slice(connections, 2 * connections) : pollQueues;
+      const wsQueues = queues.slice(connections, 2 * connections);
       const polls = await idleConnections('idle-longpoll', s.handle, connections,
         () => openIdleLongPolls(s.endpoint, s.longPolls(pollQueues), 'server idle long-polls'));
       try {
