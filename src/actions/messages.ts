@@ -265,7 +265,12 @@ async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts
         hasLink: p.rendered.links.length > 0, hasImage: linksImage(p.rendered.links),
       },
     });
-    await tx.userMessage.createMany({ data: [...flags].map(([userId, bits]) => ({ userId, messageId: message.id, flags: bits })) });
+    // One statement with array parameters: building a thousand-row createMany costs Prisma more
+    // than the database spends inserting it.
+    await tx.$executeRawUnsafe(
+      'INSERT INTO "UserMessage" ("userId", "messageId", flags) SELECT u, $1, f FROM unnest($2::int[], $3::int[]) AS t(u, f)',
+      message.id, [...flags.keys()], [...flags.values()],
+    );
     const hasAttachment = await claimAttachments(tx, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds);
     if (hasAttachment) await tx.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
     if (p.channel && p.channel.firstMessageId === null) {
