@@ -14,6 +14,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { deleteMessages } from './messages-delete.ts';
 import { claimAttachments, mentionedUsers, notificationBot, participantsIfNeeded, sendNotification, silentMention } from './messages.ts';
 import { linksImage } from '../queries/render-context.ts';
+import { attachmentDict } from '../queries/uploads.ts';
 
 export interface EditPlan {
   message: FullMessage;
@@ -66,7 +67,7 @@ async function relinkUploads(tx: Prisma.TransactionClient, realm: RealmInfo, p: 
   const stillUsed = new Set((await tx.attachmentMessage.findMany({ where: { attachmentId: { in: mine.map((a) => a.id) } }, select: { attachmentId: true } })).map((r) => r.attachmentId));
   const detached = mine
     .filter((a) => !stillUsed.has(a.id))
-    .map((a) => ({ id: a.id, name: a.fileName, path_id: a.pathId, size: a.size, create_time: timestamp(a.createTime), message_ids: [] }));
+    .map((a) => attachmentDict(a, []));
   return { detached, hasAttachment: claimed || current.length > removed.length };
 }
 

@@ -10,7 +10,7 @@ import { metadataUserIds } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { renderDescription } from './channels.ts';
 import { publishToRealm } from './realm.ts';
-import { checkFullName } from './users.ts';
+import { checkNameAvailable, checkFullName } from './users.ts';
 
 type Event = Record<string, unknown>;
 
@@ -52,10 +52,7 @@ async function checkRoleChange(app: App, realm: RealmInfo, actor: User, target: 
 
 async function checkNewName(app: App, realm: RealmInfo, target: User, raw: string): Promise<string> {
   const name = checkFullName(raw);
-  if (realm.settings.require_unique_names) {
-    const taken = await app.prisma.user.findFirst({ where: { realmId: realm.id, id: { not: target.id }, fullName: { equals: name, mode: 'insensitive' } } });
-    if (taken) throw badRequest('Unique names required in this organization.');
-  }
+  await checkNameAvailable(app.prisma, realm, name, target.id);
   return name;
 }
 

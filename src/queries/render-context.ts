@@ -6,6 +6,7 @@ import { badRequest } from '../http/errors.ts';
 import { MarkdownRenderingError, renderMarkdown, type MarkdownContext, type MentionUser, type RenderResult } from '../markdown/index.ts';
 import { MENTIONS_RE, STREAM_LINK_SOURCE, USER_GROUP_MENTIONS_RE } from '../markdown/mention-syntax.ts';
 import { compiledLinkifiers } from './linkifiers.ts';
+import { emojiSourceUrl } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 
 const STREAM_LINK_RE = new RegExp(STREAM_LINK_SOURCE, 'gu');
@@ -72,8 +73,7 @@ async function realmEmoji(app: App, realm: RealmInfo, names: string[]): Promise<
   return {
     byName(name) {
       const e = byName.get(name);
-      // Zulip's URL for emoji in local upload storage.
-      return e && { id: String(e.id), name: e.name, url: `/user_avatars/${realm.id}/emoji/images/${e.fileName}`, deactivated: e.deactivated };
+      return e && { id: String(e.id), name: e.name, url: emojiSourceUrl(realm.id, e.fileName), deactivated: e.deactivated };
     },
   };
 }
