@@ -2,6 +2,7 @@
 // reshaped by its capabilities (markdown or HTML, avatars, empty topic, bulk deletions, ...), with
 // the recipient's own parts added by the registry, which serializes each distinct shape once.
 import type { EventEnvelope } from '../src/bus/bus.ts';
+import { withInheritedSettings } from '../src/domain/user-settings.ts';
 import { displayTopicFor, hasCapability, type QueueOptions } from './queue-options.ts';
 
 type Event = Record<string, unknown>;
@@ -101,6 +102,13 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
       return [{ ...event, ...topicFields(options, event) }];
     case 'realm_linkifiers':
       return hasCapability(options, 'linkifier_url_template') ? [event] : [];
+    case 'subscription': {
+      if (event.op !== 'add') return [event];
+      const { inherited_notification_settings: inherited, ...rest } = event;
+      if (hasCapability(options, 'notification_settings_null') || !inherited) return [rest];
+      const subs = (rest.subscriptions as Event[]).map((sub) => withInheritedSettings(sub, inherited as Record<string, boolean>));
+      return [{ ...rest, subscriptions: subs }];
+    }
     // The pre-`user_settings` events, published beside it for clients that never learned it.
     case 'update_display_settings':
     case 'update_global_notifications':

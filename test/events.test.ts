@@ -54,6 +54,18 @@ test('register: subscriptions, include_subscribers and notification_settings_nul
   assert.is(modern.subscriptions[0].desktop_notifications, null);
   const partial = await register(bob, { fetch_event_types: ['subscription'], include_subscribers: 'partial' });
   assert.equal(partial.subscriptions[0].subscribers, [realm.owner.id, bob.id], 'small channels list everyone');
+  // Later subscription events follow the same rule.
+  const legacyQueue = await register(bob, { event_types: ['subscription'] });
+  const modernQueue = await register(bob, { event_types: ['subscription'], client_capabilities: { notification_settings_null: true } });
+  assert.is((await bob.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'third' }] })).status, 200);
+  const added = async (queueId: string) => {
+    const events = (await poll(bob, queueId, -1, { dont_block: true })).body.events.filter((e: { op: string }) => e.op === 'add');
+    assert.is(events.length, 1);
+    assert.not.ok('inherited_notification_settings' in events[0]);
+    return events[0].subscriptions[0];
+  };
+  assert.is((await added(legacyQueue.queue_id)).desktop_notifications, false);
+  assert.is((await added(modernQueue.queue_id)).desktop_notifications, null);
 });
 
 test('register during sends: every message is in the state or in the queue, never both', async () => {

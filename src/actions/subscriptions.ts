@@ -7,6 +7,7 @@ import type { ChannelPermission } from '../domain/channel-settings.ts';
 import { CHANNEL_PERMISSION_DEFAULTS, MAX_CHANNEL_DESCRIPTION_LENGTH } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
+import { inheritedNotificationSettings } from '../domain/user-settings.ts';
 import { badRequest } from '../http/errors.ts';
 import { CHANNEL_PERMISSIONS, accessRules, canAdministerChannel, channelPermission, channelStats, formatChannel, metadataUserIds, subscribedChannelIds } from '../queries/channels.ts';
 import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
@@ -207,7 +208,9 @@ async function announceSubscriptions(app: App, realm: RealmInfo, channels: Chann
   for (const userId of new Set(added.map((a) => a.user.id))) {
     const mine = added.filter((a) => a.user.id === userId).map((a) => a.channel);
     const objects = mine.map((c) => formatSubscription(formatChannel(realm, c, stats.get(c.id)!), subs.find((s) => s.userId === userId && s.channelId === c.id)!, subscribers.get(c.id)));
-    publish(app, realm, [userId], { type: 'subscription', op: 'add', subscriptions: objects });
+    // The queue resolves null notification settings for clients that want values (see event-format).
+    const inherited = inheritedNotificationSettings(added.find((a) => a.user.id === userId)!.user.settings);
+    publish(app, realm, [userId], { type: 'subscription', op: 'add', subscriptions: objects, inherited_notification_settings: inherited });
   }
   for (const c of touched) {
     const altered = added.filter((a) => a.channel.id === c.id).map((a) => a.user.id).sort((a, b) => a - b);

@@ -143,3 +143,25 @@ export const LEGACY_NOTIFICATION_SETTINGS: ReadonlySet<string> = new Set([
   'pm_content_in_desktop_notifications', 'desktop_icon_count_display', 'realm_name_in_notifications', 'presence_enabled',
   'wildcard_mentions_notify',
 ]);
+
+/**
+ * What a subscription's `null` notification settings stand for: the user's own defaults. Clients
+ * without the notification_settings_null capability get these values instead of null.
+ */
+export function inheritedNotificationSettings(settings: unknown): Record<string, boolean> {
+  const s = userSettingsSchema.parse(settings ?? {});
+  return {
+    desktop_notifications: s.enable_stream_desktop_notifications,
+    email_notifications: s.enable_stream_email_notifications,
+    push_notifications: s.enable_stream_push_notifications,
+    audible_notifications: s.enable_stream_audible_notifications,
+    wildcard_mentions_notify: s.wildcard_mentions_notify,
+  };
+}
+
+/** A subscription object with its null notification settings replaced by `inherited`. */
+export function withInheritedSettings<T extends Record<string, unknown>>(sub: T, inherited: Record<string, boolean>): T {
+  const out: Record<string, unknown> = { ...sub };
+  for (const [key, value] of Object.entries(inherited)) if (out[key] === null) out[key] = value;
+  return out as T;
+}

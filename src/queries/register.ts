@@ -16,6 +16,7 @@ import { realmPresence } from './presence.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
+import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { avatarUrl, emailVisibility, formatUser, profileData } from './users.ts';
 import { SERVER_GENERATION } from '../version.ts';
@@ -165,7 +166,10 @@ async function realmUserSection(app: App, realm: RealmInfo, user: User, o: Snaps
 async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {
   const withSubscribers = o.includeSubscribers !== 'false';
   const subscriptions = await userSubscriptions(app, realm, user, withSubscribers);
-  if (!hasCapability(o.queue, 'notification_settings_null')) inheritNotificationDefaults(user, subscriptions);
+  if (!hasCapability(o.queue, 'notification_settings_null')) {
+    const inherited = inheritedNotificationSettings(user.settings);
+    subscriptions.forEach((sub, i) => (subscriptions[i] = withInheritedSettings(sub, inherited)));
+  }
   if (o.includeSubscribers === 'partial') await trimToPartial(app, subscriptions);
   const subscribedIds = new Set(subscriptions.map((s) => s.stream_id as number));
   const pastRows = await app.prisma.subscription.findMany({ where: { userId: user.id, active: false }, select: { channelId: true } });
@@ -182,19 +186,6 @@ async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: Sn
     unsubscribed: others.filter((c) => past.has(c.stream_id as number)).map(withList),
     never_subscribed: others.filter((c) => !past.has(c.stream_id as number)).map(withList),
   };
-}
-
-/** Per-channel notification settings of `null` mean "as my default"; old clients get the default itself. */
-function inheritNotificationDefaults(user: User, subscriptions: State[]): void {
-  const settings = userSettingsSchema.parse(user.settings ?? {});
-  const defaults: Record<string, boolean> = {
-    desktop_notifications: settings.enable_stream_desktop_notifications,
-    email_notifications: settings.enable_stream_email_notifications,
-    push_notifications: settings.enable_stream_push_notifications,
-    audible_notifications: settings.enable_stream_audible_notifications,
-    wildcard_mentions_notify: settings.wildcard_mentions_notify,
-  };
-  for (const sub of subscriptions) for (const [key, value] of Object.entries(defaults)) if (sub[key] === null) sub[key] = value;
 }
 
 /** include_subscribers=partial: big channels list only bots and recently active users. */
