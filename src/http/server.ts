@@ -53,6 +53,15 @@ export function writeResponse(ex: Exchange, status: number, headers: Record<stri
   });
 }
 
+/**
+ * PostgreSQL refuses NUL in text (SQLSTATE 22021). Endpoints that Zulip answers with their own
+ * wording check for it first; anywhere else the database's refusal is still the client's error.
+ */
+function isNulByteError(err: unknown): boolean {
+  const text = err instanceof Error ? `${err.message} ${String((err as { cause?: unknown }).cause ?? '')}` : '';
+  return /invalid byte sequence for encoding "UTF8": 0x00|22021/.test(text);
+}
+
 function errorBody(err: ApiError): string {
   return JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra });
 }
@@ -159,6 +168,7 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
       });
       if (!ex.done) answer(result);
     } catch (err) {
+      if (isNulByteError(err)) err = new ApiError('Null bytes are not allowed', 'BAD_REQUEST', 400);
       if (err instanceof ApiError) {
         writeResponse(ex, err.status, { ...(rate && err.status !== 429 ? rateHeaders(rate) : {}), ...err.headers, 'Content-Type': 'application/json' }, errorBody(err));
       } else {

@@ -1,0 +1,39 @@
+// Bad input on every endpoint: wrong types, malformed JSON, junk path parameters. Each answer must
+// be a Zulip-style error or success (never a 500), and the server must keep serving.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { allRoutes } from '../src/api/index.ts';
+import { newRealm } from './helpers/server.ts';
+
+const JUNK = ['', 'null', '{', '[1,', '"x"', '-1', '1e309', '{"a":1}', '[[["deep"]]]', '\u0000', 'x'.repeat(5000)];
+
+test('no bad input makes any endpoint fail with a 500', async () => {
+  const realm = await newRealm();
+  const member = await realm.addUser();
+  const failures: string[] = [];
+  for (const route of allRoutes) {
+    const path = route.path.replace(/:\w+/g, (_m, i) => (i % 2 ? '99999' : 'junk%20value')).replace(/\/\*$/, '/1/x/y.txt');
+    for (const [i, junk] of JUNK.entries()) {
+      const params = Object.fromEntries(Object.keys(route.params).map((name) => [name, junk]));
+      const client = i % 2 ? member.client : realm.owner.client;
+      const query = route.method === 'GET' ? `?${new URLSearchParams(params)}` : '';
+      const body = route.method === 'GET' ? undefined : new URLSearchParams(params).toString();
+      const r = await client.request(route.method, `${path}${query}`, { body });
+      const badJson = r.headers['content-type'] === 'application/json' && !['success', 'error'].includes(r.body?.result);
+      if (r.status >= 500 || badJson) {
+        failures.push(`${route.method} ${route.path} junk#${i}: ${r.status} ${r.text.slice(0, 120)}`);
+      }
+    }
+  }
+  assert.equal(failures, []);
+  const alive = await realm.owner.client.get('/users/me');
+  assert.is(alive.status, 200);
+});
+
+test('NUL bytes where the database refuses them: a 400, not a 500', async () => {
+  const realm = await newRealm();
+  const r = await realm.anonymous.post('/fetch_api_key', { username: 'a\u0000b', password: 'x' });
+  assert.equal([r.status, r.body], [400, { result: 'error', msg: 'Null bytes are not allowed', code: 'BAD_REQUEST' }]);
+});
+
+test.run();
