@@ -1,6 +1,7 @@
 // Users: own user, list, by id and email (visibility rules), creation, fetch_api_key, server settings.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { captureEvents } from './helpers/events.ts';
 import { newRealm } from './helpers/server.ts';
 
 const setVisibility = async (realm: Awaited<ReturnType<typeof newRealm>>, userId: number, visibility: number) => {
@@ -147,6 +148,22 @@ test('GET /server_settings needs no authentication', async () => {
   assert.is(r.body.require_email_format_usernames, true);
   assert.is(r.body.authentication_methods.password, true);
   assert.type(r.body.zulip_version, 'string');
+});
+
+test('realm_user add follows the organization\'s default email visibility', async () => {
+  const realm = await newRealm();
+  const app = realm.server.app;
+  const member = await realm.addUser();
+  await app.prisma.realm.update({ where: { id: realm.id }, data: { settings: { default_email_address_visibility: 3 } } });
+  await app.realms.reload(realm.id);
+  const events = captureEvents(app, realm.id);
+  const created = await realm.addUser({ name: 'Newcomer' });
+  events.stop();
+  const adds = events.ofType('realm_user').map((e) => ({ to: [...e.userIds], email: (e.event.person as Record<string, unknown>).delivery_email }));
+  assert.equal(adds, [
+    { to: [realm.owner.id, created.id], email: created.email },
+    { to: [member.id], email: null },
+  ]);
 });
 
 test.run();

@@ -102,7 +102,7 @@ export async function createUser(app: App, realm: RealmInfo, input: NewUser, act
   const user = await app.prisma.$transaction((tx) => insertUser(tx, realm.id, input, passwordHash));
   // What a viewer sees of the new user depends only on whether the real email is visible to them.
   const viewers = await realmViewers(app, realm.id);
-  const [canSee, cannotSee] = [viewers.filter((v) => canSeeEmail(user, v)), viewers.filter((v) => !canSeeEmail(user, v))];
+  const [canSee, cannotSee] = [viewers.filter((v) => canSeeEmail(user, v, realm)), viewers.filter((v) => !canSeeEmail(user, v, realm))];
   for (const group of [canSee, cannotSee]) {
     if (group.length === 0) continue;
     const person = formatUser(app, realm, user, group[0]!, { clientGravatar: false });

@@ -22,9 +22,9 @@ export function emailVisibility(user: User, realm: RealmInfo): number {
 }
 
 /** Whether `viewer` may see `target`'s real address (bots' addresses are always visible). */
-export function canSeeEmail(target: User, viewer: Viewer | null, realm?: RealmInfo): boolean {
+export function canSeeEmail(target: User, viewer: Viewer | null, realm: RealmInfo): boolean {
   if (target.isBot || (viewer && viewer.id === target.id)) return true;
-  const visibility = userSettingsSchema.parse(target.settings ?? {}).email_address_visibility ?? realm?.settings.default_email_address_visibility ?? EMAIL_VISIBILITY.EVERYONE;
+  const visibility = emailVisibility(target, realm);
   if (!viewer) return visibility === EMAIL_VISIBILITY.EVERYONE;
   switch (visibility) {
     case EMAIL_VISIBILITY.EVERYONE:
