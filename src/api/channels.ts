@@ -5,14 +5,13 @@ import { archiveChannel, updateChannel, type ChannelUpdate } from '../actions/ch
 import { TOPICS_POLICIES, MAX_CHANNEL_DESCRIPTION_LENGTH, type ChannelPermission } from '../domain/channel-settings.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, groupSettingValueSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../http/errors.ts';
-import { bool, choice, json, str } from '../http/params.ts';
+import { bool, choice, json, pathId as numericPathId, str } from '../http/params.ts';
 import { userRoute } from '../http/route.ts';
 import { CHANNEL_PERMISSIONS, accessibleChannel, channelByName, channelAccess, channelDict, channelTopics, listChannels, subscriberIds } from '../queries/channels.ts';
 
-/** Ids in paths: anything but digits names no channel. */
+/** Ids in paths: anything but digits names no channel (or `error`'s object). */
 export function pathId(value: string | undefined, error = 'Invalid channel ID'): number {
-  if (!value || !/^\d{1,9}$/.test(value)) throw badRequest(error);
-  return Number(value);
+  return numericPathId(value, () => badRequest(error));
 }
 
 export const retentionSchema = z.union([z.string(), z.number().int()]);
