@@ -1,12 +1,11 @@
 // Issue 4's end-to-end check: zulip-js's callOnEachEvent loop (long-polling) and a WebSocket
 // client each receive every event of a scripted conversation, once and in the same order.
-import dns from 'node:dns';
-import http from 'node:http';
 import { createRequire } from 'node:module';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
+import { useLoopbackAgent } from './helpers/loopback-agent.ts';
 import { newRealm } from './helpers/server.ts';
 
 type Event = Record<string, any> & { id: number; type: string };
@@ -15,15 +14,7 @@ interface ZulipClient {
 }
 const zulip = createRequire(import.meta.url)('zulip-js') as (config: Record<string, string>) => Promise<ZulipClient>;
 
-// zulip-js connects to the organization's host name; *.localhost is not in every resolver.
-http.globalAgent = new http.Agent({
-  keepAlive: true,
-  lookup: (hostname, options, callback) => {
-    if (!/(^|\.)localhost$/i.test(hostname)) return dns.lookup(hostname, options, callback);
-    if (options.all) (callback as (e: null, a: dns.LookupAddress[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
-    else callback(null, '127.0.0.1', 4);
-  },
-});
+useLoopbackAgent();
 
 const TYPES = ['message', 'update_message', 'reaction', 'delete_message', 'typing'];
 

@@ -1,10 +1,10 @@
 // The official JavaScript client, zulip-js, against the shared server: password login (multipart
 // POST), GETs with query parameters, a multipart POST, and an error answer.
-import dns from 'node:dns';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { useLoopbackAgent } from './helpers/loopback-agent.ts';
 import { newRealm } from './helpers/server.ts';
 
 type ApiResult = Record<string, any>;
@@ -22,22 +22,12 @@ type ZulipInit = (config: { realm: string; username: string; password?: string; 
 // zulip-js ships no types; this is the part of its API the tests use.
 const zulip = createRequire(import.meta.url)('zulip-js') as ZulipInit;
 
-// zulip-js (node-fetch on http.globalAgent) connects to the organization's host, and *.localhost
-// does not resolve on every machine, though browsers and systemd-resolved send it to loopback.
-const loopbackAgent = new http.Agent({
-  lookup: (hostname, options, callback) => {
-    if (!/(^|\.)localhost$/i.test(hostname)) return dns.lookup(hostname, options, callback);
-    if (options.all) (callback as (e: null, a: dns.LookupAddress[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
-    else callback(null, '127.0.0.1', 4);
-  },
-});
 const defaultAgent = http.globalAgent;
 test.before(() => {
-  http.globalAgent = loopbackAgent;
+  useLoopbackAgent();
 });
 test.after(() => {
   http.globalAgent = defaultAgent;
-  loopbackAgent.destroy();
 });
 
 test('zulip-js: password login, own profile, user list, user creation, server settings', async () => {
