@@ -6,6 +6,7 @@
 // event per queue) and tens of thousands of them idle at once, where an actor's ~4.7 KB and
 // ~30 µs per send (measured, see the toolchain note) would cost more than everything else. Its
 // timers are the registry's one shared tick, so an expired queue leaves no timer behind.
+import { seenBy, type Snapshot } from '../src/db/commits.ts';
 import type { QueueOptions } from './queue-options.ts';
 
 export type QueueState = 'waiting' | 'parked' | 'expired';
@@ -24,6 +25,8 @@ export interface PendingEvent {
   id: number;
   /** The event as JSON, id included. */
   json: string;
+  /** The transaction that made the change, while a register snapshot may still contain it. */
+  xid?: number;
 }
 
 export interface SavedQueue {
@@ -45,6 +48,11 @@ export class EventQueue {
   consumer: Consumer | null = null;
   /** When a parked queue next gets a heartbeat (ms since epoch). */
   heartbeatDue = 0;
+  /**
+   * The snapshot the client's register state was read in: changes it saw are not queued again,
+   * even when their events are published after register answered (commit comes before publish).
+   */
+  snapshot: Snapshot | null = null;
 
   constructor(
     readonly id: string,
@@ -55,11 +63,16 @@ export class EventQueue {
     public lastConnection: number,
   ) {}
 
-  /** Appends events given as JSON object bodies without their opening brace; returns the last id. */
-  push(bodies: readonly string[]): void {
+  /** Whether the client's register state already holds the change made by transaction `xid`. */
+  alreadyHas(xid: number | undefined): boolean {
+    return xid !== undefined && this.snapshot !== null && seenBy(this.snapshot, xid);
+  }
+
+  /** Appends events given as JSON object bodies without their opening brace. */
+  push(bodies: readonly string[], xid?: number): void {
     for (const body of bodies) {
       const id = this.nextEventId++;
-      this.pending.push({ id, json: `{"id":${id},${body}` });
+      this.pending.push(xid === undefined || this.snapshot ? { id, json: `{"id":${id},${body}` } : { id, json: `{"id":${id},${body}`, xid });
     }
   }
 
@@ -75,9 +88,13 @@ export class EventQueue {
     if (lastEventId !== this.newestPrunedId) throw new QueueError(`Event ${lastEventId} was not in this queue`);
   }
 
-  /** Drops pending events the client already has by other means (ids may skip, as in Zulip). */
-  discardPending(isKnown: (event: Record<string, unknown>) => boolean): void {
-    this.pending = this.pending.filter((e) => !isKnown(JSON.parse(e.json) as Record<string, unknown>));
+  /**
+   * Register read the client's state in `snapshot`: drops the events queued meanwhile for changes
+   * the state already holds (ids may skip, as in Zulip) and filters later ones the same way.
+   */
+  applySnapshot(snapshot: Snapshot): void {
+    this.snapshot = snapshot;
+    this.pending = this.pending.filter((e) => !this.alreadyHas(e.xid)).map((e) => (e.xid === undefined ? e : { id: e.id, json: e.json }));
   }
 
   /** JSON array of the pending events. */

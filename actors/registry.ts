@@ -116,6 +116,7 @@ export class QueueRegistry {
     let extrasUser = -1;
     let extras = '';
     for (const queue of targets) {
+      if (queue.alreadyHas(envelope.xid)) continue;
       const own = ownParts(envelope, queue.userId, queue.id);
       if (!passesNarrow(envelope.event, queue.options, own)) continue;
       let bases = shapes.get(queue.options);
@@ -129,7 +130,7 @@ export class QueueRegistry {
         extras = Object.entries(own).map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`).join('');
         extrasUser = envelope.perQueue?.[queue.id] !== undefined ? -1 : queue.userId;
       }
-      queue.push(bases.map((b) => `${b}${extras}}`));
+      queue.push(bases.map((b) => `${b}${extras}}`), envelope.xid);
       if (queue.consumer) this.markDirty(queue);
     }
   }

@@ -4,6 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
 import { newRealm, type TestUser } from './helpers/server.ts';
+import { registerDuringWrites } from './helpers/register-race.ts';
 
 const register = async (user: TestUser, params: Record<string, unknown> = {}) => {
   const r = await user.client.post('/register', params);
@@ -87,6 +88,10 @@ test('register during sends: every message is in the state or in the queue, neve
     const expected = sent.filter((id) => id > snap.max_message_id);
     assert.equal(queued, expected, 'no message lost');
   }
+});
+
+test('register during other changes: snippets, drafts and groups are in the state or in the queue, never both', async () => {
+  await registerDuringWrites(await newRealm());
 });
 
 test('long-poll: a message from another user arrives with the reference shape', async () => {

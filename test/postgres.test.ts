@@ -5,6 +5,7 @@ import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningServer } from '../src/server.ts';
+import { registerDuringWrites } from './helpers/register-race.ts';
 import { newRealm, startTestServer } from './helpers/server.ts';
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -65,6 +66,10 @@ if (databaseUrl) {
     const denied = await member.client.post('/users', { email: 'x@example.com', password: 'x-password', full_name: 'X' });
     assert.equal([denied.status, denied.body.code], [400, 'UNAUTHORIZED_PRINCIPAL']);
     assert.is(await server!.app.prisma.user.count({ where: { realmId: realm.id } }), 4, 'the refused creation wrote nothing');
+  });
+
+  test('postgres: register during concurrent writes gets each change exactly once', async () => {
+    await registerDuringWrites(await newRealm(server));
   });
 } else {
   console.log('skipped: DATABASE_URL not set');

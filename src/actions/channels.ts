@@ -2,6 +2,7 @@
 // `stream` events (and peer_add for users who newly see the channel) after commit.
 import type { App } from '../app.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
+import { committedWrite } from '../db/commits.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { MAX_CHANNEL_NAME_LENGTH, TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
@@ -125,24 +126,25 @@ export async function checkNameAvailable(app: App, realm: RealmInfo, name: strin
   if (existing && existing.id !== except?.id) throw badRequest('Channel name already in use.');
 }
 
-export function publish(app: App, realm: RealmInfo, userIds: Iterable<number>, event: Record<string, unknown>): void {
+/** One event to some users; `xid` is the transaction of the change (src/db/commits.ts), if it was written. */
+export function publish(app: App, realm: RealmInfo, userIds: Iterable<number>, event: Record<string, unknown>, xid?: number): void {
   const ids = [...new Set(userIds)].sort((a, b) => a - b);
-  if (ids.length) app.bus.publish({ realmId: realm.id, userIds: ids, event });
+  if (ids.length) app.bus.publish({ realmId: realm.id, userIds: ids, event, xid });
 }
 
 /**
  * After a change of who may see a channel: those who now see it get the channel (`stream`
  * create) and its subscribers (peer_add); those who no longer do get a `stream` delete.
  */
-export async function announceVisibilityChange(app: App, realm: RealmInfo, channel: Channel, before: Set<number>, after: number[]): Promise<void> {
+export async function announceVisibilityChange(app: App, realm: RealmInfo, channel: Channel, before: Set<number>, after: number[], xid?: number): Promise<void> {
   const gaining = after.filter((id) => !before.has(id));
   const losing = [...before].filter((id) => !after.includes(id));
   if (gaining.length) {
-    publish(app, realm, gaining, { type: 'stream', op: 'create', streams: [await channelDict(app, realm, channel)], for_unarchiving: false });
+    publish(app, realm, gaining, { type: 'stream', op: 'create', streams: [await channelDict(app, realm, channel)], for_unarchiving: false }, xid);
     const subscribers = await subscriberIds(app, channel.id);
-    if (subscribers.length) publish(app, realm, gaining, { type: 'subscription', op: 'peer_add', stream_ids: [channel.id], user_ids: subscribers });
+    if (subscribers.length) publish(app, realm, gaining, { type: 'subscription', op: 'peer_add', stream_ids: [channel.id], user_ids: subscribers }, xid);
   }
-  publish(app, realm, losing, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: false });
+  publish(app, realm, losing, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: false }, xid);
 }
 
 export interface ChannelUpdate {
@@ -249,21 +251,21 @@ export async function updateChannel(app: App, realm: RealmInfo, user: User, chan
   if (plan.events.length === 0) return;
 
   const before = new Set(await metadataUserIds(app, realm, channel));
-  const updated = await app.prisma.channel.update({ where: { id: channel.id }, data: plan.data });
+  const [updated, xid] = await committedWrite(app.prisma, app.prisma.channel.update({ where: { id: channel.id }, data: plan.data }));
   const after = await metadataUserIds(app, realm, updated);
   const unchanged = after.filter((id) => before.has(id));
   const postPolicy = (c: Channel) => postPolicyFields(realm, c);
   for (const e of plan.events) {
     // Rename events carry the old name; later events the new one.
     const name = e.property === 'name' ? channel.name : updated.name;
-    publish(app, realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name, ...e });
+    publish(app, realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name, ...e }, xid);
     if (e.property === 'can_send_message_group' && postPolicy(channel).stream_post_policy !== postPolicy(updated).stream_post_policy) {
       for (const [property, value] of Object.entries(postPolicy(updated))) {
-        publish(app, realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name: updated.name, property, value });
+        publish(app, realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name: updated.name, property, value }, xid);
       }
     }
   }
-  await announceVisibilityChange(app, realm, updated, before, after);
+  await announceVisibilityChange(app, realm, updated, before, after, xid);
 }
 
 /** DELETE /streams/{id}: archives the channel; subscriptions stay, as in Zulip. */
@@ -271,7 +273,7 @@ export async function archiveChannel(app: App, realm: RealmInfo, user: User, cha
   const { channel } = await administrableChannel(app, realm, user, channelId);
   if (channel.isArchived) throw badRequest('Channel is already deactivated');
   const recipients = await metadataUserIds(app, realm, channel);
-  await app.prisma.channel.update({ where: { id: channel.id }, data: { isArchived: true } });
-  publish(app, realm, recipients, { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'is_archived', value: true });
-  publish(app, realm, recipients, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: true });
+  const [, xid] = await committedWrite(app.prisma, app.prisma.channel.update({ where: { id: channel.id }, data: { isArchived: true } }));
+  publish(app, realm, recipients, { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'is_archived', value: true }, xid);
+  publish(app, realm, recipients, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: true }, xid);
 }

@@ -3,6 +3,7 @@
 // written, a batch is created in one transaction, and the user's own queues get `drafts` events.
 import { z } from 'zod';
 import type { App } from '../app.ts';
+import { committedWrite, transactionId } from '../db/commits.ts';
 import type { User } from '../db/generated/client.ts';
 import { MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { userSettingsSchema } from '../domain/realm-settings.ts';
@@ -98,8 +99,8 @@ export function checkDraftsEnabled(user: User): void {
 
 export const draftNotFound = () => notFound('Draft does not exist');
 
-function publishDrafts(app: App, realm: RealmInfo, user: User, event: Record<string, unknown>): void {
-  app.bus.publish({ realmId: realm.id, userIds: [user.id], event: { type: 'drafts', ...event } });
+function publishDrafts(app: App, realm: RealmInfo, user: User, xid: number, event: Record<string, unknown>): void {
+  app.bus.publish({ realmId: realm.id, userIds: [user.id], event: { type: 'drafts', ...event }, xid });
 }
 
 /** POST /drafts: all or none of the batch is created; returns the new ids in the order given. */
@@ -108,12 +109,12 @@ export async function createDrafts(app: App, realm: RealmInfo, user: User, draft
   const parsed = drafts.map((d, i) => parseDraft(d, `drafts[${i}]`));
   const checked: CheckedDraft[] = [];
   for (const d of parsed) checked.push(await checkDraft(app, realm, user, d));
-  const created = await app.prisma.$transaction(async (tx) => {
+  const [created, xid] = await app.prisma.$transaction(async (tx) => {
     const rows = [];
     for (const d of checked) rows.push(await tx.draft.create({ data: { userId: user.id, ...d } }));
-    return rows;
+    return [rows, await transactionId(tx)] as const;
   });
-  publishDrafts(app, realm, user, { op: 'add', drafts: created.map(formatDraft) });
+  publishDrafts(app, realm, user, xid, { op: 'add', drafts: created.map(formatDraft) });
   return created.map((d) => d.id);
 }
 
@@ -123,14 +124,14 @@ export async function editDraft(app: App, realm: RealmInfo, user: User, draftId:
   const draft = parseDraft(value, 'draft');
   if (!(await app.prisma.draft.findFirst({ where: { id: draftId, userId: user.id }, select: { id: true } }))) throw draftNotFound();
   const checked = await checkDraft(app, realm, user, draft);
-  const { count } = await app.prisma.draft.updateMany({ where: { id: draftId, userId: user.id }, data: checked });
+  const [{ count }, xid] = await committedWrite(app.prisma, app.prisma.draft.updateMany({ where: { id: draftId, userId: user.id }, data: checked }));
   if (count === 0) throw draftNotFound();
-  publishDrafts(app, realm, user, { op: 'update', draft: formatDraft({ id: draftId, userId: user.id, ...checked }) });
+  publishDrafts(app, realm, user, xid, { op: 'update', draft: formatDraft({ id: draftId, userId: user.id, ...checked }) });
 }
 
 export async function deleteDraft(app: App, realm: RealmInfo, user: User, draftId: number): Promise<void> {
   checkDraftsEnabled(user);
-  const { count } = await app.prisma.draft.deleteMany({ where: { id: draftId, userId: user.id } });
+  const [{ count }, xid] = await committedWrite(app.prisma, app.prisma.draft.deleteMany({ where: { id: draftId, userId: user.id } }));
   if (count === 0) throw draftNotFound();
-  publishDrafts(app, realm, user, { op: 'remove', draft_id: draftId });
+  publishDrafts(app, realm, user, xid, { op: 'remove', draft_id: draftId });
 }

@@ -1,6 +1,7 @@
 // Personal message flags (read, starred, collapsed): POST /messages/flags, its narrow form and the
 // deprecated mark-as-read endpoints, each publishing one update_message_flags event to the user.
 import type { App } from '../app.ts';
+import { committedWrite } from '../db/commits.ts';
 import type { User } from '../db/generated/client.ts';
 import { API_FLAGS, EDITABLE_FLAGS, FLAG_BITS, HISTORICAL_FLAGS, type FlagName } from '../domain/message-flags.ts';
 import { badRequest } from '../http/errors.ts';
@@ -69,32 +70,35 @@ export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: n
   const bit = FLAG_BITS[flag];
   const targets = await targetRows(app, realm, user, [...new Set(ids)], op as FlagOp, flag);
   const changedIds = await app.users.run(user.id, async () => {
-    const changed =
-      targets.ids.length === 0
-        ? []
-        : await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
-            `UPDATE "UserMessage" SET flags = ${op === 'add' ? `flags | ${bit}` : `flags & ~${bit}`}
-             WHERE "userId" = $1 AND "messageId" = ANY($2::int[]) AND (flags & ${bit}) ${op === 'add' ? '= 0' : '<> 0'} RETURNING "messageId"`,
-            user.id, targets.ids,
-          );
+    const [changed, xid] = await committedWrite(
+      app.prisma,
+      app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
+        `UPDATE "UserMessage" SET flags = ${op === 'add' ? `flags | ${bit}` : `flags & ~${bit}`}
+         WHERE "userId" = $1 AND "messageId" = ANY($2::int[]) AND (flags & ${bit}) ${op === 'add' ? '= 0' : '<> 0'} RETURNING "messageId"`,
+        user.id, targets.ids,
+      ),
+    );
     const sorted = changed.map((r) => r.messageId).sort((a, b) => a - b);
-    await publishFlags(app, realm, user, op as FlagOp, flag, sorted);
+    await publishFlags(app, realm, user, op as FlagOp, flag, sorted, xid);
     return sorted;
   });
   return { changed: changedIds, ignoredChannels: targets.ignoredChannels };
 }
 
-async function publishFlags(app: App, realm: RealmInfo, user: User, op: FlagOp, flag: FlagName, ids: number[], all = false): Promise<void> {
+async function publishFlags(app: App, realm: RealmInfo, user: User, op: FlagOp, flag: FlagName, ids: number[], xid: number, all = false): Promise<void> {
   const event: Record<string, unknown> = { type: 'update_message_flags', op, operation: op, flag, messages: ids, all };
   if (op === 'remove' && flag === 'read') event.message_details = await unreadDetails(app, user, ids);
-  app.bus.publish({ realmId: realm.id, userIds: [user.id], event });
+  app.bus.publish({ realmId: realm.id, userIds: [user.id], event, xid });
 }
 
 /** POST /mark_all_as_read: every unread row at once; clients reload, so the event lists none. */
 export async function markAllAsRead(app: App, realm: RealmInfo, user: User): Promise<void> {
   await app.users.run(user.id, async () => {
-    await app.prisma.$executeRawUnsafe(`UPDATE "UserMessage" SET flags = flags | ${FLAG_BITS.read} WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0`, user.id);
-    await publishFlags(app, realm, user, 'add', 'read', [], true);
+    const [, xid] = await committedWrite(
+      app.prisma,
+      app.prisma.$executeRawUnsafe(`UPDATE "UserMessage" SET flags = flags | ${FLAG_BITS.read} WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0`, user.id),
+    );
+    await publishFlags(app, realm, user, 'add', 'read', [], xid, true);
   });
 }
 
@@ -102,12 +106,12 @@ export async function markAllAsRead(app: App, realm: RealmInfo, user: User): Pro
 export async function markChannelAsRead(app: App, realm: RealmInfo, user: User, channelId: number, topic?: string): Promise<void> {
   const topicFilter = topic === undefined ? '' : 'AND lower(m.topic) = lower($3)';
   await app.users.run(user.id, async () => {
-    const changed = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
+    const [changed, xid] = await committedWrite(app.prisma, app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
       `UPDATE "UserMessage" um SET flags = um.flags | ${FLAG_BITS.read} FROM "Message" m
        WHERE m.id = um."messageId" AND um."userId" = $1 AND m."channelId" = $2 ${topicFilter} AND (um.flags & ${FLAG_BITS.read}) = 0
        RETURNING um."messageId"`,
       ...[user.id, channelId, ...(topic === undefined ? [] : [topic])],
-    );
-    await publishFlags(app, realm, user, 'add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b));
+    ));
+    await publishFlags(app, realm, user, 'add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b), xid);
   });
 }

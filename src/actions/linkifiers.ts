@@ -2,6 +2,7 @@
 // edit, remove and reorder them. Each change is written under a per-realm lock, then the cache is
 // dropped and everyone in the organization gets the full ordered list in a `realm_linkifiers` event.
 import type { App } from '../app.ts';
+import { transactionId } from '../db/commits.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
@@ -73,10 +74,15 @@ const columns = (l: LinkifierInput) => ({
 });
 
 /** After commit: drop the cached set, then tell every active user (bots included, as Zulip does). */
-async function notifyLinkifiers(app: App, realm: RealmInfo, list: LinkifierDict[]): Promise<void> {
+async function notifyLinkifiers(app: App, realm: RealmInfo, [list, xid]: readonly [LinkifierDict[], number]): Promise<void> {
   forgetLinkifiers(app, realm.id);
   const userIds = (await realmViewers(app, realm.id)).map((u) => u.id);
-  app.bus.publish({ realmId: realm.id, userIds, event: { type: 'realm_linkifiers', realm_linkifiers: list } });
+  app.bus.publish({ realmId: realm.id, userIds, event: { type: 'realm_linkifiers', realm_linkifiers: list }, xid });
+}
+
+/** The linkifiers as the transaction leaves them, with its xid for the event. */
+async function listWithXid(tx: Prisma.TransactionClient, realmId: number): Promise<[LinkifierDict[], number]> {
+  return [await loadLinkifiers(tx, realmId), await transactionId(tx)];
 }
 
 /** POST /realm/filters: the new linkifier goes last in the order. */
@@ -89,7 +95,7 @@ export async function addLinkifier(app: App, realm: RealmInfo, actor: User, inpu
     const last = await tx.linkifier.aggregate({ where: { realmId: realm.id }, _max: { order: true } });
     const order = last._max.order === null ? 0 : last._max.order + 1;
     const row = await tx.linkifier.create({ data: { realmId: realm.id, order, ...columns(linkifier) }, select: { id: true } });
-    return { id: row.id, list: await loadLinkifiers(tx, realm.id) };
+    return { id: row.id, list: await listWithXid(tx, realm.id) };
   });
   await notifyLinkifiers(app, realm, list);
   return id;
@@ -111,7 +117,7 @@ export async function updateLinkifier(app: App, realm: RealmInfo, actor: User, i
     });
     await checkUniquePattern(tx, realm.id, linkifier.pattern, id);
     await tx.linkifier.update({ where: { id }, data: columns(linkifier) });
-    return loadLinkifiers(tx, realm.id);
+    return listWithXid(tx, realm.id);
   });
   await notifyLinkifiers(app, realm, list);
 }
@@ -123,7 +129,7 @@ export async function removeLinkifier(app: App, realm: RealmInfo, actor: User, i
     await lockRealmLinkifiers(tx, realm.id);
     const { count } = await tx.linkifier.deleteMany({ where: { id, realmId: realm.id } });
     if (count === 0) throw linkifierNotFound();
-    return loadLinkifiers(tx, realm.id);
+    return listWithXid(tx, realm.id);
   });
   await notifyLinkifiers(app, realm, list);
 }
@@ -142,7 +148,7 @@ export async function reorderLinkifiers(app: App, realm: RealmInfo, actor: User,
     // Nothing to reorder: no write and no event, as in Zulip.
     if (rows.length === 0) return null;
     for (const [order, id] of ids.entries()) await tx.linkifier.update({ where: { id }, data: { order } });
-    return loadLinkifiers(tx, realm.id);
+    return listWithXid(tx, realm.id);
   });
   if (list) await notifyLinkifiers(app, realm, list);
 }

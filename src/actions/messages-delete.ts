@@ -1,5 +1,6 @@
 // DELETE /messages/{id} (spec 4.18, Zulip's validate_can_delete_message and do_delete_messages).
 import type { App } from '../app.ts';
+import { committedWrite } from '../db/commits.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import { badRequest } from '../http/errors.ts';
@@ -31,11 +32,11 @@ export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]):
   const channel = first.channelId === null ? null : await app.prisma.channel.findUnique({ where: { id: first.channelId } });
   const recipients = new Set(messages.flatMap((m) => m.userMessages.map((um) => um.userId)));
   if (channel?.historyPublicToSubscribers) for (const id of await subscriberIds(app, channel.id)) recipients.add(id);
-  const { count } = await app.prisma.message.deleteMany({ where: { id: { in: messages.map((m) => m.id) } } });
+  const [{ count }, xid] = await committedWrite(app.prisma, app.prisma.message.deleteMany({ where: { id: { in: messages.map((m) => m.id) } } }));
   if (count === 0) throw badRequest('Message already deleted');
   const event: Record<string, unknown> = { type: 'delete_message', message_ids: messages.map((m) => m.id).sort((a, b) => a - b) };
   Object.assign(event, channel ? { message_type: 'stream', stream_id: channel.id, topic: first.topic } : { message_type: 'private' });
-  app.bus.publish({ realmId: realm.id, userIds: [...recipients], event });
+  app.bus.publish({ realmId: realm.id, userIds: [...recipients], event, xid });
 }
 
 export async function deleteMessage(app: App, realm: RealmInfo, user: User, id: number): Promise<void> {

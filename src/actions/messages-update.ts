@@ -2,6 +2,7 @@
 // for the content, flags, uploads, topic/channel and edit history of every moved message, then
 // update_message (and delete_message for users losing access), then the Notification Bot.
 import type { App } from '../app.ts';
+import { transactionId } from '../db/commits.ts';
 import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
@@ -122,7 +123,7 @@ async function moveUserMessages(tx: Prisma.TransactionClient, p: EditPlan, ids: 
   return { losingRows, losingAccess };
 }
 
-async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, ids: number[], now: Date): Promise<{ detached: Record<string, unknown>[]; access: AccessChange }> {
+async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, ids: number[], now: Date): Promise<{ detached: Record<string, unknown>[]; access: AccessChange; xid: number }> {
   const { full, moveOnly } = historyEntries(p, timestamp(now));
   return app.prisma.$transaction(async (tx) => {
     const detached = p.content !== undefined ? await writeContent(app, tx, realm, p, now) : [];
@@ -138,7 +139,7 @@ async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, ids: number[
     await tx.$executeRawUnsafe(prepend, JSON.stringify([full]), [p.message.id]);
     const others = ids.filter((id) => id !== p.message.id);
     if (others.length) await tx.$executeRawUnsafe(prepend, JSON.stringify([moveOnly]), others);
-    return { detached, access };
+    return { detached, access, xid: await transactionId(tx) };
   });
 }
 
@@ -183,19 +184,21 @@ export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Prom
   const now = new Date();
   const writeAndPublish = async () => {
     const ids = await changedMessageIds(app, p);
-    const { detached, access } = await writeUpdate(app, realm, p, ids, now);
+    const { detached, access, xid } = await writeUpdate(app, realm, p, ids, now);
     const recipients = await updateRecipients(app, p, access);
     app.bus.publish({
       realmId: realm.id,
       userIds: [...recipients.keys()],
       event: updateEvent(p, ids, timestamp(now), await compiledLinkifiers(app, realm.id)),
       perUser: Object.fromEntries([...recipients].map(([id, flags]) => [id, { flags }])),
+      xid,
     });
     if (access.losingAccess.length) {
       app.bus.publish({
         realmId: realm.id,
         userIds: access.losingAccess,
         event: { type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: p.origChannel!.id, topic: p.message.topic },
+        xid,
       });
     }
     return { ids, detached };

@@ -5,6 +5,7 @@ import type { App } from '../app.ts';
 import { generateApiKey } from '../auth/api-keys.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
+import { transactionId } from '../db/commits.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
@@ -253,8 +254,9 @@ export interface DeliveryOptions extends SendOptions {
 }
 
 /** Writes the message and its rows; returns it as a loaded message, built from what is known, not read back. */
-async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, flags: Map<number, number>): Promise<FullMessage> {
+async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, flags: Map<number, number>): Promise<{ message: FullMessage; xid: number }> {
   return app.prisma.$transaction(async (tx) => {
+    const xid = await transactionId(tx);
     const directGroupId = p.memberKey
       ? (await tx.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
       : null;
@@ -277,7 +279,7 @@ async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts
       await tx.channel.updateMany({ where: { id: p.channel.id, firstMessageId: null }, data: { firstMessageId: message.id } });
     }
     const c = p.channel;
-    return {
+    const full: FullMessage = {
       ...message,
       hasAttachment,
       sender: p.sender,
@@ -285,6 +287,7 @@ async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts
       directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
       reactions: [],
     };
+    return { message: full, xid };
   });
 }
 
@@ -297,7 +300,7 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
     flags.set(userId, mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (read ? FLAG_BITS.read : 0));
   }
   const storeAndPublish = async () => {
-    const message = await storeMessage(app, realm, p, opts, flags);
+    const { message, xid } = await storeMessage(app, realm, p, opts, flags);
     const id = message.id;
     const obj = messageObject(app, realm, message, await conversationUsers(app, [message]), await compiledLinkifiers(app, realm.id));
     app.bus.publish({
@@ -307,6 +310,7 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
       perUser: Object.fromEntries([...flags].map(([userId, bits]) => [userId, { flags: flagList(bits) }])),
       ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
       publicChannelMessage: p.channel !== null && !p.channel.inviteOnly,
+      xid,
     });
     return id;
   };

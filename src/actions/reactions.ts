@@ -1,6 +1,7 @@
 // Emoji reactions (spec 4.11; Zulip's check_add_reaction and remove_reaction): a reaction is one
 // user's vote for a (reaction_type, emoji_code) pair on a message.
 import type { App } from '../app.ts';
+import { committedWrite, transactionId } from '../db/commits.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import { HISTORICAL_FLAGS } from '../domain/message-flags.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
@@ -35,7 +36,7 @@ async function reactableMessage(app: App, realm: RealmInfo, user: User, id: numb
 /** A channel's writes and their events go one at a time through its actor, in commit order. */
 const inChannelOrder = <T>(app: App, channel: Channel | null, write: () => Promise<T>): Promise<T> => (channel ? app.channels.run(channel.id, write) : write());
 
-async function publishReaction(app: App, realm: RealmInfo, user: User, messageId: number, channel: Channel | null, op: 'add' | 'remove', r: StoredReaction): Promise<void> {
+async function publishReaction(app: App, realm: RealmInfo, user: User, messageId: number, channel: Channel | null, op: 'add' | 'remove', r: StoredReaction, xid: number): Promise<void> {
   const event = {
     type: 'reaction',
     op,
@@ -47,7 +48,7 @@ async function publishReaction(app: App, realm: RealmInfo, user: User, messageId
     emoji_code: r.emojiCode,
     reaction_type: r.reactionType,
   };
-  app.bus.publish({ realmId: realm.id, userIds: await actionRecipientIds(app, messageId, channel), event });
+  app.bus.publish({ realmId: realm.id, userIds: await actionRecipientIds(app, messageId, channel), event, xid });
 }
 
 export async function addReaction(app: App, realm: RealmInfo, user: User, messageId: number, req: ReactionRequest & { emojiName: string }): Promise<void> {
@@ -68,14 +69,14 @@ export async function addReaction(app: App, realm: RealmInfo, user: User, messag
   if (!vote) await checkEmojiRequest(app, realm, req.emojiName, { code, type });
   const reaction = { emojiName: vote?.emojiName ?? req.emojiName, emojiCode: code, reactionType: type };
   await inChannelOrder(app, channel, async () => {
-    const created = await app.prisma.$transaction(async (tx) => {
+    const [created, xid] = await app.prisma.$transaction(async (tx) => {
       const { count } = await tx.reaction.createMany({ data: [{ ...reaction, messageId: message.id, userId: user.id }], skipDuplicates: true });
       // Reacting to a channel message one never received gives a historical row, as starring does.
       if (count > 0 && flags === null) await tx.userMessage.createMany({ data: [{ userId: user.id, messageId: message.id, flags: HISTORICAL_FLAGS }], skipDuplicates: true });
-      return count > 0;
+      return [count > 0, await transactionId(tx)] as const;
     });
     if (!created) throw reactionExists();
-    await publishReaction(app, realm, user, message.id, channel, 'add', reaction);
+    await publishReaction(app, realm, user, message.id, channel, 'add', reaction, xid);
   });
 }
 
@@ -98,8 +99,8 @@ export async function removeReaction(app: App, realm: RealmInfo, user: User, mes
   const reaction = await app.prisma.reaction.findFirst({ where });
   if (!reaction) throw reactionMissing();
   await inChannelOrder(app, channel, async () => {
-    const { count } = await app.prisma.reaction.deleteMany({ where: { id: reaction.id } });
+    const [{ count }, xid] = await committedWrite(app.prisma, app.prisma.reaction.deleteMany({ where: { id: reaction.id } }));
     if (count === 0) throw reactionMissing();
-    await publishReaction(app, realm, user, message.id, channel, 'remove', reaction);
+    await publishReaction(app, realm, user, message.id, channel, 'remove', reaction, xid);
   });
 }

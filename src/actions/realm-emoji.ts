@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { App } from '../app.ts';
+import { transactionId } from '../db/commits.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { bareContentType, guessContentType } from '../domain/mime-types.ts';
@@ -53,9 +54,9 @@ async function lockRealmEmoji(tx: Prisma.TransactionClient, realmId: number): Pr
   await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock($1, $2)', EMOJI_LOCK, realmId);
 }
 
-async function publishEmojiChange(app: App, realm: RealmInfo, change: Record<string, unknown>, all: Record<string, unknown>): Promise<void> {
+async function publishEmojiChange(app: App, realm: RealmInfo, change: Record<string, unknown>, all: Record<string, unknown>, xid: number): Promise<void> {
   const userIds = (await realmViewers(app, realm.id)).map((u) => u.id);
-  app.bus.publish({ realmId: realm.id, userIds, event: { type: 'realm_emoji', ...change, realm_emoji: all } });
+  app.bus.publish({ realmId: realm.id, userIds, event: { type: 'realm_emoji', ...change, realm_emoji: all }, xid });
 }
 
 /** POST /realm/emoji/{emoji_name}: spaces in the name count as underscores. */
@@ -69,31 +70,31 @@ export async function addRealmEmoji(app: App, realm: RealmInfo, user: User, rawN
   // A random name, as Zulip's salted hash: image URLs can't be guessed from emoji ids.
   const fileName = `${randomBytes(4).toString('hex')}${extension}`;
   const target = emojiImagePath(app, realm.id, fileName);
-  const { emoji, all } = await app.prisma.$transaction(async (tx) => {
+  const { emoji, all, xid } = await app.prisma.$transaction(async (tx) => {
     await lockRealmEmoji(tx, realm.id);
     if (await activeEmojiByName(tx, realm.id, name)) throw duplicateName();
     const row = await tx.realmEmoji.create({ data: { realmId: realm.id, name, fileName, authorId: user.id } });
     await mkdir(path.dirname(target), { recursive: true });
     await writeFile(target, files[0]!.data, { flag: 'wx' });
-    return { emoji: emojiInfo(row), all: await realmEmojiDict(tx, realm.id) };
+    return { emoji: emojiInfo(row), all: await realmEmojiDict(tx, realm.id), xid: await transactionId(tx) };
   }).catch(async (err: unknown) => {
     // No row, no file; a file of another emoji (name clash) is not ours to remove.
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await rm(target, { force: true });
     throw err;
   });
-  await publishEmojiChange(app, realm, { op: 'add', emoji }, all);
+  await publishEmojiChange(app, realm, { op: 'add', emoji }, all, xid);
 }
 
 /** DELETE /realm/emoji/{emoji_name}: deactivates, so old messages and reactions still show it. */
 export async function deactivateRealmEmoji(app: App, realm: RealmInfo, user: User, name: string): Promise<void> {
-  const { id, all } = await app.prisma.$transaction(async (tx) => {
+  const { id, all, xid } = await app.prisma.$transaction(async (tx) => {
     await lockRealmEmoji(tx, realm.id);
     const emoji = await activeEmojiByName(tx, realm.id, name);
     // One of the few 404s of Zulip's API, still with the generic code.
     if (!emoji) throw new ApiError(`Emoji '${name}' does not exist`, 'BAD_REQUEST', 404);
     if (!isAdmin(user) && emoji.authorId !== user.id) throw badRequest('Must be an organization administrator or emoji author');
     await tx.realmEmoji.update({ where: { id: emoji.id }, data: { deactivated: true } });
-    return { id: emoji.id, all: await realmEmojiDict(tx, realm.id) };
+    return { id: emoji.id, all: await realmEmojiDict(tx, realm.id), xid: await transactionId(tx) };
   });
-  await publishEmojiChange(app, realm, { op: 'update_one', emoji_id: String(id), data: { deactivated: true } }, all);
+  await publishEmojiChange(app, realm, { op: 'update_one', emoji_id: String(id), data: { deactivated: true } }, all, xid);
 }

@@ -15,9 +15,10 @@ import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './gr
 
 type Event = Record<string, unknown>;
 
-export async function publishToRealm(app: App, realm: RealmInfo, event: Event): Promise<void> {
+/** One event to every active user; `xid` as in `publish` (actions/channels.ts). */
+export async function publishToRealm(app: App, realm: RealmInfo, event: Event, xid?: number): Promise<void> {
   const users = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true }, select: { id: true }, orderBy: { id: 'asc' } });
-  if (users.length) app.bus.publish({ realmId: realm.id, userIds: users.map((u) => u.id), event });
+  if (users.length) app.bus.publish({ realmId: realm.id, userIds: users.map((u) => u.id), event, xid });
 }
 
 /** Settings only an owner may change (Zulip raises OrganizationOwnerRequiredError for them). */

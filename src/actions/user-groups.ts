@@ -1,6 +1,7 @@
 // Creating and changing user groups (Zulip's zerver/actions/user_groups.py): every check first,
 // the writes in one transaction, then the `user_group` events to every active user.
 import type { App } from '../app.ts';
+import { committedWrite, transactionId } from '../db/commits.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { CHANNEL_PERMISSION_DEFAULTS, type ChannelPermission } from '../domain/channel-settings.ts';
@@ -104,7 +105,7 @@ export async function createUserGroup(app: App, realm: RealmInfo, user: User, in
   requireNonGuest(user);
   if (!(await hasRealmPermission(app.realms, realm, user, 'can_create_groups'))) throw insufficient();
   const groups = await app.realms.groups(realm.id);
-  const { group, subgroups } = await app.prisma.$transaction(async (tx) => {
+  const { group, subgroups, xid } = await app.prisma.$transaction(async (tx) => {
     const members = await checkUserIds(tx, realm, input.members);
     const name = checkGroupName(input.name);
     const settings = await checkGroupSettings(tx, realm, groups, input.settings);
@@ -120,12 +121,12 @@ export async function createUserGroup(app: App, realm: RealmInfo, user: User, in
         subgroups: { create: subgroups.map((subgroupId) => ({ subgroupId })) },
       },
     });
-    return { group, subgroups };
+    return { group, subgroups, xid: await transactionId(tx) };
   });
   app.realms.forgetGroups(realm.id);
   // Zulip announces the group without subgroups, then adds them.
-  await publishToRealm(app, realm, { type: 'user_group', op: 'add', group: { ...(await groupForEvent(app, realm, group.id)), direct_subgroup_ids: [] } });
-  if (subgroups.length) await publishToRealm(app, realm, { type: 'user_group', op: 'add_subgroups', group_id: group.id, direct_subgroup_ids: subgroups });
+  await publishToRealm(app, realm, { type: 'user_group', op: 'add', group: { ...(await groupForEvent(app, realm, group.id)), direct_subgroup_ids: [] } }, xid);
+  if (subgroups.length) await publishToRealm(app, realm, { type: 'user_group', op: 'add_subgroups', group_id: group.id, direct_subgroup_ids: subgroups }, xid);
   return group.id;
 }
 
@@ -160,7 +161,7 @@ export async function updateUserGroup(app: App, realm: RealmInfo, user: User, id
   const group = await accessGroupForUpdate(app, realm, user, groups, id, 'can_manage_group', true);
   const events: Event[] = [];
   const reactivate = u.deactivated === false && group.deactivated;
-  const changed = await app.prisma.$transaction(async (tx) => {
+  const [changed, xid] = await app.prisma.$transaction(async (tx) => {
     const data: Prisma.UserGroupUpdateInput = {};
     if (u.name !== undefined && u.name !== group.name) {
       data.name = checkGroupName(u.name);
@@ -178,14 +179,14 @@ export async function updateUserGroup(app: App, realm: RealmInfo, user: User, id
     const changed = await planSettings(tx, realm, groups, group, u.settings);
     if (Object.keys(changed).length) data.permissions = { ...group.permissions, ...changed };
     if (Object.keys(data).length) await tx.userGroup.update({ where: { id }, data });
-    return changed;
+    return [changed, await transactionId(tx)] as const;
   });
   app.realms.forgetGroups(realm.id);
   const active = new Set((await activeUsers(app, realm.id)).map((x) => x.id));
-  for (const e of events) await publishToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, ...e });
-  if (reactivate) await publishToRealm(app, realm, { type: 'user_group', op: 'add', group: await groupForEvent(app, realm, id), for_reactivation: true });
+  for (const e of events) await publishToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, ...e }, xid);
+  if (reactivate) await publishToRealm(app, realm, { type: 'user_group', op: 'add', group: await groupForEvent(app, realm, id), for_reactivation: true }, xid);
   for (const [setting, value] of Object.entries(changed)) {
-    await publishToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, data: { [setting]: apiSettingValue(value, active) } });
+    await publishToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, data: { [setting]: apiSettingValue(value, active) } }, xid);
   }
 }
 
@@ -246,7 +247,7 @@ async function planMembership(app: App, realm: RealmInfo, user: User, tx: Prisma
 export async function updateMembership(app: App, realm: RealmInfo, user: User, id: number, c: MembershipChange): Promise<void> {
   requireNonGuest(user);
   const groups = await app.realms.groups(realm.id);
-  const steps = await app.prisma.$transaction(async (tx) => {
+  const [steps, xid] = await app.prisma.$transaction(async (tx) => {
     const steps = await planMembership(app, realm, user, tx, groups, id, c);
     for (const { op, ids } of steps) {
       if (op === 'add_members') await tx.userGroupMember.createMany({ data: ids.map((userId) => ({ groupId: id, userId })) });
@@ -254,12 +255,12 @@ export async function updateMembership(app: App, realm: RealmInfo, user: User, i
       if (op === 'add_subgroups') await tx.userGroupSubgroup.createMany({ data: ids.map((subgroupId) => ({ supergroupId: id, subgroupId })) });
       if (op === 'remove_subgroups') await tx.userGroupSubgroup.deleteMany({ where: { supergroupId: id, subgroupId: { in: ids } } });
     }
-    return steps;
+    return [steps, await transactionId(tx)] as const;
   });
   app.realms.forgetGroups(realm.id);
   for (const { op, ids } of steps) {
     const key = op.endsWith('members') ? 'user_ids' : 'direct_subgroup_ids';
-    await publishToRealm(app, realm, { type: 'user_group', op, group_id: id, [key]: ids });
+    await publishToRealm(app, realm, { type: 'user_group', op, group_id: id, [key]: ids }, xid);
   }
 }
 
@@ -291,8 +292,8 @@ export async function deactivateUserGroup(app: App, realm: RealmInfo, user: User
   await accessGroupForUpdate(app, realm, user, groups, id, 'can_manage_group', false);
   const objections = await objectionsTo(app, realm, groups, id);
   if (objections.length) throw new ApiError('Cannot deactivate user group in use.', 'CANNOT_DEACTIVATE_GROUP_IN_USE', 400, { objections });
-  await app.prisma.userGroup.update({ where: { id }, data: { deactivated: true } });
+  const [, xid] = await committedWrite(app.prisma, app.prisma.userGroup.update({ where: { id }, data: { deactivated: true } }));
   app.realms.forgetGroups(realm.id);
-  await publishToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, data: { deactivated: true } });
-  await publishToRealm(app, realm, { type: 'user_group', op: 'remove', group_id: id });
+  await publishToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, data: { deactivated: true } }, xid);
+  await publishToRealm(app, realm, { type: 'user_group', op: 'remove', group_id: id }, xid);
 }

@@ -10,6 +10,7 @@ import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest, missingArgument, notLoggedIn } from '../http/errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
 import { JsonFields, optionalUserRoute, userRoute } from '../http/route.ts';
+import { currentSnapshot } from '../db/commits.ts';
 import { fetchInitialState, type SnapshotOptions } from '../queries/register.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
@@ -101,12 +102,7 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
     includeStreams: p.include_streams,
   };
   try {
-    const state = await fetchInitialState(app, realm, user, snapshot);
-    // A message sent while the state was read may be in both; the state's copy wins.
-    const maxMessageId = state.max_message_id;
-    if (queue && typeof maxMessageId === 'number') {
-      queue.discardPending((e) => e.type === 'message' && ((e.message as { id: number }).id <= maxMessageId));
-    }
+    const state = await readConsistentState(app, realm, user, snapshot, queue);
     return {
       queue_id: queue?.id ?? null,
       last_event_id: -1,
@@ -118,6 +114,25 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
     if (queue) app.queues.delete(queue);
     throw err;
   }
+}
+
+/**
+ * The register state, read in one repeatable-read transaction whose snapshot the queue then keeps:
+ * a change committed meanwhile is either in the state or in the queue, never both nor neither.
+ */
+async function readConsistentState(app: App, realm: RealmInfo, user: User | null, options: SnapshotOptions, queue: EventQueue | null) {
+  return app.prisma.$transaction(
+    async (tx) => {
+      const snapshot = await currentSnapshot(tx);
+      const prisma = tx as App['prisma'];
+      const state = await fetchInitialState({ ...app, prisma, realms: app.realms.within(prisma) }, realm, user, options);
+      queue?.applySnapshot(snapshot);
+      return state;
+    },
+    // Prisma's 2 s / 5 s defaults are too short for a big organization's state, and on PGlite
+    // (one connection) registers and writes wait for each other.
+    { isolationLevel: 'RepeatableRead', maxWait: 10_000, timeout: 30_000 },
+  );
 }
 
 async function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typeof eventsParams>, onAbort: (cb: () => void) => void, answer: (result: JsonFields) => void) {

@@ -17,6 +17,13 @@ export interface EventEnvelope {
   perQueue?: Readonly<Record<string, Record<string, unknown>>>;
   /** A message to a public channel: queues registered with all_public_streams get it too. */
   publicChannelMessage?: boolean;
+  /**
+   * The transaction that committed the change (src/db/commits.ts), so a queue whose register
+   * state already holds it does not get it twice. Absent for changes that are not in the
+   * database (typing) or whose state register reads from a cache (settings: applying those
+   * twice changes nothing).
+   */
+  xid?: number;
 }
 
 export type EventHandler = (envelope: EventEnvelope) => void;

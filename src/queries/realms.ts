@@ -129,8 +129,23 @@ export class RealmDirectory {
     this.groupCache.delete(realmId);
   }
 
-  private async loadGroups(realmId: number): Promise<Map<number, GroupInfo>> {
-    const rows = await this.prisma.userGroup.findMany({
+  /**
+   * This directory seen from inside a transaction (a register snapshot): groups are read through
+   * `client`, once per view, and never cached, since the cache may be newer than the snapshot.
+   */
+  within(client: Pick<PrismaClient, 'userGroup'>): RealmDirectory {
+    const view = Object.create(this) as RealmDirectory;
+    const loaded = new Map<number, Promise<Map<number, GroupInfo>>>();
+    view.groups = (realmId) => {
+      const groups = loaded.get(realmId) ?? this.loadGroups(realmId, client);
+      loaded.set(realmId, groups);
+      return groups;
+    };
+    return view;
+  }
+
+  private async loadGroups(realmId: number, client: Pick<PrismaClient, 'userGroup'> = this.prisma): Promise<Map<number, GroupInfo>> {
+    const rows = await client.userGroup.findMany({
       where: { realmId },
       include: { members: { select: { userId: true } }, subgroups: { select: { subgroupId: true } } },
       orderBy: { id: 'asc' },

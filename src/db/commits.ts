@@ -1,0 +1,43 @@
+// Which writes a register snapshot already contains. Every action publishes its events with the
+// id of the transaction that committed the change (PostgreSQL's xid8); POST /register reads its
+// state inside one transaction and keeps that transaction's snapshot. A queued event whose
+// transaction the snapshot sees is already part of the state, so the queue drops it: nothing that
+// happens while the state is read is lost or applied twice, in one process or many.
+import type { Prisma, PrismaClient } from './generated/client.ts';
+
+type Queryable = Pick<PrismaClient, '$queryRawUnsafe'>;
+const CURRENT_XID = 'SELECT pg_current_xact_id()::text AS xid';
+
+/** The xid of the transaction `tx` runs in (assigned now if it has written nothing yet). */
+export async function transactionId(tx: Queryable): Promise<number> {
+  const [row] = await tx.$queryRawUnsafe<{ xid: string }[]>(CURRENT_XID);
+  return Number(row!.xid);
+}
+
+/**
+ * Runs one write in its own transaction and returns its result with the transaction's xid, for
+ * actions whose change is a single statement.
+ */
+export async function committedWrite<T>(prisma: PrismaClient, write: Prisma.PrismaPromise<T>): Promise<[T, number]> {
+  // Prisma's query builders are lazy; the batch form runs both in one transaction.
+  const [result, rows] = await prisma.$transaction([write, prisma.$queryRawUnsafe<{ xid: string }[]>(CURRENT_XID)]);
+  return [result, Number(rows[0]!.xid)];
+}
+
+/** A transaction snapshot as PostgreSQL prints it: `xmin:xmax:xip,xip,...`. */
+export interface Snapshot {
+  xmin: number;
+  xmax: number;
+  inProgress: readonly number[];
+}
+
+export async function currentSnapshot(tx: Queryable): Promise<Snapshot> {
+  const [row] = await tx.$queryRawUnsafe<{ snapshot: string }[]>('SELECT pg_current_snapshot()::text AS snapshot');
+  const [xmin, xmax, xip] = row!.snapshot.split(':');
+  return { xmin: Number(xmin), xmax: Number(xmax), inProgress: xip ? xip.split(',').map(Number) : [] };
+}
+
+/** Whether the transaction `xid` had committed when the snapshot was taken (aborted ones never publish). */
+export function seenBy(snapshot: Snapshot, xid: number): boolean {
+  return xid < snapshot.xmin || (xid < snapshot.xmax && !snapshot.inProgress.includes(xid));
+}
