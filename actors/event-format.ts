@@ -125,6 +125,12 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
     }
     case 'user_group':
       return userGroupEvents(event, hasCapability(options, 'include_deactivated_groups'));
+    case 'realm_user': {
+      // A new user a restricted guest cannot access, published as an "Unknown user" placeholder.
+      const { inaccessible_user: inaccessible, ...rest } = event;
+      if (!inaccessible) return [event];
+      return hasCapability(options, 'user_list_incomplete') ? [] : [rest];
+    }
     default:
       return [event];
   }

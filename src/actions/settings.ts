@@ -11,6 +11,7 @@ import { Role } from '../domain/roles.ts';
 import { LANGUAGE_NAMES, LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS, NOTIFICATION_SOUNDS, userSettingsSchema, type UserSettingName, type UserSettings } from '../domain/user-settings.ts';
 import { badRequest } from '../http/errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { whoCanAccess } from '../queries/user-access.ts';
 import { apiEmail, avatarUrl, canSeeEmail, emailVisibility, realmViewers, type Viewer } from '../queries/users.ts';
 import { checkFullName, checkNameAvailable } from './users.ts';
 
@@ -95,7 +96,9 @@ function legacySettingEvents(email: string, setting: string, value: unknown): Ev
 }
 
 async function announce(app: App, realm: RealmInfo, before: User, after: User, settings: Partial<UserSettings>): Promise<void> {
-  const viewers = await realmViewers(app, realm.id);
+  // News about the user reaches only who can access them (can_access_all_users_group).
+  const [all, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, after)]);
+  const viewers = all.filter(canAccess);
   const everyone = viewers.map((v) => v.id);
   const publish = (userIds: readonly number[], ...events: Event[]) => {
     for (const event of events) if (userIds.length) app.bus.publish({ realmId: realm.id, userIds, event });

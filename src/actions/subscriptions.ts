@@ -1,6 +1,7 @@
 // Subscribing and unsubscribing users (creating channels on the way) and per-user subscription
 // settings: checks first, one transaction, then the `stream`/`subscription` events after commit.
 import type { App } from '../app.ts';
+import { committedWrite, transactionId } from '../db/commits.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Prisma, Subscription, User } from '../db/generated/client.ts';
 import type { ChannelPermission } from '../domain/channel-settings.ts';
@@ -13,6 +14,7 @@ import { CHANNEL_PERMISSIONS, accessRules, canAdministerChannel, channelPermissi
 import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
 import { formatSubscription, subscribersByChannel } from '../queries/subscriptions.ts';
 import { userByEmail } from '../queries/users.ts';
+import { trackAccess } from './user-access.ts';
 import {
   type TopicsPolicy,
   announceVisibilityChange,
@@ -170,16 +172,19 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
   const colors = new Map(req.subscriptions.filter((s) => s.color).map((s) => [s.name.trim().toLowerCase(), s.color!]));
   const before = new Map<number, Set<number>>();
   for (const c of plan.existing) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
+  // Guests among the new subscribers and those already there may gain access to each other.
+  const announceAccess = await trackAccess(app, realm, [...plan.targets.map((t) => t.id), ...(await subscriberIds(app, plan.existing))]);
 
-  const { created, added, already } = await app.prisma.$transaction(async (tx) => {
+  const { created, added, already, xid } = await app.prisma.$transaction(async (tx) => {
     const created: Channel[] = [];
     for (const m of plan.missing) {
       created.push(await tx.channel.create({ data: { ...plan.created!, name: m.name, description: m.description, renderedDescription: renderDescription(m.description) } }));
     }
-    return { created, ...(await writeSubscriptions(tx, plan.targets, [...plan.existing, ...created], colors)) };
+    return { created, ...(await writeSubscriptions(tx, plan.targets, [...plan.existing, ...created], colors)), xid: await transactionId(tx) };
   });
 
-  await announceSubscriptions(app, realm, [...plan.existing, ...created], before, added);
+  await announceSubscriptions(app, realm, [...plan.existing, ...created], before, added, xid);
+  await announceAccess();
   const byUser = (pairs: { user: User; channel: Channel }[]) => {
     const out: Record<string, string[]> = {};
     for (const { user: u, channel } of pairs) (out[String(u.id)] ??= []).push(channel.name);
@@ -193,7 +198,7 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
 }
 
 /** Events of new subscriptions: the channel to who newly sees it, the subscriptions to the subscribers, peer_add to the rest. */
-async function announceSubscriptions(app: App, realm: RealmInfo, channels: Channel[], before: Map<number, Set<number>>, added: { user: User; channel: Channel }[]) {
+async function announceSubscriptions(app: App, realm: RealmInfo, channels: Channel[], before: Map<number, Set<number>>, added: { user: User; channel: Channel }[], xid: number) {
   const touched = channels.filter((c) => added.some((a) => a.channel.id === c.id));
   if (!touched.length) return;
   const ids = touched.map((c) => c.id);
@@ -202,7 +207,7 @@ async function announceSubscriptions(app: App, realm: RealmInfo, channels: Chann
   for (const c of touched) {
     after.set(c.id, await metadataUserIds(app, realm, c));
     const gaining = after.get(c.id)!.filter((id) => !(before.get(c.id)?.has(id) ?? false));
-    publish(app, realm, gaining, { type: 'stream', op: 'create', streams: [formatChannel(realm, c, stats.get(c.id)!)], for_unarchiving: false });
+    publish(app, realm, gaining, { type: 'stream', op: 'create', streams: [formatChannel(realm, c, stats.get(c.id)!)], for_unarchiving: false }, xid);
   }
   const subs = await app.prisma.subscription.findMany({ where: { channelId: { in: ids }, userId: { in: added.map((a) => a.user.id) } } });
   for (const userId of new Set(added.map((a) => a.user.id))) {
@@ -210,11 +215,11 @@ async function announceSubscriptions(app: App, realm: RealmInfo, channels: Chann
     const objects = mine.map((c) => formatSubscription(formatChannel(realm, c, stats.get(c.id)!), subs.find((s) => s.userId === userId && s.channelId === c.id)!, subscribers.get(c.id)));
     // The queue resolves null notification settings for clients that want values (see event-format).
     const inherited = inheritedNotificationSettings(added.find((a) => a.user.id === userId)!.user.settings);
-    publish(app, realm, [userId], { type: 'subscription', op: 'add', subscriptions: objects, inherited_notification_settings: inherited });
+    publish(app, realm, [userId], { type: 'subscription', op: 'add', subscriptions: objects, inherited_notification_settings: inherited }, xid);
   }
   for (const c of touched) {
     const altered = added.filter((a) => a.channel.id === c.id).map((a) => a.user.id).sort((a, b) => a - b);
-    publish(app, realm, after.get(c.id)!.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: altered });
+    publish(app, realm, after.get(c.id)!.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: altered }, xid);
   }
 }
 
@@ -243,20 +248,28 @@ export async function unsubscribe(app: App, realm: RealmInfo, user: User, names:
   const touched = channels.filter((c) => removed.some((r) => r.channel.id === c.id));
   const before = new Map<number, Set<number>>();
   for (const c of touched) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
+  // Guests among those leaving and those staying may lose access to each other.
+  const announceAccess = await trackAccess(app, realm, await subscriberIds(app, touched));
 
-  if (active.length) await app.prisma.subscription.updateMany({ where: { id: { in: active.map((s) => s.id) } }, data: { active: false } });
+  const [, xid] = await committedWrite(app.prisma, app.prisma.subscription.updateMany({ where: { id: { in: active.map((s) => s.id) } }, data: { active: false } }));
 
   for (const t of targets) {
     const mine = removed.filter((r) => r.user.id === t.id).map((r) => ({ name: r.channel.name, stream_id: r.channel.id }));
-    if (mine.length) publish(app, realm, [t.id], { type: 'subscription', op: 'remove', subscriptions: mine });
+    if (mine.length) publish(app, realm, [t.id], { type: 'subscription', op: 'remove', subscriptions: mine }, xid);
   }
   for (const c of touched) {
     const after = await metadataUserIds(app, realm, c);
-    await announceVisibilityChange(app, realm, c, before.get(c.id)!, after);
+    await announceVisibilityChange(app, realm, c, before.get(c.id)!, after, xid);
     const altered = removed.filter((r) => r.channel.id === c.id).map((r) => r.user.id).sort((a, b) => a - b);
-    publish(app, realm, after.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: altered });
+    publish(app, realm, after.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: altered }, xid);
   }
+  await announceAccess();
   return { removed: removed.map((r) => r.channel.name), not_removed: notRemoved };
+}
+
+/** The active subscribers of `channels`. */
+async function subscriberIds(app: App, channels: Channel[]): Promise<number[]> {
+  return [...(await subscribersByChannel(app, channels.map((c) => c.id))).values()].flat();
 }
 
 const BOOLEAN_PROPERTIES = new Set(['in_home_view', 'is_muted', 'desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications', 'pin_to_top', 'wildcard_mentions_notify']);
@@ -296,11 +309,12 @@ export async function updateSubscriptionProperties(app: App, realm: RealmInfo, u
     // in_home_view is the old, inverted name of is_muted.
     writes.push(property === 'in_home_view' ? { channelId: channel.id, property: 'is_muted', value: !value } : { channelId: channel.id, property, value: value as string | boolean });
   }
-  await app.prisma.$transaction(async (tx) => {
+  const xid = await app.prisma.$transaction(async (tx) => {
     for (const w of writes) await tx.subscription.update({ where: { userId_channelId: { userId: user.id, channelId: w.channelId } }, data: { [COLUMNS[w.property]!]: w.value } });
+    return transactionId(tx);
   });
   for (const w of writes) {
-    if (w.property === 'is_muted') publish(app, realm, [user.id], { type: 'subscription', op: 'update', property: 'in_home_view', value: !w.value, stream_id: w.channelId });
-    publish(app, realm, [user.id], { type: 'subscription', op: 'update', property: w.property, value: w.value, stream_id: w.channelId });
+    if (w.property === 'is_muted') publish(app, realm, [user.id], { type: 'subscription', op: 'update', property: 'in_home_view', value: !w.value, stream_id: w.channelId }, xid);
+    publish(app, realm, [user.id], { type: 'subscription', op: 'update', property: w.property, value: w.value, stream_id: w.channelId }, xid);
   }
 }

@@ -8,8 +8,10 @@ import { Role, roleSystemGroup, SYSTEM_GROUPS, systemGroupDirectlyContains } fro
 import { badRequest } from '../http/errors.ts';
 import { metadataUserIds } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { realmViewers } from '../queries/users.ts';
 import { renderDescription } from './channels.ts';
 import { publishToRealm } from './realm.ts';
+import { publishAboutUser, trackAccess } from './user-access.ts';
 import { checkNameAvailable, checkFullName } from './users.ts';
 
 type Event = Record<string, unknown>;
@@ -112,11 +114,11 @@ export async function updateUser(app: App, realm: RealmInfo, actor: User, userId
   app.auth.forget(target.id);
   const person = (fields: Event) => ({ type: 'realm_user', op: 'update', person: { user_id: target.id, ...fields } });
   if (role !== undefined) {
-    await publishToRealm(app, realm, person({ role }));
+    await publishAboutUser(app, realm, target, person({ role }));
     await announceRoleGroups(app, realm, target.id, target.role, role);
   }
-  if (fullName !== undefined) await publishToRealm(app, realm, person({ full_name: fullName }));
-  for (const field of profileChanges) await publishToRealm(app, realm, person({ custom_profile_field: field }));
+  if (fullName !== undefined) await publishAboutUser(app, realm, target, person({ full_name: fullName }));
+  for (const field of profileChanges) await publishAboutUser(app, realm, target, person({ custom_profile_field: field }));
 }
 
 /** System-group membership follows the role: the old role's groups lose the user, the new ones gain them. */
@@ -153,13 +155,18 @@ export async function deactivateUser(app: App, realm: RealmInfo, actor: User, us
   if (target.role === Role.OWNER && actor.role !== Role.OWNER) requireRole(actor, Role.OWNER);
   if (await isLastOwner(app, realm, target)) throw badRequest('Cannot deactivate the only organization owner');
   const bots = await app.prisma.user.findMany({ where: { realmId: realm.id, botOwnerId: target.id, isActive: true }, orderBy: { id: 'asc' } });
-  const ids = [...bots.map((b) => b.id), target.id];
+  const users = [...bots, target];
+  const ids = users.map((u) => u.id);
+  // Guests who shared only channels with them lose access to them.
+  const others = (await realmViewers(app, realm.id)).filter((v) => !ids.includes(v.id));
+  const announceAccess = await trackAccess(app, realm, others.map((v) => v.id));
   await app.prisma.user.updateMany({ where: { id: { in: ids } }, data: { isActive: false } });
-  for (const id of ids) {
-    signOut(app, id);
-    await announcePeers(app, realm, id, 'peer_remove');
-    await publishToRealm(app, realm, { type: 'realm_user', op: 'update', person: { user_id: id, is_active: false } });
+  for (const user of users) {
+    signOut(app, user.id);
+    await announcePeers(app, realm, user.id, 'peer_remove');
+    await publishAboutUser(app, realm, user, { type: 'realm_user', op: 'update', person: { user_id: user.id, is_active: false } });
   }
+  await announceAccess();
 }
 
 /** POST /users/{user_id}/reactivate. */
@@ -168,7 +175,7 @@ export async function reactivateUser(app: App, realm: RealmInfo, actor: User, us
   if (target.isActive) return;
   await app.prisma.user.update({ where: { id: target.id }, data: { isActive: true } });
   app.auth.forget(target.id);
-  await publishToRealm(app, realm, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } });
+  await publishAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } });
   await announcePeers(app, realm, target.id, 'peer_add');
   const groups = await app.realms.groups(realm.id);
   const named = [...groups.values()].filter((g) => !g.isSystemGroup && g.name !== null && g.members.has(target.id)).map((g) => g.id);

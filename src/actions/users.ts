@@ -8,7 +8,9 @@ import type { Prisma, User } from '../db/generated/client.ts';
 import { ROLES, Role, SYSTEM_GROUPS } from '../domain/roles.ts';
 import { userSettingsSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../http/errors.ts';
+import { transactionId } from '../db/commits.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { unknownUser, whoCanAccess } from '../queries/user-access.ts';
 import { canSeeEmail, formatUser, realmViewers } from '../queries/users.ts';
 
 const emailSchema = z.string().email();
@@ -99,14 +101,21 @@ export async function createUser(app: App, realm: RealmInfo, input: NewUser, act
   }
   checkNewUser(input);
   const passwordHash = input.password ? await hashPassword(input.password, app.config.PASSWORD_HASH_COST) : null;
-  const user = await app.prisma.$transaction((tx) => insertUser(tx, realm.id, input, passwordHash));
-  // What a viewer sees of the new user depends only on whether the real email is visible to them.
-  const viewers = await realmViewers(app, realm.id);
-  const [canSee, cannotSee] = [viewers.filter((v) => canSeeEmail(user, v, realm)), viewers.filter((v) => !canSeeEmail(user, v, realm))];
+  const [user, xid] = await app.prisma.$transaction(async (tx) => [await insertUser(tx, realm.id, input, passwordHash), await transactionId(tx)] as const);
+  const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, user)]);
+  // What a viewer with access sees of the new user depends only on whether the real email is visible to them.
+  const withAccess = viewers.filter(canAccess);
+  const [canSee, cannotSee] = [withAccess.filter((v) => canSeeEmail(user, v, realm)), withAccess.filter((v) => !canSeeEmail(user, v, realm))];
   for (const group of [canSee, cannotSee]) {
     if (group.length === 0) continue;
     const person = formatUser(app, realm, user, group[0]!, { clientGravatar: false });
-    app.bus.publish({ realmId: realm.id, userIds: group.map((v) => v.id), event: { type: 'realm_user', op: 'add', person } });
+    app.bus.publish({ realmId: realm.id, userIds: group.map((v) => v.id), event: { type: 'realm_user', op: 'add', person }, xid });
+  }
+  // Guests who cannot access the new user get an "Unknown user" (event-format drops it for
+  // clients with user_list_incomplete).
+  const without = viewers.filter((v) => !canAccess(v)).map((v) => v.id);
+  if (without.length) {
+    app.bus.publish({ realmId: realm.id, userIds: without, event: { type: 'realm_user', op: 'add', person: unknownUser(app, realm, user.id), inaccessible_user: true }, xid });
   }
   return user;
 }

@@ -7,6 +7,7 @@ import { ROLES } from '../domain/roles.ts';
 import { badRequest } from '../http/errors.ts';
 import { bool, json, str } from '../http/params.ts';
 import { userRoute } from '../http/route.ts';
+import { accessibleUserIds, canAccessUser } from '../queries/user-access.ts';
 import { formatUser, maxMessageId, profileData, userByEmail, userById } from '../queries/users.ts';
 
 const profileDataSchema = z.array(z.object({ id: z.number().int(), value: z.union([z.string(), z.array(z.number().int()), z.null()]) }));
@@ -24,7 +25,10 @@ export const routes = [
     path: '/api/v1/users',
     params: listParams,
     async handler({ app, realm, user, params }) {
-      const users = await app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
+      // A guest limited by can_access_all_users_group gets only the users they can access (Zulip: no placeholders here).
+      const accessible = await accessibleUserIds(app, realm, user);
+      const all = await app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
+      const users = accessible ? all.filter((u) => accessible.has(u.id)) : all;
       const profiles = params.include_custom_profile_fields ? await profileData(app, users.map((u) => u.id)) : undefined;
       return {
         members: users.map((u) => formatUser(app, realm, u, user, { clientGravatar: params.client_gravatar, profileData: profiles?.get(u.id) })),
@@ -47,6 +51,7 @@ export const routes = [
     params: listParams,
     async handler({ app, realm, user, params, path }) {
       const target = /^\d+$/.test(path.user!) ? await userById(app, realm, Number(path.user)) : await userByEmail(app, realm, path.user!, user);
+      if (!(await canAccessUser(app, realm, user, target))) throw badRequest('Insufficient permission');
       const profiles = params.include_custom_profile_fields ? await profileData(app, [target.id]) : undefined;
       return { user: formatUser(app, realm, target, user, { clientGravatar: params.client_gravatar, profileData: profiles?.get(target.id) }) };
     },

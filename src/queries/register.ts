@@ -18,6 +18,7 @@ import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
+import { accessibleUserIds, unknownUser } from './user-access.ts';
 import { avatarUrl, emailVisibility, formatUser, profileData } from './users.ts';
 import { SERVER_GENERATION } from '../version.ts';
 
@@ -138,13 +139,25 @@ function realmSection(app: App, realm: RealmInfo): State {
 }
 
 async function realmUserSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {
-  const users = await app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
+  const [all, accessible] = await Promise.all([
+    app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } }),
+    accessibleUserIds(app, realm, user),
+  ]);
+  // Users the viewer cannot access: left out for clients that allow it, else an "Unknown user".
+  const users = accessible && hasCapability(o.queue, 'user_list_incomplete') ? all.filter((u) => accessible.has(u.id)) : all;
   const profiles = await profileData(app, users.map((u) => u.id));
-  const format = (u: User) => formatUser(app, realm, u, user, { clientGravatar: o.queue.clientGravatar, profileData: profiles.get(u.id) });
+  const entries = users.map((u) =>
+    accessible && !accessible.has(u.id)
+      ? unknownUser(app, realm, u.id)
+      : formatUser(app, realm, u, user, { clientGravatar: o.queue.clientGravatar, profileData: profiles.get(u.id) }),
+  );
   const own = formatUser(app, realm, user, user, { clientGravatar: false });
+  // Split by the entries' is_active (a placeholder always counts as active, as in Zulip); the two
+  // lists say it by where they are, so their entries leave the key out.
+  const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e);
   return {
-    realm_users: users.filter((u) => u.isActive && !u.isBot).concat(users.filter((u) => u.isActive && u.isBot)).map(format),
-    realm_non_active_users: users.filter((u) => !u.isActive).map(format),
+    realm_users: withActive(true),
+    realm_non_active_users: withActive(false),
     cross_realm_bots: [],
     user_id: user.id,
     email: own.email,
@@ -159,7 +172,6 @@ async function realmUserSection(app: App, realm: RealmInfo, user: User, o: Snaps
     can_create_streams: user.role !== Role.GUEST,
     can_subscribe_other_users: user.role !== Role.GUEST,
     can_invite_others_to_realm: user.role !== Role.GUEST,
-    user_list_incomplete: false,
   };
 }
 

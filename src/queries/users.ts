@@ -43,7 +43,12 @@ export function canSeeEmail(target: User, viewer: Viewer | null, realm: RealmInf
 /** The address clients use to name a user: the real one only when everyone may see it. */
 export function apiEmail(app: App, realm: RealmInfo, user: User): string {
   if (user.isBot || emailVisibility(user, realm) === EMAIL_VISIBILITY.EVERYONE) return user.deliveryEmail;
-  return `user${user.id}@${app.realms.emailDomain(realm)}`;
+  return dummyEmail(app, realm, user.id);
+}
+
+/** Zulip's stand-in address `user{id}@domain`, which names a user without revealing their email. */
+export function dummyEmail(app: App, realm: RealmInfo, userId: number): string {
+  return `user${userId}@${app.realms.emailDomain(realm)}`;
 }
 
 export function avatarUrl(user: User): string {
