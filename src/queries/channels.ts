@@ -27,12 +27,13 @@ export async function isSubscribed(app: App, userId: number, channelId: number):
 
 /** Active subscribers who are active users: the recipients of the channel's messages. */
 export async function subscriberIds(app: App, channelId: number): Promise<number[]> {
-  const rows = await app.prisma.subscription.findMany({
-    where: { channelId, active: true, user: { isActive: true } },
-    select: { userId: true },
-    orderBy: { userId: 'asc' },
-  });
-  return rows.map((r) => r.userId);
+  // One array value instead of a row per subscriber: every channel message reads this, and with
+  // a thousand subscribers the rows cost twice as much to decode (Prisma and PGlite) as to find.
+  const [row] = await app.prisma.$queryRawUnsafe<{ ids: number[] | null }[]>(
+    'SELECT array_agg(s."userId" ORDER BY s."userId") AS ids FROM "Subscription" s JOIN "User" u ON u.id = s."userId" WHERE s."channelId" = $1 AND s.active AND u."isActive"',
+    channelId,
+  );
+  return row?.ids ?? [];
 }
 
 export interface ChannelAccess {

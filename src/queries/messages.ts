@@ -153,8 +153,7 @@ export async function readsChannelHistory(app: App, realm: RealmInfo, user: User
  * also the non-guests who hold a row without a subscription (they starred or reacted).
  */
 export async function actionRecipientIds(app: App, messageId: number, channel: Channel | null): Promise<number[]> {
-  const rowHolders = async (where: Prisma.UserMessageWhereInput = {}) =>
-    (await app.prisma.userMessage.findMany({ where: { messageId, ...where }, select: { userId: true } })).map((r) => r.userId);
+  const rowHolders = async () => (await app.prisma.userMessage.findMany({ where: { messageId }, select: { userId: true } })).map((r) => r.userId);
   if (!channel) return rowHolders();
   const subscribers = await subscriberIds(app, channel.id);
   if (!channel.historyPublicToSubscribers) {
@@ -162,7 +161,12 @@ export async function actionRecipientIds(app: App, messageId: number, channel: C
     return subscribers.filter((id) => received.has(id));
   }
   if (channel.inviteOnly) return subscribers;
-  return [...new Set([...subscribers, ...(await rowHolders({ user: { role: { not: Role.GUEST } } }))])];
+  // UserMessage has no relation to User (no foreign key, see the schema), hence the SQL join.
+  const nonGuestHolders = await app.prisma.$queryRawUnsafe<{ userId: number }[]>(
+    'SELECT um."userId" FROM "UserMessage" um JOIN "User" u ON u.id = um."userId" WHERE um."messageId" = $1 AND u.role <> $2',
+    messageId, Role.GUEST,
+  );
+  return [...new Set([...subscribers, ...nonGuestHolders.map((r) => r.userId)])];
 }
 
 /** Ids of the topic's messages the user can read: all of them unless history is protected. */
