@@ -70,16 +70,19 @@ function versionFields() {
   return { zulip_version: ZULIP_VERSION, zulip_feature_level: FEATURE_LEVEL, zulip_merge_base: ZULIP_MERGE_BASE };
 }
 
+function pollAnswer(queue: EventQueue, events: string): JsonFields {
+  return new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);
+}
+
 /** A parked GET /events: answered with whatever the queue holds when it is flushed or closed. */
 function parkedPoll(respond: (result: JsonFields) => void): Consumer {
-  const answer = (queue: EventQueue, events: string) => respond(new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`));
   return {
     flush(queue) {
-      answer(queue, queue.pendingJson());
+      respond(pollAnswer(queue, queue.pendingJson()));
       return true;
     },
     close(queue) {
-      answer(queue, '[]');
+      respond(pollAnswer(queue, '[]'));
     },
   };
 }

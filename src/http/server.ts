@@ -43,12 +43,12 @@ export function statusLine(status: number): string {
 }
 
 /** Writes a whole response in one corked batch; a no-op if the client already left. */
-export function writeResponse(ex: Exchange, status: number, headers: Record<string, string>, body: string | Buffer): void {
+export function writeResponse(ex: Exchange, status: number, headers: Readonly<Record<string, string>>, body: string | Buffer): void {
   if (ex.aborted || ex.done) return;
   ex.done = true;
   ex.res.cork(() => {
     ex.res.writeStatus(statusLine(status));
-    for (const [k, v] of Object.entries(headers)) ex.res.writeHeader(k, v);
+    for (const k in headers) ex.res.writeHeader(k, headers[k]!);
     ex.res.end(body);
   });
 }
@@ -65,6 +65,8 @@ function isNulByteError(err: unknown): boolean {
 function errorBody(err: ApiError): string {
   return JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra });
 }
+
+const JSON_HEADERS: Readonly<Record<string, string>> = { 'Content-Type': 'application/json' };
 
 function rateHeaders(d: RateDecision): Record<string, string> {
   return { 'X-RateLimit-Limit': String(d.limit), 'X-RateLimit-Remaining': String(d.remaining), 'X-RateLimit-Reset': String(d.reset) };
@@ -149,21 +151,10 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
         if (!rate.allowed) throw rateLimited(rate);
       }
       const { params, ignored } = parseParams(route.params, raw);
-      const answer = (result: HandlerResult) => {
-        const headers = rate ? rateHeaders(rate) : {};
-        if (result instanceof RawResponse) {
-          writeResponse(ex, result.status, { ...headers, ...result.headers }, result.body);
-        } else if (result instanceof JsonFields) {
-          const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
-          writeResponse(ex, 200, { ...headers, 'Content-Type': 'application/json' }, `{"result":"success","msg":"",${result.json}${extra}}`);
-        } else {
-          const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
-          writeResponse(ex, 200, { ...headers, 'Content-Type': 'application/json' }, JSON.stringify(body));
-        }
-      };
+      const answer = answerer(ex, rate, ignored);
       const result: HandlerResult = await (route.handler as (ctx: unknown) => Promise<HandlerResult>)({
         app, realm, user, params, path, files, ip: h.ip!, headers: { userAgent: h['user-agent'] ?? '' },
-        onAbort: (cb: () => void) => ex.abortHandlers.push(cb),
+        onAbort: abortRegistrar(ex),
         answer,
       });
       if (!ex.done) answer(result);
@@ -179,6 +170,32 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
     } finally {
       inFlight.delete(ex);
     }
+  }
+
+  // These two return anonymous functions on purpose: tsx compiles with keepNames, which gives
+  // every named closure (`const answer = () => ...`) a defineProperty call, and each request
+  // (every re-parked long-poll) makes both.
+  function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[]): (result: HandlerResult) => void {
+    return (result) => {
+      if (result instanceof RawResponse) {
+        writeResponse(ex, result.status, { ...(rate ? rateHeaders(rate) : {}), ...result.headers }, result.body);
+        return;
+      }
+      const headers = rate ? { ...rateHeaders(rate), ...JSON_HEADERS } : JSON_HEADERS;
+      if (result instanceof JsonFields) {
+        const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
+        writeResponse(ex, 200, headers, `{"result":"success","msg":"",${result.json}${extra}}`);
+      } else {
+        const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
+        writeResponse(ex, 200, headers, JSON.stringify(body));
+      }
+    };
+  }
+
+  function abortRegistrar(ex: Exchange): (cb: () => void) => void {
+    return (cb) => {
+      ex.abortHandlers.push(cb);
+    };
   }
 
   async function authenticate(realm: RealmInfo, route: Route, header: string | undefined): Promise<User | null> {
@@ -210,7 +227,7 @@ export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.Te
       for (const name of READ_HEADERS) ex.headers[name] = req.getHeader(name);
       ex.headers.ip = Buffer.from(res.getRemoteAddressAsText()).toString();
       const path: Record<string, string> = {};
-      paramNames.forEach((name, i) => (path[name] = decodePath(req.getParameter(i) ?? '')));
+      for (let i = 0; i < paramNames.length; i++) path[paramNames[i]!] = decodePath(req.getParameter(i) ?? '');
       if (wildcardPrefix !== null) path['*'] = decodePath(req.getUrl().slice(wildcardPrefix.length));
       const route = methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined);
       if (!route) {
