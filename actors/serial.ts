@@ -78,18 +78,29 @@ export class SerialActors {
     });
   }
 
-  private actorFor(id: number): SerialActor {
+  protected actorFor(id: number): SerialActor {
     const existing = this.actors.get(id);
     if (existing) return existing;
     const actor = createActor(serialMachine, { input: { idleMs: this.idleMs } });
-    actor.subscribe({ complete: () => this.actors.delete(id) });
+    actor.subscribe({
+      complete: () => {
+        this.actors.delete(id);
+        this.stopped(id);
+      },
+    });
     this.actors.set(id, actor);
     actor.start();
     return actor;
   }
 
+  /** An actor stopped after its quiet spell: what it held goes with it. */
+  protected stopped(_id: number): void {}
+
   stop(): void {
-    for (const actor of this.actors.values()) actor.stop();
+    for (const [id, actor] of this.actors) {
+      actor.stop();
+      this.stopped(id);
+    }
     this.actors.clear();
   }
 }

@@ -12,6 +12,7 @@ import { MemoryBus } from './bus/memory.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { log } from './log.ts';
 import { QueueRegistry } from '../actors/registry.ts';
+import { ChannelActors } from '../actors/channels.ts';
 import { SerialActors } from '../actors/serial.ts';
 
 export interface App {
@@ -22,8 +23,8 @@ export interface App {
   auth: UserAuthenticator;
   bus: EventBus;
   queues: QueueRegistry;
-  /** Serialize each channel's writes (messages, moves, reactions) and each user's (read flags). */
-  channels: SerialActors;
+  /** Serialize each channel's writes (messages, moves, reactions), holding its subscribers, and each user's (read flags). */
+  channels: ChannelActors;
   users: SerialActors;
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
   startedAt: number;
@@ -44,7 +45,7 @@ export async function createApp(config: Config): Promise<App> {
       realms,
       auth: new UserAuthenticator(db.prisma),
       bus,
-      channels: new SerialActors(),
+      channels: new ChannelActors(),
       users: new SerialActors(),
       queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000 }),
       limits: config.RATE_LIMIT

@@ -2,6 +2,7 @@
 // and leaves nothing behind.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { ChannelActors } from '../actors/channels.ts';
 import { SerialActors } from '../actors/serial.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -46,6 +47,38 @@ test('an idle actor stops itself; the next write spawns a new one', async () => 
   assert.is(actors.size, 1);
   actors.stop();
   assert.is(actors.size, 0);
+});
+
+test('a channel actor holds its subscriber set until a change drops it, and lets it go when it stops', async () => {
+  const actors = new ChannelActors(50);
+  let loads = 0;
+  const load = async () => [++loads];
+  assert.equal(await actors.subscribers(3, load), [1]);
+  assert.equal(await actors.subscribers(3, load), [1], 'held, not read again');
+  assert.is(actors.size, 1, 'holding a set spawns the actor, so its quiet spell ends it');
+  actors.forgetSubscribers([3]);
+  assert.equal(await actors.subscribers(3, load), [2]);
+  actors.forgetSubscribers('all');
+  assert.equal(await actors.subscribers(3, load), [3]);
+  await sleep(120);
+  assert.equal([actors.size, actors.heldSets], [0, 0], 'nothing left of an idle channel');
+  assert.equal(await actors.subscribers(3, load), [4]);
+  actors.stop();
+  assert.is(actors.heldSets, 0);
+});
+
+test('a subscriber set dropped while loading, or whose load failed, is read again', async () => {
+  const actors = new ChannelActors(1000);
+  let release!: (ids: number[]) => void;
+  const slow = actors.subscribers(4, () => new Promise((r) => (release = r)));
+  actors.forgetSubscribers([4]);
+  release([1]);
+  assert.equal(await slow, [1], 'the caller that started the read still gets it');
+  assert.equal(await actors.subscribers(4, async () => [2]), [2], 'but it was not kept');
+  actors.forgetSubscribers('all');
+  await actors.subscribers(5, async () => Promise.reject(new Error('db down'))).catch(() => undefined);
+  assert.equal(await actors.subscribers(5, async () => [9]), [9]);
+  actors.stop();
 });
 
 test.run();

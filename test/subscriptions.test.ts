@@ -3,6 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { captureEvents } from './helpers/events.ts';
+import { makeChannel, send } from './messages-helpers.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 
 const err = (msg: string, code = 'BAD_REQUEST') => ({ result: 'error', msg, code });
@@ -176,6 +177,26 @@ test('channel creation permissions and settings on creation', async () => {
   const sub = (await member.client.get('/users/me/subscriptions')).body.subscriptions[0];
   assert.equal([sub.invite_only, sub.history_public_to_subscribers], [true, true]);
   assert.equal(sub.can_send_message_group, { direct_members: [member.id], direct_subgroups: [groupId(realm, 'role:administrators')] });
+});
+
+test('each message reaches the subscribers of its moment: joins, leaves, deactivation and reactivation in between', async () => {
+  const realm = await newRealm();
+  const [ann, ben] = [await realm.addUser({ name: 'Ann' }), await realm.addUser({ name: 'Ben' })];
+  const channelId = await makeChannel(realm, 'busy', [realm.owner]);
+  const events = captureEvents(realm.server.app, realm.id);
+  const step = async (change: () => Promise<unknown>) => {
+    await change();
+    await send(realm.owner, channelId, 't', 'm');
+    return [...events.ofType('message').at(-1)!.userIds].sort((a, b) => a - b);
+  };
+  const subscribe = (u: TestUser) => u.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'busy' }] });
+  assert.equal(await step(async () => undefined), [realm.owner.id]);
+  assert.equal(await step(() => subscribe(ann)), [realm.owner.id, ann.id]);
+  assert.equal(await step(() => subscribe(ben)), [realm.owner.id, ann.id, ben.id]);
+  assert.equal(await step(() => ann.client.delete('/users/me/subscriptions', { subscriptions: ['busy'] })), [realm.owner.id, ben.id]);
+  assert.equal(await step(() => realm.owner.client.delete(`/users/${ben.id}`)), [realm.owner.id]);
+  assert.equal(await step(() => realm.owner.client.post(`/users/${ben.id}/reactivate`)), [realm.owner.id, ben.id]);
+  events.stop();
 });
 
 test('DELETE /users/me/subscriptions: removed/not_removed, events, permission to remove others', async () => {

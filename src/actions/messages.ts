@@ -155,7 +155,7 @@ export interface PreparedMessage {
   topic: string;
   content: string;
   rendered: RenderResult;
-  recipients: number[];
+  recipients: readonly number[];
   topicParticipants: Set<number>;
 }
 
@@ -192,11 +192,11 @@ async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, t
     checkTopicsPolicy(realm, channel, topic);
   }
   const rendered = await renderWithRealm(app, realm, content);
-  const recipients = await subscriberIds(app, channel.id);
+  const subscribers = await subscriberIds(app, channel.id);
   const participants = await participantsIfNeeded(app, rendered, channel.id, topic);
-  if (checked) await checkWildcardMentions(app, realm, sender, rendered, recipients.length, participants);
+  if (checked) await checkWildcardMentions(app, realm, sender, rendered, subscribers.length, participants);
   participants.add(sender.id);
-  if (!recipients.includes(sender.id)) recipients.push(sender.id);
+  const recipients = subscribers.includes(sender.id) ? subscribers : [...subscribers, sender.id];
   return { sender, channel, memberKey: null, topic, content, rendered, recipients, topicParticipants: participants };
 }
 

@@ -182,6 +182,7 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
     }
     return { created, ...(await writeSubscriptions(tx, plan.targets, [...plan.existing, ...created], colors)), xid: await transactionId(tx) };
   });
+  app.channels.forgetSubscribers(added.map((a) => a.channel.id));
 
   await announceSubscriptions(app, realm, [...plan.existing, ...created], before, added, xid);
   await announceAccess();
@@ -252,6 +253,7 @@ export async function unsubscribe(app: App, realm: RealmInfo, user: User, names:
   const announceAccess = await trackAccess(app, realm, await subscriberIds(app, touched));
 
   const [, xid] = await committedWrite(app.prisma, app.prisma.subscription.updateMany({ where: { id: { in: active.map((s) => s.id) } }, data: { active: false } }));
+  app.channels.forgetSubscribers(touched.map((c) => c.id));
 
   for (const t of targets) {
     const mine = removed.filter((r) => r.user.id === t.id).map((r) => ({ name: r.channel.name, stream_id: r.channel.id }));

@@ -161,6 +161,8 @@ export async function deactivateUser(app: App, realm: RealmInfo, actor: User, us
   const others = (await realmViewers(app, realm.id)).filter((v) => !ids.includes(v.id));
   const announceAccess = await trackAccess(app, realm, others.map((v) => v.id));
   await app.prisma.user.updateMany({ where: { id: { in: ids } }, data: { isActive: false } });
+  // Subscriber sets count active users only.
+  app.channels.forgetSubscribers('all');
   for (const user of users) {
     signOut(app, user.id);
     await announcePeers(app, realm, user.id, 'peer_remove');
@@ -174,6 +176,7 @@ export async function reactivateUser(app: App, realm: RealmInfo, actor: User, us
   const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: true, allowBots: true });
   if (target.isActive) return;
   await app.prisma.user.update({ where: { id: target.id }, data: { isActive: true } });
+  app.channels.forgetSubscribers('all');
   app.auth.forget(target.id);
   await publishAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } });
   await announcePeers(app, realm, target.id, 'peer_add');

@@ -25,8 +25,12 @@ export async function isSubscribed(app: App, userId: number, channelId: number):
   return sub?.active ?? false;
 }
 
-/** Active subscribers who are active users: the recipients of the channel's messages. */
-export async function subscriberIds(app: App, channelId: number): Promise<number[]> {
+/** Active subscribers who are active users: the recipients of the channel's messages (held by its actor). */
+export function subscriberIds(app: App, channelId: number): Promise<readonly number[]> {
+  return app.channels.subscribers(channelId, () => loadSubscriberIds(app, channelId));
+}
+
+async function loadSubscriberIds(app: App, channelId: number): Promise<number[]> {
   // One array value instead of a row per subscriber: every channel message reads this, and with
   // a thousand subscribers the rows cost twice as much to decode (Prisma and PGlite) as to find.
   const [row] = await app.prisma.$queryRawUnsafe<{ ids: number[] | null }[]>(

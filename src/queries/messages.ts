@@ -152,7 +152,7 @@ export async function readsChannelHistory(app: App, realm: RealmInfo, user: User
  * subscribers — only those who received it under protected history, and for public channels
  * also the non-guests who hold a row without a subscription (they starred or reacted).
  */
-export async function actionRecipientIds(app: App, messageId: number, channel: Channel | null): Promise<number[]> {
+export async function actionRecipientIds(app: App, messageId: number, channel: Channel | null): Promise<readonly number[]> {
   const rowHolders = async () => (await app.prisma.userMessage.findMany({ where: { messageId }, select: { userId: true } })).map((r) => r.userId);
   if (!channel) return rowHolders();
   const subscribers = await subscriberIds(app, channel.id);
