@@ -18,7 +18,8 @@ export interface RegistrySettings {
 
 export class QueueRegistry {
   private readonly queues = new Map<string, EventQueue>();
-  private readonly byUser = new Map<number, EventQueue[]>();
+  /** Sets, not arrays: a bot or load test may hold thousands of queues, and removal must stay O(1). */
+  private readonly byUser = new Map<number, Set<EventQueue>>();
   /** Queues registered with all_public_streams, by realm: they also get public channels' messages. */
   private readonly allPublic = new Map<number, Set<EventQueue>>();
   private readonly dirty = new Set<EventQueue>();
@@ -46,9 +47,9 @@ export class QueueRegistry {
 
   private add(queue: EventQueue): void {
     this.queues.set(queue.id, queue);
-    const list = this.byUser.get(queue.userId);
-    if (list) list.push(queue);
-    else this.byUser.set(queue.userId, [queue]);
+    const set = this.byUser.get(queue.userId);
+    if (set) set.add(queue);
+    else this.byUser.set(queue.userId, new Set([queue]));
     if (queue.options.allPublicStreams) {
       const set = this.allPublic.get(queue.realmId) ?? new Set();
       set.add(queue);
@@ -67,15 +68,15 @@ export class QueueRegistry {
     return this.queues.get(queueId);
   }
 
-  queuesOf(userId: number): readonly EventQueue[] {
-    return this.byUser.get(userId) ?? [];
+  queuesOf(userId: number): ReadonlySet<EventQueue> {
+    return this.byUser.get(userId) ?? new Set();
   }
 
   delete(queue: EventQueue, reason: 'deleted' | 'shutdown' = 'deleted'): void {
     if (!this.queues.delete(queue.id)) return;
-    const list = this.byUser.get(queue.userId)?.filter((q) => q !== queue) ?? [];
-    if (list.length) this.byUser.set(queue.userId, list);
-    else this.byUser.delete(queue.userId);
+    const set = this.byUser.get(queue.userId);
+    set?.delete(queue);
+    if (set?.size === 0) this.byUser.delete(queue.userId);
     this.allPublic.get(queue.realmId)?.delete(queue);
     this.dirty.delete(queue);
     queue.expire(reason);

@@ -45,7 +45,7 @@ test('a scripted conversation reaches a zulip-js loop and a WebSocket client ali
   await new Promise((resolve) => ws.once('open', resolve));
   // zulip-js registers its queue in the background; wait until it is there before talking.
   const app = realm.server.app;
-  await waitFor(() => app.queues.queuesOf(bob.id).length === 2, 10_000);
+  await waitFor(() => app.queues.queuesOf(bob.id).size === 2, 10_000);
 
   const hello = await send(realm.owner, channelId, 'plans', 'hello bob');
   const reply = await send(bob, channelId, 'plans', 'hi!');

@@ -226,7 +226,7 @@ test('idle queues expire and leave nothing behind', async () => {
   const r = await poll(realm.owner, q.queue_id, -1, { dont_block: true });
   assert.equal([r.status, r.body.code], [400, 'BAD_EVENT_QUEUE_ID']);
   assert.is(app.queues.get(q.queue_id, realm.owner.id), undefined);
-  assert.is(app.queues.queuesOf(realm.owner.id).length, 0);
+  assert.is(app.queues.queuesOf(realm.owner.id).size, 0);
 });
 
 test('a parked queue does not expire while its client waits', async () => {

@@ -13,6 +13,13 @@ import { promisify } from 'node:util';
 import { PROJECT_ROOT, ServerProcess } from './server-process.ts';
 import { HttpConnection, parseEndpoint } from './http-client.ts';
 import { sleep } from './concurrency.ts';
+import { readFileSync } from 'node:fs';
+
+/** The Node flags `npm start` gives the server (package.json), so the bench runs what users run. */
+const SERVER_NODE_FLAGS: string[] = (() => {
+  const start = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  return start[0] === 'node' ? start.slice(1, start.indexOf('--import')) : [];
+})();
 import type { Credentials } from './zulip-api.ts';
 
 const SERVER_ENTRY = 'src/main.ts';
@@ -84,7 +91,7 @@ export async function startSelfServer(): Promise<SelfServer> {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     process.stderr.write('server: starting...\n');
-    proc = ServerProcess.start('server', SERVER_ENTRY, ['serve'], { ...env, PORT: String(port) });
+    proc = ServerProcess.start('server', SERVER_ENTRY, ['serve'], { ...env, PORT: String(port) }, SERVER_NODE_FLAGS);
     await waitUntilServing(url, proc);
     return { url, admin: { email: String(init.email ?? ADMIN_EMAIL), apiKey: init.api_key }, process: proc, stop };
   } catch (err) {

@@ -38,9 +38,9 @@ export class ServerProcess {
     }));
   }
 
-  /** Starts `node --import tsx <script> ...args` from the project root. */
-  static start(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}): ServerProcess {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--import', PROBE, script, ...args], {
+  /** Starts `node [nodeFlags] --import tsx <script> ...args` from the project root. */
+  static start(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = []): ServerProcess {
+    const child = spawn(process.execPath, [...nodeFlags, '--expose-gc', '--import', 'tsx', '--import', PROBE, script, ...args], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
