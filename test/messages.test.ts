@@ -343,7 +343,7 @@ test('sending to N subscribers costs a constant number of queries', async () => 
   await send(realm.owner, small, 't', 'warm up');
   await send(realm.owner, big, 't', 'warm up');
   const [bigCount, smallCount] = [await count(big), await count(small)];
-  assert.ok(smallCount > 3, `queries were counted (${smallCount})`);
+  assert.ok(smallCount >= 2, `queries were counted (${smallCount})`);
   assert.is(bigCount, smallCount);
 });
 

@@ -6,7 +6,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningServer } from '../src/server.ts';
 import { registerDuringWrites } from './helpers/register-race.ts';
+import { openQueue } from './helpers/queues.ts';
 import { newRealm, startTestServer } from './helpers/server.ts';
+import { makeChannel, send, sendDm } from './messages-helpers.ts';
 
 const databaseUrl = process.env.DATABASE_URL;
 const name = `chat_test_${randomBytes(6).toString('hex')}`;
@@ -66,6 +68,22 @@ if (databaseUrl) {
     const denied = await member.client.post('/users', { email: 'x@example.com', password: 'x-password', full_name: 'X' });
     assert.equal([denied.status, denied.body.code], [400, 'UNAUTHORIZED_PRINCIPAL']);
     assert.is(await server!.app.prisma.user.count({ where: { realmId: realm.id } }), 4, 'the refused creation wrote nothing');
+  });
+
+  test('postgres: a channel message and a DM are stored in one statement each, read back, and deleted with their rows', async () => {
+    const realm = await newRealm(server);
+    const bob = await realm.addUser({ name: 'Bob' });
+    const channelId = await makeChannel(realm, 'pg', [realm.owner, bob]);
+    const queue = await openQueue(bob, { event_types: ['message', 'delete_message'] });
+    const id = await send(realm.owner, channelId, 'topic', 'hello **pg**');
+    const dm = await sendDm(realm.owner, [bob.id], 'psst');
+    const got = await bob.client.get('/messages', { anchor: 'newest', num_before: 2, num_after: 0 });
+    assert.equal(got.body.messages.map((m: Record<string, unknown>) => [m.id, m.content, m.flags]), [[id, '<p>hello <strong>pg</strong></p>', []], [dm, '<p>psst</p>', []]]);
+    assert.equal((await server!.app.prisma.channel.findUniqueOrThrow({ where: { id: channelId } })).firstMessageId, id);
+    assert.is((await realm.owner.client.delete(`/messages/${id}`)).status, 200);
+    assert.is(await server!.app.prisma.userMessage.count({ where: { messageId: id } }), 0, 'the rows went with the message');
+    const events = [...(await queue.next()), ...(await queue.pending())];
+    assert.equal(events.map((e) => [e.type, e.message?.id ?? e.message_id]), [['message', id], ['message', dm], ['delete_message', id]]);
   });
 
   test('postgres: register during concurrent writes gets each change exactly once', async () => {

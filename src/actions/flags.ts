@@ -20,14 +20,16 @@ function checkFlag(op: string, flag: string): FlagName {
 
 /** What clients need to put re-unread messages back into their unread counts. */
 async function unreadDetails(app: App, user: User, ids: number[]): Promise<Record<string, Record<string, unknown>>> {
-  const rows = await app.prisma.userMessage.findMany({
-    where: { userId: user.id, messageId: { in: ids } },
-    include: { message: { select: { channelId: true, topic: true, directGroup: { select: { memberKey: true } } } } },
+  const rows = await app.prisma.userMessage.findMany({ where: { userId: user.id, messageId: { in: ids } }, select: { messageId: true, flags: true } });
+  const messages = await app.prisma.message.findMany({
+    where: { id: { in: rows.map((r) => r.messageId) } },
+    select: { id: true, channelId: true, topic: true, directGroup: { select: { memberKey: true } } },
   });
+  const byId = new Map(messages.map((m) => [m.id, m]));
   const mention = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
   return Object.fromEntries(
     rows.map((r) => {
-      const m = r.message;
+      const m = byId.get(r.messageId)!;
       const details: Record<string, unknown> =
         m.channelId !== null
           ? { type: 'stream', stream_id: m.channelId, topic: m.topic }

@@ -1,6 +1,6 @@
 // DELETE /messages/{id} (spec 4.18, Zulip's validate_can_delete_message and do_delete_messages).
 import type { App } from '../app.ts';
-import { committedWrite } from '../db/commits.ts';
+import { transactionId } from '../db/commits.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import { badRequest } from '../http/errors.ts';
@@ -26,14 +26,20 @@ async function checkCanDelete(app: App, realm: RealmInfo, user: User, m: FullMes
  * their rows and, for channels with shared history, the current subscribers.
  */
 export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]): Promise<void> {
-  const messages = await app.prisma.message.findMany({ where: { id: { in: ids } }, include: { userMessages: { select: { userId: true } } } });
+  const messages = await app.prisma.message.findMany({ where: { id: { in: ids } } });
   if (messages.length === 0) throw badRequest('Message already deleted');
   const first = messages[0]!;
   const channel = first.channelId === null ? null : await app.prisma.channel.findUnique({ where: { id: first.channelId } });
-  const recipients = new Set(messages.flatMap((m) => m.userMessages.map((um) => um.userId)));
-  if (channel?.historyPublicToSubscribers) for (const id of await subscriberIds(app, channel.id)) recipients.add(id);
-  const [{ count }, xid] = await committedWrite(app.prisma, app.prisma.message.deleteMany({ where: { id: { in: messages.map((m) => m.id) } } }));
+  const messageIds = messages.map((m) => m.id);
+  const { holders, count, xid } = await app.prisma.$transaction(async (tx) => {
+    // UserMessage has no foreign key to cascade from (prisma/schema.prisma): its rows go here.
+    const rows = await tx.$queryRawUnsafe<{ userId: number }[]>('DELETE FROM "UserMessage" WHERE "messageId" = ANY($1::int[]) RETURNING "userId"', messageIds);
+    const { count } = await tx.message.deleteMany({ where: { id: { in: messageIds } } });
+    return { holders: rows.map((r) => r.userId), count, xid: await transactionId(tx) };
+  });
   if (count === 0) throw badRequest('Message already deleted');
+  const recipients = new Set(holders);
+  if (channel?.historyPublicToSubscribers) for (const id of await subscriberIds(app, channel.id)) recipients.add(id);
   const event: Record<string, unknown> = { type: 'delete_message', message_ids: messages.map((m) => m.id).sort((a, b) => a - b) };
   Object.assign(event, channel ? { message_type: 'stream', stream_id: channel.id, topic: first.topic } : { message_type: 'private' });
   app.bus.publish({ realmId: realm.id, userIds: [...recipients], event, xid });

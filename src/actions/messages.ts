@@ -1,11 +1,10 @@
 // Sending messages: who may post where (spec 4.1/section 3, Zulip's check_message), rendering,
-// one insert for the message and one for all its UserMessage rows, then the `message` event.
+// one statement for the message and all its UserMessage rows, then the `message` event.
 // A channel message costs a constant number of queries whatever its subscriber count.
 import type { App } from '../app.ts';
 import { generateApiKey } from '../auth/api-keys.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
-import type { Channel, Prisma, User } from '../db/generated/client.ts';
-import { transactionId } from '../db/commits.ts';
+import type { Channel, Message, Prisma, User } from '../db/generated/client.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
@@ -253,31 +252,34 @@ export interface DeliveryOptions extends SendOptions {
   readFor?: ReadonlySet<number>;
 }
 
+/**
+ * The message, its UserMessage rows (one per recipient, from array parameters: building a
+ * thousand-row createMany costs Prisma more than the database spends inserting it) and the
+ * channel's first message id when it has none, in one statement; it returns the message row and
+ * the id of the transaction that commits it (src/db/commits.ts).
+ */
+const INSERT_MESSAGE = `WITH m AS (
+    INSERT INTO "Message" ("realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "sendingClient", "isMeMessage", "hasLink", "hasImage")
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *),
+  um AS (INSERT INTO "UserMessage" ("userId", "messageId", flags) SELECT u, m.id, f FROM m, unnest($12::int[], $13::int[]) AS t(u, f)),
+  first AS (UPDATE "Channel" c SET "firstMessageId" = m.id FROM m WHERE c.id = m."channelId" AND c."firstMessageId" IS NULL)
+  SELECT m.*, pg_current_xact_id()::text AS xid FROM m`;
+
 /** Writes the message and its rows; returns it as a loaded message, built from what is known, not read back. */
 async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, flags: Map<number, number>): Promise<{ message: FullMessage; xid: number }> {
-  return app.prisma.$transaction(async (tx) => {
-    const xid = await transactionId(tx);
+  const write = async (db: Prisma.TransactionClient) => {
     const directGroupId = p.memberKey
-      ? (await tx.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
+      ? (await db.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
       : null;
-    const message = await tx.message.create({
-      data: {
-        realmId: realm.id, senderId: p.sender.id, channelId: p.channel?.id ?? null, directGroupId, topic: p.topic, content: p.content,
-        renderedContent: p.rendered.html, sendingClient: opts.client, isMeMessage: p.rendered.isMeMessage,
-        hasLink: p.rendered.links.length > 0, hasImage: linksImage(p.rendered.links),
-      },
-    });
-    // One statement with array parameters: building a thousand-row createMany costs Prisma more
-    // than the database spends inserting it.
-    await tx.$executeRawUnsafe(
-      'INSERT INTO "UserMessage" ("userId", "messageId", flags) SELECT u, $1, f FROM unnest($2::int[], $3::int[]) AS t(u, f)',
-      message.id, [...flags.keys()], [...flags.values()],
+    const r = p.rendered;
+    const [row] = await db.$queryRawUnsafe<(Message & { xid: string })[]>(
+      INSERT_MESSAGE,
+      realm.id, p.sender.id, p.channel?.id ?? null, directGroupId, p.topic, p.content, r.html, opts.client, r.isMeMessage, r.links.length > 0, linksImage(r.links),
+      [...flags.keys()], [...flags.values()],
     );
-    const hasAttachment = await claimAttachments(tx, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds);
-    if (hasAttachment) await tx.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
-    if (p.channel && p.channel.firstMessageId === null) {
-      await tx.channel.updateMany({ where: { id: p.channel.id, firstMessageId: null }, data: { firstMessageId: message.id } });
-    }
+    const { xid, ...message } = row!;
+    const hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, r.uploadPathIds);
+    if (hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
     const c = p.channel;
     const full: FullMessage = {
       ...message,
@@ -287,8 +289,11 @@ async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts
       directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
       reactions: [],
     };
-    return { message: full, xid };
-  });
+    return { message: full, xid: Number(xid) };
+  };
+  // A lone statement is its own transaction (an interactive one costs two more round trips); the
+  // conversation and attachment writes need one around them.
+  return p.memberKey !== null || p.rendered.uploadPathIds.length > 0 ? app.prisma.$transaction(write) : write(app.prisma);
 }
 
 /** Writes a prepared message and publishes its `message` event to every recipient. */

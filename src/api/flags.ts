@@ -77,8 +77,11 @@ export const routes = [
     async handler({ app, realm, user, params }) {
       const { channel } = await accessibleChannel(app, realm, user, params.stream_id, { content: true });
       const topic = params.topic_name;
-      const exists = await app.prisma.userMessage.findFirst({ where: { userId: user.id, message: { channelId: channel.id, topic: { equals: topic, mode: 'insensitive' } } } });
-      if (!exists) throw badRequest(`No such topic '${topic}'`);
+      const exists = await app.prisma.$queryRawUnsafe<unknown[]>(
+        'SELECT 1 FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId" WHERE um."userId" = $1 AND m."channelId" = $2 AND lower(m.topic) = lower($3) LIMIT 1',
+        user.id, channel.id, topic,
+      );
+      if (exists.length === 0) throw badRequest(`No such topic '${topic}'`);
       await markChannelAsRead(app, realm, user, channel.id, topic);
       return {};
     },

@@ -171,15 +171,15 @@ export async function actionRecipientIds(app: App, messageId: number, channel: C
 
 /** Ids of the topic's messages the user can read: all of them unless history is protected. */
 export async function visibleTopicMessages(app: App, user: User, channel: Channel, topic: string): Promise<{ id: number; dateSent: Date }[]> {
-  return app.prisma.message.findMany({
-    where: {
-      channelId: channel.id,
-      topic: { equals: topic, mode: 'insensitive' },
-      ...(channel.historyPublicToSubscribers ? {} : { userMessages: { some: { userId: user.id } } }),
-    },
+  const messages = await app.prisma.message.findMany({
+    where: { channelId: channel.id, topic: { equals: topic, mode: 'insensitive' } },
     select: { id: true, dateSent: true },
     orderBy: { id: 'asc' },
   });
+  if (channel.historyPublicToSubscribers) return messages;
+  const held = await app.prisma.userMessage.findMany({ where: { userId: user.id, messageId: { in: messages.map((m) => m.id) } }, select: { messageId: true } });
+  const ids = new Set(held.map((r) => r.messageId));
+  return messages.filter((m) => ids.has(m.id));
 }
 
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;

@@ -1,0 +1,2 @@
+-- DropForeignKey
+ALTER TABLE "UserMessage" DROP CONSTRAINT "UserMessage_messageId_fkey";
