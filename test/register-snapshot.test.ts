@@ -18,6 +18,8 @@ const snapshot: Snapshot = { xmin: 102, xmax: 105, inProgress: [102] };
 
 test('seenBy: committed before the snapshot, not in progress, not started after', () => {
   assert.equal([99, 101, 102, 103, 104, 105, 200].map((xid) => seenBy(snapshot, xid)), [true, true, false, true, true, false, false]);
+  // Nothing in progress: PostgreSQL's xmin = xmax, kept as the one number.
+  assert.equal([99, 104, 105, 200].map((xid) => seenBy(105, xid)), [true, true, false, false]);
 });
 
 test('a queue keeps only changes its state lacks, whether published before or after register answered', () => {

@@ -24,20 +24,21 @@ export async function committedWrite<T>(prisma: PrismaClient, write: Prisma.Pris
   return [result, Number(rows[0]!.xid)];
 }
 
-/** A transaction snapshot as PostgreSQL prints it: `xmin:xmax:xip,xip,...`. */
-export interface Snapshot {
-  xmin: number;
-  xmax: number;
-  inProgress: readonly number[];
-}
+/**
+ * A transaction snapshot as PostgreSQL prints it (`xmin:xmax:xip,xip,...`), or just xmax when no
+ * transaction was in progress (then xmin = xmax): the usual case, and a queue keeps it for its
+ * whole life, so it costs nothing but a number.
+ */
+export type Snapshot = number | { xmin: number; xmax: number; inProgress: readonly number[] };
 
 export async function currentSnapshot(tx: Queryable): Promise<Snapshot> {
   const [row] = await tx.$queryRawUnsafe<{ snapshot: string }[]>('SELECT pg_current_snapshot()::text AS snapshot');
   const [xmin, xmax, xip] = row!.snapshot.split(':');
-  return { xmin: Number(xmin), xmax: Number(xmax), inProgress: xip ? xip.split(',').map(Number) : [] };
+  return xip ? { xmin: Number(xmin), xmax: Number(xmax), inProgress: xip.split(',').map(Number) } : Number(xmax);
 }
 
 /** Whether the transaction `xid` had committed when the snapshot was taken (aborted ones never publish). */
 export function seenBy(snapshot: Snapshot, xid: number): boolean {
+  if (typeof snapshot === 'number') return xid < snapshot;
   return xid < snapshot.xmin || (xid < snapshot.xmax && !snapshot.inProgress.includes(xid));
 }
