@@ -72,7 +72,8 @@ export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: n
   const bit = FLAG_BITS[flag];
   const targets = await targetRows(app, realm, user, [...new Set(ids)], op as FlagOp, flag);
   const changedIds = await app.users.run(user.id, async () => {
-    const [changed, xid] = await committedWrite(
+    // Nothing to change: no write, and the (empty) event needs no transaction id.
+    const [changed, xid] = targets.ids.length === 0 ? [[], undefined] : await committedWrite(
       app.prisma,
       app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
         `UPDATE "UserMessage" SET flags = ${op === 'add' ? `flags | ${bit}` : `flags & ~${bit}`}
@@ -87,7 +88,7 @@ export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: n
   return { changed: changedIds, ignoredChannels: targets.ignoredChannels };
 }
 
-async function publishFlags(app: App, realm: RealmInfo, user: User, op: FlagOp, flag: FlagName, ids: number[], xid: number, all = false): Promise<void> {
+async function publishFlags(app: App, realm: RealmInfo, user: User, op: FlagOp, flag: FlagName, ids: number[], xid: number | undefined, all = false): Promise<void> {
   const event: Record<string, unknown> = { type: 'update_message_flags', op, operation: op, flag, messages: ids, all };
   if (op === 'remove' && flag === 'read') event.message_details = await unreadDetails(app, user, ids);
   app.bus.publish({ realmId: realm.id, userIds: [user.id], event, xid });

@@ -10,7 +10,9 @@ import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { inheritedNotificationSettings } from '../domain/user-settings.ts';
 import { badRequest } from '../http/errors.ts';
-import { CHANNEL_PERMISSIONS, accessRules, canAdministerChannel, channelPermission, channelStats, formatChannel, metadataUserIds, subscribedChannelIds } from '../queries/channels.ts';
+import {
+  CHANNEL_PERMISSIONS, accessRules, canAdministerChannel, channelPermission, channelStats, formatChannel, metadataUserIds, subscribedChannelIds, subscriberIds,
+} from '../queries/channels.ts';
 import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
 import { formatSubscription, subscribersByChannel } from '../queries/subscriptions.ts';
 import { userByEmail } from '../queries/users.ts';
@@ -173,7 +175,7 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
   const before = new Map<number, Set<number>>();
   for (const c of plan.existing) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
   // Guests among the new subscribers and those already there may gain access to each other.
-  const announceAccess = await trackAccess(app, realm, [...plan.targets.map((t) => t.id), ...(await subscriberIds(app, plan.existing))]);
+  const announceAccess = await trackAccess(app, realm, async () => [...plan.targets.map((t) => t.id), ...(await subscribersOf(app, plan.existing))]);
 
   const { created, added, already, xid } = await app.prisma.$transaction(async (tx) => {
     const created: Channel[] = [];
@@ -250,7 +252,7 @@ export async function unsubscribe(app: App, realm: RealmInfo, user: User, names:
   const before = new Map<number, Set<number>>();
   for (const c of touched) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
   // Guests among those leaving and those staying may lose access to each other.
-  const announceAccess = await trackAccess(app, realm, await subscriberIds(app, touched));
+  const announceAccess = await trackAccess(app, realm, () => subscribersOf(app, touched));
 
   const [, xid] = await committedWrite(app.prisma, app.prisma.subscription.updateMany({ where: { id: { in: active.map((s) => s.id) } }, data: { active: false } }));
   app.channels.forgetSubscribers(touched.map((c) => c.id));
@@ -269,9 +271,9 @@ export async function unsubscribe(app: App, realm: RealmInfo, user: User, names:
   return { removed: removed.map((r) => r.channel.name), not_removed: notRemoved };
 }
 
-/** The active subscribers of `channels`. */
-async function subscriberIds(app: App, channels: Channel[]): Promise<number[]> {
-  return [...(await subscribersByChannel(app, channels.map((c) => c.id))).values()].flat();
+/** The subscribers of `channels`, as their actors hold them. */
+async function subscribersOf(app: App, channels: Channel[]): Promise<number[]> {
+  return (await Promise.all(channels.map((c) => subscriberIds(app, c.id)))).flat();
 }
 
 const BOOLEAN_PROPERTIES = new Set(['in_home_view', 'is_muted', 'desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications', 'pin_to_top', 'wildcard_mentions_notify']);

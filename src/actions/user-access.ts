@@ -18,14 +18,15 @@ export async function publishAboutUser(app: App, realm: RealmInfo, target: User,
 }
 
 /**
- * Call before a change of subscriptions or of who is active, with the users it may concern; the
- * function returned, called after it, tells the restricted guests among them whom they gained
- * access to (`realm_user` add with the real user) and whom they lost (`realm_user` remove).
+ * Call before a change of subscriptions or of who is active, with how to find the users it may
+ * concern (only asked when guests' access is limited); the function returned, called after it,
+ * tells the restricted guests among them whom they gained access to (`realm_user` add with the
+ * real user) and whom they lost (`realm_user` remove).
  */
-export async function trackAccess(app: App, realm: RealmInfo, userIds: Iterable<number>): Promise<() => Promise<void>> {
+export async function trackAccess(app: App, realm: RealmInfo, concerned: () => Promise<Iterable<number>>): Promise<() => Promise<void>> {
   const guests = everyoneAccessible(realm)
     ? []
-    : await app.prisma.user.findMany({ where: { id: { in: [...new Set(userIds)] }, realmId: realm.id, role: Role.GUEST, isActive: true }, orderBy: { id: 'asc' } });
+    : await app.prisma.user.findMany({ where: { id: { in: [...new Set(await concerned())] }, realmId: realm.id, role: Role.GUEST, isActive: true }, orderBy: { id: 'asc' } });
   const before = await Promise.all(guests.map((g) => accessibleUserIds(app, realm, g)));
   return async () => {
     for (const [i, guest] of guests.entries()) {

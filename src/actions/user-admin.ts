@@ -158,8 +158,7 @@ export async function deactivateUser(app: App, realm: RealmInfo, actor: User, us
   const users = [...bots, target];
   const ids = users.map((u) => u.id);
   // Guests who shared only channels with them lose access to them.
-  const others = (await realmViewers(app, realm.id)).filter((v) => !ids.includes(v.id));
-  const announceAccess = await trackAccess(app, realm, others.map((v) => v.id));
+  const announceAccess = await trackAccess(app, realm, async () => (await realmViewers(app, realm.id)).map((v) => v.id).filter((id) => !ids.includes(id)));
   await app.prisma.user.updateMany({ where: { id: { in: ids } }, data: { isActive: false } });
   // Subscriber sets count active users only.
   app.channels.forgetSubscribers('all');
