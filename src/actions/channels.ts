@@ -7,7 +7,7 @@ import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { MAX_CHANNEL_NAME_LENGTH, TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
-import { badRequest, notAllowed } from '../http/errors.ts';
+import { badRequest, notAllowed } from '../errors.ts';
 import {
   administrableChannel,
   channelByName,

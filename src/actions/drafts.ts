@@ -7,7 +7,7 @@ import { committedWrite, transactionId } from '../db/commits.ts';
 import type { User } from '../db/generated/client.ts';
 import { MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { userSettingsSchema } from '../domain/realm-settings.ts';
-import { badRequest, notFound } from '../http/errors.ts';
+import { badRequest, notFound } from '../errors.ts';
 import { accessibleChannel } from '../queries/channels.ts';
 import { formatDraft } from '../queries/drafts.ts';
 import type { RealmInfo } from '../queries/realms.ts';

@@ -2,7 +2,7 @@
 // against the groups and users of the organization and the setting's own restrictions.
 import type { Prisma } from '../db/generated/client.ts';
 import type { GroupSettingRules, GroupSettingValue } from '../domain/realm-settings.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
 
 /** `{direct_members: [], direct_subgroups: [g]}` is just g; an empty set is role:nobody. */

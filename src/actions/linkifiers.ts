@@ -6,7 +6,7 @@ import { transactionId } from '../db/commits.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
 import { LinkifierValidationError, validateLinkifier } from '../markdown/index.ts';
 import { alternativeTemplates, forgetLinkifiers, loadLinkifiers, type LinkifierDict } from '../queries/linkifiers.ts';
 import type { RealmInfo } from '../queries/realms.ts';

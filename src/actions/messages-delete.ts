@@ -3,7 +3,7 @@ import type { App } from '../app.ts';
 import { transactionId } from '../db/commits.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
 import type { Channel, User } from '../db/generated/client.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import { subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
 import { accessMessage, type FullMessage } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';

@@ -7,7 +7,7 @@ import { hasRealmPermission } from '../auth/permissions.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import type { ChannelPermission } from '../domain/channel-settings.ts';
 import { Role } from '../domain/roles.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { accessibleChannel, canAdministerChannel, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
 import { accessMessage, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';

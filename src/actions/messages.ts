@@ -8,7 +8,7 @@ import type { Channel, Message, Prisma, User } from '../db/generated/client.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { channelByName, isSubscribed, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
 import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';

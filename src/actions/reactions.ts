@@ -4,7 +4,7 @@ import type { App } from '../app.ts';
 import { committedWrite, transactionId } from '../db/commits.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import { HISTORICAL_FLAGS } from '../domain/message-flags.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
 import { accessMessage, actionRecipientIds, invalidMessage, type FullMessage } from '../queries/messages.ts';
 import { canonicalReactionType, checkEmojiRequest, emojiByName } from '../queries/reactions.ts';
 import type { RealmInfo } from '../queries/realms.ts';

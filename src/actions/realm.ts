@@ -8,7 +8,7 @@ import {
 } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { LANGUAGE_NAMES } from '../domain/user-settings.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { renderDescription } from './channels.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';

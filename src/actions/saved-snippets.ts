@@ -3,7 +3,7 @@
 import type { App } from '../app.ts';
 import { committedWrite, transactionId } from '../db/commits.ts';
 import type { User } from '../db/generated/client.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../errors.ts';
 import { formatSnippet } from '../queries/drafts.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 

@@ -9,7 +9,7 @@ import { CHANNEL_PERMISSION_DEFAULTS, MAX_CHANNEL_DESCRIPTION_LENGTH } from '../
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { inheritedNotificationSettings } from '../domain/user-settings.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import {
   CHANNEL_PERMISSIONS, accessRules, canAdministerChannel, channelPermission, channelStats, formatChannel, metadataUserIds, subscribedChannelIds, subscriberIds,
 } from '../queries/channels.ts';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { bareContentType, guessContentType } from '../domain/mime-types.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import type { UploadedFile } from '../http/route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { attachmentDict, uploadFilePath } from '../queries/uploads.ts';

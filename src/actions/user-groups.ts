@@ -10,7 +10,7 @@ import { Role } from '../domain/roles.ts';
 import {
   INVALID_USER_GROUP_NAME_PREFIXES, MAX_USER_GROUP_NAME_LENGTH, USER_GROUP_PERMISSION_RULES, USER_GROUP_PERMISSIONS, type UserGroupPermission,
 } from '../domain/user-groups.ts';
-import { ApiError, badRequest } from '../http/errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
 import { channelPermission } from '../queries/channels.ts';
 import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
 import { activeUsers, apiSettingValue, formatGroup, groupPermission, recursiveSubgroupIds } from '../queries/user-groups.ts';

@@ -7,7 +7,7 @@ import { requireRole } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { ROLES, Role, SYSTEM_GROUPS } from '../domain/roles.ts';
 import { userSettingsSchema } from '../domain/realm-settings.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import { transactionId } from '../db/commits.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { unknownUser, whoCanAccess } from '../queries/user-access.ts';

@@ -1,6 +1,6 @@
 // POST /fetch_api_key: password login for API clients, with Zulip's failed-login rate limit.
 import { verifyPassword } from '../auth/passwords.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import { str } from '../http/params.ts';
 import { publicRoute } from '../http/route.ts';
 import { apiEmail } from '../queries/users.ts';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { archiveChannel, updateChannel, type ChannelUpdate } from '../actions/channels.ts';
 import { TOPICS_POLICIES, MAX_CHANNEL_DESCRIPTION_LENGTH, type ChannelPermission } from '../domain/channel-settings.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, groupSettingValueSchema } from '../domain/realm-settings.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import { bool, choice, json, pathId as numericPathId, str } from '../http/params.ts';
 import { userRoute } from '../http/route.ts';
 import { CHANNEL_PERMISSIONS, accessibleChannel, channelByName, channelAccess, channelDict, channelTopics, listChannels, subscriberIds } from '../queries/channels.ts';

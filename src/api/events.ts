@@ -7,7 +7,7 @@ import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.t
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
-import { ApiError, badRequest, missingArgument, notLoggedIn } from '../http/errors.ts';
+import { ApiError, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
 import { JsonFields, optionalUserRoute, userRoute } from '../http/route.ts';
 import { currentSnapshot } from '../db/commits.ts';

@@ -1,6 +1,6 @@
 // Read state: POST /messages/flags, /messages/flags/narrow, and the deprecated /mark_*_as_read.
 import { markAllAsRead, markChannelAsRead, updateFlags } from '../actions/flags.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import { bool, int, intList, json, str } from '../http/params.ts';
 import { userRoute } from '../http/route.ts';
 import { accessibleChannel } from '../queries/channels.ts';

@@ -1,7 +1,7 @@
 // Messages: POST /messages, GET /messages, GET /messages/{id}, GET /messages/{id}/history.
 import { z } from 'zod';
 import { sendMessage, type Addressee } from '../actions/messages.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import { bool, intList, json, str } from '../http/params.ts';
 import { userRoute } from '../http/route.ts';
 import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages, messageHistory, presentMessages, type RangeQuery } from '../queries/messages.ts';

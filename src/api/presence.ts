@@ -2,7 +2,7 @@
 // and GET /users/{user_id_or_email}/presence (spec 4.20).
 import { z } from 'zod';
 import { updatePresence, type PresenceStatus } from '../actions/presence.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import { bool, json, str } from '../http/params.ts';
 import { userRoute } from '../http/route.ts';
 import { realmPresence, userPresence } from '../queries/presence.ts';

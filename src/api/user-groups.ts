@@ -5,7 +5,7 @@ import {
 } from '../actions/user-groups.ts';
 import { groupSettingChangeSchema, groupSettingValueSchema } from '../domain/realm-settings.ts';
 import { USER_GROUP_PERMISSIONS, type UserGroupPermission } from '../domain/user-groups.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import { bool, type Field, intList, json, str } from '../http/params.ts';
 import { userRoute } from '../http/route.ts';
 import { activeUsers, directSubgroupIds, groupMemberIds, listGroups, readableGroup, recursiveSubgroupIds } from '../queries/user-groups.ts';

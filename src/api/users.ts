@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { deactivateUser, reactivateUser, updateUser } from '../actions/user-admin.ts';
 import { createUser } from '../actions/users.ts';
 import { ROLES } from '../domain/roles.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import { bool, json, str } from '../http/params.ts';
 import { userRoute } from '../http/route.ts';
 import { accessibleUserIds, canAccessUser } from '../queries/user-access.ts';

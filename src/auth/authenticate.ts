@@ -1,7 +1,7 @@
 // Resolves HTTP Basic credentials to a user. Users are cached by (realm, email) so GET /events and
 // other hot requests authenticate without a query; actions that change a user call `forget`.
 import type { PrismaClient, User } from '../db/generated/client.ts';
-import { unauthorized } from '../http/errors.ts';
+import { unauthorized } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { API_KEY_PATTERN, apiKeysEqual, generateApiKey } from './api-keys.ts';
 

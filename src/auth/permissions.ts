@@ -2,7 +2,7 @@
 // channel and group permission of the API is a group-setting value, so every check comes here.
 import type { GroupSettingValue, RealmPermission } from '../domain/realm-settings.ts';
 import { Role, systemGroupContains } from '../domain/roles.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import type { GroupInfo, RealmDirectory, RealmInfo } from '../queries/realms.ts';
 
 export interface PermissionSubject {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { App } from '../app.ts';
 import { createRealm, createUser } from '../actions/users.ts';
 import { ROLES } from '../domain/roles.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 
 export const USAGE = `Usage:
   npm start                                   start the server (HOST, PORT, DATA_DIR, DATABASE_URL, ...)

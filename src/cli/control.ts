@@ -11,7 +11,7 @@ import type { App } from '../app.ts';
 import { apiKeysEqual, generateApiKey } from '../auth/api-keys.ts';
 import type { Config } from '../config.ts';
 import { isAlive } from '../db/client.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import { statusLine } from '../http/server.ts';
 import { log } from '../log.ts';
 import { adminCommandSchema, runAdminCommand, type AdminCommand } from './commands.ts';

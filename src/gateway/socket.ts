@@ -9,7 +9,7 @@ import { QueueError } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import { parseBasicAuth } from '../auth/api-keys.ts';
 import { badQueueId } from '../api/events.ts';
-import { ApiError, badRequest, invalidSubdomain, unauthorized } from '../http/errors.ts';
+import { ApiError, badRequest, invalidSubdomain, unauthorized } from '../errors.ts';
 import { statusLine } from '../http/server.ts';
 import { log } from '../log.ts';
 

@@ -2,7 +2,7 @@
 // JSON-encoded ("true", "42", '["a"]'). Each endpoint declares its fields; this module decodes,
 // validates with zod, and reports errors in Zulip's words.
 import { z } from 'zod';
-import { ApiError, invalidArgument, missingArgument } from './errors.ts';
+import { ApiError, invalidArgument, missingArgument } from '../errors.ts';
 
 /**
  * Decodes the usual well-formed value of a plain field without zod, or returns undefined for

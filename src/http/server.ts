@@ -8,7 +8,7 @@ import type { App } from '../app.ts';
 import { parseBasicAuth } from '../auth/api-keys.ts';
 import { log } from '../log.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { ApiError, invalidSubdomain, notLoggedIn, unauthorized } from './errors.ts';
+import { ApiError, invalidSubdomain, notLoggedIn, unauthorized } from '../errors.ts';
 import { parseJsonBody, parseParams, parseUrlEncoded, type RawParams } from './params.ts';
 import type { RateDecision } from './rate-limit.ts';
 import { JsonFields, RawResponse, type HandlerResult, type Route, type UploadedFile } from './route.ts';

@@ -6,7 +6,7 @@ import { CHANNEL_PERMISSION_DEFAULTS, type ChannelPermission } from '../domain/c
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { isInGroupSetting, type PermissionSubject } from '../auth/permissions.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import type { GroupInfo, RealmInfo } from './realms.ts';
 
 export const CHANNEL_PERMISSIONS = Object.keys(CHANNEL_PERMISSION_DEFAULTS) as ChannelPermission[];

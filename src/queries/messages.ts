@@ -6,7 +6,7 @@ import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { FLAG_BITS, HISTORICAL_FLAGS, flagList } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import { channelAccess, subscriberIds } from './channels.ts';
 import { compileNarrow, narrowSource, type NarrowTerm } from './narrow.ts';
 import type { RealmInfo } from './realms.ts';

@@ -7,7 +7,7 @@ import type { User } from '../db/generated/client.ts';
 import { FLAG_BITS } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import { channelAccess, channelByName } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
 import { userByEmail } from './users.ts';

@@ -3,7 +3,7 @@
 // timestamps), and one user's presence for GET /users/{user_id_or_email}/presence.
 import type { App } from '../app.ts';
 import type { Presence, User } from '../db/generated/client.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
 import { apiEmail, userByEmail, userById } from './users.ts';
 

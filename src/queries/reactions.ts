@@ -2,7 +2,7 @@
 // (Zulip's zerver/lib/emoji.py get_emoji_data and check_emoji_request).
 import type { App } from '../app.ts';
 import { emojiCodeByName, isValidEmojiCode } from '../emoji/index.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
 
 /**

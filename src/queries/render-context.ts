@@ -2,7 +2,7 @@
 // renderer is synchronous, so the names the content mentions are read first and only those rows
 // are loaded: a render costs a few small queries whatever the size of the organization.
 import type { App } from '../app.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import { MarkdownRenderingError, renderMarkdown, type MarkdownContext, type MentionUser, type RenderResult } from '../markdown/index.ts';
 import { MENTIONS_RE, STREAM_LINK_SOURCE, USER_GROUP_MENTIONS_RE } from '../markdown/mention-syntax.ts';
 import { compiledLinkifiers } from './linkifiers.ts';

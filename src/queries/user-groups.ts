@@ -5,7 +5,7 @@ import { isInGroupSetting, type PermissionSubject } from '../auth/permissions.ts
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { SYSTEM_SUBGROUP, type SystemGroupName, systemGroupDirectlyContains } from '../domain/roles.ts';
 import { USER_GROUP_PERMISSION_DEFAULTS, USER_GROUP_PERMISSIONS, type UserGroupPermission } from '../domain/user-groups.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import type { GroupInfo, RealmInfo } from './realms.ts';
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);

@@ -4,7 +4,7 @@ import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { EMAIL_VISIBILITY, userSettingsSchema } from '../domain/realm-settings.ts';
 import { Role, roleFlags } from '../domain/roles.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
 
 export interface Viewer {

@@ -1,5 +1,6 @@
-// The one error type of the API. Handlers throw it; the router turns it into Zulip's envelope
-// (`result`, `msg`, `code` and any extra keys) with the status the reference gives.
+// The one error type of the API, below every layer: actions, queries and auth throw it without
+// reaching into the transport; the router turns it into Zulip's envelope (`result`, `msg`, `code`
+// and any extra keys) with the status the reference gives.
 
 export class ApiError extends Error {
   constructor(
