@@ -14,6 +14,8 @@ export const CHANNEL_PERMISSION_DEFAULTS = {
   can_create_topic_group: 'role:everyone',
 } as const;
 export type ChannelPermission = keyof typeof CHANNEL_PERMISSION_DEFAULTS;
+/** Settings that grant metadata access can never include guests, so role:everyone is refused. */
+export const CHANNEL_SETTINGS_WITHOUT_EVERYONE: ReadonlySet<ChannelPermission> = new Set(['can_add_subscribers_group', 'can_administer_channel_group', 'can_subscribe_group']);
 
 export const TOPICS_POLICIES = ['inherit', 'allow_empty_topic', 'disable_empty_topic', 'empty_topic_only'] as const;
 
