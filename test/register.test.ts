@@ -101,6 +101,8 @@ const ADDED: Record<string, [string, number, string]> = {
   realm_default_avatar_source: ['realm', 456, 'string'],
   realm_uuid: ['realm', 466, 'string'],
   devices: ['device', 468, 'object'], // replaced push_devices (406)
+  realm_media_preview_size: ['realm', 469, 'integer'],
+  realm_workplace_users_group: ['realm', 477, 'group'],
 };
 /** Ours beyond Zulip's list: the queue's idle timeout (spec 2.7). */
 const EXTRA = new Set(['idle_queue_timeout_secs']);

@@ -108,6 +108,10 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
     realm_avatar_changes_disabled: s.avatar_changes_disabled,
     realm_default_avatar_source: 'G',
     realm_require_unique_names: s.require_unique_names,
+    // Zulip's defaults for settings this server does not offer to change: thumbnails at 100%
+    // height, and billing that counts every member as a workplace user.
+    realm_media_preview_size: 100,
+    realm_workplace_users_group: realm.systemGroups['role:members'],
     realm_jitsi_server_url: s.jitsi_server_url,
     jitsi_server_url: s.jitsi_server_url ?? SERVER_JITSI_URL,
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
