@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeChannel, send } from './messages-helpers.ts';
+import { makeChannel, send, setRealmSettings } from './messages-helpers.ts';
 import { newRealm, type TestUser } from './helpers/server.ts';
 
 interface DocumentedKey {
@@ -267,6 +267,31 @@ test('mark_topic_as_read: realm_empty_topic_display_name means the empty topic',
   const unread = (await register(realm.owner, { fetch_event_types: ['message', 'update_message_flags'] })).unread_msgs;
   assert.ok(!unread.streams.some((s: { unread_message_ids: number[] }) => s.unread_message_ids.includes(id)), 'the empty topic was marked read');
   assert.is(unread.count, 1);
+});
+
+test('spectators get every key too: the web-public channels, the people, and empty personal data', async () => {
+  const realm = await newRealm();
+  await setRealmSettings(realm, { enable_spectator_access: true });
+  const bob = await realm.addUser({ name: 'Bob' });
+  const open = await makeChannel(realm, 'Open', [bob]);
+  await makeChannel(realm, 'Members', [bob]);
+  await realm.server.app.prisma.channel.update({ where: { id: open }, data: { isWebPublic: true } });
+  await send(bob, open, 'hello', 'hi');
+  const r = await realm.anonymous.post('/register', { client_gravatar: false });
+  assert.is(r.status, 200, r.text);
+  const body = r.body as Record<string, any>;
+  // A spectator has no queue, so no presence position to resume from.
+  const expected = expectedKeys();
+  expected.delete('presence_last_update_id');
+  assert.equal(sorted(Object.keys(body)).filter((k) => !expected.has(k)), [], 'keys Zulip does not send');
+  assert.equal(sorted(expected.keys()).filter((k) => !(k in body)), [], 'keys missing');
+  assert.equal(typeErrors(body, expected), []);
+  assert.equal([body.queue_id, body.user_id, body.full_name, body.is_guest, body.realm_presence_disabled], [null, 0, 'Anonymous User', true, true]);
+  assert.equal(body.subscriptions.map((s: Record<string, unknown>) => [s.name, s.is_web_public, s.is_muted]), [['Open', true, false]]);
+  assert.equal(body.streams.map((s: Record<string, unknown>) => s.name), ['Open']);
+  assert.ok(body.realm_users.some((u: Record<string, unknown>) => u.user_id === bob.id && u.full_name === 'Bob'));
+  assert.equal(body.unread_msgs, { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false });
+  assert.equal([body.drafts, body.starred_messages, body.muted_topics, body.realm_bots], [[], [], [], []]);
 });
 
 test.run();

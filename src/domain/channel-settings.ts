@@ -24,3 +24,9 @@ export const MAX_CHANNEL_NAME_LENGTH = 60;
 export const MAX_CHANNEL_DESCRIPTION_LENGTH = 1024;
 export const MAX_TOPIC_LENGTH = 60;
 export const MAX_MESSAGE_LENGTH = 10000;
+
+/** Zulip's palette for new subscriptions, in the order colors are handed out. */
+export const SUBSCRIPTION_COLORS = [
+  '#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5',
+  '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063', '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462',
+] as const;

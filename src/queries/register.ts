@@ -4,12 +4,13 @@ import { createHash } from 'node:crypto';
 import { hasCapability, type QueueOptions } from '../../actors/queue-options.ts';
 import type { App } from '../app.ts';
 import { isInGroupSetting } from '../auth/permissions.ts';
-import type { User } from '../db/generated/client.ts';
+import type { ChannelFolder, User } from '../db/generated/client.ts';
 import { FLAG_BITS } from '../domain/message-flags.ts';
-import { EMPTY_TOPIC_DISPLAY_NAME, type RealmPermission, userSettingsSchema } from '../domain/realm-settings.ts';
+import { EMAIL_VISIBILITY, EMPTY_TOPIC_DISPLAY_NAME, type RealmPermission, userSettingsSchema } from '../domain/realm-settings.ts';
 import { Role, roleFlags, type SystemGroupName } from '../domain/roles.ts';
 import { EMOJISET_CHOICES, INTERNAL_USER_SETTINGS, NOTIFICATION_SOUNDS } from '../domain/user-settings.ts';
-import { listChannels } from './channels.ts';
+import { SUBSCRIPTION_COLORS } from '../domain/channel-settings.ts';
+import { channelStats, formatChannel, listChannels } from './channels.ts';
 import { formatDraft, formatSnippet } from './drafts.ts';
 import { realmPresence } from './presence.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
@@ -326,39 +327,53 @@ const EMPTY_STATE: Record<string, State> = {
   device: { devices: {} },
 };
 
+type Wants = (type: string) => boolean;
+/** Adds a section when its event type is wanted. */
+type Query = (type: string, read: () => State | Promise<State>) => void;
+
 /** What the user may learn at register time, for every event type in fetch_event_types (all when null). */
 export async function fetchInitialState(app: App, realm: RealmInfo, user: User | null, o: SnapshotOptions): Promise<State> {
-  const wants = (type: string) => o.fetchEventTypes === null || o.fetchEventTypes.includes(type);
-  const state: State = {};
-  if (wants('realm')) Object.assign(state, realmSection(app, realm, user));
-  if (!user) return state;
-  const id = user.id;
+  const wants: Wants = (type) => o.fetchEventTypes === null || o.fetchEventTypes.includes(type);
   const sections: Promise<State>[] = [];
-  const query = (type: string, read: () => Promise<State>) => {
-    if (wants(type)) sections.push(read());
+  const query: Query = (type, read) => {
+    if (wants(type)) sections.push(Promise.resolve().then(read));
   };
-  for (const [type, empty] of Object.entries(EMPTY_STATE)) if (wants(type)) Object.assign(state, structuredClone(empty));
+  query('realm', () => realmSection(app, realm, user));
+  for (const [type, empty] of Object.entries(EMPTY_STATE)) query(type, () => structuredClone(empty));
+  query('realm_user_groups', () => groupsSection(app, realm, o));
+  query('realm_user_settings_defaults', () => ({ realm_user_settings_defaults: settingsObject({}, realm.settings.default_email_address_visibility) }));
+  query('realm_linkifiers', () => linkifierSection(app, realm, o));
+  query('realm_emoji', () => realmEmojiSection(app, realm));
+  if (user) userSections(app, realm, user, o, wants, query);
+  else spectatorSections(app, realm, o, wants, query);
+  return Object.assign({}, ...(await Promise.all(sections)));
+}
+
+/** Unread counts stay current only through both message and flag events, so only both ask for them. */
+const wantsUnreads = (wants: Wants) => wants('message') && wants('update_message_flags');
+/** The pre-user_topic format goes to clients that do not ask for user_topic instead. */
+const wantsMutedTopics = (wants: Wants, o: SnapshotOptions) => wants('muted_topics') && (o.fetchEventTypes === null || !wants('user_topic'));
+
+function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions, wants: Wants, query: Query): void {
+  const id = user.id;
   query('realm_user', () => realmUserSection(app, realm, user, o));
   query('subscription', () => subscriptionSection(app, realm, user, o));
   query('message', async () => {
     const newest = await app.prisma.userMessage.findFirst({ where: { userId: id }, orderBy: { messageId: 'desc' }, select: { messageId: true } });
     return { max_message_id: newest?.messageId ?? -1 };
   });
-  // Unread counts stay current only through both message and flag events, so only both ask for them.
-  if (wants('message') && wants('update_message_flags')) sections.push(unreadSection(app, user));
+  if (wantsUnreads(wants)) query('message', () => unreadSection(app, user));
   query('starred_messages', () => starredMessages(app, user));
   query('recent_private_conversations', () => recentConversations(app, user));
   query('presence', () => presenceSection(app, realm, o));
-  query('realm_user_groups', () => groupsSection(app, realm, o));
-  if (wants('user_settings')) state.user_settings = { ...settingsObject(user.settings, emailVisibility(user, realm)), timezone: user.timezone };
-  if (wants('realm_user_settings_defaults')) state.realm_user_settings_defaults = settingsObject({}, realm.settings.default_email_address_visibility);
-  if (wants('stream') && o.includeStreams) {
-    sections.push(
-      listChannels(app, realm, user, {
+  query('user_settings', () => ({ user_settings: { ...settingsObject(user.settings, emailVisibility(user, realm)), timezone: user.timezone } }));
+  if (o.includeStreams) {
+    query('stream', async () => ({
+      streams: await listChannels(app, realm, user, {
         includePublic: false, includeWebPublic: false, includeSubscribed: false, excludeArchived: !hasCapability(o.queue, 'archived_channels'),
         includeAll: true, includeDefault: false, includeOwnerSubscribed: false, includeCanAccessContent: false,
-      }).then((streams) => ({ streams })),
-    );
+      }),
+    }));
   }
   query('drafts', async () => ({
     drafts: (await app.prisma.draft.findMany({ where: { userId: id }, orderBy: { lastEditTime: 'desc' }, take: 1000 })).map(formatDraft),
@@ -372,10 +387,7 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
     })),
   }));
   query('channel_folders', async () => ({
-    channel_folders: (await app.prisma.channelFolder.findMany({ where: { realmId: realm.id }, orderBy: [{ order: 'asc' }, { id: 'asc' }] })).map((f) => ({
-      id: f.id, name: f.name, description: f.description, rendered_description: f.renderedDescription, order: f.order,
-      date_created: seconds(f.dateCreated), creator_id: f.creatorId, is_archived: f.isArchived,
-    })),
+    channel_folders: (await app.prisma.channelFolder.findMany({ where: { realmId: realm.id }, orderBy: [{ order: 'asc' }, { id: 'asc' }] })).map(formatFolder),
   }));
   query('custom_profile_fields', async () => ({
     custom_profile_fields: (await app.prisma.customProfileField.findMany({ where: { realmId: realm.id }, orderBy: { order: 'asc' } })).map((f) => ({
@@ -389,14 +401,76 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
       stream_id: t.channelId, topic_name: t.topic, last_updated: seconds(t.lastUpdated), visibility_policy: t.visibility,
     })),
   }));
-  // The pre-user_topic format, for clients that do not ask for user_topic instead.
-  if (wants('muted_topics') && (o.fetchEventTypes === null || !wants('user_topic'))) sections.push(mutedTopics(app, user));
+  if (wantsMutedTopics(wants, o)) query('muted_topics', () => mutedTopics(app, user));
   query('realm_bot', () => ownedBots(app, realm, user));
-  query('realm_linkifiers', () => linkifierSection(app, realm, o));
-  query('realm_emoji', () => realmEmojiSection(app, realm));
-  for (const s of await Promise.all(sections)) Object.assign(state, s);
-  return state;
 }
+
+const formatFolder = (f: ChannelFolder) => ({
+  id: f.id, name: f.name, description: f.description, rendered_description: f.renderedDescription, order: f.order,
+  date_created: seconds(f.dateCreated), creator_id: f.creatorId, is_archived: f.isArchived,
+});
+
+/** Who a spectator is in the state: an anonymous guest with id 0, as in Zulip. */
+const SPECTATOR_EMAIL = 'username@example.com';
+
+/**
+ * A logged-out visitor of a web-public organization: the web-public channels and the people and
+ * organization data needed to read them; everything personal is empty.
+ */
+function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants: Wants, query: Query): void {
+  const webPublic = () => app.prisma.channel.findMany({ where: { realmId: realm.id, isWebPublic: true, inviteOnly: false, isArchived: false }, orderBy: { name: 'asc' } });
+  const formatted = async () => {
+    const channels = await webPublic();
+    const stats = await channelStats(app, channels.map((c) => c.id));
+    return channels.map((c) => formatChannel(realm, c, stats.get(c.id)!));
+  };
+  query('realm_user', async () => {
+    const users = await app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
+    const entries = users.map((u) => formatUser(app, realm, u, null, { clientGravatar: false }));
+    const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e);
+    const avatar = avatarUrl({ deliveryEmail: SPECTATOR_EMAIL, avatarVersion: 1 });
+    return {
+      realm_users: withActive(true), realm_non_active_users: withActive(false), cross_realm_bots: [],
+      user_id: 0, email: SPECTATOR_EMAIL, delivery_email: SPECTATOR_EMAIL, full_name: 'Anonymous User',
+      avatar_source: 'G', avatar_url: avatar, avatar_url_medium: avatar,
+      ...roleFlags(Role.GUEST), is_moderator: false,
+      can_create_public_streams: false, can_create_private_streams: false, can_create_web_public_streams: false, can_create_streams: false,
+      can_invite_others_to_realm: false,
+    };
+  });
+  // Each web-public channel as a fresh subscription would look.
+  query('subscription', async () => ({
+    subscriptions: (await formatted()).map((c, i) => ({
+      ...c, color: SUBSCRIPTION_COLORS[i % SUBSCRIPTION_COLORS.length], is_muted: false, in_home_view: true, pin_to_top: false,
+      desktop_notifications: true, audible_notifications: true, push_notifications: true, email_notifications: true, wildcard_mentions_notify: true,
+    })),
+    unsubscribed: [],
+    never_subscribed: [],
+  }));
+  if (o.includeStreams) query('stream', async () => ({ streams: await formatted() }));
+  query('channel_folders', async () => {
+    const folderIds = (await webPublic()).map((c) => c.folderId).filter((id) => id !== null);
+    const folders = await app.prisma.channelFolder.findMany({ where: { id: { in: folderIds } }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
+    return { channel_folders: folders.map(formatFolder) };
+  });
+  query('message', () => ({ max_message_id: -1 }));
+  if (wantsUnreads(wants)) {
+    query('message', () => ({ unread_msgs: { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false } }));
+  }
+  query('presence', () => ({ presences: {}, server_timestamp: Date.now() / 1000 }));
+  query('user_settings', () => ({
+    user_settings: { ...settingsObject({ default_language: realm.settings.default_language, web_home_view: 'recent_topics' }, EMAIL_VISIBILITY.EVERYONE), timezone: '' },
+  }));
+  query('custom_profile_fields', () => ({ custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }));
+  if (wantsMutedTopics(wants, o)) query('muted_topics', () => ({ muted_topics: [] }));
+  for (const [type, key] of NOTHING_FOR_SPECTATORS) query(type, () => ({ [key]: [] }));
+}
+
+/** Personal lists a spectator has none of: [event type, key]. */
+const NOTHING_FOR_SPECTATORS: [string, string][] = [
+  ['drafts', 'drafts'], ['saved_snippets', 'saved_snippets'], ['navigation_views', 'navigation_views'], ['starred_messages', 'starred_messages'],
+  ['recent_private_conversations', 'recent_private_conversations'], ['user_topic', 'user_topics'], ['realm_bot', 'realm_bots'],
+];
 
 async function starredMessages(app: App, user: User): Promise<State> {
   const rows = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
