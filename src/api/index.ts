@@ -1,6 +1,7 @@
 // Every route of the API, one module per resource.
 import type { Route } from '../http/route.ts';
 import { routes as auth } from './auth.ts';
+import { routes as botStorage } from './bot-storage.ts';
 import { routes as channels } from './channels.ts';
 import { routes as drafts } from './drafts.ts';
 import { routes as events } from './events.ts';
@@ -22,4 +23,4 @@ import { routes as uploads } from './uploads.ts';
 import { routes as userGroups } from './user-groups.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...realmEmoji, ...render, ...drafts, ...savedSnippets, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...realmEmoji, ...render, ...drafts, ...savedSnippets, ...botStorage, ...settings, ...events];
