@@ -31,6 +31,20 @@ test('POST /users/me/api_key/regenerate: a new key; the old one is refused at on
   assert.is(login.body.api_key, r.body.api_key, 'a password login hands out the new key');
 });
 
+test('requests with the old key racing the regeneration leave nothing cached: the old key is refused after it', async () => {
+  const realm = await newRealm();
+  const ann = await realm.addUser();
+  let oldKey = ann.apiKey;
+  for (let round = 0; round < 5; round++) {
+    const racing = Array.from({ length: 20 }, () => ann.client.withCredentials(ann.email, oldKey).get('/users/me'));
+    const r = await ann.client.withCredentials(ann.email, oldKey).post('/users/me/api_key/regenerate');
+    assert.is(r.status, 200, r.text);
+    await Promise.all(racing);
+    await assertKeyWorks(ann, oldKey, false);
+    oldKey = r.body.api_key;
+  }
+});
+
 test('POST /bots/{id}/api_key/regenerate: owner or administrator; realm_bot update to them', async () => {
   const realm = await newRealm();
   const owner = await realm.addUser();
