@@ -21,6 +21,7 @@ import { routes as subscriptions } from './subscriptions.ts';
 import { routes as typing } from './typing.ts';
 import { routes as uploads } from './uploads.ts';
 import { routes as userGroups } from './user-groups.ts';
+import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...realmEmoji, ...render, ...drafts, ...savedSnippets, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...drafts, ...savedSnippets, ...botStorage, ...settings, ...events];

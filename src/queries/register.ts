@@ -13,6 +13,7 @@ import { EMOJISET_CHOICES, INTERNAL_USER_SETTINGS, NOTIFICATION_SOUNDS } from '.
 import { listChannels } from './channels.ts';
 import { formatDraft, formatSnippet } from './drafts.ts';
 import { realmPresence } from './presence.ts';
+import { realmUserStatuses } from './user-status.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
@@ -375,6 +376,7 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   }
   if (wants('realm_linkifiers')) sections.push(linkifierSection(app, realm, o));
   if (wants('realm_emoji')) sections.push(realmEmojiSection(app, realm));
+  if (wants('user_status')) sections.push(realmUserStatuses(app, realm, user).then((user_status) => ({ user_status })));
   for (const s of await Promise.all(sections)) Object.assign(state, s);
   if (wants('realm_filters')) state.realm_filters = [];
   if (wants('realm_playgrounds')) state.realm_playgrounds = [];
@@ -382,7 +384,6 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   if (wants('default_stream_groups')) state.default_stream_groups = [];
   if (wants('muted_users')) state.muted_users = [];
   if (wants('alert_words')) state.alert_words = [];
-  if (wants('user_status')) state.user_status = {};
   if (wants('scheduled_messages')) state.scheduled_messages = [];
   if (wants('reminders')) state.reminders = [];
   if (wants('onboarding_steps')) state.onboarding_steps = [];
