@@ -9,6 +9,7 @@ import { routes as flags } from './flags.ts';
 import { routes as linkifiers } from './linkifiers.ts';
 import { routes as messages } from './messages.ts';
 import { routes as messageEdits } from './messages-edit.ts';
+import { routes as navigationViews } from './navigation-views.ts';
 import { routes as presence } from './presence.ts';
 import { routes as reactions } from './reactions.ts';
 import { routes as realmSettings } from './realm.ts';
@@ -24,4 +25,4 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...drafts, ...savedSnippets, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];

@@ -64,6 +64,9 @@ function describeFailure(name: string, issue: z.core.$ZodIssue | undefined): str
   if (issue?.code === 'too_big' && issue.path.length === 0 && (issue as { origin?: string }).origin === 'string') {
     return `${name} is too long (limit: ${(issue as { maximum: number }).maximum} characters)`;
   }
+  if (issue?.code === 'too_small' && issue.path.length === 0 && (issue as { origin?: string }).origin === 'string') {
+    return (issue as { minimum: number }).minimum === 1 ? `${name} cannot be blank` : `${name} is too short.`;
+  }
   if (issue && issue.message && !issue.message.startsWith('Invalid') && !issue.message.startsWith('Too')) return issue.message;
   return `Invalid ${name}`;
 }

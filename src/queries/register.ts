@@ -14,6 +14,7 @@ import { listChannels } from './channels.ts';
 import { formatDraft, formatSnippet } from './drafts.ts';
 import { realmPresence } from './presence.ts';
 import { realmUserStatuses } from './user-status.ts';
+import { navigationViews } from './navigation-views.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
@@ -342,9 +343,7 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   }
   if (wants('navigation_views')) {
     sections.push(
-      app.prisma.navigationView.findMany({ where: { userId: id }, orderBy: { id: 'asc' } }).then((rows) => ({
-        navigation_views: rows.map((v) => ({ fragment: v.fragment, is_pinned: v.isPinned, ...(v.name !== null ? { name: v.name } : {}) })),
-      })),
+      navigationViews(app, id).then((navigation_views) => ({ navigation_views })),
     );
   }
   if (wants('channel_folders')) {
