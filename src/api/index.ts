@@ -2,6 +2,7 @@
 import type { Route } from '../http/route.ts';
 import { routes as auth } from './auth.ts';
 import { routes as botStorage } from './bot-storage.ts';
+import { routes as channelFolders } from './channel-folders.ts';
 import { routes as channels } from './channels.ts';
 import { routes as drafts } from './drafts.ts';
 import { routes as events } from './events.ts';
@@ -25,4 +26,4 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];

@@ -15,6 +15,7 @@ import { formatDraft, formatSnippet } from './drafts.ts';
 import { realmPresence } from './presence.ts';
 import { realmUserStatuses } from './user-status.ts';
 import { navigationViews } from './navigation-views.ts';
+import { channelFolders, MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from './channel-folders.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
@@ -44,8 +45,8 @@ function serverLimits(app: App): State {
     max_topic_length: MAX_TOPIC_LENGTH,
     max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
     max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
-    max_channel_folder_name_length: 100,
-    max_channel_folder_description_length: 1024,
+    max_channel_folder_name_length: MAX_CHANNEL_FOLDER_NAME_LENGTH,
+    max_channel_folder_description_length: MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
     max_bulk_new_subscription_messages: 100,
     max_reminder_note_length: 1000,
     max_file_upload_size_mib: Math.floor(app.config.MAX_UPLOAD_BYTES / (1024 * 1024)),
@@ -348,12 +349,7 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   }
   if (wants('channel_folders')) {
     sections.push(
-      app.prisma.channelFolder.findMany({ where: { realmId: realm.id }, orderBy: [{ order: 'asc' }, { id: 'asc' }] }).then((rows) => ({
-        channel_folders: rows.map((f) => ({
-          id: f.id, name: f.name, description: f.description, rendered_description: f.renderedDescription, order: f.order,
-          date_created: seconds(f.dateCreated), creator_id: f.creatorId, is_archived: f.isArchived,
-        })),
-      })),
+      channelFolders(app, realm.id, true).then((channel_folders) => ({ channel_folders })),
     );
   }
   if (wants('custom_profile_fields')) {
