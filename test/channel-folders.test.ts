@@ -127,4 +127,21 @@ test('PATCH /channel_folders: every folder placed, reorder event', async () => {
   assert.equal(folders.map((f: { id: number; order: number }) => [f.id, f.order]), [[c, 0], [a, 1], [b, 2]]);
 });
 
+test('spectators see only the folders holding a web-public channel in use', async () => {
+  const realm = await newRealm();
+  const app = realm.server.app;
+  await app.prisma.realm.update({ where: { id: realm.id }, data: { settings: { enable_spectator_access: true } } });
+  await app.realms.reload(realm.id);
+  const [open, closed, empty] = [await create(realm, 'Open'), await create(realm, 'Closed'), await create(realm, 'Empty')];
+  await realm.owner.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'web' }, { name: 'members-only' }] });
+  const channel = (name: string) => app.prisma.channel.findFirstOrThrow({ where: { realmId: realm.id, name } });
+  await app.prisma.channel.update({ where: { id: (await channel('web')).id }, data: { folderId: open, isWebPublic: true } });
+  await app.prisma.channel.update({ where: { id: (await channel('members-only')).id }, data: { folderId: closed } });
+  const spectator = await realm.anonymous.post('/register', { client_gravatar: false, fetch_event_types: ['channel_folders'] });
+  assert.is(spectator.status, 200, spectator.text);
+  assert.equal(spectator.body.channel_folders.map((f: { id: number }) => f.id), [open]);
+  const member = (await realm.owner.client.post('/register', { fetch_event_types: ['channel_folders'] })).body;
+  assert.equal(member.channel_folders.map((f: { id: number }) => f.id), [open, closed, empty]);
+});
+
 test.run();

@@ -15,7 +15,7 @@ import { formatDraft, formatSnippet } from './drafts.ts';
 import { realmPresence } from './presence.ts';
 import { realmUserStatuses } from './user-status.ts';
 import { navigationViews } from './navigation-views.ts';
-import { channelFolders, MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from './channel-folders.ts';
+import { channelFolders, spectatorChannelFolders, MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from './channel-folders.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
@@ -305,7 +305,10 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   const wants = (type: string) => o.fetchEventTypes === null || o.fetchEventTypes.includes(type);
   const state: State = {};
   if (wants('realm')) Object.assign(state, realmSection(app, realm));
-  if (!user) return state;
+  if (!user) {
+    if (wants('channel_folders')) state.channel_folders = await spectatorChannelFolders(app, realm.id);
+    return state;
+  }
   const id = user.id;
   const sections: Promise<State>[] = [];
   if (wants('realm_user')) sections.push(realmUserSection(app, realm, user, o));
