@@ -21,8 +21,11 @@ export const unauthorized = (msg: string) =>
 
 export const notLoggedIn = () => unauthorized('Not logged in: API authentication or user session required');
 
-/** Zulip answers 404 only for a few resources (drafts, snippets, scheduled messages, emoji). */
-export const notFound = (msg: string) => new ApiError(msg, 'NOT_FOUND', 404);
+/**
+ * Zulip answers 404 only for a few resources (drafts, snippets, scheduled messages, emoji), and
+ * with the generic code: its ResourceNotFoundError has no code of its own.
+ */
+export const notFound = (msg: string) => new ApiError(msg, 'BAD_REQUEST', 404);
 
 /** No organization at the request's host (Zulip's InvalidSubdomainError). */
 export const invalidSubdomain = () => new ApiError('Invalid subdomain', 'NONEXISTENT_SUBDOMAIN', 404);

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { hasCapability, type QueueOptions } from '../../actors/queue-options.ts';
 import type { App } from '../app.ts';
 import { isInGroupSetting } from '../auth/permissions.ts';
-import type { ChannelFolder, User } from '../db/generated/client.ts';
+import type { User } from '../db/generated/client.ts';
 import { FLAG_BITS } from '../domain/message-flags.ts';
 import { EMAIL_VISIBILITY, EMPTY_TOPIC_DISPLAY_NAME, type RealmPermission, userSettingsSchema } from '../domain/realm-settings.ts';
 import { Role, roleFlags, type SystemGroupName } from '../domain/roles.ts';
@@ -13,6 +13,9 @@ import { SUBSCRIPTION_COLORS } from '../domain/channel-settings.ts';
 import { channelStats, formatChannel, listChannels } from './channels.ts';
 import { formatDraft, formatSnippet } from './drafts.ts';
 import { realmPresence } from './presence.ts';
+import { realmUserStatuses } from './user-status.ts';
+import { navigationViews } from './navigation-views.ts';
+import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
@@ -309,7 +312,6 @@ const EMPTY_STATE: Record<string, State> = {
   scheduled_messages: { scheduled_messages: [] },
   reminders: { reminders: [] },
   onboarding_steps: { onboarding_steps: [], navigation_tour_video_url: null },
-  user_status: { user_status: {} },
   realm_playgrounds: { realm_playgrounds: [] },
   // The deprecated linkifier format, always empty since feature level 176.
   realm_filters: { realm_filters: [] },
@@ -381,14 +383,9 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('saved_snippets', async () => ({
     saved_snippets: (await app.prisma.savedSnippet.findMany({ where: { userId: id }, orderBy: { id: 'asc' } })).map(formatSnippet),
   }));
-  query('navigation_views', async () => ({
-    navigation_views: (await app.prisma.navigationView.findMany({ where: { userId: id }, orderBy: { id: 'asc' } })).map((v) => ({
-      fragment: v.fragment, is_pinned: v.isPinned, ...(v.name !== null ? { name: v.name } : {}),
-    })),
-  }));
-  query('channel_folders', async () => ({
-    channel_folders: (await app.prisma.channelFolder.findMany({ where: { realmId: realm.id }, orderBy: [{ order: 'asc' }, { id: 'asc' }] })).map(formatFolder),
-  }));
+  query('navigation_views', async () => ({ navigation_views: await navigationViews(app, id) }));
+  query('channel_folders', async () => ({ channel_folders: await channelFolders(app, realm.id, true) }));
+  query('user_status', async () => ({ user_status: await realmUserStatuses(app, realm, user) }));
   query('custom_profile_fields', async () => ({
     custom_profile_fields: (await app.prisma.customProfileField.findMany({ where: { realmId: realm.id }, orderBy: { order: 'asc' } })).map((f) => ({
       id: f.id, name: f.name, type: f.fieldType, hint: f.hint, field_data: f.fieldData, order: f.order,
@@ -404,11 +401,6 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   if (wantsMutedTopics(wants, o)) query('muted_topics', () => mutedTopics(app, user));
   query('realm_bot', () => ownedBots(app, realm, user));
 }
-
-const formatFolder = (f: ChannelFolder) => ({
-  id: f.id, name: f.name, description: f.description, rendered_description: f.renderedDescription, order: f.order,
-  date_created: seconds(f.dateCreated), creator_id: f.creatorId, is_archived: f.isArchived,
-});
 
 /** Who a spectator is in the state: an anonymous guest with id 0, as in Zulip. */
 const SPECTATOR_EMAIL = 'username@example.com';
@@ -448,11 +440,7 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
     never_subscribed: [],
   }));
   if (o.includeStreams) query('stream', async () => ({ streams: await formatted() }));
-  query('channel_folders', async () => {
-    const folderIds = (await webPublic()).map((c) => c.folderId).filter((id) => id !== null);
-    const folders = await app.prisma.channelFolder.findMany({ where: { id: { in: folderIds } }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
-    return { channel_folders: folders.map(formatFolder) };
-  });
+  query('channel_folders', async () => ({ channel_folders: await spectatorChannelFolders(app, realm.id) }));
   query('message', () => ({ max_message_id: -1 }));
   if (wantsUnreads(wants)) {
     query('message', () => ({ unread_msgs: { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false } }));
@@ -463,6 +451,8 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
   }));
   query('custom_profile_fields', () => ({ custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }));
   if (wantsMutedTopics(wants, o)) query('muted_topics', () => ({ muted_topics: [] }));
+  // Statuses need an account to be seen.
+  query('user_status', () => ({ user_status: {} }));
   for (const [type, key] of NOTHING_FOR_SPECTATORS) query(type, () => ({ [key]: [] }));
 }
 

@@ -52,7 +52,7 @@ export interface TestRealm {
   host: string;
   owner: TestUser;
   anonymous: Client;
-  addUser(opts?: { name?: string; role?: number; bot?: boolean; email?: string }): Promise<TestUser>;
+  addUser(opts?: { name?: string; role?: number; bot?: boolean; botOwnerId?: number; email?: string }): Promise<TestUser>;
 }
 
 /** A fresh organization on `server` (the shared one by default) with its owner. */
@@ -80,7 +80,7 @@ export async function newRealm(server?: RunningServer): Promise<TestRealm> {
       const email = opts.email ?? `user${n}-${opts.role ?? 400}@${subdomain}.test`;
       const userPassword = `password-${n}`;
       const user = await createUser(srv.app, srv.app.realms.byId(realm.id)!, {
-        email, fullName: opts.name ?? `User ${n}`, role: opts.role, isBot: opts.bot, password: userPassword,
+        email, fullName: opts.name ?? `User ${n}`, role: opts.role, isBot: opts.bot, botOwnerId: opts.botOwnerId, password: userPassword,
       });
       return { id: user.id, email, apiKey: user.apiKey, password: userPassword, client: client(email, user.apiKey) };
     },
