@@ -50,7 +50,9 @@ async function startServerProcess(): Promise<ServerProcess> {
   while (!(match = /listening on http:\/\/localhost:(\d+)/.exec(output.stdout))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`server did not start:\n${output.stdout}\n${output.stderr}`);
+      const pgLog = path.join(dataDir, 'postgres.log');
+      const status = child.exitCode === null ? `no answer within ${START_TIMEOUT_MS / 1000} s` : `exit code ${child.exitCode}`;
+      throw new Error(`server did not start (${status}):\n${output.stdout}\n${output.stderr}\n${existsSync(pgLog) ? readFileSync(pgLog, 'utf8').slice(-2000) : ''}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
