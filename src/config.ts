@@ -1,7 +1,5 @@
 // Every setting of the server, read once from the environment and validated, so a typo in a
 // deployment fails at start instead of at the first request that needs the value.
-import { randomBytes } from 'node:crypto';
-import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -11,7 +9,7 @@ const seconds = z.coerce.number().positive();
 const configSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(9991),
-  /** Embedded database and uploads live here unless DATABASE_URL / UPLOADS_DIR say otherwise. */
+  /** Embedded PostgreSQL (DATA_DIR/postgres, its log DATA_DIR/postgres.log) and uploads live here unless DATABASE_URL / UPLOADS_DIR say otherwise. */
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().url().optional(),
   UPLOADS_DIR: z.string().optional(),
@@ -40,9 +38,6 @@ const LOOPBACK = new Set(['127.0.0.1', '0.0.0.0', '::1', '::']);
 
 export type Config = z.infer<typeof configSchema> & { externalHost: string; uploadsDir: string };
 
-/** An in-memory server keeps its uploads in a scratch directory of its own, removed when it stops. */
-export const inMemoryUploads = (c: { DATA_DIR: string; UPLOADS_DIR?: string }) => c.DATA_DIR.startsWith('memory://') && !c.UPLOADS_DIR;
-
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = configSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   if (!parsed.success) {
@@ -53,6 +48,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     ...c,
     externalHost: c.EXTERNAL_HOST ?? `${LOOPBACK.has(c.HOST) ? 'localhost' : c.HOST}:${c.PORT}`,
-    uploadsDir: c.UPLOADS_DIR ?? (inMemoryUploads(c) ? path.join(os.tmpdir(), `chat-uploads-${process.pid}-${randomBytes(6).toString('hex')}`) : `${c.DATA_DIR}/uploads`),
+    uploadsDir: c.UPLOADS_DIR ?? path.join(c.DATA_DIR, 'uploads'),
   };
 }

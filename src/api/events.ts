@@ -132,8 +132,8 @@ async function readConsistentState(app: App, realm: RealmInfo, user: User | null
       queue?.applySnapshot(snapshot);
       return state;
     },
-    // Prisma's 2 s / 5 s defaults are too short for a big organization's state, and on PGlite
-    // (one connection) registers and writes wait for each other.
+    // Prisma's 2 s / 5 s defaults are too short for a big organization's state, and under load a
+    // register waits for a free connection of the pool behind the writes.
     { isolationLevel: 'RepeatableRead', maxWait: 10_000, timeout: 30_000 },
   );
 }
