@@ -5,7 +5,8 @@ import { uploadFile } from '../actions/uploads.ts';
 import type { Attachment, User } from '../db/generated/client.ts';
 import { servesInline } from '../domain/mime-types.ts';
 import { badRequest, notLoggedIn } from '../errors.ts';
-import { RawResponse, optionalUserRoute, publicRoute, userRoute } from '../http/route.ts';
+import { RawResponse } from '../http/route.ts';
+import { optionalUserRoute, publicRoute, userRoute } from './route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl } from '../queries/uploads.ts';
 
