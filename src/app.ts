@@ -34,7 +34,7 @@ export async function createApp(config: Config): Promise<App> {
   try {
     const applied = await applyMigrations(db);
     if (applied.length) log.info('applied migrations', { applied });
-    const realms = new RealmDirectory(db.prisma, config.externalHost);
+    const realms = new RealmDirectory(db.prisma, config.externalHost, config.externalScheme);
     await realms.loadAll();
     const bus = new MemoryBus();
     return {

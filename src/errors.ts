@@ -36,4 +36,14 @@ export const missingArgument = (name: string) =>
 export const invalidArgument = (msg: string, name: string) =>
   new ApiError(msg, 'BAD_REQUEST', 400, { var_name: name });
 
+/**
+ * Zulip's RATE_LIMIT_HIT: the body keeps the exact seconds, the Retry-After header whole seconds
+ * rounded up (RFC 9110 allows only digits there, and a client retrying early would be refused again).
+ */
+export const rateLimitHit = (retryAfterSeconds: number, headers: Record<string, string> = {}) =>
+  new ApiError('API usage exceeded rate limit', 'RATE_LIMIT_HIT', 429, { 'retry-after': retryAfterSeconds }, {
+    ...headers,
+    'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
+  });
+
 export const notAllowed = (msg = 'Must be an organization administrator') => new ApiError(msg, 'UNAUTHORIZED_PRINCIPAL', 400);

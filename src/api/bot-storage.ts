@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { putBotStorage, removeBotStorage } from '../actions/bot-storage.ts';
 import { json } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { botStorage } from '../queries/bot-storage.ts';
 
 const keys = json(z.array(z.string())).default([]);

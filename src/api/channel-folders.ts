@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { createChannelFolder, reorderChannelFolders, updateChannelFolder } from '../actions/channel-folders.ts';
 import { badRequest } from '../errors.ts';
 import { bool, intList, pathId, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { channelFolders, MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from '../queries/channel-folders.ts';
 
 const name = () => str(z.string().max(MAX_CHANNEL_FOLDER_NAME_LENGTH));

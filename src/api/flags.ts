@@ -2,7 +2,7 @@
 import { markAllAsRead, markChannelAsRead, updateFlags } from '../actions/flags.ts';
 import { badRequest } from '../errors.ts';
 import { bool, int, intList, json, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { accessibleChannel } from '../queries/channels.ts';
 import { fetchRange } from '../queries/messages.ts';
 import { narrowSchema, normalizeTopicName } from '../queries/narrow.ts';

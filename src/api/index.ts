@@ -1,5 +1,5 @@
 // Every route of the API, one module per resource.
-import type { Route } from '../http/route.ts';
+import type { Route } from './route.ts';
 import { routes as auth } from './auth.ts';
 import { routes as botStorage } from './bot-storage.ts';
 import { routes as channelFolders } from './channel-folders.ts';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { addNavigationView, removeNavigationView, updateNavigationView } from '../actions/navigation-views.ts';
 import { bool, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { navigationViews } from '../queries/navigation-views.ts';
 
 const nonBlank = () => str(z.string().trim().min(1));

@@ -6,7 +6,8 @@ import type { Attachment, User } from '../db/generated/client.ts';
 import { servesInline } from '../domain/mime-types.ts';
 import { badRequest, notLoggedIn } from '../errors.ts';
 import { pathId } from '../http/params.ts';
-import { RawResponse, optionalUserRoute, publicRoute, userRoute } from '../http/route.ts';
+import { RawResponse } from '../http/route.ts';
+import { optionalUserRoute, publicRoute, userRoute } from './route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl, uploadSpaceUsed, userAttachments } from '../queries/uploads.ts';
 

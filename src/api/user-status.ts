@@ -4,7 +4,7 @@ import { accessUserForAdmin } from '../actions/user-admin.ts';
 import { MAX_STATUS_TEXT_LENGTH, updateUserStatus } from '../actions/user-status.ts';
 import { badRequest } from '../errors.ts';
 import { bool, pathId, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { accessUser } from '../queries/user-access.ts';
 import { userStatus } from '../queries/user-status.ts';
 

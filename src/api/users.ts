@@ -7,7 +7,7 @@ import { createUser } from '../actions/users.ts';
 import { ROLES } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { bool, json, pathId, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { accessibleUserIds, canAccessUser } from '../queries/user-access.ts';
 import { formatUser, maxMessageId, profileData, userByEmail, userById } from '../queries/users.ts';
 

@@ -12,7 +12,7 @@ import { apiKeysEqual, generateApiKey } from '../auth/api-keys.ts';
 import type { Config } from '../config.ts';
 import { isAlive } from '../db/embedded.ts';
 import { ApiError } from '../errors.ts';
-import { statusLine } from '../http/server.ts';
+import { statusLine } from '../http/exchange.ts';
 import { log } from '../log.ts';
 import { adminCommandSchema, runAdminCommand, type AdminCommand } from './commands.ts';
 
