@@ -4,7 +4,8 @@ import { sendMessage, type Addressee } from '../actions/messages.ts';
 import { badRequest } from '../errors.ts';
 import { bool, intList, json, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
-import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages, messageHistory, presentMessages, type RangeQuery } from '../queries/messages.ts';
+import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages, matchesNarrow, messageHistory, presentMessages, type RangeQuery } from '../queries/messages.ts';
+import { readReceipts } from '../queries/read-receipts.ts';
 import { narrowSchema } from '../queries/narrow.ts';
 
 const MAX_MESSAGES_PER_FETCH = 5000;
@@ -145,6 +146,22 @@ export const routes = [
       const opts = { applyMarkdown: params.apply_markdown, clientGravatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
       const [formatted] = await presentMessages(app, realm, user, [message], new Map([[message.id, flags]]), opts);
       return { raw_content: message.content, message: formatted };
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/messages/matches_narrow',
+    params: { msg_ids: intList(), narrow: json(narrowSchema) },
+    async handler({ app, realm, user, params }) {
+      return { messages: await matchesNarrow(app, realm, user, params.msg_ids, params.narrow) };
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/messages/:message_id/read_receipts',
+    params: {},
+    async handler({ app, realm, user, path }) {
+      return { user_ids: await readReceipts(app, realm, user, messageIdOf(path.message_id)) };
     },
   }),
   userRoute({

@@ -23,6 +23,7 @@ const settingParams = {
   email_changes_disabled: optionalBool(),
   emails_restricted_to_domains: optionalBool(),
   enable_spectator_access: optionalBool(),
+  enable_read_receipts: optionalBool(),
   inline_image_preview: optionalBool(),
   inline_url_embed_preview: optionalBool(),
   invite_required: optionalBool(),

@@ -19,6 +19,7 @@ export const realmSettingsSchema = z.object({
   invite_required: z.boolean().default(true),
   emails_restricted_to_domains: z.boolean().default(false),
   enable_spectator_access: z.boolean().default(false),
+  enable_read_receipts: z.boolean().default(true),
   default_language: z.string().default('en'),
   message_retention_days: z.number().int().default(-1),
   name_changes_disabled: z.boolean().default(false),

@@ -1,6 +1,7 @@
 // Messages as the API shows them, who may read them, and the range reads of GET /messages.
 import type { App } from '../app.ts';
 import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
+import { djangoEscape } from '../markdown/tex.ts';
 import { compiledLinkifiers } from './linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { FLAG_BITS, HISTORICAL_FLAGS, flagList } from '../domain/message-flags.ts';
@@ -228,6 +229,22 @@ export async function fetchRange(app: App, realm: RealmInfo, user: User, q: Rang
     foundOldest: toLeft || before.length < q.numBefore,
     foundNewest: toRight || after.length < q.numAfter,
   };
+}
+
+/**
+ * GET /messages/matches_narrow (Zulip's messages_in_narrow): which of `ids` the user received
+ * match the narrow, with the content and topic a search result shows.
+ */
+export async function matchesNarrow(app: App, realm: RealmInfo, user: User, ids: readonly number[], narrowTerms: readonly NarrowTerm[]): Promise<Record<string, { match_content: string; match_subject: string }>> {
+  if (ids.length === 0) return {};
+  // Only received messages, as in Zulip: no channel history here.
+  const narrow = { ...(await compileNarrow(app, realm, user, narrowTerms, [user.id, [...ids]])), history: false };
+  const { from, where } = narrowSource(narrow);
+  const rows = await app.prisma.$queryRawUnsafe<{ id: number; renderedContent: string; topic: string }[]>(
+    `SELECT m.id, m."renderedContent", m.topic FROM ${from} WHERE ${where} AND m.id = ANY($2::int[]) ORDER BY m.id`,
+    ...narrow.params,
+  );
+  return Object.fromEntries(rows.map((r) => [String(r.id), { match_content: r.renderedContent, match_subject: djangoEscape(r.topic) }]));
 }
 
 /** Message ids (with the user's flags) among `ids` that match a narrow. */

@@ -124,7 +124,7 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
     realm_require_e2ee_push_notifications: false,
     realm_owner_full_content_access: false,
     realm_send_channel_events_messages: true,
-    realm_enable_read_receipts: true,
+    realm_enable_read_receipts: s.enable_read_receipts,
     realm_enable_guest_user_indicator: true,
     realm_enable_guest_user_dm_warning: true,
     realm_default_code_block_language: '',
