@@ -2,6 +2,7 @@
 import type { Route } from './route.ts';
 import { routes as auth } from './auth.ts';
 import { routes as botStorage } from './bot-storage.ts';
+import { routes as calls } from './calls.ts';
 import { routes as channelFolders } from './channel-folders.ts';
 import { routes as channels } from './channels.ts';
 import { routes as drafts } from './drafts.ts';
@@ -26,4 +27,4 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];

@@ -1,9 +1,9 @@
 // Uploaded files: who may download one (Zulip's validate_attachment_request), where it lies on
 // disk, and the short-lived unauthenticated URLs of GET /api/v1/user_uploads/... .
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { App } from '../app.ts';
+import { signToken, verifyToken } from '../auth/signed-tokens.ts';
 import type { Attachment, Channel, User } from '../db/generated/client.ts';
 import { readsChannelHistory, timestamp } from './messages.ts';
 import type { RealmInfo } from './realms.ts';
@@ -55,25 +55,17 @@ export async function canDownload(app: App, realm: RealmInfo, user: User | null,
 
 /** How long a temporary URL works (Zulip's SIGNED_ACCESS_TOKEN_VALIDITY_IN_SECONDS). */
 const TEMPORARY_URL_SECONDS = 60;
-// Per process: a temporary URL is for the client that just asked this server for it.
-const tokenKey = randomBytes(32);
-const sign = (payload: string) => createHmac('sha256', tokenKey).update(payload).digest();
 
 /** A URL that serves the file without authentication for a minute. */
 export function temporaryUrl(pathId: string, now = Date.now()): string {
-  const payload = `${pathId}\n${Math.floor(now / 1000) + TEMPORARY_URL_SECONDS}`;
-  const token = `${Buffer.from(payload).toString('base64url')}.${sign(payload).toString('base64url')}`;
+  const token = signToken(`${pathId}\n${Math.floor(now / 1000) + TEMPORARY_URL_SECONDS}`);
   return `/user_uploads/temporary/${token}/${encodeURIComponent(pathId.split('/').at(-1)!)}`;
 }
 
 /** The path id a temporary URL's token grants, or null when it is forged or expired. */
 export function pathIdOfToken(token: string, now = Date.now()): string | null {
-  const [payloadPart, signature, extra] = token.split('.');
-  if (!payloadPart || !signature || extra !== undefined) return null;
-  const payload = Buffer.from(payloadPart, 'base64url').toString();
-  const given = Buffer.from(signature, 'base64url');
-  const expected = sign(payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const payload = verifyToken(token);
+  if (payload === null) return null;
   const [pathId, expires] = payload.split('\n');
   return pathId && Number(expires) * 1000 >= now ? pathId : null;
 }

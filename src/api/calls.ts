@@ -1,0 +1,46 @@
+// Video calls (Zulip's zerver/views/video_calls.py) on a server with no call provider configured:
+// Zoom and Webex refuse as Zulip does without credentials; a BigBlueButton link is created (the
+// meeting's details signed into it), and following it says the server has no BigBlueButton.
+import { randomInt } from 'node:crypto';
+import { signToken } from '../auth/signed-tokens.ts';
+import { badRequest } from '../errors.ts';
+import { bool, str } from '../http/params.ts';
+import { optionalUserRoute, userRoute } from './route.ts';
+
+const notConfigured = (provider: string) => badRequest(`${provider} credentials have not been configured`);
+
+export const routes = [
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/calls/zoom/create',
+    params: { is_video_call: bool().default(true) },
+    async handler() {
+      throw notConfigured('Zoom');
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/calls/webex/create',
+    params: {},
+    async handler() {
+      throw notConfigured('Webex');
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/calls/bigbluebutton/create',
+    params: { meeting_name: str(), voice_only: bool().default(false) },
+    async handler({ user, params }) {
+      const meeting = { meeting_id: `zulip-${randomInt(100_000_000_000, 999_999_999_999)}`, name: params.meeting_name, lock_settings_disable_cam: params.voice_only, moderator: user.id };
+      return { url: `/calls/bigbluebutton/join?${new URLSearchParams({ bigbluebutton: signToken(JSON.stringify(meeting)) })}` };
+    },
+  }),
+  optionalUserRoute({
+    method: 'GET',
+    path: '/calls/bigbluebutton/join',
+    params: { bigbluebutton: str() },
+    async handler() {
+      throw badRequest('BigBlueButton is not configured.');
+    },
+  }),
+];
