@@ -16,6 +16,7 @@ import { routes as presence } from './presence.ts';
 import { routes as reactions } from './reactions.ts';
 import { routes as realmSettings } from './realm.ts';
 import { routes as savedSnippets } from './saved-snippets.ts';
+import { routes as realmDomains } from './realm-domains.ts';
 import { routes as realmEmoji } from './realm-emoji.ts';
 import { routes as render } from './render.ts';
 import { routes as serverSettings } from './server-settings.ts';
@@ -27,4 +28,4 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];

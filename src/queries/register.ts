@@ -16,6 +16,7 @@ import { realmPresence } from './presence.ts';
 import { realmUserStatuses } from './user-status.ts';
 import { navigationViews } from './navigation-views.ts';
 import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
+import { realmDomains } from './realm-domains.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
@@ -315,7 +316,6 @@ const EMPTY_STATE: Record<string, State> = {
   realm_playgrounds: { realm_playgrounds: [] },
   // The deprecated linkifier format, always empty since feature level 176.
   realm_filters: { realm_filters: [] },
-  realm_domains: { realm_domains: [] },
   realm_embedded_bots: { realm_embedded_bots: [] },
   realm_incoming_webhook_bots: { realm_incoming_webhook_bots: [] },
   realm_billing: { realm_billing: { has_pending_sponsorship_request: false } },
@@ -346,6 +346,7 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   query('realm_user_settings_defaults', () => ({ realm_user_settings_defaults: settingsObject({}, realm.settings.default_email_address_visibility) }));
   query('realm_linkifiers', () => linkifierSection(app, realm, o));
   query('realm_emoji', () => realmEmojiSection(app, realm));
+  query('realm_domains', async () => ({ realm_domains: await realmDomains(app, realm.id) }));
   if (user) userSections(app, realm, user, o, wants, query);
   else spectatorSections(app, realm, o, wants, query);
   return Object.assign({}, ...(await Promise.all(sections)));
