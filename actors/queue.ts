@@ -44,7 +44,11 @@ export interface SavedQueue {
   userId: number;
   realmId: number;
   options: QueueOptions;
-  /** The pending events, oldest first, as positions in the list of events saved with the queue. */
+  /**
+   * The pending events, oldest first, by position in the list of events saved with the queue, as
+   * runs of consecutive positions (`[first, count, first, count, ...]`): queues that got the same
+   * events in the same order need only a few numbers.
+   */
   events: number[];
   nextEventId: number;
   newestPrunedId: number;
@@ -188,13 +192,24 @@ export class EventQueue {
   /** The queue's state, its pending events given by `positionOf` in the list saved with it. */
   save(positionOf: (event: QueuedEvent) => number): SavedQueue {
     const { id, userId, realmId, options, nextEventId, newestPrunedId, lastConnection } = this;
-    return { id, userId, realmId, options, events: this.events.slice(this.head).map(positionOf), nextEventId, newestPrunedId, lastConnection };
+    const runs: number[] = [];
+    for (let i = this.head; i < this.events.length; i++) {
+      const position = positionOf(this.events[i]!);
+      const last = runs.length - 2;
+      if (last >= 0 && runs[last]! + runs[last + 1]! === position) runs[last + 1]!++;
+      else runs.push(position, 1);
+    }
+    return { id, userId, realmId, options, events: runs, nextEventId, newestPrunedId, lastConnection };
   }
 
   static restore(saved: SavedQueue, options: QueueOptions, eventAt: (position: number) => QueuedEvent): EventQueue {
     const queue = new EventQueue(saved.id, saved.userId, saved.realmId, options, saved.lastConnection);
-    queue.nextEventId = saved.nextEventId - saved.events.length;
-    queue.push(saved.events.map(eventAt));
+    const events: QueuedEvent[] = [];
+    for (let r = 0; r < saved.events.length; r += 2) {
+      for (let position = saved.events[r]!; position < saved.events[r]! + saved.events[r + 1]!; position++) events.push(eventAt(position));
+    }
+    queue.nextEventId = saved.nextEventId - events.length;
+    queue.push(events);
     queue.newestPrunedId = saved.newestPrunedId;
     return queue;
   }

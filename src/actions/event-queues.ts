@@ -50,7 +50,7 @@ export async function saveEventQueues(app: App, deadline: number, batchBytes = B
       const queue = queues[next++]!;
       if (queue.state === 'expired') continue;
       const state = queue.save(positionOf);
-      bytes += 200 + 8 * state.events.length;
+      bytes += 200 + 4 * state.events.length;
       batch.queues.push(queue);
       batch.states.push(state);
     }
@@ -89,6 +89,11 @@ async function writeBatch(app: App, saveId: string, batch: Batch, batchBytes: nu
   await app.prisma.$transaction(writes);
 }
 
+class MissingEvent extends Error {}
+const missing = (): never => {
+  throw new MissingEvent();
+};
+
 export async function restoreEventQueues(app: App): Promise<number> {
   const saves = new Map<string, Map<number, QueuedEvent>>();
   const restored: EventQueue[] = [];
@@ -108,13 +113,14 @@ export async function restoreEventQueues(app: App): Promise<number> {
         events = new Map(eventRows.map((e) => [e.position, new QueuedEvent(e.json)]));
         saves.set(row.saveId, events);
       }
-      const state = row.state as unknown as SavedQueue;
       const found = events;
-      if (!state.events.every((position) => found.has(position))) {
+      const eventAt = (position: number) => found.get(position) ?? missing();
+      try {
+        restored.push(app.queues.restore(row.state as unknown as SavedQueue, eventAt));
+      } catch (err) {
+        if (!(err instanceof MissingEvent)) throw err;
         log.error('saved event queue refers to events that were not saved', { userId: row.userId });
-        continue;
       }
-      restored.push(app.queues.restore(state, (position) => found.get(position)!));
     }
   }
   if (saves.size === 0) return 0;
