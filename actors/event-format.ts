@@ -109,10 +109,6 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
       const subs = (rest.subscriptions as Event[]).map((sub) => withInheritedSettings(sub, inherited as Record<string, boolean>));
       return [{ ...rest, subscriptions: subs }];
     }
-    // The pre-`user_settings` events, published beside it for clients that never learned it.
-    case 'update_display_settings':
-    case 'update_global_notifications':
-      return hasCapability(options, 'user_settings_object') ? [] : [event];
     case 'presence': {
       // Published in both forms: `presences` (modern) and the legacy per-user fields.
       const { presences, ...legacy } = event;

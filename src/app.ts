@@ -1,7 +1,6 @@
 // The server's services, built once at start and handed to every handler: configuration,
 // database, caches, bus and rate limiters. Nothing here knows about HTTP.
-import { rm } from 'node:fs/promises';
-import { inMemoryUploads, type Config } from './config.ts';
+import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/client.ts';
 import { applyMigrations } from './db/migrate.ts';
 import type { PrismaClient } from './db/generated/client.ts';
@@ -31,11 +30,11 @@ export interface App {
 }
 
 export async function createApp(config: Config): Promise<App> {
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATABASE_URL ? undefined : `${config.DATA_DIR}/db` });
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   try {
     const applied = await applyMigrations(db);
     if (applied.length) log.info('applied migrations', { applied });
-    const realms = new RealmDirectory(db.prisma, config.externalHost);
+    const realms = new RealmDirectory(db.prisma, config.externalHost, config.externalScheme);
     await realms.loadAll();
     const bus = new MemoryBus();
     return {
@@ -69,5 +68,4 @@ export async function closeApp(app: App): Promise<void> {
   app.users.stop();
   await app.bus.close();
   await app.db.close();
-  if (inMemoryUploads(app.config)) await rm(app.config.uploadsDir, { recursive: true, force: true });
 }

@@ -1,22 +1,46 @@
 // Every setting of the server, read once from the environment and validated, so a typo in a
 // deployment fails at start instead of at the first request that needs the value.
-import { randomBytes } from 'node:crypto';
-import os from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
 const flag = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
 const seconds = z.coerce.number().positive();
 
+/** An IPv4 or IPv6 address, optionally with a CIDR prefix length. */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const version = net.isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+}
+
+const addressList = z
+  .string()
+  .transform((v) => v.split(',').map((e) => e.trim()).filter((e) => e !== ''))
+  .refine((list) => list.every(isAddressOrRange), 'expected comma-separated IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8)');
+
+const externalUrl = z
+  .string()
+  .url()
+  .refine((v) => {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.pathname === '/' && !u.search && !u.hash && !u.username;
+  }, 'expected http(s)://host[:port] with no path');
+
 const configSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(9991),
-  /** Embedded database and uploads live here unless DATABASE_URL / UPLOADS_DIR say otherwise. */
+  /** Embedded PostgreSQL (DATA_DIR/postgres, its log DATA_DIR/postgres.log) and uploads live here unless DATABASE_URL / UPLOADS_DIR say otherwise. */
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().url().optional(),
   UPLOADS_DIR: z.string().optional(),
   /** Host clients use to reach the server (realm URLs, dummy emails); defaults to HOST:PORT. */
   EXTERNAL_HOST: z.string().optional(),
+  /** Scheme and host clients use (`https://chat.example.com`): replaces EXTERNAL_HOST and fixes the scheme of every URL. */
+  EXTERNAL_URL: externalUrl.optional(),
+  /** Peers whose X-Forwarded-For and X-Forwarded-Proto are believed (reverse proxies); nobody's by default. */
+  TRUSTED_PROXIES: addressList.default([]),
   RATE_LIMIT: flag.default(true),
   RATE_LIMIT_USER_PER_MINUTE: z.coerce.number().int().positive().default(200),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(100),
@@ -46,10 +70,14 @@ const configSchema = z.object({
 // browsers, so a loopback-bound server names itself localhost.
 const LOOPBACK = new Set(['127.0.0.1', '0.0.0.0', '::1', '::']);
 
-export type Config = z.infer<typeof configSchema> & { externalHost: string; uploadsDir: string };
+export type Scheme = 'http' | 'https';
 
-/** An in-memory server keeps its uploads in a scratch directory of its own, removed when it stops. */
-export const inMemoryUploads = (c: { DATA_DIR: string; UPLOADS_DIR?: string }) => c.DATA_DIR.startsWith('memory://') && !c.UPLOADS_DIR;
+export type Config = z.infer<typeof configSchema> & {
+  externalHost: string;
+  /** Scheme of the server's URLs; a trusted proxy's X-Forwarded-Proto may override it per request unless EXTERNAL_URL is set. */
+  externalScheme: Scheme;
+  uploadsDir: string;
+};
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = configSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
@@ -58,9 +86,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`Invalid configuration: ${problems}`);
   }
   const c = parsed.data;
+  if (c.EXTERNAL_URL && c.EXTERNAL_HOST) throw new Error('Invalid configuration: set EXTERNAL_URL or EXTERNAL_HOST, not both');
+  const url = c.EXTERNAL_URL ? new URL(c.EXTERNAL_URL) : undefined;
   return {
     ...c,
-    externalHost: c.EXTERNAL_HOST ?? `${LOOPBACK.has(c.HOST) ? 'localhost' : c.HOST}:${c.PORT}`,
-    uploadsDir: c.UPLOADS_DIR ?? (inMemoryUploads(c) ? path.join(os.tmpdir(), `chat-uploads-${process.pid}-${randomBytes(6).toString('hex')}`) : `${c.DATA_DIR}/uploads`),
+    externalHost: url?.host ?? c.EXTERNAL_HOST ?? `${LOOPBACK.has(c.HOST) ? 'localhost' : c.HOST}:${c.PORT}`,
+    externalScheme: url?.protocol === 'https:' ? 'https' : 'http',
+    uploadsDir: c.UPLOADS_DIR ?? path.join(c.DATA_DIR, 'uploads'),
   };
 }

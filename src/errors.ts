@@ -21,8 +21,11 @@ export const unauthorized = (msg: string) =>
 
 export const notLoggedIn = () => unauthorized('Not logged in: API authentication or user session required');
 
-/** Zulip answers 404 only for a few resources (drafts, snippets, scheduled messages, emoji). */
-export const notFound = (msg: string) => new ApiError(msg, 'NOT_FOUND', 404);
+/**
+ * Zulip answers 404 only for a few resources (drafts, snippets, scheduled messages, emoji), and
+ * with the generic code: its ResourceNotFoundError has no code of its own.
+ */
+export const notFound = (msg: string) => new ApiError(msg, 'BAD_REQUEST', 404);
 
 /** No organization at the request's host (Zulip's InvalidSubdomainError). */
 export const invalidSubdomain = () => new ApiError('Invalid subdomain', 'NONEXISTENT_SUBDOMAIN', 404);
@@ -32,5 +35,15 @@ export const missingArgument = (name: string) =>
 
 export const invalidArgument = (msg: string, name: string) =>
   new ApiError(msg, 'BAD_REQUEST', 400, { var_name: name });
+
+/**
+ * Zulip's RATE_LIMIT_HIT: the body keeps the exact seconds, the Retry-After header whole seconds
+ * rounded up (RFC 9110 allows only digits there, and a client retrying early would be refused again).
+ */
+export const rateLimitHit = (retryAfterSeconds: number, headers: Record<string, string> = {}) =>
+  new ApiError('API usage exceeded rate limit', 'RATE_LIMIT_HIT', 429, { 'retry-after': retryAfterSeconds }, {
+    ...headers,
+    'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
+  });
 
 export const notAllowed = (msg = 'Must be an organization administrator') => new ApiError(msg, 'UNAUTHORIZED_PRINCIPAL', 400);

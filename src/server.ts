@@ -5,8 +5,10 @@ import { closeApp, createApp, type App } from './app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
+import { apiGate } from './api/route.ts';
 import { attachSocketGateway } from './gateway/socket.ts';
 import type { Config } from './config.ts';
+import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpServer } from './http/server.ts';
 import { log } from './log.ts';
 
@@ -31,16 +33,25 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
   let http: HttpServer;
   try {
     await restoreEventQueues(app);
-    http = await startHttpServer(app, allRoutes, (uws) => {
-      attachSocketGateway(app, uws);
-      attach?.(uws, app);
+    const gate = apiGate(app);
+    const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
+    http = await startHttpServer({
+      routes: allRoutes,
+      gate,
+      config,
+      limits: app.limits,
+      proxies,
+      attach: (uws) => {
+        attachSocketGateway(app, gate, proxies, uws);
+        attach?.(uws, app);
+      },
     });
   } catch (err) {
     await closeApp(app);
     throw err;
   }
   // Port 0 means "any free port": only now do we know the address clients will use.
-  if (!config.EXTERNAL_HOST && config.PORT === 0) {
+  if (!config.EXTERNAL_HOST && !config.EXTERNAL_URL && config.PORT === 0) {
     config.externalHost = config.externalHost.replace(/:0$/, `:${http.port}`);
     app.realms.externalHost = config.externalHost;
   }
@@ -49,7 +60,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
     app,
     http,
     port: http.port,
-    url: `http://${config.externalHost}`,
+    url: `${config.externalScheme}://${config.externalHost}`,
     stop: () =>
       (stopping ??= (async () => {
         // Requests in progress (a message being sent) finish and fan out to the queues first, so

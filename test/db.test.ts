@@ -1,17 +1,16 @@
-// The database layer: opening PGlite and PostgreSQL, the migration runner and its bookkeeping in
-// Prisma's `_prisma_migrations`, the data-directory lock, and that the migrations match the schema.
+// The database layer: the migration runner and its bookkeeping in Prisma's `_prisma_migrations`,
+// the embedded PostgreSQL (its data directory, lock, user and stale files), and that the
+// migrations match the schema.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openDatabase, type Database } from '../src/db/client.ts';
 import { applyMigrations, migrationChecksum, readMigrations } from '../src/db/migrate.ts';
 import { checkDrift } from '../src/db/check-drift.ts';
+import { freshDatabase, tempDir, testDatabaseServer } from './helpers/server.ts';
 
 interface MigrationRow {
   migration_name: string;
@@ -21,18 +20,11 @@ interface MigrationRow {
   applied_steps_count: number;
 }
 
-const scratchDirs: string[] = [];
-let memory: Database | undefined;
-
-function scratchDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'chat-db-test-'));
-  scratchDirs.push(dir);
-  return dir;
-}
+let fresh: Database | undefined;
 
 /** A migrations directory holding the given scripts, named in order. */
 function migrationsDir(scripts: Record<string, string>): string {
-  const dir = scratchDir();
+  const dir = tempDir();
   for (const [name, script] of Object.entries(scripts)) {
     mkdirSync(path.join(dir, name));
     writeFileSync(path.join(dir, name, 'migration.sql'), script);
@@ -73,22 +65,20 @@ async function rejects(promise: Promise<unknown>, pattern: RegExp): Promise<void
 }
 
 test.after(async () => {
-  await memory?.close();
-  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+  await fresh?.close();
 });
 
-test('pglite: applies every migration once and records it as Prisma does', async () => {
-  memory = await openDatabase({});
-  assert.is(memory.kind, 'pglite');
+test('migrations: every migration applies once and is recorded as Prisma does', async () => {
+  fresh = await openDatabase({ databaseUrl: await freshDatabase() });
   const migrations = await readMigrations();
   assert.ok(migrations.length > 0, 'prisma/migrations has migrations');
-  assert.equal(await applyMigrations(memory), migrations.map((m) => m.name));
-  assert.equal(await applyMigrations(memory), []);
-  await assertFullyMigrated(memory);
+  assert.equal(await applyMigrations(fresh), migrations.map((m) => m.name));
+  assert.equal(await applyMigrations(fresh), []);
+  await assertFullyMigrated(fresh);
 });
 
-test('pglite: a failing migration leaves neither its changes nor a record', async () => {
-  const db = memory!;
+test('migrations: a failing migration leaves neither its changes nor a record', async () => {
+  const db = fresh!;
   const dir = migrationsDir({ '20990101000000_broken': 'CREATE TABLE probe_broken (id int);\nSELECT * FROM no_such_table;\n' });
   await rejects(applyMigrations(db, dir), /Migration 20990101000000_broken failed: .*no_such_table/);
   const [probe] = await db.withSession((s) => s.query<{ t: string | null }>(`SELECT to_regclass('probe_broken')::text AS t`));
@@ -96,8 +86,8 @@ test('pglite: a failing migration leaves neither its changes nor a record', asyn
   assert.not.ok((await migrationRows(db)).some((r) => r.migration_name === '20990101000000_broken'));
 });
 
-test('pglite: an edited migration is refused, other line endings are not', async () => {
-  const db = memory!;
+test('migrations: an edited migration is refused, other line endings are not', async () => {
+  const db = fresh!;
   const name = '20990101000001_probe';
   const dir = migrationsDir({ [name]: 'CREATE TABLE probe_edit (id int);\n' });
   assert.equal(await applyMigrations(db, dir), [name]);
@@ -107,8 +97,8 @@ test('pglite: an edited migration is refused, other line endings are not', async
   await rejects(applyMigrations(db, dir), /checksum mismatch.*20990101000001_probe/);
 });
 
-test('pglite: a script with its own BEGIN/COMMIT is applied and recorded', async () => {
-  const db = memory!;
+test('migrations: a script with its own BEGIN/COMMIT is applied and recorded', async () => {
+  const db = fresh!;
   const name = '20990101000002_own_transaction';
   const dir = migrationsDir({ [name]: '-- AlterEnum\nBEGIN;\nCREATE TABLE probe_own_tx (id int);\nCOMMIT;\n' });
   assert.equal(await applyMigrations(db, dir), [name]);
@@ -117,64 +107,70 @@ test('pglite: a script with its own BEGIN/COMMIT is applied and recorded', async
   assert.is(row?.applied_steps_count, 1);
 });
 
-test('pglite: a data directory is used by one server at a time', async () => {
-  const dataDir = path.join(scratchDir(), 'db');
+test('embedded: a data directory is used by one server at a time, and PostgreSQL stops with it', async () => {
+  const dataDir = tempDir();
   const pidFile = path.join(dataDir, 'server.pid');
+  const postmasterPid = path.join(dataDir, 'postgres', 'postmaster.pid');
   const first = await openDatabase({ dataDir });
   assert.is(readFileSync(pidFile, 'utf8').trim(), String(process.pid));
+  assert.ok(existsSync(postmasterPid), 'PostgreSQL runs on DATA_DIR/postgres');
+  assert.match(readFileSync(path.join(dataDir, 'postgres.log'), 'utf8'), /database system is ready to accept connections/);
+  if (process.getuid?.() === 0) assert.is.not(statSync(path.join(dataDir, 'postgres')).uid, 0, 'as root, PostgreSQL runs as another user');
+  await first.prisma.realm.count().then(
+    () => assert.unreachable('a fresh cluster has no tables before the migrations'),
+    () => {},
+  );
+  await applyMigrations(first);
   await rejects(openDatabase({ dataDir }), /already open in this process/);
   await first.close();
   assert.not.ok(existsSync(pidFile), 'close removes the pid file');
+  assert.not.ok(existsSync(postmasterPid), 'close stops PostgreSQL');
 
   const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
   try {
     writeFileSync(pidFile, `${other.pid}\n`);
     await rejects(openDatabase({ dataDir }), new RegExp(`in use by process ${other.pid}`));
+    // The owner is gone, so its pid file is stale; and the postmaster.pid of a PostgreSQL that
+    // died names a live process that is not PostgreSQL: neither stops the start.
+    other.kill();
+    await once(other, 'exit');
+    const unrelated = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    try {
+      writeFileSync(postmasterPid, `${unrelated.pid}\n${path.join(dataDir, 'postgres')}\n`);
+      const reopened = await openDatabase({ dataDir });
+      assert.is(readFileSync(pidFile, 'utf8').trim(), String(process.pid));
+      assert.is(unrelated.exitCode, null, 'the unrelated process was left alone');
+      assert.equal(await applyMigrations(reopened), [], 'the data was kept');
+      await reopened.close();
+    } finally {
+      unrelated.kill();
+    }
   } finally {
     other.kill();
   }
-  await once(other, 'exit');
-  // The owner is gone: its pid file is stale and the directory opens.
-  const reopened = await openDatabase({ dataDir });
-  assert.is(readFileSync(pidFile, 'utf8').trim(), String(process.pid));
-  await reopened.close();
 });
 
 test('prisma/migrations produce exactly prisma/schema.prisma', async () => {
-  const report = await checkDrift();
+  const report = await checkDrift({ serverUrl: (await testDatabaseServer()).url });
   assert.ok(report.inSync, `missing migration:\n${report.missingSql}`);
 });
 
-const databaseUrl = process.env.DATABASE_URL;
-if (databaseUrl) {
-  test('postgres: concurrent starts apply every migration exactly once', async () => {
-    const name = `chat_test_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: databaseUrl });
-    await admin.connect();
-    const opened: Database[] = [];
-    try {
-      await admin.query(`CREATE DATABASE ${name}`);
-      const url = new URL(databaseUrl);
-      url.pathname = `/${name}`;
-      const a = await openDatabase({ databaseUrl: url.toString() });
-      opened.push(a);
-      const b = await openDatabase({ databaseUrl: url.toString() });
-      opened.push(b);
-      assert.is(a.kind, 'postgres');
-      const names = (await readMigrations()).map((m) => m.name);
-      const [fromA, fromB] = await Promise.all([applyMigrations(a), applyMigrations(b)]);
-      assert.equal([...fromA, ...fromB].sort(), names);
-      assert.equal(await applyMigrations(a), []);
-      await assertFullyMigrated(a);
-    } finally {
-      for (const db of opened) await db.close();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    }
-  });
-} else {
-  console.log('skipped: DATABASE_URL not set');
-  test.skip('postgres: concurrent starts apply every migration exactly once', () => {});
-}
+test('migrations: concurrent starts apply every migration exactly once', async () => {
+  const url = await freshDatabase();
+  const opened: Database[] = [];
+  try {
+    const a = await openDatabase({ databaseUrl: url });
+    opened.push(a);
+    const b = await openDatabase({ databaseUrl: url });
+    opened.push(b);
+    const names = (await readMigrations()).map((m) => m.name);
+    const [fromA, fromB] = await Promise.all([applyMigrations(a), applyMigrations(b)]);
+    assert.equal([...fromA, ...fromB].sort(), names);
+    assert.equal(await applyMigrations(a), []);
+    await assertFullyMigrated(a);
+  } finally {
+    for (const db of opened) await db.close();
+  }
+});
 
 test.run();

@@ -106,7 +106,7 @@ test('PATCH /drafts/{id} replaces the draft; missing or someone else\'s is a 404
   const r = await bob.client.patch(`/drafts/${id}`, { draft: edited });
   assert.equal([r.status, r.body], [200, SUCCESS]);
   assert.equal((await listDrafts(bob)).drafts, [{ id, ...edited }]);
-  const notFound = errorBody('Draft does not exist', 'NOT_FOUND');
+  const notFound = errorBody('Draft does not exist', 'BAD_REQUEST');
   for (const [who, path] of [[bob, '/drafts/999999999'], [zoe, `/drafts/${id}`], [bob, '/drafts/abc']] as const) {
     const denied = await who.client.patch(path, { draft: { ...edited, content: '???' } });
     assert.equal([denied.status, denied.body], [404, notFound], path);
@@ -122,11 +122,11 @@ test('DELETE /drafts/{id}; missing or someone else\'s is a 404', async () => {
   const { bob, zoe, channelId } = await setup();
   const [id] = (await createDrafts(bob, [{ type: 'stream', to: [channelId], topic: 't', content: 'x' }])).body.ids;
   const stolen = await zoe.client.delete(`/drafts/${id}`);
-  assert.equal([stolen.status, stolen.body], [404, errorBody('Draft does not exist', 'NOT_FOUND')]);
+  assert.equal([stolen.status, stolen.body], [404, errorBody('Draft does not exist', 'BAD_REQUEST')]);
   assert.is((await listDrafts(bob)).count, 1);
   assert.equal((await bob.client.delete(`/drafts/${id}`)).body, SUCCESS);
   const again = await bob.client.delete(`/drafts/${id}`);
-  assert.equal([again.status, again.body], [404, errorBody('Draft does not exist', 'NOT_FOUND')]);
+  assert.equal([again.status, again.body], [404, errorBody('Draft does not exist', 'BAD_REQUEST')]);
   assert.is((await listDrafts(bob)).count, 0);
 });
 

@@ -28,7 +28,7 @@ test('register: queue, versions, idle timeout and the requested state only', asy
   assert.is(r.max_message_length, 10000);
   assert.is(r.max_topic_length, 60);
   assert.is(r.realm_empty_topic_display_name, 'general chat');
-  assert.ok('unread_msgs' in r);
+  assert.not.ok('unread_msgs' in r, 'unread counts come only with update_message_flags too');
   assert.not.ok('realm_users' in r);
   assert.not.ok('subscriptions' in r);
   const all = await register(realm.owner);

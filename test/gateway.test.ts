@@ -1,6 +1,7 @@
 // The WebSocket gateway: push delivery, acknowledgement, resume without gap or duplicate,
 // takeover between long-poll and socket, slow consumers, and many clients at once.
 import { test } from 'uvu';
+import http from 'node:http';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
@@ -67,6 +68,25 @@ async function open(realm: TestRealm, user: TestUser | null, query: Record<strin
   return c;
 }
 
+/** One upgrade request as written; an accepted upgrade comes back as status 101 with no body. */
+function rawHandshake(realm: TestRealm, path: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
+  for (const [k, v] of Object.entries(headers)) if (v === '') delete headers[k];
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: realm.server.port, path, headers: { Host: realm.host, ...headers } });
+    req.on('upgrade', (res, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode ?? 0, headers: res.headers, body: null });
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 const register = async (user: TestUser, params: Record<string, unknown> = {}) => {
   const r = await user.client.post('/register', { event_types: ['message'], ...params });
   assert.is(r.status, 200, r.text);
@@ -125,6 +145,27 @@ test('the queue id alone authenticates; unknown or foreign queues are refused', 
   assert.equal((missing as { body: { code: string } }).body.code, 'REQUEST_VARIABLE_MISSING');
   const badKey = await connect(realm, { ...bob, apiKey: 'x'.repeat(32) }, { queue_id: queueId });
   assert.equal((badKey as { status: number }).status, 401);
+});
+
+test('the handshake follows RFC 6455: an unsupported version gets 426 naming 13, a missing or malformed key 400', async () => {
+  const realm = await newRealm();
+  const queueId = await register(realm.owner);
+  const handshake = (headers: Record<string, string>) => rawHandshake(realm, `/api/v1/events/socket?queue_id=${queueId}`, { Connection: 'Upgrade', Upgrade: 'websocket', ...headers });
+  const key = 'dGhlIHNhbXBsZSBub25jZQ==';
+  for (const version of ['8', '', '14']) {
+    const r = await handshake({ 'Sec-WebSocket-Version': version, 'Sec-WebSocket-Key': key });
+    assert.equal([r.status, r.headers['sec-websocket-version'], r.headers.upgrade, r.body], [426, '13', 'websocket', {
+      result: 'error', msg: 'Unsupported WebSocket version; this server speaks version 13', code: 'BAD_REQUEST',
+    }], `version '${version}'`);
+  }
+  // 15 bytes, 17 bytes, not base64, absent.
+  for (const badKey of ['dGhlIHNhbXBsZSBub25jZQ=', 'dGhlIHNhbXBsZSBub25jZSEh', 'not a key at all!!!!!!==', '']) {
+    const r = await handshake({ 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': badKey });
+    assert.equal([r.status, r.body], [400, { result: 'error', msg: 'Missing or malformed Sec-WebSocket-Key', code: 'BAD_REQUEST' }], `key '${badKey}'`);
+  }
+  const plain = await rawHandshake(realm, `/api/v1/events/socket?queue_id=${queueId}`, { 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': key });
+  assert.equal([plain.status, plain.headers.upgrade, plain.body.msg], [426, 'websocket', 'This endpoint speaks WebSocket only'], 'no Upgrade header');
+  assert.is(realm.server.app.queues.peek(queueId)?.state, 'waiting', 'no refused handshake touched the queue');
 });
 
 test('long-poll and socket never read a queue at once: the newcomer takes over', async () => {

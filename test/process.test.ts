@@ -1,5 +1,6 @@
 // The server as a user runs it: `npm start` (src/main.ts serve) and the CLI as child processes on
-// one embedded data directory, reused across the steps because creating one costs seconds.
+// one embedded data directory (PostgreSQL in DATA_DIR/postgres), reused across the steps because
+// creating one costs seconds.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { isRunning } from '../src/db/embedded.ts';
 import { Client } from './helpers/client.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -48,7 +50,9 @@ async function startServerProcess(): Promise<ServerProcess> {
   while (!(match = /listening on http:\/\/localhost:(\d+)/.exec(output.stdout))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`server did not start:\n${output.stdout}\n${output.stderr}`);
+      const pgLog = path.join(dataDir, 'postgres.log');
+      const status = child.exitCode === null ? `no answer within ${START_TIMEOUT_MS / 1000} s` : `exit code ${child.exitCode}`;
+      throw new Error(`server did not start (${status}):\n${output.stdout}\n${output.stderr}\n${existsSync(pgLog) ? readFileSync(pgLog, 'utf8').slice(-2000) : ''}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -84,6 +88,9 @@ test('npm start on an empty data directory: one organization, its credentials pr
   assert.equal([me.status, me.body.role, me.body.email], [200, 100, printed.email]);
 
   assert.is(statSync(path.join(dataDir, 'admin-token')).mode & 0o777, 0o600);
+  // PostgreSQL logs to its file, not to the server's output.
+  assert.match(readFileSync(path.join(dataDir, 'postgres.log'), 'utf8'), /database system is ready to accept connections/);
+  assert.not.match(server.stdout, /database system/);
   const published = JSON.parse(readFileSync(path.join(dataDir, 'server.json'), 'utf8'));
   assert.equal([published.pid, published.url], [server.child.pid, `http://127.0.0.1:${server.port}`]);
 });
@@ -134,15 +141,15 @@ test('CLI: bad arguments exit with 2 and the usage', async () => {
   }
 });
 
-test('SIGTERM: exit 0, published files removed, data directory released', async () => {
+test('SIGTERM: exit 0, published files removed, PostgreSQL stopped, data directory released', async () => {
   const done = await stop(server);
   assert.is(done.code, 0, done.stderr);
-  for (const file of ['admin-token', 'server.json', 'db/server.pid']) assert.not.ok(existsSync(path.join(dataDir, file)), file);
+  for (const file of ['admin-token', 'server.json', 'server.pid', 'postgres/postmaster.pid']) assert.not.ok(existsSync(path.join(dataDir, file)), file);
 });
 
 test('CLI without a server: a locked directory is named, a free one is written directly; a restart prints nothing', async () => {
   // A live process (this one) holding the directory, as a server that published no files would.
-  const pidFile = path.join(dataDir, 'db', 'server.pid');
+  const pidFile = path.join(dataDir, 'server.pid');
   writeFileSync(pidFile, `${process.pid}\n`);
   const locked = await cli('create-user', '--email', 'late@example.com', '--name', 'Late', '--password', 'late-password');
   rmSync(pidFile);
@@ -157,6 +164,24 @@ test('CLI without a server: a locked directory is named, a free one is written d
   assert.not.match(server.stdout, /Password:|API key:/);
   const login = await new Client(server.port, `localhost:${server.port}`).post('/fetch_api_key', { username: 'late@example.com', password: 'late-password' });
   assert.equal([login.status, login.body.api_key], [200, JSON.parse(direct.stdout).api_key]);
+  assert.is((await stop(server)).code, 0);
+});
+
+const postmasterPid = () => Number.parseInt(readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8'), 10);
+
+test('SIGKILL leaves PostgreSQL running; the next start stops it and finds the data', async () => {
+  server = await startServerProcess();
+  const leftover = postmasterPid();
+  server.child.kill('SIGKILL');
+  await server.exited;
+  assert.ok(isRunning(leftover), 'the killed server left its PostgreSQL behind');
+
+  server = await startServerProcess();
+  assert.not.ok(isRunning(leftover), 'the leftover PostgreSQL was stopped');
+  assert.is.not(postmasterPid(), leftover);
+  const anonymous = new Client(server.port, `localhost:${server.port}`);
+  const login = await anonymous.post('/fetch_api_key', { username: printed.email, password: printed.password });
+  assert.equal([login.status, login.body.api_key], [200, printed.apiKey]);
   assert.is((await stop(server)).code, 0);
 });
 

@@ -1,7 +1,9 @@
 // Rate limits: the sliding-window limiter on an injected clock, then one server started with small limits
-// (per user, per IP, failed logins per username) and the shared server, which runs with them off.
-// That server holds a single organization, so it also shows Zulip's rule that such a server
-// serves it on any host (each extra server costs seconds to start).
+// (per user, per IP, failed logins per username, wrong API keys per IP) and the shared server, which
+// runs with them off. The limited server trusts the test client as a proxy, so each test speaks from
+// addresses of its own (X-Forwarded-For) and no test spends another's budget. That server holds a
+// single organization, so it also shows Zulip's rule that such a server serves it on any host (each
+// extra server costs seconds to start).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RateLimiter } from '../src/http/rate-limit.ts';
@@ -25,8 +27,12 @@ function assertRateLimited(r: Reply, maxRetryAfter: number): void {
   assert.equal([r.body.result, r.body.msg, r.body.code], ['error', 'API usage exceeded rate limit', 'RATE_LIMIT_HIT']);
   const retryAfter = r.body['retry-after'];
   assert.ok(typeof retryAfter === 'number' && retryAfter > 0 && retryAfter <= maxRetryAfter, String(retryAfter));
-  assert.is(r.headers['retry-after'], String(retryAfter));
+  // The header is whole seconds (RFC 9110 delay-seconds), rounded up so a client never retries early.
+  assert.is(r.headers['retry-after'], String(Math.ceil(retryAfter)));
 }
+
+/** Request options that make the limited server see the request as coming from `ip`. */
+const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
 
 test('limiter: at most N requests in any window, with exact Remaining, Reset and Retry-After', () => {
   const c = clock(1000);
@@ -83,6 +89,7 @@ test.before(async () => {
     RATE_LIMIT: 'on',
     RATE_LIMIT_USER_PER_MINUTE: String(USER_PER_MINUTE),
     RATE_LIMIT_IP_PER_MINUTE: String(IP_PER_MINUTE),
+    TRUSTED_PROXIES: '127.0.0.1',
   });
   realm = await newRealm(limited);
 });
@@ -114,32 +121,57 @@ test('per user: X-RateLimit-* on every answer (errors too), then 429 with Retry-
 test('failed logins: 5 per username, then 429 even with the right password; other usernames unaffected', async () => {
   const user = await realm.addUser();
   for (let i = 0; i < 5; i++) {
-    const wrong = await realm.anonymous.post('/fetch_api_key', { username: user.email, password: 'wrong' });
+    const wrong = await realm.anonymous.post('/fetch_api_key', { username: user.email, password: 'wrong' }, from('198.51.100.10'));
     assert.equal([wrong.status, wrong.body.code], [401, 'AUTHENTICATION_FAILED']);
     assert.is(wrong.headers['x-ratelimit-limit'], String(IP_PER_MINUTE), 'the per-IP limit applies to logins');
   }
-  const right = await realm.anonymous.post('/fetch_api_key', { username: user.email.toUpperCase(), password: user.password });
+  const right = await realm.anonymous.post('/fetch_api_key', { username: user.email.toUpperCase(), password: user.password }, from('198.51.100.10'));
   assertRateLimited(right, 1800);
-  const owner = await realm.anonymous.post('/fetch_api_key', { username: realm.owner.email, password: realm.owner.password });
+  const owner = await realm.anonymous.post('/fetch_api_key', { username: realm.owner.email, password: realm.owner.password }, from('198.51.100.10'));
   assert.equal([owner.status, owner.body.api_key], [200, realm.owner.apiKey]);
 });
 
 test('per IP: unauthenticated requests share the address budget; authenticated ones do not use it', async () => {
-  // Earlier tests spent part of this address's budget, and it refills as time passes: count down to 0.
+  const user = await realm.addUser();
+  const me = await user.client.get('/users/me', {}, from('198.51.100.20'));
+  assert.equal([me.status, me.headers['x-ratelimit-limit']], [200, String(USER_PER_MINUTE)], 'the per-user budget, not the address');
   const replies: Reply[] = [];
-  for (let n = 0; n <= IP_PER_MINUTE && replies.at(-1)?.status !== 429; n++) {
-    replies.push(await realm.anonymous.post('/fetch_api_key', { username: `nobody${n}@example.com`, password: 'x' }));
+  for (let n = 0; n <= IP_PER_MINUTE; n++) {
+    replies.push(await realm.anonymous.post('/fetch_api_key', { username: `nobody${n}@example.com`, password: 'x' }, from('198.51.100.20')));
   }
   const refused = replies.pop()!;
   assertRateLimited(refused, 60);
   assert.equal(headersOf(refused).slice(0, 2), [String(IP_PER_MINUTE), '0']);
-  const remaining = replies.map((r) => Number(r.headers['x-ratelimit-remaining']));
-  assert.is(remaining.at(-1), 0);
-  assert.ok(remaining.every((v, i) => i === 0 || v <= remaining[i - 1]!), remaining.join());
+  assert.equal(replies.map((r) => Number(r.headers['x-ratelimit-remaining'])), Array.from({ length: IP_PER_MINUTE }, (_, i) => IP_PER_MINUTE - 1 - i));
+  assert.is((await realm.anonymous.get('/server_settings', {}, from('198.51.100.20'))).status, 200, 'server_settings is not rate limited');
+});
 
+test('wrong API keys count against the address budget: a key guesser gets 429, then even a right key does', async () => {
   const user = await realm.addUser();
-  assert.is((await user.client.get('/users/me')).status, 200);
-  assert.is((await realm.anonymous.get('/server_settings')).status, 200, 'server_settings is not rate limited');
+  const guesser = realm.anonymous.withCredentials(user.email, 'x'.repeat(32));
+  const guesses: Reply[] = [];
+  for (let i = 0; i <= IP_PER_MINUTE; i++) guesses.push(await guesser.get('/users/me', {}, from('198.51.100.30')));
+  const refused = guesses.pop()!;
+  assert.equal(guesses.map((r) => [r.status, r.body.msg]), Array.from({ length: IP_PER_MINUTE }, () => [401, 'Invalid API key']));
+  assertRateLimited(refused, 60);
+  // Refused before the key is checked, so a right guess is not told apart from a wrong one.
+  assertRateLimited(await user.client.get('/users/me', {}, from('198.51.100.30')), 60);
+  assertRateLimited(await guesser.request('GET', '/user_uploads/1/x/y.txt', from('198.51.100.30')), 60);
+  const elsewhere = await user.client.get('/users/me', {}, from('198.51.100.31'));
+  assert.is(elsewhere.status, 200, 'another address is unaffected');
+});
+
+test('the WebSocket gateway counts wrong keys against the same address budget', async () => {
+  const user = await realm.addUser();
+  const queueId = (await user.client.post('/register', {}, from('198.51.100.40'))).body.queue_id;
+  const guesser = realm.anonymous.withCredentials(user.email, 'y'.repeat(32));
+  const handshake = { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' };
+  const statuses: number[] = [];
+  for (let i = 0; i <= IP_PER_MINUTE; i++) {
+    const r = await guesser.request('GET', `/api/v1/events/socket?queue_id=${queueId}`, { headers: { ...handshake, ...from('198.51.100.40').headers } });
+    statuses.push(r.status);
+  }
+  assert.equal(statuses, [...Array<number>(IP_PER_MINUTE).fill(401), 429]);
 });
 
 test('a server with one organization serves it on any host', async () => {

@@ -11,7 +11,8 @@ test('no bad input makes any endpoint fail with a 500', async () => {
   const realm = await newRealm();
   const member = await realm.addUser();
   const failures: string[] = [];
-  for (const route of allRoutes) {
+  // Replacing the caller's own key would lock the rest of the loop out; it takes no parameters.
+  for (const route of allRoutes.filter((r) => r.path !== '/api/v1/users/me/api_key/regenerate')) {
     const path = route.path.replace(/:\w+/g, (_m, i) => (i % 2 ? '99999' : 'junk%20value')).replace(/\/\*$/, '/1/x/y.txt');
     for (const [i, junk] of JUNK.entries()) {
       const params = Object.fromEntries(Object.keys(route.params).map((name) => [name, junk]));

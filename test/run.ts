@@ -1,10 +1,10 @@
-// Runs every test file in one process (so they share one embedded database and server), then
+// Runs every test file in one process (so they share one server and PostgreSQL), then
 // prints the closing line CI reads: `N passed, N failed`. A file that fails to load counts as a
 // failure, which uvu alone would not report.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { stopSharedServer } from './helpers/server.ts';
+import { endTestRun } from './helpers/server.ts';
 
 const WATCHDOG_MS = 12 * 60_000;
 const filter = process.argv[2] ? new RegExp(process.argv[2]) : null;
@@ -47,7 +47,7 @@ process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
 await uvu.exec(false);
 process.stdout.write = write;
 
-await stopSharedServer();
+await endTestRun();
 const total = Number(/Total:\s+(\d+)/.exec(output)?.[1] ?? NaN);
 const passed = Number(/Passed:\s+(?:\x1b\[\d+m)?(\d+)/.exec(output)?.[1] ?? NaN);
 const summaryMissing = Number.isNaN(total) || Number.isNaN(passed);

@@ -7,7 +7,7 @@ import { newRealm, type TestUser } from './helpers/server.ts';
 import { errorBody } from './messages-helpers.ts';
 
 const SUCCESS = { result: 'success', msg: '' };
-const NOT_FOUND = errorBody('Saved snippet does not exist.', 'NOT_FOUND');
+const SNIPPET_NOT_FOUND = errorBody('Saved snippet does not exist.', 'BAD_REQUEST');
 const now = () => Math.floor(Date.now() / 1000);
 
 async function create(u: TestUser, title: string, content: string): Promise<number> {
@@ -67,7 +67,7 @@ test('PATCH /saved_snippets/{id}: either field, nothing to change, 404s and vali
   assert.equal((await list(bob)).map((s) => [s.title, s.content]), [['New title', 'New content']]);
   for (const [who, path] of [[bob, '/saved_snippets/999999'], [realm.owner, `/saved_snippets/${id}`], [bob, '/saved_snippets/x']] as const) {
     const r = await who.client.patch(path, { title: 'Stolen' });
-    assert.equal([r.status, r.body], [404, NOT_FOUND], path);
+    assert.equal([r.status, r.body], [404, SNIPPET_NOT_FOUND], path);
   }
   const blank = await bob.client.patch(`/saved_snippets/${id}`, { title: '' });
   assert.equal([blank.status, blank.body], [400, errorBody('title cannot be blank', 'BAD_REQUEST', { var_name: 'title' })]);
@@ -79,10 +79,10 @@ test('DELETE /saved_snippets/{id}; missing or someone else\'s is a 404', async (
   const bob = await realm.addUser();
   const id = await create(bob, 'Title', 'Content');
   const stolen = await realm.owner.client.delete(`/saved_snippets/${id}`);
-  assert.equal([stolen.status, stolen.body], [404, NOT_FOUND]);
+  assert.equal([stolen.status, stolen.body], [404, SNIPPET_NOT_FOUND]);
   assert.equal((await bob.client.delete(`/saved_snippets/${id}`)).body, SUCCESS);
   const again = await bob.client.delete(`/saved_snippets/${id}`);
-  assert.equal([again.status, again.body], [404, NOT_FOUND]);
+  assert.equal([again.status, again.body], [404, SNIPPET_NOT_FOUND]);
   assert.equal(await list(bob), []);
 });
 

@@ -130,18 +130,15 @@ test('user_settings events: one per changed setting, language_name with default_
   assert.equal(await other.pending(), []);
 });
 
-test('clients without user_settings_object also get the legacy pair of events', async () => {
+test('no legacy update_display_settings / update_global_notifications events at feature level 439 and later', async () => {
   const realm = await newRealm();
   const bob = await realm.addUser();
   const legacy = await openQueue(bob, {});
   await patch(bob, { enter_sends: true, enable_sounds: false, send_read_receipts: false, default_language: 'de' });
   assert.equal(await legacy.next(), [
     update('enter_sends', true),
-    { type: 'update_display_settings', user: bob.email, setting_name: 'enter_sends', setting: true },
     { ...update('default_language', 'de'), language_name: 'Deutsch' },
-    { type: 'update_display_settings', user: bob.email, setting_name: 'default_language', setting: 'de', language_name: 'Deutsch' },
     update('enable_sounds', false),
-    { type: 'update_global_notifications', user: bob.email, notification_name: 'enable_sounds', setting: false },
     update('send_read_receipts', false),
   ]);
 });

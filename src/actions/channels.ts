@@ -4,7 +4,7 @@ import type { App } from '../app.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
 import { committedWrite } from '../db/commits.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
-import { MAX_CHANNEL_NAME_LENGTH, TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
+import { CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_NAME_LENGTH, TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest, notAllowed } from '../errors.ts';
@@ -23,8 +23,6 @@ import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './gr
 export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
 type GroupSettings = Partial<Record<ChannelPermission, GroupSettingValue>>;
 
-/** Settings that grant metadata access can never include guests, so role:everyone is refused. */
-const NO_EVERYONE = new Set<ChannelPermission>(['can_add_subscribers_group', 'can_administer_channel_group', 'can_subscribe_group']);
 /** Changing who may join needs content access, not just the right to administer. */
 const CONTENT_SETTINGS = new Set<ChannelPermission>(['can_add_subscribers_group', 'can_subscribe_group']);
 const DELETE_SETTINGS = new Set<ChannelPermission>(['can_delete_any_message_group', 'can_delete_own_message_group']);
@@ -106,7 +104,7 @@ export async function checkGroupSettings(app: App, realm: RealmInfo, user: User,
   const groups = await app.realms.groups(realm.id);
   const result: GroupSettings = {};
   for (const [setting, raw] of Object.entries(requested) as [ChannelPermission, GroupSettingValue][]) {
-    const value = await checkGroupSetting(app.prisma, realm, groups, setting, raw, { allowEveryone: !NO_EVERYONE.has(setting) });
+    const value = await checkGroupSetting(app.prisma, realm, groups, setting, raw, { allowEveryone: !CHANNEL_SETTINGS_WITHOUT_EVERYONE.has(setting) });
     if (DELETE_SETTINGS.has(setting) && value !== realm.systemGroups['role:nobody'] && !(await hasRealmPermission(app.realms, realm, user, 'can_set_delete_message_policy_group'))) {
       throw badRequest('Insufficient permission');
     }

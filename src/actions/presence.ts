@@ -9,7 +9,7 @@
 // PresenceSequence) in the schema.
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
-import { legacyPresence, modernPresence, OFFLINE_THRESHOLD_SECONDS } from '../queries/presence.ts';
+import { legacyPresence, modernPresence, OFFLINE_THRESHOLD_SECONDS, sharesPresence } from '../queries/presence.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail, realmViewers } from '../queries/users.ts';
 
@@ -91,7 +91,7 @@ function updatedTimes(old: StoredPresence | null, status: PresenceStatus, now: n
 
 /** Records a ping; users who turned off sharing their presence leave no trace. */
 export async function updatePresence(app: App, realm: RealmInfo, user: User, status: PresenceStatus): Promise<void> {
-  if ((user.settings as { presence_enabled?: unknown } | null)?.presence_enabled === false) return;
+  if (!sharesPresence(user)) return;
   const now = Date.now();
   const old = await storedPresence(app, user.id);
   const next = updatedTimes(old, status, now);

@@ -8,7 +8,7 @@ import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { EMAIL_VISIBILITY } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
-import { LANGUAGE_NAMES, LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS, NOTIFICATION_SOUNDS, userSettingsSchema, type UserSettingName, type UserSettings } from '../domain/user-settings.ts';
+import { LANGUAGE_NAMES, NOTIFICATION_SOUNDS, userSettingsSchema, type UserSettingName, type UserSettings } from '../domain/user-settings.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { whoCanAccess } from '../queries/user-access.ts';
@@ -86,15 +86,6 @@ export async function updateSettings(app: App, realm: RealmInfo, user: User, cha
   await announce(app, realm, before, after, settings);
 }
 
-/** The pre-feature-level-89 events for the same change; queues drop them for modern clients. */
-function legacySettingEvents(email: string, setting: string, value: unknown): Event[] {
-  if (LEGACY_NOTIFICATION_SETTINGS.has(setting)) return [{ type: 'update_global_notifications', user: email, notification_name: setting, setting: value }];
-  if (!LEGACY_DISPLAY_SETTINGS.has(setting)) return [];
-  const event: Event = { type: 'update_display_settings', user: email, setting_name: setting, setting: value };
-  if (setting === 'default_language') event.language_name = LANGUAGE_NAMES[value as string];
-  return [event];
-}
-
 async function announce(app: App, realm: RealmInfo, before: User, after: User, settings: Partial<UserSettings>): Promise<void> {
   // News about the user reaches only who can access them (can_access_all_users_group).
   const [all, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, after)]);
@@ -108,7 +99,6 @@ async function announce(app: App, realm: RealmInfo, before: User, after: User, s
     const event: Event = { type: 'user_settings', op: 'update', property, value };
     if (property === 'default_language') event.language_name = LANGUAGE_NAMES[value as string];
     publish([after.id], event);
-    publish([after.id], ...legacySettingEvents(apiEmail(app, realm, after), property, value));
   };
   for (const [property, value] of Object.entries(settings) as [UserSettingName, unknown][]) {
     own(property, value);

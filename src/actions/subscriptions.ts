@@ -5,7 +5,7 @@ import { committedWrite, transactionId } from '../db/commits.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Prisma, Subscription, User } from '../db/generated/client.ts';
 import type { ChannelPermission } from '../domain/channel-settings.ts';
-import { CHANNEL_PERMISSION_DEFAULTS, MAX_CHANNEL_DESCRIPTION_LENGTH } from '../domain/channel-settings.ts';
+import { CHANNEL_PERMISSION_DEFAULTS, MAX_CHANNEL_DESCRIPTION_LENGTH, SUBSCRIPTION_COLORS } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { inheritedNotificationSettings } from '../domain/user-settings.ts';
@@ -33,11 +33,6 @@ import {
   renderDescription,
 } from './channels.ts';
 
-/** Zulip's palette for new subscriptions: each user gets the first colors they do not use yet. */
-const COLORS = [
-  '#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5',
-  '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063', '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462',
-];
 const COLOR_RE = /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
 export type Principals = number[] | string[];
@@ -141,10 +136,10 @@ async function checkSubscribe(app: App, realm: RealmInfo, user: User, req: Subsc
   return { existing, unauthorized, missing, created, targets };
 }
 
-/** Colors for one user's new subscriptions: requested ones, else unused palette colors in order. */
+/** Colors for one user's new subscriptions: requested ones, else the first palette colors they do not use yet. */
 function pickColors(used: Set<string>, count: number): string[] {
-  const free = COLORS.filter((c) => !used.has(c));
-  return Array.from({ length: count }, (_, i) => free[i] ?? COLORS[(used.size + i) % COLORS.length]!);
+  const free = SUBSCRIPTION_COLORS.filter((c) => !used.has(c));
+  return Array.from({ length: count }, (_, i) => free[i] ?? SUBSCRIPTION_COLORS[(used.size + i) % SUBSCRIPTION_COLORS.length]!);
 }
 
 async function writeSubscriptions(tx: Prisma.TransactionClient, targets: User[], channels: Channel[], colors: Map<string, string>) {

@@ -1,5 +1,6 @@
 // POST /user_uploads: store one file under the uploads directory at Zulip's path id form
 // `<realm id>/<random>/<sanitized name>`, record its Attachment row, and tell the uploader.
+// DELETE /attachments/{id}: the owner removes a file; messages keep their text, not the file.
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,7 +10,8 @@ import { bareContentType, guessContentType } from '../domain/mime-types.ts';
 import { badRequest } from '../errors.ts';
 import type { UploadedFile } from '../http/route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { attachmentDict, uploadFilePath } from '../queries/uploads.ts';
+import { transactionId } from '../db/commits.ts';
+import { attachmentDict, uploadFilePath, uploadSpaceUsed } from '../queries/uploads.ts';
 
 /** Linux allows 255 bytes per path component, and the sanitized name is one. */
 const MAX_FILE_NAME_BYTES = 255;
@@ -85,11 +87,26 @@ export async function uploadFile(app: App, realm: RealmInfo, user: User, files: 
       await rm(target, { force: true });
       throw err;
     });
-  const used = await app.prisma.attachment.aggregate({ where: { realmId: realm.id }, _sum: { size: true } });
-  app.bus.publish({
-    realmId: realm.id,
-    userIds: [user.id],
-    event: { type: 'attachment', op: 'add', attachment: attachmentDict(attachment, []), upload_space_used: used._sum.size ?? 0 },
-  });
+  await publishAttachment(app, realm, user, 'add', attachmentDict(attachment, []));
   return { url: `/user_uploads/${pathId}`, filename: fileName };
+}
+
+async function publishAttachment(app: App, realm: RealmInfo, user: User, op: 'add' | 'remove', attachment: Record<string, unknown>, xid?: number): Promise<void> {
+  const upload_space_used = await uploadSpaceUsed(app, realm.id);
+  app.bus.publish({ realmId: realm.id, userIds: [user.id], event: { type: 'attachment', op, attachment, upload_space_used }, xid });
+}
+
+/** Zulip's access_attachment_by_id with needs_owner: someone else's file is as unknown as none. */
+export async function deleteAttachment(app: App, realm: RealmInfo, user: User, attachmentId: number): Promise<void> {
+  const { pathId, xid } = await app.prisma.$transaction(async (tx) => {
+    const [row] = await tx.$queryRawUnsafe<{ pathId: string }[]>(
+      'DELETE FROM "Attachment" WHERE id = $1 AND "ownerId" = $2 AND "realmId" = $3 RETURNING "pathId"',
+      attachmentId, user.id, realm.id,
+    );
+    if (!row) throw badRequest('Invalid attachment');
+    return { pathId: row.pathId, xid: await transactionId(tx) };
+  });
+  // After the commit: a failed delete must not lose a file that its row still names.
+  await rm(uploadFilePath(app, pathId), { force: true });
+  await publishAttachment(app, realm, user, 'remove', { id: attachmentId }, xid);
 }

@@ -22,7 +22,7 @@ const SELECT_FIELD_TYPE = 3;
 const USER_FIELD_TYPE = 6;
 
 /** Zulip's access_user_by_id(for_admin=True). */
-async function accessUserForAdmin(app: App, realm: RealmInfo, actor: User, userId: number, o: { allowDeactivated: boolean; allowBots: boolean }): Promise<User> {
+export async function accessUserForAdmin(app: App, realm: RealmInfo, actor: User, userId: number, o: { allowDeactivated: boolean; allowBots: boolean }): Promise<User> {
   const target = await app.prisma.user.findFirst({ where: { id: userId, realmId: realm.id } });
   if (!target || (target.isBot && !o.allowBots)) throw badRequest('No such user');
   if (!target.isActive && !o.allowDeactivated) throw badRequest('User is deactivated');

@@ -1,8 +1,8 @@
 // POST /fetch_api_key: password login for API clients, with Zulip's failed-login rate limit.
 import { verifyPassword } from '../auth/passwords.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, rateLimitHit } from '../errors.ts';
 import { str } from '../http/params.ts';
-import { publicRoute } from '../http/route.ts';
+import { publicRoute } from './route.ts';
 import { apiEmail } from '../queries/users.ts';
 
 const authFailed = () => new ApiError('Your username or password is incorrect', 'AUTHENTICATION_FAILED', 401);
@@ -17,7 +17,7 @@ export const routes = [
       const key = `${realm.id}:${params.username.toLowerCase()}`;
       const state = limiter?.isExhausted(key);
       if (state && !state.allowed) {
-        throw new ApiError('API usage exceeded rate limit', 'RATE_LIMIT_HIT', 429, { 'retry-after': state.retryAfter }, { 'Retry-After': String(state.retryAfter) });
+        throw rateLimitHit(state.retryAfter);
       }
       const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: params.username, mode: 'insensitive' } } });
       if (!user || user.isBot || !(await verifyPassword(params.password, user.passwordHash))) {

@@ -6,7 +6,7 @@ import { TOPICS_POLICIES, MAX_CHANNEL_DESCRIPTION_LENGTH, type ChannelPermission
 import { EMPTY_TOPIC_DISPLAY_NAME, groupSettingValueSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../errors.ts';
 import { bool, choice, json, pathId as numericPathId, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { CHANNEL_PERMISSIONS, accessibleChannel, channelByName, channelAccess, channelDict, channelTopics, listChannels, subscriberIds } from '../queries/channels.ts';
 
 /** Ids in paths: anything but digits names no channel (or `error`'s object). */

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { checkDraftsEnabled, createDrafts, deleteDraft, draftNotFound, editDraft } from '../actions/drafts.ts';
 import { json, pathId } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { listDrafts } from '../queries/drafts.ts';
 
 export const routes = [

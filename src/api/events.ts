@@ -9,7 +9,8 @@ import type { User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
-import { JsonFields, optionalUserRoute, userRoute } from '../http/route.ts';
+import { JsonFields } from '../http/route.ts';
+import { optionalUserRoute, userRoute } from './route.ts';
 import { currentSnapshot } from '../db/commits.ts';
 import { fetchInitialState, type SnapshotOptions } from '../queries/register.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -132,8 +133,8 @@ async function readConsistentState(app: App, realm: RealmInfo, user: User | null
       queue?.applySnapshot(snapshot);
       return state;
     },
-    // Prisma's 2 s / 5 s defaults are too short for a big organization's state, and on PGlite
-    // (one connection) registers and writes wait for each other.
+    // Prisma's 2 s / 5 s defaults are too short for a big organization's state, and under load a
+    // register waits for a free connection of the pool behind the writes.
     { isolationLevel: 'RepeatableRead', maxWait: 10_000, timeout: 30_000 },
   );
 }

@@ -2,10 +2,10 @@
 import { markAllAsRead, markChannelAsRead, updateFlags } from '../actions/flags.ts';
 import { badRequest } from '../errors.ts';
 import { bool, int, intList, json, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { accessibleChannel } from '../queries/channels.ts';
 import { fetchRange } from '../queries/messages.ts';
-import { narrowSchema } from '../queries/narrow.ts';
+import { narrowSchema, normalizeTopicName } from '../queries/narrow.ts';
 import { nonNegative, parseAnchor } from './messages.ts';
 
 const MAX_MESSAGES_PER_UPDATE = 5000;
@@ -76,7 +76,7 @@ export const routes = [
     params: { stream_id: int(), topic_name: str() },
     async handler({ app, realm, user, params }) {
       const { channel } = await accessibleChannel(app, realm, user, params.stream_id, { content: true });
-      const topic = params.topic_name;
+      const topic = normalizeTopicName(params.topic_name);
       const exists = await app.prisma.$queryRawUnsafe<unknown[]>(
         'SELECT 1 FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId" WHERE um."userId" = $1 AND m."channelId" = $2 AND lower(m.topic) = lower($3) LIMIT 1',
         user.id, channel.id, topic,

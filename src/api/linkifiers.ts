@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { addLinkifier, removeLinkifier, reorderLinkifiers, updateLinkifier } from '../actions/linkifiers.ts';
 import { intList, json, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { realmLinkifiers } from '../queries/linkifiers.ts';
 import { pathId } from './channels.ts';
 

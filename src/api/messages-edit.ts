@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { deleteMessage } from '../actions/messages-delete.ts';
 import { updateMessage, type PropagateMode } from '../actions/messages-edit.ts';
 import { Field, bool, int, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { messageIdOf } from './messages.ts';
 
 const propagateMode = new Field<PropagateMode>('string', z.enum(['change_one', 'change_later', 'change_all']), true).default('change_one');

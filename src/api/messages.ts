@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { sendMessage, type Addressee } from '../actions/messages.ts';
 import { badRequest } from '../errors.ts';
 import { bool, intList, json, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages, messageHistory, presentMessages, type RangeQuery } from '../queries/messages.ts';
 import { narrowSchema } from '../queries/narrow.ts';
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { updatePresence, type PresenceStatus } from '../actions/presence.ts';
 import { badRequest } from '../errors.ts';
 import { bool, json, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { realmPresence, userPresence } from '../queries/presence.ts';
 
 const STATUSES = new Set<string>(['active', 'idle'] satisfies PresenceStatus[]);

@@ -1,7 +1,7 @@
 // Emoji reactions: POST and DELETE /messages/{id}/reactions (spec 4.11).
 import { addReaction, removeReaction } from '../actions/reactions.ts';
 import { str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { messageIdOf } from './messages.ts';
 
 export const routes = [

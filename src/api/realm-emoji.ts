@@ -2,7 +2,8 @@
 // URLs their `source_url` gives.
 import { addRealmEmoji, deactivateRealmEmoji } from '../actions/realm-emoji.ts';
 import { guessContentType } from '../domain/mime-types.ts';
-import { publicRoute, RawResponse, userRoute } from '../http/route.ts';
+import { RawResponse } from '../http/route.ts';
+import { publicRoute, userRoute } from './route.ts';
 import { readEmojiImage, realmEmojiDict } from '../queries/realm-emoji.ts';
 
 /** Room for the multipart framing around the largest accepted image. */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { REALM_PERMISSIONS, type RealmUpdate, updateRealm } from '../actions/realm.ts';
 import { groupSettingChangeSchema, type RealmPermission, type RealmSettings } from '../domain/realm-settings.ts';
 import { bool, Field, json, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 
 const MAX_REALM_NAME_LENGTH = 40;
 const MAX_REALM_DESCRIPTION_LENGTH = 1000;

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { MAX_MESSAGE_LENGTH } from '../domain/channel-settings.ts';
 import { str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { renderWithRealm } from '../queries/render-context.ts';
 
 // Zulip's limit counts code points (Python's len), not UTF-16 units.

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { createSnippet, deleteSnippet, editSnippet, snippetNotFound } from '../actions/saved-snippets.ts';
 import { MAX_MESSAGE_LENGTH } from '../domain/channel-settings.ts';
 import { pathId, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { listSnippets } from '../queries/drafts.ts';
 
 export const MAX_SNIPPET_TITLE_LENGTH = 60;

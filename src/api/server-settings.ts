@@ -1,5 +1,5 @@
 // GET /server_settings: what a client reads before logging in (no authentication).
-import { publicRoute } from '../http/route.ts';
+import { publicRoute } from './route.ts';
 import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 
 export const routes = [

@@ -6,7 +6,7 @@ import {
   INTERNAL_USER_SETTINGS, isTimeZone, STRING_USER_SETTINGS, userSettingsSchema, type UserSettingName, type UserSettings,
 } from '../domain/user-settings.ts';
 import { Field, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 
 const SETTING_NAMES = (Object.keys(userSettingsSchema.shape) as UserSettingName[]).filter((n) => !INTERNAL_USER_SETTINGS.includes(n));
 

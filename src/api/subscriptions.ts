@@ -5,7 +5,7 @@ import { subscribe, unsubscribe, updateSubscriptionProperties, type NewChannelOp
 import { TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
 import { groupSettingValueSchema } from '../domain/realm-settings.ts';
 import { bool, json } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { CHANNEL_PERMISSIONS, accessibleChannel, isSubscribed } from '../queries/channels.ts';
 import { userSubscriptions } from '../queries/subscriptions.ts';
 import { userById } from '../queries/users.ts';

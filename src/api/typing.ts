@@ -1,7 +1,7 @@
 // Typing notifications: POST /typing.
 import { sendTyping } from '../actions/typing.ts';
 import { choice, int, intList, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 
 export const routes = [
   userRoute({

@@ -1,13 +1,15 @@
 // Files: POST /user_uploads; GET /user_uploads/{realm_id}/{path} (the file, for browsers and Basic
 // auth), its API twin that answers a temporary URL, and the temporary URL itself.
 import type { App } from '../app.ts';
-import { uploadFile } from '../actions/uploads.ts';
+import { deleteAttachment, uploadFile } from '../actions/uploads.ts';
 import type { Attachment, User } from '../db/generated/client.ts';
 import { servesInline } from '../domain/mime-types.ts';
 import { badRequest, notLoggedIn } from '../errors.ts';
-import { RawResponse, optionalUserRoute, publicRoute, userRoute } from '../http/route.ts';
+import { pathId } from '../http/params.ts';
+import { RawResponse } from '../http/route.ts';
+import { optionalUserRoute, publicRoute, userRoute } from './route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl } from '../queries/uploads.ts';
+import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl, uploadSpaceUsed, userAttachments } from '../queries/uploads.ts';
 
 /** Room for the multipart framing around a file of the largest allowed size. */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -46,6 +48,23 @@ async function downloadable(app: App, realm: RealmInfo, user: User | null, pathI
 }
 
 export const routes = [
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/attachments',
+    params: {},
+    async handler({ app, realm, user }) {
+      return { attachments: await userAttachments(app, user.id), upload_space_used: await uploadSpaceUsed(app, realm.id) };
+    },
+  }),
+  userRoute({
+    method: 'DELETE',
+    path: '/api/v1/attachments/:attachment_id',
+    params: {},
+    async handler({ app, realm, user, path }) {
+      await deleteAttachment(app, realm, user, pathId(path.attachment_id, () => badRequest('Invalid attachment')));
+      return {};
+    },
+  }),
   userRoute({
     method: 'POST',
     path: '/api/v1/user_uploads',

@@ -7,7 +7,7 @@ import { groupSettingChangeSchema, groupSettingValueSchema } from '../domain/rea
 import { USER_GROUP_PERMISSIONS, type UserGroupPermission } from '../domain/user-groups.ts';
 import { badRequest } from '../errors.ts';
 import { bool, type Field, intList, json, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { userRoute } from './route.ts';
 import { activeUsers, directSubgroupIds, groupMemberIds, listGroups, readableGroup, recursiveSubgroupIds } from '../queries/user-groups.ts';
 import { userById } from '../queries/users.ts';
 

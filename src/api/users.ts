@@ -1,12 +1,13 @@
 // Users: GET /users, /users/me, /users/{id|email}, POST /users; administration: PATCH and DELETE
-// /users/{id}, POST /users/{id}/reactivate.
+// /users/{id}, POST /users/{id}/reactivate; new API keys for oneself and for bots.
 import { z } from 'zod';
+import { accessBot, regenerateApiKey } from '../actions/api-keys.ts';
 import { deactivateUser, reactivateUser, updateUser } from '../actions/user-admin.ts';
 import { createUser } from '../actions/users.ts';
 import { ROLES } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
-import { bool, json, str } from '../http/params.ts';
-import { userRoute } from '../http/route.ts';
+import { bool, json, pathId, str } from '../http/params.ts';
+import { userRoute } from './route.ts';
 import { accessibleUserIds, canAccessUser } from '../queries/user-access.ts';
 import { formatUser, maxMessageId, profileData, userByEmail, userById } from '../queries/users.ts';
 
@@ -20,6 +21,23 @@ const userId = (path: Record<string, string>) => {
 const listParams = { client_gravatar: bool().default(true), include_custom_profile_fields: bool().default(false) };
 
 export const routes = [
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/users/me/api_key/regenerate',
+    params: {},
+    async handler({ app, realm, user }) {
+      return { api_key: await regenerateApiKey(app, realm, user) };
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/bots/:bot_id/api_key/regenerate',
+    params: {},
+    async handler({ app, realm, user, path }) {
+      const bot = await accessBot(app, realm, user, pathId(path.bot_id, () => badRequest('No such bot')));
+      return { api_key: await regenerateApiKey(app, realm, bot) };
+    },
+  }),
   userRoute({
     method: 'GET',
     path: '/api/v1/users',

@@ -12,6 +12,8 @@ const DECOY_KEY = generateApiKey();
 export class UserAuthenticator {
   private readonly cache = new Map<string, User>();
   private readonly keysByUser = new Map<number, string>();
+  /** Bumped by every `forget`, so a read that started before a change does not cache the old row. */
+  private generation = 0;
 
   constructor(private readonly prisma: PrismaClient) {}
 
@@ -30,10 +32,11 @@ export class UserAuthenticator {
     const cached = this.cache.get(cacheKey);
     if (cached) return cached;
     const dummy = DUMMY_EMAIL.exec(email);
+    const generation = this.generation;
     const user =
       (await this.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: email, mode: 'insensitive' } } })) ??
       (dummy ? await this.prisma.user.findFirst({ where: { realmId: realm.id, id: Number(dummy[1]) } }) : null);
-    if (!user) return undefined;
+    if (!user || generation !== this.generation) return user ?? undefined;
     this.cache.set(cacheKey, user);
     this.keysByUser.set(user.id, this.keysByUser.has(user.id) ? `${this.keysByUser.get(user.id)}\n${cacheKey}` : cacheKey);
     return user;
@@ -41,6 +44,7 @@ export class UserAuthenticator {
 
   /** Drops every cached entry of a user after it changed (role, key, email, deactivation). */
   forget(userId: number): void {
+    this.generation++;
     for (const key of (this.keysByUser.get(userId) ?? '').split('\n')) this.cache.delete(key);
     this.keysByUser.delete(userId);
   }

@@ -10,9 +10,9 @@ import type { TemplatedApp } from 'uWebSockets.js';
 import type { App } from '../app.ts';
 import { apiKeysEqual, generateApiKey } from '../auth/api-keys.ts';
 import type { Config } from '../config.ts';
-import { isAlive } from '../db/client.ts';
+import { isAlive } from '../db/embedded.ts';
 import { ApiError } from '../errors.ts';
-import { statusLine } from '../http/server.ts';
+import { statusLine } from '../http/exchange.ts';
 import { log } from '../log.ts';
 import { adminCommandSchema, runAdminCommand, type AdminCommand } from './commands.ts';
 
@@ -28,7 +28,7 @@ interface ServerFile {
 const tokenFile = (config: Config) => path.join(config.DATA_DIR, 'admin-token');
 const serverFile = (config: Config) => path.join(config.DATA_DIR, 'server.json');
 // A hash, so the file never holds the PostgreSQL password.
-const databaseId = (config: Config) => (config.DATABASE_URL ? createHash('sha256').update(config.DATABASE_URL).digest('hex') : 'pglite');
+const databaseId = (config: Config) => (config.DATABASE_URL ? createHash('sha256').update(config.DATABASE_URL).digest('hex') : 'embedded');
 
 export interface ControlChannel {
   /** Mounts the route on the server's uWS app (it is realm-less, so it stays outside the API router). */

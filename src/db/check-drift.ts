@@ -1,7 +1,7 @@
 // `npm run db:check`: fails when prisma/migrations do not produce exactly prisma/schema.prisma,
 // i.e. someone changed the schema without `npm run migration:new`, or edited a migration.
 import { pathToFileURL } from 'node:url';
-import { diffMigrationsToSchema, type SchemaPaths } from './schema-engine.ts';
+import { diffMigrationsToSchema, type SchemaOptions } from './schema-engine.ts';
 
 export interface DriftReport {
   inSync: boolean;
@@ -9,13 +9,13 @@ export interface DriftReport {
   missingSql: string;
 }
 
-export async function checkDrift(paths: SchemaPaths = {}): Promise<DriftReport> {
-  const diff = await diffMigrationsToSchema(paths);
+export async function checkDrift(opts: SchemaOptions = {}): Promise<DriftReport> {
+  const diff = await diffMigrationsToSchema(opts);
   return { inSync: !diff.changed, missingSql: diff.changed ? diff.script : '' };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const report = await checkDrift();
+  const report = await checkDrift({ serverUrl: process.env.DATABASE_URL || undefined });
   if (report.inSync) {
     console.log('migrations match prisma/schema.prisma');
   } else {

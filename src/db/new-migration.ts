@@ -5,14 +5,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MIGRATIONS_DIR } from './migrate.ts';
-import { diffMigrationsToSchema, LOCKFILE_CONTENT, LOCKFILE_NAME, type SchemaPaths } from './schema-engine.ts';
+import { diffMigrationsToSchema, LOCKFILE_CONTENT, LOCKFILE_NAME, type SchemaOptions } from './schema-engine.ts';
 
 /** Returns the new migration's directory, or null when the schema needs no change. */
-export async function newMigration(name: string, paths: SchemaPaths = {}, now = new Date()): Promise<string | null> {
+export async function newMigration(name: string, opts: SchemaOptions = {}, now = new Date()): Promise<string | null> {
   const slug = migrationSlug(name);
-  const diff = await diffMigrationsToSchema(paths);
+  const diff = await diffMigrationsToSchema(opts);
   if (!diff.changed) return null;
-  const migrationsDir = path.resolve(paths.migrationsDir ?? MIGRATIONS_DIR);
+  const migrationsDir = path.resolve(opts.migrationsDir ?? MIGRATIONS_DIR);
   const dir = path.join(migrationsDir, `${timestamp(now)}_${slug}`);
   // Not recursive for the leaf: an existing directory of the same name must not be overwritten.
   await mkdir(migrationsDir, { recursive: true });
@@ -40,6 +40,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.error('usage: npm run migration:new -- <name>');
     process.exit(2);
   }
-  const dir = await newMigration(name);
+  const dir = await newMigration(name, { serverUrl: process.env.DATABASE_URL || undefined });
   console.log(dir === null ? 'no changes' : `created ${path.relative(process.cwd(), path.join(dir, 'migration.sql'))}`);
 }

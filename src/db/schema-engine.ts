@@ -1,20 +1,17 @@
-// Prisma's schema engine compiled to WebAssembly, run on a scratch in-memory PGlite: what
-// `prisma migrate diff` does, without the engine binary the CLI cannot download here.
+// Prisma's schema engine compiled to WebAssembly, run on a scratch database (on DATABASE_URL's
+// server, or else on a temporary embedded PostgreSQL): what `prisma migrate diff` does, without
+// the engine binary the CLI cannot download here.
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
-import {
-  bindMigrationAwareSqlAdapterFactory,
-  DriverAdapterError,
-  type SqlDriverAdapter,
-  type SqlMigrationAwareDriverAdapterFactory,
-} from '@prisma/driver-adapter-utils';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { bindMigrationAwareSqlAdapterFactory, ColumnTypeEnum, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import * as engineBindings from '@prisma/schema-engine-wasm/schema_engine_bg';
 import type { DiffTarget, MigrationList } from '@prisma/schema-engine-wasm';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type pg from 'pg';
 import { MIGRATIONS_DIR, readMigrations } from './migrate.ts';
+import { scratchServer } from './scratch.ts';
 
 // Node 20 cannot import the .wasm entry of the package, so instantiate it by hand, once.
 {
@@ -27,6 +24,9 @@ import { MIGRATIONS_DIR, readMigrations } from './migrate.ts';
 }
 
 export const SCHEMA_PATH = fileURLToPath(new URL('../../prisma/schema.prisma', import.meta.url));
+const CHAR_OID = 18;
+const TEXT_OID = 25;
+
 export const LOCKFILE_NAME = 'migration_lock.toml';
 /** What `prisma migrate dev` writes, byte for byte. */
 export const LOCKFILE_CONTENT =
@@ -34,9 +34,11 @@ export const LOCKFILE_CONTENT =
   '# It should be added in your version-control system (e.g., Git)\n' +
   'provider = "postgresql"\n';
 
-export interface SchemaPaths {
+export interface SchemaOptions {
   migrationsDir?: string;
   schemaPath?: string;
+  /** The PostgreSQL server to make the scratch database on; an embedded one when unset. */
+  serverUrl?: string;
 }
 
 export interface MigrationsDiff {
@@ -47,18 +49,18 @@ export interface MigrationsDiff {
 }
 
 /** Replays the migrations on a scratch database and diffs the result against schema.prisma. */
-export async function diffMigrationsToSchema(paths: SchemaPaths = {}): Promise<MigrationsDiff> {
-  const migrationsDir = path.resolve(paths.migrationsDir ?? MIGRATIONS_DIR);
-  const schemaPath = path.resolve(paths.schemaPath ?? SCHEMA_PATH);
+export async function diffMigrationsToSchema(opts: SchemaOptions = {}): Promise<MigrationsDiff> {
+  const migrationsDir = path.resolve(opts.migrationsDir ?? MIGRATIONS_DIR);
+  const schemaPath = path.resolve(opts.schemaPath ?? SCHEMA_PATH);
   const schema = { path: schemaPath, content: await readFile(schemaPath, 'utf8') };
   const from: DiffTarget = { tag: 'migrations', ...(await migrationList(migrationsDir)) };
 
-  const scratch = await PGlite.create();
+  const server = await scratchServer(opts.serverUrl);
   try {
     const engine = await engineBindings.SchemaEngine.new(
       { datamodels: [[schema.path, schema.content]] },
       logEngineProblems,
-      bindMigrationAwareSqlAdapterFactory(scratchFactory(scratch)),
+      bindMigrationAwareSqlAdapterFactory(scratchFactory(await server.createDatabase())),
     );
     try {
       const result = await engine.diff({
@@ -74,7 +76,7 @@ export async function diffMigrationsToSchema(paths: SchemaPaths = {}): Promise<M
       engine.free();
     }
   } finally {
-    await scratch.close();
+    await server.close();
   }
 }
 
@@ -99,32 +101,33 @@ async function migrationList(migrationsDir: string): Promise<MigrationList> {
 
 /**
  * The engine replays migrations on a "shadow database"; the scratch database is thrown away
- * anyway, so it serves as both main and shadow and only one PGlite has to start.
+ * anyway, so it serves as both main and shadow and no second database has to be made.
  */
-function scratchFactory(scratch: PGlite): SqlMigrationAwareDriverAdapterFactory {
-  const connect = async (): Promise<SqlDriverAdapter> => {
-    const adapter = await new PrismaPGlite(scratch).connect();
-    // pglite-prisma-adapter 0.7.2 does not await exec() here, so a failing migration would
-    // surface as an unhandled rejection instead of an engine error.
-    adapter.executeScript = async (script) => {
-      try {
-        await scratch.exec(script);
-      } catch (err) {
-        const e = err as Error & { code?: string; severity?: string; detail?: string; hint?: string; column?: string };
-        throw new DriverAdapterError({
-          kind: 'postgres',
-          code: e.code ?? 'N/A',
-          severity: e.severity ?? 'ERROR',
-          message: e.message,
-          detail: e.detail,
-          column: e.column,
-          hint: e.hint,
-        });
-      }
+function scratchFactory(url: string): SqlMigrationAwareDriverAdapterFactory {
+  const connect = async () => {
+    const adapter = await new PrismaPg(url).connect();
+    // The engine reads catalog columns of type "char" (pg_constraint.contype) as characters, and
+    // PostgreSQL 18 has rows there ('n' constraints), but the pg adapter refuses that type: pass
+    // them as text to its mapping, then label them characters. The query object links the steps.
+    const charColumns = new WeakMap<object, number[]>();
+    const internals = adapter as unknown as { performIO(query: object): Promise<pg.QueryResult> };
+    const performIO = internals.performIO.bind(adapter);
+    internals.performIO = async (query) => {
+      const result = await performIO(query);
+      const indexes = result.fields.flatMap((field, i) => (field.dataTypeID === CHAR_OID ? [i] : []));
+      for (const i of indexes) result.fields[i]!.dataTypeID = TEXT_OID;
+      charColumns.set(query, indexes);
+      return result;
+    };
+    const queryRaw = adapter.queryRaw.bind(adapter);
+    adapter.queryRaw = async (query) => {
+      const result = await queryRaw(query);
+      for (const i of charColumns.get(query) ?? []) result.columnTypes[i] = ColumnTypeEnum.Character;
+      return result;
     };
     return adapter;
   };
-  return { provider: 'postgres', adapterName: 'pglite-scratch', connect, connectToShadowDb: connect };
+  return { provider: 'postgres', adapterName: 'pg-scratch', connect, connectToShadowDb: connect };
 }
 
 function logEngineProblems(line: string): void {

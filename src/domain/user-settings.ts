@@ -127,23 +127,6 @@ export function isTimeZone(name: string): boolean {
   }
 }
 
-/** Settings whose changes clients without `user_settings_object` learn from `update_display_settings`. */
-export const LEGACY_DISPLAY_SETTINGS: ReadonlySet<string> = new Set([
-  'color_scheme', 'default_language', 'default_view', 'demote_inactive_streams', 'dense_mode', 'emojiset', 'enter_sends',
-  'fluid_layout_width', 'high_contrast_mode', 'left_side_userlist', 'starred_message_counts', 'translate_emoticons',
-  'twenty_four_hour_time', 'timezone',
-]);
-
-/** ... and these from `update_global_notifications`. */
-export const LEGACY_NOTIFICATION_SETTINGS: ReadonlySet<string> = new Set([
-  'enable_desktop_notifications', 'enable_digest_emails', 'enable_login_emails', 'enable_marketing_emails',
-  'enable_offline_email_notifications', 'enable_offline_push_notifications', 'enable_online_push_notifications', 'enable_sounds',
-  'enable_stream_audible_notifications', 'enable_stream_desktop_notifications', 'enable_stream_email_notifications',
-  'enable_stream_push_notifications', 'message_content_in_email_notifications', 'notification_sound',
-  'pm_content_in_desktop_notifications', 'desktop_icon_count_display', 'realm_name_in_notifications', 'presence_enabled',
-  'wildcard_mentions_notify',
-]);
-
 /**
  * What a subscription's `null` notification settings stand for: the user's own defaults. Clients
  * without the notification_settings_null capability get these values instead of null.

@@ -7,10 +7,14 @@ import type uWS from 'uWebSockets.js';
 import type { Consumer, EventQueue } from '../../actors/queue.ts';
 import { QueueError } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
-import { parseBasicAuth } from '../auth/api-keys.ts';
+import type { User } from '../db/generated/client.ts';
 import { badQueueId } from '../api/events.ts';
-import { ApiError, badRequest, invalidSubdomain, unauthorized } from '../errors.ts';
-import { statusLine } from '../http/server.ts';
+import type { Scope } from '../api/route.ts';
+import { ApiError, badRequest } from '../errors.ts';
+import type { ClientOrigin, TrustedProxies } from '../http/client-address.ts';
+import { authenticateBasic } from '../http/credentials.ts';
+import { requestOrigin, statusLine } from '../http/exchange.ts';
+import type { Gate } from '../http/route.ts';
 import { log } from '../log.ts';
 
 export const SOCKET_PATH = '/api/v1/events/socket';
@@ -82,17 +86,50 @@ function rejectUpgrade(res: uWS.HttpResponse, state: { aborted: boolean }, err: 
   });
 }
 
+const WEBSOCKET_VERSION = '13';
+/** Base64 of 16 bytes (RFC 6455, 4.1). */
+const WEBSOCKET_KEY = /^[A-Za-z0-9+/]{22}==$/;
+
+const upgradeRequired = (msg: string) =>
+  new ApiError(msg, 'BAD_REQUEST', 426, {}, { Upgrade: 'websocket', 'Sec-WebSocket-Version': WEBSOCKET_VERSION });
+
+const hasToken = (header: string | undefined, token: string) => (header ?? '').toLowerCase().split(',').some((t) => t.trim() === token);
+
+/**
+ * What RFC 6455 (4.2.1, 4.2.2) has a server refuse before anything else; null for a sound handshake.
+ * uWS takes any request with a 24-character key for an upgrade, so the rest is checked here.
+ */
+function handshakeError(headers: Record<string, string>): ApiError | null {
+  if (!hasToken(headers.upgrade, 'websocket') || !hasToken(headers.connection, 'upgrade')) return upgradeRequired('This endpoint speaks WebSocket only');
+  if (headers['sec-websocket-version']?.trim() !== WEBSOCKET_VERSION) {
+    return upgradeRequired(`Unsupported WebSocket version; this server speaks version ${WEBSOCKET_VERSION}`);
+  }
+  if (!WEBSOCKET_KEY.test(headers['sec-websocket-key']?.trim() ?? '')) return badRequest('Missing or malformed Sec-WebSocket-Key');
+  return null;
+}
+
+function readHeaders(req: uWS.HttpRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => (headers[k] = v));
+  return headers;
+}
+
+interface Handshake {
+  headers: Record<string, string>;
+  query: URLSearchParams;
+  origin: ClientOrigin;
+}
+
 /** Who is connecting and to which queue: Basic credentials, or the queue id alone (a 122-bit secret). */
-async function resolveQueue(app: App, headers: Record<string, string>, query: URLSearchParams): Promise<{ queue: EventQueue; resumeAfter: number }> {
+async function resolveQueue(app: App, gate: Gate<Scope, User>, { headers, query, origin }: Handshake): Promise<{ queue: EventQueue; resumeAfter: number }> {
+  const refused = handshakeError(headers);
+  if (refused) throw refused;
   const queueId = query.get('queue_id');
   if (!queueId) throw new ApiError("Missing 'queue_id' argument", 'REQUEST_VARIABLE_MISSING', 400, { var_name: 'queue_id' });
   let userId: number | undefined;
   if (headers.authorization) {
-    const realm = app.realms.forHost(headers.host ?? '');
-    if (!realm) throw invalidSubdomain();
-    const basic = parseBasicAuth(headers.authorization);
-    if (!basic || basic === 'malformed') throw unauthorized('Invalid authorization header for basic auth');
-    userId = (await app.auth.authenticate(realm, basic.username, basic.password)).id;
+    const scope = gate.scope({ host: headers.host ?? '', ...origin });
+    userId = (await authenticateBasic(gate, scope, headers.authorization, origin.ip, app.limits?.ip ?? null)).id;
   }
   const candidate = app.queues.peek(queueId);
   const queue = candidate && (userId === undefined || candidate.userId === userId) ? candidate : undefined;
@@ -110,7 +147,7 @@ async function resolveQueue(app: App, headers: Record<string, string>, query: UR
   return { queue, resumeAfter: lastEventId };
 }
 
-export function attachSocketGateway(app: App, uws: uWS.TemplatedApp): void {
+export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: TrustedProxies, uws: uWS.TemplatedApp): void {
   const maxBuffered = () => app.config.WS_MAX_BUFFERED_BYTES;
   uws.ws<SocketData>(SOCKET_PATH, {
     idleTimeout: 120,
@@ -121,14 +158,13 @@ export function attachSocketGateway(app: App, uws: uWS.TemplatedApp): void {
     upgrade: (res, req, context) => {
       const state = { aborted: false };
       res.onAborted(() => (state.aborted = true));
-      const headers: Record<string, string> = {};
-      req.forEach((k, v) => (headers[k] = v));
-      const query = new URLSearchParams(req.getQuery() ?? '');
-      resolveQueue(app, headers, query).then(
+      const headers = readHeaders(req);
+      const handshake = { headers, query: new URLSearchParams(req.getQuery() ?? ''), origin: requestOrigin(res, req, proxies) };
+      resolveQueue(app, gate, handshake).then(
         ({ queue, resumeAfter }) => {
           if (state.aborted) return;
           res.cork(() => {
-            res.upgrade<SocketData>({ queue, resumeAfter } as SocketData & { resumeAfter: number }, headers['sec-websocket-key'] ?? '',
+            res.upgrade<SocketData>({ queue, resumeAfter } as SocketData & { resumeAfter: number }, headers['sec-websocket-key']!,
               headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
           });
         },
@@ -174,5 +210,12 @@ export function attachSocketGateway(app: App, uws: uWS.TemplatedApp): void {
       consumer.markClosed();
       app.queues.detach(queue, consumer);
     },
+  });
+  // uWS hands a request to the handlers above only if it carries a 24-character key; the rest of
+  // the requests for this path get their RFC answer here.
+  uws.any(SOCKET_PATH, (res, req) => {
+    const state = { aborted: false };
+    res.onAborted(() => (state.aborted = true));
+    rejectUpgrade(res, state, handshakeError(readHeaders(req)) ?? upgradeRequired('This endpoint speaks WebSocket only'));
   });
 }

@@ -53,15 +53,19 @@ export type RawParams = Map<string, string>;
 function describeFailure(name: string, issue: z.core.$ZodIssue | undefined): string {
   if (issue?.code === 'invalid_type') {
     const expected = (issue as { expected?: string }).expected;
-    const path = issue.path.length ? `${name}[${issue.path.join('][')}]` : name;
+    // Zulip's validators name list items `x[0]` and dict values `x["key"]`.
+    const path = name + issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `["${String(p)}"]`)).join('');
     if (expected === 'number' || expected === 'int') return `${path} is not an integer`;
     if (expected === 'boolean') return `${path} is not a boolean`;
     if (expected === 'array') return `${path} is not a list`;
     if (expected === 'string') return `${path} is not a string`;
-    if (expected === 'object') return `${path} is not a dict`;
+    if (expected === 'object' || expected === 'record') return `${path} is not a dict`;
   }
   if (issue?.code === 'too_big' && issue.path.length === 0 && (issue as { origin?: string }).origin === 'string') {
     return `${name} is too long (limit: ${(issue as { maximum: number }).maximum} characters)`;
+  }
+  if (issue?.code === 'too_small' && issue.path.length === 0 && (issue as { origin?: string }).origin === 'string') {
+    return (issue as { minimum: number }).minimum === 1 ? `${name} cannot be blank` : `${name} is too short.`;
   }
   if (issue && issue.message && !issue.message.startsWith('Invalid') && !issue.message.startsWith('Too')) return issue.message;
   return `Invalid ${name}`;

@@ -1,6 +1,7 @@
 // Rate limits with Zulip's rules: at most N requests in any window of W seconds (a sliding log,
 // as Zulip's backends keep). Each active key holds the times of its last N requests in a ring;
 // keys idle for a whole window are swept, so memory follows the active keys.
+import { rateLimitHit } from '../errors.ts';
 
 export interface RateDecision {
   allowed: boolean;
@@ -81,3 +82,9 @@ export class RateLimiter {
     }
   }
 }
+
+export function rateLimitHeaders(d: RateDecision): Record<string, string> {
+  return { 'X-RateLimit-Limit': String(d.limit), 'X-RateLimit-Remaining': String(d.remaining), 'X-RateLimit-Reset': String(d.reset) };
+}
+
+export const refusal = (d: RateDecision) => rateLimitHit(d.retryAfter, rateLimitHeaders(d));

@@ -1,9 +1,8 @@
 // What an endpoint declares: method, path, who may call it, its parameters, and a handler that
-// returns the data of a success response (or a RawResponse for files).
-import type { User } from '../db/generated/client.ts';
-import type { App } from '../app.ts';
-import type { Config } from '../config.ts';
-import type { RealmInfo } from '../queries/realms.ts';
+// returns the data of a success response (or a RawResponse for files). The router knows nothing of
+// organizations or users: the layer above hands it a Gate, which names each request's scope (`S`,
+// merged into the handler's context) and turns Basic credentials into a user (`U`).
+import type { Config, Scheme } from '../config.ts';
 import type { Fields, ParamsOf } from './params.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -16,9 +15,23 @@ export interface UploadedFile {
   data: Buffer;
 }
 
-export interface RequestContext<F extends Fields, U> {
-  app: App;
-  realm: RealmInfo;
+/** What the router knows of a request before it has a scope. */
+export interface RequestHead {
+  host: string;
+  /** The client's address, behind trusted proxies the one they report. */
+  ip: string;
+  /** Set when a trusted proxy reports the scheme the client used. */
+  scheme: Scheme | null;
+}
+
+export interface Gate<S, U extends { id: number }> {
+  /** The request's scope; throws an ApiError when there is none (an unknown organization). */
+  scope(head: RequestHead): S;
+  /** The user of these credentials in that scope; throws a 401 ApiError when there is none. */
+  authenticate(scope: S, username: string, apiKey: string): Promise<U>;
+}
+
+export type RequestContext<F extends Fields, S, U> = S & {
   user: U;
   params: ParamsOf<F>;
   /** Path segments named in the route's path (`:user_id` → path.user_id; a final `/*` → path['*']). */
@@ -33,7 +46,7 @@ export interface RequestContext<F extends Fields, U> {
    * completes thousands of parked polls in one pass without a promise hop each.
    */
   answer(result: HandlerResult): void;
-}
+};
 
 /** A non-JSON answer, such as a file download. */
 export class RawResponse {
@@ -60,27 +73,28 @@ interface RouteBase<F extends Fields> {
   params: F;
   /** Largest accepted request body in bytes, from the settings; defaults to MAX_BODY_BYTES. */
   maxBody?: (config: Config) => number;
-  /** Skip the per-user/per-IP rate limits (file downloads, as Zulip does). */
+  /** Skip the per-user/per-IP rate limits (file downloads, as Zulip does); failed credentials still count. */
   noRateLimit?: boolean;
-  /** Also decode parameters from the query string (GET always does). */
-  summary?: string;
 }
 
-export type Route =
-  | (RouteBase<Fields> & { auth: 'user'; handler(ctx: RequestContext<Fields, User>): Promise<HandlerResult> })
-  | (RouteBase<Fields> & { auth: 'optional'; handler(ctx: RequestContext<Fields, User | null>): Promise<HandlerResult> })
-  | (RouteBase<Fields> & { auth: 'none'; handler(ctx: RequestContext<Fields, null>): Promise<HandlerResult> });
+type Handler<F extends Fields, S, U> = (ctx: RequestContext<F, S, U>) => Promise<HandlerResult>;
 
-export function userRoute<F extends Fields>(r: RouteBase<F> & { handler(ctx: RequestContext<F, User>): Promise<HandlerResult> }): Route {
-  return { ...r, auth: 'user' } as unknown as Route;
-}
+export type Route<S, U> =
+  | (RouteBase<Fields> & { auth: 'user'; handler: Handler<Fields, S, U> })
+  | (RouteBase<Fields> & { auth: 'optional'; handler: Handler<Fields, S, U | null> })
+  | (RouteBase<Fields> & { auth: 'none'; handler: Handler<Fields, S, null> });
 
-export function optionalUserRoute<F extends Fields>(
-  r: RouteBase<F> & { handler(ctx: RequestContext<F, User | null>): Promise<HandlerResult> },
-): Route {
-  return { ...r, auth: 'optional' } as unknown as Route;
-}
-
-export function publicRoute<F extends Fields>(r: RouteBase<F> & { handler(ctx: RequestContext<F, null>): Promise<HandlerResult> }): Route {
-  return { ...r, auth: 'none' } as unknown as Route;
+/** Route constructors for one scope and user type; each keeps its parameters' types for the handler. */
+export function routeBuilders<S, U>() {
+  return {
+    userRoute<F extends Fields>(r: RouteBase<F> & { handler: Handler<F, S, U> }): Route<S, U> {
+      return { ...r, auth: 'user' } as unknown as Route<S, U>;
+    },
+    optionalUserRoute<F extends Fields>(r: RouteBase<F> & { handler: Handler<F, S, U | null> }): Route<S, U> {
+      return { ...r, auth: 'optional' } as unknown as Route<S, U>;
+    },
+    publicRoute<F extends Fields>(r: RouteBase<F> & { handler: Handler<F, S, null> }): Route<S, U> {
+      return { ...r, auth: 'none' } as unknown as Route<S, U>;
+    },
+  };
 }

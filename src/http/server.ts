@@ -1,32 +1,18 @@
 // The HTTP front door on uWebSockets.js: routing (with 405s), body reading with a size limit,
-// parameter decoding, realm and Basic-auth resolution, rate limits, and the one place where
-// results and ApiErrors become Zulip's JSON envelope.
+// parameter decoding, Basic auth through the Gate of the layer above, rate limits, and the one place
+// where results and ApiErrors become Zulip's JSON envelope.
 import uWS, { closeApp as closeUws, listenExclusive } from './uws.ts';
 import { randomUUID } from 'node:crypto';
-import type { User } from '../db/generated/client.ts';
-import type { App } from '../app.ts';
-import { parseBasicAuth } from '../auth/api-keys.ts';
+import type { Config } from '../config.ts';
 import { log } from '../log.ts';
-import type { RealmInfo } from '../queries/realms.ts';
-import { ApiError, invalidSubdomain, notLoggedIn, unauthorized } from '../errors.ts';
-import { parseJsonBody, parseParams, parseUrlEncoded, type RawParams } from './params.ts';
-import type { RateDecision } from './rate-limit.ts';
-import { JsonFields, RawResponse, type HandlerResult, type Route, type UploadedFile } from './route.ts';
-
-const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  413: 'Payload Too Large', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
-};
-
-const READ_HEADERS = ['host', 'authorization', 'content-type', 'user-agent'] as const;
-
-interface Exchange {
-  res: uWS.HttpResponse;
-  aborted: boolean;
-  done: boolean;
-  abortHandlers: (() => void)[];
-  headers: Record<string, string>;
-}
+import { ApiError, notLoggedIn } from '../errors.ts';
+import { decodeBody, readBody } from './body.ts';
+import type { TrustedProxies } from './client-address.ts';
+import { authenticateBasic } from './credentials.ts';
+import { openExchange, writeResponse, type Exchange, type PendingResponse } from './exchange.ts';
+import { parseParams, parseUrlEncoded, type RawParams } from './params.ts';
+import { rateLimitHeaders, refusal, type RateDecision, type RateLimiter } from './rate-limit.ts';
+import { JsonFields, RawResponse, type Gate, type HandlerResult, type Route, type UploadedFile } from './route.ts';
 
 export interface HttpServer {
   uws: uWS.TemplatedApp;
@@ -38,62 +24,86 @@ export interface HttpServer {
   close(): void;
 }
 
-export function statusLine(status: number): string {
-  return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
+export interface HttpOptions<S, U extends { id: number }> {
+  routes: Route<S, U>[];
+  gate: Gate<S, U>;
+  config: Config;
+  /** Null when rate limiting is off. */
+  limits: { user: RateLimiter; ip: RateLimiter } | null;
+  proxies: TrustedProxies;
+  /** Mounts handlers outside the router (the WebSocket gateway, the CLI's control route) before the catch-all 404. */
+  attach?: (uws: uWS.TemplatedApp) => void;
 }
 
-/** Writes a whole response in one corked batch; a no-op if the client already left. */
-export function writeResponse(ex: Exchange, status: number, headers: Readonly<Record<string, string>>, body: string | Buffer): void {
-  if (ex.aborted || ex.done) return;
-  ex.done = true;
-  ex.res.cork(() => {
-    ex.res.writeStatus(statusLine(status));
-    for (const k in headers) ex.res.writeHeader(k, headers[k]!);
-    ex.res.end(body);
-  });
-}
-
-/**
- * PostgreSQL refuses NUL in text (SQLSTATE 22021). Endpoints that Zulip answers with their own
- * wording check for it first; anywhere else the database's refusal is still the client's error.
- */
-function isNulByteError(err: unknown): boolean {
-  const text = err instanceof Error ? `${err.message} ${String((err as { cause?: unknown }).cause ?? '')}` : '';
-  return /invalid byte sequence for encoding "UTF8": 0x00|22021/.test(text);
-}
-
-function errorBody(err: ApiError): string {
-  return JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra });
+/** Requests in progress, and whether the server is shutting down. */
+interface Lifecycle {
+  inFlight: Set<Exchange>;
+  closing: boolean;
 }
 
 const JSON_HEADERS: Readonly<Record<string, string>> = { 'Content-Type': 'application/json' };
 
-function rateHeaders(d: RateDecision): Record<string, string> {
-  return { 'X-RateLimit-Limit': String(d.limit), 'X-RateLimit-Remaining': String(d.remaining), 'X-RateLimit-Reset': String(d.reset) };
+export function startHttpServer<S, U extends { id: number }>(options: HttpOptions<S, U>): Promise<HttpServer> {
+  const uws = uWS.App();
+  const lifecycle: Lifecycle = { inFlight: new Set(), closing: false };
+  const dispatch = dispatcher(options, lifecycle);
+  for (const [pattern, methods] of routeTable(options.routes)) uws.any(pattern, routeHandler(pattern, methods, options, lifecycle, dispatch));
+  options.attach?.(uws);
+  uws.any('/*', answerNotFound);
+  return listen(uws, options.config, lifecycle);
 }
 
-function rateLimited(d: RateDecision): ApiError {
-  const retry = Math.max(d.retryAfter, 0.001);
-  return new ApiError('API usage exceeded rate limit', 'RATE_LIMIT_HIT', 429, { 'retry-after': retry }, { 'Retry-After': String(retry), ...rateHeaders(d) });
+/** Routes by path, then method; two routes for one method and path are a programming error. */
+function routeTable<R extends { method: string; path: string }>(routes: R[]): Map<string, Map<string, R>> {
+  const byPath = new Map<string, Map<string, R>>();
+  for (const route of routes) {
+    const methods = byPath.get(route.path) ?? new Map<string, R>();
+    if (methods.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+    methods.set(route.method, route);
+    byPath.set(route.path, methods);
+  }
+  return byPath;
 }
 
-function readBody(ex: Exchange, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    ex.res.onData((chunk, isLast) => {
-      if (size < 0) return;
-      size += chunk.byteLength;
-      if (size > limit) {
-        size = -1;
-        reject(new ApiError(`Request body too large (limit: ${limit} bytes)`, 'BAD_REQUEST', 413));
-        return;
-      }
-      // uWS reuses the chunk's memory after this callback returns, so copy it.
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) resolve(Buffer.concat(chunks));
+type Dispatch<S, U> = (ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, hasBody: boolean) => Promise<void>;
+
+/** The synchronous part of a request: everything uWS lets us read only before the handler returns. */
+function routeHandler<S, U extends { id: number }>(
+  pattern: string,
+  methods: Map<string, Route<S, U>>,
+  options: HttpOptions<S, U>,
+  lifecycle: Lifecycle,
+  dispatch: Dispatch<S, U>,
+): (res: uWS.HttpResponse, req: uWS.HttpRequest) => void {
+  const paramNames = [...pattern.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+  // A pattern ending in `/*` hands the rest of the path (several segments) to the handler.
+  const wildcardPrefix = pattern.endsWith('/*') ? pattern.slice(0, -1) : null;
+  return (res, req) => {
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const ex = openExchange(res, req, options.proxies);
+    res.onAborted(() => {
+      ex.aborted = true;
+      lifecycle.inFlight.delete(ex);
+      for (const cb of ex.abortHandlers) cb();
     });
-  });
+    const path: Record<string, string> = {};
+    for (let i = 0; i < paramNames.length; i++) path[paramNames[i]!] = decodePath(req.getParameter(i) ?? '');
+    if (wildcardPrefix !== null) path['*'] = decodePath(req.getUrl().slice(wildcardPrefix.length));
+    const route = methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined);
+    if (!route) {
+      const body = JSON.stringify({ result: 'error', msg: 'Method Not Allowed', allowed_methods: [...methods.keys()] });
+      writeResponse(ex, 405, { ...JSON_HEADERS, Allow: [...methods.keys()].join(', ') }, body);
+      return;
+    }
+    let raw: RawParams;
+    try {
+      raw = parseUrlEncoded(req.getQuery() ?? '');
+    } catch {
+      raw = new Map();
+    }
+    lifecycle.inFlight.add(ex);
+    void dispatch(ex, route, raw, path, method !== 'GET' && method !== 'HEAD');
+  };
 }
 
 /** Percent-decodes part of a URL path; a malformed escape leaves it as sent (it then matches nothing). */
@@ -105,173 +115,129 @@ function decodePath(raw: string): string {
   }
 }
 
-function decodeBody(body: Buffer, contentType: string, into: RawParams, files: UploadedFile[]): void {
-  if (body.length === 0) return;
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
-  if (type === 'multipart/form-data') {
-    const parts = uWS.getParts(body, contentType);
-    if (!parts) throw new ApiError('Malformed multipart body', 'BAD_REQUEST');
-    for (const part of parts) {
-      const data = Buffer.from(part.data);
-      if (part.filename !== undefined) files.push({ field: part.name, filename: part.filename, contentType: part.type ?? '', data });
-      else into.set(part.name, data.toString('utf8'));
+/** The asynchronous part: body, scope, user, rate limit, parameters, handler, answer. */
+function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lifecycle: Lifecycle): Dispatch<S, U> {
+  const { gate, limits, config } = options;
+
+  async function identify(ex: Exchange, scope: S, route: Route<S, U>): Promise<U | null> {
+    if (route.auth === 'none') return null;
+    if (!ex.authorization) {
+      if (route.auth === 'optional') return null;
+      throw notLoggedIn();
     }
-  } else if (type === 'application/json') {
-    parseJsonBody(body.toString('utf8'), into);
-  } else {
-    parseUrlEncoded(body.toString('utf8'), into);
-  }
-}
-
-export function startHttpServer(app: App, routes: Route[], attach?: (uws: uWS.TemplatedApp) => void): Promise<HttpServer> {
-  const uws = uWS.App();
-  const inFlight = new Set<Exchange>();
-  let closing = false;
-  const byPath = new Map<string, Map<string, Route>>();
-  for (const route of routes) {
-    const methods = byPath.get(route.path) ?? new Map<string, Route>();
-    if (methods.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
-    methods.set(route.method, route);
-    byPath.set(route.path, methods);
+    return authenticateBasic(gate, scope, ex.authorization, ex.origin.ip, limits?.ip ?? null);
   }
 
-  async function dispatch(ex: Exchange, route: Route, raw: RawParams, path: Record<string, string>, bodyLimit: number, hasBody: boolean): Promise<void> {
-    const h = ex.headers;
+  function spendRateLimit(route: Route<S, U>, user: U | null, ip: string): RateDecision | undefined {
+    if (!limits || route.noRateLimit) return undefined;
+    const decision = user ? limits.user.hit(`u${user.id}`) : limits.ip.hit(ip);
+    if (!decision.allowed) throw refusal(decision);
+    return decision;
+  }
+
+  return async (ex, route, raw, path, hasBody) => {
     let rate: RateDecision | undefined;
     try {
       // Clients retry a 503; a restarted server will have their queues back.
-      if (closing) throw new ApiError('The server is restarting', 'SERVER_RESTARTING', 503, {}, { Connection: 'close' });
+      if (lifecycle.closing) throw new ApiError('The server is restarting', 'SERVER_RESTARTING', 503, {}, { Connection: 'close' });
       const files: UploadedFile[] = [];
-      if (hasBody) decodeBody(await readBody(ex, bodyLimit), h['content-type'] ?? '', raw, files);
-      const realm = app.realms.forHost(h.host ?? '');
-      if (!realm) throw invalidSubdomain();
-      const user = await authenticate(realm, route, h.authorization);
-      if (app.limits && !route.noRateLimit) {
-        rate = user ? app.limits.user.hit(`u${user.id}`) : app.limits.ip.hit(h.ip!);
-        if (!rate.allowed) throw rateLimited(rate);
-      }
+      if (hasBody) decodeBody(await readBody(ex, route.maxBody?.(config) ?? config.MAX_BODY_BYTES), ex.contentType, raw, files);
+      const { ip, scheme } = ex.origin;
+      const scope = gate.scope({ host: ex.host, ip, scheme });
+      const user = await identify(ex, scope, route);
+      rate = spendRateLimit(route, user, ip);
       const { params, ignored } = parseParams(route.params, raw);
       const answer = answerer(ex, rate, ignored);
       const result: HandlerResult = await (route.handler as (ctx: unknown) => Promise<HandlerResult>)({
-        app, realm, user, params, path, files, ip: h.ip!, headers: { userAgent: h['user-agent'] ?? '' },
+        ...scope, user, params, path, files, ip, headers: { userAgent: ex.userAgent },
         onAbort: abortRegistrar(ex),
         answer,
       });
       if (!ex.done) answer(result);
     } catch (err) {
-      if (isNulByteError(err)) err = new ApiError('Null bytes are not allowed', 'BAD_REQUEST', 400);
-      if (err instanceof ApiError) {
-        writeResponse(ex, err.status, { ...(rate && err.status !== 429 ? rateHeaders(rate) : {}), ...err.headers, 'Content-Type': 'application/json' }, errorBody(err));
-      } else {
-        const requestId = randomUUID();
-        log.error('unhandled error', { requestId, route: `${route.method} ${route.path}`, error: err instanceof Error ? err.stack : String(err) });
-        writeResponse(ex, 500, { 'Content-Type': 'application/json' }, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'BAD_REQUEST' }));
-      }
+      answerError(ex, err, rate, route);
     } finally {
-      inFlight.delete(ex);
+      lifecycle.inFlight.delete(ex);
     }
-  }
+  };
+}
 
-  // These two return anonymous functions on purpose: tsx compiles with keepNames, which gives
-  // every named closure (`const answer = () => ...`) a defineProperty call, and each request
-  // (every re-parked long-poll) makes both.
-  function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[]): (result: HandlerResult) => void {
-    return (result) => {
-      if (result instanceof RawResponse) {
-        writeResponse(ex, result.status, { ...(rate ? rateHeaders(rate) : {}), ...result.headers }, result.body);
-        return;
-      }
-      const headers = rate ? { ...rateHeaders(rate), ...JSON_HEADERS } : JSON_HEADERS;
-      if (result instanceof JsonFields) {
-        const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
-        writeResponse(ex, 200, headers, `{"result":"success","msg":"",${result.json}${extra}}`);
-      } else {
-        const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
-        writeResponse(ex, 200, headers, JSON.stringify(body));
-      }
-    };
-  }
-
-  function abortRegistrar(ex: Exchange): (cb: () => void) => void {
-    return (cb) => {
-      ex.abortHandlers.push(cb);
-    };
-  }
-
-  async function authenticate(realm: RealmInfo, route: Route, header: string | undefined): Promise<User | null> {
-    if (route.auth === 'none') return null;
-    if (!header) {
-      if (route.auth === 'optional') return null;
-      throw notLoggedIn();
+// These two return anonymous functions on purpose: tsx compiles with keepNames, which gives
+// every named closure (`const answer = () => ...`) a defineProperty call, and each request
+// (every re-parked long-poll) makes both.
+function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[]): (result: HandlerResult) => void {
+  return (result) => {
+    if (result instanceof RawResponse) {
+      writeResponse(ex, result.status, { ...(rate ? rateLimitHeaders(rate) : {}), ...result.headers }, result.body);
+      return;
     }
-    const basic = parseBasicAuth(header);
-    if (basic === null) throw new ApiError('This endpoint requires HTTP basic authentication.', 'BAD_REQUEST', 400);
-    if (basic === 'malformed') throw unauthorized('Invalid authorization header for basic auth');
-    return app.auth.authenticate(realm, basic.username, basic.password);
-  }
+    const headers = rate ? { ...rateLimitHeaders(rate), ...JSON_HEADERS } : JSON_HEADERS;
+    if (result instanceof JsonFields) {
+      const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
+      writeResponse(ex, 200, headers, `{"result":"success","msg":"",${result.json}${extra}}`);
+    } else {
+      const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
+      writeResponse(ex, 200, headers, JSON.stringify(body));
+    }
+  };
+}
 
-  for (const [pattern, methods] of byPath) {
-    const paramNames = [...pattern.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-    // A pattern ending in `/*` hands the rest of the path (several segments) to the handler.
-    const wildcardPrefix = pattern.endsWith('/*') ? pattern.slice(0, -1) : null;
-    uws.any(pattern, (res, req) => {
-      const method = req.getCaseSensitiveMethod().toUpperCase();
-      const ex: Exchange = { res, aborted: false, done: false, abortHandlers: [], headers: {} };
-      res.onAborted(() => {
-        ex.aborted = true;
-        inFlight.delete(ex);
-        for (const cb of ex.abortHandlers) cb();
-      });
-      // Headers must be read before the handler returns: uWS frees the request afterwards. Only
-      // the few the router uses are copied; every long-poll passes here.
-      for (const name of READ_HEADERS) ex.headers[name] = req.getHeader(name);
-      ex.headers.ip = Buffer.from(res.getRemoteAddressAsText()).toString();
-      const path: Record<string, string> = {};
-      for (let i = 0; i < paramNames.length; i++) path[paramNames[i]!] = decodePath(req.getParameter(i) ?? '');
-      if (wildcardPrefix !== null) path['*'] = decodePath(req.getUrl().slice(wildcardPrefix.length));
-      const route = methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined);
-      if (!route) {
-        const body = JSON.stringify({ result: 'error', msg: 'Method Not Allowed', allowed_methods: [...methods.keys()] });
-        writeResponse(ex, 405, { 'Content-Type': 'application/json', Allow: [...methods.keys()].join(', ') }, body);
-        return;
-      }
-      let raw: RawParams;
-      try {
-        raw = parseUrlEncoded(req.getQuery() ?? '');
-      } catch {
-        raw = new Map();
-      }
-      inFlight.add(ex);
-      const hasBody = method !== 'GET' && method !== 'HEAD';
-      void dispatch(ex, route, raw, path, route.maxBody?.(app.config) ?? app.config.MAX_BODY_BYTES, hasBody);
-    });
-  }
-  attach?.(uws);
-  uws.any('/*', (res) => {
-    const ex: Exchange = { res, aborted: false, done: false, abortHandlers: [], headers: {} };
-    res.onAborted(() => (ex.aborted = true));
-    writeResponse(ex, 404, { 'Content-Type': 'application/json' }, JSON.stringify({ result: 'error', msg: 'Not Found', code: 'NOT_FOUND' }));
-  });
+function abortRegistrar(ex: Exchange): (cb: () => void) => void {
+  return (cb) => {
+    ex.abortHandlers.push(cb);
+  };
+}
 
+/**
+ * PostgreSQL refuses NUL in text (SQLSTATE 22021). Endpoints that Zulip answers with their own
+ * wording check for it first; anywhere else the database's refusal is still the client's error.
+ */
+function isNulByteError(err: unknown): boolean {
+  const text = err instanceof Error ? `${err.message} ${String((err as { cause?: unknown }).cause ?? '')}` : '';
+  return /invalid byte sequence for encoding "UTF8": 0x00|22021/.test(text);
+}
+
+/** An ApiError as Zulip's error envelope; anything else as a 500 that names nothing but is logged. */
+function answerError(ex: Exchange, err: unknown, rate: RateDecision | undefined, route: { method: string; path: string }): void {
+  if (isNulByteError(err)) err = new ApiError('Null bytes are not allowed', 'BAD_REQUEST', 400);
+  if (err instanceof ApiError) {
+    const headers = { ...(rate && err.status !== 429 ? rateLimitHeaders(rate) : {}), ...err.headers, ...JSON_HEADERS };
+    writeResponse(ex, err.status, headers, JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra }));
+    return;
+  }
+  const requestId = randomUUID();
+  log.error('unhandled error', { requestId, route: `${route.method} ${route.path}`, error: err instanceof Error ? err.stack : String(err) });
+  writeResponse(ex, 500, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'BAD_REQUEST' }));
+}
+
+function answerNotFound(res: uWS.HttpResponse): void {
+  const ex: PendingResponse = { res, aborted: false, done: false };
+  res.onAborted(() => (ex.aborted = true));
+  writeResponse(ex, 404, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Not Found', code: 'NOT_FOUND' }));
+}
+
+function listen(uws: uWS.TemplatedApp, config: Pick<Config, 'HOST' | 'PORT'>, lifecycle: Lifecycle): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
-    listenExclusive(uws, app.config.HOST, app.config.PORT, (socket) => {
-      if (!socket) return reject(new Error(`cannot listen on ${app.config.HOST}:${app.config.PORT}`));
+    listenExclusive(uws, config.HOST, config.PORT, (socket) => {
+      if (!socket) return reject(new Error(`cannot listen on ${config.HOST}:${config.PORT}`));
       let listening: uWS.us_listen_socket | null = socket;
+      const stopListening = () => {
+        if (listening) uWS.us_listen_socket_close(listening);
+        listening = null;
+      };
       resolve({
         uws,
         port: uWS.us_socket_local_port(socket),
         stopAccepting() {
-          closing = true;
-          if (listening) uWS.us_listen_socket_close(listening);
-          listening = null;
+          lifecycle.closing = true;
+          stopListening();
         },
         async drain(timeoutMs) {
           const deadline = Date.now() + timeoutMs;
-          while (inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+          while (lifecycle.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         },
         close() {
-          if (listening) uWS.us_listen_socket_close(listening);
-          listening = null;
+          stopListening();
           closeUws(uws);
         },
       });

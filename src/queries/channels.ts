@@ -32,7 +32,7 @@ export function subscriberIds(app: App, channelId: number): Promise<readonly num
 
 async function loadSubscriberIds(app: App, channelId: number): Promise<number[]> {
   // One array value instead of a row per subscriber: every channel message reads this, and with
-  // a thousand subscribers the rows cost twice as much to decode (Prisma and PGlite) as to find.
+  // a thousand subscribers the rows cost twice as much to decode (Prisma and pg) as to find.
   const [row] = await app.prisma.$queryRawUnsafe<{ ids: number[] | null }[]>(
     'SELECT array_agg(s."userId" ORDER BY s."userId") AS ids FROM "Subscription" s JOIN "User" u ON u.id = s."userId" WHERE s."channelId" = $1 AND s.active AND u."isActive"',
     channelId,

@@ -45,7 +45,7 @@ function legacyEntry(t: PresenceTimes) {
 }
 
 /** Users who turned off sharing their presence (invisible mode) are never shown. */
-const sharesPresence = (user: User) => (user.settings as { presence_enabled?: unknown } | null)?.presence_enabled !== false;
+export const sharesPresence = (user: Pick<User, 'settings'>) => (user.settings as { presence_enabled?: unknown } | null)?.presence_enabled !== false;
 
 export interface RealmPresenceQuery {
   slim: boolean;

@@ -1,5 +1,6 @@
 // Organizations and their groups, cached in memory: every request resolves its realm from the Host
 // header and most permission checks read group membership, so neither may cost a query.
+import type { Scheme } from '../config.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
 import {
   REALM_PERMISSION_DEFAULTS,
@@ -20,6 +21,8 @@ export interface RealmInfo {
   settings: RealmSettings;
   permissions: Record<RealmPermission, GroupSettingValue>;
   systemGroups: Record<SystemGroupName, number>;
+  /** The scheme of this request's URLs, when a trusted proxy says it differs from the configured one. */
+  scheme?: Scheme;
 }
 
 export interface GroupInfo {
@@ -39,11 +42,14 @@ export class RealmDirectory {
   private readonly byIdCache = new Map<number, RealmInfo>();
   private readonly bySubdomain = new Map<string, RealmInfo>();
   private readonly groupCache = new Map<number, Promise<Map<number, GroupInfo>>>();
+  /** Each organization as seen through a proxy that reports the other scheme, made once per load. */
+  private readonly otherSchemeViews = new Map<number, RealmInfo>();
 
   constructor(
     private readonly prisma: PrismaClient,
     /** host[:port] of the root domain; organization N lives at N.<root>. */
     public externalHost: string,
+    private readonly scheme: Scheme,
   ) {}
 
   async loadAll(): Promise<void> {
@@ -55,6 +61,7 @@ export class RealmDirectory {
     const row = await this.prisma.realm.findUnique({ where: { id } });
     const old = this.byIdCache.get(id);
     if (old) this.bySubdomain.delete(old.subdomain);
+    this.otherSchemeViews.delete(id);
     if (!row) {
       this.byIdCache.delete(id);
       return undefined;
@@ -89,10 +96,20 @@ export class RealmDirectory {
     return this.byIdCache.size;
   }
 
-  /** Zulip's rule: a server with one organization serves it on any host; otherwise by subdomain. */
-  forHost(hostHeader: string): RealmInfo | undefined {
-    if (this.byIdCache.size === 1) return this.byIdCache.values().next().value;
-    return this.bySubdomain.get(this.subdomainOf(hostHeader));
+  /**
+   * Zulip's rule: a server with one organization serves it on any host; otherwise by subdomain.
+   * `scheme`: the one the client used, as a trusted proxy reports it; the organization's URLs
+   * (realm_url, links the server writes) then use it.
+   */
+  forHost(hostHeader: string, scheme: Scheme | null = null): RealmInfo | undefined {
+    const realm = this.byIdCache.size === 1 ? this.byIdCache.values().next().value : this.bySubdomain.get(this.subdomainOf(hostHeader));
+    if (!realm || scheme === null || scheme === this.scheme) return realm;
+    let view = this.otherSchemeViews.get(realm.id);
+    if (!view) {
+      view = { ...realm, scheme };
+      this.otherSchemeViews.set(realm.id, view);
+    }
+    return view;
   }
 
   subdomainOf(hostHeader: string): string {
@@ -107,7 +124,7 @@ export class RealmDirectory {
   }
 
   url(realm: RealmInfo): string {
-    return `http://${this.host(realm)}`;
+    return `${realm.scheme ?? this.scheme}://${this.host(realm)}`;
   }
 
   /** Domain for the dummy API emails `user{id}@{domain}` (no port: it must be a valid address). */

@@ -1,18 +1,21 @@
 // The state a client starts from (POST /register): one section per requested event type, in the
 // shapes the matching events later update.
+import { createHash } from 'node:crypto';
 import { hasCapability, type QueueOptions } from '../../actors/queue-options.ts';
 import type { App } from '../app.ts';
+import { isInGroupSetting } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
-import {
-  MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH,
-} from '../domain/channel-settings.ts';
 import { FLAG_BITS } from '../domain/message-flags.ts';
-import { EMPTY_TOPIC_DISPLAY_NAME, userSettingsSchema } from '../domain/realm-settings.ts';
-import { Role, roleFlags } from '../domain/roles.ts';
+import { EMAIL_VISIBILITY, EMPTY_TOPIC_DISPLAY_NAME, type RealmPermission, userSettingsSchema } from '../domain/realm-settings.ts';
+import { Role, roleFlags, type SystemGroupName } from '../domain/roles.ts';
 import { EMOJISET_CHOICES, INTERNAL_USER_SETTINGS, NOTIFICATION_SOUNDS } from '../domain/user-settings.ts';
-import { listChannels } from './channels.ts';
+import { SUBSCRIPTION_COLORS } from '../domain/channel-settings.ts';
+import { channelStats, formatChannel, listChannels } from './channels.ts';
 import { formatDraft, formatSnippet } from './drafts.ts';
 import { realmPresence } from './presence.ts';
+import { realmUserStatuses } from './user-status.ts';
+import { navigationViews } from './navigation-views.ts';
+import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
@@ -20,7 +23,7 @@ import { inheritedNotificationSettings, withInheritedSettings } from '../domain/
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, unknownUser } from './user-access.ts';
 import { avatarUrl, emailVisibility, formatUser, profileData } from './users.ts';
-import { SERVER_GENERATION } from '../version.ts';
+import { CUSTOM_PROFILE_FIELD_TYPES, SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 
 export interface SnapshotOptions {
   fetchEventTypes: readonly string[] | null;
@@ -36,63 +39,52 @@ const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 /** Above this many subscribers, `partial` leaves out the inactive humans. */
 const PARTIAL_SUBSCRIBERS_THRESHOLD = 250;
 
-function serverLimits(app: App): State {
-  return {
-    max_message_length: MAX_MESSAGE_LENGTH,
-    max_topic_length: MAX_TOPIC_LENGTH,
-    max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
-    max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
-    max_channel_folder_name_length: 100,
-    max_channel_folder_description_length: 1024,
-    max_bulk_new_subscription_messages: 100,
-    max_reminder_note_length: 1000,
-    max_file_upload_size_mib: Math.floor(app.config.MAX_UPLOAD_BYTES / (1024 * 1024)),
-    max_avatar_file_size_mib: 5,
-    max_icon_file_size_mib: 5,
-    max_logo_file_size_mib: 5,
-    password_min_length: 6,
-    password_max_length: 100,
-    password_min_guesses: 10000,
-    event_queue_longpoll_timeout_seconds: 90,
-    server_presence_ping_interval_seconds: 60,
-    server_presence_offline_threshold_seconds: 200,
-    server_typing_started_expiry_period_milliseconds: 45000,
-    server_typing_stopped_wait_period_milliseconds: 12000,
-    server_typing_started_wait_period_milliseconds: 30000,
-    server_generation: SERVER_GENERATION,
-    server_needs_upgrade: false,
-    server_inline_image_preview: true,
-    server_inline_url_embed_preview: false,
-    server_avatar_changes_disabled: false,
-    server_name_changes_disabled: false,
-    server_web_public_streams_enabled: true,
-    server_can_summarize_topics: false,
-    server_jitsi_server_url: null,
-    server_emoji_data_url: '',
-    development_environment: false,
-    giphy_api_key: '',
-    zulip_plan_is_not_limited: true,
-  };
+/**
+ * The deprecated integer policies register still derives from the group settings that replaced
+ * them: the policy of the system group the setting names, else the least restrictive one.
+ */
+const COMMON_POLICIES: Partial<Record<SystemGroupName, number>> = { 'role:members': 1, 'role:administrators': 2, 'role:fullmembers': 3, 'role:moderators': 4 };
+const LEGACY_POLICIES: [string, RealmPermission, Partial<Record<SystemGroupName, number>>, number][] = [
+  ['create_public_stream_policy', 'can_create_public_channel_group', COMMON_POLICIES, 1],
+  ['create_private_stream_policy', 'can_create_private_channel_group', COMMON_POLICIES, 1],
+  ['create_web_public_stream_policy', 'can_create_web_public_channel_group', { 'role:administrators': 2, 'role:moderators': 4, 'role:nobody': 6, 'role:owners': 7 }, 4],
+  ['wildcard_mention_policy', 'can_mention_many_users_group', {
+    'role:everyone': 1, 'role:members': 2, 'role:fullmembers': 3, 'role:administrators': 5, 'role:nobody': 6, 'role:moderators': 7,
+  }, 1],
+];
+
+/** A stable id for the organization (realm_uuid), derived so that it needs no stored column. */
+function realmUuid(realm: RealmInfo): string {
+  const hex = createHash('sha256').update(`realm:${realm.id}:${realm.dateCreated.toISOString()}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-function realmSection(app: App, realm: RealmInfo): State {
+function realmSection(app: App, realm: RealmInfo, user: User | null): State {
   const s = realm.settings;
   const url = app.realms.url(realm);
+  const groupNames = new Map(Object.entries(realm.systemGroups).map(([name, id]) => [id, name as SystemGroupName]));
   const state: State = {
     realm_name: realm.name,
     realm_description: realm.description,
     realm_url: url,
     realm_uri: url,
+    realm_uuid: realmUuid(realm),
+    realm_bot_domain: new URL(url).hostname,
     realm_date_created: seconds(realm.dateCreated),
     realm_icon_url: `${url}/static/images/logo/zulip-icon-128x128.png`,
     realm_icon_source: 'G',
+    realm_logo_url: `${url}/static/images/logo/zulip-org-logo.svg?version=0`,
+    realm_logo_source: 'D',
+    realm_night_logo_url: `${url}/static/images/logo/zulip-org-logo.svg?version=0`,
+    realm_night_logo_source: 'D',
     realm_org_type: s.org_type,
     realm_plan_type: 1,
     realm_invite_required: s.invite_required,
     realm_emails_restricted_to_domains: s.emails_restricted_to_domains,
     realm_disallow_disposable_email_addresses: true,
     realm_waiting_period_threshold: s.waiting_period_threshold,
-    realm_allow_message_editing: s.allow_message_editing,
+    // Spectators are shown these features as off: they could not use them.
+    realm_allow_message_editing: user ? s.allow_message_editing : false,
     realm_allow_edit_history: s.allow_edit_history,
     realm_message_edit_history_visibility_policy: s.allow_edit_history ? 'all' : 'none',
     realm_message_content_edit_limit_seconds: s.message_content_edit_limit_seconds,
@@ -104,26 +96,37 @@ function realmSection(app: App, realm: RealmInfo): State {
     realm_message_retention_days: s.message_retention_days,
     realm_default_language: s.default_language,
     realm_enable_spectator_access: s.enable_spectator_access,
-    realm_presence_disabled: s.presence_disabled,
+    realm_presence_disabled: user ? s.presence_disabled : true,
     realm_inline_image_preview: s.inline_image_preview,
     realm_inline_url_embed_preview: s.inline_url_embed_preview,
     realm_send_welcome_emails: s.send_welcome_emails,
+    realm_welcome_message_custom_text: '',
     realm_message_content_allowed_in_email_notifications: s.message_content_allowed_in_email_notifications,
     realm_digest_emails_enabled: s.digest_emails_enabled,
     realm_digest_weekday: s.digest_weekday,
     realm_video_chat_provider: s.video_chat_provider,
-    realm_giphy_rating: s.giphy_rating,
+    realm_gif_rating_policy: s.giphy_rating,
     realm_want_advertise_in_communities_directory: s.want_advertise_in_communities_directory,
     realm_name_changes_disabled: s.name_changes_disabled,
     realm_email_changes_disabled: s.email_changes_disabled,
     realm_avatar_changes_disabled: s.avatar_changes_disabled,
+    realm_default_avatar_source: 'G',
     realm_require_unique_names: s.require_unique_names,
+    // Zulip's defaults for settings this server does not offer to change: thumbnails at 100%
+    // height, and billing that counts every member as a workplace user.
+    realm_media_preview_size: 100,
+    realm_workplace_users_group: realm.systemGroups['role:members'],
     realm_jitsi_server_url: s.jitsi_server_url,
+    jitsi_server_url: s.jitsi_server_url ?? SERVER_JITSI_URL,
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
-    realm_is_zephyr_mirror_realm: false,
     realm_push_notifications_enabled: false,
+    realm_push_notifications_enabled_end_timestamp: null,
+    realm_require_e2ee_push_notifications: false,
+    realm_owner_full_content_access: false,
+    realm_send_channel_events_messages: true,
     realm_enable_read_receipts: true,
     realm_enable_guest_user_indicator: true,
+    realm_enable_guest_user_dm_warning: true,
     realm_default_code_block_language: '',
     realm_new_stream_announcements_stream_id: -1,
     realm_signup_announcements_stream_id: -1,
@@ -131,17 +134,24 @@ function realmSection(app: App, realm: RealmInfo): State {
     realm_moderation_request_channel_id: -1,
     realm_upload_quota_mib: null,
     realm_authentication_methods: { Email: { enabled: true, available: true } },
+    realm_email_auth_enabled: true,
+    realm_password_auth_enabled: true,
     realm_available_video_chat_providers: { disabled: { name: 'None', id: 0 }, jitsi_meet: { name: 'Jitsi Meet', id: 1 } },
-    realm_domains: [],
   };
   for (const [setting, value] of Object.entries(realm.permissions)) state[`realm_${setting}`] = value;
+  for (const [policy, setting, bySystemGroup, fallback] of LEGACY_POLICIES) {
+    const value = realm.permissions[setting];
+    const name = typeof value === 'number' ? groupNames.get(value) : undefined;
+    state[`realm_${policy}`] = (name && bySystemGroup[name]) ?? fallback;
+  }
   return Object.assign(state, serverLimits(app));
 }
 
 async function realmUserSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {
-  const [all, accessible] = await Promise.all([
+  const [all, accessible, groups] = await Promise.all([
     app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } }),
     accessibleUserIds(app, realm, user),
+    app.realms.groups(realm.id),
   ]);
   // Users the viewer cannot access: left out for clients that allow it, else an "Unknown user".
   const users = accessible && hasCapability(o.queue, 'user_list_incomplete') ? all.filter((u) => accessible.has(u.id)) : all;
@@ -155,6 +165,12 @@ async function realmUserSection(app: App, realm: RealmInfo, user: User, o: Snaps
   // Split by the entries' is_active (a placeholder always counts as active, as in Zulip); the two
   // lists say it by where they are, so their entries leave the key out.
   const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e);
+  const may = (setting: RealmPermission) => isInGroupSetting(user, realm.permissions[setting], groups, realm);
+  const canCreate = {
+    can_create_public_streams: may('can_create_public_channel_group'),
+    can_create_private_streams: may('can_create_private_channel_group'),
+    can_create_web_public_streams: may('can_create_web_public_channel_group'),
+  };
   return {
     realm_users: withActive(true),
     realm_non_active_users: withActive(false),
@@ -167,17 +183,17 @@ async function realmUserSection(app: App, realm: RealmInfo, user: User, o: Snaps
     avatar_url: avatarUrl(user),
     avatar_url_medium: avatarUrl(user),
     ...roleFlags(user.role),
-    is_moderator: user.role === Role.MODERATOR,
-    is_billing_admin: false,
-    can_create_streams: user.role !== Role.GUEST,
-    can_subscribe_other_users: user.role !== Role.GUEST,
-    can_invite_others_to_realm: user.role !== Role.GUEST,
+    is_moderator: user.role <= Role.MODERATOR,
+    ...canCreate,
+    can_create_streams: Object.values(canCreate).some(Boolean),
+    can_invite_others_to_realm: may('can_invite_users_group'),
   };
 }
 
 async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {
   const withSubscribers = o.includeSubscribers !== 'false';
-  const subscriptions = await userSubscriptions(app, realm, user, withSubscribers);
+  const archived = hasCapability(o.queue, 'archived_channels');
+  const subscriptions = await userSubscriptions(app, realm, user, withSubscribers, archived);
   if (!hasCapability(o.queue, 'notification_settings_null')) {
     const inherited = inheritedNotificationSettings(user.settings);
     subscriptions.forEach((sub, i) => (subscriptions[i] = withInheritedSettings(sub, inherited)));
@@ -187,7 +203,7 @@ async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: Sn
   const pastRows = await app.prisma.subscription.findMany({ where: { userId: user.id, active: false }, select: { channelId: true } });
   const past = new Set(pastRows.map((r) => r.channelId));
   const visible = await listChannels(app, realm, user, {
-    includePublic: true, includeWebPublic: false, includeSubscribed: false, excludeArchived: !hasCapability(o.queue, 'archived_channels'),
+    includePublic: true, includeWebPublic: false, includeSubscribed: false, excludeArchived: !archived,
     includeAll: true, includeDefault: false, includeOwnerSubscribed: false, includeCanAccessContent: false,
   });
   const others = visible.filter((c) => !subscribedIds.has(c.stream_id as number));
@@ -282,112 +298,204 @@ async function groupsSection(app: App, realm: RealmInfo, o: SnapshotOptions): Pr
   return { realm_user_groups: await listGroups(app, realm, hasCapability(o.queue, 'include_deactivated_groups')) };
 }
 
-/** The user's personal settings (user_settings_object no longer changes anything at our feature level). */
-function userSettingsSection(realm: RealmInfo, user: User): State {
-  const settings: Record<string, unknown> = { ...userSettingsSchema.parse(user.settings ?? {}) };
+/** Personal settings as register lists them (user_settings_object no longer changes anything at our feature level). */
+function settingsObject(stored: unknown, emailAddressVisibility: number): State {
+  const settings: State = { ...userSettingsSchema.parse(stored ?? {}) };
   for (const internal of INTERNAL_USER_SETTINGS) delete settings[internal];
-  return {
-    user_settings: {
-      ...settings,
-      email_address_visibility: emailVisibility(user, realm),
-      timezone: user.timezone,
-      available_notification_sounds: NOTIFICATION_SOUNDS,
-      emojiset_choices: EMOJISET_CHOICES,
-    },
-  };
+  return { ...settings, email_address_visibility: emailAddressVisibility, available_notification_sounds: NOTIFICATION_SOUNDS, emojiset_choices: EMOJISET_CHOICES };
 }
+
+/** Event types whose state is empty here because the feature behind them is not built (yet). */
+const EMPTY_STATE: Record<string, State> = {
+  alert_words: { alert_words: [] },
+  muted_users: { muted_users: [] },
+  scheduled_messages: { scheduled_messages: [] },
+  reminders: { reminders: [] },
+  onboarding_steps: { onboarding_steps: [], navigation_tour_video_url: null },
+  realm_playgrounds: { realm_playgrounds: [] },
+  // The deprecated linkifier format, always empty since feature level 176.
+  realm_filters: { realm_filters: [] },
+  realm_domains: { realm_domains: [] },
+  realm_embedded_bots: { realm_embedded_bots: [] },
+  realm_incoming_webhook_bots: { realm_incoming_webhook_bots: [] },
+  realm_billing: { realm_billing: { has_pending_sponsorship_request: false } },
+  // Default channels are not modelled: the organization has none.
+  default_streams: { realm_default_streams: [] },
+  default_stream_groups: { realm_default_stream_groups: [] },
+  // Search ignores no words, so there are none to warn about.
+  stop_words: { stop_words: [] },
+  video_calls: { has_zoom_token: false },
+  giphy: { giphy_api_key: '', tenor_api_key: '' },
+  device: { devices: {} },
+};
+
+type Wants = (type: string) => boolean;
+/** Adds a section when its event type is wanted. */
+type Query = (type: string, read: () => State | Promise<State>) => void;
 
 /** What the user may learn at register time, for every event type in fetch_event_types (all when null). */
 export async function fetchInitialState(app: App, realm: RealmInfo, user: User | null, o: SnapshotOptions): Promise<State> {
-  const wants = (type: string) => o.fetchEventTypes === null || o.fetchEventTypes.includes(type);
-  const state: State = {};
-  if (wants('realm')) Object.assign(state, realmSection(app, realm));
-  if (!user) return state;
-  const id = user.id;
+  const wants: Wants = (type) => o.fetchEventTypes === null || o.fetchEventTypes.includes(type);
   const sections: Promise<State>[] = [];
-  if (wants('realm_user')) sections.push(realmUserSection(app, realm, user, o));
-  if (wants('subscription')) sections.push(subscriptionSection(app, realm, user, o));
-  if (wants('message')) {
-    sections.push(
-      app.prisma.userMessage.findFirst({ where: { userId: id }, orderBy: { messageId: 'desc' }, select: { messageId: true } }).then((r) => ({ max_message_id: r?.messageId ?? -1 })),
-    );
+  const query: Query = (type, read) => {
+    if (wants(type)) sections.push(Promise.resolve().then(read));
+  };
+  query('realm', () => realmSection(app, realm, user));
+  for (const [type, empty] of Object.entries(EMPTY_STATE)) query(type, () => structuredClone(empty));
+  query('realm_user_groups', () => groupsSection(app, realm, o));
+  query('realm_user_settings_defaults', () => ({ realm_user_settings_defaults: settingsObject({}, realm.settings.default_email_address_visibility) }));
+  query('realm_linkifiers', () => linkifierSection(app, realm, o));
+  query('realm_emoji', () => realmEmojiSection(app, realm));
+  if (user) userSections(app, realm, user, o, wants, query);
+  else spectatorSections(app, realm, o, wants, query);
+  return Object.assign({}, ...(await Promise.all(sections)));
+}
+
+/** Unread counts stay current only through both message and flag events, so only both ask for them. */
+const wantsUnreads = (wants: Wants) => wants('message') && wants('update_message_flags');
+/** The pre-user_topic format goes to clients that do not ask for user_topic instead. */
+const wantsMutedTopics = (wants: Wants, o: SnapshotOptions) => wants('muted_topics') && (o.fetchEventTypes === null || !wants('user_topic'));
+
+function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions, wants: Wants, query: Query): void {
+  const id = user.id;
+  query('realm_user', () => realmUserSection(app, realm, user, o));
+  query('subscription', () => subscriptionSection(app, realm, user, o));
+  query('message', async () => {
+    const newest = await app.prisma.userMessage.findFirst({ where: { userId: id }, orderBy: { messageId: 'desc' }, select: { messageId: true } });
+    return { max_message_id: newest?.messageId ?? -1 };
+  });
+  if (wantsUnreads(wants)) query('message', () => unreadSection(app, user));
+  query('starred_messages', () => starredMessages(app, user));
+  query('recent_private_conversations', () => recentConversations(app, user));
+  query('presence', () => presenceSection(app, realm, o));
+  query('user_settings', () => ({ user_settings: { ...settingsObject(user.settings, emailVisibility(user, realm)), timezone: user.timezone } }));
+  if (o.includeStreams) {
+    query('stream', async () => ({
+      streams: await listChannels(app, realm, user, {
+        includePublic: false, includeWebPublic: false, includeSubscribed: false, excludeArchived: !hasCapability(o.queue, 'archived_channels'),
+        includeAll: true, includeDefault: false, includeOwnerSubscribed: false, includeCanAccessContent: false,
+      }),
+    }));
   }
-  if (wants('message') || wants('update_message_flags')) sections.push(unreadSection(app, user));
-  if (wants('recent_private_conversations')) sections.push(recentConversations(app, user));
-  if (wants('presence')) sections.push(presenceSection(app, realm, o));
-  if (wants('realm_user_groups')) sections.push(groupsSection(app, realm, o));
-  if (wants('user_settings')) Object.assign(state, userSettingsSection(realm, user));
-  if (wants('stream') && o.includeStreams) {
-    sections.push(
-      listChannels(app, realm, user, {
-        includePublic: true, includeWebPublic: true, includeSubscribed: true, excludeArchived: true,
-        includeAll: false, includeDefault: false, includeOwnerSubscribed: false, includeCanAccessContent: false,
-      }).then((streams) => ({ streams })),
-    );
+  query('drafts', async () => ({
+    drafts: (await app.prisma.draft.findMany({ where: { userId: id }, orderBy: { lastEditTime: 'desc' }, take: 1000 })).map(formatDraft),
+  }));
+  query('saved_snippets', async () => ({
+    saved_snippets: (await app.prisma.savedSnippet.findMany({ where: { userId: id }, orderBy: { id: 'asc' } })).map(formatSnippet),
+  }));
+  query('navigation_views', async () => ({ navigation_views: await navigationViews(app, id) }));
+  query('channel_folders', async () => ({ channel_folders: await channelFolders(app, realm.id, true) }));
+  query('user_status', async () => ({ user_status: await realmUserStatuses(app, realm, user) }));
+  query('custom_profile_fields', async () => ({
+    custom_profile_fields: (await app.prisma.customProfileField.findMany({ where: { realmId: realm.id }, orderBy: { order: 'asc' } })).map((f) => ({
+      id: f.id, name: f.name, type: f.fieldType, hint: f.hint, field_data: f.fieldData, order: f.order,
+      display_in_profile_summary: f.displayInProfileSummary, required: f.required, editable_by_user: f.editableByUser,
+    })),
+    custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES,
+  }));
+  query('user_topic', async () => ({
+    user_topics: (await app.prisma.userTopic.findMany({ where: { userId: id } })).map((t) => ({
+      stream_id: t.channelId, topic_name: t.topic, last_updated: seconds(t.lastUpdated), visibility_policy: t.visibility,
+    })),
+  }));
+  if (wantsMutedTopics(wants, o)) query('muted_topics', () => mutedTopics(app, user));
+  query('realm_bot', () => ownedBots(app, realm, user));
+}
+
+/** Who a spectator is in the state: an anonymous guest with id 0, as in Zulip. */
+const SPECTATOR_EMAIL = 'username@example.com';
+
+/**
+ * A logged-out visitor of a web-public organization: the web-public channels and the people and
+ * organization data needed to read them; everything personal is empty.
+ */
+function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants: Wants, query: Query): void {
+  const webPublic = () => app.prisma.channel.findMany({ where: { realmId: realm.id, isWebPublic: true, inviteOnly: false, isArchived: false }, orderBy: { name: 'asc' } });
+  const formatted = async () => {
+    const channels = await webPublic();
+    const stats = await channelStats(app, channels.map((c) => c.id));
+    return channels.map((c) => formatChannel(realm, c, stats.get(c.id)!));
+  };
+  query('realm_user', async () => {
+    const users = await app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
+    const entries = users.map((u) => formatUser(app, realm, u, null, { clientGravatar: false }));
+    const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e);
+    const avatar = avatarUrl({ deliveryEmail: SPECTATOR_EMAIL, avatarVersion: 1 });
+    return {
+      realm_users: withActive(true), realm_non_active_users: withActive(false), cross_realm_bots: [],
+      user_id: 0, email: SPECTATOR_EMAIL, delivery_email: SPECTATOR_EMAIL, full_name: 'Anonymous User',
+      avatar_source: 'G', avatar_url: avatar, avatar_url_medium: avatar,
+      ...roleFlags(Role.GUEST), is_moderator: false,
+      can_create_public_streams: false, can_create_private_streams: false, can_create_web_public_streams: false, can_create_streams: false,
+      can_invite_others_to_realm: false,
+    };
+  });
+  // Each web-public channel as a fresh subscription would look.
+  query('subscription', async () => ({
+    subscriptions: (await formatted()).map((c, i) => ({
+      ...c, color: SUBSCRIPTION_COLORS[i % SUBSCRIPTION_COLORS.length], is_muted: false, in_home_view: true, pin_to_top: false,
+      desktop_notifications: true, audible_notifications: true, push_notifications: true, email_notifications: true, wildcard_mentions_notify: true,
+    })),
+    unsubscribed: [],
+    never_subscribed: [],
+  }));
+  if (o.includeStreams) query('stream', async () => ({ streams: await formatted() }));
+  query('channel_folders', async () => ({ channel_folders: await spectatorChannelFolders(app, realm.id) }));
+  query('message', () => ({ max_message_id: -1 }));
+  if (wantsUnreads(wants)) {
+    query('message', () => ({ unread_msgs: { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false } }));
   }
-  if (wants('drafts')) {
-    sections.push(
-      app.prisma.draft.findMany({ where: { userId: id }, orderBy: { lastEditTime: 'desc' }, take: 1000 }).then((rows) => ({
-        drafts: rows.map(formatDraft),
-      })),
-    );
-  }
-  if (wants('saved_snippets')) {
-    sections.push(
-      app.prisma.savedSnippet.findMany({ where: { userId: id }, orderBy: { id: 'asc' } }).then((rows) => ({
-        saved_snippets: rows.map(formatSnippet),
-      })),
-    );
-  }
-  if (wants('navigation_views')) {
-    sections.push(
-      app.prisma.navigationView.findMany({ where: { userId: id }, orderBy: { id: 'asc' } }).then((rows) => ({
-        navigation_views: rows.map((v) => ({ fragment: v.fragment, is_pinned: v.isPinned, ...(v.name !== null ? { name: v.name } : {}) })),
-      })),
-    );
-  }
-  if (wants('channel_folders')) {
-    sections.push(
-      app.prisma.channelFolder.findMany({ where: { realmId: realm.id }, orderBy: [{ order: 'asc' }, { id: 'asc' }] }).then((rows) => ({
-        channel_folders: rows.map((f) => ({
-          id: f.id, name: f.name, description: f.description, rendered_description: f.renderedDescription, order: f.order,
-          date_created: seconds(f.dateCreated), creator_id: f.creatorId, is_archived: f.isArchived,
-        })),
-      })),
-    );
-  }
-  if (wants('custom_profile_fields')) {
-    sections.push(
-      app.prisma.customProfileField.findMany({ where: { realmId: realm.id }, orderBy: { order: 'asc' } }).then((rows) => ({
-        custom_profile_fields: rows.map((f) => ({
-          id: f.id, name: f.name, type: f.fieldType, hint: f.hint, field_data: f.fieldData, order: f.order,
-          display_in_profile_summary: f.displayInProfileSummary, required: f.required, editable_by_user: f.editableByUser,
-        })),
-      })),
-    );
-  }
-  if (wants('user_topic')) {
-    sections.push(
-      app.prisma.userTopic.findMany({ where: { userId: id } }).then((rows) => ({
-        user_topics: rows.map((t) => ({ stream_id: t.channelId, topic_name: t.topic, last_updated: seconds(t.lastUpdated), visibility_policy: t.visibility })),
-      })),
-    );
-  }
-  if (wants('realm_linkifiers')) sections.push(linkifierSection(app, realm, o));
-  if (wants('realm_emoji')) sections.push(realmEmojiSection(app, realm));
-  for (const s of await Promise.all(sections)) Object.assign(state, s);
-  if (wants('realm_filters')) state.realm_filters = [];
-  if (wants('realm_playgrounds')) state.realm_playgrounds = [];
-  if (wants('default_streams')) state.default_streams = [];
-  if (wants('default_stream_groups')) state.default_stream_groups = [];
-  if (wants('muted_users')) state.muted_users = [];
-  if (wants('alert_words')) state.alert_words = [];
-  if (wants('user_status')) state.user_status = {};
-  if (wants('scheduled_messages')) state.scheduled_messages = [];
-  if (wants('reminders')) state.reminders = [];
-  if (wants('onboarding_steps')) state.onboarding_steps = [];
-  if (wants('realm_bot')) state.realm_bots = [];
-  return state;
+  query('presence', () => ({ presences: {}, server_timestamp: Date.now() / 1000 }));
+  query('user_settings', () => ({
+    user_settings: { ...settingsObject({ default_language: realm.settings.default_language, web_home_view: 'recent_topics' }, EMAIL_VISIBILITY.EVERYONE), timezone: '' },
+  }));
+  query('custom_profile_fields', () => ({ custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }));
+  if (wantsMutedTopics(wants, o)) query('muted_topics', () => ({ muted_topics: [] }));
+  // Statuses need an account to be seen.
+  query('user_status', () => ({ user_status: {} }));
+  for (const [type, key] of NOTHING_FOR_SPECTATORS) query(type, () => ({ [key]: [] }));
+}
+
+/** Personal lists a spectator has none of: [event type, key]. */
+const NOTHING_FOR_SPECTATORS: [string, string][] = [
+  ['drafts', 'drafts'], ['saved_snippets', 'saved_snippets'], ['navigation_views', 'navigation_views'], ['starred_messages', 'starred_messages'],
+  ['recent_private_conversations', 'recent_private_conversations'], ['user_topic', 'user_topics'], ['realm_bot', 'realm_bots'],
+];
+
+async function starredMessages(app: App, user: User): Promise<State> {
+  const rows = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
+    `SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.starred}) <> 0 ORDER BY "messageId"`,
+    user.id,
+  );
+  return { starred_messages: rows.map((r) => r.messageId) };
+}
+
+/** Zulip's visibility_policy value for a muted topic. */
+const MUTED_VISIBILITY = 1;
+
+/** muted_topics: [channel name, topic, time muted] for each muted topic. */
+async function mutedTopics(app: App, user: User): Promise<State> {
+  const rows = await app.prisma.userTopic.findMany({ where: { userId: user.id, visibility: MUTED_VISIBILITY }, orderBy: { id: 'asc' } });
+  const channels = await app.prisma.channel.findMany({ where: { id: { in: [...new Set(rows.map((t) => t.channelId))] } }, select: { id: true, name: true } });
+  const names = new Map(channels.map((c) => [c.id, c.name]));
+  return { muted_topics: rows.filter((t) => names.has(t.channelId)).map((t) => [names.get(t.channelId), t.topic, seconds(t.lastUpdated)]) };
+}
+
+/** The bots the user administers: their own, or every bot for organization administrators. */
+async function ownedBots(app: App, realm: RealmInfo, user: User): Promise<State> {
+  const bots = await app.prisma.user.findMany({
+    where: { realmId: realm.id, isBot: true, ...(user.role <= Role.ADMINISTRATOR ? {} : { botOwnerId: user.id }) },
+    orderBy: { id: 'asc' },
+  });
+  return {
+    realm_bots: bots.map((b) => ({
+      user_id: b.id,
+      default_sending_stream: null,
+      default_events_register_stream: null,
+      default_all_public_streams: userSettingsSchema.parse(b.settings ?? {}).default_all_public_streams,
+      services: [],
+    })),
+  };
 }
 
 async function linkifierSection(app: App, realm: RealmInfo, o: SnapshotOptions): Promise<State> {

@@ -35,9 +35,10 @@ export async function subscribersByChannel(app: App, channelIds: number[]): Prom
 }
 
 /** GET /users/me/subscriptions: the user's active subscriptions to channels that are not archived. */
-export async function userSubscriptions(app: App, realm: RealmInfo, user: User, includeSubscribers: boolean): Promise<Record<string, unknown>[]> {
+/** Archived channels keep their subscriptions; only clients with `archived_channels` see them. */
+export async function userSubscriptions(app: App, realm: RealmInfo, user: User, includeSubscribers: boolean, includeArchived = false): Promise<Record<string, unknown>[]> {
   const subs = await app.prisma.subscription.findMany({
-    where: { userId: user.id, active: true, channel: { isArchived: false } },
+    where: { userId: user.id, active: true, ...(includeArchived ? {} : { channel: { isArchived: false } }) },
     include: { channel: true },
     orderBy: { channelId: 'asc' },
   });

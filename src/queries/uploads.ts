@@ -13,6 +13,18 @@ export function attachmentDict(a: Attachment, messageIds: number[]): Record<stri
   return { id: a.id, name: a.fileName, path_id: a.pathId, size: a.size, create_time: timestamp(a.createTime), message_ids: messageIds };
 }
 
+/** The organization's total upload size, as every attachment event and GET /attachments report it. */
+export async function uploadSpaceUsed(app: App, realmId: number): Promise<number> {
+  const used = await app.prisma.attachment.aggregate({ where: { realmId }, _sum: { size: true } });
+  return used._sum.size ?? 0;
+}
+
+/** GET /attachments: the user's own uploads, with the messages that link to each. */
+export async function userAttachments(app: App, userId: number): Promise<Record<string, unknown>[]> {
+  const rows = await app.prisma.attachment.findMany({ where: { ownerId: userId }, orderBy: { id: 'asc' }, include: { messages: { select: { messageId: true }, orderBy: { messageId: 'asc' } } } });
+  return rows.map((a) => attachmentDict(a, a.messages.map((m) => m.messageId)));
+}
+
 export async function attachmentByPath(app: App, realm: RealmInfo, pathId: string): Promise<Attachment | null> {
   return app.prisma.attachment.findFirst({ where: { realmId: realm.id, pathId } });
 }

@@ -4,8 +4,9 @@
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { Role, roleFlags } from '../domain/roles.ts';
+import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
-import { dummyEmail, type Viewer } from './users.ts';
+import { dummyEmail, userById, type Viewer } from './users.ts';
 
 /** Zulip's all_users_accessible_by_everyone_in_realm (the setting may only be role:everyone or role:members). */
 export function everyoneAccessible(realm: RealmInfo): boolean {
@@ -58,6 +59,15 @@ export async function accessibleUserIds(app: App, realm: RealmInfo, viewer: View
 export async function canAccessUser(app: App, realm: RealmInfo, viewer: Viewer, target: User): Promise<boolean> {
   const ids = await accessibleUserIds(app, realm, viewer);
   return ids === null || (ids.has(target.id) && (target.isActive || target.isBot || target.id === viewer.id));
+}
+
+/** Zulip's access_user_by_id without for_admin: a human, active user the viewer may access. */
+export async function accessUser(app: App, realm: RealmInfo, viewer: Viewer, userId: number): Promise<User> {
+  const target = await userById(app, realm, userId);
+  if (target.isBot) throw badRequest('No such user');
+  if (!target.isActive) throw badRequest('User is deactivated');
+  if (!(await canAccessUser(app, realm, viewer, target))) throw badRequest('Insufficient permission');
+  return target;
 }
 
 /** Which viewers can access `target` (Zulip's get_user_ids_who_can_access_user), as a test on each. */

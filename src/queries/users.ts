@@ -51,7 +51,7 @@ export function dummyEmail(app: App, realm: RealmInfo, userId: number): string {
   return `user${userId}@${app.realms.emailDomain(realm)}`;
 }
 
-export function avatarUrl(user: User): string {
+export function avatarUrl(user: Pick<User, 'deliveryEmail' | 'avatarVersion'>): string {
   const hash = createHash('md5').update(user.deliveryEmail.toLowerCase()).digest('hex');
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${user.avatarVersion}`;
 }

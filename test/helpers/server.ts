@@ -1,7 +1,12 @@
-// One real server per test run, on a free port with a fresh in-memory database; each test makes
-// its own organization (subdomain) so tests do not see each other's data.
+// One real server per test run, on a free port with a fresh database; each test makes its own
+// organization (subdomain) so tests do not see each other's data. The databases live on one
+// PostgreSQL per run: DATABASE_URL's server (CI), or else an embedded one in a temporary directory.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createRealm, createUser } from '../../src/actions/users.ts';
 import { loadConfig } from '../../src/config.ts';
+import { scratchServer, type ScratchServer } from '../../src/db/scratch.ts';
 import { setLogLevel } from '../../src/log.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { Client } from './client.ts';
@@ -17,22 +22,47 @@ export const TEST_ENV = {
 };
 
 let shared: Promise<RunningServer> | undefined;
+let databases: Promise<ScratchServer> | undefined;
+const tempDirs: string[] = [];
 
-/** Starts a server with the given settings; the caller stops it. */
+/** The run's PostgreSQL server. */
+export function testDatabaseServer(): Promise<ScratchServer> {
+  return (databases ??= scratchServer(process.env.DATABASE_URL));
+}
+
+/** A new empty database, dropped when the run ends; returns its connection string. */
+export async function freshDatabase(): Promise<string> {
+  return (await testDatabaseServer()).createDatabase();
+}
+
+/** A new temporary directory, removed when the run ends. */
+export function tempDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'chat-test-'));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** Starts a server with the given settings (by default a fresh database and data directory); the caller stops it. */
 export async function startTestServer(env: Record<string, string | undefined> = {}): Promise<RunningServer> {
-  const config = loadConfig({ ...TEST_ENV, DATA_DIR: 'memory://', ...env });
+  const config = loadConfig({ ...TEST_ENV, DATA_DIR: tempDir(), ...env, DATABASE_URL: env.DATABASE_URL ?? (await freshDatabase()) });
   setLogLevel(config.LOG_LEVEL);
   return startServer(config);
 }
 
 export function sharedServer(): Promise<RunningServer> {
-  // DATABASE_URL is for the PostgreSQL tests; the shared server always runs embedded.
-  return (shared ??= startTestServer({ DATABASE_URL: undefined }));
+  return (shared ??= startTestServer());
 }
 
-export async function stopSharedServer(): Promise<void> {
-  if (shared) await (await shared).stop();
-  shared = undefined;
+/** Stops the shared server, drops the run's databases, stops the embedded PostgreSQL, removes the directories. */
+export async function endTestRun(): Promise<void> {
+  try {
+    if (shared) await (await shared).stop();
+    if (databases) await (await databases).close();
+  } finally {
+    shared = undefined;
+    databases = undefined;
+    for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 let realmCounter = 0;
@@ -52,7 +82,7 @@ export interface TestRealm {
   host: string;
   owner: TestUser;
   anonymous: Client;
-  addUser(opts?: { name?: string; role?: number; bot?: boolean; email?: string }): Promise<TestUser>;
+  addUser(opts?: { name?: string; role?: number; bot?: boolean; botOwnerId?: number; email?: string }): Promise<TestUser>;
 }
 
 /** A fresh organization on `server` (the shared one by default) with its owner. */
@@ -80,7 +110,7 @@ export async function newRealm(server?: RunningServer): Promise<TestRealm> {
       const email = opts.email ?? `user${n}-${opts.role ?? 400}@${subdomain}.test`;
       const userPassword = `password-${n}`;
       const user = await createUser(srv.app, srv.app.realms.byId(realm.id)!, {
-        email, fullName: opts.name ?? `User ${n}`, role: opts.role, isBot: opts.bot, password: userPassword,
+        email, fullName: opts.name ?? `User ${n}`, role: opts.role, isBot: opts.bot, botOwnerId: opts.botOwnerId, password: userPassword,
       });
       return { id: user.id, email, apiKey: user.apiKey, password: userPassword, client: client(email, user.apiKey) };
     },

@@ -1,4 +1,4 @@
--- Queues saved by earlier versions held a copy of every event each; that format is not restored.
+-- Queues saved by earlier versions held a copy of every event each, a format not restored.
 DELETE FROM "SavedEventQueue";
 
 -- AlterTable

@@ -1,0 +1,31 @@
+// New API keys (Zulip's do_regenerate_api_key): the old key stops working at once, cached
+// credentials included, and a bot's owner and the administrators get the bot's new key.
+import type { App } from '../app.ts';
+import { generateApiKey } from '../auth/api-keys.ts';
+import { committedWrite } from '../db/commits.ts';
+import type { User } from '../db/generated/client.ts';
+import { Role } from '../domain/roles.ts';
+import { badRequest } from '../errors.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+
+/** Zulip's access_bot_by_id: the bot's owner or an administrator of its organization. */
+export async function accessBot(app: App, realm: RealmInfo, actor: User, botId: number): Promise<User> {
+  const bot = await app.prisma.user.findFirst({ where: { id: botId, realmId: realm.id } });
+  if (!bot || !bot.isBot) throw badRequest('No such bot');
+  if (bot.botOwnerId !== actor.id && actor.role > Role.ADMINISTRATOR) throw badRequest('Insufficient permission');
+  return bot;
+}
+
+/** Gives `target` a new API key and returns it. */
+export async function regenerateApiKey(app: App, realm: RealmInfo, target: User): Promise<string> {
+  const apiKey = generateApiKey();
+  const [, xid] = await committedWrite(app.prisma, app.prisma.user.update({ where: { id: target.id }, data: { apiKey } }));
+  app.auth.forget(target.id);
+  if (target.isBot) {
+    const admins = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true, isBot: false, role: { lte: Role.ADMINISTRATOR } }, select: { id: true } });
+    const userIds = new Set(admins.map((a) => a.id));
+    if (target.botOwnerId !== null) userIds.add(target.botOwnerId);
+    app.bus.publish({ realmId: realm.id, userIds: [...userIds], event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, api_key: apiKey } }, xid });
+  }
+  return apiKey;
+}

@@ -1,0 +1,61 @@
+// Navigation views (Zulip's zerver/actions/navigation_views.py): a user's custom views and their
+// settings for built-in ones, kept in step across the user's clients by `navigation_view` events.
+import type { App } from '../app.ts';
+import { transactionId } from '../db/commits.ts';
+import type { Prisma, User } from '../db/generated/client.ts';
+import { badRequest, notFound } from '../errors.ts';
+import { BUILT_IN_VIEW_FRAGMENTS, formatNavigationView } from '../queries/navigation-views.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+
+const viewExists = () => badRequest('Navigation view already exists.');
+const viewMissing = () => notFound('Navigation view does not exist.');
+const isBuiltIn = (fragment: string) => BUILT_IN_VIEW_FRAGMENTS.includes(fragment);
+
+async function checkNameFree(tx: Prisma.TransactionClient, userId: number, name: string | undefined): Promise<void> {
+  if (name !== undefined && (await tx.navigationView.findFirst({ where: { userId, name }, select: { id: true } }))) throw viewExists();
+}
+
+/** Serializes one user's view changes, so the uniqueness checks hold under concurrent requests. */
+async function lockUser(tx: Prisma.TransactionClient, userId: number): Promise<void> {
+  await tx.$queryRawUnsafe('SELECT 1 FROM "User" WHERE id = $1 FOR UPDATE', userId);
+}
+
+function publishView(app: App, realm: RealmInfo, user: User, event: Record<string, unknown>, xid: number): void {
+  app.bus.publish({ realmId: realm.id, userIds: [user.id], event: { type: 'navigation_view', ...event }, xid });
+}
+
+export async function addNavigationView(app: App, realm: RealmInfo, user: User, fragment: string, isPinned: boolean, name: string | undefined): Promise<void> {
+  if (isBuiltIn(fragment) && name !== undefined) throw badRequest('Built-in views cannot have a custom name.');
+  if (!isBuiltIn(fragment) && !name) throw badRequest('Custom views must have a valid name.');
+  const [view, xid] = await app.prisma.$transaction(async (tx) => {
+    await lockUser(tx, user.id);
+    if (await tx.navigationView.findFirst({ where: { userId: user.id, fragment }, select: { id: true } })) throw viewExists();
+    await checkNameFree(tx, user.id, name);
+    return [await tx.navigationView.create({ data: { userId: user.id, fragment, isPinned, name: name ?? null } }), await transactionId(tx)] as const;
+  });
+  publishView(app, realm, user, { op: 'add', navigation_view: formatNavigationView(view) }, xid);
+}
+
+export async function updateNavigationView(app: App, realm: RealmInfo, user: User, fragment: string, change: { isPinned?: boolean; name?: string }): Promise<void> {
+  if (isBuiltIn(fragment) && change.name !== undefined) throw badRequest('Built-in views cannot have a custom name.');
+  const xid = await app.prisma.$transaction(async (tx) => {
+    await lockUser(tx, user.id);
+    await checkNameFree(tx, user.id, change.name);
+    const { count } = await tx.navigationView.updateMany({ where: { userId: user.id, fragment }, data: { isPinned: change.isPinned, name: change.name } });
+    if (count === 0) throw viewMissing();
+    return transactionId(tx);
+  });
+  const data: Record<string, unknown> = {};
+  if (change.name !== undefined) data.name = change.name;
+  if (change.isPinned !== undefined) data.is_pinned = change.isPinned;
+  publishView(app, realm, user, { op: 'update', fragment, data }, xid);
+}
+
+export async function removeNavigationView(app: App, realm: RealmInfo, user: User, fragment: string): Promise<void> {
+  const xid = await app.prisma.$transaction(async (tx) => {
+    const { count } = await tx.navigationView.deleteMany({ where: { userId: user.id, fragment } });
+    if (count === 0) throw viewMissing();
+    return transactionId(tx);
+  });
+  publishView(app, realm, user, { op: 'remove', fragment }, xid);
+}

@@ -1,0 +1,29 @@
+// This server's side of the router's Gate: a request's scope is the organization at its Host (with
+// the scheme a trusted proxy reports) and the server's services; Basic credentials name a user of
+// that organization. Every API module builds its routes with the constructors below.
+import type { App } from '../app.ts';
+import type { User } from '../db/generated/client.ts';
+import { invalidSubdomain } from '../errors.ts';
+import { routeBuilders, type Gate, type Route as HttpRoute } from '../http/route.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+
+export interface Scope {
+  app: App;
+  realm: RealmInfo;
+}
+
+export type Route = HttpRoute<Scope, User>;
+
+export const { userRoute, optionalUserRoute, publicRoute } = routeBuilders<Scope, User>();
+
+export function apiGate(app: App): Gate<Scope, User> {
+  return {
+    scope({ host, scheme }) {
+      // EXTERNAL_URL fixes the scheme; without it, a trusted proxy's word decides.
+      const realm = app.realms.forHost(host, app.config.EXTERNAL_URL ? null : scheme);
+      if (!realm) throw invalidSubdomain();
+      return { app, realm };
+    },
+    authenticate: (scope, username, apiKey) => app.auth.authenticate(scope.realm, username, apiKey),
+  };
+}

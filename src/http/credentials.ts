@@ -1,0 +1,28 @@
+// HTTP Basic credentials to a user, for the router and the WebSocket gateway alike. Wrong
+// credentials count against the client address's budget (the per-IP rate limit), and an address
+// that has spent it is refused before its credentials are checked: a key guesser gets 429, and
+// cannot tell a right guess from a wrong one until the window has passed.
+import { parseBasicAuth } from '../auth/api-keys.ts';
+import { ApiError, unauthorized } from '../errors.ts';
+import { refusal, type RateLimiter } from './rate-limit.ts';
+import type { Gate } from './route.ts';
+
+export async function authenticateBasic<S, U extends { id: number }>(
+  gate: Gate<S, U>,
+  scope: S,
+  header: string,
+  ip: string,
+  ipLimit: RateLimiter | null,
+): Promise<U> {
+  const basic = parseBasicAuth(header);
+  if (basic === null) throw new ApiError('This endpoint requires HTTP basic authentication.', 'BAD_REQUEST', 400);
+  const budget = ipLimit?.isExhausted(ip);
+  if (budget && !budget.allowed) throw refusal(budget);
+  try {
+    if (basic === 'malformed') throw unauthorized('Invalid authorization header for basic auth');
+    return await gate.authenticate(scope, basic.username, basic.password);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) ipLimit?.hit(ip);
+    throw err;
+  }
+}

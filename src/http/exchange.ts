@@ -1,0 +1,68 @@
+// One request and its response on uWS: what was read from the request before the handler returned
+// (uWS frees the request then), and the one way a response is written.
+import type uWS from 'uWebSockets.js';
+import type { ClientOrigin, TrustedProxies } from './client-address.ts';
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  413: 'Payload Too Large', 426: 'Upgrade Required', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+};
+
+/** A response that is written at most once, and not at all after the client left. */
+export interface PendingResponse {
+  res: uWS.HttpResponse;
+  aborted: boolean;
+  done: boolean;
+}
+
+export interface Exchange extends PendingResponse {
+  abortHandlers: (() => void)[];
+  host: string;
+  authorization: string;
+  contentType: string;
+  userAgent: string;
+  origin: ClientOrigin;
+}
+
+export function statusLine(status: number): string {
+  return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
+}
+
+/** Copies what the router needs from the request; only a few headers, since every long-poll passes here. */
+export function openExchange(res: uWS.HttpResponse, req: uWS.HttpRequest, proxies: TrustedProxies): Exchange {
+  return {
+    res,
+    aborted: false,
+    done: false,
+    abortHandlers: [],
+    host: req.getHeader('host'),
+    authorization: req.getHeader('authorization'),
+    contentType: req.getHeader('content-type'),
+    userAgent: req.getHeader('user-agent'),
+    origin: requestOrigin(res, req, proxies),
+  };
+}
+
+/** The client's address and scheme; the forwarding headers are read only from a trusted proxy. */
+export function requestOrigin(res: uWS.HttpResponse, req: uWS.HttpRequest, proxies: TrustedProxies): ClientOrigin {
+  const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+  return proxies.origin(peer, (name) => {
+    // A header sent on several lines is one comma-separated list (RFC 9110, 5.3).
+    let value = '';
+    req.forEach((key, v) => {
+      if (key === name) value = value ? `${value},${v}` : v;
+    });
+    return value;
+  });
+}
+
+/** Writes a whole response in one corked batch; a no-op if the client already left. */
+export function writeResponse(ex: PendingResponse, status: number, headers: Readonly<Record<string, string>>, body: string | Buffer): void {
+  if (ex.aborted || ex.done) return;
+  ex.done = true;
+  ex.res.cork(() => {
+    ex.res.writeStatus(statusLine(status));
+    for (const k in headers) ex.res.writeHeader(k, headers[k]!);
+    ex.res.end(body);
+  });
+}
