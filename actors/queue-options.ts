@@ -38,16 +38,34 @@ export function displayTopicFor(options: QueueOptions, topic: string): string {
   return topic === '' && !hasCapability(options, 'empty_topic_name') ? EMPTY_TOPIC_DISPLAY_NAME : topic;
 }
 
-const interned = new Map<string, QueueOptions>();
+/**
+ * One object per distinct set of options in use, so ten thousand alike queues share one. Clients
+ * choose the options (narrows, event types), so an entry lives only as long as a queue holds it.
+ */
+export class OptionsPool {
+  private readonly entries = new Map<string, { options: QueueOptions; queues: number }>();
 
-/** One object per distinct set of options, so ten thousand alike queues share one. */
-export function internOptions(options: QueueOptions): QueueOptions {
-  const normalized: QueueOptions = { ...options, capabilities: [...options.capabilities].sort() };
-  const key = JSON.stringify(normalized);
-  let shared = interned.get(key);
-  if (!shared) {
-    shared = Object.freeze(normalized);
-    interned.set(key, shared);
+  /** The shared object for `options`, held until `release` by the queue it was taken for. */
+  acquire(options: QueueOptions): QueueOptions {
+    const normalized: QueueOptions = { ...options, capabilities: [...options.capabilities].sort() };
+    const key = JSON.stringify(normalized);
+    const entry = this.entries.get(key);
+    if (entry) {
+      entry.queues++;
+      return entry.options;
+    }
+    this.entries.set(key, { options: Object.freeze(normalized), queues: 1 });
+    return normalized;
   }
-  return shared;
+
+  release(options: QueueOptions): void {
+    // The shared object serializes to its own key: it was frozen in normalized form.
+    const key = JSON.stringify(options);
+    const entry = this.entries.get(key);
+    if (entry && --entry.queues === 0) this.entries.delete(key);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
 }

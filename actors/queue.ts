@@ -21,12 +21,22 @@ export interface Consumer {
 
 export class QueueError extends Error {}
 
-export interface PendingEvent {
-  id: number;
-  /** The event as JSON, id included. */
-  json: string;
-  /** The transaction that made the change, while a register snapshot may still contain it. */
-  xid?: number;
+/**
+ * An event as queues hold it: serialized once per fan-out and shared by every queue that gets the
+ * same bytes, so a pending event costs a queue one reference; its id is written when it is read.
+ */
+export class QueuedEvent {
+  /** UTF-8 size of the JSON, for the queue's byte bound. */
+  readonly bytes: number;
+
+  constructor(
+    /** The event's JSON object without its opening brace, which `{"id":N,` replaces. */
+    readonly tail: string,
+    /** The transaction that made the change, while a register snapshot may still contain it. */
+    readonly xid?: number,
+  ) {
+    this.bytes = Buffer.byteLength(tail);
+  }
 }
 
 export interface SavedQueue {
@@ -34,15 +44,27 @@ export interface SavedQueue {
   userId: number;
   realmId: number;
   options: QueueOptions;
-  pending: PendingEvent[];
+  /**
+   * The pending events, oldest first, by position in the list of events saved with the queue, as
+   * runs of consecutive positions (`[first, count, first, count, ...]`): queues that got the same
+   * events in the same order need only a few numbers.
+   */
+  events: number[];
   nextEventId: number;
   newestPrunedId: number;
   lastConnection: number;
 }
 
+/** Pruned slots are dropped once they are this many and at least half the array. */
+const COMPACT_AFTER = 32;
+
 export class EventQueue {
   state: QueueState = 'waiting';
-  pending: PendingEvent[] = [];
+  /** Pending events are `events[head..]`; their ids are consecutive and end at `nextEventId - 1`. */
+  private events: QueuedEvent[] = [];
+  private head = 0;
+  /** UTF-8 size of the pending events' JSON. */
+  bytes = 0;
   nextEventId = 0;
   newestPrunedId = -1;
   consumer: Consumer | null = null;
@@ -63,45 +85,78 @@ export class EventQueue {
     public lastConnection: number,
   ) {}
 
+  /** How many events are pending. */
+  get size(): number {
+    return this.events.length - this.head;
+  }
+
   /** Whether the client's register state already holds the change made by transaction `xid`. */
   alreadyHas(xid: number | undefined): boolean {
     return xid !== undefined && this.snapshot !== null && seenBy(this.snapshot, xid);
   }
 
-  /** Appends events given as JSON object bodies without their opening brace. */
-  push(bodies: readonly string[], xid?: number): void {
-    for (const body of bodies) {
-      const id = this.nextEventId++;
-      this.pending.push(xid === undefined || this.snapshot ? { id, json: `{"id":${id},${body}` } : { id, json: `{"id":${id},${body}`, xid });
+  push(events: readonly QueuedEvent[]): void {
+    for (const event of events) {
+      this.events.push(event);
+      this.bytes += event.bytes;
     }
+    this.nextEventId += events.length;
   }
 
   /** Acknowledges every event up to `lastEventId`, with Zulip's two consistency errors. */
   prune(lastEventId: number): void {
     if (lastEventId < this.newestPrunedId) throw new QueueError(`An event newer than ${this.newestPrunedId} has already been pruned!`);
-    let cut = 0;
-    while (cut < this.pending.length && this.pending[cut]!.id <= lastEventId) cut++;
+    const cut = Math.min(lastEventId - this.firstId() + 1, this.size);
     if (cut > 0) {
-      this.newestPrunedId = this.pending[cut - 1]!.id;
-      this.pending = this.pending.slice(cut);
+      for (let i = this.head; i < this.head + cut; i++) this.bytes -= this.events[i]!.bytes;
+      this.newestPrunedId = this.firstId() + cut - 1;
+      this.head += cut;
+      if (this.head === this.events.length) this.clear();
+      else if (this.head >= COMPACT_AFTER && this.head * 2 >= this.events.length) {
+        this.events = this.events.slice(this.head);
+        this.head = 0;
+      }
     }
     if (lastEventId !== this.newestPrunedId) throw new QueueError(`Event ${lastEventId} was not in this queue`);
   }
 
   /**
    * Register read the client's state in `snapshot`: drops the events queued meanwhile for changes
-   * the state already holds (ids may skip, as in Zulip) and filters later ones the same way.
+   * the state already holds and filters later ones the same way. Nobody has read the queue yet,
+   * so the events kept are numbered afresh from the first id.
    */
   applySnapshot(snapshot: Snapshot): void {
     this.snapshot = snapshot;
-    this.pending = this.pending.filter((e) => !this.alreadyHas(e.xid)).map((e) => (e.xid === undefined ? e : { id: e.id, json: e.json }));
+    const kept = this.events.slice(this.head).filter((e) => !this.alreadyHas(e.xid));
+    this.nextEventId = this.firstId() + kept.length;
+    this.events = kept;
+    this.head = 0;
+    this.bytes = kept.reduce((sum, e) => sum + e.bytes, 0);
+  }
+
+  /** Calls `send` with each pending event newer than `after`, as JSON, oldest first. */
+  forEachAfter(after: number, send: (id: number, json: string) => void): void {
+    const first = this.firstId();
+    for (let i = Math.max(this.head, this.head + after - first + 1); i < this.events.length; i++) {
+      send(first + i - this.head, `{"id":${first + i - this.head},${this.events[i]!.tail}`);
+    }
   }
 
   /** JSON array of the pending events. */
   pendingJson(after = -1): string {
     let out = '[';
-    for (const e of this.pending) if (e.id > after) out += (out.length > 1 ? ',' : '') + e.json;
+    this.forEachAfter(after, (_id, json) => (out += (out.length > 1 ? ',' : '') + json));
     return out + ']';
+  }
+
+  private firstId(): number {
+    return this.nextEventId - this.size;
+  }
+
+  private clear(): void {
+    this.events = [];
+    this.head = 0;
+    this.bytes = 0;
   }
 
   attach(consumer: Consumer, now: number, heartbeatDue: number): void {
@@ -130,19 +185,31 @@ export class EventQueue {
     const consumer = this.consumer;
     this.consumer = null;
     this.state = 'expired';
-    this.pending = [];
+    this.clear();
     consumer?.close(this, reason);
   }
 
-  save(): SavedQueue {
-    const { id, userId, realmId, options, pending, nextEventId, newestPrunedId, lastConnection } = this;
-    return { id, userId, realmId, options, pending, nextEventId, newestPrunedId, lastConnection };
+  /** The queue's state, its pending events given by `positionOf` in the list saved with it. */
+  save(positionOf: (event: QueuedEvent) => number): SavedQueue {
+    const { id, userId, realmId, options, nextEventId, newestPrunedId, lastConnection } = this;
+    const runs: number[] = [];
+    for (let i = this.head; i < this.events.length; i++) {
+      const position = positionOf(this.events[i]!);
+      const last = runs.length - 2;
+      if (last >= 0 && runs[last]! + runs[last + 1]! === position) runs[last + 1]!++;
+      else runs.push(position, 1);
+    }
+    return { id, userId, realmId, options, events: runs, nextEventId, newestPrunedId, lastConnection };
   }
 
-  static restore(saved: SavedQueue, options: QueueOptions): EventQueue {
+  static restore(saved: SavedQueue, options: QueueOptions, eventAt: (position: number) => QueuedEvent): EventQueue {
     const queue = new EventQueue(saved.id, saved.userId, saved.realmId, options, saved.lastConnection);
-    queue.pending = saved.pending;
-    queue.nextEventId = saved.nextEventId;
+    const events: QueuedEvent[] = [];
+    for (let r = 0; r < saved.events.length; r += 2) {
+      for (let position = saved.events[r]!; position < saved.events[r]! + saved.events[r + 1]!; position++) events.push(eventAt(position));
+    }
+    queue.nextEventId = saved.nextEventId - events.length;
+    queue.push(events);
     queue.newestPrunedId = saved.newestPrunedId;
     return queue;
   }

@@ -4,15 +4,19 @@
 // event is answered first, and each parked client is then completed once with all it has.
 import { randomUUID } from 'node:crypto';
 import type { EventBus, EventEnvelope } from '../src/bus/bus.ts';
+import { log } from '../src/log.ts';
 import { ownParts, passesNarrow, shapeEvent } from './event-format.ts';
-import { EventQueue, type Consumer, type SavedQueue } from './queue.ts';
-import { internOptions, type QueueOptions } from './queue-options.ts';
+import { EventQueue, QueuedEvent, type Consumer, type SavedQueue } from './queue.ts';
+import { OptionsPool, type QueueOptions } from './queue-options.ts';
 
 export interface RegistrySettings {
   heartbeatSeconds: number;
   heartbeatJitterSeconds: number;
   /** How often heartbeats and idle expiry are checked. */
   tickMs: number;
+  /** A queue holding more unacknowledged events than this, or more bytes of them, is discarded. */
+  maxEvents: number;
+  maxBytes: number;
   now?: () => number;
 }
 
@@ -24,11 +28,14 @@ export class QueueRegistry {
   private readonly allPublic = new Map<number, Set<EventQueue>>();
   private readonly dirty = new Set<EventQueue>();
   private flushScheduled = false;
+  /** Set at shutdown: queues keep collecting events but no client reads them any more. */
+  private closing = false;
+  readonly optionsPool = new OptionsPool();
   private readonly ticker: NodeJS.Timeout;
   private readonly unsubscribe: () => void;
   private readonly now: () => number;
 
-  constructor(bus: EventBus, private readonly settings: RegistrySettings) {
+  constructor(bus: EventBus, readonly settings: RegistrySettings) {
     this.now = settings.now ?? Date.now;
     this.unsubscribe = bus.subscribe((envelope) => this.deliver(envelope));
     this.ticker = setInterval(() => this.tick(), settings.tickMs);
@@ -40,7 +47,7 @@ export class QueueRegistry {
   }
 
   create(userId: number, realmId: number, options: QueueOptions): EventQueue {
-    const queue = new EventQueue(randomUUID(), userId, realmId, internOptions(options), this.now());
+    const queue = new EventQueue(randomUUID(), userId, realmId, this.optionsPool.acquire(options), this.now());
     this.add(queue);
     return queue;
   }
@@ -79,14 +86,32 @@ export class QueueRegistry {
     if (set?.size === 0) this.byUser.delete(queue.userId);
     this.allPublic.get(queue.realmId)?.delete(queue);
     this.dirty.delete(queue);
+    this.optionsPool.release(queue.options);
     queue.expire(reason);
+  }
+
+  /** Every queue, in creation order. */
+  all(): EventQueue[] {
+    return [...this.queues.values()];
   }
 
   /** Attaches a consumer; pending events are handed over on the next flush. */
   attach(queue: EventQueue, consumer: Consumer): void {
+    if (this.closing) return consumer.close(queue, 'shutdown');
     const jitter = Math.random() * this.settings.heartbeatJitterSeconds;
     queue.attach(consumer, this.now(), this.now() + (this.settings.heartbeatSeconds + jitter) * 1000);
-    if (queue.pending.length) this.markDirty(queue);
+    if (queue.size) this.markDirty(queue);
+  }
+
+  /** Shutdown: answers parked polls, closes sockets, and turns later readers away. */
+  closeConsumers(): void {
+    this.closing = true;
+    for (const queue of this.queues.values()) {
+      const consumer = queue.consumer;
+      if (!consumer) continue;
+      queue.detach(consumer, this.now());
+      consumer.close(queue, 'shutdown');
+    }
   }
 
   /** A new reader that answers at once (dont_block, pending events) still ends the previous one. */
@@ -103,14 +128,25 @@ export class QueueRegistry {
 
   /** Appends events to one queue (the register-time and restart events). */
   pushTo(queue: EventQueue, events: readonly Record<string, unknown>[]): void {
-    queue.push(events.map((e) => JSON.stringify(e).slice(1)));
-    if (queue.consumer) this.markDirty(queue);
+    this.append(queue, events.map((e) => new QueuedEvent(JSON.stringify(e).slice(1))));
+  }
+
+  private append(queue: EventQueue, events: readonly QueuedEvent[]): void {
+    queue.push(events);
+    if (queue.size > this.settings.maxEvents || queue.bytes > this.settings.maxBytes) {
+      // Its client gets BAD_EVENT_QUEUE_ID and registers again, as after any lost queue.
+      log.warn('discarded an event queue over its bound', { userId: queue.userId, events: queue.size, bytes: queue.bytes });
+      this.delete(queue);
+    } else if (queue.consumer) {
+      this.markDirty(queue);
+    }
   }
 
   deliver(envelope: EventEnvelope): void {
-    // Alike queues get the same bytes: each distinct shape is serialized once per fan-out, and only
-    // the recipient's own parts (message flags, local_message_id) are appended per queue.
-    const shapes = new Map<QueueOptions, string[]>();
+    // Alike queues share the same events: each distinct shape is serialized once per fan-out, and
+    // each distinct set of the recipient's own parts (message flags, local_message_id) appended
+    // to it once, so most recipients of a message share one event object.
+    const shapes = new Map<QueueOptions, { bases: string[]; byParts: Map<string, QueuedEvent[]> }>();
     const targets = new Set<EventQueue>();
     for (const userId of envelope.userIds) for (const q of this.byUser.get(userId) ?? []) targets.add(q);
     if (envelope.publicChannelMessage) for (const q of this.allPublic.get(envelope.realmId) ?? []) targets.add(q);
@@ -120,19 +156,23 @@ export class QueueRegistry {
       if (queue.alreadyHas(envelope.xid)) continue;
       const own = ownParts(envelope, queue.userId, queue.id);
       if (!passesNarrow(envelope.event, queue.options, own)) continue;
-      let bases = shapes.get(queue.options);
-      if (!bases) {
+      let shape = shapes.get(queue.options);
+      if (!shape) {
         // Without the closing brace, so the recipient's parts can follow.
-        bases = shapeEvent(envelope.event, queue.options).map((e) => JSON.stringify(e).slice(1, -1));
-        shapes.set(queue.options, bases);
+        shape = { bases: shapeEvent(envelope.event, queue.options).map((e) => JSON.stringify(e).slice(1, -1)), byParts: new Map() };
+        shapes.set(queue.options, shape);
       }
-      if (bases.length === 0) continue;
+      if (shape.bases.length === 0) continue;
       if (queue.userId !== extrasUser || envelope.perQueue?.[queue.id] !== undefined) {
         extras = Object.entries(own).map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`).join('');
         extrasUser = envelope.perQueue?.[queue.id] !== undefined ? -1 : queue.userId;
       }
-      queue.push(bases.map((b) => `${b}${extras}}`), envelope.xid);
-      if (queue.consumer) this.markDirty(queue);
+      let events = shape.byParts.get(extras);
+      if (!events) {
+        events = shape.bases.map((b) => new QueuedEvent(`${b}${extras}}`, envelope.xid));
+        shape.byParts.set(extras, events);
+      }
+      this.append(queue, events);
     }
   }
 
@@ -166,21 +206,11 @@ export class QueueRegistry {
     }
   }
 
-  /** Detaches every client and returns the queues' state for the next start. */
-  saveAll(): SavedQueue[] {
-    const saved = [...this.queues.values()].map((q) => q.save());
-    for (const queue of [...this.queues.values()]) this.delete(queue, 'shutdown');
-    return saved;
-  }
-
-  /** Brings back saved queues, as if their clients had just polled. */
-  restore(saved: readonly SavedQueue[]): EventQueue[] {
-    const now = this.now();
-    return saved.map((s) => {
-      const queue = EventQueue.restore({ ...s, lastConnection: now }, internOptions(s.options));
-      this.add(queue);
-      return queue;
-    });
+  /** Brings back a saved queue, as if its client had just polled; `eventAt` finds the events saved with it. */
+  restore(saved: SavedQueue, eventAt: (position: number) => QueuedEvent): EventQueue {
+    const queue = EventQueue.restore({ ...saved, lastConnection: this.now() }, this.optionsPool.acquire(saved.options), eventAt);
+    this.add(queue);
+    return queue;
   }
 
   stop(): void {

@@ -46,7 +46,7 @@ export async function createApp(config: Config): Promise<App> {
       bus,
       channels: new ChannelActors(),
       users: new SerialActors(),
-      queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000 }),
+      queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES }),
       limits: config.RATE_LIMIT
         ? {
             user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),

@@ -53,6 +53,14 @@ const configSchema = z.object({
   /** Interval of long-poll heartbeats; Zulip uses 45 s plus up to 10 s of jitter. */
   HEARTBEAT_SECONDS: seconds.default(45),
   HEARTBEAT_JITTER_SECONDS: z.coerce.number().min(0).default(10),
+  /**
+   * An event queue holding more unacknowledged events than this, or more bytes of them, is
+   * discarded (its client re-registers) instead of growing without end while nobody reads it.
+   */
+  QUEUE_MAX_EVENTS: z.coerce.number().int().positive().default(10_000),
+  QUEUE_MAX_BYTES: z.coerce.number().int().positive().default(64 * 1024 * 1024),
+  /** Time a graceful stop may take (finish requests, save queues), within an orchestrator's grace period. */
+  SHUTDOWN_DEADLINE_SECONDS: seconds.default(20),
   /** Cost of the scrypt password hash (N); lower only for tests. */
   PASSWORD_HASH_COST: z.coerce.number().int().min(1024).default(32768),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),

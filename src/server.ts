@@ -63,10 +63,14 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
     url: `${config.externalScheme}://${config.externalHost}`,
     stop: () =>
       (stopping ??= (async () => {
+        // Requests in progress (a message being sent) finish and fan out to the queues first, so
+        // whatever a client saw acknowledged is in every saved queue; half the deadline at most.
+        const deadline = Date.now() + config.SHUTDOWN_DEADLINE_SECONDS * 1000;
         http.stopAccepting();
-        const saved = await saveEventQueues(app);
+        app.queues.closeConsumers();
+        await http.drain((deadline - Date.now()) / 2);
+        const { saved } = await saveEventQueues(app, deadline);
         if (saved) log.info('saved event queues', { count: saved });
-        await http.drain(5000);
         http.close();
         await closeApp(app);
       })()),

@@ -2,29 +2,133 @@
 // owner, options, unacknowledged events, counters) is written to the database; at start it is
 // read back, and every restored queue gets a `restart` event, so a client that keeps polling the
 // same queue loses nothing.
-import type { SavedQueue } from '../../actors/queue.ts';
+//
+// Thousands of queues may hold the same events, so each event is stored once per save and the
+// queues refer to it by position. The save goes in small batches, each in its own transaction
+// with the events its queues are the first to need, until a deadline: a saved queue is always
+// whole, and one the deadline left out is simply gone (its client re-registers).
+import { randomUUID } from 'node:crypto';
+import { QueuedEvent, type EventQueue, type SavedQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
+import type { Prisma } from '../db/generated/client.ts';
 import { log } from '../log.ts';
 import { FEATURE_LEVEL, SERVER_GENERATION, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 
-const BATCH = 500;
+/** About this much data per transaction, so neither side ever holds a whole save at once. */
+const BATCH_BYTES = 1024 * 1024;
+/** Saved queues are read back this many at a time. */
+const RESTORE_PAGE = 200;
 
-export async function saveEventQueues(app: App): Promise<number> {
-  const saved = app.queues.saveAll();
-  for (let i = 0; i < saved.length; i += BATCH) {
-    await app.prisma.savedEventQueue.createMany({
-      data: saved.slice(i, i + BATCH).map((q) => ({ id: q.id, userId: q.userId, state: JSON.parse(JSON.stringify(q)) })),
-      skipDuplicates: true,
-    });
-  }
-  return saved.length;
+interface Batch {
+  queues: EventQueue[];
+  states: SavedQueue[];
+  /** Events first needed by this batch's queues, by position. */
+  events: Map<QueuedEvent, number>;
 }
 
+/** Saves queues batch by batch until `deadline` (ms since epoch) and removes them; the rest are dropped. */
+export async function saveEventQueues(app: App, deadline: number, batchBytes = BATCH_BYTES): Promise<{ saved: number; dropped: number }> {
+  const saveId = randomUUID();
+  const stored = new Map<QueuedEvent, number>();
+  let nextPosition = 0;
+  let saved = 0;
+  const queues = app.queues.all();
+  let next = 0;
+  while (next < queues.length && Date.now() < deadline) {
+    const batch: Batch = { queues: [], states: [], events: new Map() };
+    let bytes = 0;
+    const positionOf = (event: QueuedEvent) => {
+      let position = stored.get(event) ?? batch.events.get(event);
+      if (position === undefined) {
+        position = nextPosition++;
+        batch.events.set(event, position);
+        bytes += event.bytes;
+      }
+      return position;
+    };
+    while (next < queues.length && bytes < batchBytes) {
+      const queue = queues[next++]!;
+      if (queue.state === 'expired') continue;
+      const state = queue.save(positionOf);
+      bytes += 200 + 4 * state.events.length;
+      batch.queues.push(queue);
+      batch.states.push(state);
+    }
+    try {
+      await writeBatch(app, saveId, batch, batchBytes);
+    } catch (err) {
+      log.error('could not save event queues', { count: batch.queues.length, error: String(err) });
+      continue;
+    }
+    for (const [event, position] of batch.events) stored.set(event, position);
+    for (const queue of batch.queues) app.queues.delete(queue, 'shutdown');
+    saved += batch.queues.length;
+  }
+  const dropped = app.queues.all();
+  for (const queue of dropped) app.queues.delete(queue, 'shutdown');
+  if (dropped.length) log.warn('event queues not saved before the shutdown deadline', { count: dropped.length });
+  return { saved, dropped: dropped.length };
+}
+
+async function writeBatch(app: App, saveId: string, batch: Batch, batchBytes: number): Promise<void> {
+  const writes: Prisma.PrismaPromise<unknown>[] = [];
+  let rows: { saveId: string; position: number; json: string }[] = [];
+  let bytes = 0;
+  for (const [event, position] of batch.events) {
+    rows.push({ saveId, position, json: event.tail });
+    bytes += event.bytes;
+    if (bytes >= batchBytes) {
+      writes.push(app.prisma.savedQueueEvent.createMany({ data: rows }));
+      rows = [];
+      bytes = 0;
+    }
+  }
+  if (rows.length) writes.push(app.prisma.savedQueueEvent.createMany({ data: rows }));
+  const data = batch.states.map((state) => ({ id: state.id, userId: state.userId, saveId, state: state as unknown as Prisma.InputJsonObject }));
+  writes.push(app.prisma.savedEventQueue.createMany({ data, skipDuplicates: true }));
+  await app.prisma.$transaction(writes);
+}
+
+class MissingEvent extends Error {}
+const missing = (): never => {
+  throw new MissingEvent();
+};
+
 export async function restoreEventQueues(app: App): Promise<number> {
-  const rows = await app.prisma.savedEventQueue.findMany();
-  if (rows.length === 0) return 0;
-  const restored = app.queues.restore(rows.map((r) => r.state as unknown as SavedQueue));
-  await app.prisma.savedEventQueue.deleteMany({ where: { id: { in: rows.map((r) => r.id) } } });
+  const saves = new Map<string, Map<number, QueuedEvent>>();
+  const restored: EventQueue[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const rows = await app.prisma.savedEventQueue.findMany({
+      orderBy: { id: 'asc' },
+      take: RESTORE_PAGE,
+      ...(after === undefined ? {} : { where: { id: { gt: after } } }),
+    });
+    if (rows.length === 0) break;
+    after = rows.at(-1)!.id;
+    for (const row of rows) {
+      let events = saves.get(row.saveId);
+      if (!events) {
+        const eventRows = await app.prisma.savedQueueEvent.findMany({ where: { saveId: row.saveId } });
+        events = new Map(eventRows.map((e) => [e.position, new QueuedEvent(e.json)]));
+        saves.set(row.saveId, events);
+      }
+      const found = events;
+      const eventAt = (position: number) => found.get(position) ?? missing();
+      try {
+        restored.push(app.queues.restore(row.state as unknown as SavedQueue, eventAt));
+      } catch (err) {
+        if (!(err instanceof MissingEvent)) throw err;
+        log.error('saved event queue refers to events that were not saved', { userId: row.userId });
+      }
+    }
+  }
+  if (saves.size === 0) return 0;
+  const saveIds = [...saves.keys()];
+  await app.prisma.$transaction([
+    app.prisma.savedEventQueue.deleteMany({ where: { saveId: { in: saveIds } } }),
+    app.prisma.savedQueueEvent.deleteMany({ where: { saveId: { in: saveIds } } }),
+  ]);
   const restart = { type: 'restart', zulip_version: ZULIP_VERSION, zulip_merge_base: ZULIP_MERGE_BASE, zulip_feature_level: FEATURE_LEVEL, server_generation: SERVER_GENERATION, immediate: false };
   for (const queue of restored) app.queues.pushTo(queue, [restart]);
   log.info('restored event queues', { count: restored.length });

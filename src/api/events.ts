@@ -158,7 +158,7 @@ async function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typ
       throw err;
     }
   }
-  if (queue.pending.length > 0 || p.dont_block) {
+  if (queue.size > 0 || p.dont_block) {
     app.queues.release(queue);
     queue.lastConnection = Date.now();
     return new JsonFields(`"events":${queue.pendingJson()}${created ? `,"queue_id":${JSON.stringify(queue.id)}` : ''}`);

@@ -48,11 +48,10 @@ class SocketConsumer implements Consumer {
   flush(queue: EventQueue): boolean {
     if (this.closed) return false;
     this.ws.cork(() => {
-      for (const event of queue.pending) {
-        if (event.id <= this.sentUpTo) continue;
-        this.ws.send(event.json, false);
-        this.sentUpTo = event.id;
-      }
+      queue.forEachAfter(this.sentUpTo, (id, json) => {
+        this.ws.send(json, false);
+        this.sentUpTo = id;
+      });
     });
     // A client that reads slower than we write would make us buffer without end: drop it; its
     // queue keeps every unacknowledged event for the reconnect.
