@@ -5,6 +5,7 @@ import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningServer } from '../src/server.ts';
+import { editsRaceOnOneHash } from './helpers/edit-race.ts';
 import { registerDuringWrites } from './helpers/register-race.ts';
 import { openQueue } from './helpers/queues.ts';
 import { newRealm, startTestServer } from './helpers/server.ts';
@@ -84,6 +85,10 @@ if (databaseUrl) {
     assert.is(await server!.app.prisma.userMessage.count({ where: { messageId: id } }), 0, 'the rows went with the message');
     const events = [...(await queue.next()), ...(await queue.pending())];
     assert.equal(events.map((e) => [e.type, e.message?.id ?? e.message_id]), [['message', id], ['message', dm], ['delete_message', id]]);
+  });
+
+  test('postgres: parallel edits with the same prev_content_sha256: exactly one succeeds, one history entry', async () => {
+    await editsRaceOnOneHash(await newRealm(server));
   });
 
   test('postgres: register during concurrent writes gets each change exactly once', async () => {

@@ -146,6 +146,15 @@ async function checkDirectMessagePermission(app: App, realm: RealmInfo, sender: 
   if (!existing) throw badRequest('You do not have permission to initiate direct message conversations.');
 }
 
+/**
+ * Inside an action's transaction: waits for, then holds, the message's row until the commit, so
+ * the checks that follow read it as no concurrent change can make it stale (Zulip's
+ * access_message(lock_message=True)).
+ */
+export async function lockMessage(app: App, id: number): Promise<void> {
+  await app.prisma.$queryRaw`SELECT id FROM "Message" WHERE id = ${id} FOR UPDATE`;
+}
+
 /** Everything needed to store and deliver one message, after every check passed. */
 export interface PreparedMessage {
   sender: User;
