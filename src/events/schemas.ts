@@ -13,7 +13,7 @@ const nullable = <T extends z.ZodType>(t: T) => t.nullable();
 /** A group-setting value: a group id, or an anonymous group of members and subgroups. */
 const groupSetting = z.union([int, z.strictObject({ direct_members: ids, direct_subgroups: ids })]);
 const role = z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)]);
-const reactionType = z.enum(['realm_emoji', 'unicode_emoji', 'zulip_extra_emoji']);
+const reactionType = z.enum(['realm_emoji', 'unicode_emoji', 'zulip_extra_emoji', 'service_extra_emoji']);
 const topicLink = z.strictObject({ text: str, url: str });
 const event = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) => z.strictObject({ type: z.literal(type), ...shape });
 const opEvent = <T extends string, O extends string, S extends z.ZodRawShape>(type: T, op: O, shape: S) =>
