@@ -18,7 +18,13 @@ interface PendingEvent {
   alwaysDeliver: boolean;
 }
 
-const pending = new WeakMap<OpenTransaction, { app: App; events: PendingEvent[] }>();
+interface Pending {
+  app: App;
+  events: PendingEvent[];
+  afterCommit: (() => void | Promise<void>)[];
+}
+
+const pending = new WeakMap<OpenTransaction, Pending>();
 
 /**
  * Runs `body` in one transaction (or as part of the one already open) and publishes the events it
@@ -27,14 +33,30 @@ const pending = new WeakMap<OpenTransaction, { app: App; events: PendingEvent[] 
  */
 export async function atomic<T>(app: App, body: () => Promise<T>): Promise<T> {
   if (currentTransaction()) return body();
-  const events: PendingEvent[] = [];
+  const scope: Pending = { app, events: [], afterCommit: [] };
   const { result, xid } = await runInTransaction(app.db.prisma, async (t) => {
-    pending.set(t, { app, events });
+    pending.set(t, scope);
     const result = await body();
-    return { result, xid: events.some((e) => !e.alwaysDeliver) ? await transactionId(t.tx) : undefined };
+    return { result, xid: scope.events.some((e) => !e.alwaysDeliver) ? await transactionId(t.tx) : undefined };
   });
-  for (const e of events) app.bus.publish(e.alwaysDeliver ? e.envelope : { ...e.envelope, xid });
+  try {
+    for (const work of scope.afterCommit) await work();
+  } finally {
+    for (const e of scope.events) app.bus.publish(e.alwaysDeliver ? e.envelope : { ...e.envelope, xid });
+  }
   return result;
+}
+
+function currentScope(what: string): Pending {
+  const t = currentTransaction();
+  const scope = t && pending.get(t);
+  if (!scope) throw new Error(`${what} outside an action's transaction`);
+  return scope;
+}
+
+/** Work for after the commit, before the events leave: dropping caches the transaction made stale. */
+export function onCommit(work: () => void | Promise<void>): void {
+  currentScope('onCommit').afterCommit.push(work);
 }
 
 function check(app: App, envelope: Envelope): void {
@@ -52,9 +74,7 @@ function check(app: App, envelope: Envelope): void {
  * already saw the transaction (applying it twice changes nothing).
  */
 export function sendOnCommit(envelope: Envelope, opts: { alwaysDeliver?: boolean } = {}): void {
-  const t = currentTransaction();
-  const scope = t && pending.get(t);
-  if (!scope) throw new Error(`sendOnCommit outside an action's transaction (event ${String(envelope.event.type)})`);
+  const scope = currentScope(`sendOnCommit (event ${String(envelope.event.type)})`);
   if (envelope.userIds.length === 0) return;
   check(scope.app, envelope);
   scope.events.push({ envelope, alwaysDeliver: opts.alwaysDeliver ?? false });
