@@ -10,6 +10,7 @@ import { badRequest } from '../errors.ts';
 import type { UploadedFile } from '../http/route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { attachmentDict, uploadFilePath } from '../queries/uploads.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 /** Linux allows 255 bytes per path component, and the sanitized name is one. */
 const MAX_FILE_NAME_BYTES = 255;
@@ -78,18 +79,18 @@ export async function uploadFile(app: App, realm: RealmInfo, user: User, files: 
   const target = uploadFilePath(app, pathId);
   await mkdir(path.dirname(target), { recursive: true });
   await writeFile(target, file.data, { flag: 'wx' });
-  const attachment = await app.prisma.attachment
-    .create({ data: { realmId: realm.id, ownerId: user.id, pathId, fileName, size: file.data.length, contentType } })
-    .catch(async (err: unknown) => {
-      // No row, no file: an unreferenced file on disk would never be cleaned up.
-      await rm(target, { force: true });
-      throw err;
+  await atomic(app, async () => {
+    const attachment = await app.prisma.attachment.create({ data: { realmId: realm.id, ownerId: user.id, pathId, fileName, size: file.data.length, contentType } });
+    const used = await app.prisma.attachment.aggregate({ where: { realmId: realm.id }, _sum: { size: true } });
+    sendOnCommit({
+      realmId: realm.id,
+      userIds: [user.id],
+      event: { type: 'attachment', op: 'add', attachment: attachmentDict(attachment, []), upload_space_used: used._sum.size ?? 0 },
     });
-  const used = await app.prisma.attachment.aggregate({ where: { realmId: realm.id }, _sum: { size: true } });
-  app.bus.publish({
-    realmId: realm.id,
-    userIds: [user.id],
-    event: { type: 'attachment', op: 'add', attachment: attachmentDict(attachment, []), upload_space_used: used._sum.size ?? 0 },
+  }).catch(async (err: unknown) => {
+    // No row, no file: an unreferenced file on disk would never be cleaned up.
+    await rm(target, { force: true });
+    throw err;
   });
   return { url: `/user_uploads/${pathId}`, filename: fileName };
 }

@@ -120,7 +120,9 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'update_global_notifications': event('update_global_notifications', { user: str, notification_name: str, setting: z.unknown() }),
   'update_display_settings': event('update_display_settings', { user: str, setting_name: str, setting: z.unknown(), language_name: str.optional() }),
   'user_group/add': z.union([opEvent('user_group', 'add', { group }), opEvent('user_group', 'add', { group, for_reactivation: z.literal(true) })]),
-  'user_group/update': opEvent('user_group', 'update', { group_id: int, data: z.record(str, z.unknown()) }),
+  // `deactivated` (of a renamed group) is for the queues, which drop the rename for clients
+  // without include_deactivated_groups and strip the field (actors/event-format.ts).
+  'user_group/update': opEvent('user_group', 'update', { group_id: int, data: z.record(str, z.unknown()), deactivated: bool.optional() }),
   'user_group/remove': opEvent('user_group', 'remove', { group_id: int }),
   'user_group/add_members': opEvent('user_group', 'add_members', { group_id: int, user_ids: ids }),
   'user_group/remove_members': opEvent('user_group', 'remove_members', { group_id: int, user_ids: ids }),

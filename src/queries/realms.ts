@@ -1,6 +1,7 @@
 // Organizations and their groups, cached in memory: every request resolves its realm from the Host
 // header and most permission checks read group membership, so neither may cost a query.
 import type { PrismaClient } from '../db/generated/client.ts';
+import { currentTransaction, type OpenTransaction } from '../db/transaction.ts';
 import {
   REALM_PERMISSION_DEFAULTS,
   type GroupSettingValue,
@@ -39,6 +40,7 @@ export class RealmDirectory {
   private readonly byIdCache = new Map<number, RealmInfo>();
   private readonly bySubdomain = new Map<string, RealmInfo>();
   private readonly groupCache = new Map<number, Promise<Map<number, GroupInfo>>>();
+  private readonly transactionGroups = new WeakMap<OpenTransaction, Map<number, Promise<Map<number, GroupInfo>>>>();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -116,6 +118,15 @@ export class RealmDirectory {
   }
 
   groups(realmId: number): Promise<Map<number, GroupInfo>> {
+    // A transaction checks against the groups as it sees them (it may be changing them), read once.
+    const t = currentTransaction();
+    if (t) {
+      let seen = this.transactionGroups.get(t);
+      if (!seen) this.transactionGroups.set(t, (seen = new Map()));
+      const groups = seen.get(realmId) ?? this.loadGroups(realmId);
+      seen.set(realmId, groups);
+      return groups;
+    }
     let cached = this.groupCache.get(realmId);
     if (!cached) {
       cached = this.loadGroups(realmId);
@@ -125,7 +136,10 @@ export class RealmDirectory {
     return cached;
   }
 
+  /** After a change of groups: inside its transaction, for what it reads next; at commit, for everyone. */
   forgetGroups(realmId: number): void {
+    const t = currentTransaction();
+    if (t) this.transactionGroups.get(t)?.delete(realmId);
     this.groupCache.delete(realmId);
   }
 
