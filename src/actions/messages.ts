@@ -14,7 +14,7 @@ import { channelByName, isSubscribed, subscriberIds, userHasChannelPermission } 
 import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { userByEmail } from '../queries/users.ts';
+import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { atomic, sendCommitted, sendOnCommit } from './transaction.ts';
@@ -124,7 +124,7 @@ async function resolveRecipients(app: App, realm: RealmInfo, sender: User, refs:
     const user =
       typeof ref === 'number'
         ? await app.prisma.user.findFirst({ where: { id: ref, realmId: realm.id } })
-        : await userByEmail(app, realm, ref, sender).catch(() => null);
+        : await findUserByEmail(app, realm, ref, sender);
     if (!user) throw badRequest(typeof ref === 'number' ? `Invalid user ID ${ref}` : `Invalid email '${ref}'`);
     if (!user.isActive) throw badRequest(`'${typeof ref === 'number' ? user.deliveryEmail : ref}' is no longer using Zulip.`);
     users.push(user);

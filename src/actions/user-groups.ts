@@ -75,7 +75,11 @@ async function accessGroupForUpdate(app: App, realm: RealmInfo, user: User, grou
 /** Joining or leaving oneself needs only can_join_group/can_leave_group; anything else the wider right. */
 function accessForMembers(app: App, realm: RealmInfo, user: User, groups: Groups, id: number, ids: number[], self: UserGroupPermission, other: UserGroupPermission): Promise<GroupInfo> {
   if (ids.length !== 1 || ids[0] !== user.id) return accessGroupForUpdate(app, realm, user, groups, id, other, true);
-  return accessGroupForUpdate(app, realm, user, groups, id, self, true).catch(() => accessGroupForUpdate(app, realm, user, groups, id, other, true));
+  // Only a refusal falls back to the wider right; a failing database stays a failure.
+  return accessGroupForUpdate(app, realm, user, groups, id, self, true).catch((err: unknown) => {
+    if (!(err instanceof ApiError)) throw err;
+    return accessGroupForUpdate(app, realm, user, groups, id, other, true);
+  });
 }
 
 async function checkGroupSettings(tx: Prisma.TransactionClient, realm: RealmInfo, groups: Groups, requested: Partial<Record<UserGroupPermission, GroupSettingValue>>) {
