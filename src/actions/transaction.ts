@@ -70,8 +70,8 @@ function check(app: App, envelope: Envelope): void {
 
 /**
  * Records an event of the current transaction; it leaves after the commit. `alwaysDeliver`: the
- * register state it changes is read from a cache, so a queue gets it even when its snapshot
- * already saw the transaction (applying it twice changes nothing).
+ * register state it changes is read from a cache (or is not in the register state at all), so a
+ * queue gets it even when its snapshot already saw the transaction (applying it twice changes nothing).
  */
 export function sendOnCommit(envelope: Envelope, opts: { alwaysDeliver?: boolean } = {}): void {
   const scope = currentScope(`sendOnCommit (event ${String(envelope.event.type)})`);

@@ -82,11 +82,12 @@ export async function uploadFile(app: App, realm: RealmInfo, user: User, files: 
   await atomic(app, async () => {
     const attachment = await app.prisma.attachment.create({ data: { realmId: realm.id, ownerId: user.id, pathId, fileName, size: file.data.length, contentType } });
     const used = await app.prisma.attachment.aggregate({ where: { realmId: realm.id }, _sum: { size: true } });
+    // Attachments are not part of the register state, so no queue may drop this as already seen.
     sendOnCommit({
       realmId: realm.id,
       userIds: [user.id],
       event: { type: 'attachment', op: 'add', attachment: attachmentDict(attachment, []), upload_space_used: used._sum.size ?? 0 },
-    });
+    }, { alwaysDeliver: true });
   }).catch(async (err: unknown) => {
     // No row, no file: an unreferenced file on disk would never be cleaned up.
     await rm(target, { force: true });
