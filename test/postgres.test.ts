@@ -6,6 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningServer } from '../src/server.ts';
 import { editsRaceOnOneHash } from './helpers/edit-race.ts';
+import { membershipRace } from './helpers/membership-race.ts';
 import { registerDuringWrites } from './helpers/register-race.ts';
 import { openQueue } from './helpers/queues.ts';
 import { newRealm, startTestServer } from './helpers/server.ts';
@@ -89,6 +90,10 @@ if (databaseUrl) {
 
   test('postgres: parallel edits with the same prev_content_sha256: exactly one succeeds, one history entry', async () => {
     await editsRaceOnOneHash(await newRealm(server));
+  });
+
+  test('postgres: parallel adds of one member: exactly one succeeds, the others are told so', async () => {
+    await membershipRace(await newRealm(server));
   });
 
   test('postgres: register during concurrent writes gets each change exactly once', async () => {
