@@ -3,6 +3,7 @@
 // flags). Each write publishes its events before the next one starts, so every client sees them
 // in commit order, also on PostgreSQL with many connections. Reads never queue here. An actor
 // stops itself after a quiet spell and is spawned again by the next write.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { assign, createActor, fromPromise, setup, type ActorRefFrom } from 'xstate';
 
 interface Job {
@@ -74,7 +75,8 @@ export class SerialActors {
   /** Runs `write` after the earlier writes of `id` have finished; resolves with its result. */
   run<T>(id: number, write: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.actorFor(id).send({ type: 'RUN', job: { run: write, resolve: resolve as (v: unknown) => void, reject } });
+      // The write runs in its caller's async context, not in that of the write before it.
+      this.actorFor(id).send({ type: 'RUN', job: { run: AsyncLocalStorage.bind(write), resolve: resolve as (v: unknown) => void, reject } });
     });
   }
 

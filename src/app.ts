@@ -13,6 +13,7 @@ import { log } from './log.ts';
 import { QueueRegistry } from '../actors/registry.ts';
 import { ChannelActors } from '../actors/channels.ts';
 import { SerialActors } from '../actors/serial.ts';
+import { transactionAware } from './db/transaction.ts';
 
 export interface App {
   config: Config;
@@ -34,15 +35,17 @@ export async function createApp(config: Config): Promise<App> {
   try {
     const applied = await applyMigrations(db);
     if (applied.length) log.info('applied migrations', { applied });
-    const realms = new RealmDirectory(db.prisma, config.externalHost, config.externalScheme);
+    // Inside an action's transaction app.prisma is that transaction (actions/transaction.ts).
+    const prisma = transactionAware(db.prisma);
+    const realms = new RealmDirectory(prisma, config.externalHost, config.externalScheme);
     await realms.loadAll();
     const bus = new MemoryBus();
     return {
       config,
       db,
-      prisma: db.prisma,
+      prisma,
       realms,
-      auth: new UserAuthenticator(db.prisma),
+      auth: new UserAuthenticator(prisma),
       bus,
       channels: new ChannelActors(),
       users: new SerialActors(),

@@ -64,6 +64,8 @@ const configSchema = z.object({
   /** Cost of the scrypt password hash (N); lower only for tests. */
   PASSWORD_HASH_COST: z.coerce.number().int().min(1024).default(32768),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** An event that does not match its schema: `strict` fails the action (tests, development), `log` logs it. */
+  EVENT_SCHEMA_CHECK: z.enum(['strict', 'log']).default('log'),
 });
 
 // Realms live at subdomains of the external host, and `*.localhost` resolves to loopback in

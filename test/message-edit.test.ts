@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { editsRaceOnOneHash } from './helpers/edit-race.ts';
 import { captureEvents } from './helpers/events.ts';
 import { newRealm } from './helpers/server.ts';
 import { age, errorBody, makeChannel, send, sendDm, setRealmSettings, systemGroup } from './messages-helpers.ts';
@@ -273,6 +274,11 @@ test('detached_uploads: files of the editor no message references any more', asy
   assert.equal(kept.body.detached_uploads, []);
   const r = await realm.owner.client.patch(`/messages/${id}`, { content: 'never mind' });
   assert.equal(r.body.detached_uploads, [{ id: att.id, name: 'report.pdf', path_id: path, size: 1234, create_time: Math.floor(att.createTime.getTime() / 1000), message_ids: [] }]);
+});
+
+
+test('parallel edits with the same prev_content_sha256: exactly one succeeds, one history entry', async () => {
+  await editsRaceOnOneHash(await newRealm());
 });
 
 test.run();

@@ -3,6 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Role } from '../src/domain/roles.ts';
+import { membershipRace } from './helpers/membership-race.ts';
 import { openQueue } from './helpers/queues.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 
@@ -219,6 +220,10 @@ test('deactivate: objections, events with and without include_deactivated_groups
   assert.equal(oldEvents.at(-2), { type: 'user_group', op: 'remove', group_id: id });
   assert.is(oldEvents.at(-1)!.group.name, 'sleeping');
   assert.equal(oldEvents.at(-1)!.group.members, [creator.id]);
+});
+
+test('parallel adds of one member: exactly one succeeds, the others are told so', async () => {
+  await membershipRace(await newRealm());
 });
 
 test.run();

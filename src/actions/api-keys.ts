@@ -2,11 +2,11 @@
 // credentials included, and a bot's owner and the administrators get the bot's new key.
 import type { App } from '../app.ts';
 import { generateApiKey } from '../auth/api-keys.ts';
-import { committedWrite } from '../db/commits.ts';
 import type { User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 
 /** Zulip's access_bot_by_id: the bot's owner or an administrator of its organization. */
 export async function accessBot(app: App, realm: RealmInfo, actor: User, botId: number): Promise<User> {
@@ -19,13 +19,14 @@ export async function accessBot(app: App, realm: RealmInfo, actor: User, botId: 
 /** Gives `target` a new API key and returns it. */
 export async function regenerateApiKey(app: App, realm: RealmInfo, target: User): Promise<string> {
   const apiKey = generateApiKey();
-  const [, xid] = await committedWrite(app.prisma, app.prisma.user.update({ where: { id: target.id }, data: { apiKey } }));
-  app.auth.forget(target.id);
-  if (target.isBot) {
+  await atomic(app, async () => {
+    await app.prisma.user.update({ where: { id: target.id }, data: { apiKey } });
+    onCommit(() => app.auth.forget(target.id));
+    if (!target.isBot) return;
     const admins = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true, isBot: false, role: { lte: Role.ADMINISTRATOR } }, select: { id: true } });
     const userIds = new Set(admins.map((a) => a.id));
     if (target.botOwnerId !== null) userIds.add(target.botOwnerId);
-    app.bus.publish({ realmId: realm.id, userIds: [...userIds], event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, api_key: apiKey } }, xid });
-  }
+    sendOnCommit({ realmId: realm.id, userIds: [...userIds], event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, api_key: apiKey } } });
+  });
   return apiKey;
 }

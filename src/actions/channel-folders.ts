@@ -2,7 +2,6 @@
 // rename, describe, archive and order them; every active user gets `channel_folder` events.
 import type { App } from '../app.ts';
 import { requireRole } from '../auth/permissions.ts';
-import { transactionId } from '../db/commits.ts';
 import type { ChannelFolder, Prisma, User } from '../db/generated/client.ts';
 import { unprintablePosition } from '../domain/printable.ts';
 import { Role } from '../domain/roles.ts';
@@ -11,6 +10,7 @@ import { formatChannelFolder } from '../queries/channel-folders.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { renderWithRealm } from '../queries/render-context.ts';
 import { realmViewers } from '../queries/users.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -37,9 +37,9 @@ async function folderById(tx: Tx, realmId: number, id: number): Promise<ChannelF
   return folder;
 }
 
-async function publishFolderEvent(app: App, realm: RealmInfo, event: Record<string, unknown>, xid: number): Promise<void> {
+async function sendFolderEvent(app: App, realm: RealmInfo, event: Record<string, unknown>): Promise<void> {
   const userIds = (await realmViewers(app, realm.id)).map((v) => v.id);
-  app.bus.publish({ realmId: realm.id, userIds, event: { type: 'channel_folder', ...event }, xid });
+  sendOnCommit({ realmId: realm.id, userIds, event: { type: 'channel_folder', ...event } });
 }
 
 const renderFolderDescription = async (app: App, realm: RealmInfo, text: string) => (text === '' ? '' : (await renderWithRealm(app, realm, text)).html);
@@ -48,15 +48,15 @@ const renderFolderDescription = async (app: App, realm: RealmInfo, text: string)
 export async function createChannelFolder(app: App, realm: RealmInfo, actor: User, name: string, description: string): Promise<number> {
   requireRole(actor, Role.ADMINISTRATOR);
   const renderedDescription = await renderFolderDescription(app, realm, description);
-  const [folder, xid] = await app.prisma.$transaction(async (tx) => {
+  return atomic(app, async () => {
+    const tx = app.prisma;
     await lockRealm(tx, realm.id);
     await checkFolderName(tx, realm.id, name);
     const order = await tx.channelFolder.count({ where: { realmId: realm.id } });
-    const created = await tx.channelFolder.create({ data: { realmId: realm.id, name, description, renderedDescription, order, creatorId: actor.id } });
-    return [created, await transactionId(tx)] as const;
+    const folder = await tx.channelFolder.create({ data: { realmId: realm.id, name, description, renderedDescription, order, creatorId: actor.id } });
+    await sendFolderEvent(app, realm, { op: 'add', channel_folder: formatChannelFolder(folder) });
+    return folder.id;
   });
-  await publishFolderEvent(app, realm, { op: 'add', channel_folder: formatChannelFolder(folder) }, xid);
-  return folder.id;
 }
 
 export interface FolderChange {
@@ -69,14 +69,15 @@ export interface FolderChange {
 export async function updateChannelFolder(app: App, realm: RealmInfo, actor: User, folderId: number, change: FolderChange): Promise<void> {
   requireRole(actor, Role.ADMINISTRATOR);
   const renderedDescription = change.description === undefined ? undefined : await renderFolderDescription(app, realm, change.description);
-  const result = await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    const tx = app.prisma;
     await lockRealm(tx, realm.id);
     const folder = await folderById(tx, realm.id, folderId);
     const data: Record<string, unknown> = {};
     if (change.name !== undefined && change.name !== folder.name) data.name = change.name;
     if (change.description !== undefined && change.description !== folder.description) Object.assign(data, { description: change.description, rendered_description: renderedDescription });
     if (change.isArchived !== undefined && change.isArchived !== folder.isArchived) data.is_archived = change.isArchived;
-    if (Object.keys(data).length === 0) return null;
+    if (Object.keys(data).length === 0) return;
     // A folder in use again must have a name no other folder in use has.
     if (data.name !== undefined || data.is_archived === false) await checkFolderName(tx, realm.id, (data.name as string | undefined) ?? folder.name, folder.id);
     if (data.is_archived === true && (await tx.channel.findFirst({ where: { folderId: folder.id, isArchived: false }, select: { id: true } }))) {
@@ -86,15 +87,15 @@ export async function updateChannelFolder(app: App, realm: RealmInfo, actor: Use
       where: { id: folder.id },
       data: { name: change.name, description: change.description, renderedDescription, isArchived: change.isArchived },
     });
-    return { data, xid: await transactionId(tx) };
+    await sendFolderEvent(app, realm, { op: 'update', channel_folder_id: folderId, data });
   });
-  if (result) await publishFolderEvent(app, realm, { op: 'update', channel_folder_id: folderId, data: result.data }, result.xid);
 }
 
 /** PATCH /channel_folders: the ids of every folder, in their new order. */
 export async function reorderChannelFolders(app: App, realm: RealmInfo, actor: User, order: number[]): Promise<void> {
   requireRole(actor, Role.ADMINISTRATOR);
-  const xid = await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    const tx = app.prisma;
     await lockRealm(tx, realm.id);
     // As Zulip: every folder must be placed; ids of no folder here are passed over.
     const position = new Map(order.map((id, i) => [id, i]));
@@ -104,7 +105,6 @@ export async function reorderChannelFolders(app: App, realm: RealmInfo, actor: U
       'UPDATE "ChannelFolder" f SET "order" = t.pos FROM unnest($1::int[], $2::int[]) AS t(id, pos) WHERE f.id = t.id',
       ids, ids.map((id) => position.get(id)!),
     );
-    return transactionId(tx);
+    await sendFolderEvent(app, realm, { op: 'reorder', order });
   });
-  await publishFolderEvent(app, realm, { op: 'reorder', order }, xid);
 }

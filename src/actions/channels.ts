@@ -2,7 +2,6 @@
 // `stream` events (and peer_add for users who newly see the channel) after commit.
 import type { App } from '../app.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
-import { committedWrite } from '../db/commits.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_NAME_LENGTH, TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
@@ -19,6 +18,7 @@ import {
 } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
 type GroupSettings = Partial<Record<ChannelPermission, GroupSettingValue>>;
@@ -124,25 +124,32 @@ export async function checkNameAvailable(app: App, realm: RealmInfo, name: strin
   if (existing && existing.id !== except?.id) throw badRequest('Channel name already in use.');
 }
 
-/** One event to some users; `xid` is the transaction of the change (src/db/commits.ts), if it was written. */
-export function publish(app: App, realm: RealmInfo, userIds: Iterable<number>, event: Record<string, unknown>, xid?: number): void {
-  const ids = [...new Set(userIds)].sort((a, b) => a - b);
-  if (ids.length) app.bus.publish({ realmId: realm.id, userIds: ids, event, xid });
+/** Users in ascending order, each once. */
+export const uniqueIds = (userIds: Iterable<number>): number[] => [...new Set(userIds)].sort((a, b) => a - b);
+
+/** One event of the current transaction to some users, sent on commit. */
+export function sendToUsers(realm: RealmInfo, userIds: Iterable<number>, event: Record<string, unknown>): void {
+  sendOnCommit({ realmId: realm.id, userIds: uniqueIds(userIds), event });
+}
+
+/** Inside an action's transaction: holds the channel's row until the commit, so checks read it as no concurrent change can make it stale. */
+async function lockChannel(app: App, id: number): Promise<void> {
+  await app.prisma.$queryRaw`SELECT id FROM "Channel" WHERE id = ${id} FOR UPDATE`;
 }
 
 /**
  * After a change of who may see a channel: those who now see it get the channel (`stream`
  * create) and its subscribers (peer_add); those who no longer do get a `stream` delete.
  */
-export async function announceVisibilityChange(app: App, realm: RealmInfo, channel: Channel, before: Set<number>, after: number[], xid?: number): Promise<void> {
+export async function announceVisibilityChange(app: App, realm: RealmInfo, channel: Channel, before: Set<number>, after: number[]): Promise<void> {
   const gaining = after.filter((id) => !before.has(id));
   const losing = [...before].filter((id) => !after.includes(id));
   if (gaining.length) {
-    publish(app, realm, gaining, { type: 'stream', op: 'create', streams: [await channelDict(app, realm, channel)], for_unarchiving: false }, xid);
+    sendToUsers(realm, gaining, { type: 'stream', op: 'create', streams: [await channelDict(app, realm, channel)], for_unarchiving: false });
     const subscribers = await subscriberIds(app, channel.id);
-    if (subscribers.length) publish(app, realm, gaining, { type: 'subscription', op: 'peer_add', stream_ids: [channel.id], user_ids: subscribers }, xid);
+    if (subscribers.length) sendToUsers(realm, gaining, { type: 'subscription', op: 'peer_add', stream_ids: [channel.id], user_ids: subscribers });
   }
-  publish(app, realm, losing, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: false }, xid);
+  sendToUsers(realm, losing, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: false });
 }
 
 export interface ChannelUpdate {
@@ -238,40 +245,46 @@ async function planGroupSettings(app: App, realm: RealmInfo, user: User, channel
   return changed;
 }
 
-/** PATCH /streams/{id}: every check first, then one write, then the events. */
+/** PATCH /streams/{id}: every check, on the locked channel row, then one write, in one transaction. */
 export async function updateChannel(app: App, realm: RealmInfo, user: User, channelId: number, u: ChannelUpdate): Promise<void> {
-  const { channel, content } = await administrableChannel(app, realm, user, channelId);
-  const plan: PlannedChange = { data: {}, events: [] };
-  const privacy = await planPrivacy(app, realm, user, channel, u, content, plan);
-  await planScalars(app, realm, user, channel, u, plan);
-  const changedGroups = await planGroupSettings(app, realm, user, channel, u, content, plan);
-  checkTopicCreation(realm, privacy.historyPublicToSubscribers, changedGroups.can_create_topic_group ?? channelPermission(realm, channel, 'can_create_topic_group'));
-  if (plan.events.length === 0) return;
+  await atomic(app, async () => {
+    await lockChannel(app, channelId);
+    const { channel, content } = await administrableChannel(app, realm, user, channelId);
+    const plan: PlannedChange = { data: {}, events: [] };
+    const privacy = await planPrivacy(app, realm, user, channel, u, content, plan);
+    await planScalars(app, realm, user, channel, u, plan);
+    const changedGroups = await planGroupSettings(app, realm, user, channel, u, content, plan);
+    checkTopicCreation(realm, privacy.historyPublicToSubscribers, changedGroups.can_create_topic_group ?? channelPermission(realm, channel, 'can_create_topic_group'));
+    if (plan.events.length === 0) return;
 
-  const before = new Set(await metadataUserIds(app, realm, channel));
-  const [updated, xid] = await committedWrite(app.prisma, app.prisma.channel.update({ where: { id: channel.id }, data: plan.data }));
-  const after = await metadataUserIds(app, realm, updated);
-  const unchanged = after.filter((id) => before.has(id));
-  const postPolicy = (c: Channel) => postPolicyFields(realm, c);
-  for (const e of plan.events) {
-    // Rename events carry the old name; later events the new one.
-    const name = e.property === 'name' ? channel.name : updated.name;
-    publish(app, realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name, ...e }, xid);
-    if (e.property === 'can_send_message_group' && postPolicy(channel).stream_post_policy !== postPolicy(updated).stream_post_policy) {
-      for (const [property, value] of Object.entries(postPolicy(updated))) {
-        publish(app, realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name: updated.name, property, value }, xid);
+    const before = new Set(await metadataUserIds(app, realm, channel));
+    const updated = await app.prisma.channel.update({ where: { id: channel.id }, data: plan.data });
+    const after = await metadataUserIds(app, realm, updated);
+    const unchanged = after.filter((id) => before.has(id));
+    const postPolicy = (c: Channel) => postPolicyFields(realm, c);
+    for (const e of plan.events) {
+      // Rename events carry the old name; later events the new one.
+      const name = e.property === 'name' ? channel.name : updated.name;
+      sendToUsers(realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name, ...e });
+      if (e.property === 'can_send_message_group' && postPolicy(channel).stream_post_policy !== postPolicy(updated).stream_post_policy) {
+        for (const [property, value] of Object.entries(postPolicy(updated))) {
+          sendToUsers(realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name: updated.name, property, value });
+        }
       }
     }
-  }
-  await announceVisibilityChange(app, realm, updated, before, after, xid);
+    await announceVisibilityChange(app, realm, updated, before, after);
+  });
 }
 
 /** DELETE /streams/{id}: archives the channel; subscriptions stay, as in Zulip. */
 export async function archiveChannel(app: App, realm: RealmInfo, user: User, channelId: number): Promise<void> {
-  const { channel } = await administrableChannel(app, realm, user, channelId);
-  if (channel.isArchived) throw badRequest('Channel is already deactivated');
-  const recipients = await metadataUserIds(app, realm, channel);
-  const [, xid] = await committedWrite(app.prisma, app.prisma.channel.update({ where: { id: channel.id }, data: { isArchived: true } }));
-  publish(app, realm, recipients, { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'is_archived', value: true }, xid);
-  publish(app, realm, recipients, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: true }, xid);
+  await atomic(app, async () => {
+    await lockChannel(app, channelId);
+    const { channel } = await administrableChannel(app, realm, user, channelId);
+    if (channel.isArchived) throw badRequest('Channel is already deactivated');
+    const recipients = await metadataUserIds(app, realm, channel);
+    await app.prisma.channel.update({ where: { id: channel.id }, data: { isArchived: true } });
+    sendToUsers(realm, recipients, { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'is_archived', value: true });
+    sendToUsers(realm, recipients, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: true });
+  });
 }

@@ -3,7 +3,6 @@
 // written, a batch is created in one transaction, and the user's own queues get `drafts` events.
 import { z } from 'zod';
 import type { App } from '../app.ts';
-import { committedWrite, transactionId } from '../db/commits.ts';
 import type { User } from '../db/generated/client.ts';
 import { MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { userSettingsSchema } from '../domain/realm-settings.ts';
@@ -13,6 +12,7 @@ import { formatDraft } from '../queries/drafts.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail } from '../queries/users.ts';
 import { normalizeContent, truncate } from './messages.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 const draftSchema = z.strictObject({
   type: z.enum(['private', 'stream', '']),
@@ -99,8 +99,8 @@ export function checkDraftsEnabled(user: User): void {
 
 export const draftNotFound = () => notFound('Draft does not exist');
 
-function publishDrafts(app: App, realm: RealmInfo, user: User, xid: number, event: Record<string, unknown>): void {
-  app.bus.publish({ realmId: realm.id, userIds: [user.id], event: { type: 'drafts', ...event }, xid });
+function sendDrafts(realm: RealmInfo, user: User, event: Record<string, unknown>): void {
+  sendOnCommit({ realmId: realm.id, userIds: [user.id], event: { type: 'drafts', ...event } });
 }
 
 /** POST /drafts: all or none of the batch is created; returns the new ids in the order given. */
@@ -109,29 +109,32 @@ export async function createDrafts(app: App, realm: RealmInfo, user: User, draft
   const parsed = drafts.map((d, i) => parseDraft(d, `drafts[${i}]`));
   const checked: CheckedDraft[] = [];
   for (const d of parsed) checked.push(await checkDraft(app, realm, user, d));
-  const [created, xid] = await app.prisma.$transaction(async (tx) => {
-    const rows = [];
-    for (const d of checked) rows.push(await tx.draft.create({ data: { userId: user.id, ...d } }));
-    return [rows, await transactionId(tx)] as const;
+  return atomic(app, async () => {
+    const created = [];
+    for (const d of checked) created.push(await app.prisma.draft.create({ data: { userId: user.id, ...d } }));
+    sendDrafts(realm, user, { op: 'add', drafts: created.map(formatDraft) });
+    return created.map((d) => d.id);
   });
-  publishDrafts(app, realm, user, xid, { op: 'add', drafts: created.map(formatDraft) });
-  return created.map((d) => d.id);
 }
 
 /** PATCH /drafts/{id}: replaces the user's own draft; someone else's is as missing as a deleted one. */
 export async function editDraft(app: App, realm: RealmInfo, user: User, draftId: number, value: unknown): Promise<void> {
   checkDraftsEnabled(user);
   const draft = parseDraft(value, 'draft');
-  if (!(await app.prisma.draft.findFirst({ where: { id: draftId, userId: user.id }, select: { id: true } }))) throw draftNotFound();
-  const checked = await checkDraft(app, realm, user, draft);
-  const [{ count }, xid] = await committedWrite(app.prisma, app.prisma.draft.updateMany({ where: { id: draftId, userId: user.id }, data: checked }));
-  if (count === 0) throw draftNotFound();
-  publishDrafts(app, realm, user, xid, { op: 'update', draft: formatDraft({ id: draftId, userId: user.id, ...checked }) });
+  await atomic(app, async () => {
+    if (!(await app.prisma.draft.findFirst({ where: { id: draftId, userId: user.id }, select: { id: true } }))) throw draftNotFound();
+    const checked = await checkDraft(app, realm, user, draft);
+    const { count } = await app.prisma.draft.updateMany({ where: { id: draftId, userId: user.id }, data: checked });
+    if (count === 0) throw draftNotFound();
+    sendDrafts(realm, user, { op: 'update', draft: formatDraft({ id: draftId, userId: user.id, ...checked }) });
+  });
 }
 
 export async function deleteDraft(app: App, realm: RealmInfo, user: User, draftId: number): Promise<void> {
   checkDraftsEnabled(user);
-  const [{ count }, xid] = await committedWrite(app.prisma, app.prisma.draft.deleteMany({ where: { id: draftId, userId: user.id } }));
-  if (count === 0) throw draftNotFound();
-  publishDrafts(app, realm, user, xid, { op: 'remove', draft_id: draftId });
+  await atomic(app, async () => {
+    const { count } = await app.prisma.draft.deleteMany({ where: { id: draftId, userId: user.id } });
+    if (count === 0) throw draftNotFound();
+    sendDrafts(realm, user, { op: 'remove', draft_id: draftId });
+  });
 }

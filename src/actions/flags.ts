@@ -1,13 +1,13 @@
 // Personal message flags (read, starred, collapsed): POST /messages/flags, its narrow form and the
 // deprecated mark-as-read endpoints, each publishing one update_message_flags event to the user.
 import type { App } from '../app.ts';
-import { committedWrite } from '../db/commits.ts';
 import type { User } from '../db/generated/client.ts';
 import { API_FLAGS, EDITABLE_FLAGS, FLAG_BITS, HISTORICAL_FLAGS, type FlagName } from '../domain/message-flags.ts';
 import { badRequest } from '../errors.ts';
 import { subscribedChannelIds } from '../queries/channels.ts';
 import { accessMessage, memberIds } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 export type FlagOp = 'add' | 'remove';
 
@@ -66,55 +66,50 @@ async function targetRows(app: App, realm: RealmInfo, user: User, ids: number[],
   return { ids: targets, ignoredChannels: [...ignored].sort((a, b) => a - b) };
 }
 
+/** A user's flag changes run one at a time through their actor, each in one transaction. */
+const asUser = <T>(app: App, user: User, change: () => Promise<T>): Promise<T> => app.users.run(user.id, () => atomic(app, change));
+
 /** Sets or clears one flag on the user's rows; returns the ids whose flag changed. */
 export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: number[], op: string, flagName: string): Promise<FlagResult> {
   const flag = checkFlag(op, flagName);
   const bit = FLAG_BITS[flag];
-  const targets = await targetRows(app, realm, user, [...new Set(ids)], op as FlagOp, flag);
-  const changedIds = await app.users.run(user.id, async () => {
-    // Nothing to change: no write, and the (empty) event needs no transaction id.
-    const [changed, xid] = targets.ids.length === 0 ? [[], undefined] : await committedWrite(
-      app.prisma,
-      app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
-        `UPDATE "UserMessage" SET flags = ${op === 'add' ? `flags | ${bit}` : `flags & ~${bit}`}
-         WHERE "userId" = $1 AND "messageId" = ANY($2::int[]) AND (flags & ${bit}) ${op === 'add' ? '= 0' : '<> 0'} RETURNING "messageId"`,
-        user.id, targets.ids,
-      ),
+  return asUser(app, user, async () => {
+    const targets = await targetRows(app, realm, user, [...new Set(ids)], op as FlagOp, flag);
+    const changed = targets.ids.length === 0 ? [] : await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
+      `UPDATE "UserMessage" SET flags = ${op === 'add' ? `flags | ${bit}` : `flags & ~${bit}`}
+       WHERE "userId" = $1 AND "messageId" = ANY($2::int[]) AND (flags & ${bit}) ${op === 'add' ? '= 0' : '<> 0'} RETURNING "messageId"`,
+      user.id, targets.ids,
     );
     const sorted = changed.map((r) => r.messageId).sort((a, b) => a - b);
-    await publishFlags(app, realm, user, op as FlagOp, flag, sorted, xid);
-    return sorted;
+    await sendFlags(app, realm, user, op as FlagOp, flag, sorted);
+    return { changed: sorted, ignoredChannels: targets.ignoredChannels };
   });
-  return { changed: changedIds, ignoredChannels: targets.ignoredChannels };
 }
 
-async function publishFlags(app: App, realm: RealmInfo, user: User, op: FlagOp, flag: FlagName, ids: number[], xid: number | undefined, all = false): Promise<void> {
+async function sendFlags(app: App, realm: RealmInfo, user: User, op: FlagOp, flag: FlagName, ids: number[], all = false): Promise<void> {
   const event: Record<string, unknown> = { type: 'update_message_flags', op, operation: op, flag, messages: ids, all };
   if (op === 'remove' && flag === 'read') event.message_details = await unreadDetails(app, user, ids);
-  app.bus.publish({ realmId: realm.id, userIds: [user.id], event, xid });
+  sendOnCommit({ realmId: realm.id, userIds: [user.id], event });
 }
 
 /** POST /mark_all_as_read: every unread row at once; clients reload, so the event lists none. */
 export async function markAllAsRead(app: App, realm: RealmInfo, user: User): Promise<void> {
-  await app.users.run(user.id, async () => {
-    const [, xid] = await committedWrite(
-      app.prisma,
-      app.prisma.$executeRawUnsafe(`UPDATE "UserMessage" SET flags = flags | ${FLAG_BITS.read} WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0`, user.id),
-    );
-    await publishFlags(app, realm, user, 'add', 'read', [], xid, true);
+  await asUser(app, user, async () => {
+    await app.prisma.$executeRawUnsafe(`UPDATE "UserMessage" SET flags = flags | ${FLAG_BITS.read} WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0`, user.id);
+    await sendFlags(app, realm, user, 'add', 'read', [], true);
   });
 }
 
 /** POST /mark_stream_as_read and /mark_topic_as_read. */
 export async function markChannelAsRead(app: App, realm: RealmInfo, user: User, channelId: number, topic?: string): Promise<void> {
   const topicFilter = topic === undefined ? '' : 'AND lower(m.topic) = lower($3)';
-  await app.users.run(user.id, async () => {
-    const [changed, xid] = await committedWrite(app.prisma, app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
+  await asUser(app, user, async () => {
+    const changed = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
       `UPDATE "UserMessage" um SET flags = um.flags | ${FLAG_BITS.read} FROM "Message" m
        WHERE m.id = um."messageId" AND um."userId" = $1 AND m."channelId" = $2 ${topicFilter} AND (um.flags & ${FLAG_BITS.read}) = 0
        RETURNING um."messageId"`,
       ...[user.id, channelId, ...(topic === undefined ? [] : [topic])],
-    ));
-    await publishFlags(app, realm, user, 'add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b), xid);
+    );
+    await sendFlags(app, realm, user, 'add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b));
   });
 }

@@ -2,15 +2,15 @@
 // edit, remove and reorder them. Each change is written under a per-realm lock, then the cache is
 // dropped and everyone in the organization gets the full ordered list in a `realm_linkifiers` event.
 import type { App } from '../app.ts';
-import { transactionId } from '../db/commits.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { LinkifierValidationError, validateLinkifier } from '../markdown/index.ts';
-import { alternativeTemplates, forgetLinkifiers, loadLinkifiers, type LinkifierDict } from '../queries/linkifiers.ts';
+import { alternativeTemplates, forgetLinkifiers, loadLinkifiers } from '../queries/linkifiers.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { realmViewers } from '../queries/users.ts';
+import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 
 export interface LinkifierInput {
   pattern: string;
@@ -73,38 +73,34 @@ const columns = (l: LinkifierInput) => ({
   alternativeUrlTemplates: l.alternativeUrlTemplates,
 });
 
-/** After commit: drop the cached set, then tell every active user (bots included, as Zulip does). */
-async function notifyLinkifiers(app: App, realm: RealmInfo, [list, xid]: readonly [LinkifierDict[], number]): Promise<void> {
-  forgetLinkifiers(app, realm.id);
+/** The linkifiers as the transaction leaves them, to every active user (bots included, as Zulip does); the cached set goes at commit. */
+async function sendLinkifiers(app: App, realm: RealmInfo): Promise<void> {
+  onCommit(() => forgetLinkifiers(app, realm.id));
   const userIds = (await realmViewers(app, realm.id)).map((u) => u.id);
-  app.bus.publish({ realmId: realm.id, userIds, event: { type: 'realm_linkifiers', realm_linkifiers: list }, xid });
-}
-
-/** The linkifiers as the transaction leaves them, with its xid for the event. */
-async function listWithXid(tx: Prisma.TransactionClient, realmId: number): Promise<[LinkifierDict[], number]> {
-  return [await loadLinkifiers(tx, realmId), await transactionId(tx)];
+  sendOnCommit({ realmId: realm.id, userIds, event: { type: 'realm_linkifiers', realm_linkifiers: await loadLinkifiers(app.prisma, realm.id) } });
 }
 
 /** POST /realm/filters: the new linkifier goes last in the order. */
 export async function addLinkifier(app: App, realm: RealmInfo, actor: User, input: LinkifierInput): Promise<number> {
   requireRole(actor, Role.ADMINISTRATOR);
   const linkifier = checkLinkifier(input);
-  const { id, list } = await app.prisma.$transaction(async (tx) => {
+  return atomic(app, async () => {
+    const tx = app.prisma;
     await lockRealmLinkifiers(tx, realm.id);
     await checkUniquePattern(tx, realm.id, linkifier.pattern);
     const last = await tx.linkifier.aggregate({ where: { realmId: realm.id }, _max: { order: true } });
     const order = last._max.order === null ? 0 : last._max.order + 1;
     const row = await tx.linkifier.create({ data: { realmId: realm.id, order, ...columns(linkifier) }, select: { id: true } });
-    return { id: row.id, list: await listWithXid(tx, realm.id) };
+    await sendLinkifiers(app, realm);
+    return row.id;
   });
-  await notifyLinkifiers(app, realm, list);
-  return id;
 }
 
 /** PATCH /realm/filters/{id}: the merged linkifier is validated as a whole. */
 export async function updateLinkifier(app: App, realm: RealmInfo, actor: User, id: number, update: LinkifierUpdate): Promise<void> {
   requireRole(actor, Role.ADMINISTRATOR);
-  const list = await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    const tx = app.prisma;
     await lockRealmLinkifiers(tx, realm.id);
     const row = await tx.linkifier.findFirst({ where: { id, realmId: realm.id } });
     if (!row) throw linkifierNotFound();
@@ -117,21 +113,20 @@ export async function updateLinkifier(app: App, realm: RealmInfo, actor: User, i
     });
     await checkUniquePattern(tx, realm.id, linkifier.pattern, id);
     await tx.linkifier.update({ where: { id }, data: columns(linkifier) });
-    return listWithXid(tx, realm.id);
+    await sendLinkifiers(app, realm);
   });
-  await notifyLinkifiers(app, realm, list);
 }
 
 /** DELETE /realm/filters/{id}: the others keep their order. */
 export async function removeLinkifier(app: App, realm: RealmInfo, actor: User, id: number): Promise<void> {
   requireRole(actor, Role.ADMINISTRATOR);
-  const list = await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    const tx = app.prisma;
     await lockRealmLinkifiers(tx, realm.id);
     const { count } = await tx.linkifier.deleteMany({ where: { id, realmId: realm.id } });
     if (count === 0) throw linkifierNotFound();
-    return listWithXid(tx, realm.id);
+    await sendLinkifiers(app, realm);
   });
-  await notifyLinkifiers(app, realm, list);
 }
 
 /** PATCH /realm/linkifiers: `ids` must name every linkifier of the realm exactly once. */
@@ -139,16 +134,16 @@ export async function reorderLinkifiers(app: App, realm: RealmInfo, actor: User,
   requireRole(actor, Role.ADMINISTRATOR);
   const wanted = new Set(ids);
   if (wanted.size < ids.length) throw badRequest('The ordered list must not contain duplicated linkifiers');
-  const list = await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    const tx = app.prisma;
     await lockRealmLinkifiers(tx, realm.id);
     const rows = await tx.linkifier.findMany({ where: { realmId: realm.id }, select: { id: true } });
     if (rows.length !== wanted.size || rows.some((r) => !wanted.has(r.id))) {
       throw badRequest('The ordered list must enumerate all existing linkifiers exactly once');
     }
     // Nothing to reorder: no write and no event, as in Zulip.
-    if (rows.length === 0) return null;
+    if (rows.length === 0) return;
     for (const [order, id] of ids.entries()) await tx.linkifier.update({ where: { id }, data: { order } });
-    return listWithXid(tx, realm.id);
+    await sendLinkifiers(app, realm);
   });
-  if (list) await notifyLinkifiers(app, realm, list);
 }

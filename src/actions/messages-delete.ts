@@ -1,12 +1,13 @@
 // DELETE /messages/{id} (spec 4.18, Zulip's validate_can_delete_message and do_delete_messages).
 import type { App } from '../app.ts';
-import { transactionId } from '../db/commits.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import { badRequest } from '../errors.ts';
 import { subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
 import { accessMessage, type FullMessage } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { inChannelOrder, lockMessage } from './messages.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 async function checkCanDelete(app: App, realm: RealmInfo, user: User, m: FullMessage, channel: Channel | null): Promise<void> {
   if (await hasRealmPermission(app.realms, realm, user, 'can_delete_any_message_group')) return;
@@ -26,28 +27,34 @@ async function checkCanDelete(app: App, realm: RealmInfo, user: User, m: FullMes
  * their rows and, for channels with shared history, the current subscribers.
  */
 export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]): Promise<void> {
-  const messages = await app.prisma.message.findMany({ where: { id: { in: ids } } });
-  if (messages.length === 0) throw badRequest('Message already deleted');
-  const first = messages[0]!;
-  const channel = first.channelId === null ? null : await app.prisma.channel.findUnique({ where: { id: first.channelId } });
-  const messageIds = messages.map((m) => m.id);
-  const { holders, count, xid } = await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    const messages = await app.prisma.message.findMany({ where: { id: { in: ids } } });
+    if (messages.length === 0) throw badRequest('Message already deleted');
+    const first = messages[0]!;
+    const channel = first.channelId === null ? null : await app.prisma.channel.findUnique({ where: { id: first.channelId } });
+    const messageIds = messages.map((m) => m.id);
     // UserMessage has no foreign key to cascade from (prisma/schema.prisma): its rows go here.
-    const rows = await tx.$queryRawUnsafe<{ userId: number }[]>('DELETE FROM "UserMessage" WHERE "messageId" = ANY($1::int[]) RETURNING "userId"', messageIds);
-    const { count } = await tx.message.deleteMany({ where: { id: { in: messageIds } } });
-    return { holders: rows.map((r) => r.userId), count, xid: await transactionId(tx) };
+    const rows = await app.prisma.$queryRawUnsafe<{ userId: number }[]>('DELETE FROM "UserMessage" WHERE "messageId" = ANY($1::int[]) RETURNING "userId"', messageIds);
+    const { count } = await app.prisma.message.deleteMany({ where: { id: { in: messageIds } } });
+    if (count === 0) throw badRequest('Message already deleted');
+    const recipients = new Set(rows.map((r) => r.userId));
+    if (channel?.historyPublicToSubscribers) for (const id of await subscriberIds(app, channel.id)) recipients.add(id);
+    const event: Record<string, unknown> = { type: 'delete_message', message_ids: messageIds.sort((a, b) => a - b) };
+    Object.assign(event, channel ? { message_type: 'stream', stream_id: channel.id, topic: first.topic } : { message_type: 'private' });
+    sendOnCommit({ realmId: realm.id, userIds: [...recipients], event });
   });
-  if (count === 0) throw badRequest('Message already deleted');
-  const recipients = new Set(holders);
-  if (channel?.historyPublicToSubscribers) for (const id of await subscriberIds(app, channel.id)) recipients.add(id);
-  const event: Record<string, unknown> = { type: 'delete_message', message_ids: messages.map((m) => m.id).sort((a, b) => a - b) };
-  Object.assign(event, channel ? { message_type: 'stream', stream_id: channel.id, topic: first.topic } : { message_type: 'private' });
-  app.bus.publish({ realmId: realm.id, userIds: [...recipients], event, xid });
 }
 
+/** DELETE /messages/{id}: the permission and time checks run on the locked row, in the deleting transaction. */
 export async function deleteMessage(app: App, realm: RealmInfo, user: User, id: number): Promise<void> {
-  const { message } = await accessMessage(app, realm, user, id);
-  const channel = message.channelId === null ? null : await app.prisma.channel.findUniqueOrThrow({ where: { id: message.channelId } });
-  await checkCanDelete(app, realm, user, message, channel);
-  await deleteMessages(app, realm, [message.id]);
+  const { message: seen } = await accessMessage(app, realm, user, id);
+  await inChannelOrder(app, seen.channelId, () =>
+    atomic(app, async () => {
+      await lockMessage(app, seen.id);
+      const { message } = await accessMessage(app, realm, user, id);
+      const channel = message.channelId === null ? null : await app.prisma.channel.findUniqueOrThrow({ where: { id: message.channelId } });
+      await checkCanDelete(app, realm, user, message, channel);
+      await deleteMessages(app, realm, [message.id]);
+    }),
+  );
 }

@@ -14,11 +14,12 @@ import { accessMessage, visibleTopicMessages, type FullMessage } from '../querie
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import {
-  RESOLVED_TOPIC_PREFIX, checkCanCreateTopic, checkCanPost, checkTopicsPolicy, checkWildcardMentions, normalizeContent, normalizeTopic,
+  RESOLVED_TOPIC_PREFIX, checkCanCreateTopic, checkCanPost, checkTopicsPolicy, checkWildcardMentions, lockMessage, normalizeContent, normalizeTopic,
   participantsIfNeeded, topicsPolicy,
 } from './messages.ts';
 import { renderWithRealm } from '../queries/render-context.ts';
-import { applyUpdate, type EditPlan } from './messages-update.ts';
+import { announceEdit, applyUpdate, type EditPlan } from './messages-update.ts';
+import { atomic } from './transaction.ts';
 
 /** Zulip lets edits and moves run 20 s past the limit, for slow networks and clocks. */
 const EDIT_LIMIT_BUFFER = 20;
@@ -190,8 +191,20 @@ async function checkUpdate(app: App, realm: RealmInfo, user: User, messageId: nu
   return plan;
 }
 
-/** PATCH /messages/{id}. */
+/**
+ * PATCH /messages/{id}: the checks run in the writing transaction on the locked message row, so
+ * two edits that both passed them on the same old content cannot both be written.
+ */
 export async function updateMessage(app: App, realm: RealmInfo, user: User, messageId: number, req: EditRequest): Promise<{ detached_uploads: Record<string, unknown>[] }> {
-  const plan = await checkUpdate(app, realm, user, messageId, req);
-  return { detached_uploads: await applyUpdate(app, realm, plan) };
+  const { message } = await accessMessage(app, realm, user, messageId);
+  const edit = () =>
+    atomic(app, async () => {
+      await lockMessage(app, message.id);
+      const plan = await checkUpdate(app, realm, user, message.id, req);
+      return { plan, ...(await applyUpdate(app, realm, plan)) };
+    });
+  // The channel's actor orders its edits and their events with its other writes.
+  const { plan, ids, detached } = message.channelId === null ? await edit() : await app.channels.run(message.channelId, edit);
+  await announceEdit(app, realm, plan, ids);
+  return { detached_uploads: detached };
 }

@@ -1,8 +1,7 @@
-// The writes and events of an edit that checkUpdate (messages-edit.ts) approved: one transaction
-// for the content, flags, uploads, topic/channel and edit history of every moved message, then
-// update_message (and delete_message for users losing access), then the Notification Bot.
+// The writes and events of an edit that checkUpdate (messages-edit.ts) approved, in the same
+// transaction: the content, flags, uploads, topic/channel and edit history of every moved message,
+// update_message (and delete_message for users losing access) on commit; then the Notification Bot.
 import type { App } from '../app.ts';
-import { transactionId } from '../db/commits.ts';
 import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
@@ -16,6 +15,7 @@ import { deleteMessages } from './messages-delete.ts';
 import { claimAttachments, mentionedUsers, notificationBot, participantsIfNeeded, sendNotification, silentMention } from './messages.ts';
 import { linksImage } from '../queries/render-context.ts';
 import { attachmentDict } from '../queries/uploads.ts';
+import { sendOnCommit } from './transaction.ts';
 
 export interface EditPlan {
   message: FullMessage;
@@ -123,24 +123,23 @@ async function moveUserMessages(tx: Prisma.TransactionClient, p: EditPlan, ids: 
   return { losingRows, losingAccess };
 }
 
-async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, ids: number[], now: Date): Promise<{ detached: Record<string, unknown>[]; access: AccessChange; xid: number }> {
+async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, ids: number[], now: Date): Promise<{ detached: Record<string, unknown>[]; access: AccessChange }> {
   const { full, moveOnly } = historyEntries(p, timestamp(now));
-  return app.prisma.$transaction(async (tx) => {
-    const detached = p.content !== undefined ? await writeContent(app, tx, realm, p, now) : [];
-    let access: AccessChange = { losingRows: [], losingAccess: [] };
-    if (moved(p)) {
-      await tx.message.updateMany({
-        where: { id: { in: ids } },
-        data: { topic: p.targetTopic, channelId: p.targetChannel!.id, ...(p.resolve ? {} : { lastMovedTime: now }) },
-      });
-      if (p.channelChanged) access = await moveUserMessages(tx, p, ids);
-    }
-    const prepend = `UPDATE "Message" SET "editHistory" = $1::jsonb || COALESCE("editHistory", '[]'::jsonb) WHERE id = ANY($2::int[])`;
-    await tx.$executeRawUnsafe(prepend, JSON.stringify([full]), [p.message.id]);
-    const others = ids.filter((id) => id !== p.message.id);
-    if (others.length) await tx.$executeRawUnsafe(prepend, JSON.stringify([moveOnly]), others);
-    return { detached, access, xid: await transactionId(tx) };
-  });
+  const tx = app.prisma;
+  const detached = p.content !== undefined ? await writeContent(app, tx, realm, p, now) : [];
+  let access: AccessChange = { losingRows: [], losingAccess: [] };
+  if (moved(p)) {
+    await tx.message.updateMany({
+      where: { id: { in: ids } },
+      data: { topic: p.targetTopic, channelId: p.targetChannel!.id, ...(p.resolve ? {} : { lastMovedTime: now }) },
+    });
+    if (p.channelChanged) access = await moveUserMessages(tx, p, ids);
+  }
+  const prepend = `UPDATE "Message" SET "editHistory" = $1::jsonb || COALESCE("editHistory", '[]'::jsonb) WHERE id = ANY($2::int[])`;
+  await tx.$executeRawUnsafe(prepend, JSON.stringify([full]), [p.message.id]);
+  const others = ids.filter((id) => id !== p.message.id);
+  if (others.length) await tx.$executeRawUnsafe(prepend, JSON.stringify([moveOnly]), others);
+  return { detached, access };
 }
 
 function updateEvent(p: EditPlan, ids: number[], ts: number, linkifiers: CompiledLinkifiers): Record<string, unknown> {
@@ -179,37 +178,36 @@ async function updateRecipients(app: App, p: EditPlan, access: AccessChange): Pr
   return recipients;
 }
 
-/** PATCH /messages/{id} after its checks: write, publish, then the Notification Bot's messages. */
-export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Promise<Record<string, unknown>[]> {
+/**
+ * PATCH /messages/{id} after its checks, in their transaction: the writes and their events.
+ * Returns the changed messages and the uploads no message references any more.
+ */
+export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Promise<{ ids: number[]; detached: Record<string, unknown>[] }> {
   const now = new Date();
-  const writeAndPublish = async () => {
-    const ids = await changedMessageIds(app, p);
-    const { detached, access, xid } = await writeUpdate(app, realm, p, ids, now);
-    const recipients = await updateRecipients(app, p, access);
-    app.bus.publish({
+  const ids = await changedMessageIds(app, p);
+  const { detached, access } = await writeUpdate(app, realm, p, ids, now);
+  const recipients = await updateRecipients(app, p, access);
+  sendOnCommit({
+    realmId: realm.id,
+    userIds: [...recipients.keys()],
+    event: updateEvent(p, ids, timestamp(now), await compiledLinkifiers(app, realm.id)),
+    perUser: Object.fromEntries([...recipients].map(([id, flags]) => [id, { flags }])),
+  });
+  if (access.losingAccess.length) {
+    sendOnCommit({
       realmId: realm.id,
-      userIds: [...recipients.keys()],
-      event: updateEvent(p, ids, timestamp(now), await compiledLinkifiers(app, realm.id)),
-      perUser: Object.fromEntries([...recipients].map(([id, flags]) => [id, { flags }])),
-      xid,
+      userIds: access.losingAccess,
+      event: { type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: p.origChannel!.id, topic: p.message.topic },
     });
-    if (access.losingAccess.length) {
-      app.bus.publish({
-        realmId: realm.id,
-        userIds: access.losingAccess,
-        event: { type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: p.origChannel!.id, topic: p.message.topic },
-        xid,
-      });
-    }
-    return { ids, detached };
-  };
-  // The Notification Bot's messages below go through the channel actor themselves, so only the
-  // edit proper runs inside it.
-  const { ids, detached } = p.origChannel ? await app.channels.run(p.origChannel.id, writeAndPublish) : await writeAndPublish();
+  }
+  return { ids, detached };
+}
+
+/** After an edit committed: the Notification Bot's messages (each goes through its channel's actor). */
+export async function announceEdit(app: App, realm: RealmInfo, p: EditPlan, ids: number[]): Promise<void> {
   let resolveNoticeId: number | null = null;
   if (p.topicChanged && p.content === undefined && !p.channelChanged && p.resolve) resolveNoticeId = await resolveNotice(app, realm, p);
   if (moved(p)) await moveBreadcrumbs(app, realm, p, ids, resolveNoticeId);
-  return detached;
 }
 
 const resolveNoticeText = (user: User, kind: 'resolved' | 'unresolved') => `${silentMention(user)} has marked this topic as ${kind}.`;

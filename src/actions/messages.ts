@@ -14,9 +14,10 @@ import { channelByName, isSubscribed, subscriberIds, userHasChannelPermission } 
 import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { userByEmail } from '../queries/users.ts';
+import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
+import { atomic, sendCommitted, sendOnCommit } from './transaction.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
 export const WILDCARD_MENTION_THRESHOLD = 15;
@@ -123,7 +124,7 @@ async function resolveRecipients(app: App, realm: RealmInfo, sender: User, refs:
     const user =
       typeof ref === 'number'
         ? await app.prisma.user.findFirst({ where: { id: ref, realmId: realm.id } })
-        : await userByEmail(app, realm, ref, sender).catch(() => null);
+        : await findUserByEmail(app, realm, ref, sender);
     if (!user) throw badRequest(typeof ref === 'number' ? `Invalid user ID ${ref}` : `Invalid email '${ref}'`);
     if (!user.isActive) throw badRequest(`'${typeof ref === 'number' ? user.deliveryEmail : ref}' is no longer using Zulip.`);
     users.push(user);
@@ -144,6 +145,15 @@ async function checkDirectMessagePermission(app: App, realm: RealmInfo, sender: 
   if (isInGroupSetting(sender, realm.permissions.direct_message_initiator_group, groups, realm)) return;
   const existing = await app.prisma.message.findFirst({ where: { realmId: realm.id, directGroup: { memberKey } }, select: { id: true } });
   if (!existing) throw badRequest('You do not have permission to initiate direct message conversations.');
+}
+
+/**
+ * Inside an action's transaction: waits for, then holds, the message's row until the commit, so
+ * the checks that follow read it as no concurrent change can make it stale (Zulip's
+ * access_message(lock_message=True)).
+ */
+export async function lockMessage(app: App, id: number): Promise<void> {
+  await app.prisma.$queryRaw`SELECT id FROM "Message" WHERE id = ${id} FOR UPDATE`;
 }
 
 /** Everything needed to store and deliver one message, after every check passed. */
@@ -267,36 +277,32 @@ const INSERT_MESSAGE = `WITH m AS (
 
 /** Writes the message and its rows; returns it as a loaded message, built from what is known, not read back. */
 async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, flags: Map<number, number>): Promise<{ message: FullMessage; xid: number }> {
-  const write = async (db: Prisma.TransactionClient) => {
-    const directGroupId = p.memberKey
-      ? (await db.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
-      : null;
-    const r = p.rendered;
-    const [row] = await db.$queryRawUnsafe<(Message & { xid: string })[]>(
-      INSERT_MESSAGE,
-      realm.id, p.sender.id, p.channel?.id ?? null, directGroupId, p.topic, p.content, r.html, opts.client, r.isMeMessage, r.links.length > 0, linksImage(r.links),
-      [...flags.keys()], [...flags.values()],
-    );
-    const { xid, ...message } = row!;
-    const hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, r.uploadPathIds);
-    if (hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
-    const c = p.channel;
-    const full: FullMessage = {
-      ...message,
-      hasAttachment,
-      sender: p.sender,
-      channel: c && { id: c.id, name: c.name, inviteOnly: c.inviteOnly, historyPublicToSubscribers: c.historyPublicToSubscribers },
-      directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
-      reactions: [],
-    };
-    return { message: full, xid: Number(xid) };
+  const db = app.prisma;
+  const directGroupId = p.memberKey
+    ? (await db.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
+    : null;
+  const r = p.rendered;
+  const [row] = await db.$queryRawUnsafe<(Message & { xid: string })[]>(
+    INSERT_MESSAGE,
+    realm.id, p.sender.id, p.channel?.id ?? null, directGroupId, p.topic, p.content, r.html, opts.client, r.isMeMessage, r.links.length > 0, linksImage(r.links),
+    [...flags.keys()], [...flags.values()],
+  );
+  const { xid, ...message } = row!;
+  const hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, r.uploadPathIds);
+  if (hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
+  const c = p.channel;
+  const full: FullMessage = {
+    ...message,
+    hasAttachment,
+    sender: p.sender,
+    channel: c && { id: c.id, name: c.name, inviteOnly: c.inviteOnly, historyPublicToSubscribers: c.historyPublicToSubscribers },
+    directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
+    reactions: [],
   };
-  // A lone statement is its own transaction (an interactive one costs two more round trips); the
-  // conversation and attachment writes need one around them.
-  return p.memberKey !== null || p.rendered.uploadPathIds.length > 0 ? app.prisma.$transaction(write) : write(app.prisma);
+  return { message: full, xid: Number(xid) };
 }
 
-/** Writes a prepared message and publishes its `message` event to every recipient. */
+/** Writes a prepared message; its `message` event goes to every recipient once it committed. */
 export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
   const mentioned = await mentionedUsers(app, realm, p.rendered);
   const flags = new Map<number, number>();
@@ -304,22 +310,34 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
     const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId);
     flags.set(userId, mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (read ? FLAG_BITS.read : 0));
   }
-  const storeAndPublish = async () => {
-    const { message, xid } = await storeMessage(app, realm, p, opts, flags);
-    const id = message.id;
-    const obj = messageObject(app, realm, message, await conversationUsers(app, [message]), await compiledLinkifiers(app, realm.id));
-    app.bus.publish({
-      realmId: realm.id,
-      userIds: p.recipients,
-      event: { type: 'message', message: obj },
-      perUser: Object.fromEntries([...flags].map(([userId, bits]) => [userId, { flags: flagList(bits) }])),
-      ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
-      publicChannelMessage: p.channel !== null && !p.channel.inviteOnly,
-      xid,
+  const envelope = async (message: FullMessage) => ({
+    realmId: realm.id,
+    userIds: p.recipients,
+    event: { type: 'message', message: messageObject(app, realm, message, await conversationUsers(app, [message]), await compiledLinkifiers(app, realm.id)) },
+    perUser: Object.fromEntries([...flags].map(([userId, bits]) => [userId, { flags: flagList(bits) }])),
+    ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
+    publicChannelMessage: p.channel !== null && !p.channel.inviteOnly,
+  });
+  const store = async () => {
+    // A lone statement is its own transaction (an interactive one costs two more round trips); the
+    // conversation and attachment writes need one around them.
+    if (p.memberKey === null && p.rendered.uploadPathIds.length === 0) {
+      const { message, xid } = await storeMessage(app, realm, p, opts, flags);
+      sendCommitted(app, { ...(await envelope(message)), xid });
+      return message.id;
+    }
+    return atomic(app, async () => {
+      const { message } = await storeMessage(app, realm, p, opts, flags);
+      sendOnCommit(await envelope(message));
+      return message.id;
     });
-    return id;
   };
-  return p.channel ? app.channels.run(p.channel.id, storeAndPublish) : storeAndPublish();
+  return inChannelOrder(app, p.channel?.id ?? null, store);
+}
+
+/** A channel's writes and their events go one at a time through its actor, in commit order. */
+export function inChannelOrder<T>(app: App, channelId: number | null, write: () => Promise<T>): Promise<T> {
+  return channelId === null ? write() : app.channels.run(channelId, write);
 }
 
 /** POST /messages. */

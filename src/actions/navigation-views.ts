@@ -1,11 +1,11 @@
 // Navigation views (Zulip's zerver/actions/navigation_views.py): a user's custom views and their
 // settings for built-in ones, kept in step across the user's clients by `navigation_view` events.
 import type { App } from '../app.ts';
-import { transactionId } from '../db/commits.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { BUILT_IN_VIEW_FRAGMENTS, formatNavigationView } from '../queries/navigation-views.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 const viewExists = () => badRequest('Navigation view already exists.');
 const viewMissing = () => notFound('Navigation view does not exist.');
@@ -20,42 +20,42 @@ async function lockUser(tx: Prisma.TransactionClient, userId: number): Promise<v
   await tx.$queryRawUnsafe('SELECT 1 FROM "User" WHERE id = $1 FOR UPDATE', userId);
 }
 
-function publishView(app: App, realm: RealmInfo, user: User, event: Record<string, unknown>, xid: number): void {
-  app.bus.publish({ realmId: realm.id, userIds: [user.id], event: { type: 'navigation_view', ...event }, xid });
+function sendView(realm: RealmInfo, user: User, event: Record<string, unknown>): void {
+  sendOnCommit({ realmId: realm.id, userIds: [user.id], event: { type: 'navigation_view', ...event } });
 }
 
 export async function addNavigationView(app: App, realm: RealmInfo, user: User, fragment: string, isPinned: boolean, name: string | undefined): Promise<void> {
   if (isBuiltIn(fragment) && name !== undefined) throw badRequest('Built-in views cannot have a custom name.');
   if (!isBuiltIn(fragment) && !name) throw badRequest('Custom views must have a valid name.');
-  const [view, xid] = await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    const tx = app.prisma;
     await lockUser(tx, user.id);
     if (await tx.navigationView.findFirst({ where: { userId: user.id, fragment }, select: { id: true } })) throw viewExists();
     await checkNameFree(tx, user.id, name);
-    return [await tx.navigationView.create({ data: { userId: user.id, fragment, isPinned, name: name ?? null } }), await transactionId(tx)] as const;
+    const view = await tx.navigationView.create({ data: { userId: user.id, fragment, isPinned, name: name ?? null } });
+    sendView(realm, user, { op: 'add', navigation_view: formatNavigationView(view) });
   });
-  publishView(app, realm, user, { op: 'add', navigation_view: formatNavigationView(view) }, xid);
 }
 
 export async function updateNavigationView(app: App, realm: RealmInfo, user: User, fragment: string, change: { isPinned?: boolean; name?: string }): Promise<void> {
   if (isBuiltIn(fragment) && change.name !== undefined) throw badRequest('Built-in views cannot have a custom name.');
-  const xid = await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    const tx = app.prisma;
     await lockUser(tx, user.id);
     await checkNameFree(tx, user.id, change.name);
     const { count } = await tx.navigationView.updateMany({ where: { userId: user.id, fragment }, data: { isPinned: change.isPinned, name: change.name } });
     if (count === 0) throw viewMissing();
-    return transactionId(tx);
+    const data: Record<string, unknown> = {};
+    if (change.name !== undefined) data.name = change.name;
+    if (change.isPinned !== undefined) data.is_pinned = change.isPinned;
+    sendView(realm, user, { op: 'update', fragment, data });
   });
-  const data: Record<string, unknown> = {};
-  if (change.name !== undefined) data.name = change.name;
-  if (change.isPinned !== undefined) data.is_pinned = change.isPinned;
-  publishView(app, realm, user, { op: 'update', fragment, data }, xid);
 }
 
 export async function removeNavigationView(app: App, realm: RealmInfo, user: User, fragment: string): Promise<void> {
-  const xid = await app.prisma.$transaction(async (tx) => {
-    const { count } = await tx.navigationView.deleteMany({ where: { userId: user.id, fragment } });
+  await atomic(app, async () => {
+    const { count } = await app.prisma.navigationView.deleteMany({ where: { userId: user.id, fragment } });
     if (count === 0) throw viewMissing();
-    return transactionId(tx);
+    sendView(realm, user, { op: 'remove', fragment });
   });
-  publishView(app, realm, user, { op: 'remove', fragment }, xid);
 }

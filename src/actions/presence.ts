@@ -12,6 +12,7 @@ import type { User } from '../db/generated/client.ts';
 import { legacyPresence, modernPresence, OFFLINE_THRESHOLD_SECONDS, sharesPresence } from '../queries/presence.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail, realmViewers } from '../queries/users.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 export type PresenceStatus = 'active' | 'idle';
 
@@ -104,14 +105,14 @@ export async function updatePresence(app: App, realm: RealmInfo, user: User, sta
     lastConnectedTime: next.connected === null ? null : new Date(next.connected),
     lastUpdateId: await nextUpdateId(app, realm.id),
   };
-  try {
+  const backOnline = status === 'active' && (old?.active == null || now - old.active > BACK_ONLINE_MS);
+  await atomic(app, async () => {
     await app.prisma.presence.upsert({ where: { userId: user.id }, create: { userId: user.id, ...data }, update: data });
-  } catch (err) {
+    if (!realm.settings.presence_disabled && (old === null || backOnline)) await announcePresence(app, realm, user, next);
+  }).catch((err: unknown) => {
     cache.delete(user.id);
     throw err;
-  }
-  const backOnline = status === 'active' && (old?.active == null || now - old.active > BACK_ONLINE_MS);
-  if (!realm.settings.presence_disabled && (old === null || backOnline)) await announcePresence(app, realm, user, next);
+  });
 }
 
 /**
@@ -123,7 +124,8 @@ async function announcePresence(app: App, realm: RealmInfo, user: User, stored: 
   if (userIds.length > MAX_USERS_FOR_PRESENCE_EVENTS) return;
   const joined = user.dateJoined.getTime();
   const times = { active: stored.active ?? joined, connected: stored.connected ?? joined };
-  app.bus.publish({
+  // Presence reaches the register state through its cache: without the snapshot filter.
+  sendOnCommit({
     realmId: realm.id,
     userIds,
     event: {
@@ -134,5 +136,5 @@ async function announcePresence(app: App, realm: RealmInfo, user: User, stored: 
       presence: { website: legacyPresence(times) },
       presences: { [String(user.id)]: modernPresence(times) },
     },
-  });
+  }, { alwaysDeliver: true });
 }

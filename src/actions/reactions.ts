@@ -1,7 +1,6 @@
 // Emoji reactions (spec 4.11; Zulip's check_add_reaction and remove_reaction): a reaction is one
 // user's vote for a (reaction_type, emoji_code) pair on a message.
 import type { App } from '../app.ts';
-import { committedWrite, transactionId } from '../db/commits.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import { HISTORICAL_FLAGS } from '../domain/message-flags.ts';
 import { ApiError, badRequest } from '../errors.ts';
@@ -9,6 +8,8 @@ import { accessMessage, actionRecipientIds, invalidMessage, type FullMessage } f
 import { canonicalReactionType, checkEmojiRequest, emojiByName } from '../queries/reactions.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail } from '../queries/users.ts';
+import { inChannelOrder, lockMessage } from './messages.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 export interface ReactionRequest {
   emojiName?: string;
@@ -33,10 +34,21 @@ async function reactableMessage(app: App, realm: RealmInfo, user: User, id: numb
   return { message, flags, channel };
 }
 
-/** A channel's writes and their events go one at a time through its actor, in commit order. */
-const inChannelOrder = <T>(app: App, channel: Channel | null, write: () => Promise<T>): Promise<T> => (channel ? app.channels.run(channel.id, write) : write());
+/**
+ * Runs a reaction change in its channel's order, in one transaction holding the message's row,
+ * with the message read (and access checked) again under the lock.
+ */
+async function onLockedMessage<T>(app: App, realm: RealmInfo, user: User, messageId: number, change: (m: Awaited<ReturnType<typeof reactableMessage>>) => Promise<T>): Promise<T> {
+  const { message: seen } = await accessMessage(app, realm, user, messageId);
+  return inChannelOrder(app, seen.channelId, () =>
+    atomic(app, async () => {
+      await lockMessage(app, seen.id);
+      return change(await reactableMessage(app, realm, user, seen.id));
+    }),
+  );
+}
 
-async function publishReaction(app: App, realm: RealmInfo, user: User, messageId: number, channel: Channel | null, op: 'add' | 'remove', r: StoredReaction, xid: number): Promise<void> {
+async function sendReaction(app: App, realm: RealmInfo, user: User, messageId: number, channel: Channel | null, op: 'add' | 'remove', r: StoredReaction): Promise<void> {
   const event = {
     type: 'reaction',
     op,
@@ -48,35 +60,30 @@ async function publishReaction(app: App, realm: RealmInfo, user: User, messageId
     emoji_code: r.emojiCode,
     reaction_type: r.reactionType,
   };
-  app.bus.publish({ realmId: realm.id, userIds: await actionRecipientIds(app, messageId, channel), event, xid });
+  sendOnCommit({ realmId: realm.id, userIds: await actionRecipientIds(app, messageId, channel), event });
 }
 
 export async function addReaction(app: App, realm: RealmInfo, user: User, messageId: number, req: ReactionRequest & { emojiName: string }): Promise<void> {
-  const { message, flags, channel } = await reactableMessage(app, realm, user, messageId);
-  let code = req.emojiCode;
-  let type = req.reactionType === undefined ? undefined : canonicalReactionType(req.reactionType);
-  if (code === undefined || type === undefined) {
-    // Simple clients name the emoji only; the name's current meaning fills in the rest.
-    const named = await emojiByName(app, realm, req.emojiName);
-    code ??= named.code;
-    type ??= named.type;
-  }
-  const key = { messageId: message.id, emojiCode: code, reactionType: type };
-  if (await app.prisma.reaction.findFirst({ where: { ...key, userId: user.id }, select: { id: true } })) throw reactionExists();
-  // A vote for a reaction already on the message keeps that reaction's name, so one image never
-  // shows under two names, and needs no validation (its custom emoji may be deactivated since).
-  const vote = await app.prisma.reaction.findFirst({ where: key, orderBy: { id: 'asc' }, select: { emojiName: true } });
-  if (!vote) await checkEmojiRequest(app, realm, req.emojiName, { code, type });
-  const reaction = { emojiName: vote?.emojiName ?? req.emojiName, emojiCode: code, reactionType: type };
-  await inChannelOrder(app, channel, async () => {
-    const [created, xid] = await app.prisma.$transaction(async (tx) => {
-      const { count } = await tx.reaction.createMany({ data: [{ ...reaction, messageId: message.id, userId: user.id }], skipDuplicates: true });
-      // Reacting to a channel message one never received gives a historical row, as starring does.
-      if (count > 0 && flags === null) await tx.userMessage.createMany({ data: [{ userId: user.id, messageId: message.id, flags: HISTORICAL_FLAGS }], skipDuplicates: true });
-      return [count > 0, await transactionId(tx)] as const;
-    });
-    if (!created) throw reactionExists();
-    await publishReaction(app, realm, user, message.id, channel, 'add', reaction, xid);
+  await onLockedMessage(app, realm, user, messageId, async ({ message, flags, channel }) => {
+    let code = req.emojiCode;
+    let type = req.reactionType === undefined ? undefined : canonicalReactionType(req.reactionType);
+    if (code === undefined || type === undefined) {
+      // Simple clients name the emoji only; the name's current meaning fills in the rest.
+      const named = await emojiByName(app, realm, req.emojiName);
+      code ??= named.code;
+      type ??= named.type;
+    }
+    const key = { messageId: message.id, emojiCode: code, reactionType: type };
+    if (await app.prisma.reaction.findFirst({ where: { ...key, userId: user.id }, select: { id: true } })) throw reactionExists();
+    // A vote for a reaction already on the message keeps that reaction's name, so one image never
+    // shows under two names, and needs no validation (its custom emoji may be deactivated since).
+    const vote = await app.prisma.reaction.findFirst({ where: key, orderBy: { id: 'asc' }, select: { emojiName: true } });
+    if (!vote) await checkEmojiRequest(app, realm, req.emojiName, { code, type });
+    const reaction = { emojiName: vote?.emojiName ?? req.emojiName, emojiCode: code, reactionType: type };
+    await app.prisma.reaction.create({ data: { ...reaction, messageId: message.id, userId: user.id } });
+    // Reacting to a channel message one never received gives a historical row, as starring does.
+    if (flags === null) await app.prisma.userMessage.createMany({ data: [{ userId: user.id, messageId: message.id, flags: HISTORICAL_FLAGS }], skipDuplicates: true });
+    await sendReaction(app, realm, user, message.id, channel, 'add', reaction);
   });
 }
 
@@ -85,22 +92,20 @@ export async function addReaction(app: App, realm: RealmInfo, user: User, messag
  * or deactivated custom emoji can still be taken back.
  */
 export async function removeReaction(app: App, realm: RealmInfo, user: User, messageId: number, req: ReactionRequest): Promise<void> {
-  const { message, channel } = await reactableMessage(app, realm, user, messageId);
-  let code = req.emojiCode;
-  let type = req.reactionType === undefined ? undefined : canonicalReactionType(req.reactionType);
-  if (code === undefined) {
-    if (req.emojiName === undefined) throw badRequest('At least one of the following arguments must be present: emoji_name, emoji_code');
-    const named = await emojiByName(app, realm, req.emojiName);
-    code = named.code;
-    // Zulip assumes unicode_emoji here even for a custom emoji's name, which then never matches.
-    type ??= named.type;
-  }
-  const where = { messageId: message.id, userId: user.id, emojiCode: code, reactionType: type ?? 'unicode_emoji' };
-  const reaction = await app.prisma.reaction.findFirst({ where });
-  if (!reaction) throw reactionMissing();
-  await inChannelOrder(app, channel, async () => {
-    const [{ count }, xid] = await committedWrite(app.prisma, app.prisma.reaction.deleteMany({ where: { id: reaction.id } }));
-    if (count === 0) throw reactionMissing();
-    await publishReaction(app, realm, user, message.id, channel, 'remove', reaction, xid);
+  await onLockedMessage(app, realm, user, messageId, async ({ message, channel }) => {
+    let code = req.emojiCode;
+    let type = req.reactionType === undefined ? undefined : canonicalReactionType(req.reactionType);
+    if (code === undefined) {
+      if (req.emojiName === undefined) throw badRequest('At least one of the following arguments must be present: emoji_name, emoji_code');
+      const named = await emojiByName(app, realm, req.emojiName);
+      code = named.code;
+      // Zulip assumes unicode_emoji here even for a custom emoji's name, which then never matches.
+      type ??= named.type;
+    }
+    const where = { messageId: message.id, userId: user.id, emojiCode: code, reactionType: type ?? 'unicode_emoji' };
+    const reaction = await app.prisma.reaction.findFirst({ where });
+    if (!reaction) throw reactionMissing();
+    await app.prisma.reaction.delete({ where: { id: reaction.id } });
+    await sendReaction(app, realm, user, message.id, channel, 'remove', reaction);
   });
 }

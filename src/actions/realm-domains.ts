@@ -3,12 +3,12 @@
 // the last domain lifts the restriction of new accounts to the organization's domains.
 import type { App } from '../app.ts';
 import { requireRole } from '../auth/permissions.ts';
-import { transactionId } from '../db/commits.ts';
 import type { User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { publishToRealm, updateRealm } from './realm.ts';
+import { sendToRealm, updateRealm } from './realm.ts';
+import { atomic } from './transaction.ts';
 
 /** Zulip's validate_domain; the reason follows "Invalid domain: ". */
 function domainProblem(domain: string): string | null {
@@ -32,35 +32,34 @@ export async function addRealmDomain(app: App, realm: RealmInfo, actor: User, ra
   const domain = rawDomain.trim().toLowerCase();
   const problem = domainProblem(domain);
   if (problem) throw badRequest(`Invalid domain: ${problem}`);
-  const [row, xid] = await app.prisma.$transaction(async (tx) => {
-    const created = await tx.realmDomain.createMany({ data: [{ realmId: realm.id, domain, allowSubdomains }], skipDuplicates: true });
+  const row = await atomic(app, async () => {
+    const created = await app.prisma.realmDomain.createMany({ data: [{ realmId: realm.id, domain, allowSubdomains }], skipDuplicates: true });
     if (created.count === 0) throw badRequest(`The domain ${domain} is already a part of your organization.`);
-    return [await tx.realmDomain.findUniqueOrThrow({ where: { realmId_domain: { realmId: realm.id, domain } } }), await transactionId(tx)] as const;
+    await sendToRealm(app, realm, { type: 'realm_domains', op: 'add', realm_domain: { domain, allow_subdomains: allowSubdomains } });
+    return app.prisma.realmDomain.findUniqueOrThrow({ where: { realmId_domain: { realmId: realm.id, domain } } });
   });
-  await publishToRealm(app, realm, { type: 'realm_domains', op: 'add', realm_domain: { domain, allow_subdomains: allowSubdomains } }, xid);
   return [row.id, row.domain];
 }
 
 /** PATCH /realm/domains/{domain}. */
 export async function changeRealmDomain(app: App, realm: RealmInfo, actor: User, domain: string, allowSubdomains: boolean): Promise<void> {
   requireRole(actor, Role.OWNER);
-  const xid = await app.prisma.$transaction(async (tx) => {
-    const { count } = await tx.realmDomain.updateMany({ where: { realmId: realm.id, domain }, data: { allowSubdomains } });
+  await atomic(app, async () => {
+    const { count } = await app.prisma.realmDomain.updateMany({ where: { realmId: realm.id, domain }, data: { allowSubdomains } });
     if (count === 0) throw noEntry(domain);
-    return transactionId(tx);
+    await sendToRealm(app, realm, { type: 'realm_domains', op: 'change', realm_domain: { domain, allow_subdomains: allowSubdomains } });
   });
-  await publishToRealm(app, realm, { type: 'realm_domains', op: 'change', realm_domain: { domain, allow_subdomains: allowSubdomains } }, xid);
 }
 
 /** DELETE /realm/domains/{domain}. */
 export async function removeRealmDomain(app: App, realm: RealmInfo, actor: User, domain: string): Promise<void> {
   requireRole(actor, Role.OWNER);
-  const { xid, remaining } = await app.prisma.$transaction(async (tx) => {
-    const { count } = await tx.realmDomain.deleteMany({ where: { realmId: realm.id, domain } });
+  await atomic(app, async () => {
+    const { count } = await app.prisma.realmDomain.deleteMany({ where: { realmId: realm.id, domain } });
     if (count === 0) throw noEntry(domain);
-    return { xid: await transactionId(tx), remaining: await tx.realmDomain.count({ where: { realmId: realm.id } }) };
+    await sendToRealm(app, realm, { type: 'realm_domains', op: 'remove', domain });
+    // With no domain left, a restriction to the organization's domains would admit nobody.
+    const remaining = await app.prisma.realmDomain.count({ where: { realmId: realm.id } });
+    if (remaining === 0 && realm.settings.emails_restricted_to_domains) await updateRealm(app, realm, actor, { settings: { emails_restricted_to_domains: false }, permissions: {} });
   });
-  await publishToRealm(app, realm, { type: 'realm_domains', op: 'remove', domain }, xid);
-  // With no domain left, a restriction to the organization's domains would admit nobody.
-  if (remaining === 0 && realm.settings.emails_restricted_to_domains) await updateRealm(app, realm, actor, { settings: { emails_restricted_to_domains: false }, permissions: {} });
 }

@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { App } from '../app.ts';
-import { transactionId } from '../db/commits.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { bareContentType, guessContentType } from '../domain/mime-types.ts';
@@ -17,6 +16,7 @@ import type { UploadedFile } from '../http/route.ts';
 import { activeEmojiByName, emojiImagePath, emojiInfo, realmEmojiDict } from '../queries/realm-emoji.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { realmViewers } from '../queries/users.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 /** Zulip's MAX_EMOJI_FILE_SIZE_MIB. */
 const MAX_EMOJI_FILE_MIB = 5;
@@ -54,9 +54,10 @@ async function lockRealmEmoji(tx: Prisma.TransactionClient, realmId: number): Pr
   await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock($1, $2)', EMOJI_LOCK, realmId);
 }
 
-async function publishEmojiChange(app: App, realm: RealmInfo, change: Record<string, unknown>, all: Record<string, unknown>, xid: number): Promise<void> {
+/** The change, with the organization's emoji as the transaction leaves them, to every active user. */
+async function sendEmojiChange(app: App, realm: RealmInfo, change: Record<string, unknown>): Promise<void> {
   const userIds = (await realmViewers(app, realm.id)).map((u) => u.id);
-  app.bus.publish({ realmId: realm.id, userIds, event: { type: 'realm_emoji', ...change, realm_emoji: all }, xid });
+  sendOnCommit({ realmId: realm.id, userIds, event: { type: 'realm_emoji', ...change, realm_emoji: await realmEmojiDict(app.prisma, realm.id) } });
 }
 
 /** POST /realm/emoji/{emoji_name}: spaces in the name count as underscores. */
@@ -70,31 +71,29 @@ export async function addRealmEmoji(app: App, realm: RealmInfo, user: User, rawN
   // A random name, as Zulip's salted hash: image URLs can't be guessed from emoji ids.
   const fileName = `${randomBytes(4).toString('hex')}${extension}`;
   const target = emojiImagePath(app, realm.id, fileName);
-  const { emoji, all, xid } = await app.prisma.$transaction(async (tx) => {
-    await lockRealmEmoji(tx, realm.id);
-    if (await activeEmojiByName(tx, realm.id, name)) throw duplicateName();
-    const row = await tx.realmEmoji.create({ data: { realmId: realm.id, name, fileName, authorId: user.id } });
+  await atomic(app, async () => {
+    await lockRealmEmoji(app.prisma, realm.id);
+    if (await activeEmojiByName(app.prisma, realm.id, name)) throw duplicateName();
+    const row = await app.prisma.realmEmoji.create({ data: { realmId: realm.id, name, fileName, authorId: user.id } });
     await mkdir(path.dirname(target), { recursive: true });
     await writeFile(target, files[0]!.data, { flag: 'wx' });
-    return { emoji: emojiInfo(row), all: await realmEmojiDict(tx, realm.id), xid: await transactionId(tx) };
+    await sendEmojiChange(app, realm, { op: 'add', emoji: emojiInfo(row) });
   }).catch(async (err: unknown) => {
     // No row, no file; a file of another emoji (name clash) is not ours to remove.
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await rm(target, { force: true });
     throw err;
   });
-  await publishEmojiChange(app, realm, { op: 'add', emoji }, all, xid);
 }
 
 /** DELETE /realm/emoji/{emoji_name}: deactivates, so old messages and reactions still show it. */
 export async function deactivateRealmEmoji(app: App, realm: RealmInfo, user: User, name: string): Promise<void> {
-  const { id, all, xid } = await app.prisma.$transaction(async (tx) => {
-    await lockRealmEmoji(tx, realm.id);
-    const emoji = await activeEmojiByName(tx, realm.id, name);
+  await atomic(app, async () => {
+    await lockRealmEmoji(app.prisma, realm.id);
+    const emoji = await activeEmojiByName(app.prisma, realm.id, name);
     // One of the few 404s of Zulip's API, still with the generic code.
     if (!emoji) throw new ApiError(`Emoji '${name}' does not exist`, 'BAD_REQUEST', 404);
     if (!isAdmin(user) && emoji.authorId !== user.id) throw badRequest('Must be an organization administrator or emoji author');
-    await tx.realmEmoji.update({ where: { id: emoji.id }, data: { deactivated: true } });
-    return { id: emoji.id, all: await realmEmojiDict(tx, realm.id), xid: await transactionId(tx) };
+    await app.prisma.realmEmoji.update({ where: { id: emoji.id }, data: { deactivated: true } });
+    await sendEmojiChange(app, realm, { op: 'update_one', emoji_id: String(emoji.id), data: { deactivated: true } });
   });
-  await publishEmojiChange(app, realm, { op: 'update_one', emoji_id: String(id), data: { deactivated: true } }, all, xid);
 }

@@ -12,13 +12,14 @@ import { ApiError, badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { renderDescription } from './channels.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
+import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 
 type Event = Record<string, unknown>;
 
-/** One event to every active user; `xid` as in `publish` (actions/channels.ts). */
-export async function publishToRealm(app: App, realm: RealmInfo, event: Event, xid?: number): Promise<void> {
+/** One event of the current transaction to every active user, on commit (`opts` as in sendOnCommit). */
+export async function sendToRealm(app: App, realm: RealmInfo, event: Event, opts: { alwaysDeliver?: boolean } = {}): Promise<void> {
   const users = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true }, select: { id: true }, orderBy: { id: 'asc' } });
-  if (users.length) app.bus.publish({ realmId: realm.id, userIds: users.map((u) => u.id), event, xid });
+  sendOnCommit({ realmId: realm.id, userIds: users.map((u) => u.id), event }, opts);
 }
 
 /** Settings only an owner may change (Zulip raises OrganizationOwnerRequiredError for them). */
@@ -144,13 +145,16 @@ async function planRealmUpdate(app: App, realm: RealmInfo, user: User, u: RealmU
 
 /** PATCH /realm; returns the changed settings as Zulip's response reports them. */
 export async function updateRealm(app: App, realm: RealmInfo, user: User, u: RealmUpdate): Promise<Record<string, unknown>> {
-  const change = await planRealmUpdate(app, realm, user, u);
-  const changedSettings = Object.entries({ ...change.row, ...change.settings });
-  const changedPermissions = Object.entries(change.permissions);
-  if (changedSettings.length + changedPermissions.length === 0) return {};
-  await app.prisma.$transaction(async (tx) => {
-    const row = await tx.realm.findUniqueOrThrow({ where: { id: realm.id }, select: { settings: true, permissions: true } });
-    await tx.realm.update({
+  return atomic(app, async () => {
+    // Checks compare with the stored settings ('old' values): the row is held until the commit.
+    await app.prisma.$queryRaw`SELECT id FROM "Realm" WHERE id = ${realm.id} FOR UPDATE`;
+    const current = (await app.realms.reload(realm.id))!;
+    const change = await planRealmUpdate(app, current, user, u);
+    const changedSettings = Object.entries({ ...change.row, ...change.settings });
+    const changedPermissions = Object.entries(change.permissions);
+    if (changedSettings.length + changedPermissions.length === 0) return {};
+    const row = await app.prisma.realm.findUniqueOrThrow({ where: { id: realm.id }, select: { settings: true, permissions: true } });
+    await app.prisma.realm.update({
       where: { id: realm.id },
       data: {
         ...change.row,
@@ -158,16 +162,19 @@ export async function updateRealm(app: App, realm: RealmInfo, user: User, u: Rea
         permissions: { ...(row.permissions as object), ...change.permissions } as Prisma.InputJsonObject,
       },
     });
+    onCommit(async () => {
+      await app.realms.reload(realm.id);
+    });
+    // Clients read the organization's settings through the realm cache, hence alwaysDeliver.
+    for (const [name, value] of changedSettings) await sendToRealm(app, realm, propertyEvent(name, value), { alwaysDeliver: true });
+    for (const [setting, value] of changedPermissions) {
+      await sendToRealm(app, realm, { type: 'realm', op: 'update_dict', property: 'default', data: { [setting]: value } }, { alwaysDeliver: true });
+    }
+    return {
+      ...Object.fromEntries(changedSettings.map(([name, value]) => [name, responseValue(name, value)])),
+      ...change.permissions,
+    };
   });
-  await app.realms.reload(realm.id);
-  for (const [name, value] of changedSettings) await publishToRealm(app, realm, propertyEvent(name, value));
-  for (const [setting, value] of changedPermissions) {
-    await publishToRealm(app, realm, { type: 'realm', op: 'update_dict', property: 'default', data: { [setting]: value } });
-  }
-  return {
-    ...Object.fromEntries(changedSettings.map(([name, value]) => [name, responseValue(name, value)])),
-    ...change.permissions,
-  };
 }
 
 /** Every realm permission setting, for the parameter list of PATCH /realm. */

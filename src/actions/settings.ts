@@ -13,6 +13,7 @@ import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { whoCanAccess } from '../queries/user-access.ts';
 import { apiEmail, avatarUrl, canSeeEmail, emailVisibility, realmViewers, type Viewer } from '../queries/users.ts';
+import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { checkFullName, checkNameAvailable } from './users.ts';
 
 const PASSWORD_MIN_LENGTH = 6;
@@ -67,7 +68,8 @@ export async function updateSettings(app: App, realm: RealmInfo, user: User, cha
   checkSettingValues(change.settings);
   if (change.newPassword !== undefined) await checkNewPassword(user, change.oldPassword, change.newPassword);
   const passwordHash = change.newPassword !== undefined ? await hashPassword(change.newPassword, app.config.PASSWORD_HASH_COST) : undefined;
-  const { before, after, settings } = await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    const tx = app.prisma;
     // The settings are one JSON value: lock the row so concurrent changes cannot drop each other.
     await tx.$queryRaw`SELECT id FROM "User" WHERE id = ${user.id} FOR UPDATE`;
     const before = await tx.user.findUniqueOrThrow({ where: { id: user.id } });
@@ -80,10 +82,9 @@ export async function updateSettings(app: App, realm: RealmInfo, user: User, cha
     });
     // Turning synchronization off forgets the stored drafts, without events: the clients keep theirs.
     if (settings.enable_drafts_synchronization === false) await tx.draft.deleteMany({ where: { userId: user.id } });
-    return { before, after, settings };
+    onCommit(() => app.auth.forget(user.id));
+    await announce(app, realm, before, after, settings);
   });
-  app.auth.forget(user.id);
-  await announce(app, realm, before, after, settings);
 }
 
 async function announce(app: App, realm: RealmInfo, before: User, after: User, settings: Partial<UserSettings>): Promise<void> {
@@ -91,22 +92,24 @@ async function announce(app: App, realm: RealmInfo, before: User, after: User, s
   const [all, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, after)]);
   const viewers = all.filter(canAccess);
   const everyone = viewers.map((v) => v.id);
-  const publish = (userIds: readonly number[], ...events: Event[]) => {
-    for (const event of events) if (userIds.length) app.bus.publish({ realmId: realm.id, userIds, event });
+  // Users' settings reach the register state through the authentication cache, so without the
+  // snapshot filter, as these always went: applying one twice changes nothing.
+  const send = (userIds: readonly number[], ...events: Event[]) => {
+    for (const event of events) sendOnCommit({ realmId: realm.id, userIds, event }, { alwaysDeliver: true });
   };
-  if (after.fullName !== before.fullName) publish(everyone, { type: 'realm_user', op: 'update', person: { user_id: after.id, full_name: after.fullName } });
+  if (after.fullName !== before.fullName) send(everyone, { type: 'realm_user', op: 'update', person: { user_id: after.id, full_name: after.fullName } });
   const own = (property: string, value: unknown) => {
     const event: Event = { type: 'user_settings', op: 'update', property, value };
     if (property === 'default_language') event.language_name = LANGUAGE_NAMES[value as string];
-    publish([after.id], event);
+    send([after.id], event);
   };
   for (const [property, value] of Object.entries(settings) as [UserSettingName, unknown][]) {
     own(property, value);
-    if (property === 'email_address_visibility') announceEmailVisibility(app, realm, before, after, viewers, publish);
+    if (property === 'email_address_visibility') announceEmailVisibility(app, realm, before, after, viewers, send);
   }
   if (after.timezone !== before.timezone) {
     own('timezone', after.timezone);
-    publish(everyone, { type: 'realm_user', op: 'update', person: { email: apiEmail(app, realm, after), user_id: after.id, timezone: after.timezone } });
+    send(everyone, { type: 'realm_user', op: 'update', person: { email: apiEmail(app, realm, after), user_id: after.id, timezone: after.timezone } });
   }
 }
 
@@ -115,16 +118,16 @@ async function announce(app: App, realm: RealmInfo, before: User, after: User, s
  * learn it (or `null`); a change to or from "everyone" also changes the address all clients use.
  */
 function announceEmailVisibility(
-  app: App, realm: RealmInfo, before: User, after: User, viewers: Viewer[], publish: (userIds: readonly number[], event: Event) => void,
+  app: App, realm: RealmInfo, before: User, after: User, viewers: Viewer[], send: (userIds: readonly number[], event: Event) => void,
 ): void {
   const gained = viewers.filter((v) => !canSeeEmail(before, v, realm) && canSeeEmail(after, v, realm)).map((v) => v.id);
   const lost = viewers.filter((v) => canSeeEmail(before, v, realm) && !canSeeEmail(after, v, realm)).map((v) => v.id);
-  publish(gained, { type: 'realm_user', op: 'update', person: { user_id: after.id, delivery_email: after.deliveryEmail } });
-  publish(lost, { type: 'realm_user', op: 'update', person: { user_id: after.id, delivery_email: null } });
+  send(gained, { type: 'realm_user', op: 'update', person: { user_id: after.id, delivery_email: after.deliveryEmail } });
+  send(lost, { type: 'realm_user', op: 'update', person: { user_id: after.id, delivery_email: null } });
   if (![emailVisibility(before, realm), emailVisibility(after, realm)].includes(EMAIL_VISIBILITY.EVERYONE)) return;
   const everyone = viewers.map((v) => v.id);
-  publish(everyone, { type: 'realm_user', op: 'update', person: { user_id: after.id, new_email: apiEmail(app, realm, after) } });
-  publish(everyone, {
+  send(everyone, { type: 'realm_user', op: 'update', person: { user_id: after.id, new_email: apiEmail(app, realm, after) } });
+  send(everyone, {
     type: 'realm_user', op: 'update',
     person: { avatar_source: after.avatarSource, avatar_url: avatarUrl(after), avatar_url_medium: avatarUrl(after), avatar_version: after.avatarVersion, user_id: after.id },
   });

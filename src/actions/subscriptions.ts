@@ -1,7 +1,6 @@
 // Subscribing and unsubscribing users (creating channels on the way) and per-user subscription
 // settings: checks first, one transaction, then the `stream`/`subscription` events after commit.
 import type { App } from '../app.ts';
-import { committedWrite, transactionId } from '../db/commits.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Prisma, Subscription, User } from '../db/generated/client.ts';
 import type { ChannelPermission } from '../domain/channel-settings.ts';
@@ -29,9 +28,10 @@ import {
   checkTopicCreation,
   checkTopicsPolicy,
   cleanDescription,
-  publish,
   renderDescription,
+  sendToUsers,
 } from './channels.ts';
+import { atomic, onCommit } from './transaction.ts';
 
 const COLOR_RE = /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
@@ -165,24 +165,23 @@ async function writeSubscriptions(tx: Prisma.TransactionClient, targets: User[],
 
 /** POST /users/me/subscriptions. */
 export async function subscribe(app: App, realm: RealmInfo, user: User, req: SubscribeRequest): Promise<Record<string, unknown>> {
-  const plan = await checkSubscribe(app, realm, user, req);
-  const colors = new Map(req.subscriptions.filter((s) => s.color).map((s) => [s.name.trim().toLowerCase(), s.color!]));
-  const before = new Map<number, Set<number>>();
-  for (const c of plan.existing) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
-  // Guests among the new subscribers and those already there may gain access to each other.
-  const announceAccess = await trackAccess(app, realm, async () => [...plan.targets.map((t) => t.id), ...(await subscribersOf(app, plan.existing))]);
-
-  const { created, added, already, xid } = await app.prisma.$transaction(async (tx) => {
+  const { plan, added, already } = await atomic(app, async () => {
+    const plan = await checkSubscribe(app, realm, user, req);
+    const colors = new Map(req.subscriptions.filter((s) => s.color).map((s) => [s.name.trim().toLowerCase(), s.color!]));
+    const before = new Map<number, Set<number>>();
+    for (const c of plan.existing) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
+    // Guests among the new subscribers and those already there may gain access to each other.
+    const announceAccess = await trackAccess(app, realm, async () => [...plan.targets.map((t) => t.id), ...(await subscribersOf(app, plan.existing))]);
     const created: Channel[] = [];
     for (const m of plan.missing) {
-      created.push(await tx.channel.create({ data: { ...plan.created!, name: m.name, description: m.description, renderedDescription: renderDescription(m.description) } }));
+      created.push(await app.prisma.channel.create({ data: { ...plan.created!, name: m.name, description: m.description, renderedDescription: renderDescription(m.description) } }));
     }
-    return { created, ...(await writeSubscriptions(tx, plan.targets, [...plan.existing, ...created], colors)), xid: await transactionId(tx) };
+    const { added, already } = await writeSubscriptions(app.prisma, plan.targets, [...plan.existing, ...created], colors);
+    onCommit(() => app.channels.forgetSubscribers(added.map((a) => a.channel.id)));
+    await announceSubscriptions(app, realm, [...plan.existing, ...created], before, added);
+    await announceAccess();
+    return { plan, added, already };
   });
-  app.channels.forgetSubscribers(added.map((a) => a.channel.id));
-
-  await announceSubscriptions(app, realm, [...plan.existing, ...created], before, added, xid);
-  await announceAccess();
   const byUser = (pairs: { user: User; channel: Channel }[]) => {
     const out: Record<string, string[]> = {};
     for (const { user: u, channel } of pairs) (out[String(u.id)] ??= []).push(channel.name);
@@ -196,7 +195,7 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
 }
 
 /** Events of new subscriptions: the channel to who newly sees it, the subscriptions to the subscribers, peer_add to the rest. */
-async function announceSubscriptions(app: App, realm: RealmInfo, channels: Channel[], before: Map<number, Set<number>>, added: { user: User; channel: Channel }[], xid: number) {
+async function announceSubscriptions(app: App, realm: RealmInfo, channels: Channel[], before: Map<number, Set<number>>, added: { user: User; channel: Channel }[]) {
   const touched = channels.filter((c) => added.some((a) => a.channel.id === c.id));
   if (!touched.length) return;
   const ids = touched.map((c) => c.id);
@@ -205,7 +204,7 @@ async function announceSubscriptions(app: App, realm: RealmInfo, channels: Chann
   for (const c of touched) {
     after.set(c.id, await metadataUserIds(app, realm, c));
     const gaining = after.get(c.id)!.filter((id) => !(before.get(c.id)?.has(id) ?? false));
-    publish(app, realm, gaining, { type: 'stream', op: 'create', streams: [formatChannel(realm, c, stats.get(c.id)!)], for_unarchiving: false }, xid);
+    sendToUsers(realm, gaining, { type: 'stream', op: 'create', streams: [formatChannel(realm, c, stats.get(c.id)!)], for_unarchiving: false });
   }
   const subs = await app.prisma.subscription.findMany({ where: { channelId: { in: ids }, userId: { in: added.map((a) => a.user.id) } } });
   for (const userId of new Set(added.map((a) => a.user.id))) {
@@ -213,11 +212,11 @@ async function announceSubscriptions(app: App, realm: RealmInfo, channels: Chann
     const objects = mine.map((c) => formatSubscription(formatChannel(realm, c, stats.get(c.id)!), subs.find((s) => s.userId === userId && s.channelId === c.id)!, subscribers.get(c.id)));
     // The queue resolves null notification settings for clients that want values (see event-format).
     const inherited = inheritedNotificationSettings(added.find((a) => a.user.id === userId)!.user.settings);
-    publish(app, realm, [userId], { type: 'subscription', op: 'add', subscriptions: objects, inherited_notification_settings: inherited }, xid);
+    sendToUsers(realm, [userId], { type: 'subscription', op: 'add', subscriptions: objects, inherited_notification_settings: inherited });
   }
   for (const c of touched) {
     const altered = added.filter((a) => a.channel.id === c.id).map((a) => a.user.id).sort((a, b) => a - b);
-    publish(app, realm, after.get(c.id)!.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: altered }, xid);
+    sendToUsers(realm, after.get(c.id)!.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: altered });
   }
 }
 
@@ -233,6 +232,10 @@ async function checkCanRemoveOthers(app: App, realm: RealmInfo, user: User, chan
 
 /** DELETE /users/me/subscriptions. */
 export async function unsubscribe(app: App, realm: RealmInfo, user: User, names: string[], principals?: Principals): Promise<{ removed: string[]; not_removed: string[] }> {
+  return atomic(app, () => unsubscribeInTransaction(app, realm, user, names, principals));
+}
+
+async function unsubscribeInTransaction(app: App, realm: RealmInfo, user: User, names: string[], principals?: Principals): Promise<{ removed: string[]; not_removed: string[] }> {
   const targets = principals?.length ? await resolvePrincipals(app, realm, user, principals) : [user];
   const wanted = [...new Set(names.map((n) => checkChannelName(n)))];
   const channels = await app.prisma.channel.findMany({ where: { realmId: realm.id, OR: wanted.map((n) => ({ name: { equals: n, mode: 'insensitive' as const } })) } });
@@ -249,18 +252,18 @@ export async function unsubscribe(app: App, realm: RealmInfo, user: User, names:
   // Guests among those leaving and those staying may lose access to each other.
   const announceAccess = await trackAccess(app, realm, () => subscribersOf(app, touched));
 
-  const [, xid] = await committedWrite(app.prisma, app.prisma.subscription.updateMany({ where: { id: { in: active.map((s) => s.id) } }, data: { active: false } }));
-  app.channels.forgetSubscribers(touched.map((c) => c.id));
+  await app.prisma.subscription.updateMany({ where: { id: { in: active.map((s) => s.id) } }, data: { active: false } });
+  onCommit(() => app.channels.forgetSubscribers(touched.map((c) => c.id)));
 
   for (const t of targets) {
     const mine = removed.filter((r) => r.user.id === t.id).map((r) => ({ name: r.channel.name, stream_id: r.channel.id }));
-    if (mine.length) publish(app, realm, [t.id], { type: 'subscription', op: 'remove', subscriptions: mine }, xid);
+    if (mine.length) sendToUsers(realm, [t.id], { type: 'subscription', op: 'remove', subscriptions: mine });
   }
   for (const c of touched) {
     const after = await metadataUserIds(app, realm, c);
-    await announceVisibilityChange(app, realm, c, before.get(c.id)!, after, xid);
+    await announceVisibilityChange(app, realm, c, before.get(c.id)!, after);
     const altered = removed.filter((r) => r.channel.id === c.id).map((r) => r.user.id).sort((a, b) => a - b);
-    publish(app, realm, after.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: altered }, xid);
+    sendToUsers(realm, after.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: altered });
   }
   await announceAccess();
   return { removed: removed.map((r) => r.channel.name), not_removed: notRemoved };
@@ -289,31 +292,30 @@ export interface PropertyChange {
   value: unknown;
 }
 
-/** POST /users/me/subscriptions/properties: all changes are checked before any is written. */
+/** POST /users/me/subscriptions/properties: all changes are checked before any is written, in the same transaction. */
 export async function updateSubscriptionProperties(app: App, realm: RealmInfo, user: User, changes: PropertyChange[]): Promise<void> {
-  const groups = await app.realms.groups(realm.id);
-  const subscribed = await subscribedChannelIds(app, user.id);
-  const writes: { channelId: number; property: string; value: string | boolean }[] = [];
-  for (const { stream_id, property, value } of changes) {
-    if (property === 'color') {
-      if (typeof value !== 'string' || !COLOR_RE.test(value)) throw badRequest('color is not a valid hex color code');
-    } else if (BOOLEAN_PROPERTIES.has(property)) {
-      if (typeof value !== 'boolean') throw badRequest(`${property} is not a boolean`);
-    } else {
-      throw badRequest(`Unknown subscription property: ${property}`);
+  await atomic(app, async () => {
+    const groups = await app.realms.groups(realm.id);
+    const subscribed = await subscribedChannelIds(app, user.id);
+    const writes: { channelId: number; property: string; value: string | boolean }[] = [];
+    for (const { stream_id, property, value } of changes) {
+      if (property === 'color') {
+        if (typeof value !== 'string' || !COLOR_RE.test(value)) throw badRequest('color is not a valid hex color code');
+      } else if (BOOLEAN_PROPERTIES.has(property)) {
+        if (typeof value !== 'boolean') throw badRequest(`${property} is not a boolean`);
+      } else {
+        throw badRequest(`Unknown subscription property: ${property}`);
+      }
+      const channel = await app.prisma.channel.findFirst({ where: { id: stream_id, realmId: realm.id } });
+      if (!channel || !accessRules(user, channel, subscribed.has(channel.id), groups, realm).content) throw badRequest('Invalid channel ID');
+      if (!subscribed.has(channel.id)) throw badRequest(`Not subscribed to channel ID ${stream_id}`);
+      // in_home_view is the old, inverted name of is_muted.
+      writes.push(property === 'in_home_view' ? { channelId: channel.id, property: 'is_muted', value: !value } : { channelId: channel.id, property, value: value as string | boolean });
     }
-    const channel = await app.prisma.channel.findFirst({ where: { id: stream_id, realmId: realm.id } });
-    if (!channel || !accessRules(user, channel, subscribed.has(channel.id), groups, realm).content) throw badRequest('Invalid channel ID');
-    if (!subscribed.has(channel.id)) throw badRequest(`Not subscribed to channel ID ${stream_id}`);
-    // in_home_view is the old, inverted name of is_muted.
-    writes.push(property === 'in_home_view' ? { channelId: channel.id, property: 'is_muted', value: !value } : { channelId: channel.id, property, value: value as string | boolean });
-  }
-  const xid = await app.prisma.$transaction(async (tx) => {
-    for (const w of writes) await tx.subscription.update({ where: { userId_channelId: { userId: user.id, channelId: w.channelId } }, data: { [COLUMNS[w.property]!]: w.value } });
-    return transactionId(tx);
+    for (const w of writes) {
+      await app.prisma.subscription.update({ where: { userId_channelId: { userId: user.id, channelId: w.channelId } }, data: { [COLUMNS[w.property]!]: w.value } });
+      if (w.property === 'is_muted') sendToUsers(realm, [user.id], { type: 'subscription', op: 'update', property: 'in_home_view', value: !w.value, stream_id: w.channelId });
+      sendToUsers(realm, [user.id], { type: 'subscription', op: 'update', property: w.property, value: w.value, stream_id: w.channelId });
+    }
   });
-  for (const w of writes) {
-    if (w.property === 'is_muted') publish(app, realm, [user.id], { type: 'subscription', op: 'update', property: 'in_home_view', value: !w.value, stream_id: w.channelId }, xid);
-    publish(app, realm, [user.id], { type: 'subscription', op: 'update', property: w.property, value: w.value, stream_id: w.channelId }, xid);
-  }
 }

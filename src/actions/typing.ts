@@ -8,7 +8,8 @@ import { badRequest } from '../errors.ts';
 import { accessibleChannel, channelPermission, subscriberIds } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail } from '../queries/users.ts';
-import { publish } from './channels.ts';
+import { uniqueIds } from './channels.ts';
+import { sendUnstored } from './transaction.ts';
 
 export interface TypingRequest {
   type: 'direct' | 'private' | 'stream' | 'channel';
@@ -33,7 +34,7 @@ export async function sendTyping(app: App, realm: RealmInfo, sender: User, req: 
     // The empty topic's display names mean the empty topic.
     const topic = req.topic === EMPTY_TOPIC_DISPLAY_NAME || req.topic === '(no topic)' ? '' : req.topic;
     const recipients = (await subscriberIds(app, channel.id)).filter((id) => id !== sender.id);
-    publish(app, realm, recipients, { ...base, message_type: 'stream', stream_id: channel.id, topic });
+    sendUnstored(app, { realmId: realm.id, userIds: uniqueIds(recipients), event: { ...base, message_type: 'stream', stream_id: channel.id, topic } });
     return;
   }
   if (req.to === undefined) throw badRequest("Missing 'to' argument");
@@ -45,5 +46,5 @@ export async function sendTyping(app: App, realm: RealmInfo, sender: User, req: 
   if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
   const ordered = ids.map((id) => users.find((u) => u.id === id)!);
   const recipients = ordered.map((u) => ({ user_id: u.id, email: apiEmail(app, realm, u) }));
-  publish(app, realm, ordered.filter((u) => u.isActive).map((u) => u.id), { ...base, message_type: 'direct', recipients });
+  sendUnstored(app, { realmId: realm.id, userIds: uniqueIds(ordered.filter((u) => u.isActive).map((u) => u.id)), event: { ...base, message_type: 'direct', recipients } });
 }

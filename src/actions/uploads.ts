@@ -10,8 +10,8 @@ import { bareContentType, guessContentType } from '../domain/mime-types.ts';
 import { badRequest } from '../errors.ts';
 import type { UploadedFile } from '../http/route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { transactionId } from '../db/commits.ts';
 import { attachmentDict, uploadFilePath, uploadSpaceUsed } from '../queries/uploads.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 /** Linux allows 255 bytes per path component, and the sanitized name is one. */
 const MAX_FILE_NAME_BYTES = 255;
@@ -80,33 +80,34 @@ export async function uploadFile(app: App, realm: RealmInfo, user: User, files: 
   const target = uploadFilePath(app, pathId);
   await mkdir(path.dirname(target), { recursive: true });
   await writeFile(target, file.data, { flag: 'wx' });
-  const attachment = await app.prisma.attachment
-    .create({ data: { realmId: realm.id, ownerId: user.id, pathId, fileName, size: file.data.length, contentType } })
-    .catch(async (err: unknown) => {
-      // No row, no file: an unreferenced file on disk would never be cleaned up.
-      await rm(target, { force: true });
-      throw err;
-    });
-  await publishAttachment(app, realm, user, 'add', attachmentDict(attachment, []));
+  await atomic(app, async () => {
+    const attachment = await app.prisma.attachment.create({ data: { realmId: realm.id, ownerId: user.id, pathId, fileName, size: file.data.length, contentType } });
+    await sendAttachmentEvent(app, realm, user, 'add', attachmentDict(attachment, []));
+  }).catch(async (err: unknown) => {
+    // No row, no file: an unreferenced file on disk would never be cleaned up.
+    await rm(target, { force: true });
+    throw err;
+  });
   return { url: `/user_uploads/${pathId}`, filename: fileName };
 }
 
-async function publishAttachment(app: App, realm: RealmInfo, user: User, op: 'add' | 'remove', attachment: Record<string, unknown>, xid?: number): Promise<void> {
+/** Attachments are not part of the register state, so no queue may drop one of these as already seen. */
+async function sendAttachmentEvent(app: App, realm: RealmInfo, user: User, op: 'add' | 'remove', attachment: Record<string, unknown>): Promise<void> {
   const upload_space_used = await uploadSpaceUsed(app, realm.id);
-  app.bus.publish({ realmId: realm.id, userIds: [user.id], event: { type: 'attachment', op, attachment, upload_space_used }, xid });
+  sendOnCommit({ realmId: realm.id, userIds: [user.id], event: { type: 'attachment', op, attachment, upload_space_used } }, { alwaysDeliver: true });
 }
 
 /** Zulip's access_attachment_by_id with needs_owner: someone else's file is as unknown as none. */
 export async function deleteAttachment(app: App, realm: RealmInfo, user: User, attachmentId: number): Promise<void> {
-  const { pathId, xid } = await app.prisma.$transaction(async (tx) => {
-    const [row] = await tx.$queryRawUnsafe<{ pathId: string }[]>(
+  const pathId = await atomic(app, async () => {
+    const [row] = await app.prisma.$queryRawUnsafe<{ pathId: string }[]>(
       'DELETE FROM "Attachment" WHERE id = $1 AND "ownerId" = $2 AND "realmId" = $3 RETURNING "pathId"',
       attachmentId, user.id, realm.id,
     );
     if (!row) throw badRequest('Invalid attachment');
-    return { pathId: row.pathId, xid: await transactionId(tx) };
+    await sendAttachmentEvent(app, realm, user, 'remove', { id: attachmentId });
+    return row.pathId;
   });
   // After the commit: a failed delete must not lose a file that its row still names.
   await rm(uploadFilePath(app, pathId), { force: true });
-  await publishAttachment(app, realm, user, 'remove', { id: attachmentId }, xid);
 }

@@ -7,20 +7,23 @@ import { Role } from '../domain/roles.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { UNKNOWN_USER_NAME, accessibleUserIds, everyoneAccessible, whoCanAccess } from '../queries/user-access.ts';
 import { formatUser, realmViewers } from '../queries/users.ts';
+import { sendOnCommit } from './transaction.ts';
 
 type Event = Record<string, unknown>;
 
-/** An event about `target` (a `realm_user` update) for the users who can access them. */
-export async function publishAboutUser(app: App, realm: RealmInfo, target: User, event: Event): Promise<void> {
+/**
+ * An event about `target` (a `realm_user` update) for the users who can access them, on commit.
+ * Without the snapshot filter, as these always went: applying a user update twice changes nothing.
+ */
+export async function sendAboutUser(app: App, realm: RealmInfo, target: User, event: Event): Promise<void> {
   const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, target)]);
-  const userIds = viewers.filter(canAccess).map((v) => v.id);
-  if (userIds.length) app.bus.publish({ realmId: realm.id, userIds, event });
+  sendOnCommit({ realmId: realm.id, userIds: viewers.filter(canAccess).map((v) => v.id), event }, { alwaysDeliver: true });
 }
 
 /**
- * Call before a change of subscriptions or of who is active, with how to find the users it may
- * concern (only asked when guests' access is limited); the function returned, called after it,
- * tells the restricted guests among them whom they gained access to (`realm_user` add with the
+ * Call in the transaction before a change of subscriptions or of who is active, with how to find
+ * the users it may concern (only asked when guests' access is limited); the function returned,
+ * called after the change in the same transaction, tells the restricted guests among them whom they gained access to (`realm_user` add with the
  * real user) and whom they lost (`realm_user` remove).
  */
 export async function trackAccess(app: App, realm: RealmInfo, concerned: () => Promise<Iterable<number>>): Promise<() => Promise<void>> {
@@ -34,11 +37,11 @@ export async function trackAccess(app: App, realm: RealmInfo, concerned: () => P
       const gained = await app.prisma.user.findMany({ where: { id: { in: [...now].filter((id) => !was.has(id)) } }, orderBy: { id: 'asc' } });
       for (const user of gained) {
         const person = formatUser(app, realm, user, guest, { clientGravatar: false });
-        app.bus.publish({ realmId: realm.id, userIds: [guest.id], event: { type: 'realm_user', op: 'add', person } });
+        sendOnCommit({ realmId: realm.id, userIds: [guest.id], event: { type: 'realm_user', op: 'add', person } }, { alwaysDeliver: true });
       }
       for (const id of [...was].filter((id) => !now.has(id)).sort((a, b) => a - b)) {
         const person = { user_id: id, full_name: UNKNOWN_USER_NAME };
-        app.bus.publish({ realmId: realm.id, userIds: [guest.id], event: { type: 'realm_user', op: 'remove', person } });
+        sendOnCommit({ realmId: realm.id, userIds: [guest.id], event: { type: 'realm_user', op: 'remove', person } }, { alwaysDeliver: true });
       }
     }
   };

@@ -10,8 +10,9 @@ import { metadataUserIds } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { realmViewers } from '../queries/users.ts';
 import { renderDescription } from './channels.ts';
-import { publishToRealm } from './realm.ts';
-import { publishAboutUser, trackAccess } from './user-access.ts';
+import { sendToRealm } from './realm.ts';
+import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { sendAboutUser, trackAccess } from './user-access.ts';
 import { checkNameAvailable, checkFullName } from './users.ts';
 
 type Event = Record<string, unknown>;
@@ -99,36 +100,45 @@ async function writeProfileData(tx: Prisma.TransactionClient, realm: RealmInfo, 
   return changes;
 }
 
+/** Holds the user's row until the commit, so the checks on it (role, last owner, active) can't go stale. */
+async function lockUser(app: App, id: number): Promise<void> {
+  await app.prisma.$queryRaw`SELECT id FROM "User" WHERE id = ${id} FOR UPDATE`;
+}
+
 /** PATCH /users/{user_id}. */
 export async function updateUser(app: App, realm: RealmInfo, actor: User, userId: number, u: UserUpdate): Promise<void> {
-  const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: true, allowBots: true });
-  const role = u.role !== undefined && u.role !== target.role ? u.role : undefined;
-  if (role !== undefined) await checkRoleChange(app, realm, actor, target, role);
-  // Zulip ignores an empty name here rather than refusing it.
-  const rename = u.fullName !== undefined && u.fullName !== target.fullName && u.fullName.trim() !== '';
-  const fullName = rename ? await checkNewName(app, realm, target, u.fullName!) : undefined;
-  const profileChanges = await app.prisma.$transaction(async (tx) => {
-    if (role !== undefined || fullName !== undefined) await tx.user.update({ where: { id: target.id }, data: { role, fullName } });
-    return u.profileData ? writeProfileData(tx, realm, target, u.profileData) : [];
+  await atomic(app, async () => {
+    await lockUser(app, userId);
+    const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: true, allowBots: true });
+    const role = u.role !== undefined && u.role !== target.role ? u.role : undefined;
+    if (role !== undefined) await checkRoleChange(app, realm, actor, target, role);
+    // Zulip ignores an empty name here rather than refusing it.
+    const rename = u.fullName !== undefined && u.fullName !== target.fullName && u.fullName.trim() !== '';
+    const fullName = rename ? await checkNewName(app, realm, target, u.fullName!) : undefined;
+    if (role !== undefined || fullName !== undefined) await app.prisma.user.update({ where: { id: target.id }, data: { role, fullName } });
+    const profileChanges = u.profileData ? await writeProfileData(app.prisma, realm, target, u.profileData) : [];
+    onCommit(() => app.auth.forget(target.id));
+    const person = (fields: Event) => ({ type: 'realm_user', op: 'update', person: { user_id: target.id, ...fields } });
+    if (role !== undefined) {
+      await sendAboutUser(app, realm, target, person({ role }));
+      await announceRoleGroups(app, realm, target.id, target.role, role);
+    }
+    if (fullName !== undefined) await sendAboutUser(app, realm, target, person({ full_name: fullName }));
+    for (const field of profileChanges) await sendAboutUser(app, realm, target, person({ custom_profile_field: field }));
   });
-  app.auth.forget(target.id);
-  const person = (fields: Event) => ({ type: 'realm_user', op: 'update', person: { user_id: target.id, ...fields } });
-  if (role !== undefined) {
-    await publishAboutUser(app, realm, target, person({ role }));
-    await announceRoleGroups(app, realm, target.id, target.role, role);
-  }
-  if (fullName !== undefined) await publishAboutUser(app, realm, target, person({ full_name: fullName }));
-  for (const field of profileChanges) await publishAboutUser(app, realm, target, person({ custom_profile_field: field }));
 }
+
+/** Group events as these always went, without the snapshot filter: applying one twice changes nothing. */
+const sendGroupEvent = (app: App, realm: RealmInfo, event: Event) => sendToRealm(app, realm, event, { alwaysDeliver: true });
 
 /** System-group membership follows the role: the old role's groups lose the user, the new ones gain them. */
 async function announceRoleGroups(app: App, realm: RealmInfo, userId: number, before: number, after: number): Promise<void> {
   const event = (op: string, name: string) => ({ type: 'user_group', op, group_id: realm.systemGroups[name as keyof RealmInfo['systemGroups']], user_ids: [userId] });
-  await publishToRealm(app, realm, event('remove_members', roleSystemGroup(before)));
-  await publishToRealm(app, realm, event('add_members', roleSystemGroup(after)));
+  await sendGroupEvent(app, realm, event('remove_members', roleSystemGroup(before)));
+  await sendGroupEvent(app, realm, event('add_members', roleSystemGroup(after)));
   // role:fullmembers is the one system group not named after a role.
   const full = (role: number) => systemGroupDirectlyContains('role:fullmembers', role);
-  if (full(before) !== full(after)) await publishToRealm(app, realm, event(full(after) ? 'add_members' : 'remove_members', 'role:fullmembers'));
+  if (full(before) !== full(after)) await sendGroupEvent(app, realm, event(full(after) ? 'add_members' : 'remove_members', 'role:fullmembers'));
 }
 
 /** Channels a user is subscribed to, with who may see each one's subscribers. */
@@ -139,7 +149,7 @@ async function subscribedChannels(app: App, realm: RealmInfo, userId: number) {
 async function announcePeers(app: App, realm: RealmInfo, userId: number, op: 'peer_add' | 'peer_remove'): Promise<void> {
   for (const channel of await subscribedChannels(app, realm, userId)) {
     const recipients = (await metadataUserIds(app, realm, channel)).filter((id) => id !== userId);
-    if (recipients.length) app.bus.publish({ realmId: realm.id, userIds: recipients, event: { type: 'subscription', op, stream_ids: [channel.id], user_ids: [userId] } });
+    sendOnCommit({ realmId: realm.id, userIds: recipients, event: { type: 'subscription', op, stream_ids: [channel.id], user_ids: [userId] } }, { alwaysDeliver: true });
   }
 }
 
@@ -151,38 +161,48 @@ function signOut(app: App, userId: number): void {
 
 /** DELETE /users/{user_id}: the user and the bots they own. */
 export async function deactivateUser(app: App, realm: RealmInfo, actor: User, userId: number): Promise<void> {
-  const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: false, allowBots: false });
-  if (target.role === Role.OWNER && actor.role !== Role.OWNER) requireRole(actor, Role.OWNER);
-  if (await isLastOwner(app, realm, target)) throw badRequest('Cannot deactivate the only organization owner');
-  const bots = await app.prisma.user.findMany({ where: { realmId: realm.id, botOwnerId: target.id, isActive: true }, orderBy: { id: 'asc' } });
-  const users = [...bots, target];
-  const ids = users.map((u) => u.id);
-  // Guests who shared only channels with them lose access to them.
-  const announceAccess = await trackAccess(app, realm, async () => (await realmViewers(app, realm.id)).map((v) => v.id).filter((id) => !ids.includes(id)));
-  await app.prisma.user.updateMany({ where: { id: { in: ids } }, data: { isActive: false } });
-  // Subscriber sets count active users only.
-  app.channels.forgetSubscribers('all');
-  for (const user of users) {
-    signOut(app, user.id);
-    await announcePeers(app, realm, user.id, 'peer_remove');
-    await publishAboutUser(app, realm, user, { type: 'realm_user', op: 'update', person: { user_id: user.id, is_active: false } });
-  }
-  await announceAccess();
+  await atomic(app, async () => {
+    await lockUser(app, userId);
+    const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: false, allowBots: false });
+    if (target.role === Role.OWNER && actor.role !== Role.OWNER) requireRole(actor, Role.OWNER);
+    if (await isLastOwner(app, realm, target)) throw badRequest('Cannot deactivate the only organization owner');
+    const bots = await app.prisma.user.findMany({ where: { realmId: realm.id, botOwnerId: target.id, isActive: true }, orderBy: { id: 'asc' } });
+    const users = [...bots, target];
+    const ids = users.map((u) => u.id);
+    // Guests who shared only channels with them lose access to them.
+    const announceAccess = await trackAccess(app, realm, async () => (await realmViewers(app, realm.id)).map((v) => v.id).filter((id) => !ids.includes(id)));
+    await app.prisma.user.updateMany({ where: { id: { in: ids } }, data: { isActive: false } });
+    // Subscriber sets count active users only.
+    onCommit(() => {
+      app.channels.forgetSubscribers('all');
+      for (const id of ids) signOut(app, id);
+    });
+    for (const user of users) {
+      await announcePeers(app, realm, user.id, 'peer_remove');
+      await sendAboutUser(app, realm, user, { type: 'realm_user', op: 'update', person: { user_id: user.id, is_active: false } });
+    }
+    await announceAccess();
+  });
 }
 
 /** POST /users/{user_id}/reactivate. */
 export async function reactivateUser(app: App, realm: RealmInfo, actor: User, userId: number): Promise<void> {
-  const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: true, allowBots: true });
-  if (target.isActive) return;
-  await app.prisma.user.update({ where: { id: target.id }, data: { isActive: true } });
-  app.channels.forgetSubscribers('all');
-  app.auth.forget(target.id);
-  await publishAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } });
-  await announcePeers(app, realm, target.id, 'peer_add');
-  const groups = await app.realms.groups(realm.id);
-  const named = [...groups.values()].filter((g) => !g.isSystemGroup && g.name !== null && g.members.has(target.id)).map((g) => g.id);
-  const system = SYSTEM_GROUPS.filter((g) => systemGroupDirectlyContains(g.name, target.role)).map((g) => realm.systemGroups[g.name]);
-  for (const groupId of [...system, ...named].sort((a, b) => a - b)) {
-    await publishToRealm(app, realm, { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [target.id] });
-  }
+  await atomic(app, async () => {
+    await lockUser(app, userId);
+    const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: true, allowBots: true });
+    if (target.isActive) return;
+    await app.prisma.user.update({ where: { id: target.id }, data: { isActive: true } });
+    onCommit(() => {
+      app.channels.forgetSubscribers('all');
+      app.auth.forget(target.id);
+    });
+    await sendAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } });
+    await announcePeers(app, realm, target.id, 'peer_add');
+    const groups = await app.realms.groups(realm.id);
+    const named = [...groups.values()].filter((g) => !g.isSystemGroup && g.name !== null && g.members.has(target.id)).map((g) => g.id);
+    const system = SYSTEM_GROUPS.filter((g) => systemGroupDirectlyContains(g.name, target.role)).map((g) => realm.systemGroups[g.name]);
+    for (const groupId of [...system, ...named].sort((a, b) => a - b)) {
+      await sendGroupEvent(app, realm, { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [target.id] });
+    }
+  });
 }

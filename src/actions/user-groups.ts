@@ -1,7 +1,6 @@
 // Creating and changing user groups (Zulip's zerver/actions/user_groups.py): every check first,
 // the writes in one transaction, then the `user_group` events to every active user.
 import type { App } from '../app.ts';
-import { committedWrite, transactionId } from '../db/commits.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { CHANNEL_PERMISSION_DEFAULTS, type ChannelPermission } from '../domain/channel-settings.ts';
@@ -15,7 +14,8 @@ import { channelPermission } from '../queries/channels.ts';
 import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
 import { activeUsers, apiSettingValue, formatGroup, groupPermission, recursiveSubgroupIds } from '../queries/user-groups.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
-import { publishToRealm } from './realm.ts';
+import { sendToRealm } from './realm.ts';
+import { atomic, onCommit } from './transaction.ts';
 
 type Groups = Map<number, GroupInfo>;
 type Event = Record<string, unknown>;
@@ -75,7 +75,11 @@ async function accessGroupForUpdate(app: App, realm: RealmInfo, user: User, grou
 /** Joining or leaving oneself needs only can_join_group/can_leave_group; anything else the wider right. */
 function accessForMembers(app: App, realm: RealmInfo, user: User, groups: Groups, id: number, ids: number[], self: UserGroupPermission, other: UserGroupPermission): Promise<GroupInfo> {
   if (ids.length !== 1 || ids[0] !== user.id) return accessGroupForUpdate(app, realm, user, groups, id, other, true);
-  return accessGroupForUpdate(app, realm, user, groups, id, self, true).catch(() => accessGroupForUpdate(app, realm, user, groups, id, other, true));
+  // Only a refusal falls back to the wider right; a failing database stays a failure.
+  return accessGroupForUpdate(app, realm, user, groups, id, self, true).catch((err: unknown) => {
+    if (!(err instanceof ApiError)) throw err;
+    return accessGroupForUpdate(app, realm, user, groups, id, other, true);
+  });
 }
 
 async function checkGroupSettings(tx: Prisma.TransactionClient, realm: RealmInfo, groups: Groups, requested: Partial<Record<UserGroupPermission, GroupSettingValue>>) {
@@ -103,9 +107,10 @@ export interface NewUserGroup {
 /** POST /user_groups/create; returns the new group's id. */
 export async function createUserGroup(app: App, realm: RealmInfo, user: User, input: NewUserGroup): Promise<number> {
   requireNonGuest(user);
-  if (!(await hasRealmPermission(app.realms, realm, user, 'can_create_groups'))) throw insufficient();
-  const groups = await app.realms.groups(realm.id);
-  const { group, subgroups, xid } = await app.prisma.$transaction(async (tx) => {
+  return atomic(app, async () => {
+    if (!(await hasRealmPermission(app.realms, realm, user, 'can_create_groups'))) throw insufficient();
+    const groups = await app.realms.groups(realm.id);
+    const tx = app.prisma;
     const members = await checkUserIds(tx, realm, input.members);
     const name = checkGroupName(input.name);
     const settings = await checkGroupSettings(tx, realm, groups, input.settings);
@@ -121,13 +126,18 @@ export async function createUserGroup(app: App, realm: RealmInfo, user: User, in
         subgroups: { create: subgroups.map((subgroupId) => ({ subgroupId })) },
       },
     });
-    return { group, subgroups, xid: await transactionId(tx) };
+    groupsChanged(app, realm);
+    // Zulip announces the group without subgroups, then adds them.
+    await sendToRealm(app, realm, { type: 'user_group', op: 'add', group: { ...(await groupForEvent(app, realm, group.id)), direct_subgroup_ids: [] } });
+    if (subgroups.length) await sendToRealm(app, realm, { type: 'user_group', op: 'add_subgroups', group_id: group.id, direct_subgroup_ids: subgroups });
+    return group.id;
   });
+}
+
+/** In a transaction that changed groups: later reads in it see the change, and the cache goes at commit. */
+function groupsChanged(app: App, realm: RealmInfo): void {
   app.realms.forgetGroups(realm.id);
-  // Zulip announces the group without subgroups, then adds them.
-  await publishToRealm(app, realm, { type: 'user_group', op: 'add', group: { ...(await groupForEvent(app, realm, group.id)), direct_subgroup_ids: [] } }, xid);
-  if (subgroups.length) await publishToRealm(app, realm, { type: 'user_group', op: 'add_subgroups', group_id: group.id, direct_subgroup_ids: subgroups }, xid);
-  return group.id;
+  onCommit(() => app.realms.forgetGroups(realm.id));
 }
 
 export interface UserGroupUpdate {
@@ -157,11 +167,13 @@ export async function updateUserGroup(app: App, realm: RealmInfo, user: User, id
   if (u.name === undefined && u.description === undefined && u.deactivated === undefined && Object.keys(u.settings).length === 0) {
     throw badRequest('No new data supplied');
   }
-  const groups = await app.realms.groups(realm.id);
-  const group = await accessGroupForUpdate(app, realm, user, groups, id, 'can_manage_group', true);
-  const events: Event[] = [];
-  const reactivate = u.deactivated === false && group.deactivated;
-  const [changed, xid] = await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    await lockGroup(app, id);
+    const groups = await app.realms.groups(realm.id);
+    const group = await accessGroupForUpdate(app, realm, user, groups, id, 'can_manage_group', true);
+    const events: Event[] = [];
+    const reactivate = u.deactivated === false && group.deactivated;
+    const tx = app.prisma;
     const data: Prisma.UserGroupUpdateInput = {};
     if (u.name !== undefined && u.name !== group.name) {
       data.name = checkGroupName(u.name);
@@ -179,15 +191,19 @@ export async function updateUserGroup(app: App, realm: RealmInfo, user: User, id
     const changed = await planSettings(tx, realm, groups, group, u.settings);
     if (Object.keys(changed).length) data.permissions = { ...group.permissions, ...changed };
     if (Object.keys(data).length) await tx.userGroup.update({ where: { id }, data });
-    return [changed, await transactionId(tx)] as const;
+    groupsChanged(app, realm);
+    const active = new Set((await activeUsers(app, realm.id)).map((x) => x.id));
+    for (const e of events) await sendToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, ...e });
+    if (reactivate) await sendToRealm(app, realm, { type: 'user_group', op: 'add', group: await groupForEvent(app, realm, id), for_reactivation: true });
+    for (const [setting, value] of Object.entries(changed)) {
+      await sendToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, data: { [setting]: apiSettingValue(value, active) } });
+    }
   });
-  app.realms.forgetGroups(realm.id);
-  const active = new Set((await activeUsers(app, realm.id)).map((x) => x.id));
-  for (const e of events) await publishToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, ...e }, xid);
-  if (reactivate) await publishToRealm(app, realm, { type: 'user_group', op: 'add', group: await groupForEvent(app, realm, id), for_reactivation: true }, xid);
-  for (const [setting, value] of Object.entries(changed)) {
-    await publishToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, data: { [setting]: apiSettingValue(value, active) } }, xid);
-  }
+}
+
+/** Holds the group's row until the commit: its checks (an 'old' setting, current members) must not go stale. */
+async function lockGroup(app: App, id: number): Promise<void> {
+  await app.prisma.$queryRaw`SELECT id FROM "UserGroup" WHERE id = ${id} FOR UPDATE`;
 }
 
 export interface MembershipChange {
@@ -246,8 +262,10 @@ async function planMembership(app: App, realm: RealmInfo, user: User, tx: Prisma
 /** POST /user_groups/{id}/members and /subgroups: all of the changes or none. */
 export async function updateMembership(app: App, realm: RealmInfo, user: User, id: number, c: MembershipChange): Promise<void> {
   requireNonGuest(user);
-  const groups = await app.realms.groups(realm.id);
-  const [steps, xid] = await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    await lockGroup(app, id);
+    const groups = await app.realms.groups(realm.id);
+    const tx = app.prisma;
     const steps = await planMembership(app, realm, user, tx, groups, id, c);
     for (const { op, ids } of steps) {
       if (op === 'add_members') await tx.userGroupMember.createMany({ data: ids.map((userId) => ({ groupId: id, userId })) });
@@ -255,13 +273,12 @@ export async function updateMembership(app: App, realm: RealmInfo, user: User, i
       if (op === 'add_subgroups') await tx.userGroupSubgroup.createMany({ data: ids.map((subgroupId) => ({ supergroupId: id, subgroupId })) });
       if (op === 'remove_subgroups') await tx.userGroupSubgroup.deleteMany({ where: { supergroupId: id, subgroupId: { in: ids } } });
     }
-    return [steps, await transactionId(tx)] as const;
+    groupsChanged(app, realm);
+    for (const { op, ids } of steps) {
+      const key = op.endsWith('members') ? 'user_ids' : 'direct_subgroup_ids';
+      await sendToRealm(app, realm, { type: 'user_group', op, group_id: id, [key]: ids });
+    }
   });
-  app.realms.forgetGroups(realm.id);
-  for (const { op, ids } of steps) {
-    const key = op.endsWith('members') ? 'user_ids' : 'direct_subgroup_ids';
-    await publishToRealm(app, realm, { type: 'user_group', op, group_id: id, [key]: ids }, xid);
-  }
 }
 
 const usesGroup = (value: GroupSettingValue, id: number) => (typeof value === 'number' ? value === id : value.direct_subgroups.includes(id));
@@ -288,12 +305,15 @@ async function objectionsTo(app: App, realm: RealmInfo, groups: Groups, id: numb
 
 /** POST /user_groups/{id}/deactivate. */
 export async function deactivateUserGroup(app: App, realm: RealmInfo, user: User, id: number): Promise<void> {
-  const groups = await app.realms.groups(realm.id);
-  await accessGroupForUpdate(app, realm, user, groups, id, 'can_manage_group', false);
-  const objections = await objectionsTo(app, realm, groups, id);
-  if (objections.length) throw new ApiError('Cannot deactivate user group in use.', 'CANNOT_DEACTIVATE_GROUP_IN_USE', 400, { objections });
-  const [, xid] = await committedWrite(app.prisma, app.prisma.userGroup.update({ where: { id }, data: { deactivated: true } }));
-  app.realms.forgetGroups(realm.id);
-  await publishToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, data: { deactivated: true } }, xid);
-  await publishToRealm(app, realm, { type: 'user_group', op: 'remove', group_id: id }, xid);
+  await atomic(app, async () => {
+    await lockGroup(app, id);
+    const groups = await app.realms.groups(realm.id);
+    await accessGroupForUpdate(app, realm, user, groups, id, 'can_manage_group', false);
+    const objections = await objectionsTo(app, realm, groups, id);
+    if (objections.length) throw new ApiError('Cannot deactivate user group in use.', 'CANNOT_DEACTIVATE_GROUP_IN_USE', 400, { objections });
+    await app.prisma.userGroup.update({ where: { id }, data: { deactivated: true } });
+    groupsChanged(app, realm);
+    await sendToRealm(app, realm, { type: 'user_group', op: 'update', group_id: id, data: { deactivated: true } });
+    await sendToRealm(app, realm, { type: 'user_group', op: 'remove', group_id: id });
+  });
 }

@@ -3,7 +3,6 @@
 // `user_status` events to everyone who can access the user. The deprecated `away` flag writes the
 // presence_enabled setting, with its own settings events.
 import type { App } from '../app.ts';
-import { transactionId } from '../db/commits.ts';
 import type { User } from '../db/generated/client.ts';
 import { badRequest } from '../errors.ts';
 import { canonicalReactionType, checkEmojiRequest, emojiByName } from '../queries/reactions.ts';
@@ -11,6 +10,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { whoCanAccess } from '../queries/user-access.ts';
 import { realmViewers } from '../queries/users.ts';
 import { updateSettings } from './settings.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 export const MAX_STATUS_TEXT_LENGTH = 60;
 
@@ -54,15 +54,14 @@ export async function updateUserStatus(app: App, realm: RealmInfo, target: User,
   if (target.isBot) throw badRequest('This endpoint does not accept bot requests.');
   const change = await checkStatus(app, realm, req);
   const parts = { ...(change.statusText !== undefined ? { statusText: change.statusText } : {}), ...change.emoji };
-  const xid = await app.prisma.$transaction(async (tx) => {
-    await tx.userStatus.upsert({ where: { userId: target.id }, create: { userId: target.id, ...parts }, update: { ...parts, updatedAt: new Date() } });
-    return transactionId(tx);
+  await atomic(app, async () => {
+    await app.prisma.userStatus.upsert({ where: { userId: target.id }, create: { userId: target.id, ...parts }, update: { ...parts, updatedAt: new Date() } });
+    if (req.away !== undefined) await updateSettings(app, realm, target, { settings: { presence_enabled: !req.away } });
+    const event: Record<string, unknown> = { type: 'user_status', user_id: target.id };
+    if (req.away !== undefined) event.away = req.away;
+    if (change.statusText !== undefined) event.status_text = change.statusText;
+    if (change.emoji) Object.assign(event, { emoji_name: change.emoji.emojiName, emoji_code: change.emoji.emojiCode, reaction_type: change.emoji.reactionType });
+    const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, target)]);
+    sendOnCommit({ realmId: realm.id, userIds: viewers.filter(canAccess).map((v) => v.id), event });
   });
-  if (req.away !== undefined) await updateSettings(app, realm, target, { settings: { presence_enabled: !req.away } });
-  const event: Record<string, unknown> = { type: 'user_status', user_id: target.id };
-  if (req.away !== undefined) event.away = req.away;
-  if (change.statusText !== undefined) event.status_text = change.statusText;
-  if (change.emoji) Object.assign(event, { emoji_name: change.emoji.emojiName, emoji_code: change.emoji.emojiCode, reaction_type: change.emoji.reactionType });
-  const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, target)]);
-  app.bus.publish({ realmId: realm.id, userIds: viewers.filter(canAccess).map((v) => v.id), event, xid });
 }

@@ -8,10 +8,10 @@ import type { Prisma, User } from '../db/generated/client.ts';
 import { ROLES, Role, SYSTEM_GROUPS } from '../domain/roles.ts';
 import { userSettingsSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../errors.ts';
-import { transactionId } from '../db/commits.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { unknownUser, whoCanAccess } from '../queries/user-access.ts';
 import { canSeeEmail, formatUser, realmViewers } from '../queries/users.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 
 const emailSchema = z.string().email();
 const subdomainSchema = z.string().regex(/^([a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)?$/);
@@ -101,21 +101,21 @@ export async function createUser(app: App, realm: RealmInfo, input: NewUser, act
   }
   checkNewUser(input);
   const passwordHash = input.password ? await hashPassword(input.password, app.config.PASSWORD_HASH_COST) : null;
-  const [user, xid] = await app.prisma.$transaction(async (tx) => [await insertUser(tx, realm.id, input, passwordHash), await transactionId(tx)] as const);
-  const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, user)]);
-  // What a viewer with access sees of the new user depends only on whether the real email is visible to them.
-  const withAccess = viewers.filter(canAccess);
-  const [canSee, cannotSee] = [withAccess.filter((v) => canSeeEmail(user, v, realm)), withAccess.filter((v) => !canSeeEmail(user, v, realm))];
-  for (const group of [canSee, cannotSee]) {
-    if (group.length === 0) continue;
-    const person = formatUser(app, realm, user, group[0]!, { clientGravatar: false });
-    app.bus.publish({ realmId: realm.id, userIds: group.map((v) => v.id), event: { type: 'realm_user', op: 'add', person }, xid });
-  }
-  // Guests who cannot access the new user get an "Unknown user" (event-format drops it for
-  // clients with user_list_incomplete).
-  const without = viewers.filter((v) => !canAccess(v)).map((v) => v.id);
-  if (without.length) {
-    app.bus.publish({ realmId: realm.id, userIds: without, event: { type: 'realm_user', op: 'add', person: unknownUser(app, realm, user.id), inaccessible_user: true }, xid });
-  }
-  return user;
+  return atomic(app, async () => {
+    const user = await insertUser(app.prisma, realm.id, input, passwordHash);
+    const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, user)]);
+    // What a viewer with access sees of the new user depends only on whether the real email is visible to them.
+    const withAccess = viewers.filter(canAccess);
+    const [canSee, cannotSee] = [withAccess.filter((v) => canSeeEmail(user, v, realm)), withAccess.filter((v) => !canSeeEmail(user, v, realm))];
+    for (const group of [canSee, cannotSee]) {
+      if (group.length === 0) continue;
+      const person = formatUser(app, realm, user, group[0]!, { clientGravatar: false });
+      sendOnCommit({ realmId: realm.id, userIds: group.map((v) => v.id), event: { type: 'realm_user', op: 'add', person } });
+    }
+    // Guests who cannot access the new user get an "Unknown user" (event-format drops it for
+    // clients with user_list_incomplete).
+    const without = viewers.filter((v) => !canAccess(v)).map((v) => v.id);
+    sendOnCommit({ realmId: realm.id, userIds: without, event: { type: 'realm_user', op: 'add', person: unknownUser(app, realm, user.id), inaccessible_user: true } });
+    return user;
+  });
 }

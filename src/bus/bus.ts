@@ -20,8 +20,8 @@ export interface EventEnvelope {
   /**
    * The transaction that committed the change (src/db/commits.ts), so a queue whose register
    * state already holds it does not get it twice. Absent for changes that are not in the
-   * database (typing) or whose state register reads from a cache (settings: applying those
-   * twice changes nothing).
+   * database (typing) or whose state register reads from a cache or not at all (settings,
+   * uploads: applying those twice changes nothing). Set by actions/transaction.ts only.
    */
   xid?: number;
 }

@@ -3,7 +3,7 @@
 // state inside one transaction and keeps that transaction's snapshot. A queued event whose
 // transaction the snapshot sees is already part of the state, so the queue drops it: nothing that
 // happens while the state is read is lost or applied twice, in one process or many.
-import type { Prisma, PrismaClient } from './generated/client.ts';
+import type { PrismaClient } from './generated/client.ts';
 
 type Queryable = Pick<PrismaClient, '$queryRawUnsafe'>;
 const CURRENT_XID = 'SELECT pg_current_xact_id()::text AS xid';
@@ -12,16 +12,6 @@ const CURRENT_XID = 'SELECT pg_current_xact_id()::text AS xid';
 export async function transactionId(tx: Queryable): Promise<number> {
   const [row] = await tx.$queryRawUnsafe<{ xid: string }[]>(CURRENT_XID);
   return Number(row!.xid);
-}
-
-/**
- * Runs one write in its own transaction and returns its result with the transaction's xid, for
- * actions whose change is a single statement.
- */
-export async function committedWrite<T>(prisma: PrismaClient, write: Prisma.PrismaPromise<T>): Promise<[T, number]> {
-  // Prisma's query builders are lazy; the batch form runs both in one transaction.
-  const [result, rows] = await prisma.$transaction([write, prisma.$queryRawUnsafe<{ xid: string }[]>(CURRENT_XID)]);
-  return [result, Number(rows[0]!.xid)];
 }
 
 /**

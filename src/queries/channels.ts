@@ -7,6 +7,7 @@ import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { isInGroupSetting, type PermissionSubject } from '../auth/permissions.ts';
 import { badRequest } from '../errors.ts';
+import { inTransaction } from '../db/transaction.ts';
 import type { GroupInfo, RealmInfo } from './realms.ts';
 
 export const CHANNEL_PERMISSIONS = Object.keys(CHANNEL_PERMISSION_DEFAULTS) as ChannelPermission[];
@@ -25,8 +26,12 @@ export async function isSubscribed(app: App, userId: number, channelId: number):
   return sub?.active ?? false;
 }
 
-/** Active subscribers who are active users: the recipients of the channel's messages (held by its actor). */
+/**
+ * Active subscribers who are active users: the recipients of the channel's messages (held by its
+ * actor). Inside a transaction, as that transaction sees them: it may be the one changing them.
+ */
 export function subscriberIds(app: App, channelId: number): Promise<readonly number[]> {
+  if (inTransaction()) return loadSubscriberIds(app, channelId);
   return app.channels.subscribers(channelId, () => loadSubscriberIds(app, channelId));
 }
 

@@ -10,7 +10,7 @@ import { Role } from '../domain/roles.ts';
 import { ApiError } from '../errors.ts';
 import { channelAccess, channelByName } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
-import { userByEmail } from './users.ts';
+import { findUserByEmail } from './users.ts';
 
 const operand = z.union([z.string(), z.number().int(), z.array(z.number().int())]);
 export const narrowSchema = z.array(
@@ -75,7 +75,7 @@ async function userIdsOf(app: App, realm: RealmInfo, user: User, value: NarrowTe
       if (!found) throw badNarrow('unknown user');
       ids.push(item);
     } else {
-      const found = await userByEmail(app, realm, item, user).catch(() => null);
+      const found = await findUserByEmail(app, realm, item, user);
       if (!found) throw badNarrow('unknown user');
       ids.push(found.id);
     }

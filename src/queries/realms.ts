@@ -2,6 +2,7 @@
 // header and most permission checks read group membership, so neither may cost a query.
 import type { Scheme } from '../config.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
+import { currentTransaction, type OpenTransaction } from '../db/transaction.ts';
 import {
   REALM_PERMISSION_DEFAULTS,
   type GroupSettingValue,
@@ -44,6 +45,7 @@ export class RealmDirectory {
   private readonly groupCache = new Map<number, Promise<Map<number, GroupInfo>>>();
   /** Each organization as seen through a proxy that reports the other scheme, made once per load. */
   private readonly otherSchemeViews = new Map<number, RealmInfo>();
+  private readonly transactionGroups = new WeakMap<OpenTransaction, Map<number, Promise<Map<number, GroupInfo>>>>();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -133,6 +135,15 @@ export class RealmDirectory {
   }
 
   groups(realmId: number): Promise<Map<number, GroupInfo>> {
+    // A transaction checks against the groups as it sees them (it may be changing them), read once.
+    const t = currentTransaction();
+    if (t) {
+      let seen = this.transactionGroups.get(t);
+      if (!seen) this.transactionGroups.set(t, (seen = new Map()));
+      const groups = seen.get(realmId) ?? this.loadGroups(realmId);
+      seen.set(realmId, groups);
+      return groups;
+    }
     let cached = this.groupCache.get(realmId);
     if (!cached) {
       cached = this.loadGroups(realmId);
@@ -142,7 +153,10 @@ export class RealmDirectory {
     return cached;
   }
 
+  /** After a change of groups: inside its transaction, for what it reads next; at commit, for everyone. */
   forgetGroups(realmId: number): void {
+    const t = currentTransaction();
+    if (t) this.transactionGroups.get(t)?.delete(realmId);
     this.groupCache.delete(realmId);
   }
 

@@ -109,11 +109,17 @@ export async function userById(app: App, realm: RealmInfo, id: number): Promise<
  * or the dummy address `user{id}@domain`, which always works.
  */
 export async function userByEmail(app: App, realm: RealmInfo, email: string, viewer: Viewer): Promise<User> {
-  const dummy = /^user(\d+)@(.+)$/i.exec(email);
-  if (dummy && dummy[2]!.toLowerCase() === app.realms.emailDomain(realm)) return userById(app, realm, Number(dummy[1]));
-  const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: email, mode: 'insensitive' } } });
-  if (!user || !canSeeEmail(user, viewer, realm)) throw badRequest('No such user');
+  const user = await findUserByEmail(app, realm, email, viewer);
+  if (!user) throw badRequest('No such user');
   return user;
+}
+
+/** userByEmail, with null for an address that names nobody the viewer may know by it. */
+export async function findUserByEmail(app: App, realm: RealmInfo, email: string, viewer: Viewer): Promise<User | null> {
+  const dummy = /^user(\d+)@(.+)$/i.exec(email);
+  if (dummy && dummy[2]!.toLowerCase() === app.realms.emailDomain(realm)) return app.prisma.user.findFirst({ where: { id: Number(dummy[1]), realmId: realm.id } });
+  const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: email, mode: 'insensitive' } } });
+  return user && canSeeEmail(user, viewer, realm) ? user : null;
 }
 
 export async function maxMessageId(app: App, userId: number): Promise<number> {

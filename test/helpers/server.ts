@@ -19,6 +19,7 @@ export const TEST_ENV = {
   LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   HEARTBEAT_SECONDS: '2',
   HEARTBEAT_JITTER_SECONDS: '0',
+  EVENT_SCHEMA_CHECK: 'strict',
 };
 
 let shared: Promise<RunningServer> | undefined;

@@ -1,0 +1,99 @@
+// The one way actions write and announce (Zulip's transaction.atomic with send_event_on_commit):
+// `atomic` runs an action's checks and writes in one transaction (the ambient one of
+// db/transaction.ts), and the events the action records with `sendOnCommit` go to the bus once it
+// committed, in the order recorded, carrying its xid (db/commits.ts); never when it rolled back.
+// Every event is checked against its schema (src/events/schemas.ts) on the way.
+import type { App } from '../app.ts';
+import type { EventEnvelope } from '../bus/bus.ts';
+import { transactionId } from '../db/commits.ts';
+import { currentTransaction, runInTransaction, type OpenTransaction } from '../db/transaction.ts';
+import { checkEvent } from '../events/schemas.ts';
+import { log } from '../log.ts';
+
+type Envelope = Omit<EventEnvelope, 'xid'>;
+
+interface PendingEvent {
+  envelope: Envelope;
+  /** The register state holding this change comes from a cache, not the transaction's snapshot. */
+  alwaysDeliver: boolean;
+}
+
+interface Pending {
+  app: App;
+  events: PendingEvent[];
+  afterCommit: (() => void | Promise<void>)[];
+}
+
+const pending = new WeakMap<OpenTransaction, Pending>();
+
+/**
+ * Runs `body` in one transaction (or as part of the one already open) and publishes the events it
+ * recorded after the commit, before resolving: an action run by a channel's actor has published
+ * before the channel's next write starts.
+ */
+export async function atomic<T>(app: App, body: () => Promise<T>): Promise<T> {
+  if (currentTransaction()) return body();
+  const scope: Pending = { app, events: [], afterCommit: [] };
+  const { result, xid } = await runInTransaction(app.db.prisma, async (t) => {
+    pending.set(t, scope);
+    const result = await body();
+    return { result, xid: scope.events.some((e) => !e.alwaysDeliver) ? await transactionId(t.tx) : undefined };
+  });
+  try {
+    for (const work of scope.afterCommit) await work();
+  } finally {
+    for (const e of scope.events) app.bus.publish(e.alwaysDeliver ? e.envelope : { ...e.envelope, xid });
+  }
+  return result;
+}
+
+function currentScope(what: string): Pending {
+  const t = currentTransaction();
+  const scope = t && pending.get(t);
+  if (!scope) throw new Error(`${what} outside an action's transaction`);
+  return scope;
+}
+
+/** Work for after the commit, before the events leave: dropping caches the transaction made stale. */
+export function onCommit(work: () => void | Promise<void>): void {
+  currentScope('onCommit').afterCommit.push(work);
+}
+
+function check(app: App, envelope: Envelope): void {
+  const problem = checkEvent(envelope.event);
+  if (problem === null) return;
+  const what = `event ${String(envelope.event.type)}/${String(envelope.event.op ?? '')} does not match its schema: ${problem}`;
+  // Tests and development fail loudly; a running server keeps going and says so.
+  if (app.config.EVENT_SCHEMA_CHECK === 'strict') throw new Error(what);
+  log.error(what);
+}
+
+/**
+ * Records an event of the current transaction; it leaves after the commit. `alwaysDeliver`: the
+ * register state it changes is read from a cache (or is not in the register state at all), so a
+ * queue gets it even when its snapshot already saw the transaction (applying it twice changes nothing).
+ */
+export function sendOnCommit(envelope: Envelope, opts: { alwaysDeliver?: boolean } = {}): void {
+  const scope = currentScope(`sendOnCommit (event ${String(envelope.event.type)})`);
+  if (envelope.userIds.length === 0) return;
+  check(scope.app, envelope);
+  scope.events.push({ envelope, alwaysDeliver: opts.alwaysDeliver ?? false });
+}
+
+/**
+ * An event of a change one statement made on its own and already committed, with that
+ * statement's xid: the hot path of channel messages, which skips the round trips of BEGIN/COMMIT.
+ */
+export function sendCommitted(app: App, envelope: EventEnvelope & { xid: number }): void {
+  if (currentTransaction()) throw new Error('sendCommitted inside a transaction: use sendOnCommit');
+  if (envelope.userIds.length === 0) return;
+  check(app, envelope);
+  app.bus.publish(envelope);
+}
+
+/** An event about something never stored (typing): nothing to wait for. */
+export function sendUnstored(app: App, envelope: Envelope): void {
+  if (envelope.userIds.length === 0) return;
+  check(app, envelope);
+  app.bus.publish(envelope);
+}

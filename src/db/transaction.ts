@@ -1,0 +1,61 @@
+// The ambient transaction (as Django's connection is): inside `runInTransaction`, `app.prisma` is
+// the open transaction, so every query an action makes on its way (checks, cache loads,
+// recipients) reads what the transaction sees, waits on the rows it locked, and never needs a
+// second connection. actions/transaction.ts builds the actions' `atomic` on it.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Prisma, PrismaClient } from './generated/client.ts';
+
+export interface OpenTransaction {
+  tx: Prisma.TransactionClient;
+  /** Work that outlives the body (a timer, an actor's next job) must not reach a finished transaction. */
+  open: boolean;
+}
+
+const ambient = new AsyncLocalStorage<OpenTransaction>();
+
+export function currentTransaction(): OpenTransaction | undefined {
+  const t = ambient.getStore();
+  return t?.open ? t : undefined;
+}
+
+/** Whether the caller runs inside a transaction (then reads must not come from caches it may be changing). */
+export const inTransaction = (): boolean => currentTransaction() !== undefined;
+
+// Prisma's 2 s / 5 s defaults are short for checks that render Markdown on a busy machine.
+const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
+
+/** Runs `body` in a new transaction that the code it calls sees as `app.prisma`. */
+export async function runInTransaction<T>(base: PrismaClient, body: (t: OpenTransaction) => Promise<T>): Promise<T> {
+  let current: OpenTransaction | undefined;
+  try {
+    return await base.$transaction(async (tx) => {
+      current = { tx, open: true };
+      return ambient.run(current, () => body(current!));
+    }, TRANSACTION_OPTIONS);
+  } finally {
+    if (current) current.open = false;
+  }
+}
+
+/** The client `app.prisma` is: the base client, or inside `runInTransaction` the open transaction. */
+export function transactionAware(base: PrismaClient): PrismaClient {
+  return new Proxy(base, {
+    get(target, prop) {
+      const tx = currentTransaction()?.tx;
+      const client: object = tx ?? target;
+      // Inside a transaction a nested one joins it, as Django's inner atomic(savepoint=False) does.
+      if (tx && prop === '$transaction') return joinTransaction(tx);
+      const value = Reflect.get(client, prop);
+      return typeof value === 'function' ? value.bind(client) : value;
+    },
+  });
+}
+
+function joinTransaction(tx: Prisma.TransactionClient) {
+  return async (arg: unknown) => {
+    if (typeof arg === 'function') return arg(tx);
+    const results: unknown[] = [];
+    for (const query of arg as Promise<unknown>[]) results.push(await query);
+    return results;
+  };
+}

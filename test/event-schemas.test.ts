@@ -1,0 +1,150 @@
+// Every action that publishes, run through the API: it sends exactly the events listed, each in
+// the shape its schema gives (Zulip's test_events.py with verify_action).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createHash } from 'node:crypto';
+import { sendUnstored } from '../src/actions/transaction.ts';
+import type { App } from '../src/app.ts';
+import { MemoryBus } from '../src/bus/memory.ts';
+import { Role } from '../src/domain/roles.ts';
+import { checkEvent } from '../src/events/schemas.ts';
+import { newRealm } from './helpers/server.ts';
+import { verifyAction } from './helpers/verify-action.ts';
+import { makeChannel, send, sendDm } from './messages-helpers.ts';
+
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
+
+test('schemas refuse what Zulip would not send', () => {
+  assert.is(checkEvent({ type: 'reaction', op: 'add', message_id: 1 }) === null, false);
+  assert.is(checkEvent({ type: 'drafts', op: 'remove', draft_id: 1, extra: true }) === null, false, 'unknown keys are refused');
+  assert.match(checkEvent({ type: 'no_such_event' })!, 'no schema for event type no_such_event');
+  assert.is(checkEvent({ type: 'drafts', op: 'remove', draft_id: 1 }), null);
+});
+
+test('an event that does not match its schema: strict mode throws, log mode logs and still delivers', () => {
+  const delivered: unknown[] = [];
+  const bus = new MemoryBus();
+  bus.subscribe((e) => delivered.push(e.event));
+  const appIn = (mode: 'strict' | 'log') => ({ config: { EVENT_SCHEMA_CHECK: mode }, bus }) as unknown as App;
+  const bad = { realmId: 1, userIds: [1], event: { type: 'typing', op: 'start' } };
+  assert.throws(() => sendUnstored(appIn('strict'), bad), /does not match its schema/);
+  assert.equal(delivered, []);
+  sendUnstored(appIn('log'), bad);
+  assert.equal(delivered, [bad.event]);
+});
+
+test('messages: send, edit, move, delete, reactions, flags, typing', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const o = realm.owner.client;
+  const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
+  await verifyAction(realm, () => o.post('/messages', { type: 'stream', to: sid, topic: 't', content: 'hi @**Bob**' }), ['message']);
+  await verifyAction(realm, () => o.post('/messages', { type: 'direct', to: JSON.stringify([bob.id]), content: 'dm' }), ['message']);
+  const id = await send(realm.owner, sid, 't', 'original');
+  const hash = createHash('sha256').update('original').digest('hex');
+  await verifyAction(realm, () => o.patch(`/messages/${id}`, { content: 'edited', prev_content_sha256: hash }), ['update_message']);
+  await verifyAction(realm, () => o.patch(`/messages/${id}`, { topic: 'moved', send_notification_to_old_thread: true }), ['update_message', 'message', 'message']);
+  await verifyAction(realm, () => o.patch(`/messages/${id}`, { topic: '✔ moved' }), ['update_message', 'message']);
+  await verifyAction(realm, () => o.post(`/messages/${id}/reactions`, { emoji_name: 'smile' }), ['reaction/add']);
+  await verifyAction(realm, () => o.delete(`/messages/${id}/reactions`, { emoji_name: 'smile' }), ['reaction/remove']);
+  await verifyAction(realm, () => bob.client.post('/messages/flags', { messages: JSON.stringify([id]), op: 'add', flag: 'read' }), ['update_message_flags/add']);
+  await verifyAction(realm, () => bob.client.post('/messages/flags', { messages: JSON.stringify([id]), op: 'remove', flag: 'read' }), ['update_message_flags/remove']);
+  await verifyAction(realm, () => bob.client.post('/mark_all_as_read'), ['update_message_flags/add']);
+  await verifyAction(realm, () => bob.client.post('/mark_stream_as_read', { stream_id: sid }), ['update_message_flags/add']);
+  await verifyAction(realm, () => o.post('/typing', { op: 'start', to: JSON.stringify([bob.id]) }), ['typing/start']);
+  await verifyAction(realm, () => o.post('/typing', { type: 'stream', op: 'stop', stream_id: sid, topic: 't' }), ['typing/stop']);
+  await verifyAction(realm, () => o.delete(`/messages/${id}`), ['delete_message']);
+  const dm = await sendDm(realm.owner, [bob.id], 'dm');
+  await verifyAction(realm, () => o.delete(`/messages/${dm}`), ['delete_message']);
+});
+
+test('channels and subscriptions', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const o = realm.owner.client;
+  await verifyAction(realm, () => o.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'new' }]) }), ['stream/create', 'subscription/add', 'subscription/peer_add']);
+  const sid = (await o.get('/get_stream_id', { stream: 'new' })).body.stream_id;
+  await verifyAction(realm, () => o.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'new' }]), principals: JSON.stringify([bob.id]) }), ['subscription/add', 'subscription/peer_add']);
+  await verifyAction(realm, () => o.post('/users/me/subscriptions/properties', { subscription_data: JSON.stringify([{ stream_id: sid, property: 'is_muted', value: true }]) }), ['subscription/update', 'subscription/update']);
+  await verifyAction(realm, () => o.patch(`/streams/${sid}`, { description: 'about' }), ['stream/update']);
+  await verifyAction(realm, () => o.patch(`/streams/${sid}`, { is_private: true }), ['stream/update']);
+  await verifyAction(realm, () => bob.client.delete('/users/me/subscriptions', { subscriptions: JSON.stringify(['new']) }), ['subscription/remove', 'stream/delete', 'subscription/peer_remove']);
+  await verifyAction(realm, () => o.delete(`/streams/${sid}`), ['stream/update', 'stream/delete']);
+});
+
+test('users, settings, the organization', async () => {
+  const realm = await newRealm();
+  const o = realm.owner.client;
+  await verifyAction(realm, () => o.post('/users', { email: 'new@example.com', password: 'new-password', full_name: 'New Nina' }), ['realm_user/add']);
+  const bob = await realm.addUser({ name: 'Bob' });
+  await verifyAction(realm, () => o.patch(`/users/${bob.id}`, { role: Role.MODERATOR }), ['realm_user/update', 'user_group/remove_members', 'user_group/add_members', 'user_group/remove_members']);
+  await verifyAction(realm, () => o.patch(`/users/${bob.id}`, { full_name: 'Bobby' }), ['realm_user/update']);
+  await verifyAction(realm, () => o.delete(`/users/${bob.id}`), ['realm_user/update']);
+  await verifyAction(realm, () => o.post(`/users/${bob.id}/reactivate`), ['realm_user/update', 'user_group/add_members']);
+  await verifyAction(realm, () => o.patch('/settings', { full_name: 'Olivia O' }), ['realm_user/update']);
+  await verifyAction(realm, () => o.patch('/settings', { enter_sends: true }), ['user_settings/update']);
+  await verifyAction(realm, () => o.patch('/settings', { timezone: 'Europe/Paris' }), ['user_settings/update', 'realm_user/update']);
+  await verifyAction(realm, () => o.patch('/settings', { email_address_visibility: 5 }), ['user_settings/update', 'realm_user/update', 'realm_user/update', 'realm_user/update']);
+  await verifyAction(realm, () => o.patch('/realm', { name: 'Renamed' }), ['realm/update']);
+  await verifyAction(realm, () => o.patch('/realm', { allow_message_editing: false }), ['realm/update_dict']);
+  await verifyAction(realm, () => o.post('/users/me/presence', { status: 'active' }), ['presence']);
+});
+
+test('user groups', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const o = realm.owner.client;
+  const created = await verifyAction(realm, () => o.post('/user_groups/create', { name: 'g', description: 'd', members: JSON.stringify([bob.id]) }), ['user_group/add']);
+  const id = (created[0]!.event.group as { id: number }).id;
+  await verifyAction(realm, () => o.patch(`/user_groups/${id}`, { name: 'g2' }), ['user_group/update']);
+  await verifyAction(realm, () => o.post(`/user_groups/${id}/members`, { add: JSON.stringify([realm.owner.id]), delete: JSON.stringify([bob.id]) }), ['user_group/add_members', 'user_group/remove_members']);
+  const sub = (await o.post('/user_groups/create', { name: 'sub', description: '', members: '[]' })).body.group_id;
+  await verifyAction(realm, () => o.post(`/user_groups/${id}/subgroups`, { add: JSON.stringify([sub]) }), ['user_group/add_subgroups']);
+  await verifyAction(realm, () => o.post(`/user_groups/${id}/subgroups`, { delete: JSON.stringify([sub]) }), ['user_group/remove_subgroups']);
+  await verifyAction(realm, () => o.post(`/user_groups/${id}/deactivate`), ['user_group/update', 'user_group/remove']);
+  await verifyAction(realm, () => o.patch(`/user_groups/${id}`, { deactivated: false }), ['user_group/update', 'user_group/add']);
+});
+
+test('drafts, snippets, custom emoji, linkifiers, uploads', async () => {
+  const realm = await newRealm();
+  const o = realm.owner.client;
+  const drafts = await verifyAction(realm, () => o.post('/drafts', { drafts: JSON.stringify([{ type: '', to: [], topic: '', content: 'd' }]) }), ['drafts/add']);
+  const draft = (drafts[0]!.event.drafts as { id: number }[])[0]!.id;
+  await verifyAction(realm, () => o.patch(`/drafts/${draft}`, { draft: JSON.stringify({ type: '', to: [], topic: '', content: 'e' }) }), ['drafts/update']);
+  await verifyAction(realm, () => o.delete(`/drafts/${draft}`), ['drafts/remove']);
+  const snippets = await verifyAction(realm, () => o.post('/saved_snippets', { title: 't', content: 'c' }), ['saved_snippets/add']);
+  const snippet = (snippets[0]!.event.saved_snippet as { id: number }).id;
+  await verifyAction(realm, () => o.patch(`/saved_snippets/${snippet}`, { title: 'u' }), ['saved_snippets/update']);
+  await verifyAction(realm, () => o.delete(`/saved_snippets/${snippet}`), ['saved_snippets/remove']);
+  await verifyAction(realm, () => o.postMultipart('/realm/emoji/parrot', {}, [{ field: 'f1', filename: 'p.png', contentType: 'image/png', data: PNG }]), ['realm_emoji/add']);
+  await verifyAction(realm, () => o.delete('/realm/emoji/parrot'), ['realm_emoji/update_one']);
+  const added = await verifyAction(realm, () => o.post('/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://x.test/{id}' }), ['realm_linkifiers']);
+  const linkifier = (added[0]!.event.realm_linkifiers as { id: number }[])[0]!.id;
+  await verifyAction(realm, () => o.patch(`/realm/filters/${linkifier}`, { pattern: '#(?P<id>[0-9]+)', url_template: 'https://y.test/{id}' }), ['realm_linkifiers']);
+  await verifyAction(realm, () => o.patch('/realm/linkifiers', { ordered_linkifier_ids: JSON.stringify([linkifier]) }), ['realm_linkifiers']);
+  await verifyAction(realm, () => o.delete(`/realm/filters/${linkifier}`), ['realm_linkifiers']);
+  await verifyAction(realm, () => o.postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'a.txt', contentType: 'text/plain', data: Buffer.from('x') }]), ['attachment/add']);
+  const attachment = await realm.server.app.prisma.attachment.findFirstOrThrow({ where: { realmId: realm.id } });
+  await verifyAction(realm, () => o.delete(`/attachments/${attachment.id}`), ['attachment/remove']);
+});
+
+test('bots, status, navigation views, channel folders, organization domains', async () => {
+  const realm = await newRealm();
+  const o = realm.owner.client;
+  const bot = await realm.addUser({ bot: true, botOwnerId: realm.owner.id });
+  await verifyAction(realm, () => o.post(`/bots/${bot.id}/api_key/regenerate`), ['realm_bot/update']);
+  await verifyAction(realm, () => o.post('/users/me/status', { status_text: 'busy', emoji_name: 'octopus' }), ['user_status']);
+  await verifyAction(realm, () => o.post('/users/me/status', { away: true }), ['user_settings/update', 'user_status']);
+  await verifyAction(realm, () => o.post('/navigation_views', { fragment: 'inbox', is_pinned: true }), ['navigation_view/add']);
+  await verifyAction(realm, () => o.patch('/navigation_views/inbox', { is_pinned: false }), ['navigation_view/update']);
+  await verifyAction(realm, () => o.delete('/navigation_views/inbox'), ['navigation_view/remove']);
+  const folder = await verifyAction(realm, () => o.post('/channel_folders/create', { name: 'F', description: 'd' }), ['channel_folder/add']);
+  const folderId = (folder[0]!.event.channel_folder as { id: number }).id;
+  await verifyAction(realm, () => o.patch(`/channel_folders/${folderId}`, { name: 'G', is_archived: true }), ['channel_folder/update']);
+  await verifyAction(realm, () => o.patch('/channel_folders', { order: JSON.stringify([folderId]) }), ['channel_folder/reorder']);
+  await verifyAction(realm, () => o.post('/realm/domains', { domain: 'a.test', allow_subdomains: false }), ['realm_domains/add']);
+  await verifyAction(realm, () => o.patch('/realm/domains/a.test', { allow_subdomains: true }), ['realm_domains/change']);
+  await verifyAction(realm, () => o.delete('/realm/domains/a.test'), ['realm_domains/remove']);
+});
+
+test.run();
