@@ -24,7 +24,8 @@ export function etElement(tag: string, attrib: Record<string, string> = {}, text
 export interface SearchPattern {
   kind: 'search';
   name: string;
-  regex: RegExp;
+  /** A RegExp, or a linear-time one for administrators' patterns. */
+  regex: Pick<RegExp, 'exec' | 'lastIndex'>;
   handle(m: RegExpExecArray, data: string): { node: EtElement | string; start: number; end: number } | null;
 }
 
