@@ -217,4 +217,13 @@ for (const [name, input, expected] of cases) {
   });
 }
 
+test('fenced blocks nest: a spoiler in a quote in a spoiler, and 1,000 unclosed spoilers', () => {
+  assert.is(
+    render('````spoiler Outer\n```quote\n~~~spoiler\ninner **x**\n~~~\n> after\n```\n````'),
+    '<div class="spoiler-block"><div class="spoiler-header">\n<p>Outer</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<blockquote>\n<div class="spoiler-block"><div class="spoiler-header">\n</div><div class="spoiler-content" aria-hidden="true">\n<p>inner <strong>x</strong></p>\n</div></div>\n<blockquote>\n<p>after</p>\n</blockquote>\n</blockquote>\n</div></div>',
+  );
+  const spoiler = '<div class="spoiler-block"><div class="spoiler-header">\n</div><div class="spoiler-content" aria-hidden="true">\n';
+  assert.is(render('```spoiler\n'.repeat(1000) + 'x'), spoiler.repeat(1000) + '<p>x</p>' + '\n</div></div>'.repeat(1000));
+});
+
 test.run();
