@@ -144,10 +144,39 @@ test('valid linkifier', () => {
   assert.is(validationError({ pattern: '#(?P<id>[0-9]+)', url_template: 'https://x.com/{id}' }), '');
 });
 
-test('bad regex', () => {
-  assert.match(validationError({ pattern: '#(?P<id>[0-9]+', url_template: 'https://x.com/{id}' }), /^Bad regular expression: /);
-  assert.match(validationError({ pattern: '(?P<a>x)\\1', url_template: 'https://x.com/{a}' }), /^Bad regular expression: /);
-  assert.match(validationError({ pattern: '(?=x)(?P<a>x)', url_template: 'https://x.com/{a}' }), /^Bad regular expression: /);
+test('bad regex: RE2 refuses it, with RE2\'s message', () => {
+  const cases: Array<[string, string]> = [
+    ['#(?P<id>[0-9]+', 'missing ): #(?P<id>[0-9]+'],
+    ['(?P<id>x)\\1', 'invalid escape sequence: \\1'],
+    ['(?=x)(?P<id>x)', 'invalid perl operator: (?='],
+    ['(?<!x)(?P<id>x)', 'invalid perl operator: (?<!'],
+    ['(?P<id>x{1001})', 'invalid repetition size: {1001}'],
+    ['(?P<id>[z-a])', 'invalid character class range: z-a'],
+    ['(?P<id>x))', 'unexpected ): (?P<id>x))'],
+    ['(?P<id>*)', 'no argument for repetition operator: *'],
+    ['(?P<id>x)\\', 'trailing \\'],
+  ];
+  for (const [pattern, message] of cases) {
+    assert.is(validationError({ pattern, url_template: 'https://x.com/{id}' }), `Bad regular expression: ${message}`, pattern);
+  }
+});
+
+test('RE2 syntax JavaScript lacks is accepted and applied', () => {
+  for (const pattern of ['(?U)#(?P<id>[0-9]+)', '\\pN(?P<id>[[:digit:]]+)', '\\Q#\\E(?P<id>\\d+)\\z']) {
+    assert.is(validationError({ pattern, url_template: 'https://x.com/{id}' }), '', pattern);
+  }
+  const c = withLinkifiers([{ id: 7, pattern: '(?i)jira-(?P<id>\\d+)', url_template: 'https://jira.example.com/{id}' }]);
+  assert.is(renderMarkdown('see Jira-12.', c).html, '<p>see <a href="https://jira.example.com/12">Jira-12</a>.</p>');
+});
+
+test('a linkifier runs in linear time: (a+)+b over 10,000 characters', () => {
+  const c = withLinkifiers([{ id: 8, pattern: '(?P<id>(a+)+b)', url_template: 'https://x.com/{id}' }]);
+  // A backtracking engine takes 2^n steps to give up on a run without its `b`.
+  const run = 'a'.repeat(10_000);
+  assert.is(renderMarkdown(run, c).html, `<p>${run}</p>`);
+  assert.is(renderMarkdown(`x ${run}b`, c).html, `<p>x <a href="https://x.com/${run}b">${run}b</a></p>`);
+  assert.equal(topicLinks(`${run}!`, c.linkifiers), []);
+  assert.equal(topicLinks('aab', c.linkifiers), [{ text: 'aab', url: 'https://x.com/aab' }]);
 });
 
 test('invalid url template', () => {

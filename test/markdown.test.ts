@@ -217,4 +217,19 @@ for (const [name, input, expected] of cases) {
   });
 }
 
+test('10,000 emoji (the most a message holds) are replaced in one pass, each as one would be', () => {
+  const one = render('😀');
+  assert.is(render('😀'.repeat(10_000)), one.replace(/^<p>(.*)<\/p>$/, (_m, e: string) => `<p>${e.repeat(10_000)}</p>`));
+  assert.is(render('a😀b 👨‍👩‍👧'), `<p>a${emoji('1f600', 'grinning')}b ${emoji('1f468-200d-1f469-200d-1f467', 'family_man_woman_girl')}</p>`);
+});
+
+test('fenced blocks nest: a spoiler in a quote in a spoiler, and 1,000 unclosed spoilers', () => {
+  assert.is(
+    render('````spoiler Outer\n```quote\n~~~spoiler\ninner **x**\n~~~\n> after\n```\n````'),
+    '<div class="spoiler-block"><div class="spoiler-header">\n<p>Outer</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<blockquote>\n<div class="spoiler-block"><div class="spoiler-header">\n</div><div class="spoiler-content" aria-hidden="true">\n<p>inner <strong>x</strong></p>\n</div></div>\n<blockquote>\n<p>after</p>\n</blockquote>\n</blockquote>\n</div></div>',
+  );
+  const spoiler = '<div class="spoiler-block"><div class="spoiler-header">\n</div><div class="spoiler-content" aria-hidden="true">\n';
+  assert.is(render('```spoiler\n'.repeat(1000) + 'x'), spoiler.repeat(1000) + '<p>x</p>' + '\n</div></div>'.repeat(1000));
+});
+
 test.run();

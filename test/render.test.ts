@@ -66,6 +66,17 @@ test('content: required, at most 10000 characters (code points), empty renders a
   assert.equal((await client.post('/messages/render', { content: '' })).body, { result: 'success', msg: '', rendered: '' });
 });
 
+test('nesting too deep to render is refused as unrenderable, as Zulip does, and the server goes on', async () => {
+  const realm = await newRealm();
+  const client = realm.owner.client;
+  for (const content of ['>'.repeat(10000), '1. '.repeat(3333)]) {
+    const r = await client.post('/messages/render', { content });
+    assert.is(r.status, 400, content.slice(0, 10));
+    assert.equal(r.body, err('Unable to render message'));
+  }
+  assert.is((await client.post('/messages/render', { content: '> > quoted' })).body.rendered, '<blockquote>\n<blockquote>\n<p>quoted</p>\n</blockquote>\n</blockquote>');
+});
+
 test('needs credentials', async () => {
   const realm = await newRealm();
   const r = await realm.anonymous.post('/messages/render', { content: 'hi' });

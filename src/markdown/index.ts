@@ -139,6 +139,17 @@ function emptyResult(isMeMessage: boolean): RenderResult {
 
 /** Render a message's Markdown to the HTML Zulip clients expect, with its mention and link metadata. */
 export function renderMarkdown(content: string, ctx: MarkdownContext): RenderResult {
+  try {
+    return render(content, ctx);
+  } catch (error) {
+    // Nesting deep enough to exhaust the stack (10,000 `>`): Zulip's parser fails the same way,
+    // and it refuses the message as unrenderable rather than failing the request.
+    if (error instanceof RangeError) throw new MarkdownRenderingError(error.message);
+    throw error;
+  }
+}
+
+function render(content: string, ctx: MarkdownContext): RenderResult {
   const isMeMessage = content.startsWith('/me ');
   if (!content.trim()) return emptyResult(isMeMessage);
   const stash = new HtmlStash();

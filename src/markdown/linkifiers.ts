@@ -1,7 +1,8 @@
 // Linkifiers: a regex with named groups and an RFC 6570 URL template.
-// Patterns are written in RE2 syntax (as Zulip stores them) and translated to
-// JavaScript; templates are expanded with the `url-template` library.
+// Patterns are RE2 syntax and run in RE2, as in Zulip; templates are expanded
+// with the `url-template` library.
 import { parseTemplate, type Template } from 'url-template';
+import { LinearRegExp, RegExpSyntaxError } from './linear-regexp.ts';
 import { sanitizeUrl, urlsplit, urlunsplit, webLinkRegex } from './links.ts';
 
 export interface Linkifier {
@@ -18,7 +19,7 @@ export interface CompiledLinkifier {
   pattern: string;
   urlTemplate: string;
   /** The pattern wrapped the way Zulip wraps it: start/whitespace before, no letter or digit after. */
-  regex: RegExp;
+  regex: LinearRegExp;
   template: Template;
 }
 
@@ -41,102 +42,16 @@ export const BEFORE_GROUP = 'linkifier_before_match';
 export const ACTUAL_GROUP = 'linkifier_actual_match';
 export const AFTER_GROUP = 'linkifier_after_match';
 
-const POSIX_CLASSES: Record<string, string> = {
-  alnum: 'A-Za-z0-9', alpha: 'A-Za-z', ascii: '\\x00-\\x7F', blank: ' \\t', cntrl: '\\x00-\\x1F\\x7F',
-  digit: '0-9', graph: '!-~', lower: 'a-z', print: ' -~', punct: '!-\\/:-@\\[-`{-~', space: '\\t\\n\\v\\f\\r ',
-  upper: 'A-Z', word: 'A-Za-z0-9_', xdigit: '0-9A-Fa-f',
-};
-
-/** RE2 syntax that JavaScript spells differently; lookaround and backreferences are not RE2. */
-export function re2ToJs(pattern: string): { source: string; flags: string } {
-  let flags = '';
-  let source = pattern;
-  const inline = /^\(\?([imsU]+)\)/.exec(source);
-  if (inline) {
-    if (inline[1]!.includes('U')) throw new Error('unsupported flag U');
-    flags = inline[1]!.replace(/[^is]/g, '');
-    source = source.slice(inline[0].length);
-  }
-  let out = '';
-  for (let i = 0; i < source.length; i++) {
-    const c = source[i]!;
-    if (c === '\\') {
-      const n = source[i + 1];
-      if (n === undefined) throw new Error('trailing \\');
-      if (n === 'p' || n === 'P') {
-        if (source[i + 2] === '{') {
-          const close = source.indexOf('}', i + 3);
-          if (close < 0) throw new Error('missing }');
-          const name = source.slice(i + 3, close);
-          const general = /^(L[ultmo]?|M[nce]?|N[dlo]?|P[cdseifo]?|S[mcko]?|Z[slp]?|C[cfson]?|Any)$/.test(name);
-          out += `\\${n}{${general ? (name === 'Any' ? 'Any' : name) : `Script=${name}`}}`;
-          i = close;
-        } else {
-          out += `\\${n}{${source[i + 2]}}`;
-          i += 2;
-        }
-        continue;
-      }
-      if (n === 'A') out += '^';
-      else if (n === 'z') out += '$';
-      else if (n === 'Q') {
-        const end = source.indexOf('\\E', i + 2);
-        const literal = source.slice(i + 2, end < 0 ? source.length : end);
-        out += literal.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
-        i = end < 0 ? source.length : end + 1;
-        continue;
-      } else if (/[1-9]/.test(n) || n === 'k') throw new Error('backreferences are not supported');
-      else out += c + n;
-      i++;
-      continue;
-    }
-    if (c === '(' && source[i + 1] === '?') {
-      if (source[i + 2] === 'P' && source[i + 3] === '<') {
-        out += '(?<';
-        i += 3;
-        continue;
-      }
-      if (source[i + 2] === '=' || source[i + 2] === '!' || (source[i + 2] === '<' && (source[i + 3] === '=' || source[i + 3] === '!'))) {
-        throw new Error('lookaround assertions are not supported');
-      }
-    }
-    if (c === '[' && source[i + 1] === '[' && source[i + 2] === ':') {
-      const end = source.indexOf(':]', i + 3);
-      const name = end > 0 ? source.slice(i + 3, end) : '';
-      if (name in POSIX_CLASSES) {
-        out += '[' + POSIX_CLASSES[name];
-        i = end + 1;
-        continue;
-      }
-    }
-    if (c === '[' && source[i + 1] === ':') {
-      const end = source.indexOf(':]', i + 2);
-      const name = end > 0 ? source.slice(i + 2, end) : '';
-      if (name in POSIX_CLASSES) {
-        out += POSIX_CLASSES[name];
-        i = end + 1;
-        continue;
-      }
-    }
-    out += c;
-  }
-  return { source: out, flags };
-}
-
-function compilePattern(pattern: string): { regex: RegExp; groups: Set<string> } {
-  let translated: { source: string; flags: string };
+function compilePattern(pattern: string): { regex: LinearRegExp; groups: Set<string> } {
   try {
-    translated = re2ToJs(pattern);
-    // Compile the pattern alone first, so a syntax error names the user's pattern.
-    new RegExp(translated.source, 'u' + translated.flags);
+    // The pattern alone first, as Zulip validates it, so a syntax error quotes the user's pattern.
+    const groups = new Set(new LinearRegExp(pattern).groupNames());
+    const source = String.raw`(?P<${BEFORE_GROUP}>^|\s|\x{85}|\p{Z}|['"(,:<])(?P<${ACTUAL_GROUP}>${pattern})(?P<${AFTER_GROUP}>$|[^\pL\pN])`;
+    return { regex: new LinearRegExp(source), groups };
   } catch (error) {
-    const detail = error instanceof Error ? error.message.replace(/^Invalid regular expression: /, '') : String(error);
-    throw new LinkifierValidationError(`Bad regular expression: ${detail}`, 'pattern');
+    if (error instanceof RegExpSyntaxError) throw new LinkifierValidationError(`Bad regular expression: ${error.message}`, 'pattern');
+    throw error;
   }
-  const groups = new Set<string>();
-  for (const m of translated.source.matchAll(/\(\?<([A-Za-z_][A-Za-z0-9_]*)>/g)) groups.add(m[1]!);
-  const source = String.raw`(?<${BEFORE_GROUP}>^|\s|\u0085|\p{Z}|['"(,:<])(?<${ACTUAL_GROUP}>${translated.source})(?<${AFTER_GROUP}>$|[^\p{L}\p{N}])`;
-  return { regex: new RegExp(source, 'gu' + translated.flags), groups };
 }
 
 interface TemplateExpression {
@@ -209,11 +124,12 @@ function checkTemplate(template: string, groups: Set<string>, field: 'url_templa
   return parts;
 }
 
-function matchGroups(regex: RegExp, input: string): Record<string, string> | null {
+function matchGroups(regex: LinearRegExp, input: string): Record<string, string | undefined> | null {
   regex.lastIndex = 0;
-  for (const m of input.matchAll(regex)) {
+  for (let m = regex.exec(input); m; m = regex.exec(input)) {
     const g = m.groups!;
     if (g[BEFORE_GROUP] === '' && g[AFTER_GROUP] === '' && g[ACTUAL_GROUP] === input) return g;
+    if (m[0] === '') regex.lastIndex++;
   }
   return null;
 }
@@ -228,7 +144,7 @@ export function reverseTemplate(parts: TemplatePart[], url: string): Record<stri
       continue;
     }
     const reserved = part.operator === '+' || part.operator === '#';
-    const value = reserved ? '[^]*?' : '[^/?#&=,;]*?';
+    const value = reserved ? '(?s:.)*?' : '[^/?#&=,;]*?';
     const prefix = part.operator === '+' ? '' : part.operator === '?' ? '\\?' : part.operator === '&' ? '&' : part.operator ? '\\' + part.operator : '';
     const sep = part.operator === '?' || part.operator === '&' ? '&' : part.operator === '/' || part.operator === '.' || part.operator === ';' ? '\\' + part.operator : ',';
     const named = part.operator === '?' || part.operator === '&' || part.operator === ';';
@@ -238,7 +154,8 @@ export function reverseTemplate(parts: TemplatePart[], url: string): Record<stri
     });
     source += `(?:${prefix}${pieces.join(sep)})?`;
   }
-  const m = new RegExp(source + '$').exec(url);
+  // Lazy groups backtrack polynomially in a RegExp; the template is an administrator's input.
+  const m = new LinearRegExp(source + '$').exec(url);
   if (!m) return null;
   const out: Record<string, string> = {};
   names.forEach((name, i) => {

@@ -403,6 +403,7 @@ function emojiPatterns(): InlinePattern[] {
     kind: 'search',
     name: 'unicodeemoji',
     regex: POSSIBLE_EMOJI_RE,
+    batch: true,
     handle: (m) => {
       const syntax = m[1]!;
       if (TEXT_PRESENTATION_RE.test(syntax)) return null;
