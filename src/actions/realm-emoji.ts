@@ -12,7 +12,7 @@ import { bareContentType, guessContentType } from '../domain/mime-types.ts';
 import { Role } from '../domain/roles.ts';
 import { emojiCodeByName } from '../emoji/index.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import type { UploadedFile } from '../http/route.ts';
+import type { UploadedFile } from '../domain/uploaded-file.ts';
 import { activeEmojiByName, emojiImagePath, emojiInfo, realmEmojiDict } from '../queries/realm-emoji.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { realmViewers } from '../queries/users.ts';

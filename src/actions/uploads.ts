@@ -8,7 +8,7 @@ import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { bareContentType, guessContentType } from '../domain/mime-types.ts';
 import { badRequest } from '../errors.ts';
-import type { UploadedFile } from '../http/route.ts';
+import type { UploadedFile } from '../domain/uploaded-file.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { attachmentDict, uploadFilePath, uploadSpaceUsed } from '../queries/uploads.ts';
 import { atomic, sendOnCommit } from './transaction.ts';

@@ -4,7 +4,7 @@ import uWS from './uws.ts';
 import { ApiError } from '../errors.ts';
 import type { Exchange } from './exchange.ts';
 import { parseJsonBody, parseUrlEncoded, type RawParams } from './params.ts';
-import type { UploadedFile } from './route.ts';
+import type { UploadedFile } from '../domain/uploaded-file.ts';
 
 export function readBody(ex: Exchange, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {

@@ -4,16 +4,9 @@
 // merged into the handler's context) and turns Basic credentials into a user (`U`).
 import type { Config, Scheme } from '../config.ts';
 import type { Fields, ParamsOf } from './params.ts';
+import type { UploadedFile } from '../domain/uploaded-file.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-
-export interface UploadedFile {
-  field: string;
-  filename: string;
-  /** As the client sent it; empty when the part had no Content-Type. */
-  contentType: string;
-  data: Buffer;
-}
 
 /** What the router knows of a request before it has a scope. */
 export interface RequestHead {

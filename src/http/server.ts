@@ -12,7 +12,8 @@ import { authenticateBasic } from './credentials.ts';
 import { openExchange, writeResponse, type Exchange, type PendingResponse } from './exchange.ts';
 import { parseParams, parseUrlEncoded, type RawParams } from './params.ts';
 import { rateLimitHeaders, refusal, type RateDecision, type RateLimiter } from './rate-limit.ts';
-import { JsonFields, RawResponse, type Gate, type HandlerResult, type Route, type UploadedFile } from './route.ts';
+import type { UploadedFile } from '../domain/uploaded-file.ts';
+import { JsonFields, RawResponse, type Gate, type HandlerResult, type Route } from './route.ts';
 
 export interface HttpServer {
   uws: uWS.TemplatedApp;
