@@ -5,7 +5,7 @@ import type { Channel, User } from '../db/generated/client.ts';
 import { HISTORICAL_FLAGS } from '../domain/message-flags.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { accessMessage, actionRecipientIds, invalidMessage, type FullMessage } from '../queries/messages.ts';
-import { canonicalReactionType, checkEmojiRequest, emojiByName } from '../queries/reactions.ts';
+import { canonicalReactionType, checkEmojiRequest, emojiByName, requestedEmoji } from '../queries/reactions.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail } from '../queries/users.ts';
 import { inChannelOrder, lockMessage } from './messages.ts';
@@ -65,14 +65,7 @@ async function sendReaction(app: App, realm: RealmInfo, user: User, messageId: n
 
 export async function addReaction(app: App, realm: RealmInfo, user: User, messageId: number, req: ReactionRequest & { emojiName: string }): Promise<void> {
   await onLockedMessage(app, realm, user, messageId, async ({ message, flags, channel }) => {
-    let code = req.emojiCode;
-    let type = req.reactionType === undefined ? undefined : canonicalReactionType(req.reactionType);
-    if (code === undefined || type === undefined) {
-      // Simple clients name the emoji only; the name's current meaning fills in the rest.
-      const named = await emojiByName(app, realm, req.emojiName);
-      code ??= named.code;
-      type ??= named.type;
-    }
+    const { code, type } = await requestedEmoji(app, realm, req.emojiName, req.emojiCode, req.reactionType);
     const key = { messageId: message.id, emojiCode: code, reactionType: type };
     if (await app.prisma.reaction.findFirst({ where: { ...key, userId: user.id }, select: { id: true } })) throw reactionExists();
     // A vote for a reaction already on the message keeps that reaction's name, so one image never

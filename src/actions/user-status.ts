@@ -5,7 +5,7 @@
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { badRequest } from '../errors.ts';
-import { canonicalReactionType, checkEmojiRequest, emojiByName } from '../queries/reactions.ts';
+import { checkEmojiRequest, requestedEmoji } from '../queries/reactions.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { whoCanAccess } from '../queries/user-access.ts';
 import { realmViewers } from '../queries/users.ts';
@@ -38,13 +38,7 @@ async function checkStatus(app: App, realm: RealmInfo, req: StatusRequest): Prom
   }
   // An empty name clears the emoji.
   if (req.emojiName === '') return { statusText, emoji: { emojiName: '', emojiCode: '', reactionType: 'unicode_emoji' } };
-  let code = req.emojiCode;
-  let type = req.reactionType === undefined ? undefined : canonicalReactionType(req.reactionType);
-  if (code === undefined || type === undefined) {
-    const named = await emojiByName(app, realm, req.emojiName);
-    code ??= named.code;
-    type ??= named.type;
-  }
+  const { code, type } = await requestedEmoji(app, realm, req.emojiName, req.emojiCode, req.reactionType);
   await checkEmojiRequest(app, realm, req.emojiName, { code, type });
   return { statusText, emoji: { emojiName: req.emojiName, emojiCode: code, reactionType: type } };
 }

@@ -30,6 +30,17 @@ export async function emojiByName(app: App, realm: RealmInfo, name: string): Pro
   throw badRequest(`Emoji '${name}' does not exist`);
 }
 
+/**
+ * The emoji a request names: the code and type it gives, the rest from what the name means now
+ * (simple clients name the emoji only).
+ */
+export async function requestedEmoji(app: App, realm: RealmInfo, name: string, code: string | undefined, type: string | undefined): Promise<EmojiRef> {
+  const given = type === undefined ? undefined : canonicalReactionType(type);
+  if (code !== undefined && given !== undefined) return { code, type: given };
+  const named = await emojiByName(app, realm, name);
+  return { code: code ?? named.code, type: given ?? named.type };
+}
+
 /** Checks that a new reaction's name, code and type agree and name an emoji usable today. */
 export async function checkEmojiRequest(app: App, realm: RealmInfo, name: string, { code, type }: EmojiRef): Promise<void> {
   if (type === 'realm_emoji') {
