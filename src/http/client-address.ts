@@ -13,11 +13,12 @@ export interface ClientOrigin {
 
 export class TrustedProxies {
   private readonly list = new net.BlockList();
-  private readonly none: boolean;
+  /** Whether any proxy is trusted, so forwarding headers are worth reading at all. */
+  readonly any: boolean;
 
   /** `entries`: addresses and CIDR ranges, IPv4 or IPv6, as validated by the configuration. */
   constructor(entries: readonly string[]) {
-    this.none = entries.length === 0;
+    this.any = entries.length > 0;
     for (const entry of entries) {
       const [address = '', prefix] = entry.split('/');
       const type = net.isIP(address) === 6 ? 'ipv6' : 'ipv4';
@@ -28,7 +29,7 @@ export class TrustedProxies {
 
   /** BlockList matches an IPv4-mapped IPv6 address (as uWS reports IPv4 peers on a dual-stack socket) against IPv4 rules too. */
   trusts(address: string): boolean {
-    if (this.none) return false;
+    if (!this.any) return false;
     const version = net.isIP(address);
     return version !== 0 && this.list.check(address, version === 6 ? 'ipv6' : 'ipv4');
   }
@@ -64,8 +65,22 @@ function hopAddress(entry: string): string | null {
   return net.isIP(s) ? s : null;
 }
 
-/** `0000:…:ffff:7f00:0001` and `::ffff:127.0.0.1` become `127.0.0.1`; other IPv6 its shortest form. */
+/** Canonical forms of recent addresses: every request asks, and clients come back on new connections. */
+const canonicalForms = new Map<string, string>();
+const MAX_CANONICAL_FORMS = 4096;
+
 function canonicalAddress(address: string): string {
+  let form = canonicalForms.get(address);
+  if (form === undefined) {
+    if (canonicalForms.size >= MAX_CANONICAL_FORMS) canonicalForms.clear();
+    form = computeCanonicalAddress(address);
+    canonicalForms.set(address, form);
+  }
+  return form;
+}
+
+/** `0000:…:ffff:7f00:0001` and `::ffff:127.0.0.1` become `127.0.0.1`; other IPv6 its shortest form. */
+function computeCanonicalAddress(address: string): string {
   if (net.isIP(address) !== 6 || address.includes('%')) return address;
   // The WHATWG URL parser writes IPv6 hosts in their canonical (compressed, lower-case) form.
   const host = new URL(`http://[${address}]`).hostname.slice(1, -1);

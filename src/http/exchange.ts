@@ -28,8 +28,14 @@ export function statusLine(status: number): string {
   return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
 }
 
-/** Copies what the router needs from the request; only a few headers, since every long-poll passes here. */
+/**
+ * Copies what the router needs from the request; only a few headers, since every long-poll passes
+ * here. The client's address is worked out when first asked for (most requests never need it);
+ * forwarding headers can only be read now, so they are when proxies are trusted at all.
+ */
 export function openExchange(res: uWS.HttpResponse, req: uWS.HttpRequest, proxies: TrustedProxies): Exchange {
+  const forwarded = proxies.any ? forwardingHeaders(req) : NO_FORWARDING;
+  let origin: ClientOrigin | undefined;
   return {
     res,
     aborted: false,
@@ -39,21 +45,32 @@ export function openExchange(res: uWS.HttpResponse, req: uWS.HttpRequest, proxie
     authorization: req.getHeader('authorization'),
     contentType: req.getHeader('content-type'),
     userAgent: req.getHeader('user-agent'),
-    origin: requestOrigin(res, req, proxies),
+    get origin() {
+      // uWS refuses any call on an aborted response; nobody is left to limit then.
+      if (this.aborted) return (origin ??= { ip: '', scheme: null });
+      return (origin ??= proxies.origin(peerAddress(res), (name) => forwarded[name]));
+    },
   };
 }
 
-/** The client's address and scheme; the forwarding headers are read only from a trusted proxy. */
-export function requestOrigin(res: uWS.HttpResponse, req: uWS.HttpRequest, proxies: TrustedProxies): ClientOrigin {
-  const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
-  return proxies.origin(peer, (name) => {
+type ForwardingHeaders = Record<'x-forwarded-for' | 'x-forwarded-proto', string>;
+const NO_FORWARDING: ForwardingHeaders = { 'x-forwarded-for': '', 'x-forwarded-proto': '' };
+
+function forwardingHeaders(req: uWS.HttpRequest): ForwardingHeaders {
+  const found = { ...NO_FORWARDING };
+  req.forEach((key, v) => {
     // A header sent on several lines is one comma-separated list (RFC 9110, 5.3).
-    let value = '';
-    req.forEach((key, v) => {
-      if (key === name) value = value ? `${value},${v}` : v;
-    });
-    return value;
+    if (key === 'x-forwarded-for' || key === 'x-forwarded-proto') found[key] = found[key] ? `${found[key]},${v}` : v;
   });
+  return found;
+}
+
+const peerAddress = (res: uWS.HttpResponse) => Buffer.from(res.getRemoteAddressAsText()).toString();
+
+/** The client's address and scheme; the forwarding headers are believed only from a trusted proxy. */
+export function requestOrigin(res: uWS.HttpResponse, req: uWS.HttpRequest, proxies: TrustedProxies): ClientOrigin {
+  const forwarded = proxies.any ? forwardingHeaders(req) : NO_FORWARDING;
+  return proxies.origin(peerAddress(res), (name) => forwarded[name]);
 }
 
 /** Writes a whole response in one corked batch; a no-op if the client already left. */
