@@ -14,7 +14,7 @@ import { accessMessage, visibleTopicMessages, type FullMessage } from '../querie
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import {
-  RESOLVED_TOPIC_PREFIX, checkCanCreateTopic, checkCanPost, checkTopicsPolicy, checkWildcardMentions, lockMessage, normalizeContent, normalizeTopic,
+  RESOLVED_TOPIC_PREFIX, checkCanCreateTopic, checkCanPost, checkTopicsPolicy, checkWildcardMentions, inChannelOrder, lockMessage, normalizeContent, normalizeTopic,
   participantsIfNeeded, topicsPolicy,
 } from './messages.ts';
 import { renderWithRealm } from '../queries/render-context.ts';
@@ -204,7 +204,7 @@ export async function updateMessage(app: App, realm: RealmInfo, user: User, mess
       return { plan, ...(await applyUpdate(app, realm, plan)) };
     });
   // The channel's actor orders its edits and their events with its other writes.
-  const { plan, ids, detached } = message.channelId === null ? await edit() : await app.channels.run(message.channelId, edit);
+  const { plan, ids, detached } = await inChannelOrder(app, message.channelId, edit);
   await announceEdit(app, realm, plan, ids);
   return { detached_uploads: detached };
 }

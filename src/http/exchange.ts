@@ -28,14 +28,8 @@ export function statusLine(status: number): string {
   return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
 }
 
-/**
- * Copies what the router needs from the request; only a few headers, since every long-poll passes
- * here. The client's address is worked out when first asked for (most requests never need it);
- * forwarding headers can only be read now, so they are when proxies are trusted at all.
- */
+/** Copies what the router needs from the request; only a few headers, since every long-poll passes here. */
 export function openExchange(res: uWS.HttpResponse, req: uWS.HttpRequest, proxies: TrustedProxies): Exchange {
-  const forwarded = proxies.any ? forwardingHeaders(req) : NO_FORWARDING;
-  let origin: ClientOrigin | undefined;
   return {
     res,
     aborted: false,
@@ -45,11 +39,7 @@ export function openExchange(res: uWS.HttpResponse, req: uWS.HttpRequest, proxie
     authorization: req.getHeader('authorization'),
     contentType: req.getHeader('content-type'),
     userAgent: req.getHeader('user-agent'),
-    get origin() {
-      // uWS refuses any call on an aborted response; nobody is left to limit then.
-      if (this.aborted) return (origin ??= { ip: '', scheme: null });
-      return (origin ??= proxies.origin(peerAddress(res), (name) => forwarded[name]));
-    },
+    origin: requestOrigin(res, req, proxies),
   };
 }
 
