@@ -74,6 +74,10 @@ export class SerialActors {
 
   /** Runs `write` after the earlier writes of `id` have finished; resolves with its result. */
   run<T>(id: number, write: () => Promise<T>): Promise<T> {
+    return this.enqueue(id, write);
+  }
+
+  protected enqueue<T>(id: number, write: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       // The write runs in its caller's async context, not in that of the write before it.
       this.actorFor(id).send({ type: 'RUN', job: { run: AsyncLocalStorage.bind(write), resolve: resolve as (v: unknown) => void, reject } });

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { Role } from '../src/domain/roles.ts';
 import { openQueue } from './helpers/queues.ts';
 import { newRealm, type TestRealm } from './helpers/server.ts';
-import { errorBody } from './messages-helpers.ts';
+import { errorBody, setChannelRow } from './messages-helpers.ts';
 
 const SUCCESS = { result: 'success', msg: '' };
 
@@ -105,10 +105,10 @@ test('archiving needs the folder empty of channels in use', async () => {
   const r = await realm.owner.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'busy-channel' }] });
   assert.is(r.status, 200, r.text);
   const channel = await realm.server.app.prisma.channel.findFirstOrThrow({ where: { realmId: realm.id, name: 'busy-channel' } });
-  await realm.server.app.prisma.channel.update({ where: { id: channel.id }, data: { folderId: id } });
+  await setChannelRow(realm, channel.id, { folderId: id });
   const refused = await realm.owner.client.patch(`/channel_folders/${id}`, { is_archived: true });
   assert.equal([refused.status, refused.body], [400, errorBody('You need to remove all the channels from this folder to archive it.')]);
-  await realm.server.app.prisma.channel.update({ where: { id: channel.id }, data: { isArchived: true } });
+  await setChannelRow(realm, channel.id, { isArchived: true });
   assert.equal((await realm.owner.client.patch(`/channel_folders/${id}`, { is_archived: true })).body, SUCCESS, 'archived channels do not count');
 });
 
@@ -135,8 +135,8 @@ test('spectators see only the folders holding a web-public channel in use', asyn
   const [open, closed, empty] = [await create(realm, 'Open'), await create(realm, 'Closed'), await create(realm, 'Empty')];
   await realm.owner.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'web' }, { name: 'members-only' }] });
   const channel = (name: string) => app.prisma.channel.findFirstOrThrow({ where: { realmId: realm.id, name } });
-  await app.prisma.channel.update({ where: { id: (await channel('web')).id }, data: { folderId: open, isWebPublic: true } });
-  await app.prisma.channel.update({ where: { id: (await channel('members-only')).id }, data: { folderId: closed } });
+  await setChannelRow(realm, (await channel('web')).id, { folderId: open, isWebPublic: true });
+  await setChannelRow(realm, (await channel('members-only')).id, { folderId: closed });
   const spectator = await realm.anonymous.post('/register', { client_gravatar: false, fetch_event_types: ['channel_folders'] });
   assert.is(spectator.status, 200, spectator.text);
   assert.equal(spectator.body.channel_folders.map((f: { id: number }) => f.id), [open]);

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { editsRaceOnOneHash } from './helpers/edit-race.ts';
 import { captureEvents } from './helpers/events.ts';
 import { newRealm } from './helpers/server.ts';
-import { age, errorBody, makeChannel, send, sendDm, setRealmSettings, systemGroup } from './messages-helpers.ts';
+import { age, errorBody, makeChannel, send, sendDm, setRealmSettings, systemGroup, setChannelRow } from './messages-helpers.ts';
 
 const WEEK = 604800;
 
@@ -151,7 +151,7 @@ test('topic move permissions and time limits', async () => {
   const id = await send(member, sid, 't', 'x');
   await setRealmSettings(realm, {}, { can_move_messages_between_topics_group: systemGroup(realm, 'role:administrators') });
   assert.equal((await member.client.patch(`/messages/${id}`, { topic: 'new' })).body, errorBody("You don't have permission to edit this message"));
-  await realm.server.app.prisma.channel.update({ where: { id: sid }, data: { permissions: { can_move_messages_within_channel_group: systemGroup(realm, 'role:members') } } });
+  await setChannelRow(realm, sid, { permissions: { can_move_messages_within_channel_group: systemGroup(realm, 'role:members') } });
   assert.is((await member.client.patch(`/messages/${id}`, { topic: 'new' })).status, 200, 'the channel-level permission is enough');
   await setRealmSettings(realm, {}, { can_move_messages_between_topics_group: systemGroup(realm, 'role:everyone') });
 
@@ -258,7 +258,7 @@ test('edits: wildcard mention permission, topics policy on moves, can_create_top
   assert.equal(r.body, errorBody('You do not have permission to use channel wildcard mentions in this channel.', 'STREAM_WILDCARD_MENTION_NOT_ALLOWED'));
   await setRealmSettings(realm, { topics_policy: 'disable_empty_topic' });
   assert.equal((await users[0]!.client.patch(`/messages/${id}`, { topic: '' })).body, errorBody('Topics are required in this organization.'));
-  await realm.server.app.prisma.channel.update({ where: { id: sid }, data: { permissions: { can_create_topic_group: systemGroup(realm, 'role:administrators') } } });
+  await setChannelRow(realm, sid, { permissions: { can_create_topic_group: systemGroup(realm, 'role:administrators') } });
   assert.equal((await users[0]!.client.patch(`/messages/${id}`, { topic: 'brand new' })).body, errorBody('You do not have permission to create new topics in this channel.'));
 });
 

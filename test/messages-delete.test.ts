@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { captureEvents } from './helpers/events.ts';
 import { newRealm } from './helpers/server.ts';
-import { age, errorBody, makeChannel, send, sendDm, setRealmSettings, systemGroup } from './messages-helpers.ts';
+import { age, errorBody, makeChannel, send, sendDm, setRealmSettings, systemGroup, setChannelRow } from './messages-helpers.ts';
 
 test('deleting own messages: event to subscribers, then gone', async () => {
   const realm = await newRealm();
@@ -37,12 +37,11 @@ test('delete permissions: others, time limit without grace, admins any time, cha
   await age(realm, [id], 600 - 5);
   await setRealmSettings(realm, {}, { can_delete_own_message_group: systemGroup(realm, 'role:nobody') });
   assert.equal((await alice.client.delete(`/messages/${id}`)).body, errorBody("You don't have permission to delete this message"));
-  const prisma = realm.server.app.prisma;
-  await prisma.channel.update({ where: { id: sid }, data: { permissions: { can_delete_own_message_group: systemGroup(realm, 'role:members') } } });
+  await setChannelRow(realm, sid, { permissions: { can_delete_own_message_group: systemGroup(realm, 'role:members') } });
   assert.is((await alice.client.delete(`/messages/${id}`)).status, 200, 'the channel-level own-message permission applies');
 
   const other = await send(alice, sid, 't', 'y');
-  await prisma.channel.update({ where: { id: sid }, data: { permissions: { can_delete_any_message_group: systemGroup(realm, 'role:members') } } });
+  await setChannelRow(realm, sid, { permissions: { can_delete_any_message_group: systemGroup(realm, 'role:members') } });
   await age(realm, [other], 86400 * 30);
   assert.is((await bob.client.delete(`/messages/${other}`)).status, 200, 'can_delete_any_message_group has no time limit');
   const old = await send(alice, sid, 't', 'z');

@@ -1,5 +1,6 @@
 // Shared setup for the message tests: channels with members, sends, and raw access to dates.
 import * as assert from 'uvu/assert';
+import type { Prisma } from '../src/db/generated/client.ts';
 import type { TestRealm, TestUser } from './helpers/server.ts';
 
 export interface ChannelOptions {
@@ -40,6 +41,15 @@ export async function setRealmSettings(realm: TestRealm, settings: Record<string
     data: { settings: { ...(row.settings as object), ...settings } as object, permissions: { ...(row.permissions as object), ...permissions } as object },
   });
   await app.realms.reload(realm.id);
+}
+
+/**
+ * Sets a channel's columns directly, for states the API reaches only in several steps, and lets
+ * the server's channel cache know, as the actions do after a commit.
+ */
+export async function setChannelRow(realm: TestRealm, id: number, data: Prisma.ChannelUncheckedUpdateInput): Promise<void> {
+  await realm.server.app.prisma.channel.update({ where: { id }, data });
+  realm.server.app.channels.forgetRows();
 }
 
 /** The id of a system group of the realm (for permission settings). */

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { captureEvents } from './helpers/events.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
-import { errorBody, makeChannel, send, sendDm } from './messages-helpers.ts';
+import { errorBody, makeChannel, send, sendDm, setChannelRow } from './messages-helpers.ts';
 
 const SUCCESS = { result: 'success', msg: '' };
 const react = (u: TestUser, id: number, params: Record<string, unknown>) => u.client.post(`/messages/${id}/reactions`, params);
@@ -187,7 +187,7 @@ test('private channels, other people\'s DMs and archived channels are off limits
   }
   const open = await makeChannel(realm, 'old', [realm.owner]);
   const inOld = await send(realm.owner, open, 'topic', 'history');
-  await realm.server.app.prisma.channel.update({ where: { id: open }, data: { isArchived: true } });
+  await setChannelRow(realm, open, { isArchived: true });
   const archived = await react(realm.owner, inOld, { emoji_name: 'smile' });
   assert.equal([archived.status, archived.body], [400, errorBody('Invalid message(s)')]);
 });

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeChannel, send, setRealmSettings } from './messages-helpers.ts';
+import { makeChannel, send, setRealmSettings, setChannelRow } from './messages-helpers.ts';
 import { newRealm, type TestUser } from './helpers/server.ts';
 
 interface DocumentedKey {
@@ -275,7 +275,7 @@ test('spectators get every key too: the web-public channels, the people, and emp
   const bob = await realm.addUser({ name: 'Bob' });
   const open = await makeChannel(realm, 'Open', [bob]);
   await makeChannel(realm, 'Members', [bob]);
-  await realm.server.app.prisma.channel.update({ where: { id: open }, data: { isWebPublic: true } });
+  await setChannelRow(realm, open, { isWebPublic: true });
   await send(bob, open, 'hello', 'hi');
   const r = await realm.anonymous.post('/register', { client_gravatar: false });
   assert.is(r.status, 200, r.text);

@@ -81,4 +81,26 @@ test('a subscriber set dropped while loading, or whose load failed, is read agai
   actors.stop();
 });
 
+
+test('group commit: messages that arrive while a channel writes go out together in the next write; another write closes the batch', async () => {
+  const actors = new ChannelActors(1000);
+  const batches: string[][] = [];
+  const writeAll = async (items: string[]) => {
+    batches.push([...items]);
+    await sleep(5);
+    return items.map((i) => i.toUpperCase());
+  };
+  const first = actors.run(1, () => sleep(20).then(() => 'move'));
+  const sends = ['a', 'b', 'c'].map((m) => actors.inBatch(1, m, writeAll));
+  const move = actors.run(1, async () => 'edit');
+  const late = actors.inBatch(1, 'd', writeAll);
+  assert.equal(await Promise.all([first, ...sends, move, late]), ['move', 'A', 'B', 'C', 'edit', 'D']);
+  assert.equal(batches, [['a', 'b', 'c'], ['d']], 'd came after the edit, so it is written after it');
+  const failing = actors.inBatch(2, 'x', async () => {
+    throw new Error('disk full');
+  });
+  assert.match(String(await failing.catch((e: Error) => e)), /disk full/);
+  actors.stop();
+});
+
 test.run();

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Client } from './helpers/client.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
-import { errorBody, makeChannel, send, sendDm, setRealmSettings } from './messages-helpers.ts';
+import { errorBody, makeChannel, send, sendDm, setRealmSettings, setChannelRow } from './messages-helpers.ts';
 
 type Upload = { url: string; filename: string; pathId: string };
 
@@ -169,7 +169,7 @@ test('a file in a private channel or a DM: recipients only', async () => {
 test('spectators read files of web-public channels when the organization allows it', async () => {
   const realm = await newRealm();
   const sid = await makeChannel(realm, 'web', [realm.owner]);
-  await realm.server.app.prisma.channel.update({ where: { id: sid }, data: { isWebPublic: true } });
+  await setChannelRow(realm, sid, { isWebPublic: true });
   const file = await shared(realm, (content) => send(realm.owner, sid, 'files', content));
   const closed = await download(realm.anonymous, file.url);
   assert.is(closed.status, 401);

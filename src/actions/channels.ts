@@ -18,7 +18,7 @@ import {
 } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
-import { atomic, sendOnCommit } from './transaction.ts';
+import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 
 export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
 type GroupSettings = Partial<Record<ChannelPermission, GroupSettingValue>>;
@@ -259,6 +259,7 @@ export async function updateChannel(app: App, realm: RealmInfo, user: User, chan
 
     const before = new Set(await metadataUserIds(app, realm, channel));
     const updated = await app.prisma.channel.update({ where: { id: channel.id }, data: plan.data });
+    onCommit(() => app.channels.forgetRows());
     const after = await metadataUserIds(app, realm, updated);
     const unchanged = after.filter((id) => before.has(id));
     const postPolicy = (c: Channel) => postPolicyFields(realm, c);
@@ -284,6 +285,7 @@ export async function archiveChannel(app: App, realm: RealmInfo, user: User, cha
     if (channel.isArchived) throw badRequest('Channel is already deactivated');
     const recipients = await metadataUserIds(app, realm, channel);
     await app.prisma.channel.update({ where: { id: channel.id }, data: { isArchived: true } });
+    onCommit(() => app.channels.forgetRows());
     sendToUsers(realm, recipients, { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'is_archived', value: true });
     sendToUsers(realm, recipients, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: true });
   });

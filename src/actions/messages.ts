@@ -10,13 +10,14 @@ import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
-import { channelByName, isSubscribed, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
+import { cachedChannel, isSubscribed, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
 import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
+import { currentTransaction } from '../db/transaction.ts';
 import { atomic, sendCommitted, sendOnCommit } from './transaction.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
@@ -106,15 +107,11 @@ async function checkChannelSend(app: App, realm: RealmInfo, sender: User, channe
 }
 
 async function resolveChannel(app: App, realm: RealmInfo, ref: number | string): Promise<Channel> {
-  if (typeof ref === 'number') {
-    const channel = await app.prisma.channel.findFirst({ where: { id: ref, realmId: realm.id } });
-    if (!channel) throw new ApiError(`Channel with ID '${ref}' does not exist`, 'STREAM_DOES_NOT_EXIST', 400, { stream_id: ref });
-    return channel;
-  }
+  const channel = await cachedChannel(app, realm, ref);
+  if (channel) return channel;
+  if (typeof ref === 'number') throw new ApiError(`Channel with ID '${ref}' does not exist`, 'STREAM_DOES_NOT_EXIST', 400, { stream_id: ref });
   const name = ref.trim();
-  const channel = await channelByName(app, realm, name);
-  if (!channel) throw new ApiError(`Channel '${name}' does not exist`, 'STREAM_DOES_NOT_EXIST', 400, { stream: name });
-  return channel;
+  throw new ApiError(`Channel '${name}' does not exist`, 'STREAM_DOES_NOT_EXIST', 400, { stream: name });
 }
 
 async function resolveRecipients(app: App, realm: RealmInfo, sender: User, refs: number[] | string[]): Promise<User[]> {
@@ -262,44 +259,94 @@ export interface DeliveryOptions extends SendOptions {
   readFor?: ReadonlySet<number>;
 }
 
-/**
- * The message, its UserMessage rows (one per recipient, from array parameters: building a
- * thousand-row createMany costs Prisma more than the database spends inserting it) and the
- * channel's first message id when it has none, in one statement; it returns the message row and
- * the id of the transaction that commits it (src/db/commits.ts).
- */
-const INSERT_MESSAGE = `WITH m AS (
-    INSERT INTO "Message" ("realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "sendingClient", "isMeMessage", "hasLink", "hasImage")
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *),
-  um AS (INSERT INTO "UserMessage" ("userId", "messageId", flags) SELECT u, m.id, f FROM m, unnest($12::int[], $13::int[]) AS t(u, f)),
-  first AS (UPDATE "Channel" c SET "firstMessageId" = m.id FROM m WHERE c.id = m."channelId" AND c."firstMessageId" IS NULL)
-  SELECT m.*, pg_current_xact_id()::text AS xid FROM m`;
+/** One message to write: what was checked and rendered, and each recipient's flag bits. */
+interface MessageToStore {
+  p: PreparedMessage;
+  opts: DeliveryOptions;
+  flags: Map<number, number>;
+  directGroupId: number | null;
+}
 
-/** Writes the message and its rows; returns it as a loaded message, built from what is known, not read back. */
-async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, flags: Map<number, number>): Promise<{ message: FullMessage; xid: number }> {
-  const db = app.prisma;
-  const directGroupId = p.memberKey
-    ? (await db.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
-    : null;
-  const r = p.rendered;
-  const [row] = await db.$queryRawUnsafe<(Message & { xid: string })[]>(
-    INSERT_MESSAGE,
-    realm.id, p.sender.id, p.channel?.id ?? null, directGroupId, p.topic, p.content, r.html, opts.client, r.isMeMessage, r.links.length > 0, linksImage(r.links),
-    [...flags.keys()], [...flags.values()],
+/**
+ * Messages and their UserMessage rows (from array parameters: building a thousand-row createMany
+ * costs Prisma more than the database spends inserting it), plus a channel's first message id
+ * when it has none, in one statement, however many messages; it returns the rows in id order,
+ * each with the id of the transaction that commits them (src/db/commits.ts). The ids are drawn
+ * first and numbered in ascending order, so the n-th input gets the n-th smallest id.
+ */
+const INSERT_MESSAGES = `WITH ids AS (
+    SELECT nextval(pg_get_serial_sequence('"Message"', 'id')) AS id FROM generate_series(1, $1::int)),
+  numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM ids),
+  input AS (
+    SELECT * FROM unnest($3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[], $11::bool[], $12::bool[])
+      WITH ORDINALITY AS t(sender, channel, direct_group, topic, content, rendered, client, is_me, has_link, has_image, n)),
+  m AS (
+    INSERT INTO "Message" (id, "realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "sendingClient", "isMeMessage", "hasLink", "hasImage")
+    SELECT numbered.id, $2, sender, channel, direct_group, topic, content, rendered, client, is_me, has_link, has_image FROM input JOIN numbered USING (n)
+    RETURNING *),
+  um AS (
+    INSERT INTO "UserMessage" ("userId", "messageId", flags)
+    SELECT u, numbered.id, f FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n)),
+  first AS (
+    UPDATE "Channel" c SET "firstMessageId" = f.id
+    FROM (SELECT "channelId", min(id) AS id FROM m WHERE "channelId" IS NOT NULL GROUP BY "channelId") f
+    WHERE c.id = f."channelId" AND c."firstMessageId" IS NULL)
+  SELECT m.*, pg_current_xact_id()::text AS xid FROM m ORDER BY m.id`;
+
+/** Writes the messages; returns each as a loaded message, built from what is known, not read back. */
+async function storeMessages(app: App, realm: RealmInfo, batch: readonly MessageToStore[]): Promise<{ messages: FullMessage[]; xid: number }> {
+  const column = <T>(pick: (m: MessageToStore) => T) => batch.map(pick);
+  const recipients = batch.flatMap((m, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
+  const rows = await app.prisma.$queryRawUnsafe<(Message & { xid: string })[]>(
+    INSERT_MESSAGES,
+    batch.length, realm.id,
+    column((m) => m.p.sender.id), column((m) => m.p.channel?.id ?? null), column((m) => m.directGroupId),
+    column((m) => m.p.topic), column((m) => m.p.content), column((m) => m.p.rendered.html), column((m) => m.opts.client),
+    column((m) => m.p.rendered.isMeMessage), column((m) => m.p.rendered.links.length > 0), column((m) => linksImage(m.p.rendered.links)),
+    recipients.map((r) => r[0]), recipients.map((r) => r[1]), recipients.map((r) => r[2]),
   );
-  const { xid, ...message } = row!;
-  const hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, r.uploadPathIds);
-  if (hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
-  const c = p.channel;
-  const full: FullMessage = {
-    ...message,
-    hasAttachment,
-    sender: p.sender,
-    channel: c && { id: c.id, name: c.name, inviteOnly: c.inviteOnly, historyPublicToSubscribers: c.historyPublicToSubscribers },
-    directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
-    reactions: [],
+  const messages = rows.map(({ xid: _, ...message }, i): FullMessage => {
+    const { p, directGroupId } = batch[i]!;
+    const c = p.channel;
+    return {
+      ...message,
+      sender: p.sender,
+      channel: c && { id: c.id, name: c.name, inviteOnly: c.inviteOnly, historyPublicToSubscribers: c.historyPublicToSubscribers },
+      directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
+      reactions: [],
+    };
+  });
+  return { messages, xid: Number(rows[0]!.xid) };
+}
+
+/** The `message` event of a stored message, with each recipient's flags. */
+async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage, { p, opts, flags }: MessageToStore) {
+  return {
+    realmId: realm.id,
+    userIds: p.recipients,
+    event: { type: 'message', message: messageObject(app, realm, message, await conversationUsers(app, [message]), await compiledLinkifiers(app, realm.id)) },
+    perUser: Object.fromEntries([...flags].map(([userId, bits]) => [userId, { flags: flagList(bits) }])),
+    ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
+    publicChannelMessage: p.channel !== null && !p.channel.inviteOnly,
   };
-  return { message: full, xid: Number(xid) };
+}
+
+/**
+ * A channel's batch of plain messages (no uploads to claim), in one statement that is its own
+ * transaction (an interactive one costs two more round trips); the events leave in id order.
+ * When the batch fails, each message is tried alone, so one bad message fails only its sender.
+ */
+async function writeChannelBatch(app: App, realm: RealmInfo, batch: MessageToStore[]): Promise<(number | Error)[]> {
+  try {
+    const { messages, xid } = await storeMessages(app, realm, batch);
+    for (const [i, message] of messages.entries()) sendCommitted(app, { ...(await messageEnvelope(app, realm, message, batch[i]!)), xid });
+    return messages.map((m) => m.id);
+  } catch (err) {
+    if (batch.length === 1) return [err instanceof Error ? err : new Error(String(err))];
+    const results: (number | Error)[] = [];
+    for (const item of batch) results.push(...(await writeChannelBatch(app, realm, [item])));
+    return results;
+  }
 }
 
 /** Writes a prepared message; its `message` event goes to every recipient once it committed. */
@@ -310,29 +357,26 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
     const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId);
     flags.set(userId, mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (read ? FLAG_BITS.read : 0));
   }
-  const envelope = async (message: FullMessage) => ({
-    realmId: realm.id,
-    userIds: p.recipients,
-    event: { type: 'message', message: messageObject(app, realm, message, await conversationUsers(app, [message]), await compiledLinkifiers(app, realm.id)) },
-    perUser: Object.fromEntries([...flags].map(([userId, bits]) => [userId, { flags: flagList(bits) }])),
-    ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
-    publicChannelMessage: p.channel !== null && !p.channel.inviteOnly,
-  });
-  const store = async () => {
-    // A lone statement is its own transaction (an interactive one costs two more round trips); the
-    // conversation and attachment writes need one around them.
-    if (p.memberKey === null && p.rendered.uploadPathIds.length === 0) {
-      const { message, xid } = await storeMessage(app, realm, p, opts, flags);
-      sendCommitted(app, { ...(await envelope(message)), xid });
-      return message.id;
-    }
-    return atomic(app, async () => {
-      const { message } = await storeMessage(app, realm, p, opts, flags);
-      sendOnCommit(await envelope(message));
-      return message.id;
-    });
-  };
-  return inChannelOrder(app, p.channel?.id ?? null, store);
+  if (p.channel !== null && p.rendered.uploadPathIds.length === 0 && !currentTransaction()) {
+    const result = await app.channels.inBatch(p.channel.id, { p, opts, flags, directGroupId: null }, (batch) => writeChannelBatch(app, realm, batch));
+    if (result instanceof Error) throw result;
+    return result;
+  }
+  // The conversation and attachment writes need a transaction around them.
+  return inChannelOrder(app, p.channel?.id ?? null, () =>
+    atomic(app, async () => {
+      const db = app.prisma;
+      const directGroupId = p.memberKey
+        ? (await db.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
+        : null;
+      const item = { p, opts, flags, directGroupId };
+      const { messages: [message] } = await storeMessages(app, realm, [item]);
+      message!.hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message!.id, p.rendered.uploadPathIds);
+      if (message!.hasAttachment) await db.message.update({ where: { id: message!.id }, data: { hasAttachment: true } });
+      sendOnCommit(await messageEnvelope(app, realm, message!, item));
+      return message!.id;
+    }),
+  );
 }
 
 /** A channel's writes and their events go one at a time through its actor, in commit order. */

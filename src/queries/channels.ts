@@ -7,7 +7,7 @@ import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { isInGroupSetting, type PermissionSubject } from '../auth/permissions.ts';
 import { badRequest } from '../errors.ts';
-import { inTransaction } from '../db/transaction.ts';
+import { currentTransaction, inTransaction } from '../db/transaction.ts';
 import type { GroupInfo, RealmInfo } from './realms.ts';
 
 export const CHANNEL_PERMISSIONS = Object.keys(CHANNEL_PERMISSION_DEFAULTS) as ChannelPermission[];
@@ -124,6 +124,19 @@ export async function administrableChannel(app: App, realm: RealmInfo, user: Use
 
 export async function channelByName(app: App, realm: RealmInfo, name: string): Promise<Channel | null> {
   return app.prisma.channel.findFirst({ where: { realmId: realm.id, name: { equals: name.trim(), mode: 'insensitive' } } });
+}
+
+/**
+ * A channel of the realm by id or name for the send path, held by the channel actors until any
+ * channel changes. Not for checks inside a transaction: those read the row the transaction sees.
+ */
+export async function cachedChannel(app: App, realm: RealmInfo, ref: number | string): Promise<Channel | null> {
+  if (currentTransaction()) return typeof ref === 'number' ? app.prisma.channel.findFirst({ where: { id: ref, realmId: realm.id } }) : channelByName(app, realm, ref);
+  const channel =
+    typeof ref === 'number'
+      ? await app.channels.row(ref, () => app.prisma.channel.findUnique({ where: { id: ref } }))
+      : await app.channels.row(`${realm.id}:${ref.trim().toLowerCase()}`, () => channelByName(app, realm, ref));
+  return channel?.realmId === realm.id ? channel : null;
 }
 
 /** The channels the user is actively subscribed to, as a set of ids. */
