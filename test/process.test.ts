@@ -1,4 +1,5 @@
-// The server as a user runs it: `npm start` (src/main.ts serve) and the CLI as child processes on
+// The server as a user runs it: `npm start` (its script, run by sh as npm does, so the server is
+// the child itself: the script ends with `exec node`) and the CLI as child processes on
 // one embedded data directory (PostgreSQL in DATA_DIR/postgres), reused across the steps because
 // creating one costs seconds.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,8 +26,12 @@ interface Finished {
   stderr: string;
 }
 
+const START_SCRIPT = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+
+/** `npm start` for ['serve'], else the CLI with these arguments. */
 function run(args: string[]): { child: ChildProcess; output: { stdout: string; stderr: string }; exited: Promise<Finished> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: ROOT, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [command, argv] = args[0] === 'serve' ? ['sh', ['-c', START_SCRIPT]] : [process.execPath, ['--import', 'tsx', 'src/main.ts', ...args]];
+  const child = spawn(command, argv, { cwd: ROOT, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = { stdout: '', stderr: '' };
   child.stdout!.on('data', (c: Buffer) => (output.stdout += c));
   child.stderr!.on('data', (c: Buffer) => (output.stderr += c));

@@ -18,7 +18,7 @@ export class BaselineTarget {
   }
 
   static async start(): Promise<BaselineTarget> {
-    const proc = ServerProcess.start('baseline', 'bench/baseline/server.ts', []);
+    const proc = ServerProcess.start('baseline', 'bench/baseline/server.ts', [], {}, ['--import', 'tsx']);
     try {
       const { port } = await proc.firstJsonLine(30_000);
       const url = `http://127.0.0.1:${Number(port)}`;

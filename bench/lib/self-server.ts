@@ -1,8 +1,8 @@
 // --self: the project's own server on a fresh embedded database, rate limits off, loopback only.
 // Everything that depends on the server's CLI contract lives here:
 //   node --import tsx src/main.ts init --org NAME --email E --password P   → JSON {user_id, email, api_key, ...}
-//   node --import tsx src/main.ts serve   with env PORT, HOST=127.0.0.1, DATA_DIR, RATE_LIMIT=off
-// (node --import tsx rather than the tsx CLI, which forks: the bench must sample the server's own PID.)
+//   the start script of package.json (built bundle, its env and Node flags)   with env PORT, HOST=127.0.0.1, DATA_DIR, RATE_LIMIT=off
+// (node itself rather than npm or the tsx CLI, which fork: the bench must sample the server's own PID.)
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -15,14 +15,28 @@ import { HttpConnection, parseEndpoint } from './http-client.ts';
 import { sleep } from './concurrency.ts';
 import { readFileSync } from 'node:fs';
 
-/** The Node flags `npm start` gives the server (package.json), so the bench runs what users run. */
-const SERVER_NODE_FLAGS: string[] = (() => {
-  const start = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
-  return start[0] === 'node' ? start.slice(1, start.indexOf('--import')) : [];
+/**
+ * The server as `npm start` runs it (package.json: `node scripts/build.mjs && VAR=value ... exec
+ * node [flags] build/main.mjs serve`): its environment settings, Node flags and entry, so the
+ * bench measures what users run. The build step is run by startSelfServer.
+ */
+const START = (() => {
+  const script = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const words = script.split('&&').pop()!.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (words[0]?.includes('=')) {
+    const [name, value] = words.shift()!.split('=') as [string, string];
+    env[name] = value;
+  }
+  if (words[0] === 'exec') words.shift();
+  const node = words.indexOf('node');
+  const entry = words.findIndex((w, i) => i > node && !w.startsWith('-'));
+  if (node !== 0 || entry < 0) throw new Error(`bench: cannot read the start script: ${script}`);
+  return { env, nodeFlags: words.slice(1, entry), entry: words[entry]! };
 })();
 import type { Credentials } from './zulip-api.ts';
 
-const SERVER_ENTRY = 'src/main.ts';
+const CLI_ENTRY = 'src/main.ts';
 const ADMIN_EMAIL = 'admin@bench.example.com';
 const START_TIMEOUT_MS = 120_000; // a fresh embedded database takes seconds to create
 
@@ -45,13 +59,13 @@ function freePort(): Promise<number> {
 }
 
 async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', SERVER_ENTRY, ...args], {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', CLI_ENTRY, ...args], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, ...env },
     timeout: START_TIMEOUT_MS,
   });
   const line = stdout.split('\n').reverse().find((l) => l.trim().startsWith('{'));
-  if (!line) throw new Error(`${SERVER_ENTRY} ${args[0]} printed no JSON:\n${stdout.slice(-2000)}`);
+  if (!line) throw new Error(`${CLI_ENTRY} ${args[0]} printed no JSON:\n${stdout.slice(-2000)}`);
   return JSON.parse(line) as Record<string, unknown>;
 }
 
@@ -92,7 +106,8 @@ export async function startSelfServer(): Promise<SelfServer> {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     process.stderr.write('server: starting...\n');
-    proc = ServerProcess.start('server', SERVER_ENTRY, ['serve'], { ...env, PORT: String(port) }, SERVER_NODE_FLAGS);
+    await promisify(execFile)(process.execPath, ['scripts/build.mjs'], { cwd: PROJECT_ROOT });
+    proc = ServerProcess.start('server', START.entry, ['serve'], { ...START.env, ...env, PORT: String(port) }, START.nodeFlags);
     await waitUntilServing(url, proc);
     return { url, admin: { email: String(init.email ?? ADMIN_EMAIL), apiKey: init.api_key }, process: proc, stop };
   } catch (err) {

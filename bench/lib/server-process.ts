@@ -1,9 +1,9 @@
-// A server child process started by the bench: node + tsx + the memory probe, so its PID is the
-// server itself (the tsx CLI would fork a second process) and its heap can be read.
+// A server child process started by the bench: node + the memory probe, so its PID is the server
+// itself (npm or the tsx CLI would fork a second process) and its heap can be read.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const PROBE = new URL('./memory-probe.ts', import.meta.url).href;
+const PROBE = new URL('./memory-probe.mjs', import.meta.url).href;
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const LOG_TAIL_CHARS = 4000;
 
@@ -38,9 +38,9 @@ export class ServerProcess {
     }));
   }
 
-  /** Starts `node [nodeFlags] --import tsx <script> ...args` from the project root. */
+  /** Starts `node [nodeFlags] --expose-gc --import <probe> <script> ...args` from the project root. */
   static start(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = []): ServerProcess {
-    const child = spawn(process.execPath, [...nodeFlags, '--expose-gc', '--import', 'tsx', '--import', PROBE, script, ...args], {
+    const child = spawn(process.execPath, [...nodeFlags, '--expose-gc', '--import', PROBE, script, ...args], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

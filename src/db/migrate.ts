@@ -4,10 +4,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from '../paths.ts';
 import type { Database, SqlSession } from './client.ts';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations/', import.meta.url));
+export const MIGRATIONS_DIR = path.join(PROJECT_ROOT, 'prisma', 'migrations');
 
 export interface Migration {
   /** Directory name, `<YYYYMMDDHHMMSS>_<name>`. */

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from '../paths.ts';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { bindMigrationAwareSqlAdapterFactory, ColumnTypeEnum, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import * as engineBindings from '@prisma/schema-engine-wasm/schema_engine_bg';
@@ -23,7 +23,7 @@ import { scratchServer } from './scratch.ts';
   (instance.exports as { __wbindgen_start(): void }).__wbindgen_start();
 }
 
-export const SCHEMA_PATH = fileURLToPath(new URL('../../prisma/schema.prisma', import.meta.url));
+export const SCHEMA_PATH = path.join(PROJECT_ROOT, 'prisma', 'schema.prisma');
 const CHAR_OID = 18;
 const TEXT_OID = 25;
 
