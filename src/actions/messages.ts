@@ -17,6 +17,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
+import { inTransaction } from '../db/transaction.ts';
 import { atomic, sendCommitted, sendOnCommit } from './transaction.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
@@ -303,7 +304,16 @@ async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts
 }
 
 /** Writes a prepared message; its `message` event goes to every recipient once it committed. */
-export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
+export function deliverMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
+  return inChannelOrder(app, p.channel?.id ?? null, () => writeMessage(app, realm, p, opts));
+}
+
+/**
+ * deliverMessage for a caller already running in the channel's order (its actor runs one write
+ * at a time, so a write there must not queue behind itself), in its own transaction or in the
+ * caller's.
+ */
+export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
   const mentioned = await mentionedUsers(app, realm, p.rendered);
   const flags = new Map<number, number>();
   for (const userId of p.recipients) {
@@ -318,21 +328,18 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
     ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
     publicChannelMessage: p.channel !== null && !p.channel.inviteOnly,
   });
-  const store = async () => {
-    // A lone statement is its own transaction (an interactive one costs two more round trips); the
-    // conversation and attachment writes need one around them.
-    if (p.memberKey === null && p.rendered.uploadPathIds.length === 0) {
-      const { message, xid } = await storeMessage(app, realm, p, opts, flags);
-      sendCommitted(app, { ...(await envelope(message)), xid });
-      return message.id;
-    }
-    return atomic(app, async () => {
-      const { message } = await storeMessage(app, realm, p, opts, flags);
-      sendOnCommit(await envelope(message));
-      return message.id;
-    });
-  };
-  return inChannelOrder(app, p.channel?.id ?? null, store);
+  // A lone statement is its own transaction (an interactive one costs two more round trips); the
+  // conversation and attachment writes need one around them, and a caller's transaction is one.
+  if (p.memberKey === null && p.rendered.uploadPathIds.length === 0 && !inTransaction()) {
+    const { message, xid } = await storeMessage(app, realm, p, opts, flags);
+    sendCommitted(app, { ...(await envelope(message)), xid });
+    return message.id;
+  }
+  return atomic(app, async () => {
+    const { message } = await storeMessage(app, realm, p, opts, flags);
+    sendOnCommit(await envelope(message));
+    return message.id;
+  });
 }
 
 /** A channel's writes and their events go one at a time through its actor, in commit order. */
@@ -363,4 +370,23 @@ export async function sendNotification(app: App, realm: RealmInfo, channel: Chan
   return deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true, readFor });
 }
 
+/** A Notification Bot direct message to one user (scheduled-message failures, reminders). */
+export async function notifyUser(app: App, realm: RealmInfo, user: User, content: string): Promise<number> {
+  const bot = await notificationBot(app, realm);
+  const prepared = await prepareMessage(app, realm, bot, { kind: 'direct', users: [user.id] }, content, false);
+  return deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true });
+}
+
 export const silentMention = (user: User) => `@_**${user.fullName}|${user.id}**`;
+
+/** Zulip's Client.default_read_by_sender: clients that are a person's own Zulip app. */
+const PERSONAL_CLIENTS = new Set(['zulipandroid', 'zulipios', 'zulipdesktop', 'zulipmobile', 'zulipelectron', 'zulipterminal', 'snipe', 'website', 'ios', 'android']);
+
+/**
+ * Whether a message a client sends starts out read for its sender when the request does not say:
+ * yes from a person's own app, no from an integration using their key (Zulip's heuristic).
+ */
+export function defaultReadBySender(client: string): boolean {
+  const name = client.toLowerCase();
+  return PERSONAL_CLIENTS.has(name) || name.includes('desktop app');
+}
