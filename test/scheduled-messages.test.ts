@@ -3,9 +3,12 @@
 // Zulip's test_scheduled_messages.py).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { deliverDueMessages } from '../src/actions/scheduled-delivery.ts';
+import type { RunningServer } from '../src/server.ts';
+import { Client } from './helpers/client.ts';
 import { openQueue } from './helpers/queues.ts';
-import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
-import { errorBody, makeChannel, setRealmSettings } from './messages-helpers.ts';
+import { freshDatabase, newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
+import { errorBody, makeChannel, send, setRealmSettings } from './messages-helpers.ts';
 
 const SUCCESS = { result: 'success', msg: '' };
 const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
@@ -262,6 +265,85 @@ test('delivery that is no longer allowed: marked failed, the sender told by the 
   assert.equal([delivered.delivered, delivered.failed, delivered.failureMessage], [true, false, null]);
   expectError(await bob.client.patch(`/scheduled_messages/${id}`, { content: 'too late' }), 'Scheduled message was already sent');
   assert.equal((await bob.client.delete(`/scheduled_messages/${id}`)).body, SUCCESS, 'a delivered one can still be deleted, as in Zulip');
+});
+
+/** How many stored messages have exactly this source text. */
+const copies = (server: RunningServer, realm: TestRealm, content: string) => server.app.prisma.message.count({ where: { realmId: realm.id, content } });
+
+test('a restart sends what fell due while the server was down, each once, and the restored queue hears of it', async () => {
+  const database = { DATABASE_URL: await freshDatabase() };
+  const first = await startTestServer(database);
+  const realm = await newRealm(first);
+  const bob = await realm.addUser({ name: 'Bob' });
+  const zoe = await realm.addUser({ name: 'Zoe' });
+  const channelId = await makeChannel(realm, 'general', [realm.owner, bob, zoe]);
+  const target = await send(zoe, channelId, 't', 'remember me');
+  const reg = await bob.client.post('/register', { event_types: ['message', 'scheduled_messages', 'reminders'], apply_markdown: false });
+  // A second of margin, for the server to be down before anything falls due.
+  const at = nextSecond() + 1;
+  const ids = [
+    await schedule(bob, { type: 'stream', to: channelId, topic: 'while down', content: 'sent after the restart', scheduled_delivery_timestamp: at }),
+    await schedule(bob, { type: 'direct', to: [zoe.id], content: 'a direct one after the restart', scheduled_delivery_timestamp: at }),
+  ];
+  const reminder = await bob.client.post('/reminders', { message_id: target, scheduled_delivery_timestamp: at, note: 'restart note' });
+  assert.is(reminder.status, 200, reminder.text);
+  await first.stop();
+  await new Promise((r) => setTimeout(r, Math.max(0, at * 1000 - Date.now()) + 200));
+
+  const second = await startTestServer(database);
+  try {
+    const prisma = second.app.prisma;
+    const all = [...ids, reminder.body.reminder_id as number];
+    await eventually(() => prisma.scheduledMessage.findMany({ where: { id: { in: all } } }), (rows) => rows.every((r) => r.delivered), 'delivery at start');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.is(await copies(second, realm, 'sent after the restart'), 1);
+    assert.is(await copies(second, realm, 'a direct one after the restart'), 1);
+    const notes = await prisma.message.findMany({ where: { realmId: realm.id, content: { contains: 'restart note' } } });
+    assert.is(notes.length, 1, 'the reminder once');
+    const rows = await prisma.scheduledMessage.findMany({ where: { id: { in: all } }, orderBy: { id: 'asc' } });
+    assert.ok(rows.every((r) => r.deliveredMessageId !== null && !r.failed), JSON.stringify(rows));
+    assert.is(rows[2]!.deliveredMessageId, notes[0]!.id);
+    const host = realm.host.replace(/:\d+$/, `:${second.port}`);
+    const bobAgain = new Client(second.port, host, bob.client.credentials);
+    const events = (await bobAgain.get('/events', { queue_id: reg.body.queue_id, last_event_id: -1, dont_block: true })).body.events as Record<string, any>[];
+    const seen = events.filter((e) => e.type !== 'heartbeat' && !(e.op === 'add')).map((e) => e.type === 'message' ? e.message.content.slice(0, 22) : `${e.type}/${e.op}`);
+    assert.equal(seen.filter((x) => x.startsWith('sched') || x.startsWith('remind')).sort(), ['reminders/remove', 'scheduled_messages/remove', 'scheduled_messages/remove']);
+    assert.ok(seen.includes('sent after the restart'), JSON.stringify(seen));
+  } finally {
+    await second.stop();
+  }
+});
+
+test('two processes sending from one database never send a row twice (FOR UPDATE SKIP LOCKED)', async () => {
+  const database = { DATABASE_URL: await freshDatabase() };
+  const [a, b] = [await startTestServer(database), await startTestServer(database)];
+  try {
+    const realm = await newRealm(a);
+    const bob = await realm.addUser({ name: 'Bob' });
+    const zoe = await realm.addUser({ name: 'Zoe' });
+    const channels = [await makeChannel(realm, 'one', [bob, zoe]), await makeChannel(realm, 'two', [bob, zoe])];
+    const target = await send(zoe, channels[0]!, 't', 'target');
+    const contents: string[] = [];
+    for (let n = 0; n < 12; n++) {
+      const content = `race ${n}`;
+      contents.push(content);
+      if (n % 4 === 3) await bob.client.post('/reminders', { message_id: target, note: content, scheduled_delivery_timestamp: inAnHour() });
+      else if (n % 4 === 2) await schedule(bob, { type: 'direct', to: [zoe.id], content });
+      else await schedule(bob, { type: 'stream', to: channels[n % 2], topic: 't', content });
+    }
+    // All of them due now, behind the backs of both schedulers; three runs race for them.
+    await a.app.prisma.scheduledMessage.updateMany({ where: { realmId: realm.id }, data: { scheduledTimestamp: new Date(Date.now() - 1000) } });
+    await Promise.all([deliverDueMessages(a.app), deliverDueMessages(b.app), deliverDueMessages(a.app), deliverDueMessages(b.app)]);
+    for (const [n, content] of contents.entries()) {
+      const count = n % 4 === 3 ? await a.app.prisma.message.count({ where: { realmId: realm.id, content: { contains: `Note:\n > ${content}\n` } } }) : await copies(a, realm, content);
+      assert.is(count, 1, content);
+    }
+    const rows = await a.app.prisma.scheduledMessage.findMany({ where: { realmId: realm.id } });
+    assert.ok(rows.length === 12 && rows.every((r) => r.delivered && !r.failed && r.deliveredMessageId !== null), JSON.stringify(rows));
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
 });
 
 test.run();

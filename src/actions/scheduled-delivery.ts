@@ -55,11 +55,16 @@ async function claim(app: App, due: Due): Promise<ScheduledMessage | undefined> 
   return row;
 }
 
+/** The organization, also one another process created since this one loaded them. */
+async function realmOf(app: App, realmId: number): Promise<RealmInfo | undefined> {
+  return app.realms.byId(realmId) ?? (await app.realms.reload(realmId));
+}
+
 /** Inside the channel's order and a transaction: sends one row, or records why it could not be sent. */
 async function claimAndSend(app: App, due: Due): Promise<void> {
   const row = await claim(app, due);
   if (!row) return;
-  const realm = app.realms.byId(row.realmId);
+  const realm = await realmOf(app, row.realmId);
   const sender = await app.prisma.user.findUniqueOrThrow({ where: { id: row.senderId } });
   // Nobody to tell when the account or the organization is gone (Zulip sends no notice then).
   if (!realm || realm.deactivated) return void (await markFailed(app, row, 'This organization has been deactivated'));
@@ -122,7 +127,7 @@ async function recordFailure(app: App, id: number, failureMessage: string): Prom
     const [row] = await app.prisma.$queryRaw<ScheduledMessage[]>`SELECT * FROM "ScheduledMessage" WHERE id = ${id} AND NOT delivered AND NOT failed FOR UPDATE`;
     if (!row) return;
     const failed = await markFailed(app, row, failureMessage);
-    const realm = app.realms.byId(row.realmId);
+    const realm = await realmOf(app, row.realmId);
     const sender = await app.prisma.user.findUniqueOrThrow({ where: { id: row.senderId } });
     if (realm && !realm.deactivated && sender.isActive && row.deliveryType === DeliveryType.SEND_LATER) await tellSender(app, realm, sender, failed);
   });
