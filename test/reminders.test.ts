@@ -5,11 +5,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openQueue } from './helpers/queues.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
-import { errorBody, makeChannel, send, sendDm } from './messages-helpers.ts';
+import { eventually, expectError, makeChannel, send, sendDm, soon } from './messages-helpers.ts';
 
 const SUCCESS = { result: 'success', msg: '' };
 const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
-const nextSecond = () => Math.floor(Date.now() / 1000) + 1;
 
 async function setup(): Promise<{ realm: TestRealm; bob: TestUser; zoe: TestUser; channelId: number; realmUrl: string }> {
   const realm = await newRealm();
@@ -32,20 +31,6 @@ async function list(user: TestUser): Promise<Record<string, any>[]> {
   assert.is(r.status, 200, r.text);
   assert.equal(Object.keys(r.body).sort(), ['msg', 'reminders', 'result']);
   return r.body.reminders;
-}
-
-function expectError(r: { status: number; body: unknown; text: string }, msg: string, status = 400, code = 'BAD_REQUEST', extra: Record<string, unknown> = {}): void {
-  assert.equal([r.status, r.body], [status, errorBody(msg, code, extra)], r.text);
-}
-
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const mention = (u: TestUser, name: string) => `@_**${name}|${u.id}**`;
@@ -153,7 +138,7 @@ test('delivery: the Notification Bot sends the reminder to its owner, quoting th
   const msg = await send(zoe, channelId, 'topic', 'first words');
   await queue.next();
   // A second of margin, for the edit to land first.
-  const id = await remind(bob, msg, { note: 'reply today', scheduled_delivery_timestamp: nextSecond() + 1 });
+  const id = await remind(bob, msg, { note: 'reply today', scheduled_delivery_timestamp: soon(1000) });
   await zoe.client.patch(`/messages/${msg}`, { content: 'edited words' });
   const events: Record<string, any>[] = [];
   await eventually(async () => (events.push(...(await queue.pending())), events), (e) => e.some((x) => x.op === 'remove'), 'the reminder');
@@ -176,7 +161,7 @@ test('delivery after the message was deleted: the text as it was when scheduled'
   const queue = await openQueue(bob, { event_types: ['message'], apply_markdown: false });
   const msg = await send(bob, channelId, 'topic', 'soon gone');
   await queue.next();
-  const id = await remind(bob, msg, { scheduled_delivery_timestamp: nextSecond() + 1 });
+  const id = await remind(bob, msg, { scheduled_delivery_timestamp: soon(1000) });
   const [{ content }] = await list(bob);
   assert.is((await bob.client.delete(`/messages/${msg}`)).status, 200);
   const [event] = await eventually(() => queue.pending(), (e) => e.some((x) => x.type === 'message'), 'the reminder');

@@ -8,12 +8,10 @@ import type { RunningServer } from '../src/server.ts';
 import { Client } from './helpers/client.ts';
 import { openQueue } from './helpers/queues.ts';
 import { freshDatabase, newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
-import { errorBody, makeChannel, send, setRealmSettings } from './messages-helpers.ts';
+import { eventually, expectError, makeChannel, send, setRealmSettings, soon } from './messages-helpers.ts';
 
 const SUCCESS = { result: 'success', msg: '' };
 const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
-/** The next whole second: the soonest time the API accepts, so delivery comes within a second. */
-const nextSecond = () => Math.floor(Date.now() / 1000) + 1;
 
 async function setup(): Promise<{ realm: TestRealm; bob: TestUser; zoe: TestUser; channelId: number }> {
   const realm = await newRealm();
@@ -35,21 +33,6 @@ async function list(user: TestUser): Promise<Record<string, any>[]> {
   assert.is(r.status, 200, r.text);
   assert.equal(Object.keys(r.body).sort(), ['msg', 'result', 'scheduled_messages']);
   return r.body.scheduled_messages;
-}
-
-function expectError(r: { status: number; body: unknown; text: string }, msg: string, status = 400, code = 'BAD_REQUEST', extra: Record<string, unknown> = {}): void {
-  assert.equal([r.status, r.body], [status, errorBody(msg, code, extra)], r.text);
-}
-
-/** Waits until `check` holds (the scheduler works on its own clock). */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 test('POST /scheduled_messages: every type name; GET lists them soonest first, with rendered content', async () => {
@@ -204,7 +187,8 @@ test('delivery at the scheduled time: sent as its sender through the normal path
   const { realm, bob, zoe, channelId } = await setup();
   const bobQueue = await openQueue(bob, { event_types: ['scheduled_messages', 'message'] });
   const zoeQueue = await openQueue(zoe, { event_types: ['message'] });
-  const at = nextSecond();
+  // Margin for both requests to arrive before it.
+  const at = soon(800);
   const channelMsg = await schedule(bob, { type: 'stream', to: channelId, topic: 'later', content: 'on **time**', scheduled_delivery_timestamp: at, read_by_sender: true });
   const dm = await schedule(bob, { type: 'direct', to: [zoe.id], content: 'psst', scheduled_delivery_timestamp: at });
   const received: Record<string, any>[] = [];
@@ -235,8 +219,8 @@ test('delivery at the scheduled time: sent as its sender through the normal path
 test('delivery that is no longer allowed: marked failed, the sender told by the Notification Bot; a new time sends it', async () => {
   const { realm, bob, zoe, channelId } = await setup();
   const queue = await openQueue(bob, { event_types: ['scheduled_messages', 'message'] });
-  // A second more than the soonest time, for the channel to be archived first.
-  const at = nextSecond() + 1;
+  // A second of margin, for the channel to be archived first.
+  const at = soon(1000);
   const id = await schedule(bob, { type: 'stream', to: channelId, topic: 'doomed', content: 'never', scheduled_delivery_timestamp: at });
   const archived = await realm.owner.client.delete(`/streams/${channelId}`);
   assert.is(archived.status, 200, archived.text);
@@ -257,7 +241,7 @@ test('delivery that is no longer allowed: marked failed, the sender told by the 
   assert.equal([row.failed, row.failureMessage, row.delivered], [true, "Not authorized to send to channel 'general'", false]);
   // Editing a failed message needs a new time; the edit clears the failure.
   expectError(await bob.client.patch(`/scheduled_messages/${id}`, { content: 'again' }), 'Scheduled delivery time must be in the future.');
-  const dm = await bob.client.patch(`/scheduled_messages/${id}`, { type: 'direct', to: [zoe.id], scheduled_delivery_timestamp: nextSecond() });
+  const dm = await bob.client.patch(`/scheduled_messages/${id}`, { type: 'direct', to: [zoe.id], scheduled_delivery_timestamp: soon() });
   assert.is(dm.status, 200, dm.text);
   assert.is((await list(bob))[0]!.failed, false);
   await eventually(() => list(bob), (l) => l.length === 0, 'the retried delivery');
@@ -265,6 +249,29 @@ test('delivery that is no longer allowed: marked failed, the sender told by the 
   assert.equal([delivered.delivered, delivered.failed, delivered.failureMessage], [true, false, null]);
   expectError(await bob.client.patch(`/scheduled_messages/${id}`, { content: 'too late' }), 'Scheduled message was already sent');
   assert.equal((await bob.client.delete(`/scheduled_messages/${id}`)).body, SUCCESS, 'a delivered one can still be deleted, as in Zulip');
+});
+
+test('more than ten minutes late, a message fails with a notice; from a deactivated account it fails silently; reminders are never too late', async () => {
+  const { realm, bob, zoe, channelId } = await setup();
+  const app = realm.server.app;
+  const late = await schedule(bob, { type: 'stream', to: channelId, topic: 't', content: 'stale news' });
+  const fromZoe = await schedule(zoe, { type: 'direct', to: [bob.id], content: 'from a leaver' });
+  const target = await send(zoe, channelId, 't', 'old but useful');
+  const reminder = (await bob.client.post('/reminders', { message_id: target, scheduled_delivery_timestamp: inAnHour() })).body.reminder_id as number;
+  await app.prisma.scheduledMessage.updateMany({ where: { id: { in: [late, fromZoe, reminder] } }, data: { scheduledTimestamp: new Date(Date.now() - 11 * 60_000) } });
+  assert.is((await realm.owner.client.delete(`/users/${zoe.id}`)).status, 200);
+  await deliverDueMessages(app);
+  const rows = await app.prisma.scheduledMessage.findMany({ where: { id: { in: [late, fromZoe, reminder] } }, orderBy: { id: 'asc' } });
+  assert.equal(rows.map((r) => [r.delivered, r.failed, r.failureMessage]), [
+    [false, true, 'Message could not be sent at the scheduled time.'],
+    [false, true, 'Account is deactivated'],
+    [true, false, null],
+  ]);
+  const notices = await app.prisma.message.findMany({ where: { realmId: realm.id, sender: { fullName: 'Notification Bot' } }, orderBy: { id: 'asc' } });
+  assert.equal(notices.length, 2, 'the notice to Bob and his reminder; nothing for the deactivated Zoe');
+  assert.match(notices[0]!.content, /was not sent because of the following error:\n\n> Message could not be sent at the scheduled time\.\n\n\[View scheduled messages\]\(#scheduled\)$/);
+  assert.ok(notices[1]!.content.includes('old but useful'));
+  assert.equal((await list(bob)).map((m) => [m.scheduled_message_id, m.failed]), [[late, true]]);
 });
 
 /** How many stored messages have exactly this source text. */
@@ -280,7 +287,7 @@ test('a restart sends what fell due while the server was down, each once, and th
   const target = await send(zoe, channelId, 't', 'remember me');
   const reg = await bob.client.post('/register', { event_types: ['message', 'scheduled_messages', 'reminders'], apply_markdown: false });
   // A second of margin, for the server to be down before anything falls due.
-  const at = nextSecond() + 1;
+  const at = soon(1000);
   const ids = [
     await schedule(bob, { type: 'stream', to: channelId, topic: 'while down', content: 'sent after the restart', scheduled_delivery_timestamp: at }),
     await schedule(bob, { type: 'direct', to: [zoe.id], content: 'a direct one after the restart', scheduled_delivery_timestamp: at }),
