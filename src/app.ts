@@ -14,6 +14,7 @@ import { QueueRegistry } from '../actors/registry.ts';
 import { ChannelActors } from '../actors/channels.ts';
 import { SerialActors } from '../actors/serial.ts';
 import { transactionAware } from './db/transaction.ts';
+import { DeliveryScheduler } from './scheduler.ts';
 
 export interface App {
   config: Config;
@@ -26,6 +27,8 @@ export interface App {
   /** Serialize each channel's writes (messages, moves, reactions), holding its subscribers, and each user's (read flags). */
   channels: ChannelActors;
   users: SerialActors;
+  /** Sends scheduled messages and reminders when they fall due (started by the server). */
+  scheduler: DeliveryScheduler;
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
   startedAt: number;
 }
@@ -49,6 +52,7 @@ export async function createApp(config: Config): Promise<App> {
       bus,
       channels: new ChannelActors(),
       users: new SerialActors(),
+      scheduler: new DeliveryScheduler(),
       queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES }),
       limits: config.RATE_LIMIT
         ? {
@@ -66,6 +70,7 @@ export async function createApp(config: Config): Promise<App> {
 }
 
 export async function closeApp(app: App): Promise<void> {
+  await app.scheduler.stop();
   app.queues.stop();
   app.channels.stop();
   app.users.stop();

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { TemplatedApp } from 'uWebSockets.js';
 import { closeApp, createApp, type App } from './app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
+import { deliverDueMessages } from './actions/scheduled-delivery.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate } from './api/route.ts';
@@ -55,6 +56,9 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
     config.externalHost = config.externalHost.replace(/:0$/, `:${http.port}`);
     app.realms.externalHost = config.externalHost;
   }
+  // After the queues are back (they get the events of what fell due while the server was down)
+  // and the address is known (reminders link to messages).
+  app.scheduler.start(() => deliverDueMessages(app));
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -67,6 +71,8 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
         // whatever a client saw acknowledged is in every saved queue; half the deadline at most.
         const deadline = Date.now() + config.SHUTDOWN_DEADLINE_SECONDS * 1000;
         http.stopAccepting();
+        // A delivery in progress finishes and reaches the queues before they are saved.
+        await app.scheduler.stop();
         app.queues.closeConsumers();
         await http.drain((deadline - Date.now()) / 2);
         const { saved } = await saveEventQueues(app, deadline);

@@ -3,6 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
+import { deliverDueMessages } from '../src/actions/scheduled-delivery.ts';
 import { sendUnstored } from '../src/actions/transaction.ts';
 import type { App } from '../src/app.ts';
 import { MemoryBus } from '../src/bus/memory.ts';
@@ -145,6 +146,36 @@ test('bots, status, navigation views, channel folders, organization domains', as
   await verifyAction(realm, () => o.post('/realm/domains', { domain: 'a.test', allow_subdomains: false }), ['realm_domains/add']);
   await verifyAction(realm, () => o.patch('/realm/domains/a.test', { allow_subdomains: true }), ['realm_domains/change']);
   await verifyAction(realm, () => o.delete('/realm/domains/a.test'), ['realm_domains/remove']);
+});
+
+test('scheduled messages and reminders, and their delivery when due', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const o = realm.owner.client;
+  const app = realm.server.app;
+  const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
+  const later = Math.floor(Date.now() / 1000) + 3600;
+  const added = await verifyAction(realm, () => o.post('/scheduled_messages', { type: 'stream', to: sid, topic: 't', content: 'c', scheduled_delivery_timestamp: later }), ['scheduled_messages/add']);
+  const id = (added[0]!.event.scheduled_messages as { scheduled_message_id: number }[])[0]!.scheduled_message_id;
+  await verifyAction(realm, () => o.patch(`/scheduled_messages/${id}`, { type: 'direct', to: JSON.stringify([bob.id]) }), ['scheduled_messages/update']);
+  await verifyAction(realm, () => o.delete(`/scheduled_messages/${id}`), ['scheduled_messages/remove']);
+  const target = await send(bob, sid, 't', 'remember');
+  const reminder = await verifyAction(realm, () => o.post('/reminders', { message_id: target, scheduled_delivery_timestamp: later }), ['reminders/add']);
+  const reminderId = (reminder[0]!.event.reminders as { reminder_id: number }[])[0]!.reminder_id;
+  await verifyAction(realm, () => o.delete(`/reminders/${reminderId}`), ['reminders/remove']);
+  // Delivery: the scheduler's work, run here on rows made due behind its back.
+  const deliver = async () => {
+    await app.prisma.scheduledMessage.updateMany({ where: { realmId: realm.id, delivered: false, failed: false }, data: { scheduledTimestamp: new Date(Date.now() - 1000) } });
+    await deliverDueMessages(app);
+    return { status: 200, headers: {}, body: {}, text: '' };
+  };
+  await o.post('/scheduled_messages', { type: 'stream', to: sid, topic: 't', content: 'due', scheduled_delivery_timestamp: later });
+  await verifyAction(realm, deliver, ['message', 'scheduled_messages/remove']);
+  await o.post('/reminders', { message_id: target, scheduled_delivery_timestamp: later });
+  await verifyAction(realm, deliver, ['message', 'reminders/remove']);
+  await o.post('/scheduled_messages', { type: 'stream', to: sid, topic: 't', content: 'refused', scheduled_delivery_timestamp: later });
+  await o.delete(`/streams/${sid}`);
+  await verifyAction(realm, deliver, ['scheduled_messages/update', 'message']);
 });
 
 test.run();

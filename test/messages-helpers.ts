@@ -58,3 +58,25 @@ export function systemGroup(realm: TestRealm, name: string): number {
 }
 
 export const errorBody = (msg: string, code = 'BAD_REQUEST', extra: Record<string, unknown> = {}) => ({ result: 'error', msg, code, ...extra });
+
+/** An error reply, exactly: status and Zulip's body. */
+export function expectError(r: { status: number; body: unknown; text: string }, msg: string, status = 400, code = 'BAD_REQUEST', extra: Record<string, unknown> = {}): void {
+  assert.equal([r.status, r.body], [status, errorBody(msg, code, extra)], r.text);
+}
+
+/**
+ * A delivery time (UNIX seconds) for the scheduler to reach soon: the first whole second at least
+ * `marginMs` from now, so the request still finds it in the future.
+ */
+export const soon = (marginMs = 400) => Math.ceil((Date.now() + marginMs) / 1000);
+
+/** Reads until `check` holds: for what the scheduler does on its own clock. */
+export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeoutMs = 8000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (check(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -17,7 +17,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
-import { currentTransaction } from '../db/transaction.ts';
+import { inTransaction } from '../db/transaction.ts';
 import { atomic, sendCommitted, sendOnCommit } from './transaction.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
@@ -349,34 +349,50 @@ async function writeChannelBatch(app: App, realm: RealmInfo, batch: MessageToSto
   }
 }
 
-/** Writes a prepared message; its `message` event goes to every recipient once it committed. */
-export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
+/** Each recipient's flag bits for a new message. */
+async function recipientFlags(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<Map<number, number>> {
   const mentioned = await mentionedUsers(app, realm, p.rendered);
   const flags = new Map<number, number>();
   for (const userId of p.recipients) {
     const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId);
     flags.set(userId, mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (read ? FLAG_BITS.read : 0));
   }
-  if (p.channel !== null && p.rendered.uploadPathIds.length === 0 && !currentTransaction()) {
-    const result = await app.channels.inBatch(p.channel.id, { p, opts, flags, directGroupId: null }, (batch) => writeChannelBatch(app, realm, batch));
-    if (result instanceof Error) throw result;
-    return result;
+  return flags;
+}
+
+/**
+ * Writes a prepared message; its `message` event goes to every recipient once it committed. A
+ * plain channel message outside any transaction joins its channel's group commit.
+ */
+export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
+  if (p.channel === null || p.rendered.uploadPathIds.length > 0 || inTransaction()) {
+    return inChannelOrder(app, p.channel?.id ?? null, () => writeMessage(app, realm, p, opts));
   }
-  // The conversation and attachment writes need a transaction around them.
-  return inChannelOrder(app, p.channel?.id ?? null, () =>
-    atomic(app, async () => {
-      const db = app.prisma;
-      const directGroupId = p.memberKey
-        ? (await db.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
-        : null;
-      const item = { p, opts, flags, directGroupId };
-      const { messages: [message] } = await storeMessages(app, realm, [item]);
-      message!.hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message!.id, p.rendered.uploadPathIds);
-      if (message!.hasAttachment) await db.message.update({ where: { id: message!.id }, data: { hasAttachment: true } });
-      sendOnCommit(await messageEnvelope(app, realm, message!, item));
-      return message!.id;
-    }),
-  );
+  const item = { p, opts, flags: await recipientFlags(app, realm, p, opts), directGroupId: null };
+  const result = await app.channels.inBatch(p.channel.id, item, (batch) => writeChannelBatch(app, realm, batch));
+  if (result instanceof Error) throw result;
+  return result;
+}
+
+/**
+ * deliverMessage for a caller already running in the channel's order (its actor runs one write
+ * at a time, so a write there must not queue behind itself), in its own transaction or in the
+ * caller's: the conversation and attachment writes need one around them.
+ */
+export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
+  const flags = await recipientFlags(app, realm, p, opts);
+  return atomic(app, async () => {
+    const db = app.prisma;
+    const directGroupId = p.memberKey
+      ? (await db.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
+      : null;
+    const item = { p, opts, flags, directGroupId };
+    const message = (await storeMessages(app, realm, [item])).messages[0]!;
+    message.hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds);
+    if (message.hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
+    sendOnCommit(await messageEnvelope(app, realm, message, item));
+    return message.id;
+  });
 }
 
 /** A channel's writes and their events go one at a time through its actor, in commit order. */
@@ -407,4 +423,23 @@ export async function sendNotification(app: App, realm: RealmInfo, channel: Chan
   return deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true, readFor });
 }
 
+/** A Notification Bot direct message to one user (scheduled-message failures, reminders). */
+export async function notifyUser(app: App, realm: RealmInfo, user: User, content: string): Promise<number> {
+  const bot = await notificationBot(app, realm);
+  const prepared = await prepareMessage(app, realm, bot, { kind: 'direct', users: [user.id] }, content, false);
+  return deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true });
+}
+
 export const silentMention = (user: User) => `@_**${user.fullName}|${user.id}**`;
+
+/** Zulip's Client.default_read_by_sender: clients that are a person's own Zulip app. */
+const PERSONAL_CLIENTS = new Set(['zulipandroid', 'zulipios', 'zulipdesktop', 'zulipmobile', 'zulipelectron', 'zulipterminal', 'snipe', 'website', 'ios', 'android']);
+
+/**
+ * Whether a message a client sends starts out read for its sender when the request does not say:
+ * yes from a person's own app, no from an integration using their key (Zulip's heuristic).
+ */
+export function defaultReadBySender(client: string): boolean {
+  const name = client.toLowerCase();
+  return PERSONAL_CLIENTS.has(name) || name.includes('desktop app');
+}

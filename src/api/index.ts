@@ -14,8 +14,10 @@ import { routes as messageEdits } from './messages-edit.ts';
 import { routes as navigationViews } from './navigation-views.ts';
 import { routes as presence } from './presence.ts';
 import { routes as reactions } from './reactions.ts';
+import { routes as reminders } from './reminders.ts';
 import { routes as realmSettings } from './realm.ts';
 import { routes as savedSnippets } from './saved-snippets.ts';
+import { routes as scheduledMessages } from './scheduled-messages.ts';
 import { routes as realmDomains } from './realm-domains.ts';
 import { routes as realmEmoji } from './realm-emoji.ts';
 import { routes as render } from './render.ts';
@@ -28,4 +30,4 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];

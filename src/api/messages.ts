@@ -55,7 +55,7 @@ function addressee(type: string, to: string, topic: string | undefined): Address
 }
 
 /** Zulip's client name from the User-Agent ("ZulipMobile/27.1 ..." → "ZulipMobile"). */
-const clientName = (userAgent: string) => /^[^/ ]*[^0-9/( ]*/.exec(userAgent)?.[0]?.trim() || 'Unspecified';
+export const clientName = (userAgent: string) => /^[^/ ]*[^0-9/( ]*/.exec(userAgent)?.[0]?.trim() || 'Unspecified';
 
 export function parseAnchor(anchor: string | undefined, useFirstUnread: boolean): RangeQuery['anchor'] {
   if (useFirstUnread) return 'first_unread';

@@ -24,6 +24,8 @@ export const MAX_CHANNEL_NAME_LENGTH = 60;
 export const MAX_CHANNEL_DESCRIPTION_LENGTH = 1024;
 export const MAX_TOPIC_LENGTH = 60;
 export const MAX_MESSAGE_LENGTH = 10000;
+/** Zulip's MAX_REMINDER_NOTE_LENGTH: the note of a message reminder. */
+export const MAX_REMINDER_NOTE_LENGTH = 1000;
 
 /** Zulip's palette for new subscriptions, in the order colors are handed out. */
 export const SUBSCRIPTION_COLORS = [

@@ -85,6 +85,15 @@ const channelFolder = z.strictObject({
   id: int, name: str, description: str, rendered_description: str, order: int, date_created: int, creator_id: nullable(int), is_archived: bool,
 });
 const realmDomain = z.strictObject({ domain: str, allow_subdomains: bool });
+const scheduledFields = { scheduled_message_id: int, content: str, rendered_content: str, scheduled_delivery_timestamp: int, failed: bool };
+const scheduledMessage = z.union([
+  z.strictObject({ ...scheduledFields, type: z.literal('stream'), to: int, topic: str }),
+  z.strictObject({ ...scheduledFields, type: z.literal('private'), to: ids }),
+]);
+const reminder = z.strictObject({
+  reminder_id: int, type: z.literal('private'), to: ids, content: str, rendered_content: str, scheduled_delivery_timestamp: int, failed: bool,
+  reminder_target_message_id: int,
+});
 
 /** Every event an action may publish, keyed `type` or `type/op`. */
 export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
@@ -134,6 +143,11 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'drafts/add': opEvent('drafts', 'add', { drafts: z.array(draft) }),
   'drafts/update': opEvent('drafts', 'update', { draft }),
   'drafts/remove': opEvent('drafts', 'remove', { draft_id: int }),
+  'scheduled_messages/add': opEvent('scheduled_messages', 'add', { scheduled_messages: z.array(scheduledMessage) }),
+  'scheduled_messages/update': opEvent('scheduled_messages', 'update', { scheduled_message: scheduledMessage }),
+  'scheduled_messages/remove': opEvent('scheduled_messages', 'remove', { scheduled_message_id: int }),
+  'reminders/add': opEvent('reminders', 'add', { reminders: z.array(reminder) }),
+  'reminders/remove': opEvent('reminders', 'remove', { reminder_id: int }),
   'saved_snippets/add': opEvent('saved_snippets', 'add', { saved_snippet: snippet }),
   'saved_snippets/update': opEvent('saved_snippets', 'update', { saved_snippet: snippet }),
   'saved_snippets/remove': opEvent('saved_snippets', 'remove', { saved_snippet_id: int }),

@@ -15,6 +15,7 @@ import { formatDraft, formatSnippet } from './drafts.ts';
 import { realmPresence } from './presence.ts';
 import { realmUserStatuses } from './user-status.ts';
 import { navigationViews } from './navigation-views.ts';
+import { listReminders, listScheduledMessages } from './scheduled-messages.ts';
 import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
 import { realmDomains } from './realm-domains.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
@@ -310,8 +311,6 @@ function settingsObject(stored: unknown, emailAddressVisibility: number): State 
 const EMPTY_STATE: Record<string, State> = {
   alert_words: { alert_words: [] },
   muted_users: { muted_users: [] },
-  scheduled_messages: { scheduled_messages: [] },
-  reminders: { reminders: [] },
   onboarding_steps: { onboarding_steps: [], navigation_tour_video_url: null },
   realm_playgrounds: { realm_playgrounds: [] },
   // The deprecated linkifier format, always empty since feature level 176.
@@ -385,6 +384,8 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
     saved_snippets: (await app.prisma.savedSnippet.findMany({ where: { userId: id }, orderBy: { id: 'asc' } })).map(formatSnippet),
   }));
   query('navigation_views', async () => ({ navigation_views: await navigationViews(app, id) }));
+  query('scheduled_messages', async () => ({ scheduled_messages: await listScheduledMessages(app, id) }));
+  query('reminders', async () => ({ reminders: await listReminders(app, id) }));
   query('channel_folders', async () => ({ channel_folders: await channelFolders(app, realm.id, true) }));
   query('user_status', async () => ({ user_status: await realmUserStatuses(app, realm, user) }));
   query('custom_profile_fields', async () => ({
@@ -461,6 +462,7 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
 const NOTHING_FOR_SPECTATORS: [string, string][] = [
   ['drafts', 'drafts'], ['saved_snippets', 'saved_snippets'], ['navigation_views', 'navigation_views'], ['starred_messages', 'starred_messages'],
   ['recent_private_conversations', 'recent_private_conversations'], ['user_topic', 'user_topics'], ['realm_bot', 'realm_bots'],
+  ['scheduled_messages', 'scheduled_messages'], ['reminders', 'reminders'],
 ];
 
 async function starredMessages(app: App, user: User): Promise<State> {

@@ -2,7 +2,7 @@
 // option lists and the rules of every permission setting, with Zulip's names and defaults.
 import type { App } from '../app.ts';
 import { MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from './channel-folders.ts';
-import { CHANNEL_PERMISSION_DEFAULTS, CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
+import { CHANNEL_PERMISSION_DEFAULTS, CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_REMINDER_NOTE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { type GroupSettingRules, REALM_PERMISSION_DEFAULTS, REALM_PERMISSION_RULES } from '../domain/realm-settings.ts';
 import { USER_GROUP_PERMISSION_DEFAULTS, USER_GROUP_PERMISSION_RULES } from '../domain/user-groups.ts';
 import { SERVER_GENERATION } from '../version.ts';
@@ -21,7 +21,7 @@ export function serverLimits(app: App): State {
     max_channel_folder_name_length: MAX_CHANNEL_FOLDER_NAME_LENGTH,
     max_channel_folder_description_length: MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
     max_bulk_new_subscription_messages: 100,
-    max_reminder_note_length: 1000,
+    max_reminder_note_length: MAX_REMINDER_NOTE_LENGTH,
     max_file_upload_size_mib: Math.floor(app.config.MAX_UPLOAD_BYTES / (1024 * 1024)),
     max_avatar_file_size_mib: 5,
     max_icon_file_size_mib: 5,

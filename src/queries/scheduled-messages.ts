@@ -1,0 +1,45 @@
+// Scheduled messages and reminders as the API shows them (GET /scheduled_messages, GET
+// /reminders, the register snapshot and the events that keep it current), and the next time the
+// scheduler has work.
+import type { App } from '../app.ts';
+import type { ScheduledMessage } from '../db/generated/client.ts';
+
+/** Zulip's ScheduledMessage.delivery_type. */
+export const DeliveryType = { SEND_LATER: 1, REMIND: 2 } as const;
+
+const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+
+export function formatScheduledMessage(s: ScheduledMessage): Record<string, unknown> {
+  const common = { scheduled_message_id: s.id, content: s.content, rendered_content: s.renderedContent, scheduled_delivery_timestamp: seconds(s.scheduledTimestamp), failed: s.failed };
+  return s.channelId === null
+    ? { ...common, type: 'private', to: s.directTo }
+    : { ...common, type: 'stream', to: s.channelId, topic: s.topic };
+}
+
+export function formatReminder(s: ScheduledMessage): Record<string, unknown> {
+  return {
+    reminder_id: s.id, type: 'private', to: s.directTo, content: s.content, rendered_content: s.renderedContent,
+    scheduled_delivery_timestamp: seconds(s.scheduledTimestamp), failed: s.failed, reminder_target_message_id: s.reminderTargetMessageId,
+  };
+}
+
+/** The user's undelivered rows of one kind, failed ones included, soonest first. */
+function undelivered(app: App, userId: number, deliveryType: number): Promise<ScheduledMessage[]> {
+  return app.prisma.scheduledMessage.findMany({ where: { senderId: userId, deliveryType, delivered: false }, orderBy: [{ scheduledTimestamp: 'asc' }, { id: 'asc' }] });
+}
+
+export async function listScheduledMessages(app: App, userId: number): Promise<Record<string, unknown>[]> {
+  return (await undelivered(app, userId, DeliveryType.SEND_LATER)).map(formatScheduledMessage);
+}
+
+export async function listReminders(app: App, userId: number): Promise<Record<string, unknown>[]> {
+  return (await undelivered(app, userId, DeliveryType.REMIND)).map(formatReminder);
+}
+
+/** When the soonest row still to be sent falls due, if any. */
+export async function nextDueTime(app: App): Promise<Date | null> {
+  const next = await app.prisma.scheduledMessage.findFirst({
+    where: { delivered: false, failed: false }, orderBy: { scheduledTimestamp: 'asc' }, select: { scheduledTimestamp: true },
+  });
+  return next?.scheduledTimestamp ?? null;
+}
