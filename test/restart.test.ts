@@ -134,9 +134,9 @@ test('messages acknowledged while the server stops are in every restored queue e
   const channels = first.app.channels;
   let release!: () => void;
   void channels.run(channelId, () => new Promise<void>((r) => (release = r)));
-  const run = channels.run.bind(channels);
+  const inBatch = channels.inBatch.bind(channels);
   let waiting = 0;
-  channels.run = (id, write) => (waiting++, run(id, write));
+  channels.inBatch = (id, item, writeAll) => (waiting++, inBatch(id, item, writeAll));
   const sends = Array.from({ length: 20 }, (_, n) =>
     realm.owner.client.post('/messages', { type: 'stream', to: 'busy', topic: 't', content: `m${n}` }).catch(() => null),
   );
