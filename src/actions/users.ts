@@ -94,7 +94,7 @@ export async function createRealm(app: App, input: { subdomain: string; name: st
   return { realm, owner };
 }
 
-/** POST /users and the CLI: adds a user (or bot) and tells the organization. */
+/** POST /users and the CLI: adds a user (or bot) and tells the organization; a person joins the default channels. */
 export async function createUser(app: App, realm: RealmInfo, input: NewUser, actor?: User): Promise<User> {
   if (actor) {
     requireRole(actor, Role.ADMINISTRATOR);
