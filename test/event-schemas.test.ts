@@ -178,4 +178,32 @@ test('scheduled messages and reminders, and their delivery when due', async () =
   await verifyAction(realm, deliver, ['scheduled_messages/update', 'message']);
 });
 
+test('default channels and groups, custom profile fields and values', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const o = realm.owner.client;
+  const sid = await makeChannel(realm, 'lobby', [realm.owner, bob]);
+  await verifyAction(realm, () => o.post('/default_streams', { stream_id: sid }), ['default_streams']);
+  await verifyAction(realm, () => o.post('/users', { email: 'joiner@example.com', password: 'joiner-password', full_name: 'Joiner' }), ['realm_user/add', 'subscription/add', 'subscription/peer_add']);
+  await verifyAction(realm, () => o.delete('/default_streams', { stream_id: sid }), ['default_streams']);
+  await verifyAction(realm, () => o.post('/default_stream_groups/create', { group_name: 'G', description: '', stream_names: ['lobby'] }), ['default_stream_groups']);
+  const group = (await realm.server.app.prisma.defaultChannelGroup.findFirstOrThrow({ where: { realmId: realm.id } })).id;
+  await verifyAction(realm, () => o.patch(`/default_stream_groups/${group}`, { new_group_name: 'H', new_description: 'd' }), ['default_stream_groups', 'default_stream_groups']);
+  await verifyAction(realm, () => o.patch(`/default_stream_groups/${group}/streams`, { op: 'remove', stream_names: ['lobby'] }), ['default_stream_groups']);
+  await verifyAction(realm, () => o.delete(`/default_stream_groups/${group}`), ['default_stream_groups']);
+  await verifyAction(realm, () => o.patch(`/streams/${sid}`, { is_default_stream: true }), ['default_streams']);
+  await verifyAction(realm, () => o.post('/users/me/subscriptions', { subscriptions: [{ name: 'new' }], is_default_stream: true }), ['stream/create', 'subscription/add', 'subscription/peer_add', 'default_streams']);
+  await verifyAction(realm, () => o.delete(`/streams/${sid}`), ['default_streams', 'stream/update', 'stream/delete']);
+
+  const created = await verifyAction(realm, () => o.post('/realm/profile_fields', { name: 'Bio', field_type: 2 }), ['custom_profile_fields']);
+  const field = (created[0]!.event.fields as { id: number }[])[0]!.id;
+  await verifyAction(realm, () => o.patch(`/realm/profile_fields/${field}`, { hint: 'About you' }), ['custom_profile_fields']);
+  await verifyAction(realm, () => o.patch('/realm/profile_fields', { order: [field] }), ['custom_profile_fields']);
+  await verifyAction(realm, () => bob.client.patch('/users/me/profile_data', { data: [{ id: field, value: 'I **build**' }] }), ['realm_user/update']);
+  await verifyAction(realm, () => o.patch(`/users/${bob.id}`, { profile_data: [{ id: field, value: null }] }), ['realm_user/update']);
+  await verifyAction(realm, () => o.patch(`/users/${bob.id}`, { profile_data: [{ id: field, value: 'x' }] }), ['realm_user/update']);
+  await verifyAction(realm, () => bob.client.delete('/users/me/profile_data', { data: [field] }), ['realm_user/update']);
+  await verifyAction(realm, () => o.delete(`/realm/profile_fields/${field}`), ['custom_profile_fields']);
+});
+
 test.run();

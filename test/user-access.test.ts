@@ -73,7 +73,7 @@ test('role:everyone (the default): a guest accesses every user', async () => {
 
   const queue = await openQueue(guest, { event_types: ['realm_user'], ...INCOMPLETE });
   const newbie = await realm.addUser({ name: 'Newbie' });
-  assert.equal(await queue.next(), [{ type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, newbie.id, { client_gravatar: false }) }]);
+  assert.equal(await queue.next(), [{ type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, newbie.id, { client_gravatar: false, include_custom_profile_fields: true }) }]);
 });
 
 test('role:members, register: inaccessible users are Unknown user placeholders, or left out with user_list_incomplete', async () => {
@@ -128,13 +128,13 @@ test('role:members, events: a new user reaches a restricted guest as Unknown use
   const members = await openQueue(member, { event_types: ['realm_user'] });
 
   const newbie = await realm.addUser({ name: 'Newbie' });
-  assert.equal(await members.next(), [{ type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, newbie.id, { client_gravatar: false }) }]);
+  assert.equal(await members.next(), [{ type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, newbie.id, { client_gravatar: false, include_custom_profile_fields: true }) }]);
   assert.equal(await placeholders.next(), [{ type: 'realm_user', op: 'add', person: unknownUser(realm, newbie.id) }]);
   assert.equal(await incomplete.pending(), []);
 
   // Bots are accessible to everyone.
   const bot = await realm.addUser({ name: 'Helper', bot: true });
-  const botEvent = { type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, bot.id, { client_gravatar: false }) };
+  const botEvent = { type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, bot.id, { client_gravatar: false, include_custom_profile_fields: true }) };
   assert.equal(await placeholders.next(), [botEvent]);
   assert.equal(await incomplete.next(), [botEvent]);
   assert.equal(await members.next(), [botEvent]);
@@ -174,7 +174,7 @@ test('role:members, events: a guest gains access by sharing a channel and loses 
   const guest = await realm.addUser({ name: 'Gus', role: Role.GUEST });
   await limitGuests(realm);
   const guestQueue = await openQueue(guest, { event_types: ['realm_user'], ...INCOMPLETE });
-  const added = async () => ({ type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, alice.id, { client_gravatar: false }) });
+  const added = async () => ({ type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, alice.id, { client_gravatar: false, include_custom_profile_fields: true }) });
   const removed = { type: 'realm_user', op: 'remove', person: { user_id: alice.id, full_name: 'Unknown user' } };
 
   await makeChannel(realm, 'meeting', [guest, alice]);

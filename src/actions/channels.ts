@@ -17,6 +17,7 @@ import {
   subscriberIds,
 } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { forgetArchivedChannel, isDefaultChannel, markDefault, unmarkDefault } from './default-channels.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 
@@ -162,6 +163,8 @@ export interface ChannelUpdate {
   topicsPolicy?: TopicsPolicy;
   /** null takes the channel out of its folder; undefined leaves it. */
   folderId?: number | null;
+  /** Make it a default channel, or no longer one (organization administrators only). */
+  isDefault?: boolean;
   groupSettings: Partial<Record<ChannelPermission, { new: GroupSettingValue; old?: GroupSettingValue }>>;
 }
 
@@ -178,6 +181,7 @@ async function planPrivacy(app: App, realm: RealmInfo, user: User, channel: Chan
     // Private channels default to protected history, public ones always share it.
     historyPublicToSubscribers: u.historyPublicToSubscribers ?? (u.isPrivate !== undefined ? !u.isPrivate : channel.historyPublicToSubscribers),
   };
+  if (p.inviteOnly && (u.isDefault ?? (await isDefaultChannel(app, channel.id)))) throw badRequest('A default channel cannot be private.');
   if (u.isPrivate !== undefined && !contentAccess) throw badRequest('Channel content access is required.');
   await checkPrivacy(app, realm, user, p, { inviteOnly: u.isPrivate !== undefined, webPublic: u.isWebPublic !== undefined });
   if (p.inviteOnly !== channel.inviteOnly || p.isWebPublic !== channel.isWebPublic || p.historyPublicToSubscribers !== channel.historyPublicToSubscribers) {
@@ -255,26 +259,33 @@ export async function updateChannel(app: App, realm: RealmInfo, user: User, chan
     await planScalars(app, realm, user, channel, u, plan);
     const changedGroups = await planGroupSettings(app, realm, user, channel, u, content, plan);
     checkTopicCreation(realm, privacy.historyPublicToSubscribers, changedGroups.can_create_topic_group ?? channelPermission(realm, channel, 'can_create_topic_group'));
-    if (plan.events.length === 0) return;
+    if (u.isDefault !== undefined && user.role > Role.ADMINISTRATOR) throw badRequest('You do not have permission to change default channels.');
+    await applyChannelUpdate(app, realm, channel, plan);
+    if (u.isDefault === true) await markDefault(app, realm, channel);
+    if (u.isDefault === false) await unmarkDefault(app, realm, channel);
+  });
+}
 
-    const before = new Set(await metadataUserIds(app, realm, channel));
-    const updated = await app.prisma.channel.update({ where: { id: channel.id }, data: plan.data });
-    onCommit(() => app.channels.forgetRows());
-    const after = await metadataUserIds(app, realm, updated);
-    const unchanged = after.filter((id) => before.has(id));
-    const postPolicy = (c: Channel) => postPolicyFields(realm, c);
-    for (const e of plan.events) {
-      // Rename events carry the old name; later events the new one.
-      const name = e.property === 'name' ? channel.name : updated.name;
-      sendToUsers(realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name, ...e });
-      if (e.property === 'can_send_message_group' && postPolicy(channel).stream_post_policy !== postPolicy(updated).stream_post_policy) {
-        for (const [property, value] of Object.entries(postPolicy(updated))) {
-          sendToUsers(realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name: updated.name, property, value });
-        }
+/** Writes the planned change and sends its `stream` events to who sees the channel before and after. */
+async function applyChannelUpdate(app: App, realm: RealmInfo, channel: Channel, plan: PlannedChange): Promise<void> {
+  if (plan.events.length === 0) return;
+  const before = new Set(await metadataUserIds(app, realm, channel));
+  const updated = await app.prisma.channel.update({ where: { id: channel.id }, data: plan.data });
+  onCommit(() => app.channels.forgetRows());
+  const after = await metadataUserIds(app, realm, updated);
+  const unchanged = after.filter((id) => before.has(id));
+  const postPolicy = (c: Channel) => postPolicyFields(realm, c);
+  for (const e of plan.events) {
+    // Rename events carry the old name; later events the new one.
+    const name = e.property === 'name' ? channel.name : updated.name;
+    sendToUsers(realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name, ...e });
+    if (e.property === 'can_send_message_group' && postPolicy(channel).stream_post_policy !== postPolicy(updated).stream_post_policy) {
+      for (const [property, value] of Object.entries(postPolicy(updated))) {
+        sendToUsers(realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name: updated.name, property, value });
       }
     }
-    await announceVisibilityChange(app, realm, updated, before, after);
-  });
+  }
+  await announceVisibilityChange(app, realm, updated, before, after);
 }
 
 /** DELETE /streams/{id}: archives the channel; subscriptions stay, as in Zulip. */
@@ -286,6 +297,7 @@ export async function archiveChannel(app: App, realm: RealmInfo, user: User, cha
     const recipients = await metadataUserIds(app, realm, channel);
     await app.prisma.channel.update({ where: { id: channel.id }, data: { isArchived: true } });
     onCommit(() => app.channels.forgetRows());
+    await forgetArchivedChannel(app, realm, channel);
     sendToUsers(realm, recipients, { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'is_archived', value: true });
     sendToUsers(realm, recipients, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: true });
   });

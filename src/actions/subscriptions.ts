@@ -6,6 +6,7 @@ import type { Channel, Prisma, Subscription, User } from '../db/generated/client
 import type { ChannelPermission } from '../domain/channel-settings.ts';
 import { CHANNEL_PERMISSION_DEFAULTS, MAX_CHANNEL_DESCRIPTION_LENGTH, SUBSCRIPTION_COLORS } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
+import { FLAG_BITS, HISTORICAL_FLAGS } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import { inheritedNotificationSettings } from '../domain/user-settings.ts';
 import { badRequest } from '../errors.ts';
@@ -15,6 +16,7 @@ import {
 import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
 import { formatSubscription, subscribersByChannel } from '../queries/subscriptions.ts';
 import { userByEmail } from '../queries/users.ts';
+import { markDefault } from './default-channels.ts';
 import { trackAccess } from './user-access.ts';
 import {
   type TopicsPolicy,
@@ -55,6 +57,8 @@ export interface NewChannelOptions {
   messageRetentionDays?: string | number;
   topicsPolicy?: TopicsPolicy;
   folderId?: number;
+  /** New channels become default channels (administrators only; never private ones). */
+  isDefault?: boolean;
   groupSettings: Partial<Record<ChannelPermission, GroupSettingValue>>;
 }
 
@@ -71,6 +75,8 @@ type ChannelCreateData = Omit<Prisma.ChannelUncheckedCreateInput, 'name' | 'desc
 async function checkNewChannels(app: App, realm: RealmInfo, user: User, o: NewChannelOptions): Promise<ChannelCreateData> {
   const history = o.inviteOnly ? (o.historyPublicToSubscribers ?? false) : true;
   await checkPrivacy(app, realm, user, { inviteOnly: o.inviteOnly, isWebPublic: o.isWebPublic, historyPublicToSubscribers: history }, { inviteOnly: true, webPublic: true });
+  if (o.isDefault && user.role > Role.ADMINISTRATOR) throw badRequest('Insufficient permission');
+  if (o.isDefault && o.inviteOnly) throw badRequest('A default channel cannot be private.');
   const retention = parseRetention(o.messageRetentionDays ?? 'realm_default');
   if (retention !== null) requireOwner(user);
   if (o.topicsPolicy) await checkTopicsPolicy(app, realm, user, o.topicsPolicy);
@@ -179,6 +185,7 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
     const { added, already } = await writeSubscriptions(app.prisma, plan.targets, [...plan.existing, ...created], colors);
     onCommit(() => app.channels.forgetSubscribers(added.map((a) => a.channel.id)));
     await announceSubscriptions(app, realm, [...plan.existing, ...created], before, added);
+    if (req.newChannels.isDefault) for (const channel of created) await markDefault(app, realm, channel);
     await announceAccess();
     return { plan, added, already };
   });
@@ -192,6 +199,37 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
     already_subscribed: byUser(already),
     ...(req.authorizationErrorsFatal ? {} : { unauthorized: plan.unauthorized.map((c) => c.name) }),
   };
+}
+
+/** Zulip's backfill for a new user: this many recent messages of their channels, the newest few unread. */
+const HISTORY_MESSAGES = 1000;
+const UNREAD_HISTORY_MESSAGES = 20;
+
+/**
+ * A new person joins the organization's default channels, as the people already in them see
+ * (Zulip's set_up_streams_and_groups_for_new_human_user), and finds their recent messages in
+ * their feed (add_new_user_history). Runs in the creating transaction.
+ */
+export async function joinDefaultChannels(app: App, realm: RealmInfo, user: User): Promise<void> {
+  const channels = await app.prisma.channel.findMany({ where: { realmId: realm.id, isArchived: false, defaultFor: { isNot: null } }, orderBy: { id: 'asc' } });
+  if (!channels.length) return;
+  const before = new Map<number, Set<number>>();
+  for (const c of channels) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
+  const announceAccess = await trackAccess(app, realm, async () => [user.id, ...(await subscribersOf(app, channels))]);
+  const { added } = await writeSubscriptions(app.prisma, [user], channels, new Map());
+  onCommit(() => app.channels.forgetSubscribers(channels.map((c) => c.id)));
+  await announceSubscriptions(app, realm, channels, before, added);
+  await announceAccess();
+  const readable = channels.filter((c) => c.historyPublicToSubscribers).map((c) => c.id);
+  if (!readable.length) return;
+  await app.prisma.$executeRawUnsafe(
+    `INSERT INTO "UserMessage" ("userId", "messageId", flags)
+     SELECT $1, recent.id, CASE WHEN recent.position > ${UNREAD_HISTORY_MESSAGES} THEN ${HISTORICAL_FLAGS} ELSE ${FLAG_BITS.historical} END
+       FROM (SELECT id, row_number() OVER (ORDER BY id DESC) AS position FROM "Message"
+              WHERE "realmId" = $2 AND "channelId" = ANY($3::int[]) ORDER BY id DESC LIMIT ${HISTORY_MESSAGES}) recent
+     ON CONFLICT DO NOTHING`,
+    user.id, realm.id, readable,
+  );
 }
 
 /** Events of new subscriptions: the channel to who newly sees it, the subscriptions to the subscribers, peer_add to the rest. */

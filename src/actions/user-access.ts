@@ -36,7 +36,8 @@ export async function trackAccess(app: App, realm: RealmInfo, concerned: () => P
       const [was, now] = [before[i]!, (await accessibleUserIds(app, realm, guest))!];
       const gained = await app.prisma.user.findMany({ where: { id: { in: [...now].filter((id) => !was.has(id)) } }, orderBy: { id: 'asc' } });
       for (const user of gained) {
-        const person = formatUser(app, realm, user, guest, { clientGravatar: false });
+        // As Zulip's notify_created_user: the profile data follows only in later updates.
+        const person = formatUser(app, realm, user, guest, { clientGravatar: false, profileData: {} });
         sendOnCommit({ realmId: realm.id, userIds: [guest.id], event: { type: 'realm_user', op: 'add', person } }, { alwaysDeliver: true });
       }
       for (const id of [...was].filter((id) => !now.has(id)).sort((a, b) => a - b)) {

@@ -3,24 +3,19 @@
 // the `realm_user` (and derived group and subscription) events.
 import type { App } from '../app.ts';
 import { requireRole } from '../auth/permissions.ts';
-import type { Prisma, User } from '../db/generated/client.ts';
+import type { User } from '../db/generated/client.ts';
 import { Role, roleSystemGroup, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { metadataUserIds } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { realmViewers } from '../queries/users.ts';
-import { renderDescription } from './channels.ts';
 import { sendToRealm } from './realm.ts';
+import { adminSetProfileData } from './profile-fields.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { sendAboutUser, trackAccess } from './user-access.ts';
 import { checkNameAvailable, checkFullName } from './users.ts';
 
 type Event = Record<string, unknown>;
-
-/** Zulip's custom profile field types whose values are Markdown, and the user-list type. */
-const RENDERED_FIELD_TYPES = new Set([1, 2]);
-const SELECT_FIELD_TYPE = 3;
-const USER_FIELD_TYPE = 6;
 
 /** Zulip's access_user_by_id(for_admin=True). */
 export async function accessUserForAdmin(app: App, realm: RealmInfo, actor: User, userId: number, o: { allowDeactivated: boolean; allowBots: boolean }): Promise<User> {
@@ -36,15 +31,10 @@ async function isLastOwner(app: App, realm: RealmInfo, user: User): Promise<bool
   return (await app.prisma.user.count({ where: { realmId: realm.id, role: Role.OWNER, isBot: false, isActive: true } })) === 1;
 }
 
-export interface ProfileDataEntry {
-  id: number;
-  value: string | number[] | null;
-}
-
 export interface UserUpdate {
   fullName?: string;
   role?: number;
-  profileData?: ProfileDataEntry[];
+  profileData?: { id: number; value: string | unknown[] | null }[];
 }
 
 async function checkRoleChange(app: App, realm: RealmInfo, actor: User, target: User, role: number): Promise<void> {
@@ -59,49 +49,8 @@ async function checkNewName(app: App, realm: RealmInfo, target: User, raw: strin
   return name;
 }
 
-/** The stored value of one profile field, or null to clear it; Zulip's validators for the common types. */
-async function checkProfileValue(tx: Prisma.TransactionClient, realm: RealmInfo, entry: ProfileDataEntry) {
-  const field = await tx.customProfileField.findFirst({ where: { id: entry.id, realmId: realm.id } });
-  if (!field) throw badRequest(`Field id ${entry.id} not found.`);
-  const empty = entry.value === null || entry.value.length === 0;
-  if (empty) return { field, value: null };
-  if (field.fieldType === USER_FIELD_TYPE) {
-    if (!Array.isArray(entry.value)) throw badRequest(`${field.name} is not a list`);
-    const ids = entry.value;
-    const found = await tx.user.findMany({ where: { realmId: realm.id, isActive: true, id: { in: ids } }, select: { id: true } });
-    const missing = ids.find((id) => !found.some((u) => u.id === id));
-    if (missing !== undefined) throw badRequest(`Invalid user ID: ${missing}`);
-    return { field, value: JSON.stringify(ids) };
-  }
-  if (typeof entry.value !== 'string') throw badRequest(`${field.name} is not a string`);
-  if (field.fieldType === SELECT_FIELD_TYPE && !(entry.value in (JSON.parse(field.fieldData || '{}') as object))) {
-    throw badRequest(`'${entry.value}' is not a valid choice for '${field.name}'.`);
-  }
-  return { field, value: entry.value };
-}
-
-/** Writes the profile fields that change; returns the `custom_profile_field` entries for the events. */
-async function writeProfileData(tx: Prisma.TransactionClient, realm: RealmInfo, target: User, entries: ProfileDataEntry[]): Promise<Event[]> {
-  const changes: Event[] = [];
-  for (const entry of entries) {
-    const { field, value } = await checkProfileValue(tx, realm, entry);
-    const key = { fieldId_userId: { fieldId: field.id, userId: target.id } };
-    const current = await tx.customProfileFieldValue.findUnique({ where: key });
-    if ((current?.value ?? null) === value) continue;
-    if (value === null) {
-      await tx.customProfileFieldValue.delete({ where: key });
-      changes.push({ id: field.id, value: null });
-      continue;
-    }
-    const rendered = RENDERED_FIELD_TYPES.has(field.fieldType) ? renderDescription(value) : null;
-    await tx.customProfileFieldValue.upsert({ where: key, create: { fieldId: field.id, userId: target.id, value, renderedValue: rendered }, update: { value, renderedValue: rendered } });
-    changes.push(rendered === null ? { id: field.id, value } : { id: field.id, value, rendered_value: rendered });
-  }
-  return changes;
-}
-
 /** Holds the user's row until the commit, so the checks on it (role, last owner, active) can't go stale. */
-async function lockUser(app: App, id: number): Promise<void> {
+export async function lockUser(app: App, id: number): Promise<void> {
   await app.prisma.$queryRaw`SELECT id FROM "User" WHERE id = ${id} FOR UPDATE`;
 }
 
@@ -116,7 +65,6 @@ export async function updateUser(app: App, realm: RealmInfo, actor: User, userId
     const rename = u.fullName !== undefined && u.fullName !== target.fullName && u.fullName.trim() !== '';
     const fullName = rename ? await checkNewName(app, realm, target, u.fullName!) : undefined;
     if (role !== undefined || fullName !== undefined) await app.prisma.user.update({ where: { id: target.id }, data: { role, fullName } });
-    const profileChanges = u.profileData ? await writeProfileData(app.prisma, realm, target, u.profileData) : [];
     onCommit(() => app.auth.forget(target.id));
     const person = (fields: Event) => ({ type: 'realm_user', op: 'update', person: { user_id: target.id, ...fields } });
     if (role !== undefined) {
@@ -124,7 +72,7 @@ export async function updateUser(app: App, realm: RealmInfo, actor: User, userId
       await announceRoleGroups(app, realm, target.id, target.role, role);
     }
     if (fullName !== undefined) await sendAboutUser(app, realm, target, person({ full_name: fullName }));
-    for (const field of profileChanges) await sendAboutUser(app, realm, target, person({ custom_profile_field: field }));
+    if (u.profileData) await adminSetProfileData(app, realm, actor, target, u.profileData);
   });
 }
 

@@ -11,6 +11,7 @@ import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { unknownUser, whoCanAccess } from '../queries/user-access.ts';
 import { canSeeEmail, formatUser, realmViewers } from '../queries/users.ts';
+import { joinDefaultChannels } from './subscriptions.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 
 const emailSchema = z.string().email();
@@ -93,7 +94,7 @@ export async function createRealm(app: App, input: { subdomain: string; name: st
   return { realm, owner };
 }
 
-/** POST /users and the CLI: adds a user (or bot) and tells the organization. */
+/** POST /users and the CLI: adds a user (or bot) and tells the organization; a person joins the default channels. */
 export async function createUser(app: App, realm: RealmInfo, input: NewUser, actor?: User): Promise<User> {
   if (actor) {
     requireRole(actor, Role.ADMINISTRATOR);
@@ -109,13 +110,15 @@ export async function createUser(app: App, realm: RealmInfo, input: NewUser, act
     const [canSee, cannotSee] = [withAccess.filter((v) => canSeeEmail(user, v, realm)), withAccess.filter((v) => !canSeeEmail(user, v, realm))];
     for (const group of [canSee, cannotSee]) {
       if (group.length === 0) continue;
-      const person = formatUser(app, realm, user, group[0]!, { clientGravatar: false });
+      // A new user has no profile data yet (Zulip sends it empty; values come as updates).
+      const person = formatUser(app, realm, user, group[0]!, { clientGravatar: false, profileData: {} });
       sendOnCommit({ realmId: realm.id, userIds: group.map((v) => v.id), event: { type: 'realm_user', op: 'add', person } });
     }
     // Guests who cannot access the new user get an "Unknown user" (event-format drops it for
     // clients with user_list_incomplete).
     const without = viewers.filter((v) => !canAccess(v)).map((v) => v.id);
     sendOnCommit({ realmId: realm.id, userIds: without, event: { type: 'realm_user', op: 'add', person: unknownUser(app, realm, user.id), inaccessible_user: true } });
+    if (!user.isBot) await joinDefaultChannels(app, realm, user);
     return user;
   });
 }

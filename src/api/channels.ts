@@ -24,6 +24,7 @@ const updateParams = {
   description: str(z.string().max(MAX_CHANNEL_DESCRIPTION_LENGTH)).optional(),
   is_private: bool().optional(),
   is_web_public: bool().optional(),
+  is_default_stream: bool().optional(),
   history_public_to_subscribers: bool().optional(),
   message_retention_days: json(retentionSchema).optional(),
   topics_policy: choice(TOPICS_POLICIES).optional(),
@@ -97,6 +98,7 @@ export const routes = [
         messageRetentionDays: p.message_retention_days,
         topicsPolicy: p.topics_policy,
         folderId: p.folder_id,
+        isDefault: p.is_default_stream,
         groupSettings,
       });
       return {};

@@ -24,6 +24,7 @@ const subscribeParams = {
   announce: bool().default(false),
   invite_only: bool().default(false),
   is_web_public: bool().default(false),
+  is_default_stream: bool().default(false),
   history_public_to_subscribers: bool().optional(),
   message_retention_days: json(retentionSchema).optional(),
   topics_policy: json(z.enum(TOPICS_POLICIES)).optional(),
@@ -53,6 +54,7 @@ export const routes = [
         messageRetentionDays: p.message_retention_days,
         topicsPolicy: p.topics_policy,
         folderId: p.folder_id,
+        isDefault: p.is_default_stream,
         groupSettings: {},
       };
       for (const setting of CHANNEL_PERMISSIONS) if (p[setting] !== undefined) newChannels.groupSettings[setting] = p[setting];

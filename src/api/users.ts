@@ -7,11 +7,12 @@ import { createUser } from '../actions/users.ts';
 import { ROLES } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { bool, json, pathId, str } from '../http/params.ts';
+import { profileValue } from './profile-fields.ts';
 import { userRoute } from './route.ts';
 import { accessibleUserIds, canAccessUser } from '../queries/user-access.ts';
 import { formatUser, maxMessageId, profileData, userByEmail, userById } from '../queries/users.ts';
 
-const profileDataSchema = z.array(z.object({ id: z.number().int(), value: z.union([z.string(), z.array(z.number().int()), z.null()]) }));
+const profileDataSchema = z.array(z.object({ id: z.number().int(), value: profileValue.nullable() }));
 /** Administration addresses users by id only. */
 const userId = (path: Record<string, string>) => {
   if (!/^\d+$/.test(path.user!)) throw badRequest('No such user');

@@ -43,3 +43,8 @@ export async function hasRealmPermission(directory: RealmDirectory, realm: Realm
 export function requireRole(user: PermissionSubject, role: number, msg = role <= Role.OWNER ? 'Must be an organization owner' : 'Must be an organization administrator'): void {
   if (user.role > role) throw new ApiError(msg, 'UNAUTHORIZED_PRINCIPAL', 400);
 }
+
+/** Zulip's human_users_only: endpoints about a person's own account refuse bots. */
+export function requireHuman(user: { isBot: boolean }): void {
+  if (user.isBot) throw new ApiError('This endpoint does not accept bot requests.', 'BAD_REQUEST', 400);
+}

@@ -94,6 +94,11 @@ const reminder = z.strictObject({
   reminder_id: int, type: z.literal('private'), to: ids, content: str, rendered_content: str, scheduled_delivery_timestamp: int, failed: bool,
   reminder_target_message_id: int,
 });
+const defaultChannelGroup = z.strictObject({ name: str, id: int, description: str, streams: ids });
+const profileField = z.strictObject({
+  id: int, name: str, type: int, hint: str, field_data: str, order: int, required: bool, editable_by_user: bool,
+  display_in_profile_summary: z.literal(true).optional(),
+});
 
 /** Every event an action may publish, keyed `type` or `type/op`. */
 export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
@@ -173,6 +178,9 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_domains/add': opEvent('realm_domains', 'add', { realm_domain: realmDomain }),
   'realm_domains/change': opEvent('realm_domains', 'change', { realm_domain: realmDomain }),
   'realm_domains/remove': opEvent('realm_domains', 'remove', { domain: str }),
+  'default_streams': event('default_streams', { default_streams: ids }),
+  'custom_profile_fields': event('custom_profile_fields', { fields: z.array(profileField) }),
+  'default_stream_groups': event('default_stream_groups', { default_stream_groups: z.array(defaultChannelGroup) }),
   'presence': event('presence', {
     user_id: int, email: str, server_timestamp: z.number(),
     presence: z.record(str, z.strictObject({ client: str, status: z.enum(['active', 'idle']), timestamp: int, pushable: bool })),

@@ -9,6 +9,7 @@ import { isInGroupSetting, type PermissionSubject } from '../auth/permissions.ts
 import { badRequest } from '../errors.ts';
 import { currentTransaction, inTransaction } from '../db/transaction.ts';
 import type { GroupInfo, RealmInfo } from './realms.ts';
+import { defaultChannelIds } from './default-channels.ts';
 
 export const CHANNEL_PERMISSIONS = Object.keys(CHANNEL_PERMISSION_DEFAULTS) as ChannelPermission[];
 
@@ -270,8 +271,8 @@ export async function listChannels(app: App, realm: RealmInfo, user: User, o: Ch
   });
   picked.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const stats = await channelStats(app, picked.map((c) => c.id));
-  // Default channels are not modelled yet, so none is a default.
-  return picked.map((c) => ({ ...formatChannel(realm, c, stats.get(c.id)!), ...(o.includeDefault ? { is_default: false } : {}) }));
+  const defaults = o.includeDefault ? new Set(await defaultChannelIds(app, realm.id)) : null;
+  return picked.map((c) => ({ ...formatChannel(realm, c, stats.get(c.id)!), ...(defaults ? { is_default: defaults.has(c.id) } : {}) }));
 }
 
 /**

@@ -17,6 +17,8 @@ import { realmUserStatuses } from './user-status.ts';
 import { navigationViews } from './navigation-views.ts';
 import { listReminders, listScheduledMessages } from './scheduled-messages.ts';
 import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
+import { defaultChannelGroups, defaultChannelIds, seesDefaultChannels } from './default-channels.ts';
+import { profileFields } from './profile-fields.ts';
 import { realmDomains } from './realm-domains.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
@@ -25,7 +27,8 @@ import { inheritedNotificationSettings, withInheritedSettings } from '../domain/
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, unknownUser } from './user-access.ts';
 import { avatarUrl, emailVisibility, formatUser, profileData } from './users.ts';
-import { CUSTOM_PROFILE_FIELD_TYPES, SERVER_JITSI_URL, serverLimits } from './server-state.ts';
+import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
+import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
 
 export interface SnapshotOptions {
   fetchEventTypes: readonly string[] | null;
@@ -318,9 +321,6 @@ const EMPTY_STATE: Record<string, State> = {
   realm_embedded_bots: { realm_embedded_bots: [] },
   realm_incoming_webhook_bots: { realm_incoming_webhook_bots: [] },
   realm_billing: { realm_billing: { has_pending_sponsorship_request: false } },
-  // Default channels are not modelled: the organization has none.
-  default_streams: { realm_default_streams: [] },
-  default_stream_groups: { realm_default_stream_groups: [] },
   // Search ignores no words, so there are none to warn about.
   stop_words: { stop_words: [] },
   video_calls: { has_zoom_token: false },
@@ -346,6 +346,9 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   query('realm_linkifiers', () => linkifierSection(app, realm, o));
   query('realm_emoji', () => realmEmojiSection(app, realm));
   query('realm_domains', async () => ({ realm_domains: await realmDomains(app, realm.id) }));
+  const defaults = seesDefaultChannels(user);
+  query('default_streams', async () => ({ realm_default_streams: defaults ? await defaultChannelIds(app, realm.id) : [] }));
+  query('default_stream_groups', async () => ({ realm_default_stream_groups: defaults ? await defaultChannelGroups(app, realm.id) : [] }));
   if (user) userSections(app, realm, user, o, wants, query);
   else spectatorSections(app, realm, o, wants, query);
   return Object.assign({}, ...(await Promise.all(sections)));
@@ -388,13 +391,7 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('reminders', async () => ({ reminders: await listReminders(app, id) }));
   query('channel_folders', async () => ({ channel_folders: await channelFolders(app, realm.id, true) }));
   query('user_status', async () => ({ user_status: await realmUserStatuses(app, realm, user) }));
-  query('custom_profile_fields', async () => ({
-    custom_profile_fields: (await app.prisma.customProfileField.findMany({ where: { realmId: realm.id }, orderBy: { order: 'asc' } })).map((f) => ({
-      id: f.id, name: f.name, type: f.fieldType, hint: f.hint, field_data: f.fieldData, order: f.order,
-      display_in_profile_summary: f.displayInProfileSummary, required: f.required, editable_by_user: f.editableByUser,
-    })),
-    custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES,
-  }));
+  query('custom_profile_fields', async () => ({ custom_profile_fields: await profileFields(app, realm.id), custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }));
   query('user_topic', async () => ({
     user_topics: (await app.prisma.userTopic.findMany({ where: { userId: id } })).map((t) => ({
       stream_id: t.channelId, topic_name: t.topic, last_updated: seconds(t.lastUpdated), visibility_policy: t.visibility,

@@ -5,6 +5,7 @@ import { MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH }
 import { CHANNEL_PERMISSION_DEFAULTS, CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_REMINDER_NOTE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { type GroupSettingRules, REALM_PERMISSION_DEFAULTS, REALM_PERMISSION_RULES } from '../domain/realm-settings.ts';
 import { USER_GROUP_PERMISSION_DEFAULTS, USER_GROUP_PERMISSION_RULES } from '../domain/user-groups.ts';
+import { DEFAULT_EXTERNAL_ACCOUNTS } from '../domain/profile-fields.ts';
 import { SERVER_GENERATION } from '../version.ts';
 
 type State = Record<string, unknown>;
@@ -75,23 +76,6 @@ const GIF_RATING_POLICY_OPTIONS = {
   pg: { name: 'Allow GIFs rated PG (Parental guidance)', id: 3 },
   pg13: { name: 'Allow GIFs rated PG-13 (Parental guidance - under 13)', id: 4 },
   r: { name: 'Allow GIFs rated R (Restricted)', id: 5 },
-};
-
-const DEFAULT_EXTERNAL_ACCOUNTS = {
-  github: { name: 'GitHub', text: 'GitHub', hint: 'Enter your GitHub username', url_pattern: 'https://github.com/%(username)s' },
-  twitter: { name: 'Twitter', text: 'Twitter', hint: 'Enter your Twitter username', url_pattern: 'https://twitter.com/%(username)s' },
-};
-
-/** Custom profile field types by Zulip's constant name (`custom_profile_field_types`). */
-export const CUSTOM_PROFILE_FIELD_TYPES = {
-  SHORT_TEXT: { id: 1, name: 'Text (short)' },
-  LONG_TEXT: { id: 2, name: 'Text (long)' },
-  SELECT: { id: 3, name: 'List of options' },
-  DATE: { id: 4, name: 'Date picker' },
-  URL: { id: 5, name: 'Link' },
-  USER: { id: 6, name: 'Users' },
-  EXTERNAL_ACCOUNT: { id: 7, name: 'External account' },
-  PRONOUNS: { id: 8, name: 'Pronouns' },
 };
 
 /** One setting's rules in the API's shape (GroupPermissionSetting). */
