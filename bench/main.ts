@@ -6,6 +6,7 @@ import type { CaseResult } from './lib/results.ts';
 import { baselineScenario, fanoutScenario } from './scenarios/fanout.ts';
 import { renderScenario } from './scenarios/render.ts';
 import { sendScenario } from './scenarios/send.ts';
+import { mixedScenario } from './scenarios/mixed.ts';
 import { idleScenario } from './scenarios/idle.ts';
 
 function run(opts: BenchOptions): Promise<CaseResult[]> {
@@ -13,6 +14,7 @@ function run(opts: BenchOptions): Promise<CaseResult[]> {
     case 'longpoll-fanout': return fanoutScenario(opts, 'longpoll');
     case 'ws-fanout': return fanoutScenario(opts, 'ws');
     case 'send': return sendScenario(opts);
+    case 'mixed': return mixedScenario(opts);
     case 'idle': return idleScenario(opts);
     case 'baseline': return baselineScenario(opts);
     case 'render': return renderScenario(opts);
@@ -25,7 +27,7 @@ function run(opts: BenchOptions): Promise<CaseResult[]> {
  */
 function checkFileLimit(opts: BenchOptions): void {
   if (opts.scenario === 'idle') return;
-  const needed = Math.max(0, ...opts.counts) + FD_MARGIN;
+  const needed = (opts.scenario === 'mixed' ? opts.counts[1]! + opts.counts[2]! : Math.max(0, ...opts.counts)) + FD_MARGIN;
   const limit = openFileLimit();
   if (needed > limit) throw new Error(`${needed} file descriptors needed, the limit is ${limit} (ulimit -n): lower --queues`);
 }

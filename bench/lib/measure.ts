@@ -118,6 +118,7 @@ async function fanoutWaves(kind: CaseKind, server: ServerHandle, count: number, 
     errorSamples: [...errors.samples, ...clientErrors.samples],
     serverCpuPercent: usage?.cpuPercent,
     serverRssPeakMB: usage?.rssPeakMB,
+    dbPssPeakMB: usage?.childrenPssPeakMB,
     loaderCpuPercent: loaderCpu.percent(),
     seconds: (performance.now() - startedAt) / 1000,
   };
@@ -126,7 +127,8 @@ async function fanoutWaves(kind: CaseKind, server: ServerHandle, count: number, 
 export interface SenderSpec {
   path: string;
   headers: Record<string, string>;
-  body: (content: string) => string;
+  /** The request body posting `content` as message number `seq` (which may pick its channel). */
+  body: (content: string, seq: number) => string;
 }
 
 export interface SendOptions {
@@ -155,7 +157,7 @@ export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, s
         const seq = started++;
         const t0 = performance.now();
         try {
-          const res = await conn.request('POST', spec.path, spec.headers, spec.body(`bench:${RUN_ID}:send:${seq}`));
+          const res = await conn.request('POST', spec.path, spec.headers, spec.body(`bench:${RUN_ID}:send:${seq}`, seq));
           if (res.status === 200) {
             accepted++;
             latencies.push(performance.now() - t0);
@@ -186,9 +188,101 @@ export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, s
     errorSamples: errors.samples,
     serverCpuPercent: usage?.cpuPercent,
     serverRssPeakMB: usage?.rssPeakMB,
+    dbPssPeakMB: usage?.childrenPssPeakMB,
     loaderCpuPercent: loaderCpu.percent(),
     seconds,
   };
+}
+
+export interface MixedClients {
+  longPolls: LongPollSpec[];
+  sockets: WsSpec[];
+  /** One per publishing connection; message n goes through whichever is free when it is due. */
+  publishers: SenderSpec[];
+}
+
+export interface MixedOptions {
+  rate: number;
+  durationMs: number;
+  /** How long to wait for the last deliveries after the last publish. */
+  drainMs: number;
+  /** Every client must get every message (a server with queues); the baseline drops what finds a poll unparked. */
+  expectAll: boolean;
+}
+
+/**
+ * Parked long-polls and WebSockets receiving messages published at a steady rate (open loop: each
+ * message is due at start + n / rate, whatever the earlier ones took). Latency is per delivery,
+ * from the start of its publish request.
+ */
+export async function mixedLoad(server: ServerHandle, endpoint: Endpoint, clients: MixedClients, opts: MixedOptions): Promise<CaseResult> {
+  const tracker = newTracker();
+  const polls = new LongPollFleet(endpoint, tracker);
+  const sockets = new WsFleet(tracker);
+  const conns = await mapLimit(clients.publishers, 50, () => HttpConnection.open(endpoint));
+  const errors = new ErrorLog();
+  const count = clients.longPolls.length + clients.sockets.length;
+  const total = Math.round((opts.rate * opts.durationMs) / 1000);
+  const label = `${server.target} mixed`;
+  try {
+    await polls.connect(clients.longPolls, `${label} long-polls`);
+    await sockets.connect(clients.sockets, `${label} websockets`);
+    polls.start();
+    if (!(await waitFor(() => polls.inFlight === polls.alive, 30_000, 10))) errors.add('long-polls not all parked before the first message');
+    const sampler = server.pid ? new ProcSampler(server.pid) : undefined;
+    sampler?.start();
+    const loaderCpu = new SelfCpu();
+    const progress = new Progress(`${label}: publish`, total);
+    const startedAt = performance.now();
+    let next = 0;
+    await Promise.all(conns.map(async (conn, i) => {
+      const spec = clients.publishers[i]!;
+      for (let seq = next++; seq < total; seq = next++) {
+        const wait = startedAt + (seq * 1000) / opts.rate - performance.now();
+        if (wait > 0) await sleep(wait);
+        tracker.markPublished(seq);
+        try {
+          const res = await conn.request('POST', spec.path, spec.headers, spec.body(tracker.content(seq), seq));
+          if (res.status !== 200) errors.add(`publish: HTTP ${res.status} ${res.body.slice(0, 200)}`);
+        } catch (err) {
+          errors.add(err);
+        }
+        progress.tick();
+      }
+    }));
+    progress.finish();
+    const allIn = () => Array.from({ length: total }, (_, seq) => tracker.deliveredCount(seq)).every((n) => n >= count);
+    await waitFor(allIn, opts.drainMs, 20);
+    const usage = sampler?.stop();
+    let delivered = 0;
+    let incomplete = 0;
+    for (let seq = 0; seq < total; seq++) {
+      delivered += Math.min(tracker.deliveredCount(seq), count);
+      if (tracker.deliveredCount(seq) < count) incomplete++;
+    }
+    if (opts.expectAll && incomplete > 0) errors.add(`${incomplete} of ${total} messages did not reach every client within ${opts.drainMs} ms`);
+    const seconds = (performance.now() - startedAt) / 1000;
+    return {
+      kind: 'mixed',
+      target: server.target,
+      count,
+      latencyMs: percentiles(tracker.latenciesMs),
+      throughput: delivered / seconds,
+      expected: total * count,
+      delivered,
+      errors: errors.count + polls.errors.count + sockets.errors.count,
+      errorSamples: [...errors.samples, ...polls.errors.samples, ...sockets.errors.samples],
+      serverCpuPercent: usage?.cpuPercent,
+      serverRssPeakMB: usage?.rssPeakMB,
+      dbPssPeakMB: usage?.childrenPssPeakMB,
+      loaderCpuPercent: loaderCpu.percent(),
+      seconds,
+    };
+  } finally {
+    polls.close();
+    sockets.close();
+    for (const conn of conns) conn.close();
+  }
 }
 
 export interface MemoryPoint {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 
-export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'idle', 'baseline', 'render'] as const;
+export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'mixed', 'idle', 'baseline', 'render'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -14,6 +14,10 @@ export interface BenchOptions {
   users?: number;
   messages: number;
   senders: number;
+  /** Channels the messages go to, round robin (send, mixed). */
+  channels: number;
+  /** Messages per second (mixed). */
+  rate: number;
   durationS: number;
   waveTimeoutS: number;
   maxTimeS: number;
@@ -26,11 +30,14 @@ scenarios: ${SCENARIOS.join(', ')}
   --self             start the server on a fresh embedded database (default)
   --url URL          any Zulip-API server instead (needs an account; --users > 1 needs an admin)
   --pid PID          that server's process id on this machine, for CPU and memory figures
-  --queues LIST      client counts, comma-separated (default: fan-out 10000; idle 10000,50000; baseline 1000,10000)
-  --users N          users the queues are registered by (default: largest count / 10)
+  --queues LIST      client counts, comma-separated (default: fan-out 10000; idle 10000,50000; baseline 1000,10000;
+                     mixed: idle queues,long-polls,WebSockets = 10000,1000,500)
+  --users N          users the queues are registered by (default: largest count / 10; mixed 1000)
+  --channels N       channels the messages go to, round robin, each followed by every bench user (default 1; mixed 4)
+  --rate R           messages per second for mixed (default 100)
   --messages M       messages per fan-out case (default 20); cap on messages for send (default 1000000)
   --senders K        concurrent senders for send (default 8)
-  --duration S       seconds of sending for send, of rendering per case for render (default 10)
+  --duration S       seconds of sending for send and mixed (default 10; mixed 60), of rendering per case for render
   --wave-timeout S   how long one message may take to reach every client (default 30)
   --max-time S       hard limit for the whole run (default 1800)
   --smoke            a tiny run of about 10 s
@@ -40,6 +47,7 @@ const DEFAULT_COUNTS: Record<Scenario, number[]> = {
   'longpoll-fanout': [10_000],
   'ws-fanout': [10_000],
   send: [],
+  mixed: [10_000, 1000, 500],
   idle: [10_000, 50_000],
   baseline: [1000, 10_000],
   render: [],
@@ -48,6 +56,7 @@ const SMOKE_COUNTS: Record<Scenario, number[]> = {
   'longpoll-fanout': [100],
   'ws-fanout': [100],
   send: [],
+  mixed: [100, 20, 10],
   idle: [200],
   baseline: [100],
   render: [],
@@ -73,6 +82,8 @@ export function parseOptions(argv: string[]): BenchOptions {
       users: { type: 'string' },
       messages: { type: 'string' },
       senders: { type: 'string' },
+      channels: { type: 'string' },
+      rate: { type: 'string' },
       duration: { type: 'string' },
       'wave-timeout': { type: 'string' },
       'max-time': { type: 'string' },
@@ -96,14 +107,18 @@ export function parseOptions(argv: string[]): BenchOptions {
     return typeof v === 'string' ? positiveInt(name, v) : smoke ? smokeValue : fallback;
   };
   const counts = values.queues ? values.queues.split(',').map((c) => positiveInt('queues', c.trim())) : (smoke ? SMOKE_COUNTS : DEFAULT_COUNTS)[scenario];
+  if (scenario === 'mixed' && counts.length !== 3) throw new Error('mixed: --queues IDLE,LONGPOLLS,WEBSOCKETS');
+  const mixed = scenario === 'mixed';
   return {
     scenario,
     remote,
     counts,
-    users: values.users ? positiveInt('users', values.users) : undefined,
+    users: values.users ? positiveInt('users', values.users) : mixed ? (smoke ? 20 : 1000) : undefined,
     messages: scenario === 'send' ? int('messages', 1_000_000, 5000) : int('messages', 20, 3),
     senders: int('senders', 8, 2),
-    durationS: int('duration', 10, 2),
+    channels: int('channels', mixed ? 4 : 1, mixed ? 2 : 1),
+    rate: int('rate', 100, 20),
+    durationS: int('duration', mixed ? 60 : 10, mixed ? 5 : 2),
     waveTimeoutS: int('wave-timeout', 30, 5),
     maxTimeS: int('max-time', 1800, 60),
     smoke,

@@ -1,5 +1,5 @@
 // CPU and RSS of a process on this machine, read from /proc (Linux).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 
 const CLOCK_TICKS_PER_S = (() => {
@@ -23,11 +23,48 @@ export function rssMB(pid: number): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
+/** The process's children, grandchildren, ... (the embedded PostgreSQL runs as the server's child). */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  for (let i = -1; i < found.length; i++) found.push(...(children.get(i < 0 ? pid : found[i]!) ?? []));
+  return found;
+}
+
+/**
+ * Proportional set size of the process's descendants together, in MB: PostgreSQL's backends
+ * share their buffers, which summed RSS would count once per backend. Undefined without any.
+ */
+export function descendantsPssMB(pid: number): number | undefined {
+  let kb = 0;
+  const pids = descendants(pid);
+  for (const child of pids) {
+    try {
+      kb += Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids.length ? kb / 1024 : undefined;
+}
+
 export interface ProcUsage {
   /** Percent of one core over the window. */
   cpuPercent: number;
   rssPeakMB: number;
   rssEndMB: number;
+  /** The server's child processes (its embedded PostgreSQL), peak PSS; undefined without any. */
+  childrenPssPeakMB?: number;
 }
 
 /** Samples a process between start() and stop(); RSS peak is sampled every `everyMs`. */
@@ -35,6 +72,8 @@ export class ProcSampler {
   private startCpu = 0;
   private startAt = 0;
   private peak = 0;
+  private childrenPeak: number | undefined;
+  private samples = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly pid: number, private readonly everyMs = 200) {}
@@ -45,17 +84,26 @@ export class ProcSampler {
     this.peak = rssMB(this.pid);
     this.timer = setInterval(() => {
       this.peak = Math.max(this.peak, rssMB(this.pid));
+      // Reading every child's memory map costs more: every fifth sample.
+      if (this.samples++ % 5 === 0) this.sampleChildren();
     }, this.everyMs);
+  }
+
+  private sampleChildren(): void {
+    const mb = descendantsPssMB(this.pid);
+    if (mb !== undefined) this.childrenPeak = Math.max(this.childrenPeak ?? 0, mb);
   }
 
   stop(): ProcUsage {
     clearInterval(this.timer);
+    this.sampleChildren();
     const seconds = (performance.now() - this.startAt) / 1000;
     const end = rssMB(this.pid);
     return {
       cpuPercent: ((cpuSeconds(this.pid) - this.startCpu) / seconds) * 100,
       rssPeakMB: Math.max(this.peak, end),
       rssEndMB: end,
+      childrenPssPeakMB: this.childrenPeak,
     };
   }
 }

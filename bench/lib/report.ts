@@ -39,10 +39,10 @@ export function renderTables(results: CaseResult[]): string {
   const active = results.filter((r) => !isIdle(r));
   if (active.length) {
     out.push(renderTable(
-      ['case', 'target', 'p50 ms', 'p99 ms', 'max ms', 'per s', 'delivered', 'errors', 'srv CPU%', 'srv RSS MB', 'loader CPU%'],
+      ['case', 'target', 'p50 ms', 'p99 ms', 'max ms', 'per s', 'delivered', 'errors', 'srv CPU%', 'srv RSS MB', 'db PSS MB', 'loader CPU%'],
       active.map((r) => [caseLabel(r), r.target, num(r.latencyMs?.p50, 2), num(r.latencyMs?.p99, 2), num(r.latencyMs?.max, 2),
         num(r.throughput, 0), `${r.delivered ?? '-'}/${r.expected ?? '-'}`, String(r.errors), num(r.serverCpuPercent, 0),
-        num(r.serverRssPeakMB, 0), num(r.loaderCpuPercent, 0)])));
+        num(r.serverRssPeakMB, 0), num(r.dbPssPeakMB, 0), num(r.loaderCpuPercent, 0)])));
   }
   const idle = results.filter(isIdle);
   if (idle.length) {

@@ -3,7 +3,7 @@ import type { Percentiles } from './stats.ts';
 export type Target = 'server' | 'baseline';
 
 /** What one measured case exercises; a server case and a baseline case of the same kind and count are compared. */
-export type CaseKind = 'longpoll' | 'ws' | 'send' | 'idle-queue' | 'idle-longpoll' | 'idle-ws' | 'render';
+export type CaseKind = 'longpoll' | 'ws' | 'send' | 'mixed' | 'idle-queue' | 'idle-longpoll' | 'idle-ws' | 'render';
 
 export interface CaseResult {
   kind: CaseKind;
@@ -21,6 +21,8 @@ export interface CaseResult {
   /** Server process during the measured window (absent when the server is not on this machine). */
   serverCpuPercent?: number;
   serverRssPeakMB?: number;
+  /** The server's own PostgreSQL (its child processes), peak PSS, apart from the server's RSS. */
+  dbPssPeakMB?: number;
   /** Load generator's own CPU: near 100 % means the figures are the client's limit, not the server's. */
   loaderCpuPercent?: number;
   /** Idle cases: memory added per idle item. */

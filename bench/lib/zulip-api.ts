@@ -57,8 +57,9 @@ export class ZulipClient {
     return { user: this.user!, queueId: String(body.queue_id), lastEventId: Number(body.last_event_id) };
   }
 
-  async subscribe(channel: string): Promise<void> {
-    await this.call('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: channel }] });
+  /** Subscribes this user, or (an administrator) the `principals` given by email; creates the channel if needed. */
+  async subscribe(channel: string, principals?: string[]): Promise<void> {
+    await this.call('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: channel }], ...(principals ? { principals } : {}) });
   }
 
   async sendToChannel(channel: string, topic: string, content: string): Promise<void> {

@@ -63,6 +63,19 @@ export class ZulipTarget {
     return this.users.slice(0, n);
   }
 
+  /**
+   * The channels messages go to round robin: the bench channel alone, or `bench-0`..`bench-N-1`,
+   * each followed by every given user (subscribed by the admin, through `principals`).
+   */
+  async ensureChannels(users: Credentials[], n: number): Promise<string[]> {
+    if (n === 1) return [CHANNEL];
+    const names = Array.from({ length: n }, (_, i) => `${CHANNEL}-${i}`);
+    await this.asUser(this.admin, async (admin) => {
+      for (const name of names) await admin.subscribe(name, users.map((u) => u.email));
+    });
+    return names;
+  }
+
   /** `count` event queues spread evenly over `users`, each user's registered on one connection. */
   async registerQueues(users: Credentials[], count: number): Promise<Queue[]> {
     const perUser = users.map((user, i) => ({ user, n: Math.floor(count / users.length) + (i < count % users.length ? 1 : 0) }));
@@ -123,11 +136,12 @@ export class ZulipTarget {
     }));
   }
 
-  senders(users: Credentials[], k: number): SenderSpec[] {
+  /** K senders as the given users in turn; message n goes to channel n mod the channels' count. */
+  senders(users: Credentials[], k: number, channels: string[] = [CHANNEL]): SenderSpec[] {
     return Array.from({ length: k }, (_, i) => ({
       path: '/api/v1/messages',
       headers: { ...FORM_HEADERS, Authorization: basicAuth(users[i % users.length]!) },
-      body: (content: string) => formEncode({ type: 'stream', to: CHANNEL, topic: TOPIC, content }),
+      body: (content: string, seq: number) => formEncode({ type: 'stream', to: channels[seq % channels.length]!, topic: TOPIC, content }),
     }));
   }
 

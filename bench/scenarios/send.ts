@@ -1,4 +1,5 @@
-// send: messages/s accepted by POST /messages with K concurrent senders (baseline: POST /publish).
+// send: messages/s accepted by POST /messages with K concurrent senders, into one channel or round
+// robin over --channels (baseline: POST /publish).
 import { sendThroughput, type SendOptions } from '../lib/measure.ts';
 import type { BenchOptions } from '../lib/options.ts';
 import type { CaseResult } from '../lib/results.ts';
@@ -10,7 +11,8 @@ export async function sendScenario(opts: BenchOptions): Promise<CaseResult[]> {
   const baseline = await withBaseline((b) => sendThroughput(b.handle, b.endpoint, b.senders(k), send));
   const server = await withServer(opts, async (s) => {
     const users = await s.ensureUsers(opts.users ?? k);
-    return sendThroughput(s.handle, s.endpoint, s.senders(users, k), send);
+    const channels = await s.ensureChannels(users, opts.channels);
+    return sendThroughput(s.handle, s.endpoint, s.senders(users, k, channels), send);
   });
   return [baseline, server];
 }
