@@ -147,4 +147,10 @@ test('bots, status, navigation views, channel folders, organization domains', as
   await verifyAction(realm, () => o.delete('/realm/domains/a.test'), ['realm_domains/remove']);
 });
 
+test('organization operations: defaults for new users', async () => {
+  const realm = await newRealm();
+  const o = realm.owner.client;
+  await verifyAction(realm, () => o.patch('/realm/user_settings_defaults', { enter_sends: true, emojiset: 'text' }), ['realm_user_settings_defaults/update', 'realm_user_settings_defaults/update']);
+});
+
 test.run();

@@ -122,6 +122,7 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm/update': opEvent('realm', 'update', { property: str, value: scalar }),
   'realm/update_dict': opEvent('realm', 'update_dict', { property: z.literal('default'), data: z.record(str, z.unknown()) }),
   'user_settings/update': opEvent('user_settings', 'update', { property: str, value: z.unknown(), language_name: str.optional() }),
+  'realm_user_settings_defaults/update': opEvent('realm_user_settings_defaults', 'update', { property: str, value: z.union([bool, int, str]) }),
   'user_group/add': z.union([opEvent('user_group', 'add', { group }), opEvent('user_group', 'add', { group, for_reactivation: z.literal(true) })]),
   // `deactivated` (of a renamed group) is for the queues, which drop the rename for clients
   // without include_deactivated_groups and strip the field (actors/event-format.ts).
