@@ -85,6 +85,7 @@ const channelFolder = z.strictObject({
   id: int, name: str, description: str, rendered_description: str, order: int, date_created: int, creator_id: nullable(int), is_archived: bool,
 });
 const realmDomain = z.strictObject({ domain: str, allow_subdomains: bool });
+const playground = z.strictObject({ id: int, name: str, pygments_language: str, url_template: str });
 
 /** Every event an action may publish, keyed `type` or `type/op`. */
 export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
@@ -142,6 +143,7 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_emoji/add': opEvent('realm_emoji', 'add', { emoji: realmEmoji, realm_emoji: z.record(str, realmEmoji) }),
   'realm_emoji/update_one': opEvent('realm_emoji', 'update_one', { emoji_id: str, data: z.strictObject({ deactivated: bool }), realm_emoji: z.record(str, realmEmoji) }),
   'realm_linkifiers': event('realm_linkifiers', { realm_linkifiers: z.array(linkifier) }),
+  'realm_playgrounds': event('realm_playgrounds', { realm_playgrounds: z.array(playground) }),
   'attachment/add': opEvent('attachment', 'add', { attachment, upload_space_used: int }),
   'attachment/remove': opEvent('attachment', 'remove', { attachment: z.strictObject({ id: int }), upload_space_used: int }),
   'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.strictObject({ user_id: int, api_key: str }) }),

@@ -17,6 +17,7 @@ import { realmUserStatuses } from './user-status.ts';
 import { navigationViews } from './navigation-views.ts';
 import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
 import { realmDomains } from './realm-domains.ts';
+import { realmPlaygrounds } from './realm-playgrounds.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
@@ -313,7 +314,6 @@ const EMPTY_STATE: Record<string, State> = {
   scheduled_messages: { scheduled_messages: [] },
   reminders: { reminders: [] },
   onboarding_steps: { onboarding_steps: [], navigation_tour_video_url: null },
-  realm_playgrounds: { realm_playgrounds: [] },
   // The deprecated linkifier format, always empty since feature level 176.
   realm_filters: { realm_filters: [] },
   realm_embedded_bots: { realm_embedded_bots: [] },
@@ -347,6 +347,7 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   query('realm_linkifiers', () => linkifierSection(app, realm, o));
   query('realm_emoji', () => realmEmojiSection(app, realm));
   query('realm_domains', async () => ({ realm_domains: await realmDomains(app, realm.id) }));
+  query('realm_playgrounds', async () => ({ realm_playgrounds: await realmPlaygrounds(app.prisma, realm.id) }));
   if (user) userSections(app, realm, user, o, wants, query);
   else spectatorSections(app, realm, o, wants, query);
   return Object.assign({}, ...(await Promise.all(sections)));
