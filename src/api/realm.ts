@@ -1,6 +1,6 @@
-// Organization settings: PATCH /realm, PATCH /realm/user_settings_defaults.
+// Organization settings: PATCH /realm, PATCH /realm/user_settings_defaults, POST /realm/deactivate.
 import { z } from 'zod';
-import { REALM_PERMISSIONS, type RealmUpdate, updateRealm } from '../actions/realm.ts';
+import { deactivateRealm, REALM_PERMISSIONS, type RealmUpdate, updateRealm } from '../actions/realm.ts';
 import { updateRealmUserDefaults } from '../actions/realm-user-defaults.ts';
 import { groupSettingChangeSchema, type RealmPermission, type RealmSettings } from '../domain/realm-settings.ts';
 import { REALM_DEFAULT_SETTINGS } from '../domain/user-settings.ts';
@@ -82,6 +82,15 @@ export const routes = [
     params: personalSettingParams(REALM_DEFAULT_SETTINGS),
     async handler({ app, realm, user, params }) {
       await updateRealmUserDefaults(app, realm, user, sentSettings(REALM_DEFAULT_SETTINGS, params));
+      return {};
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/realm/deactivate',
+    params: { deletion_delay_days: json(z.number().int().nullable()).default(null) },
+    async handler({ app, realm, user, params }) {
+      await deactivateRealm(app, realm, user, params.deletion_delay_days);
       return {};
     },
   }),

@@ -121,6 +121,7 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_user/remove': opEvent('realm_user', 'remove', { person: z.strictObject({ user_id: int, full_name: str }) }),
   'realm_user/update': opEvent('realm_user', 'update', { person: personUpdate }),
   'realm/update': opEvent('realm', 'update', { property: str, value: scalar }),
+  'realm/deactivated': opEvent('realm', 'deactivated', { realm_id: int }),
   'realm/update_dict': opEvent('realm', 'update_dict', { property: z.literal('default'), data: z.record(str, z.unknown()) }),
   'user_settings/update': opEvent('user_settings', 'update', { property: str, value: z.unknown(), language_name: str.optional() }),
   'realm_user_settings_defaults/update': opEvent('realm_user_settings_defaults', 'update', { property: str, value: z.union([bool, int, str]) }),
