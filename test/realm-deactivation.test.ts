@@ -3,6 +3,7 @@
 // later request of its users answers REALM_DEACTIVATED; the CLI's reactivate-realm undoes it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import WebSocket from 'ws';
 import { parseAdminCommand, runAdminCommand, UsageError } from '../src/cli/commands.ts';
 import { Role } from '../src/domain/roles.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
@@ -47,6 +48,20 @@ test('an owner deactivates: parked polls get the event, every queue ends, every 
   assert.equal([again.status, again.body], [401, DEACTIVATED]);
   const login = await realm.anonymous.post('/fetch_api_key', { username: member.email, password: member.password });
   assert.equal([login.status, login.body], [401, DEACTIVATED]);
+});
+
+test('a WebSocket reader gets the event, then its socket closes as for a deleted queue (4004)', async () => {
+  const realm = await newRealm();
+  const member = await realm.addUser();
+  const { queue_id } = await register(member, { event_types: ['realm'] });
+  const ws = new WebSocket(`ws://127.0.0.1:${realm.server.port}/api/v1/events/socket?queue_id=${queue_id}`, { headers: { Host: realm.host } });
+  const frames: Record<string, unknown>[] = [];
+  ws.on('message', (data) => frames.push(JSON.parse(String(data))));
+  const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  assert.equal((await realm.owner.client.post('/realm/deactivate')).body, SUCCESS);
+  assert.is(await closed, 4004);
+  assert.equal(frames, [{ id: 0, type: 'realm', op: 'deactivated', realm_id: realm.id }]);
 });
 
 test('other organizations go on; a wrong key is still just a wrong key', async () => {
