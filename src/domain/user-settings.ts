@@ -37,7 +37,6 @@ export const userSettingsSchema = z.object({
   // Not settings clients change through PATCH /settings (see INTERNAL_USER_SETTINGS).
   can_create_users: flag(false),
   default_all_public_streams: flag(false),
-  email_address_visibility: oneOf([1, 2, 3, 4, 5]).default(1),
   // Display settings.
   enter_sends: flag(false),
   left_side_userlist: flag(false),
@@ -93,6 +92,7 @@ export const userSettingsSchema = z.object({
   automatically_unmute_topics_in_muted_streams_policy: oneOf([1, 2, 3, 4]).default(2),
   automatically_follow_topics_where_mentioned: flag(true),
   // Privacy settings.
+  email_address_visibility: oneOf([1, 2, 3, 4, 5]).default(1),
   enable_drafts_synchronization: flag(true),
   send_stream_typing_notifications: flag(true),
   send_private_typing_notifications: flag(true),
