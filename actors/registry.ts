@@ -20,6 +20,14 @@ export interface RegistrySettings {
   now?: () => number;
 }
 
+/**
+ * An event after which its recipients' queues end once it is delivered: their organization was
+ * deactivated, and none of its users can poll again (Zulip sends it to flush their long-polls).
+ */
+function endsQueues(event: Record<string, unknown>): boolean {
+  return event.type === 'realm' && event.op === 'deactivated';
+}
+
 export class QueueRegistry {
   private readonly queues = new Map<string, EventQueue>();
   /** Sets, not arrays: a bot or load test may hold thousands of queues, and removal must stay O(1). */
@@ -27,6 +35,8 @@ export class QueueRegistry {
   /** Queues registered with all_public_streams, by realm: they also get public channels' messages. */
   private readonly allPublic = new Map<number, Set<EventQueue>>();
   private readonly dirty = new Set<EventQueue>();
+  /** Queues deleted at the next flush, once their client got what they hold. */
+  private readonly ending = new Set<EventQueue>();
   private flushScheduled = false;
   /** Set at shutdown: queues keep collecting events but no client reads them any more. */
   private closing = false;
@@ -86,6 +96,7 @@ export class QueueRegistry {
     if (set?.size === 0) this.byUser.delete(queue.userId);
     this.allPublic.get(queue.realmId)?.delete(queue);
     this.dirty.delete(queue);
+    this.ending.delete(queue);
     this.optionsPool.release(queue.options);
     queue.expire(reason);
   }
@@ -152,7 +163,12 @@ export class QueueRegistry {
     if (envelope.publicChannelMessage) for (const q of this.allPublic.get(envelope.realmId) ?? []) targets.add(q);
     let extrasUser = -1;
     let extras = '';
+    const ends = endsQueues(envelope.event);
     for (const queue of targets) {
+      if (ends) {
+        this.ending.add(queue);
+        this.markDirty(queue);
+      }
       if (queue.alreadyHas(envelope.xid)) continue;
       const own = ownParts(envelope, queue.userId, queue.id);
       if (!passesNarrow(envelope.event, queue.options, own)) continue;
@@ -191,6 +207,7 @@ export class QueueRegistry {
       if (consumer && consumer.flush(queue)) queue.detach(consumer, now);
     }
     this.dirty.clear();
+    for (const queue of this.ending) this.delete(queue);
   }
 
   /** Heartbeats for parked queues that are due, and removal of queues idle too long. */

@@ -19,6 +19,10 @@ export const badRequest = (msg: string, extra: Record<string, unknown> = {}) => 
 export const unauthorized = (msg: string) =>
   new ApiError(msg, 'UNAUTHORIZED', 401, {}, { 'WWW-Authenticate': 'Basic realm="zulip"' });
 
+/** The user's organization was deactivated (Zulip's RealmDeactivatedError); `headers` for a Basic-auth challenge. */
+export const realmDeactivated = (headers: Record<string, string> = {}) =>
+  new ApiError('This organization has been deactivated', 'REALM_DEACTIVATED', 401, {}, headers);
+
 export const notLoggedIn = () => unauthorized('Not logged in: API authentication or user session required');
 
 /**

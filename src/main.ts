@@ -1,6 +1,6 @@
-// Command line: `serve` (default) runs the server; `init` and `create-user` set up an organization
-// and its users on the same database the server uses (DATA_DIR or DATABASE_URL), through the
-// server itself when one is running on it. The server and database modules are imported only once
+// Command line: `serve` (default) runs the server; `init`, `create-user` and `reactivate-realm`
+// manage organizations and their users on the same database the server uses (DATA_DIR or
+// DATABASE_URL), through the server itself when one is running on it. The server and database modules are imported only once
 // the arguments are known to be good, so usage errors and --help answer without loading them.
 import { isAdminCommand, parseAdminCommand, runAdminCommand, USAGE, UsageError, type AdminCommand } from './cli/commands.ts';
 import { loadConfig, type Config } from './config.ts';

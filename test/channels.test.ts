@@ -107,7 +107,7 @@ test('PATCH /streams/{id}: rename and description with events to everyone who se
   const same = await member.client.patch(`/streams/${id}`, { new_name: 'new' });
   assert.equal(same.body, err('Channel already has that name.'));
   const clash = await member.client.patch(`/streams/${id}`, { new_name: 'TAKEN' });
-  assert.equal(clash.body, err('Channel name already in use.'));
+  assert.equal([clash.status, clash.body], [409, { ...err("Channel 'TAKEN' already exists", 'CHANNEL_ALREADY_EXISTS'), channel_name: 'TAKEN' }]);
   const recase = await member.client.patch(`/streams/${id}`, { new_name: 'New' });
   assert.is(recase.status, 200);
   const tooLong = await member.client.patch(`/streams/${id}`, { description: 'x'.repeat(1025) });

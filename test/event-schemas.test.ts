@@ -206,4 +206,17 @@ test('default channels and groups, custom profile fields and values', async () =
   await verifyAction(realm, () => o.delete(`/realm/profile_fields/${field}`), ['custom_profile_fields']);
 });
 
+test('organization operations: defaults for new users, code playgrounds, channel creation, deactivation', async () => {
+  const realm = await newRealm();
+  const o = realm.owner.client;
+  await verifyAction(realm, () => o.patch('/realm/user_settings_defaults', { enter_sends: true, emojiset: 'text' }), ['realm_user_settings_defaults/update', 'realm_user_settings_defaults/update']);
+  const added = await verifyAction(realm, () => o.post('/realm/playgrounds', { name: 'Py', pygments_language: 'Python', url_template: 'https://py.test/?code={code}' }), ['realm_playgrounds']);
+  const playground = (added[0]!.event.realm_playgrounds as { id: number }[])[0]!.id;
+  await verifyAction(realm, () => o.delete(`/realm/playgrounds/${playground}`), ['realm_playgrounds']);
+  const bob = await realm.addUser({ name: 'Bob' });
+  await verifyAction(realm, () => o.post('/channels/create', { name: 'created', subscribers: [realm.owner.id] }), ['stream/create', 'subscription/add', 'subscription/peer_add']);
+  await verifyAction(realm, () => bob.client.post('/channels/create', { name: 'empty', subscribers: [] }), ['stream/create']);
+  await verifyAction(realm, () => o.post('/realm/deactivate'), ['realm/deactivated']);
+});
+
 test.run();

@@ -91,7 +91,7 @@ test('subscribing others needs can_add_subscribers_group; principals by id or em
   assert.equal(byEmail.body.already_subscribed, { [target.id]: ['club'] });
 
   const bad = await member.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'newone' }], principals: [target.id, 999999] });
-  assert.equal([bad.status, bad.body], [400, err('Invalid user ID: 999999')]);
+  assert.equal([bad.status, bad.body], [400, err('No such user')]);
   const stillMissing = await member.client.get('/get_stream_id', { stream: 'newone' });
   assert.equal(stillMissing.body, err("Invalid channel name 'newone'"));
 

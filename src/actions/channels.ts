@@ -6,7 +6,7 @@ import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_NAME_LENGTH, TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
-import { badRequest, notAllowed } from '../errors.ts';
+import { ApiError, badRequest, notAllowed } from '../errors.ts';
 import {
   administrableChannel,
   channelByName,
@@ -119,10 +119,10 @@ export async function checkFolder(app: App, realm: RealmInfo, folderId: number):
   if (!folder) throw badRequest('Invalid channel folder ID');
 }
 
-/** A name nobody else uses (case-insensitively). */
+/** A name nobody else uses (case-insensitively); Zulip's ChannelExistsError otherwise. */
 export async function checkNameAvailable(app: App, realm: RealmInfo, name: string, except?: Channel): Promise<void> {
   const existing = await channelByName(app, realm, name);
-  if (existing && existing.id !== except?.id) throw badRequest('Channel name already in use.');
+  if (existing && existing.id !== except?.id) throw new ApiError(`Channel '${name}' already exists`, 'CHANNEL_ALREADY_EXISTS', 409, { channel_name: name });
 }
 
 /** Users in ascending order, each once. */

@@ -1,5 +1,6 @@
 // PATCH /realm (Zulip's update_realm): organization settings and realm permissions, checked
-// together, written in one transaction, then announced to every active user.
+// together, written in one transaction, then announced to every active user; deactivating and
+// reactivating the organization.
 import type { App } from '../app.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
@@ -10,6 +11,7 @@ import { Role } from '../domain/roles.ts';
 import { LANGUAGE_NAMES } from '../domain/user-settings.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { MAX_DEACTIVATED_REALM_DELETION_DAYS, MIN_DEACTIVATED_REALM_DELETION_DAYS } from '../queries/server-state.ts';
 import { renderDescription } from './channels.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
@@ -179,3 +181,37 @@ export async function updateRealm(app: App, realm: RealmInfo, user: User, u: Rea
 
 /** Every realm permission setting, for the parameter list of PATCH /realm. */
 export const REALM_PERMISSIONS = Object.keys(REALM_PERMISSION_DEFAULTS) as RealmPermission[];
+
+/** Zulip's bounds on when a deactivated organization's data may be deleted (null: never). */
+function checkDeletionDelay(days: number | null): void {
+  const max = MAX_DEACTIVATED_REALM_DELETION_DAYS;
+  const min = MIN_DEACTIVATED_REALM_DELETION_DAYS;
+  if (max !== null && (days === null || days > max)) throw badRequest(`Data deletion time must be at most ${max} days in the future.`);
+  if (min !== null && days !== null && days < min) throw badRequest(`Data deletion time must be at least ${min} days in the future.`);
+}
+
+/**
+ * POST /realm/deactivate (Zulip's deactivate_realm and do_deactivate_realm): owners only. The
+ * users stay as they are, so a reactivation loses nothing, but none can authenticate any more;
+ * each queue of the organization gets the `realm` deactivated event as its last (the queue
+ * registry ends it once delivered), which completes every parked long-poll. No data is ever
+ * deleted here, so `deletionDelayDays` is only checked against the bounds register announces.
+ */
+export async function deactivateRealm(app: App, realm: RealmInfo, actor: User, deletionDelayDays: number | null): Promise<void> {
+  requireRole(actor, Role.OWNER);
+  checkDeletionDelay(deletionDelayDays);
+  await atomic(app, async () => {
+    const { count } = await app.prisma.realm.updateMany({ where: { id: realm.id, deactivated: false }, data: { deactivated: true } });
+    if (count === 0) return;
+    onCommit(async () => {
+      await app.realms.reload(realm.id);
+    });
+    await sendToRealm(app, realm, { type: 'realm', op: 'deactivated', realm_id: realm.id }, { alwaysDeliver: true });
+  });
+}
+
+/** The CLI's reactivate-realm (Zulip's do_reactivate_realm): its users can authenticate again. */
+export async function reactivateRealm(app: App, realm: RealmInfo): Promise<void> {
+  await app.prisma.realm.update({ where: { id: realm.id }, data: { deactivated: false } });
+  await app.realms.reload(realm.id);
+}

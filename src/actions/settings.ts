@@ -32,7 +32,7 @@ export interface SettingsChange {
 type Event = Record<string, unknown>;
 
 /** Zulip's check_settings_values: the checks its parameter types cannot express. */
-function checkSettingValues(settings: Partial<UserSettings>): void {
+export function checkSettingValues(settings: Partial<UserSettings>): void {
   const sound = settings.notification_sound;
   if (sound !== undefined && sound !== 'none' && !(NOTIFICATION_SOUNDS as readonly string[]).includes(sound)) {
     throw badRequest(`Invalid notification sound '${sound}'`);
@@ -58,8 +58,8 @@ async function checkNameChange(tx: Prisma.TransactionClient, realm: RealmInfo, u
 }
 
 /** The settings whose value really changes, compared with what applies now (defaults included). */
-function changedSettings(realm: RealmInfo, user: User, requested: Partial<UserSettings>): Partial<UserSettings> {
-  const current: Record<string, unknown> = { ...userSettingsSchema.parse(user.settings ?? {}), email_address_visibility: emailVisibility(user, realm) };
+function changedSettings(user: User, requested: Partial<UserSettings>): Partial<UserSettings> {
+  const current: Record<string, unknown> = userSettingsSchema.parse(user.settings ?? {});
   return Object.fromEntries(Object.entries(requested).filter(([name, value]) => value !== undefined && current[name] !== value));
 }
 
@@ -74,7 +74,7 @@ export async function updateSettings(app: App, realm: RealmInfo, user: User, cha
     await tx.$queryRaw`SELECT id FROM "User" WHERE id = ${user.id} FOR UPDATE`;
     const before = await tx.user.findUniqueOrThrow({ where: { id: user.id } });
     const fullName = await checkNameChange(tx, realm, before, change.fullName);
-    const settings = changedSettings(realm, before, change.settings);
+    const settings = changedSettings(before, change.settings);
     const timezone = change.timezone !== undefined && change.timezone !== before.timezone ? change.timezone : undefined;
     const after = await tx.user.update({
       where: { id: user.id },
@@ -120,11 +120,11 @@ async function announce(app: App, realm: RealmInfo, before: User, after: User, s
 function announceEmailVisibility(
   app: App, realm: RealmInfo, before: User, after: User, viewers: Viewer[], send: (userIds: readonly number[], event: Event) => void,
 ): void {
-  const gained = viewers.filter((v) => !canSeeEmail(before, v, realm) && canSeeEmail(after, v, realm)).map((v) => v.id);
-  const lost = viewers.filter((v) => canSeeEmail(before, v, realm) && !canSeeEmail(after, v, realm)).map((v) => v.id);
+  const gained = viewers.filter((v) => !canSeeEmail(before, v) && canSeeEmail(after, v)).map((v) => v.id);
+  const lost = viewers.filter((v) => canSeeEmail(before, v) && !canSeeEmail(after, v)).map((v) => v.id);
   send(gained, { type: 'realm_user', op: 'update', person: { user_id: after.id, delivery_email: after.deliveryEmail } });
   send(lost, { type: 'realm_user', op: 'update', person: { user_id: after.id, delivery_email: null } });
-  if (![emailVisibility(before, realm), emailVisibility(after, realm)].includes(EMAIL_VISIBILITY.EVERYONE)) return;
+  if (![emailVisibility(before), emailVisibility(after)].includes(EMAIL_VISIBILITY.EVERYONE)) return;
   const everyone = viewers.map((v) => v.id);
   send(everyone, { type: 'realm_user', op: 'update', person: { user_id: after.id, new_email: apiEmail(app, realm, after) } });
   send(everyone, {

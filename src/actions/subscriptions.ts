@@ -1,5 +1,6 @@
-// Subscribing and unsubscribing users (creating channels on the way) and per-user subscription
-// settings: checks first, one transaction, then the `stream`/`subscription` events after commit.
+// Subscribing and unsubscribing users (creating channels on the way), creating a channel with its
+// subscribers (POST /channels/create), and per-user subscription settings: checks first, one
+// transaction, then the `stream`/`subscription` events after commit.
 import type { App } from '../app.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Prisma, Subscription, User } from '../db/generated/client.ts';
@@ -23,6 +24,7 @@ import {
   announceVisibilityChange,
   checkChannelName,
   checkFolder,
+  checkNameAvailable,
   checkGroupSettings,
   checkPrivacy,
   parseRetention,
@@ -39,15 +41,28 @@ const COLOR_RE = /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
 export type Principals = number[] | string[];
 
-/** The users named by `principals` (ids or API emails); all must be active users of the realm. */
+/** The users named by `principals` (ids or API emails), as Zulip's bulk_access_users_by_id/_by_email: all must be active users of the realm. */
 async function resolvePrincipals(app: App, realm: RealmInfo, actor: User, principals: Principals): Promise<User[]> {
   const users: User[] = [];
   for (const p of principals) {
     const user = typeof p === 'number' ? await app.prisma.user.findFirst({ where: { id: p, realmId: realm.id } }) : await userByEmail(app, realm, p, actor);
-    if (!user || !user.isActive) throw badRequest(typeof p === 'number' ? `Invalid user ID: ${p}` : 'No such user');
+    if (!user) throw badRequest('No such user');
+    if (!user.isActive) throw badRequest('User is deactivated');
     if (!users.some((u) => u.id === user.id)) users.push(user);
   }
   return users;
+}
+
+/** Advisory-lock class of channel creation (the second key is the realm id). */
+const CHANNEL_CREATION_LOCK = 0x4348414e;
+
+/** Serializes a realm's channel creations, so a name found free stays free until the insert. */
+async function lockChannelCreation(app: App, realmId: number): Promise<void> {
+  await app.prisma.$executeRawUnsafe('SELECT pg_advisory_xact_lock($1, $2)', CHANNEL_CREATION_LOCK, realmId);
+}
+
+function insertChannel(app: App, data: ChannelCreateData, name: string, description: string): Promise<Channel> {
+  return app.prisma.channel.create({ data: { ...data, name, description, renderedDescription: renderDescription(description) } });
 }
 
 export interface NewChannelOptions {
@@ -125,7 +140,14 @@ async function checkSubscribe(app: App, realm: RealmInfo, user: User, req: Subsc
     if (s.color !== undefined && !COLOR_RE.test(s.color)) throw badRequest('add.color is not a valid hex color code');
     if (!wanted.has(name.toLowerCase())) wanted.set(name.toLowerCase(), { name, description });
   }
-  const found = await app.prisma.channel.findMany({ where: { realmId: realm.id, OR: [...wanted.values()].map((w) => ({ name: { equals: w.name, mode: 'insensitive' as const } })) } });
+  const findWanted = () =>
+    app.prisma.channel.findMany({ where: { realmId: realm.id, OR: [...wanted.values()].map((w) => ({ name: { equals: w.name, mode: 'insensitive' as const } })) } });
+  let found = await findWanted();
+  if (found.length < wanted.size) {
+    // Some will be created: look again under the lock, in case a concurrent request just did.
+    await lockChannelCreation(app, realm.id);
+    found = await findWanted();
+  }
   const missing = [...wanted.entries()].filter(([lower]) => !found.some((c) => c.name.toLowerCase() === lower)).map(([, w]) => w);
   const created = missing.length ? await checkNewChannels(app, realm, user, req.newChannels) : null;
 
@@ -179,9 +201,7 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
     // Guests among the new subscribers and those already there may gain access to each other.
     const announceAccess = await trackAccess(app, realm, async () => [...plan.targets.map((t) => t.id), ...(await subscribersOf(app, plan.existing))]);
     const created: Channel[] = [];
-    for (const m of plan.missing) {
-      created.push(await app.prisma.channel.create({ data: { ...plan.created!, name: m.name, description: m.description, renderedDescription: renderDescription(m.description) } }));
-    }
+    for (const m of plan.missing) created.push(await insertChannel(app, plan.created!, m.name, m.description));
     const { added, already } = await writeSubscriptions(app.prisma, plan.targets, [...plan.existing, ...created], colors);
     onCommit(() => app.channels.forgetSubscribers(added.map((a) => a.channel.id)));
     await announceSubscriptions(app, realm, [...plan.existing, ...created], before, added);
@@ -232,9 +252,12 @@ export async function joinDefaultChannels(app: App, realm: RealmInfo, user: User
   );
 }
 
-/** Events of new subscriptions: the channel to who newly sees it, the subscriptions to the subscribers, peer_add to the rest. */
+/**
+ * Events of new subscriptions and channels: the channel to who newly sees it (everyone who sees
+ * a new one), the subscriptions to the subscribers, peer_add to the rest.
+ */
 async function announceSubscriptions(app: App, realm: RealmInfo, channels: Channel[], before: Map<number, Set<number>>, added: { user: User; channel: Channel }[]) {
-  const touched = channels.filter((c) => added.some((a) => a.channel.id === c.id));
+  const touched = channels.filter((c) => !before.has(c.id) || added.some((a) => a.channel.id === c.id));
   if (!touched.length) return;
   const ids = touched.map((c) => c.id);
   const [stats, subscribers] = await Promise.all([channelStats(app, ids), subscribersByChannel(app, ids)]);
@@ -254,8 +277,38 @@ async function announceSubscriptions(app: App, realm: RealmInfo, channels: Chann
   }
   for (const c of touched) {
     const altered = added.filter((a) => a.channel.id === c.id).map((a) => a.user.id).sort((a, b) => a - b);
-    sendToUsers(realm, after.get(c.id)!.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: altered });
+    if (altered.length) sendToUsers(realm, after.get(c.id)!.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: altered });
   }
+}
+
+export interface NewChannel {
+  name: string;
+  description: string;
+  /** Who is subscribed at once; may be nobody. */
+  subscribers: number[];
+  options: NewChannelOptions;
+}
+
+/** POST /channels/create (Zulip's create_channel): a new channel, never an existing one; returns its id. */
+export async function createChannel(app: App, realm: RealmInfo, user: User, req: NewChannel): Promise<number> {
+  if (user.role === Role.GUEST) throw badRequest('Not allowed for guest users');
+  const name = checkChannelName(req.name);
+  const description = cleanDescription(req.description);
+  return atomic(app, async () => {
+    await lockChannelCreation(app, realm.id);
+    await checkNameAvailable(app, realm, name);
+    const data = await checkNewChannels(app, realm, user, req.options);
+    const targets = req.subscribers.length ? await resolvePrincipals(app, realm, user, req.subscribers) : [];
+    // Guests among the subscribers may gain access to each other.
+    const announceAccess = await trackAccess(app, realm, async () => targets.map((t) => t.id));
+    const channel = await insertChannel(app, data, name, description);
+    const { added } = await writeSubscriptions(app.prisma, targets, [channel], new Map());
+    onCommit(() => app.channels.forgetSubscribers([channel.id]));
+    await announceSubscriptions(app, realm, [channel], new Map(), added);
+    if (req.options.isDefault) await markDefault(app, realm, channel);
+    await announceAccess();
+    return channel.id;
+  });
 }
 
 /** Removing others needs administering every channel, or seeing it and being in can_remove_subscribers_group. */

@@ -6,7 +6,7 @@ import { hashPassword } from '../auth/passwords.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { ROLES, Role, SYSTEM_GROUPS } from '../domain/roles.ts';
-import { userSettingsSchema } from '../domain/realm-settings.ts';
+import { realmSettingsSchema, userSettingsSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { unknownUser, whoCanAccess } from '../queries/user-access.ts';
@@ -56,10 +56,23 @@ function checkNewUser(u: NewUser): void {
   if (u.role !== undefined && !ROLES.includes(u.role)) throw badRequest('Invalid role');
 }
 
+/**
+ * Zulip's copy_default_settings: people start from the organization's defaults for new users,
+ * bots from Zulip's own; everyone takes the organization's language.
+ */
+async function initialSettings(tx: Prisma.TransactionClient, realmId: number, u: NewUser): Promise<Prisma.InputJsonObject> {
+  const realm = await tx.realm.findUniqueOrThrow({ where: { id: realmId }, select: { settings: true, userSettingsDefaults: true } });
+  return {
+    ...(u.isBot ? {} : (realm.userSettingsDefaults as Prisma.InputJsonObject)),
+    default_language: realmSettingsSchema.parse(realm.settings ?? {}).default_language,
+    ...(u.canCreateUsers ? { can_create_users: true } : {}),
+  };
+}
+
 async function insertUser(tx: Prisma.TransactionClient, realmId: number, u: NewUser, passwordHash: string | null): Promise<User> {
   const taken = await tx.user.findFirst({ where: { realmId, deliveryEmail: { equals: u.email, mode: 'insensitive' } }, select: { id: true } });
   if (taken) throw badRequest(`Email '${u.email}' already in use`);
-  const settings = userSettingsSchema.partial().parse({ can_create_users: u.canCreateUsers || undefined });
+  const settings = await initialSettings(tx, realmId, u);
   return tx.user.create({
     data: {
       realmId,
@@ -71,7 +84,7 @@ async function insertUser(tx: Prisma.TransactionClient, realmId: number, u: NewU
       botOwnerId: u.isBot ? (u.botOwnerId ?? null) : null,
       apiKey: generateApiKey(),
       passwordHash,
-      settings: JSON.parse(JSON.stringify(settings)),
+      settings,
     },
   });
 }
@@ -107,7 +120,7 @@ export async function createUser(app: App, realm: RealmInfo, input: NewUser, act
     const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, user)]);
     // What a viewer with access sees of the new user depends only on whether the real email is visible to them.
     const withAccess = viewers.filter(canAccess);
-    const [canSee, cannotSee] = [withAccess.filter((v) => canSeeEmail(user, v, realm)), withAccess.filter((v) => !canSeeEmail(user, v, realm))];
+    const [canSee, cannotSee] = [withAccess.filter((v) => canSeeEmail(user, v)), withAccess.filter((v) => !canSeeEmail(user, v))];
     for (const group of [canSee, cannotSee]) {
       if (group.length === 0) continue;
       // A new user has no profile data yet (Zulip sends it empty; values come as updates).

@@ -1,6 +1,6 @@
 // POST /fetch_api_key: password login for API clients, with Zulip's failed-login rate limit.
 import { verifyPassword } from '../auth/passwords.ts';
-import { ApiError, rateLimitHit } from '../errors.ts';
+import { ApiError, rateLimitHit, realmDeactivated } from '../errors.ts';
 import { str } from '../http/params.ts';
 import { publicRoute } from './route.ts';
 import { apiEmail } from '../queries/users.ts';
@@ -25,7 +25,7 @@ export const routes = [
         throw authFailed();
       }
       if (!user.isActive) throw new ApiError('Account is deactivated', 'USER_DEACTIVATED', 401);
-      if (realm.deactivated) throw new ApiError('This organization has been deactivated', 'REALM_DEACTIVATED', 401);
+      if (realm.deactivated) throw realmDeactivated();
       return { api_key: user.apiKey, email: apiEmail(app, realm, user), user_id: user.id };
     },
   }),

@@ -1,11 +1,12 @@
-// Channels: GET/PATCH/DELETE /streams/{id}, GET /streams, GET /get_stream_id,
-// GET /streams/{id}/members, GET /users/me/{id}/topics.
+// Channels: POST /channels/create, GET/PATCH/DELETE /streams/{id}, GET /streams,
+// GET /get_stream_id, GET /streams/{id}/members, GET /users/me/{id}/topics.
 import { z } from 'zod';
 import { archiveChannel, updateChannel, type ChannelUpdate } from '../actions/channels.ts';
+import { createChannel, type NewChannelOptions } from '../actions/subscriptions.ts';
 import { TOPICS_POLICIES, MAX_CHANNEL_DESCRIPTION_LENGTH, type ChannelPermission } from '../domain/channel-settings.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, groupSettingValueSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../errors.ts';
-import { bool, choice, json, pathId as numericPathId, str } from '../http/params.ts';
+import { bool, choice, json, pathId as numericPathId, str, type ParamsOf } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { CHANNEL_PERMISSIONS, accessibleChannel, channelByName, channelAccess, channelDict, channelTopics, listChannels, subscriberIds } from '../queries/channels.ts';
 
@@ -15,6 +16,38 @@ export function pathId(value: string | undefined, error = 'Invalid channel ID'):
 }
 
 export const retentionSchema = z.union([z.string(), z.number().int()]);
+
+const groupSetting = json(groupSettingValueSchema).optional();
+const groupSettings = Object.fromEntries(CHANNEL_PERMISSIONS.map((s) => [s, groupSetting])) as Record<ChannelPermission, typeof groupSetting>;
+
+/** What a new channel may be given, for POST /channels/create and the channels POST /users/me/subscriptions creates. */
+export const newChannelParams = {
+  // Accepted for compatibility; there is no announcement channel to post to yet.
+  announce: bool().default(false),
+  invite_only: bool().default(false),
+  is_web_public: bool().default(false),
+  is_default_stream: bool().default(false),
+  history_public_to_subscribers: bool().optional(),
+  message_retention_days: json(retentionSchema).optional(),
+  topics_policy: json(z.enum(TOPICS_POLICIES)).optional(),
+  folder_id: json(z.number().int()).optional(),
+  ...groupSettings,
+};
+
+export function newChannelOptions(p: ParamsOf<typeof newChannelParams>): NewChannelOptions {
+  const options: NewChannelOptions = {
+    inviteOnly: p.invite_only,
+    isWebPublic: p.is_web_public,
+    historyPublicToSubscribers: p.history_public_to_subscribers,
+    messageRetentionDays: p.message_retention_days,
+    topicsPolicy: p.topics_policy,
+    folderId: p.folder_id,
+    isDefault: p.is_default_stream,
+    groupSettings: {},
+  };
+  for (const setting of CHANNEL_PERMISSIONS) if (p[setting] !== undefined) options.groupSettings[setting] = p[setting];
+  return options;
+}
 
 const groupSettingUpdate = json(z.object({ new: groupSettingValueSchema, old: groupSettingValueSchema.optional() })).optional();
 const groupSettingUpdates = Object.fromEntries(CHANNEL_PERMISSIONS.map((s) => [s, groupSettingUpdate])) as Record<ChannelPermission, typeof groupSettingUpdate>;
@@ -33,6 +66,20 @@ const updateParams = {
 };
 
 export const routes = [
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/channels/create',
+    params: {
+      name: str(z.string().trim().min(1)),
+      description: str(z.string().max(MAX_CHANNEL_DESCRIPTION_LENGTH)).default(''),
+      subscribers: json(z.array(z.number().int())),
+      ...newChannelParams,
+    },
+    async handler({ app, realm, user, params: p }) {
+      const id = await createChannel(app, realm, user, { name: p.name, description: p.description, subscribers: p.subscribers, options: newChannelOptions(p) });
+      return { id };
+    },
+  }),
   userRoute({
     method: 'GET',
     path: '/api/v1/streams',

@@ -22,6 +22,7 @@ import { routes as savedSnippets } from './saved-snippets.ts';
 import { routes as scheduledMessages } from './scheduled-messages.ts';
 import { routes as realmDomains } from './realm-domains.ts';
 import { routes as realmEmoji } from './realm-emoji.ts';
+import { routes as realmPlaygrounds } from './realm-playgrounds.ts';
 import { routes as render } from './render.ts';
 import { routes as serverSettings } from './server-settings.ts';
 import { routes as settings } from './settings.ts';
@@ -32,4 +33,4 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...profileFields, ...channelFolders, ...channels, ...defaultChannels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...realmPlaygrounds, ...profileFields, ...channelFolders, ...channels, ...defaultChannels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];

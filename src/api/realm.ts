@@ -1,9 +1,12 @@
-// Organization settings: PATCH /realm.
+// Organization settings: PATCH /realm, PATCH /realm/user_settings_defaults, POST /realm/deactivate.
 import { z } from 'zod';
-import { REALM_PERMISSIONS, type RealmUpdate, updateRealm } from '../actions/realm.ts';
+import { deactivateRealm, REALM_PERMISSIONS, type RealmUpdate, updateRealm } from '../actions/realm.ts';
+import { updateRealmUserDefaults } from '../actions/realm-user-defaults.ts';
 import { groupSettingChangeSchema, type RealmPermission, type RealmSettings } from '../domain/realm-settings.ts';
+import { REALM_DEFAULT_SETTINGS } from '../domain/user-settings.ts';
 import { bool, Field, json, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
+import { sentSettings, settingParams as personalSettingParams } from './settings.ts';
 
 const MAX_REALM_NAME_LENGTH = 40;
 const MAX_REALM_DESCRIPTION_LENGTH = 1000;
@@ -71,6 +74,24 @@ export const routes = [
         permissions: picked(REALM_PERMISSIONS) as RealmUpdate['permissions'],
       };
       return updateRealm(app, realm, user, update);
+    },
+  }),
+  userRoute({
+    method: 'PATCH',
+    path: '/api/v1/realm/user_settings_defaults',
+    params: personalSettingParams(REALM_DEFAULT_SETTINGS),
+    async handler({ app, realm, user, params }) {
+      await updateRealmUserDefaults(app, realm, user, sentSettings(REALM_DEFAULT_SETTINGS, params));
+      return {};
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/realm/deactivate',
+    params: { deletion_delay_days: json(z.number().int().nullable()).default(null) },
+    async handler({ app, realm, user, params }) {
+      await deactivateRealm(app, realm, user, params.deletion_delay_days);
+      return {};
     },
   }),
 ];

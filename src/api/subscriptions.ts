@@ -1,35 +1,21 @@
 // Subscriptions: GET/POST/DELETE /users/me/subscriptions, POST /users/me/subscriptions/properties,
 // GET /users/{user_id}/subscriptions/{stream_id}.
 import { z } from 'zod';
-import { subscribe, unsubscribe, updateSubscriptionProperties, type NewChannelOptions } from '../actions/subscriptions.ts';
-import { TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
-import { groupSettingValueSchema } from '../domain/realm-settings.ts';
+import { subscribe, unsubscribe, updateSubscriptionProperties } from '../actions/subscriptions.ts';
 import { bool, json } from '../http/params.ts';
 import { userRoute } from './route.ts';
-import { CHANNEL_PERMISSIONS, accessibleChannel, isSubscribed } from '../queries/channels.ts';
+import { accessibleChannel, isSubscribed } from '../queries/channels.ts';
 import { userSubscriptions } from '../queries/subscriptions.ts';
 import { userById } from '../queries/users.ts';
-import { pathId, retentionSchema } from './channels.ts';
+import { newChannelOptions, newChannelParams, pathId } from './channels.ts';
 
 const principals = json(z.union([z.array(z.string()), z.array(z.number().int())])).optional();
-
-const groupSetting = json(groupSettingValueSchema).optional();
-const groupSettings = Object.fromEntries(CHANNEL_PERMISSIONS.map((s) => [s, groupSetting])) as Record<ChannelPermission, typeof groupSetting>;
 
 const subscribeParams = {
   subscriptions: json(z.array(z.object({ name: z.string(), description: z.string().optional(), color: z.string().optional() }))),
   principals,
   authorization_errors_fatal: bool().default(true),
-  // Accepted for compatibility; there is no announcement channel to post to yet.
-  announce: bool().default(false),
-  invite_only: bool().default(false),
-  is_web_public: bool().default(false),
-  is_default_stream: bool().default(false),
-  history_public_to_subscribers: bool().optional(),
-  message_retention_days: json(retentionSchema).optional(),
-  topics_policy: json(z.enum(TOPICS_POLICIES)).optional(),
-  folder_id: json(z.number().int()).optional(),
-  ...groupSettings,
+  ...newChannelParams,
 };
 
 export const routes = [
@@ -47,22 +33,11 @@ export const routes = [
     path: '/api/v1/users/me/subscriptions',
     params: subscribeParams,
     async handler({ app, realm, user, params: p }) {
-      const newChannels: NewChannelOptions = {
-        inviteOnly: p.invite_only,
-        isWebPublic: p.is_web_public,
-        historyPublicToSubscribers: p.history_public_to_subscribers,
-        messageRetentionDays: p.message_retention_days,
-        topicsPolicy: p.topics_policy,
-        folderId: p.folder_id,
-        isDefault: p.is_default_stream,
-        groupSettings: {},
-      };
-      for (const setting of CHANNEL_PERMISSIONS) if (p[setting] !== undefined) newChannels.groupSettings[setting] = p[setting];
       return subscribe(app, realm, user, {
         subscriptions: p.subscriptions,
         principals: p.principals,
         authorizationErrorsFatal: p.authorization_errors_fatal,
-        newChannels,
+        newChannels: newChannelOptions(p),
       });
     },
   }),

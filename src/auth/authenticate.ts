@@ -1,7 +1,7 @@
 // Resolves HTTP Basic credentials to a user. Users are cached by (realm, email) so GET /events and
 // other hot requests authenticate without a query; actions that change a user call `forget`.
 import type { PrismaClient, User } from '../db/generated/client.ts';
-import { unauthorized } from '../errors.ts';
+import { realmDeactivated, unauthorized } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { API_KEY_PATTERN, apiKeysEqual, generateApiKey } from './api-keys.ts';
 
@@ -21,8 +21,9 @@ export class UserAuthenticator {
     if (!API_KEY_PATTERN.test(apiKey)) throw unauthorized('Malformed API key');
     const user = await this.findByEmail(realm, email);
     if (!apiKeysEqual(apiKey, user?.apiKey ?? DECOY_KEY) || !user) throw unauthorized('Invalid API key');
+    // As Zulip's validate_account_and_subdomain: the organization first, then the account.
+    if (realm.deactivated) throw realmDeactivated({ 'WWW-Authenticate': 'Basic realm="zulip"' });
     if (!user.isActive) throw unauthorized('Account is deactivated');
-    if (realm.deactivated) throw unauthorized('This organization has been deactivated');
     return user;
   }
 

@@ -1,17 +1,20 @@
-// The administrative commands of the CLI (`init`, `create-user`): their arguments and what they do.
+// The administrative commands of the CLI (`init`, `create-user`, `reactivate-realm`): their arguments and what they do.
 // The CLI runs them on the database itself, or through the running server that holds it
 // (src/cli/control.ts), which then runs this same code and answers the same JSON.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { App } from '../app.ts';
+import { reactivateRealm } from '../actions/realm.ts';
 import { createRealm, createUser } from '../actions/users.ts';
+import type { RealmInfo } from '../queries/realms.ts';
 import { ROLES } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 
 export const USAGE = `Usage:
   npm start                                   start the server (HOST, PORT, DATA_DIR, DATABASE_URL, ...)
   npm run cli -- init --org NAME --email E --password P [--name N] [--subdomain S]
-  npm run cli -- create-user --email E --name N [--role 100|200|300|400|600] [--password P] [--bot] [--subdomain S]`;
+  npm run cli -- create-user --email E --name N [--role 100|200|300|400|600] [--password P] [--bot] [--subdomain S]
+  npm run cli -- reactivate-realm [--subdomain S]`;
 
 /** Bad command-line arguments: the CLI prints the usage and exits with 2. */
 export class UsageError extends Error {}
@@ -26,11 +29,12 @@ export const adminCommandSchema = z.discriminatedUnion('command', [
     email: z.string(), name: z.string(), role: z.number().int().optional(), password: z.string().optional(),
     bot: z.boolean().optional(), subdomain: z.string().optional(),
   }),
+  z.object({ command: z.literal('reactivate-realm'), subdomain: z.string().optional() }),
 ]);
 export type AdminCommand = z.infer<typeof adminCommandSchema>;
 
 export function isAdminCommand(name: string): name is AdminCommand['command'] {
-  return name === 'init' || name === 'create-user';
+  return name === 'init' || name === 'create-user' || name === 'reactivate-realm';
 }
 
 export function parseAdminCommand(command: AdminCommand['command'], args: string[]): AdminCommand {
@@ -48,6 +52,12 @@ export function parseAdminCommand(command: AdminCommand['command'], args: string
     throw new UsageError((err as Error).message);
   }
   const { org, email, password, name, role, bot, subdomain } = values;
+  if (command === 'reactivate-realm') {
+    if (org !== undefined || email !== undefined || password !== undefined || name !== undefined || role !== undefined || bot) {
+      throw new UsageError('reactivate-realm takes only --subdomain');
+    }
+    return { command, subdomain };
+  }
   if (!email) throw new UsageError('--email is required');
   if (command === 'init') {
     if (!org || !password) throw new UsageError('init needs --org and --password');
@@ -70,13 +80,24 @@ export async function runAdminCommand(app: App, cmd: AdminCommand): Promise<Reco
     });
     return { user_id: owner.id, email: owner.deliveryEmail, api_key: owner.apiKey, realm_id: realm.id, url: app.realms.url(realm) };
   }
-  // Without --subdomain: the organization a client reaching the bare host gets (the only one, or
-  // the root one). With it: exactly that one, even where a single organization answers every host.
-  const root = app.realms.externalHost;
-  const realm = app.realms.forHost(cmd.subdomain ? `${cmd.subdomain}.${root}` : root);
-  if (!realm || (cmd.subdomain !== undefined && realm.subdomain !== cmd.subdomain)) {
-    throw badRequest(app.realms.count === 0 ? 'No organization yet: run init first' : `No organization with subdomain '${cmd.subdomain ?? ''}'`);
+  const realm = namedRealm(app, cmd.subdomain);
+  if (cmd.command === 'reactivate-realm') {
+    await reactivateRealm(app, realm);
+    return { realm_id: realm.id, url: app.realms.url(realm) };
   }
   const user = await createUser(app, realm, { email: cmd.email, fullName: cmd.name, password: cmd.password, role: cmd.role, isBot: cmd.bot });
   return { user_id: user.id, email: user.deliveryEmail, api_key: user.apiKey };
+}
+
+/**
+ * Without a subdomain: the organization a client reaching the bare host gets (the only one, or
+ * the root one). With one: exactly that one, even where a single organization answers every host.
+ */
+function namedRealm(app: App, subdomain: string | undefined): RealmInfo {
+  const root = app.realms.externalHost;
+  const realm = app.realms.forHost(subdomain ? `${subdomain}.${root}` : root);
+  if (!realm || (subdomain !== undefined && realm.subdomain !== subdomain)) {
+    throw badRequest(app.realms.count === 0 ? 'No organization yet: run init first' : `No organization with subdomain '${subdomain ?? ''}'`);
+  }
+  return realm;
 }

@@ -36,8 +36,6 @@ export const realmSettingsSchema = z.object({
   giphy_rating: z.number().int().default(2),
   org_type: z.number().int().default(0),
   want_advertise_in_communities_directory: z.boolean().default(false),
-  /** Default for the personal email_address_visibility setting of new users. */
-  default_email_address_visibility: z.number().int().min(1).max(5).default(EMAIL_VISIBILITY.EVERYONE),
   jitsi_server_url: z.string().nullable().default(null),
   presence_disabled: z.boolean().default(false),
 });

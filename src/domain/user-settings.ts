@@ -37,8 +37,6 @@ export const userSettingsSchema = z.object({
   // Not settings clients change through PATCH /settings (see INTERNAL_USER_SETTINGS).
   can_create_users: flag(false),
   default_all_public_streams: flag(false),
-  /** Absent means the organization's default_email_address_visibility. */
-  email_address_visibility: oneOf([1, 2, 3, 4, 5]).optional(),
   // Display settings.
   enter_sends: flag(false),
   left_side_userlist: flag(false),
@@ -94,6 +92,7 @@ export const userSettingsSchema = z.object({
   automatically_unmute_topics_in_muted_streams_policy: oneOf([1, 2, 3, 4]).default(2),
   automatically_follow_topics_where_mentioned: flag(true),
   // Privacy settings.
+  email_address_visibility: oneOf([1, 2, 3, 4, 5]).default(1),
   enable_drafts_synchronization: flag(true),
   send_stream_typing_notifications: flag(true),
   send_private_typing_notifications: flag(true),
@@ -106,6 +105,18 @@ export type UserSettingName = keyof UserSettings;
 
 /** Stored with the settings but not personal settings: never in `user_settings`, never changed by PATCH /settings. */
 export const INTERNAL_USER_SETTINGS: readonly UserSettingName[] = ['can_create_users', 'default_all_public_streams'];
+
+/** The settings PATCH /settings changes and register's `user_settings` lists. */
+export const PERSONAL_SETTINGS = (Object.keys(userSettingsSchema.shape) as UserSettingName[]).filter((n) => !INTERNAL_USER_SETTINGS.includes(n));
+
+/**
+ * The personal settings an organization sets defaults of for new users (Zulip's
+ * update_realm_user_settings_defaults): all but the language, which new users take from the
+ * organization's default_language, and the security mails and data export, each user's own choice.
+ */
+export const REALM_DEFAULT_SETTINGS = PERSONAL_SETTINGS.filter(
+  (n) => !['default_language', 'enable_login_emails', 'enable_marketing_emails', 'allow_private_data_export'].includes(n),
+);
 
 /** Personal settings sent as plain strings rather than JSON-encoded (Zulip's `str` parameters). */
 export const STRING_USER_SETTINGS: ReadonlySet<UserSettingName> = new Set([

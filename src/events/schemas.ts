@@ -99,6 +99,7 @@ const profileField = z.strictObject({
   id: int, name: str, type: int, hint: str, field_data: str, order: int, required: bool, editable_by_user: bool,
   display_in_profile_summary: z.literal(true).optional(),
 });
+const playground = z.strictObject({ id: int, name: str, pygments_language: str, url_template: str });
 
 /** Every event an action may publish, keyed `type` or `type/op`. */
 export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
@@ -134,8 +135,10 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_user/remove': opEvent('realm_user', 'remove', { person: z.strictObject({ user_id: int, full_name: str }) }),
   'realm_user/update': opEvent('realm_user', 'update', { person: personUpdate }),
   'realm/update': opEvent('realm', 'update', { property: str, value: scalar }),
+  'realm/deactivated': opEvent('realm', 'deactivated', { realm_id: int }),
   'realm/update_dict': opEvent('realm', 'update_dict', { property: z.literal('default'), data: z.record(str, z.unknown()) }),
   'user_settings/update': opEvent('user_settings', 'update', { property: str, value: z.unknown(), language_name: str.optional() }),
+  'realm_user_settings_defaults/update': opEvent('realm_user_settings_defaults', 'update', { property: str, value: z.union([bool, int, str]) }),
   'user_group/add': z.union([opEvent('user_group', 'add', { group }), opEvent('user_group', 'add', { group, for_reactivation: z.literal(true) })]),
   // `deactivated` (of a renamed group) is for the queues, which drop the rename for clients
   // without include_deactivated_groups and strip the field (actors/event-format.ts).
@@ -160,6 +163,7 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_emoji/add': opEvent('realm_emoji', 'add', { emoji: realmEmoji, realm_emoji: z.record(str, realmEmoji) }),
   'realm_emoji/update_one': opEvent('realm_emoji', 'update_one', { emoji_id: str, data: z.strictObject({ deactivated: bool }), realm_emoji: z.record(str, realmEmoji) }),
   'realm_linkifiers': event('realm_linkifiers', { realm_linkifiers: z.array(linkifier) }),
+  'realm_playgrounds': event('realm_playgrounds', { realm_playgrounds: z.array(playground) }),
   'attachment/add': opEvent('attachment', 'add', { attachment, upload_space_used: int }),
   'attachment/remove': opEvent('attachment', 'remove', { attachment: z.strictObject({ id: int }), upload_space_used: int }),
   'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.strictObject({ user_id: int, api_key: str }) }),

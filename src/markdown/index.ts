@@ -20,6 +20,7 @@ export {
   LinkifierValidationError,
   NO_LINKIFIERS,
   topicLinks,
+  uriTemplateVariables,
   validateLinkifier,
   type CompiledLinkifiers,
   type Linkifier,

@@ -105,6 +105,12 @@ function templateVariables(parts: TemplatePart[]): Set<string> {
   return names;
 }
 
+/** The variables of an RFC 6570 template (uri_template's variable_names); null if it is not one. */
+export function uriTemplateVariables(template: string): Set<string> | null {
+  const parts = parseUriTemplate(template);
+  return parts && templateVariables(parts);
+}
+
 function sortedFirst(values: Iterable<string>): string {
   return [...values].sort()[0]!;
 }

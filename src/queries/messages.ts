@@ -95,7 +95,7 @@ export function presentMessage(obj: Record<string, unknown>, m: FullMessage, vie
   const { raw_content: raw, ...rest } = obj;
   const out: Record<string, unknown> = { ...rest, flags: flagList(flags) };
   if (!opts.applyMarkdown) Object.assign(out, { content: raw, content_type: 'text/x-markdown' });
-  if (opts.clientGravatar && m.sender.avatarSource === 'G' && canSeeEmail(m.sender, viewer, realm)) out.avatar_url = null;
+  if (opts.clientGravatar && m.sender.avatarSource === 'G' && canSeeEmail(m.sender, viewer)) out.avatar_url = null;
   if (m.channel) out.subject = displayTopic(m.topic, opts.allowEmptyTopicName);
   if (out.edit_history && !opts.allowEmptyTopicName) {
     out.edit_history = editHistoryOf(m).map((e) => ({

@@ -11,6 +11,7 @@ import {
   realmSettingsSchema,
 } from '../domain/realm-settings.ts';
 import type { SystemGroupName } from '../domain/roles.ts';
+import type { UserSettings } from '../domain/user-settings.ts';
 
 export interface RealmInfo {
   id: number;
@@ -22,6 +23,8 @@ export interface RealmInfo {
   settings: RealmSettings;
   permissions: Record<RealmPermission, GroupSettingValue>;
   systemGroups: Record<SystemGroupName, number>;
+  /** The personal settings new users start with, as stored: only those the organization changed. */
+  userSettingsDefaults: Partial<UserSettings>;
   /** The scheme of this request's URLs, when a trusted proxy says it differs from the configured one. */
   scheme?: Scheme;
 }
@@ -84,6 +87,7 @@ export class RealmDirectory {
       settings: realmSettingsSchema.parse(row.settings ?? {}),
       permissions,
       systemGroups,
+      userSettingsDefaults: (row.userSettingsDefaults ?? {}) as Partial<UserSettings>,
     };
     this.byIdCache.set(id, info);
     this.bySubdomain.set(info.subdomain, info);

@@ -6,7 +6,7 @@ import type { App } from '../app.ts';
 import { isInGroupSetting } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
 import { FLAG_BITS } from '../domain/message-flags.ts';
-import { EMAIL_VISIBILITY, EMPTY_TOPIC_DISPLAY_NAME, type RealmPermission, userSettingsSchema } from '../domain/realm-settings.ts';
+import { EMPTY_TOPIC_DISPLAY_NAME, type RealmPermission, userSettingsSchema } from '../domain/realm-settings.ts';
 import { Role, roleFlags, type SystemGroupName } from '../domain/roles.ts';
 import { EMOJISET_CHOICES, INTERNAL_USER_SETTINGS, NOTIFICATION_SOUNDS } from '../domain/user-settings.ts';
 import { SUBSCRIPTION_COLORS } from '../domain/channel-settings.ts';
@@ -20,13 +20,14 @@ import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
 import { defaultChannelGroups, defaultChannelIds, seesDefaultChannels } from './default-channels.ts';
 import { profileFields } from './profile-fields.ts';
 import { realmDomains } from './realm-domains.ts';
+import { realmPlaygrounds } from './realm-playgrounds.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, unknownUser } from './user-access.ts';
-import { avatarUrl, emailVisibility, formatUser, profileData } from './users.ts';
+import { avatarUrl, formatUser, profileData } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
 
@@ -304,10 +305,10 @@ async function groupsSection(app: App, realm: RealmInfo, o: SnapshotOptions): Pr
 }
 
 /** Personal settings as register lists them (user_settings_object no longer changes anything at our feature level). */
-function settingsObject(stored: unknown, emailAddressVisibility: number): State {
+function settingsObject(stored: unknown): State {
   const settings: State = { ...userSettingsSchema.parse(stored ?? {}) };
   for (const internal of INTERNAL_USER_SETTINGS) delete settings[internal];
-  return { ...settings, email_address_visibility: emailAddressVisibility, available_notification_sounds: NOTIFICATION_SOUNDS, emojiset_choices: EMOJISET_CHOICES };
+  return { ...settings, available_notification_sounds: NOTIFICATION_SOUNDS, emojiset_choices: EMOJISET_CHOICES };
 }
 
 /** Event types whose state is empty here because the feature behind them is not built (yet). */
@@ -315,7 +316,6 @@ const EMPTY_STATE: Record<string, State> = {
   alert_words: { alert_words: [] },
   muted_users: { muted_users: [] },
   onboarding_steps: { onboarding_steps: [], navigation_tour_video_url: null },
-  realm_playgrounds: { realm_playgrounds: [] },
   // The deprecated linkifier format, always empty since feature level 176.
   realm_filters: { realm_filters: [] },
   realm_embedded_bots: { realm_embedded_bots: [] },
@@ -342,13 +342,14 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   query('realm', () => realmSection(app, realm, user));
   for (const [type, empty] of Object.entries(EMPTY_STATE)) query(type, () => structuredClone(empty));
   query('realm_user_groups', () => groupsSection(app, realm, o));
-  query('realm_user_settings_defaults', () => ({ realm_user_settings_defaults: settingsObject({}, realm.settings.default_email_address_visibility) }));
+  query('realm_user_settings_defaults', () => ({ realm_user_settings_defaults: settingsObject(realm.userSettingsDefaults) }));
   query('realm_linkifiers', () => linkifierSection(app, realm, o));
   query('realm_emoji', () => realmEmojiSection(app, realm));
   query('realm_domains', async () => ({ realm_domains: await realmDomains(app, realm.id) }));
   const defaults = seesDefaultChannels(user);
   query('default_streams', async () => ({ realm_default_streams: defaults ? await defaultChannelIds(app, realm.id) : [] }));
   query('default_stream_groups', async () => ({ realm_default_stream_groups: defaults ? await defaultChannelGroups(app, realm.id) : [] }));
+  query('realm_playgrounds', async () => ({ realm_playgrounds: await realmPlaygrounds(app.prisma, realm.id) }));
   if (user) userSections(app, realm, user, o, wants, query);
   else spectatorSections(app, realm, o, wants, query);
   return Object.assign({}, ...(await Promise.all(sections)));
@@ -371,7 +372,7 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('starred_messages', () => starredMessages(app, user));
   query('recent_private_conversations', () => recentConversations(app, user));
   query('presence', () => presenceSection(app, realm, o));
-  query('user_settings', () => ({ user_settings: { ...settingsObject(user.settings, emailVisibility(user, realm)), timezone: user.timezone } }));
+  query('user_settings', () => ({ user_settings: { ...settingsObject(user.settings), timezone: user.timezone } }));
   if (o.includeStreams) {
     query('stream', async () => ({
       streams: await listChannels(app, realm, user, {
@@ -446,7 +447,7 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
   }
   query('presence', () => ({ presences: {}, server_timestamp: Date.now() / 1000 }));
   query('user_settings', () => ({
-    user_settings: { ...settingsObject({ default_language: realm.settings.default_language, web_home_view: 'recent_topics' }, EMAIL_VISIBILITY.EVERYONE), timezone: '' },
+    user_settings: { ...settingsObject({ default_language: realm.settings.default_language, web_home_view: 'recent_topics' }), timezone: '' },
   }));
   query('custom_profile_fields', () => ({ custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }));
   if (wantsMutedTopics(wants, o)) query('muted_topics', () => ({ muted_topics: [] }));

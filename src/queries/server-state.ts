@@ -10,6 +10,10 @@ import { SERVER_GENERATION } from '../version.ts';
 
 type State = Record<string, unknown>;
 
+/** Days a deactivated organization's data is kept at least and at most (null: no bound), as Zulip's defaults. */
+export const MIN_DEACTIVATED_REALM_DELETION_DAYS = 14;
+export const MAX_DEACTIVATED_REALM_DELETION_DAYS: number | null = null;
+
 /** Zulip's default Jitsi server, used when an organization names none. */
 export const SERVER_JITSI_URL = 'https://meet.jit.si';
 
@@ -48,8 +52,8 @@ export function serverLimits(app: App): State {
     server_can_summarize_topics: false,
     server_jitsi_server_url: SERVER_JITSI_URL,
     server_emoji_data_url: '',
-    server_min_deactivated_realm_deletion_days: 14,
-    server_max_deactivated_realm_deletion_days: null,
+    server_min_deactivated_realm_deletion_days: MIN_DEACTIVATED_REALM_DELETION_DAYS,
+    server_max_deactivated_realm_deletion_days: MAX_DEACTIVATED_REALM_DELETION_DAYS,
     server_report_message_types: REPORT_MESSAGE_TYPES,
     server_supported_permission_settings: SUPPORTED_PERMISSION_SETTINGS,
     settings_send_digest_emails: true,

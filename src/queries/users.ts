@@ -17,14 +17,14 @@ export function isoTimestamp(date: Date): string {
   return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000+00:00');
 }
 
-export function emailVisibility(user: User, realm: RealmInfo): number {
-  return userSettingsSchema.parse(user.settings ?? {}).email_address_visibility ?? realm.settings.default_email_address_visibility;
+export function emailVisibility(user: User): number {
+  return userSettingsSchema.parse(user.settings ?? {}).email_address_visibility;
 }
 
 /** Whether `viewer` may see `target`'s real address (bots' addresses are always visible). */
-export function canSeeEmail(target: User, viewer: Viewer | null, realm: RealmInfo): boolean {
+export function canSeeEmail(target: User, viewer: Viewer | null): boolean {
   if (target.isBot || (viewer && viewer.id === target.id)) return true;
-  const visibility = emailVisibility(target, realm);
+  const visibility = emailVisibility(target);
   if (!viewer) return visibility === EMAIL_VISIBILITY.EVERYONE;
   switch (visibility) {
     case EMAIL_VISIBILITY.EVERYONE:
@@ -42,7 +42,7 @@ export function canSeeEmail(target: User, viewer: Viewer | null, realm: RealmInf
 
 /** The address clients use to name a user: the real one only when everyone may see it. */
 export function apiEmail(app: App, realm: RealmInfo, user: User): string {
-  if (user.isBot || emailVisibility(user, realm) === EMAIL_VISIBILITY.EVERYONE) return user.deliveryEmail;
+  if (user.isBot || emailVisibility(user) === EMAIL_VISIBILITY.EVERYONE) return user.deliveryEmail;
   return dummyEmail(app, realm, user.id);
 }
 
@@ -62,7 +62,7 @@ export interface FormatOptions {
 }
 
 export function formatUser(app: App, realm: RealmInfo, user: User, viewer: Viewer | null, opts: FormatOptions): Record<string, unknown> {
-  const visible = canSeeEmail(user, viewer, realm);
+  const visible = canSeeEmail(user, viewer);
   const gravatarHidden = opts.clientGravatar && visible && user.avatarSource === 'G';
   return {
     user_id: user.id,
@@ -119,7 +119,7 @@ export async function findUserByEmail(app: App, realm: RealmInfo, email: string,
   const dummy = /^user(\d+)@(.+)$/i.exec(email);
   if (dummy && dummy[2]!.toLowerCase() === app.realms.emailDomain(realm)) return app.prisma.user.findFirst({ where: { id: Number(dummy[1]), realmId: realm.id } });
   const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: email, mode: 'insensitive' } } });
-  return user && canSeeEmail(user, viewer, realm) ? user : null;
+  return user && canSeeEmail(user, viewer) ? user : null;
 }
 
 export async function maxMessageId(app: App, userId: number): Promise<number> {
