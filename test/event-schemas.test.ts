@@ -147,4 +147,14 @@ test('bots, status, navigation views, channel folders, organization domains', as
   await verifyAction(realm, () => o.delete('/realm/domains/a.test'), ['realm_domains/remove']);
 });
 
+test('avatars', async () => {
+  const realm = await newRealm();
+  const o = realm.owner.client;
+  const avatar = [{ field: 'file', filename: 'me.png', contentType: 'image/png', data: PNG }];
+  await verifyAction(realm, () => o.postMultipart('/users/me/avatar', {}, avatar), ['realm_user/update']);
+  await verifyAction(realm, () => o.delete('/users/me/avatar'), ['realm_user/update']);
+  const bot = await realm.addUser({ bot: true, botOwnerId: realm.owner.id });
+  await verifyAction(realm, () => bot.client.postMultipart('/users/me/avatar', {}, avatar), ['realm_bot/update', 'realm_user/update']);
+});
+
 test.run();

@@ -12,7 +12,7 @@ import { LANGUAGE_NAMES, NOTIFICATION_SOUNDS, userSettingsSchema, type UserSetti
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { whoCanAccess } from '../queries/user-access.ts';
-import { apiEmail, avatarUrl, canSeeEmail, emailVisibility, realmViewers, type Viewer } from '../queries/users.ts';
+import { apiEmail, avatarChange, canSeeEmail, emailVisibility, realmViewers, type Viewer } from '../queries/users.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { checkFullName, checkNameAvailable } from './users.ts';
 
@@ -129,6 +129,6 @@ function announceEmailVisibility(
   send(everyone, { type: 'realm_user', op: 'update', person: { user_id: after.id, new_email: apiEmail(app, realm, after) } });
   send(everyone, {
     type: 'realm_user', op: 'update',
-    person: { avatar_source: after.avatarSource, avatar_url: avatarUrl(after), avatar_url_medium: avatarUrl(after), avatar_version: after.avatarVersion, user_id: after.id },
+    person: avatarChange(after),
   });
 }

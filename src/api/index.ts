@@ -1,6 +1,7 @@
 // Every route of the API, one module per resource.
 import type { Route } from './route.ts';
 import { routes as auth } from './auth.ts';
+import { routes as avatars } from './avatars.ts';
 import { routes as botStorage } from './bot-storage.ts';
 import { routes as calls } from './calls.ts';
 import { routes as channelFolders } from './channel-folders.ts';
@@ -28,4 +29,4 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...avatars, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];

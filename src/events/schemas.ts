@@ -143,7 +143,7 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_linkifiers': event('realm_linkifiers', { realm_linkifiers: z.array(linkifier) }),
   'attachment/add': opEvent('attachment', 'add', { attachment, upload_space_used: int }),
   'attachment/remove': opEvent('attachment', 'remove', { attachment: z.strictObject({ id: int }), upload_space_used: int }),
-  'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.strictObject({ user_id: int, api_key: str }) }),
+  'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.union([z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str })]) }),
   'user_status': event('user_status', {
     user_id: int, away: bool.optional(), status_text: str.optional(), emoji_name: str.optional(), emoji_code: str.optional(), reaction_type: str.optional(),
   }),
