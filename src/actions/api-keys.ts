@@ -6,6 +6,7 @@ import type { User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { humanAdminIds } from '../queries/users.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 
 /** Zulip's access_bot_by_id: the bot's owner or an administrator of its organization. */
@@ -30,8 +31,7 @@ export async function regenerateApiKey(app: App, realm: RealmInfo, target: User)
 
 /** Who gets a bot's `realm_bot` events (Zulip's bot_owner_user_ids): its owner and the administrators. */
 export async function botManagerIds(app: App, realm: RealmInfo, bot: User): Promise<number[]> {
-  const admins = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true, isBot: false, role: { lte: Role.ADMINISTRATOR } }, select: { id: true } });
-  const userIds = new Set(admins.map((a) => a.id));
+  const userIds = new Set(await humanAdminIds(app, realm.id));
   if (bot.botOwnerId !== null) userIds.add(bot.botOwnerId);
   return [...userIds];
 }

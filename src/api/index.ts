@@ -19,6 +19,7 @@ import { routes as realmSettings } from './realm.ts';
 import { routes as savedSnippets } from './saved-snippets.ts';
 import { routes as realmDomains } from './realm-domains.ts';
 import { routes as realmEmoji } from './realm-emoji.ts';
+import { routes as realmExport } from './realm-export.ts';
 import { routes as render } from './render.ts';
 import { routes as serverSettings } from './server-settings.ts';
 import { routes as settings } from './settings.ts';
@@ -29,4 +30,4 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...avatars, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...avatars, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...realmExport, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];

@@ -85,6 +85,10 @@ const channelFolder = z.strictObject({
   id: int, name: str, description: str, rendered_description: str, order: int, date_created: int, creator_id: nullable(int), is_archived: bool,
 });
 const realmDomain = z.strictObject({ domain: str, allow_subdomains: bool });
+const realmExport = z.strictObject({
+  id: int, export_time: z.number(), acting_user_id: int, export_url: nullable(str), deleted_timestamp: nullable(z.number()),
+  failed_timestamp: nullable(z.number()), pending: bool, export_type: z.union([z.literal(1), z.literal(2)]),
+});
 
 /** Every event an action may publish, keyed `type` or `type/op`. */
 export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
@@ -159,6 +163,8 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_domains/add': opEvent('realm_domains', 'add', { realm_domain: realmDomain }),
   'realm_domains/change': opEvent('realm_domains', 'change', { realm_domain: realmDomain }),
   'realm_domains/remove': opEvent('realm_domains', 'remove', { domain: str }),
+  'realm_export': event('realm_export', { exports: z.array(realmExport) }),
+  'realm_export_consent': event('realm_export_consent', { user_id: int, consented: bool }),
   'presence': event('presence', {
     user_id: int, email: str, server_timestamp: z.number(),
     presence: z.record(str, z.strictObject({ client: str, status: z.enum(['active', 'idle']), timestamp: int, pushable: bool })),

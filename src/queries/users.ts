@@ -117,6 +117,12 @@ export async function realmViewers(app: App, realmId: number): Promise<Viewer[]>
   return app.prisma.user.findMany({ where: { realmId, isActive: true }, select: { id: true, role: true }, orderBy: { id: 'asc' } });
 }
 
+/** Zulip's get_human_admin_users: the ids of active human administrators and owners. */
+export async function humanAdminIds(app: App, realmId: number): Promise<number[]> {
+  const rows = await app.prisma.user.findMany({ where: { realmId, isActive: true, isBot: false, role: { lte: Role.ADMINISTRATOR } }, select: { id: true }, orderBy: { id: 'asc' } });
+  return rows.map((r) => r.id);
+}
+
 /** A user of the realm by id, or Zulip's "No such user" (400). */
 export async function userById(app: App, realm: RealmInfo, id: number): Promise<User> {
   const user = await app.prisma.user.findFirst({ where: { id, realmId: realm.id } });
