@@ -202,6 +202,10 @@ test('GET /avatar/{id or email}[/medium] redirects to the avatar, passing the qu
   assert.is(await redirect(c, '/avatar/nobody@example.com'), gravatar('nobody@example.com', 1));
   const other = await newRealm();
   assert.is(await redirect(c, `/avatar/${other.owner.id}`), gravatar(String(other.owner.id), 1), 'users of other organizations are nobody here');
+  // A real address that looks like a dummy one still names its owner.
+  const lookalike = await realm.addUser({ email: 'user7@example.test' });
+  await uploaded(lookalike);
+  assert.match(await redirect(c, '/avatar/user7@example.test'), /^\/user_avatars\//);
 });
 
 test('GET /avatar: hidden addresses name nobody, dummy ones do; guests get the unknown-user image; spectators only by id', async () => {

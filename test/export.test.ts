@@ -2,9 +2,11 @@
 // realm_export and realm_export_consent events), what public and consented exports hold, and the
 // round trip: an organization exported, imported into a fresh database by the CLI's import
 // command, and compared through the API with the same API keys and passwords.
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { get } from 'node:http';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -20,6 +22,8 @@ import { freshDatabase, newRealm, startTestServer, tempDir, type TestRealm, type
 import { errorBody, makeChannel, send, sendDm } from './messages-helpers.ts';
 
 type Row = Record<string, any>;
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Requests an export and waits until its last `realm_export` event says it is done. */
 async function exportAndWait(realm: TestRealm, by: TestUser, params: Record<string, unknown> = {}): Promise<{ id: number; exports: Row[] }> {
@@ -296,6 +300,14 @@ test('an organization exported and imported into a fresh database answers the sa
   } finally {
     await target.stop();
   }
+  // And the command itself, as an operator types it.
+  const dataDir = tempDir();
+  const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'import', fetched.file], {
+    cwd: ROOT, env: { ...process.env, DATABASE_URL: await freshDatabase(), DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, encoding: 'utf8',
+  });
+  assert.is(cli.status, 0, cli.stderr);
+  assert.equal(JSON.parse(cli.stdout), { realm_id: realm.id, subdomain: realm.subdomain, ...counts });
+  assert.is(await readFile(path.join(dataDir, 'uploads', upload.slice('/user_uploads/'.length)), 'utf8'), 'the notes');
 });
 
 test('an export with consent holds the private data of consenting members only', async () => {

@@ -45,9 +45,11 @@ export async function avatarOwner(app: App, realm: RealmInfo, emailOrId: string)
     return Number.isInteger(id) && Math.abs(id) <= 2 ** 31 - 1 ? app.prisma.user.findFirst({ where: { id, realmId: realm.id } }) : null;
   };
   if (/^[+-]?\d+$/.test(emailOrId)) return byId(emailOrId);
+  // `user5@...` may be a dummy address or someone's real one.
   const dummy = /^user(\d+)@/i.exec(emailOrId);
-  const user = dummy
-    ? await byId(dummy[1]!)
-    : await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: emailOrId, mode: 'insensitive' } } });
-  return user && apiEmail(app, realm, user).toLowerCase() === emailOrId.toLowerCase() ? user : null;
+  const candidates = [
+    dummy ? await byId(dummy[1]!) : null,
+    await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: emailOrId, mode: 'insensitive' } } }),
+  ];
+  return candidates.find((u) => u && apiEmail(app, realm, u).toLowerCase() === emailOrId.toLowerCase()) ?? null;
 }
