@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { App } from '../app.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
-import { EXPORT_STATUS, EXPORT_TYPE, type ExportType } from '../domain/realm-export.ts';
+import { EXPORT_STATUS, type ExportType } from '../domain/realm-export.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { writeRealmExport } from '../export/write-export.ts';
@@ -115,6 +115,3 @@ export async function deleteExport(app: App, realm: RealmInfo, user: User, expor
   // After the commit: a failed delete must not lose a tarball its row still offers.
   if (exportPath) await rm(path.dirname(uploadFilePath(app, exportPath)), { recursive: true, force: true });
 }
-
-/** The export types the API accepts (Zulip's check_int_in_validator of export_realm). */
-export const REQUESTABLE_EXPORT_TYPES: readonly number[] = [EXPORT_TYPE.PUBLIC, EXPORT_TYPE.FULL_WITH_CONSENT];

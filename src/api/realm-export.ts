@@ -5,8 +5,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { requireRole } from '../auth/permissions.ts';
-import { deleteExport, REQUESTABLE_EXPORT_TYPES, requestExport } from '../actions/realm-export.ts';
-import { EXPORT_STATUS, EXPORT_TYPE, type ExportType } from '../domain/realm-export.ts';
+import { deleteExport, requestExport } from '../actions/realm-export.ts';
+import { EXPORT_STATUS, EXPORT_TYPE, EXPORT_TYPES, type ExportType } from '../domain/realm-export.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { json, pathId } from '../http/params.ts';
@@ -15,7 +15,7 @@ import { exportConsents, realmExports } from '../queries/realm-exports.ts';
 import { uploadFilePath } from '../queries/uploads.ts';
 import { publicRoute, userRoute } from './route.ts';
 
-const exportType = json(z.number().int().refine((t) => REQUESTABLE_EXPORT_TYPES.includes(t), 'Invalid export_type'));
+const exportType = json(z.number().int().refine((t) => EXPORT_TYPES.includes(t), 'Invalid export_type'));
 
 const notFoundPage = () => new RawResponse(404, { 'Content-Type': 'text/html; charset=utf-8' }, '<p>File not found</p>');
 
