@@ -63,6 +63,8 @@ const configSchema = z.object({
   SHUTDOWN_DEADLINE_SECONDS: seconds.default(20),
   /** Cost of the scrypt password hash (N); lower only for tests. */
   PASSWORD_HASH_COST: z.coerce.number().int().min(1024).default(32768),
+  /** Where users are told to write for help (Zulip's ZULIP_ADMINISTRATOR); defaults to admin@ the external host's name. */
+  ZULIP_ADMINISTRATOR: z.string().email().optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** An event that does not match its schema: `strict` fails the action (tests, development), `log` logs it. */
   EVENT_SCHEMA_CHECK: z.enum(['strict', 'log']).default('log'),
@@ -79,6 +81,7 @@ export type Config = z.infer<typeof configSchema> & {
   /** Scheme of the server's URLs; a trusted proxy's X-Forwarded-Proto may override it per request unless EXTERNAL_URL is set. */
   externalScheme: Scheme;
   uploadsDir: string;
+  supportEmail: string;
 };
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -90,10 +93,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const c = parsed.data;
   if (c.EXTERNAL_URL && c.EXTERNAL_HOST) throw new Error('Invalid configuration: set EXTERNAL_URL or EXTERNAL_HOST, not both');
   const url = c.EXTERNAL_URL ? new URL(c.EXTERNAL_URL) : undefined;
+  const externalHost = url?.host ?? c.EXTERNAL_HOST ?? `${LOOPBACK.has(c.HOST) ? 'localhost' : c.HOST}:${c.PORT}`;
   return {
     ...c,
-    externalHost: url?.host ?? c.EXTERNAL_HOST ?? `${LOOPBACK.has(c.HOST) ? 'localhost' : c.HOST}:${c.PORT}`,
+    externalHost,
     externalScheme: url?.protocol === 'https:' ? 'https' : 'http',
     uploadsDir: c.UPLOADS_DIR ?? path.join(c.DATA_DIR, 'uploads'),
+    supportEmail: c.ZULIP_ADMINISTRATOR ?? `admin@${new URL(`http://${externalHost}`).hostname}`,
   };
 }

@@ -41,6 +41,8 @@ async function serve(config: Config): Promise<void> {
 async function admin(config: Config, cmd: AdminCommand): Promise<Record<string, unknown>> {
   const { findRunningServer, runOnServer } = await import('./cli/control.ts');
   const running = findRunningServer(config);
+  // An import needs an empty database, and a running server has made its first organization.
+  if (running && cmd.command === 'import') throw new Error('a server is running on this database: import into a fresh one with the server stopped');
   if (running) return runOnServer(running, cmd);
   const { closeApp, createApp } = await import('./app.ts');
   const app = await createApp(config);

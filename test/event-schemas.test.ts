@@ -8,7 +8,8 @@ import { sendUnstored } from '../src/actions/transaction.ts';
 import type { App } from '../src/app.ts';
 import { MemoryBus } from '../src/bus/memory.ts';
 import { Role } from '../src/domain/roles.ts';
-import { checkEvent } from '../src/events/schemas.ts';
+import { checkEvent, schemaKey } from '../src/events/schemas.ts';
+import { captureEvents } from './helpers/events.ts';
 import { newRealm } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
@@ -217,6 +218,31 @@ test('organization operations: defaults for new users, code playgrounds, channel
   await verifyAction(realm, () => o.post('/channels/create', { name: 'created', subscribers: [realm.owner.id] }), ['stream/create', 'subscription/add', 'subscription/peer_add']);
   await verifyAction(realm, () => bob.client.post('/channels/create', { name: 'empty', subscribers: [] }), ['stream/create']);
   await verifyAction(realm, () => o.post('/realm/deactivate'), ['realm/deactivated']);
+});
+
+test('avatars', async () => {
+  const realm = await newRealm();
+  const o = realm.owner.client;
+  const avatar = [{ field: 'file', filename: 'me.png', contentType: 'image/png', data: PNG }];
+  await verifyAction(realm, () => o.postMultipart('/users/me/avatar', {}, avatar), ['realm_user/update']);
+  await verifyAction(realm, () => o.delete('/users/me/avatar'), ['realm_user/update']);
+  const bot = await realm.addUser({ bot: true, botOwnerId: realm.owner.id });
+  await verifyAction(realm, () => bot.client.postMultipart('/users/me/avatar', {}, avatar), ['realm_bot/update', 'realm_user/update']);
+});
+
+test('data exports: request, the background job, deletion, consent', async () => {
+  const realm = await newRealm();
+  const o = realm.owner.client;
+  const job = captureEvents(realm.server.app, realm.id);
+  const [requested] = await verifyAction(realm, () => o.post('/export/realm'), ['realm_export']);
+  const id = (requested!.event.exports as { id: number }[])[0]!.id;
+  // The export is written after the request's commit: the Notification Bot's notice, then the list.
+  while (!job.ofType('realm_export').some((e) => (e.event.exports as { pending: boolean }[])[0]!.pending === false)) await new Promise((r) => setTimeout(r, 20));
+  job.stop();
+  assert.equal(job.envelopes.map((e) => schemaKey(e.event)), ['realm_export', 'message', 'realm_export']);
+  for (const e of job.envelopes) assert.is(checkEvent(e.event), null, JSON.stringify(e.event));
+  await verifyAction(realm, () => o.delete(`/export/realm/${id}`), ['realm_export']);
+  await verifyAction(realm, () => o.patch('/settings', { allow_private_data_export: true }), ['user_settings/update', 'realm_export_consent']);
 });
 
 test.run();

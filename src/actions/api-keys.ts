@@ -6,6 +6,7 @@ import type { User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { humanAdminIds } from '../queries/users.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 
 /** Zulip's access_bot_by_id: the bot's owner or an administrator of its organization. */
@@ -23,10 +24,14 @@ export async function regenerateApiKey(app: App, realm: RealmInfo, target: User)
     await app.prisma.user.update({ where: { id: target.id }, data: { apiKey } });
     onCommit(() => app.auth.forget(target.id));
     if (!target.isBot) return;
-    const admins = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true, isBot: false, role: { lte: Role.ADMINISTRATOR } }, select: { id: true } });
-    const userIds = new Set(admins.map((a) => a.id));
-    if (target.botOwnerId !== null) userIds.add(target.botOwnerId);
-    sendOnCommit({ realmId: realm.id, userIds: [...userIds], event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, api_key: apiKey } } });
+    sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, target), event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, api_key: apiKey } } });
   });
   return apiKey;
+}
+
+/** Who gets a bot's `realm_bot` events (Zulip's bot_owner_user_ids): its owner and the administrators. */
+export async function botManagerIds(app: App, realm: RealmInfo, bot: User): Promise<number[]> {
+  const userIds = new Set(await humanAdminIds(app, realm.id));
+  if (bot.botOwnerId !== null) userIds.add(bot.botOwnerId);
+  return [...userIds];
 }

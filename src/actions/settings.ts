@@ -12,7 +12,7 @@ import { LANGUAGE_NAMES, NOTIFICATION_SOUNDS, userSettingsSchema, type UserSetti
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { whoCanAccess } from '../queries/user-access.ts';
-import { apiEmail, avatarUrl, canSeeEmail, emailVisibility, realmViewers, type Viewer } from '../queries/users.ts';
+import { apiEmail, avatarChange, canSeeEmail, emailVisibility, humanAdminIds, realmViewers, type Viewer } from '../queries/users.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { checkFullName, checkNameAvailable } from './users.ts';
 
@@ -106,6 +106,9 @@ async function announce(app: App, realm: RealmInfo, before: User, after: User, s
   for (const [property, value] of Object.entries(settings) as [UserSettingName, unknown][]) {
     own(property, value);
     if (property === 'email_address_visibility') announceEmailVisibility(app, realm, before, after, viewers, send);
+    if (property === 'allow_private_data_export') {
+      send(await humanAdminIds(app, realm.id), { type: 'realm_export_consent', user_id: after.id, consented: value });
+    }
   }
   if (after.timezone !== before.timezone) {
     own('timezone', after.timezone);
@@ -129,6 +132,6 @@ function announceEmailVisibility(
   send(everyone, { type: 'realm_user', op: 'update', person: { user_id: after.id, new_email: apiEmail(app, realm, after) } });
   send(everyone, {
     type: 'realm_user', op: 'update',
-    person: { avatar_source: after.avatarSource, avatar_url: avatarUrl(after), avatar_url_medium: avatarUrl(after), avatar_version: after.avatarVersion, user_id: after.id },
+    person: avatarChange(after),
   });
 }

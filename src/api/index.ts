@@ -1,6 +1,7 @@
 // Every route of the API, one module per resource.
 import type { Route } from './route.ts';
 import { routes as auth } from './auth.ts';
+import { routes as avatars } from './avatars.ts';
 import { routes as botStorage } from './bot-storage.ts';
 import { routes as calls } from './calls.ts';
 import { routes as channelFolders } from './channel-folders.ts';
@@ -23,6 +24,7 @@ import { routes as scheduledMessages } from './scheduled-messages.ts';
 import { routes as realmDomains } from './realm-domains.ts';
 import { routes as realmEmoji } from './realm-emoji.ts';
 import { routes as realmPlaygrounds } from './realm-playgrounds.ts';
+import { routes as realmExport } from './realm-export.ts';
 import { routes as render } from './render.ts';
 import { routes as serverSettings } from './server-settings.ts';
 import { routes as settings } from './settings.ts';
@@ -33,4 +35,4 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...realmPlaygrounds, ...profileFields, ...channelFolders, ...channels, ...defaultChannels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...realmPlaygrounds, ...profileFields, ...channelFolders, ...channels, ...defaultChannels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...avatars, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...realmExport, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];

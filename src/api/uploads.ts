@@ -12,7 +12,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl, uploadSpaceUsed, userAttachments } from '../queries/uploads.ts';
 
 /** Room for the multipart framing around a file of the largest allowed size. */
-const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 
 const HTML = { 'Content-Type': 'text/html; charset=utf-8' };
 const notFoundPage = () => new RawResponse(404, HTML, '<p>This file does not exist or has been deleted.</p>');

@@ -1,20 +1,23 @@
-// The administrative commands of the CLI (`init`, `create-user`, `reactivate-realm`): their arguments and what they do.
+// The administrative commands of the CLI (`init`, `create-user`, `reactivate-realm`, `import`): their arguments and what they do.
 // The CLI runs them on the database itself, or through the running server that holds it
 // (src/cli/control.ts), which then runs this same code and answers the same JSON.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { App } from '../app.ts';
+import path from 'node:path';
 import { reactivateRealm } from '../actions/realm.ts';
 import { createRealm, createUser } from '../actions/users.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { ROLES } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
+import { importRealm } from '../export/import-realm.ts';
 
 export const USAGE = `Usage:
   npm start                                   start the server (HOST, PORT, DATA_DIR, DATABASE_URL, ...)
   npm run cli -- init --org NAME --email E --password P [--name N] [--subdomain S]
   npm run cli -- create-user --email E --name N [--role 100|200|300|400|600] [--password P] [--bot] [--subdomain S]
-  npm run cli -- reactivate-realm [--subdomain S]`;
+  npm run cli -- reactivate-realm [--subdomain S]
+  npm run cli -- import FILE.tar.gz             restore a data export into an empty database (server stopped)`;
 
 /** Bad command-line arguments: the CLI prints the usage and exits with 2. */
 export class UsageError extends Error {}
@@ -30,14 +33,20 @@ export const adminCommandSchema = z.discriminatedUnion('command', [
     bot: z.boolean().optional(), subdomain: z.string().optional(),
   }),
   z.object({ command: z.literal('reactivate-realm'), subdomain: z.string().optional() }),
+  z.object({ command: z.literal('import'), file: z.string() }),
 ]);
 export type AdminCommand = z.infer<typeof adminCommandSchema>;
 
 export function isAdminCommand(name: string): name is AdminCommand['command'] {
-  return name === 'init' || name === 'create-user' || name === 'reactivate-realm';
+  return name === 'init' || name === 'create-user' || name === 'reactivate-realm' || name === 'import';
 }
 
 export function parseAdminCommand(command: AdminCommand['command'], args: string[]): AdminCommand {
+  if (command === 'import') {
+    if (args.length !== 1 || args[0]!.startsWith('-')) throw new UsageError('import takes one argument: the export file (.tar.gz)');
+    // Resolved against the directory the command was typed in.
+    return { command, file: path.resolve(args[0]!) };
+  }
   let values;
   try {
     ({ values } = parseArgs({
@@ -72,6 +81,7 @@ export function parseAdminCommand(command: AdminCommand['command'], args: string
 
 /** Runs a command on `app`; the result is the JSON object the CLI prints. */
 export async function runAdminCommand(app: App, cmd: AdminCommand): Promise<Record<string, unknown>> {
+  if (cmd.command === 'import') return { ...(await importRealm(app, cmd.file)) };
   if (cmd.command === 'init') {
     const { realm, owner } = await createRealm(app, {
       subdomain: cmd.subdomain ?? '',

@@ -100,6 +100,10 @@ const profileField = z.strictObject({
   display_in_profile_summary: z.literal(true).optional(),
 });
 const playground = z.strictObject({ id: int, name: str, pygments_language: str, url_template: str });
+const realmExport = z.strictObject({
+  id: int, export_time: z.number(), acting_user_id: int, export_url: nullable(str), deleted_timestamp: nullable(z.number()),
+  failed_timestamp: nullable(z.number()), pending: bool, export_type: z.union([z.literal(1), z.literal(2)]),
+});
 
 /** Every event an action may publish, keyed `type` or `type/op`. */
 export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
@@ -166,7 +170,7 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_playgrounds': event('realm_playgrounds', { realm_playgrounds: z.array(playground) }),
   'attachment/add': opEvent('attachment', 'add', { attachment, upload_space_used: int }),
   'attachment/remove': opEvent('attachment', 'remove', { attachment: z.strictObject({ id: int }), upload_space_used: int }),
-  'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.strictObject({ user_id: int, api_key: str }) }),
+  'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.union([z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str })]) }),
   'user_status': event('user_status', {
     user_id: int, away: bool.optional(), status_text: str.optional(), emoji_name: str.optional(), emoji_code: str.optional(), reaction_type: str.optional(),
   }),
@@ -185,6 +189,8 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'default_streams': event('default_streams', { default_streams: ids }),
   'custom_profile_fields': event('custom_profile_fields', { fields: z.array(profileField) }),
   'default_stream_groups': event('default_stream_groups', { default_stream_groups: z.array(defaultChannelGroup) }),
+  'realm_export': event('realm_export', { exports: z.array(realmExport) }),
+  'realm_export_consent': event('realm_export_consent', { user_id: int, consented: bool }),
   'presence': event('presence', {
     user_id: int, email: str, server_timestamp: z.number(),
     presence: z.record(str, z.strictObject({ client: str, status: z.enum(['active', 'idle']), timestamp: int, pushable: bool })),

@@ -30,6 +30,8 @@ export type RequestContext<F extends Fields, S, U> = S & {
   /** Path segments named in the route's path (`:user_id` → path.user_id; a final `/*` → path['*']). */
   path: Record<string, string>;
   files: UploadedFile[];
+  /** The query string as sent, without its `?` (redirects that pass it on, as Zulip's avatars do). */
+  query: string;
   ip: string;
   headers: { userAgent: string };
   /** Called if the client goes away before the response; long-polls use it to detach. */

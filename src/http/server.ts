@@ -66,7 +66,7 @@ function routeTable<R extends { method: string; path: string }>(routes: R[]): Ma
   return byPath;
 }
 
-type Dispatch<S, U> = (ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, hasBody: boolean) => Promise<void>;
+type Dispatch<S, U> = (ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, query: string, hasBody: boolean) => Promise<void>;
 
 /** The synchronous part of a request: everything uWS lets us read only before the handler returns. */
 function routeHandler<S, U extends { id: number }>(
@@ -96,14 +96,15 @@ function routeHandler<S, U extends { id: number }>(
       writeResponse(ex, 405, { ...JSON_HEADERS, Allow: [...methods.keys()].join(', ') }, body);
       return;
     }
+    const query = req.getQuery() ?? '';
     let raw: RawParams;
     try {
-      raw = parseUrlEncoded(req.getQuery() ?? '');
+      raw = parseUrlEncoded(query);
     } catch {
       raw = new Map();
     }
     lifecycle.inFlight.add(ex);
-    void dispatch(ex, route, raw, path, method !== 'GET' && method !== 'HEAD');
+    void dispatch(ex, route, raw, path, query, method !== 'GET' && method !== 'HEAD');
   };
 }
 
@@ -136,7 +137,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
     return decision;
   }
 
-  return async (ex, route, raw, path, hasBody) => {
+  return async (ex, route, raw, path, query, hasBody) => {
     let rate: RateDecision | undefined;
     try {
       // Clients retry a 503; a restarted server will have their queues back.
@@ -150,7 +151,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       const { params, ignored } = parseParams(route.params, raw);
       const answer = answerer(ex, rate, ignored);
       const result: HandlerResult = await (route.handler as (ctx: unknown) => Promise<HandlerResult>)({
-        ...scope, user, params, path, files, ip, headers: { userAgent: ex.userAgent },
+        ...scope, user, params, path, files, query, ip, headers: { userAgent: ex.userAgent },
         onAbort: abortRegistrar(ex),
         answer,
       });

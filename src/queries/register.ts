@@ -27,7 +27,7 @@ import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, unknownUser } from './user-access.ts';
-import { avatarUrl, formatUser, profileData } from './users.ts';
+import { avatarUrl, formatUser, gravatarUrl, profileData } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
 
@@ -187,7 +187,7 @@ async function realmUserSection(app: App, realm: RealmInfo, user: User, o: Snaps
     full_name: user.fullName,
     avatar_source: user.avatarSource,
     avatar_url: avatarUrl(user),
-    avatar_url_medium: avatarUrl(user),
+    avatar_url_medium: avatarUrl(user, true),
     ...roleFlags(user.role),
     is_moderator: user.role <= Role.MODERATOR,
     ...canCreate,
@@ -420,11 +420,11 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
     const users = await app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
     const entries = users.map((u) => formatUser(app, realm, u, null, { clientGravatar: false }));
     const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e);
-    const avatar = avatarUrl({ deliveryEmail: SPECTATOR_EMAIL, avatarVersion: 1 });
+
     return {
       realm_users: withActive(true), realm_non_active_users: withActive(false), cross_realm_bots: [],
       user_id: 0, email: SPECTATOR_EMAIL, delivery_email: SPECTATOR_EMAIL, full_name: 'Anonymous User',
-      avatar_source: 'G', avatar_url: avatar, avatar_url_medium: avatar,
+      avatar_source: 'G', avatar_url: gravatarUrl(SPECTATOR_EMAIL, 1), avatar_url_medium: gravatarUrl(SPECTATOR_EMAIL, 1, true),
       ...roleFlags(Role.GUEST), is_moderator: false,
       can_create_public_streams: false, can_create_private_streams: false, can_create_web_public_streams: false, can_create_streams: false,
       can_invite_others_to_realm: false,

@@ -77,6 +77,9 @@ export async function whoCanAccess(app: App, realm: RealmInfo, target: User): Pr
   return (viewer) => !accessRestricted(realm, viewer) || viewer.id === target.id || peers.has(viewer.id);
 }
 
+/** Zulip's avatar for a user one cannot access (get_avatar_for_inaccessible_user). */
+export const UNKNOWN_USER_AVATAR_PATH = '/static/images/unknown-user-avatar.png';
+
 /** Zulip's name for a user one cannot access. */
 export const UNKNOWN_USER_NAME = 'Unknown user';
 
@@ -93,7 +96,7 @@ export function unknownUser(app: App, realm: RealmInfo, userId: number): Record<
     is_bot: false,
     role: Role.MEMBER,
     timezone: '',
-    avatar_url: `${app.realms.url(realm)}/static/images/unknown-user-avatar.png`,
+    avatar_url: `${app.realms.url(realm)}${UNKNOWN_USER_AVATAR_PATH}`,
     avatar_version: 1,
     is_imported_stub: false,
     profile_data: {},

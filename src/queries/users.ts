@@ -51,9 +51,29 @@ export function dummyEmail(app: App, realm: RealmInfo, userId: number): string {
   return `user${userId}@${app.realms.emailDomain(realm)}`;
 }
 
-export function avatarUrl(user: Pick<User, 'deliveryEmail' | 'avatarVersion'>): string {
-  const hash = createHash('md5').update(user.deliveryEmail.toLowerCase()).digest('hex');
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${user.avatarVersion}`;
+/** Zulip's MEDIUM_AVATAR_SIZE: the medium avatar's side in pixels (Gravatar's `s`). */
+export const MEDIUM_AVATAR_SIZE = 500;
+
+/** Zulip's Gravatar URL: identicons for unknown addresses, the version to bust caches. */
+export function gravatarUrl(email: string, version: number, medium = false): string {
+  const hash = createHash('md5').update(email.toLowerCase()).digest('hex');
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon${medium ? `&s=${MEDIUM_AVATAR_SIZE}` : ''}&version=${version}`;
+}
+
+/** Where an uploaded avatar is served: its random key changes with every upload, so no version is needed. */
+export const uploadedAvatarUrl = (realmId: number, key: string, medium = false) => `/user_avatars/${realmId}/${key}${medium ? '-medium' : ''}.png`;
+
+export type AvatarFields = Pick<User, 'realmId' | 'deliveryEmail' | 'avatarSource' | 'avatarVersion' | 'avatarKey'>;
+
+/** Zulip's avatar_url: the uploaded image (source "U") or the Gravatar of the real address. */
+export function avatarUrl(user: AvatarFields, medium = false): string {
+  if (user.avatarSource === 'U' && user.avatarKey) return uploadedAvatarUrl(user.realmId, user.avatarKey, medium);
+  return gravatarUrl(user.deliveryEmail, user.avatarVersion, medium);
+}
+
+/** The person of a `realm_user` update for a new avatar (Zulip's notify_avatar_url_change). */
+export function avatarChange(user: AvatarFields & Pick<User, 'id'>): Record<string, unknown> {
+  return { avatar_source: user.avatarSource, avatar_url: avatarUrl(user), avatar_url_medium: avatarUrl(user, true), avatar_version: user.avatarVersion, user_id: user.id };
 }
 
 export interface FormatOptions {
@@ -95,6 +115,12 @@ export async function profileData(app: App, userIds: number[]): Promise<Map<numb
 
 export async function realmViewers(app: App, realmId: number): Promise<Viewer[]> {
   return app.prisma.user.findMany({ where: { realmId, isActive: true }, select: { id: true, role: true }, orderBy: { id: 'asc' } });
+}
+
+/** Zulip's get_human_admin_users: the ids of active human administrators and owners. */
+export async function humanAdminIds(app: App, realmId: number): Promise<number[]> {
+  const rows = await app.prisma.user.findMany({ where: { realmId, isActive: true, isBot: false, role: { lte: Role.ADMINISTRATOR } }, select: { id: true }, orderBy: { id: 'asc' } });
+  return rows.map((r) => r.id);
 }
 
 /** A user of the realm by id, or Zulip's "No such user" (400). */
