@@ -18,6 +18,7 @@ import {
 } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
+import { unsetChannelSettings } from './realm.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 
 export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
@@ -178,6 +179,7 @@ async function planPrivacy(app: App, realm: RealmInfo, user: User, channel: Chan
     // Private channels default to protected history, public ones always share it.
     historyPublicToSubscribers: u.historyPublicToSubscribers ?? (u.isPrivate !== undefined ? !u.isPrivate : channel.historyPublicToSubscribers),
   };
+  if (!p.inviteOnly && realm.settings.moderation_request_channel_id === channel.id) throw badRequest('Moderation request channel must be private.');
   if (u.isPrivate !== undefined && !contentAccess) throw badRequest('Channel content access is required.');
   await checkPrivacy(app, realm, user, p, { inviteOnly: u.isPrivate !== undefined, webPublic: u.isWebPublic !== undefined });
   if (p.inviteOnly !== channel.inviteOnly || p.isWebPublic !== channel.isWebPublic || p.historyPublicToSubscribers !== channel.historyPublicToSubscribers) {
@@ -284,6 +286,7 @@ export async function archiveChannel(app: App, realm: RealmInfo, user: User, cha
     if (channel.isArchived) throw badRequest('Channel is already deactivated');
     const recipients = await metadataUserIds(app, realm, channel);
     await app.prisma.channel.update({ where: { id: channel.id }, data: { isArchived: true } });
+    await unsetChannelSettings(app, realm, channel.id);
     sendToUsers(realm, recipients, { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'is_archived', value: true });
     sendToUsers(realm, recipients, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: true });
   });

@@ -1,8 +1,10 @@
-// Messages: POST /messages, GET /messages, GET /messages/{id}, GET /messages/{id}/history.
+// Messages: POST /messages, GET /messages, GET /messages/{id}, GET /messages/{id}/history,
+// POST /messages/{id}/report.
 import { z } from 'zod';
+import { MAX_REPORT_DESCRIPTION_LENGTH, REPORT_REASONS, reportMessage, type ReportType } from '../actions/message-report.ts';
 import { sendMessage, type Addressee } from '../actions/messages.ts';
 import { badRequest } from '../errors.ts';
-import { bool, intList, json, str } from '../http/params.ts';
+import { bool, choice, intList, json, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages, matchesNarrow, messageHistory, presentMessages, type RangeQuery } from '../queries/messages.ts';
 import { readReceipts } from '../queries/read-receipts.ts';
@@ -162,6 +164,18 @@ export const routes = [
     params: {},
     async handler({ app, realm, user, path }) {
       return { user_ids: await readReceipts(app, realm, user, messageIdOf(path.message_id)) };
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/messages/:message_id/report',
+    params: {
+      report_type: choice(Object.keys(REPORT_REASONS) as [ReportType, ...ReportType[]]),
+      description: str(z.string().max(MAX_REPORT_DESCRIPTION_LENGTH)).default(''),
+    },
+    async handler({ app, realm, user, params, path }) {
+      await reportMessage(app, realm, user, messageIdOf(path.message_id), params.report_type, params.description);
+      return {};
     },
   }),
   userRoute({

@@ -40,6 +40,8 @@ export const realmSettingsSchema = z.object({
   default_email_address_visibility: z.number().int().min(1).max(5).default(EMAIL_VISIBILITY.EVERYONE),
   jitsi_server_url: z.string().nullable().default(null),
   presence_disabled: z.boolean().default(false),
+  /** The private channel that receives message reports; -1 when reporting is off. */
+  moderation_request_channel_id: z.number().int().default(-1),
 });
 export type RealmSettings = z.infer<typeof realmSettingsSchema>;
 
