@@ -1,7 +1,8 @@
 // Channels: GET/PATCH/DELETE /streams/{id}, GET /streams, GET /get_stream_id,
-// GET /streams/{id}/members, GET /users/me/{id}/topics.
+// GET /streams/{id}/members, GET /users/me/{id}/topics, POST /streams/{id}/delete_topic.
 import { z } from 'zod';
 import { archiveChannel, updateChannel, type ChannelUpdate } from '../actions/channels.ts';
+import { deleteTopic } from '../actions/messages-delete.ts';
 import { TOPICS_POLICIES, MAX_CHANNEL_DESCRIPTION_LENGTH, type ChannelPermission } from '../domain/channel-settings.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, groupSettingValueSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../errors.ts';
@@ -118,6 +119,14 @@ export const routes = [
     async handler({ app, realm, user, path }) {
       const { channel } = await accessibleChannel(app, realm, user, pathId(path.stream_id), { active: true });
       return { subscribers: await subscriberIds(app, channel.id) };
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/streams/:stream_id/delete_topic',
+    params: { topic_name: str() },
+    async handler({ app, realm, user, path, params }) {
+      return deleteTopic(app, realm, user, pathId(path.stream_id), params.topic_name);
     },
   }),
   userRoute({

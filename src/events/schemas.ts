@@ -111,6 +111,7 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'typing/stop': opEvent('typing', 'stop', { message_type: z.enum(['direct', 'stream']), sender: typingPerson, recipients: z.array(typingPerson).optional(), stream_id: int.optional(), topic: str.optional() }),
   'typing_edit_message/start': opEvent('typing_edit_message', 'start', { sender_id: int, message_id: int, recipient: typingEditRecipient }),
   'typing_edit_message/stop': opEvent('typing_edit_message', 'stop', { sender_id: int, message_id: int, recipient: typingEditRecipient }),
+  'user_topic': event('user_topic', { stream_id: int, topic_name: str, last_updated: int, visibility_policy: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]) }),
   'stream/create': opEvent('stream', 'create', { streams: z.array(channel), for_unarchiving: bool }),
   'stream/delete': opEvent('stream', 'delete', { streams: z.array(z.strictObject({ stream_id: int })), stream_ids: ids, for_archiving: bool }),
   'stream/update': opEvent('stream', 'update', {
