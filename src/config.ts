@@ -64,6 +64,11 @@ const configSchema = z.object({
   /** Cost of the scrypt password hash (N); lower only for tests. */
   PASSWORD_HASH_COST: z.coerce.number().int().min(1024).default(32768),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /**
+   * Zulip's EMAIL_GATEWAY_PATTERN: the address of channels' incoming email, with `%s` where each
+   * channel's token goes (`%s@streams.example.com`); empty (the default) when there is no gateway.
+   */
+  EMAIL_GATEWAY_PATTERN: z.string().refine((v) => v.split('%s').length === 2, 'expected exactly one %s').default(''),
   /** An event that does not match its schema: `strict` fails the action (tests, development), `log` logs it. */
   EVENT_SCHEMA_CHECK: z.enum(['strict', 'log']).default('log'),
 });
