@@ -1,5 +1,6 @@
 // Subscriptions: GET/POST/PATCH/DELETE /users/me/subscriptions, POST /users/me/subscriptions/properties,
-// PATCH /users/me/subscriptions/{stream_id}, GET /users/{user_id}/subscriptions/{stream_id}.
+// PATCH /users/me/subscriptions/{stream_id}, GET /users/{user_id}/subscriptions/{stream_id},
+// GET /users/{user_id}/channels.
 import { z } from 'zod';
 import { subscribe, unsubscribe, updateSubscriptionProperties, updateSubscriptions, type NewChannelOptions } from '../actions/subscriptions.ts';
 import { TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
@@ -8,7 +9,7 @@ import { bool, json, pathId, str } from '../http/params.ts';
 import { routeNotFound } from '../errors.ts';
 import { userRoute } from './route.ts';
 import { CHANNEL_PERMISSIONS, accessibleChannel, isSubscribed } from '../queries/channels.ts';
-import { userSubscriptions } from '../queries/subscriptions.ts';
+import { userChannelIds, userSubscriptions } from '../queries/subscriptions.ts';
 import { userById } from '../queries/users.ts';
 import { pathId as channelPathId, retentionSchema } from './channels.ts';
 
@@ -108,6 +109,15 @@ export const routes = [
       const value = params.value === 'true' ? true : params.value === 'false' ? false : params.value;
       await updateSubscriptionProperties(app, realm, user, [{ stream_id: streamId, property: params.property, value }]);
       return {};
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/users/:user_id/channels',
+    params: {},
+    async handler({ app, realm, user, path }) {
+      const target = await userById(app, realm, pathId(path.user_id, routeNotFound));
+      return { subscribed_channel_ids: await userChannelIds(app, realm, user, target) };
     },
   }),
   userRoute({
