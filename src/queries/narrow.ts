@@ -21,7 +21,8 @@ export const narrowSchema = z.array(
 );
 export type NarrowTerm = { operator: string; operand: string | number | number[]; negated?: boolean };
 
-const CANONICAL: Record<string, string> = {
+/** Legacy operator names and the operator each now is. */
+export const CANONICAL_OPERATORS: Record<string, string> = {
   stream: 'channel', streams: 'channels', subject: 'topic', 'pm-with': 'dm', 'group-pm-with': 'dm-including',
 };
 
@@ -110,9 +111,14 @@ const HAS_CONDITIONS: Record<string, string> = {
   reaction: 'EXISTS (SELECT 1 FROM "Reaction" r WHERE r."messageId" = m.id)',
 };
 
-/** Words and "quoted phrases" of a search operand; each must occur in the content or topic. */
+/** The words and "quoted phrases" of a search operand. */
+export function searchWords(value: string): string[] {
+  return [...value.matchAll(/"([^"]+)"|(\S+)/g)].map((m) => (m[1] ?? m[2])!);
+}
+
+/** Each word and phrase of a search operand must occur in the content or topic. */
 function searchCondition(value: string, sql: SqlParams): string {
-  const words = [...value.matchAll(/"([^"]+)"|(\S+)/g)].map((m) => (m[1] ?? m[2])!);
+  const words = searchWords(value);
   if (words.length === 0) return 'TRUE';
   return words
     .map((w) => {
@@ -183,7 +189,7 @@ export async function compileNarrow(app: App, realm: RealmInfo, user: User, narr
   const conditions: string[] = [];
   let history = false;
   for (const raw of narrow) {
-    const term = { ...raw, operator: CANONICAL[raw.operator] ?? raw.operator };
+    const term = { ...raw, operator: CANONICAL_OPERATORS[raw.operator] ?? raw.operator };
     const compiled = await termCondition(app, realm, user, term, sql);
     if (term.negated) conditions.push(`NOT COALESCE((${compiled.cond}), FALSE)`);
     else {
@@ -191,7 +197,7 @@ export async function compileNarrow(app: App, realm: RealmInfo, user: User, narr
       if (compiled.history) history = true;
     }
   }
-  if (narrow.some((t) => (CANONICAL[t.operator] ?? t.operator) === 'is' && t.operand !== 'resolved')) history = false;
+  if (narrow.some((t) => (CANONICAL_OPERATORS[t.operator] ?? t.operator) === 'is' && t.operand !== 'resolved')) history = false;
   return { history, conditions, params: sql.values };
 }
 
