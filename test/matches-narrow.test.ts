@@ -27,7 +27,7 @@ test('errors: missing parameters, a bad narrow', async () => {
   const missing = await realm.owner.client.get('/messages/matches_narrow', { narrow: [] });
   assert.equal([missing.status, missing.body], [400, errorBody("Missing 'msg_ids' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'msg_ids' })]);
   const bad = await realm.owner.client.get('/messages/matches_narrow', { msg_ids: [1], narrow: [['nonsense', 'x']] });
-  assert.equal([bad.status, bad.body], [400, errorBody('Invalid narrow operator: unknown operator nonsense', 'BAD_NARROW')]);
+  assert.equal([bad.status, bad.body], [400, errorBody('Invalid narrow operator: unknown operator nonsense', 'BAD_NARROW', { desc: 'unknown operator nonsense' })]);
 });
 
 test.run();
