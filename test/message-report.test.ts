@@ -49,7 +49,8 @@ test('a channel message: the Notification Bot posts the report to "<sender> mode
   });
   // Anyone who can read the message may report it, subscribed or not.
   const cat = await realm.addUser({ name: 'Cat' });
-  assert.equal((await cat.client.post(`/messages/${id}/report`, { report_type: 'spam' })).body, { result: 'success', msg: '' });
+  // As zulip-js posts: multipart form data.
+  assert.equal((await cat.client.postMultipart(`/messages/${id}/report`, { report_type: 'spam' })).body, { result: 'success', msg: '' });
   assert.match((await lastReport(realm, reports)).content, `${mention('Cat', cat.id)} reported a message sent by`);
 });
 

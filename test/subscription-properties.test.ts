@@ -25,6 +25,8 @@ test('PATCH /users/me/subscriptions/{id}: each property, with Zulip\'s events an
     assert.equal((await patch(property, 'true')).body, ok, property);
   }
   assert.equal((await patch('color', '#a1b2')).body, ok, 'Zulip takes 3 to 6 hex digits');
+  // zulip-js sends PATCH parameters in the query string.
+  assert.equal((await ann.client.withQuery('PATCH', `/users/me/subscriptions/${id}`, { property: 'is_muted', value: 'false' })).body, ok);
   const sub = (await ann.client.post('/register', { fetch_event_types: ['subscription'], client_capabilities: { notification_settings_null: true } })).body.subscriptions[0];
   assert.equal(
     [sub.color, sub.is_muted, sub.in_home_view, sub.pin_to_top, sub.desktop_notifications, sub.audible_notifications, sub.push_notifications, sub.email_notifications, sub.wildcard_mentions_notify],
