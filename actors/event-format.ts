@@ -100,6 +100,11 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
     case 'typing':
       if (event.message_type === 'stream' && !hasCapability(options, 'stream_typing_notifications')) return [];
       return [{ ...event, ...topicFields(options, event) }];
+    case 'typing_edit_message': {
+      const recipient = event.recipient as Event;
+      if (recipient.type !== 'channel') return [event];
+      return [{ ...event, recipient: { ...recipient, topic: displayTopicFor(options, String(recipient.topic)) } }];
+    }
     case 'realm_linkifiers':
       return hasCapability(options, 'linkifier_url_template') ? [event] : [];
     case 'subscription': {

@@ -66,6 +66,11 @@ const configSchema = z.object({
   /** Where users are told to write for help (Zulip's ZULIP_ADMINISTRATOR); defaults to admin@ the external host's name. */
   ZULIP_ADMINISTRATOR: z.string().email().optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /**
+   * Zulip's EMAIL_GATEWAY_PATTERN: the address of channels' incoming email, with `%s` where each
+   * channel's token goes (`%s@streams.example.com`); empty (the default) when there is no gateway.
+   */
+  EMAIL_GATEWAY_PATTERN: z.string().refine((v) => v.split('%s').length === 2, 'expected exactly one %s').default(''),
   /** An event that does not match its schema: `strict` fails the action (tests, development), `log` logs it. */
   EVENT_SCHEMA_CHECK: z.enum(['strict', 'log']).default('log'),
 });

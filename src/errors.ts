@@ -31,6 +31,9 @@ export const notLoggedIn = () => unauthorized('Not logged in: API authentication
  */
 export const notFound = (msg: string) => new ApiError(msg, 'BAD_REQUEST', 404);
 
+/** A URL no route serves: the router's own answer, also for paths a route's pattern matches too loosely. */
+export const routeNotFound = () => new ApiError('Not Found', 'NOT_FOUND', 404);
+
 /** No organization at the request's host (Zulip's InvalidSubdomainError). */
 export const invalidSubdomain = () => new ApiError('Invalid subdomain', 'NONEXISTENT_SUBDOMAIN', 404);
 

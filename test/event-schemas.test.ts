@@ -245,4 +245,23 @@ test('data exports: request, the background job, deletion, consent', async () =>
   await verifyAction(realm, () => o.patch('/settings', { allow_private_data_export: true }), ['user_settings/update', 'realm_export_consent']);
 });
 
+test('reports, edit typing, topic deletion, subscription updates', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const o = realm.owner.client;
+  const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
+  const reports = await makeChannel(realm, 'reports', [realm.owner], { invite_only: true });
+  await verifyAction(realm, () => o.patch('/realm', { moderation_request_channel_id: reports }), ['realm/update']);
+  const id = await send(bob, sid, 't', 'report me');
+  await verifyAction(realm, () => o.post(`/messages/${id}/report`, { report_type: 'spam' }), ['message']);
+  await verifyAction(realm, () => bob.client.post(`/messages/${id}/typing`, { op: 'start' }), ['typing_edit_message/start']);
+  const dm = await sendDm(bob, [realm.owner.id], 'dm');
+  await verifyAction(realm, () => bob.client.post(`/messages/${dm}/typing`, { op: 'stop' }), ['typing_edit_message/stop']);
+  await realm.server.app.prisma.userTopic.create({ data: { userId: bob.id, channelId: sid, topic: 't', visibility: 1 } });
+  await verifyAction(realm, () => o.post(`/streams/${sid}/delete_topic`, { topic_name: 't' }), ['delete_message', 'user_topic']);
+  await verifyAction(realm, () => bob.client.patch(`/users/me/subscriptions/${sid}`, { property: 'pin_to_top', value: 'true' }), ['subscription/update']);
+  await verifyAction(realm, () => bob.client.patch('/users/me/subscriptions', { delete: ['general'] }), ['subscription/remove', 'subscription/peer_remove']);
+  await verifyAction(realm, () => o.delete(`/streams/${reports}`), ['realm/update_dict', 'stream/update', 'stream/delete']);
+});
+
 test.run();

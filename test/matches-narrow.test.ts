@@ -1,5 +1,5 @@
 // GET /messages/matches_narrow (Zulip's messages_in_narrow): which of the given messages the user
-// received match a narrow, with their rendered content and escaped topic.
+// received match a narrow, with their rendered content and escaped topic, search words highlighted.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { newRealm } from './helpers/server.ts';
@@ -15,7 +15,7 @@ test('the received messages that match, with match_content and match_subject', a
   const r = await bob.client.get('/messages/matches_narrow', { msg_ids: [hit, miss, dm, 99999999], narrow: [{ operator: 'search', operand: 'hello' }] });
   assert.equal(r.body, {
     result: 'success', msg: '',
-    messages: { [hit]: { match_content: '<p>hello <strong>world</strong></p>', match_subject: 'a &lt;b&gt; &amp; &quot;c&quot;' } },
+    messages: { [hit]: { match_content: '<p><span class="highlight">hello</span> <strong>world</strong></p>', match_subject: 'a &lt;b&gt; &amp; &quot;c&quot;' } },
   });
   const byTopic = await bob.client.get('/messages/matches_narrow', { msg_ids: [hit, miss], narrow: [['channel', 'matching'], ['topic', 'other']] });
   assert.equal(Object.keys(byTopic.body.messages), [String(miss)]);
@@ -27,7 +27,7 @@ test('errors: missing parameters, a bad narrow', async () => {
   const missing = await realm.owner.client.get('/messages/matches_narrow', { narrow: [] });
   assert.equal([missing.status, missing.body], [400, errorBody("Missing 'msg_ids' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'msg_ids' })]);
   const bad = await realm.owner.client.get('/messages/matches_narrow', { msg_ids: [1], narrow: [['nonsense', 'x']] });
-  assert.equal([bad.status, bad.body], [400, errorBody('Invalid narrow operator: unknown operator nonsense', 'BAD_NARROW')]);
+  assert.equal([bad.status, bad.body], [400, errorBody('Invalid narrow operator: unknown operator nonsense', 'BAD_NARROW', { desc: 'unknown operator nonsense' })]);
 });
 
 test.run();

@@ -242,13 +242,15 @@ test('GET /messages narrows: channel, topic, sender, dm, is:, search, has, negat
   assert.equal(await ids([{ operator: 'channel', operand: sid, negated: true }, { operator: 'is', operand: 'private', negated: true }]), [c]);
   assert.equal(await ids([{ operator: 'id', operand: String(b) }]), [b]);
   const bad: [unknown, string][] = [
-    [[{ operator: 'channel', operand: 'nope' }], 'Invalid narrow operator: unknown channel'],
-    [[{ operator: 'is', operand: 'weird' }], "Invalid narrow operator: unknown 'is' operand"],
-    [[{ operator: 'has', operand: 'weird' }], "Invalid narrow operator: unknown 'has' operand"],
-    [[{ operator: 'sender', operand: 'ghost@example.com' }], 'Invalid narrow operator: unknown user'],
-    [[{ operator: 'bogus', operand: 'x' }], 'Invalid narrow operator: unknown operator bogus'],
+    [[{ operator: 'channel', operand: 'nope' }], 'unknown channel nope'],
+    [[{ operator: 'is', operand: 'weird' }], "unknown 'is' operand weird"],
+    [[{ operator: 'has', operand: 'weird' }], "unknown 'has' operand weird"],
+    [[{ operator: 'sender', operand: 'ghost@example.com' }], 'unknown user ghost@example.com'],
+    [[{ operator: 'bogus', operand: 'x' }], 'unknown operator bogus'],
   ];
-  for (const [narrow, msg] of bad) assert.equal((await fetchAll(realm.owner.client, { narrow })).body, errorBody(msg, 'BAD_NARROW'));
+  for (const [narrow, desc] of bad) {
+    assert.equal((await fetchAll(realm.owner.client, { narrow })).body, errorBody(`Invalid narrow operator: ${desc}`, 'BAD_NARROW', { desc }));
+  }
 });
 
 test('history: public channel history is readable unsubscribed (historical flags); guests and private channels are not', async () => {

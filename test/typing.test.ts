@@ -56,7 +56,7 @@ test('direct typing errors send nothing', async () => {
   assert.equal(events.envelopes, []);
 });
 
-test('channel typing: subscribers except the sender; access and settings', async () => {
+test('channel typing: the subscribers, the typist too; access and settings', async () => {
   const realm = await newRealm();
   const alice = await realm.addUser();
   const bob = await realm.addUser();
@@ -72,7 +72,7 @@ test('channel typing: subscribers except the sender; access and settings', async
   assert.equal((await outsider.client.post('/typing', { type: 'stream', op: 'stop', stream_id: id, topic: 'general chat' })).body, ok);
   events.stop();
   assert.equal(events.envelopes.map((e) => [e.event, e.userIds]), [
-    [{ type: 'typing', op: 'start', message_type: 'stream', sender: { user_id: alice.id, email: alice.email }, stream_id: id, topic: 'plans' }, [bob.id]],
+    [{ type: 'typing', op: 'start', message_type: 'stream', sender: { user_id: alice.id, email: alice.email }, stream_id: id, topic: 'plans' }, [alice.id, bob.id]],
     [{ type: 'typing', op: 'stop', message_type: 'stream', sender: { user_id: outsider.id, email: outsider.email }, stream_id: id, topic: '' }, [alice.id, bob.id]],
   ]);
 
@@ -95,6 +95,27 @@ test('channel typing: subscribers except the sender; access and settings', async
   assert.equal(off.body, err('User has disabled typing notifications for channel messages'));
   failing.stop();
   assert.equal(failing.ofType('typing'), []);
+});
+
+test('nobody hears who turned receives_typing_notifications off; channels over 100 subscribers hear nothing', async () => {
+  const realm = await newRealm();
+  const [alice, bob, carol] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
+  await setSetting(realm, carol.id, { receives_typing_notifications: false });
+  await alice.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'small' }], principals: [alice.id, bob.id, carol.id] });
+  const small = (await alice.client.get('/get_stream_id', { stream: 'small' })).body.stream_id;
+  const crowd = await Promise.all(Array.from({ length: 99 }, () => realm.addUser()));
+  await alice.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'big' }], principals: [alice.id, bob.id, ...crowd.map((u) => u.id)] });
+  const big = (await alice.client.get('/get_stream_id', { stream: 'big' })).body.stream_id;
+
+  const events = captureEvents(realm.server.app, realm.id);
+  assert.equal((await alice.client.post('/typing', { op: 'start', to: [bob.id, carol.id] })).body, ok);
+  assert.equal((await alice.client.post('/typing', { type: 'stream', op: 'start', stream_id: small, subject: ' plans ' })).body, ok);
+  assert.equal((await alice.client.post('/typing', { type: 'stream', op: 'start', stream_id: big, topic: 'x' })).body, ok);
+  events.stop();
+  assert.equal(events.envelopes.map((e) => [e.event.message_type, e.event.topic, e.userIds]), [
+    ['direct', undefined, [alice.id, bob.id]],
+    ['stream', 'plans', [alice.id, bob.id]],
+  ]);
 });
 
 test.run();

@@ -19,6 +19,7 @@ import {
 import type { RealmInfo } from '../queries/realms.ts';
 import { forgetArchivedChannel, isDefaultChannel, markDefault, unmarkDefault } from './default-channels.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
+import { unsetChannelSettings } from './realm.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 
 export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
@@ -182,6 +183,7 @@ async function planPrivacy(app: App, realm: RealmInfo, user: User, channel: Chan
     historyPublicToSubscribers: u.historyPublicToSubscribers ?? (u.isPrivate !== undefined ? !u.isPrivate : channel.historyPublicToSubscribers),
   };
   if (p.inviteOnly && (u.isDefault ?? (await isDefaultChannel(app, channel.id)))) throw badRequest('A default channel cannot be private.');
+  if (!p.inviteOnly && realm.settings.moderation_request_channel_id === channel.id) throw badRequest('Moderation request channel must be private.');
   if (u.isPrivate !== undefined && !contentAccess) throw badRequest('Channel content access is required.');
   await checkPrivacy(app, realm, user, p, { inviteOnly: u.isPrivate !== undefined, webPublic: u.isWebPublic !== undefined });
   if (p.inviteOnly !== channel.inviteOnly || p.isWebPublic !== channel.isWebPublic || p.historyPublicToSubscribers !== channel.historyPublicToSubscribers) {
@@ -298,6 +300,7 @@ export async function archiveChannel(app: App, realm: RealmInfo, user: User, cha
     await app.prisma.channel.update({ where: { id: channel.id }, data: { isArchived: true } });
     onCommit(() => app.channels.forgetRows());
     await forgetArchivedChannel(app, realm, channel);
+    await unsetChannelSettings(app, realm, channel.id);
     sendToUsers(realm, recipients, { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'is_archived', value: true });
     sendToUsers(realm, recipients, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: true });
   });

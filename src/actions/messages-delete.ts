@@ -1,10 +1,13 @@
-// DELETE /messages/{id} (spec 4.18, Zulip's validate_can_delete_message and do_delete_messages).
+// DELETE /messages/{id} (spec 4.18, Zulip's validate_can_delete_message and do_delete_messages) and
+// POST /streams/{id}/delete_topic (Zulip's delete_in_topic).
 import type { App } from '../app.ts';
-import { hasRealmPermission } from '../auth/permissions.ts';
+import { hasRealmPermission, requireRole } from '../auth/permissions.ts';
 import type { Channel, User } from '../db/generated/client.ts';
+import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
-import { subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
-import { accessMessage, type FullMessage } from '../queries/messages.ts';
+import { accessibleChannel, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
+import { accessMessage, timestamp, type FullMessage } from '../queries/messages.ts';
+import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { inChannelOrder, lockMessage } from './messages.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
@@ -57,4 +60,59 @@ export async function deleteMessage(app: App, realm: RealmInfo, user: User, id: 
       await deleteMessages(app, realm, [message.id]);
     }),
   );
+}
+
+/** Zulip deletes a topic in batches, each committed, so a topic too large for one request still shrinks. */
+const TOPIC_DELETE_BATCH_SIZE = 100;
+/** After this long the request answers `complete: false`; the client asks again for the rest. */
+const TOPIC_DELETE_TIME_LIMIT_MS = 50_000;
+
+/** The newest messages of the topic the user can read (all, unless history is protected), locked. */
+async function topicBatch(app: App, user: User, channel: Channel, topic: string): Promise<number[]> {
+  const rows = channel.historyPublicToSubscribers
+    ? await app.prisma.$queryRaw<{ id: number }[]>`SELECT id FROM "Message" WHERE "channelId" = ${channel.id} AND lower(topic) = lower(${topic}) ORDER BY id DESC LIMIT ${TOPIC_DELETE_BATCH_SIZE} FOR UPDATE`
+    : await app.prisma.$queryRaw<{ id: number }[]>`SELECT m.id FROM "Message" m JOIN "UserMessage" um ON um."messageId" = m.id AND um."userId" = ${user.id}
+        WHERE m."channelId" = ${channel.id} AND lower(m.topic) = lower(${topic}) ORDER BY m.id DESC LIMIT ${TOPIC_DELETE_BATCH_SIZE} FOR UPDATE OF m`;
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The topic is gone, so its users' visibility settings (mute, follow) are too; under protected
+ * history only for those who can no longer read any message left in it.
+ */
+async function forgetTopicVisibility(app: App, realm: RealmInfo, channel: Channel, topic: string): Promise<void> {
+  await atomic(app, async () => {
+    const rows = await app.prisma.userTopic.findMany({ where: { channelId: channel.id, topic: { equals: topic, mode: 'insensitive' } } });
+    let stale = rows;
+    if (!channel.historyPublicToSubscribers && rows.length) {
+      const readers = await app.prisma.$queryRaw<{ userId: number }[]>`SELECT DISTINCT um."userId" FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
+        WHERE m."channelId" = ${channel.id} AND lower(m.topic) = lower(${topic}) AND um."userId" = ANY(${rows.map((r) => r.userId)})`;
+      stale = rows.filter((r) => !readers.some((x) => x.userId === r.userId));
+    }
+    if (!stale.length) return;
+    await app.prisma.userTopic.deleteMany({ where: { id: { in: stale.map((r) => r.id) } } });
+    const event = { type: 'user_topic', stream_id: channel.id, topic_name: topic, last_updated: timestamp(new Date()), visibility_policy: 0 };
+    for (const r of stale) sendOnCommit({ realmId: realm.id, userIds: [r.userId], event });
+  });
+}
+
+/** POST /streams/{id}/delete_topic: administrators only; answers whether the whole topic is gone. */
+export async function deleteTopic(app: App, realm: RealmInfo, user: User, channelId: number, topicName: string): Promise<{ complete: boolean }> {
+  requireRole(user, Role.ADMINISTRATOR);
+  const { channel } = await accessibleChannel(app, realm, user, channelId, { content: true });
+  const topic = normalizeTopicName(topicName);
+  const deadline = Date.now() + TOPIC_DELETE_TIME_LIMIT_MS;
+  for (;;) {
+    if (Date.now() >= deadline) return { complete: false };
+    const deleted = await inChannelOrder(app, channel.id, () =>
+      atomic(app, async () => {
+        const ids = await topicBatch(app, user, channel, topic);
+        if (ids.length) await deleteMessages(app, realm, ids);
+        return ids.length;
+      }),
+    );
+    if (deleted === 0) break;
+  }
+  await forgetTopicVisibility(app, realm, channel, topic);
+  return { complete: true };
 }

@@ -39,11 +39,12 @@ export interface EditRequest {
 const ageSeconds = (m: FullMessage) => (Date.now() - m.dateSent.getTime()) / 1000;
 const isModerator = (user: User) => user.role <= Role.MODERATOR;
 
-function checkContentEditAllowed(realm: RealmInfo, user: User, m: FullMessage): void {
+/** Zulip's validate_user_can_edit_message; edits get a grace period, the typing notice of one none. */
+export function checkContentEditAllowed(realm: RealmInfo, user: User, m: FullMessage, buffer = EDIT_LIMIT_BUFFER): void {
   if (!realm.settings.allow_message_editing) throw badRequest('Your organization has turned off message editing');
   if (m.senderId !== user.id) throw badRequest("You don't have permission to edit this message");
   const limit = realm.settings.message_content_edit_limit_seconds;
-  if (limit !== null && ageSeconds(m) > limit + EDIT_LIMIT_BUFFER) throw badRequest('The time limit for editing this message has passed');
+  if (limit !== null && ageSeconds(m) > limit + buffer) throw badRequest('The time limit for editing this message has passed');
 }
 
 /** Zulip's validate_message_edit_payload: the request's shape, before any permission. */

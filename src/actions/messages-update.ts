@@ -3,6 +3,7 @@
 // update_message (and delete_message for users losing access) on commit; then the Notification Bot.
 import type { App } from '../app.ts';
 import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
+import { topicLinkSyntax } from '../markdown/link-syntax.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
@@ -231,7 +232,7 @@ async function resolveNotice(app: App, realm: RealmInfo, p: EditPlan): Promise<n
 
 /** Zulip's URL fragment encoding (hash_util_encode): percent-encoding with "." for "%". */
 const hashEncode = (s: string) => encodeURIComponent(s).replace(/[!'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/\./g, '%2E').replace(/%/g, '.');
-const topicLink = (c: Channel, topic: string) => `#**${c.name}>${topic}**`;
+const topicLink = (c: Channel, topic: string) => topicLinkSyntax(c.id, c.name, topic);
 
 function messageLink(app: App, realm: RealmInfo, c: Channel, topic: string, id: number): string {
   return `${app.realms.url(realm)}/#narrow/channel/${c.id}-${hashEncode(c.name.replace(/ /g, '-'))}/topic/${hashEncode(topic)}/near/${id}`;

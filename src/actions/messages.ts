@@ -406,15 +406,21 @@ export async function sendMessage(app: App, realm: RealmInfo, sender: User, to: 
   return { id: await deliverMessage(app, realm, prepared, opts) };
 }
 
-/** The organization's Notification Bot, created the first time it has something to say. */
-export async function notificationBot(app: App, realm: RealmInfo): Promise<User> {
-  const email = `notification-bot@${app.realms.emailDomain(realm)}`;
+/** One of the organization's system bots, created the first time it is needed. */
+async function systemBot(app: App, realm: RealmInfo, localPart: string, fullName: string): Promise<User> {
+  const email = `${localPart}@${app.realms.emailDomain(realm)}`;
   return app.prisma.user.upsert({
     where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } },
-    create: { realmId: realm.id, deliveryEmail: email, fullName: 'Notification Bot', isBot: true, botType: 1, apiKey: generateApiKey() },
+    create: { realmId: realm.id, deliveryEmail: email, fullName, isBot: true, botType: 1, apiKey: generateApiKey() },
     update: {},
   });
 }
+
+/** The Notification Bot, which posts the server's own messages. */
+export const notificationBot = (app: App, realm: RealmInfo) => systemBot(app, realm, 'notification-bot', 'Notification Bot');
+
+/** The Email Gateway bot, which posts what arrives at channels' email addresses. */
+export const emailGatewayBot = (app: App, realm: RealmInfo) => systemBot(app, realm, 'emailgateway', 'Email Gateway');
 
 /** A Notification Bot message to a channel topic, bypassing posting permissions as Zulip's system bots do. */
 export async function sendNotification(app: App, realm: RealmInfo, channel: Channel, topic: string, content: string, readFor: ReadonlySet<number>): Promise<number> {

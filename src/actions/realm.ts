@@ -92,6 +92,38 @@ function parseJitsiUrl(value: string): string | null {
   return value;
 }
 
+/** A channel for message reports: an active private channel of the realm, or any negative id for none. */
+async function checkModerationChannel(app: App, realm: RealmInfo, id: number): Promise<number> {
+  if (id < 0) return -1;
+  const channel = await app.prisma.channel.findFirst({ where: { id, realmId: realm.id, isArchived: false } });
+  if (!channel) throw badRequest('Invalid channel ID');
+  if (!channel.inviteOnly) throw badRequest('Moderation request channel must be private.');
+  return id;
+}
+
+/** Realm settings that name a channel, with "none" as their value. */
+const CHANNEL_SETTINGS = { moderation_request_channel_id: -1 } as const;
+
+/**
+ * Inside an archiving transaction: settings naming the archived channel go back to "none", and
+ * every user hears of it in one update_dict event (Zulip's maybe_set_moderation_or_announcement_channels_none).
+ */
+export async function unsetChannelSettings(app: App, realm: RealmInfo, channelId: number): Promise<void> {
+  const cleared = Object.fromEntries(Object.entries(CHANNEL_SETTINGS).filter(([name]) => realm.settings[name as keyof RealmSettings] === channelId));
+  if (Object.keys(cleared).length === 0) return;
+  await writeSettings(app, realm.id, cleared);
+  await sendToRealm(app, realm, { type: 'realm', op: 'update_dict', property: 'default', data: cleared }, { alwaysDeliver: true });
+}
+
+/** Merges settings into the realm row; the realm cache is reloaded after the commit. */
+async function writeSettings(app: App, realmId: number, settings: Record<string, unknown>, data: Prisma.RealmUpdateInput = {}): Promise<void> {
+  const row = await app.prisma.realm.findUniqueOrThrow({ where: { id: realmId }, select: { settings: true } });
+  await app.prisma.realm.update({ where: { id: realmId }, data: { ...data, settings: { ...(row.settings as object), ...settings } as Prisma.InputJsonObject } });
+  onCommit(async () => {
+    await app.realms.reload(realmId);
+  });
+}
+
 /** What the response reports for a changed setting: Zulip answers "updated" for strings. */
 function responseValue(name: string, value: unknown): unknown {
   // Zulip's response serializes the topics policy enum by its number.
@@ -130,6 +162,12 @@ async function planRealmUpdate(app: App, realm: RealmInfo, user: User, u: RealmU
   if (requested.some((k) => OWNER_ONLY.has(k))) requireRole(user, Role.OWNER);
   const change: RealmChange = { row: {}, settings: {}, permissions: {} };
   for (const [name, raw] of Object.entries(u.settings)) {
+    if (name === 'moderation_request_channel_id') {
+      const id = await checkModerationChannel(app, realm, raw as number);
+      // Zulip announces "disabled" again even when it already was.
+      if (id !== realm.settings.moderation_request_channel_id || id === -1) change.settings[name] = id;
+      continue;
+    }
     const value = parseSetting(name, raw);
     if (value !== realm.settings[name as keyof RealmSettings]) change.settings[name] = value;
   }
@@ -155,17 +193,10 @@ export async function updateRealm(app: App, realm: RealmInfo, user: User, u: Rea
     const changedSettings = Object.entries({ ...change.row, ...change.settings });
     const changedPermissions = Object.entries(change.permissions);
     if (changedSettings.length + changedPermissions.length === 0) return {};
-    const row = await app.prisma.realm.findUniqueOrThrow({ where: { id: realm.id }, select: { settings: true, permissions: true } });
-    await app.prisma.realm.update({
-      where: { id: realm.id },
-      data: {
-        ...change.row,
-        settings: { ...(row.settings as object), ...change.settings } as Prisma.InputJsonObject,
-        permissions: { ...(row.permissions as object), ...change.permissions } as Prisma.InputJsonObject,
-      },
-    });
-    onCommit(async () => {
-      await app.realms.reload(realm.id);
+    const row = await app.prisma.realm.findUniqueOrThrow({ where: { id: realm.id }, select: { permissions: true } });
+    await writeSettings(app, realm.id, change.settings, {
+      ...change.row,
+      permissions: { ...(row.permissions as object), ...change.permissions } as Prisma.InputJsonObject,
     });
     // Clients read the organization's settings through the realm cache, hence alwaysDeliver.
     for (const [name, value] of changedSettings) await sendToRealm(app, realm, propertyEvent(name, value), { alwaysDeliver: true });

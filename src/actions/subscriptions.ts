@@ -37,7 +37,8 @@ import {
 } from './channels.ts';
 import { atomic, onCommit } from './transaction.ts';
 
-const COLOR_RE = /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
+/** Zulip's check_color: 3 to 6 hex digits. */
+const COLOR_RE = /^#[0-9a-fA-F]{3,6}$/;
 
 export type Principals = number[] | string[];
 
@@ -383,30 +384,52 @@ export interface PropertyChange {
   value: unknown;
 }
 
-/** POST /users/me/subscriptions/properties: all changes are checked before any is written, in the same transaction. */
+/** Zulip's SubscriptionPropertyChangeRequest: the property must exist and the value fit it. */
+function checkPropertyValue(property: string, value: unknown): string | boolean {
+  if (property === 'color') {
+    if (typeof value !== 'string' || !COLOR_RE.test(value)) throw badRequest('color is not a valid hex color code');
+    return value;
+  }
+  if (!BOOLEAN_PROPERTIES.has(property)) throw badRequest(`Unknown subscription property: ${property}`);
+  if (typeof value !== 'boolean') throw badRequest(`${property} is not a boolean`);
+  return value;
+}
+
+/**
+ * POST /users/me/subscriptions/properties and PATCH /users/me/subscriptions/{id}: every change is
+ * validated, then every channel checked, before anything is written, all in one transaction.
+ */
 export async function updateSubscriptionProperties(app: App, realm: RealmInfo, user: User, changes: PropertyChange[]): Promise<void> {
+  const values = changes.map((c) => checkPropertyValue(c.property, c.value));
   await atomic(app, async () => {
     const groups = await app.realms.groups(realm.id);
     const subscribed = await subscribedChannelIds(app, user.id);
     const writes: { channelId: number; property: string; value: string | boolean }[] = [];
-    for (const { stream_id, property, value } of changes) {
-      if (property === 'color') {
-        if (typeof value !== 'string' || !COLOR_RE.test(value)) throw badRequest('color is not a valid hex color code');
-      } else if (BOOLEAN_PROPERTIES.has(property)) {
-        if (typeof value !== 'boolean') throw badRequest(`${property} is not a boolean`);
-      } else {
-        throw badRequest(`Unknown subscription property: ${property}`);
-      }
+    for (const [i, { stream_id, property }] of changes.entries()) {
       const channel = await app.prisma.channel.findFirst({ where: { id: stream_id, realmId: realm.id } });
       if (!channel || !accessRules(user, channel, subscribed.has(channel.id), groups, realm).content) throw badRequest('Invalid channel ID');
       if (!subscribed.has(channel.id)) throw badRequest(`Not subscribed to channel ID ${stream_id}`);
       // in_home_view is the old, inverted name of is_muted.
-      writes.push(property === 'in_home_view' ? { channelId: channel.id, property: 'is_muted', value: !value } : { channelId: channel.id, property, value: value as string | boolean });
+      writes.push(property === 'in_home_view' ? { channelId: channel.id, property: 'is_muted', value: !values[i] } : { channelId: channel.id, property, value: values[i]! });
     }
     for (const w of writes) {
       await app.prisma.subscription.update({ where: { userId_channelId: { userId: user.id, channelId: w.channelId } }, data: { [COLUMNS[w.property]!]: w.value } });
+      // Zulip still sends the legacy in_home_view event first, for clients that know only it.
       if (w.property === 'is_muted') sendToUsers(realm, [user.id], { type: 'subscription', op: 'update', property: 'in_home_view', value: !w.value, stream_id: w.channelId });
       sendToUsers(realm, [user.id], { type: 'subscription', op: 'update', property: w.property, value: w.value, stream_id: w.channelId });
     }
+  });
+}
+
+/** PATCH /users/me/subscriptions (Zulip's update_subscriptions_backend): subscribe and unsubscribe in one transaction. */
+export async function updateSubscriptions(app: App, realm: RealmInfo, user: User, add: SubscribeRequest['subscriptions'], remove: string[]): Promise<Record<string, unknown>> {
+  if (add.length === 0 && remove.length === 0) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
+  return atomic(app, async () => {
+    const subscribed = await subscribe(app, realm, user, {
+      subscriptions: add,
+      authorizationErrorsFatal: true,
+      newChannels: { inviteOnly: false, isWebPublic: false, groupSettings: {} },
+    });
+    return { ...subscribed, ...(await unsubscribe(app, realm, user, remove)) };
   });
 }

@@ -1,12 +1,15 @@
-// Channels: POST /channels/create, GET/PATCH/DELETE /streams/{id}, GET /streams,
-// GET /get_stream_id, GET /streams/{id}/members, GET /users/me/{id}/topics.
+// Channels: POST /channels/create, GET/PATCH/DELETE /streams/{id}, GET /streams, GET /get_stream_id,
+// GET /streams/{id}/members, GET /users/me/{id}/topics, POST /streams/{id}/delete_topic,
+// GET /streams/{id}/email_address.
 import { z } from 'zod';
+import { channelEmailAddress } from '../actions/channel-email.ts';
 import { archiveChannel, updateChannel, type ChannelUpdate } from '../actions/channels.ts';
+import { deleteTopic } from '../actions/messages-delete.ts';
 import { createChannel, type NewChannelOptions } from '../actions/subscriptions.ts';
 import { TOPICS_POLICIES, MAX_CHANNEL_DESCRIPTION_LENGTH, type ChannelPermission } from '../domain/channel-settings.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, groupSettingValueSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../errors.ts';
-import { bool, choice, json, pathId as numericPathId, str, type ParamsOf } from '../http/params.ts';
+import { bool, choice, int, json, pathId as numericPathId, str, type ParamsOf } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { CHANNEL_PERMISSIONS, accessibleChannel, channelByName, channelAccess, channelDict, channelTopics, listChannels, subscriberIds } from '../queries/channels.ts';
 
@@ -167,6 +170,22 @@ export const routes = [
     async handler({ app, realm, user, path }) {
       const { channel } = await accessibleChannel(app, realm, user, pathId(path.stream_id), { active: true });
       return { subscribers: await subscriberIds(app, channel.id) };
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/streams/:stream_id/email_address',
+    params: { sender_id: int().optional() },
+    async handler({ app, realm, user, path, params }) {
+      return { email: await channelEmailAddress(app, realm, user, pathId(path.stream_id), params.sender_id) };
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/streams/:stream_id/delete_topic',
+    params: { topic_name: str() },
+    async handler({ app, realm, user, path, params }) {
+      return deleteTopic(app, realm, user, pathId(path.stream_id), params.topic_name);
     },
   }),
   userRoute({

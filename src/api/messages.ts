@@ -1,12 +1,15 @@
-// Messages: POST /messages, GET /messages, GET /messages/{id}, GET /messages/{id}/history.
+// Messages: POST /messages, GET /messages, GET /messages/{id}, GET /messages/{id}/history,
+// POST /messages/{id}/report.
 import { z } from 'zod';
+import { MAX_REPORT_DESCRIPTION_LENGTH, REPORT_REASONS, reportMessage, type ReportType } from '../actions/message-report.ts';
 import { sendMessage, type Addressee } from '../actions/messages.ts';
 import { badRequest } from '../errors.ts';
-import { bool, intList, json, str } from '../http/params.ts';
+import { bool, choice, intList, json, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages, matchesNarrow, messageHistory, presentMessages, type RangeQuery } from '../queries/messages.ts';
 import { readReceipts } from '../queries/read-receipts.ts';
 import { narrowSchema } from '../queries/narrow.ts';
+import { searchTermsOf } from '../queries/search-highlight.ts';
 
 const MAX_MESSAGES_PER_FETCH = 5000;
 
@@ -113,7 +116,7 @@ export const routes = [
           throw badRequest('Unsupported parameter combination: anchor, message_ids');
         }
         const rows = await filterByNarrow(app, realm, user, params.message_ids, params.narrow);
-        const messages = await presentMessages(app, realm, user, await loadMessages(app, rows.map((r) => r.id)), new Map(rows.map((r) => [r.id, r.flags])), opts);
+        const messages = await presentMessages(app, realm, user, await loadMessages(app, rows.map((r) => r.id)), new Map(rows.map((r) => [r.id, r.flags])), opts, searchTermsOf(params.narrow));
         return { messages, history_limited: false };
       }
       if (params.num_before === undefined) throw badRequest("Missing 'num_before' argument");
@@ -128,7 +131,7 @@ export const routes = [
       });
       const loaded = await loadMessages(app, range.rows.map((r) => r.id));
       return {
-        messages: await presentMessages(app, realm, user, loaded, new Map(range.rows.map((r) => [r.id, r.flags])), opts),
+        messages: await presentMessages(app, realm, user, loaded, new Map(range.rows.map((r) => [r.id, r.flags])), opts, searchTermsOf(params.narrow)),
         anchor: range.anchor,
         found_anchor: range.foundAnchor,
         found_oldest: range.foundOldest,
@@ -162,6 +165,18 @@ export const routes = [
     params: {},
     async handler({ app, realm, user, path }) {
       return { user_ids: await readReceipts(app, realm, user, messageIdOf(path.message_id)) };
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/messages/:message_id/report',
+    params: {
+      report_type: choice(Object.keys(REPORT_REASONS) as [ReportType, ...ReportType[]]),
+      description: str(z.string().max(MAX_REPORT_DESCRIPTION_LENGTH)).default(''),
+    },
+    async handler({ app, realm, user, params, path }) {
+      await reportMessage(app, realm, user, messageIdOf(path.message_id), params.report_type, params.description);
+      return {};
     },
   }),
   userRoute({

@@ -48,6 +48,7 @@ const settingParams = {
   topics_policy: str().optional(),
   video_chat_provider: optionalInt(),
   waiting_period_threshold: optionalInt(z.number().int().min(0)),
+  moderation_request_channel_id: optionalInt(),
 } satisfies Partial<Record<keyof RealmSettings, Field<unknown>>>;
 
 const permissionParams = Object.fromEntries(REALM_PERMISSIONS.map((s) => [s, json(groupSettingChangeSchema).optional()])) as Record<

@@ -1,18 +1,25 @@
-// Subscriptions: GET/POST/DELETE /users/me/subscriptions, POST /users/me/subscriptions/properties,
-// GET /users/{user_id}/subscriptions/{stream_id}.
+// Subscriptions: GET/POST/PATCH/DELETE /users/me/subscriptions, POST /users/me/subscriptions/properties,
+// PATCH /users/me/subscriptions/{stream_id}, GET /users/{user_id}/subscriptions/{stream_id},
+// GET /users/{user_id}/channels.
 import { z } from 'zod';
-import { subscribe, unsubscribe, updateSubscriptionProperties } from '../actions/subscriptions.ts';
-import { bool, json } from '../http/params.ts';
+import { subscribe, unsubscribe, updateSubscriptionProperties, updateSubscriptions } from '../actions/subscriptions.ts';
+import { bool, json, pathId, str } from '../http/params.ts';
+import { routeNotFound } from '../errors.ts';
 import { userRoute } from './route.ts';
 import { accessibleChannel, isSubscribed } from '../queries/channels.ts';
-import { userSubscriptions } from '../queries/subscriptions.ts';
+import { userChannelIds, userSubscriptions } from '../queries/subscriptions.ts';
 import { userById } from '../queries/users.ts';
-import { newChannelOptions, newChannelParams, pathId } from './channels.ts';
+import { newChannelOptions, newChannelParams, pathId as channelPathId } from './channels.ts';
 
 const principals = json(z.union([z.array(z.string()), z.array(z.number().int())])).optional();
 
+const newSubscription = z.object({ name: z.string(), description: z.string().optional(), color: z.string().optional() });
+
+/** Zulip reads ids in subscription_data leniently: "1" is channel 1. */
+const channelId = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]);
+
 const subscribeParams = {
-  subscriptions: json(z.array(z.object({ name: z.string(), description: z.string().optional(), color: z.string().optional() }))),
+  subscriptions: json(z.array(newSubscription)),
   principals,
   authorization_errors_fatal: bool().default(true),
   ...newChannelParams,
@@ -50,10 +57,18 @@ export const routes = [
     },
   }),
   userRoute({
+    method: 'PATCH',
+    path: '/api/v1/users/me/subscriptions',
+    params: { add: json(z.array(newSubscription)).default([]), delete: json(z.array(z.string())).default([]) },
+    async handler({ app, realm, user, params }) {
+      return updateSubscriptions(app, realm, user, params.add, params.delete);
+    },
+  }),
+  userRoute({
     method: 'POST',
     path: '/api/v1/users/me/subscriptions/properties',
     params: {
-      subscription_data: json(z.array(z.object({ stream_id: z.number().int(), property: z.string(), value: z.union([z.boolean(), z.string()]) }))),
+      subscription_data: json(z.array(z.object({ stream_id: channelId, property: z.string(), value: z.union([z.boolean(), z.string()]) }))),
     },
     async handler({ app, realm, user, params }) {
       await updateSubscriptionProperties(app, realm, user, params.subscription_data);
@@ -61,12 +76,34 @@ export const routes = [
     },
   }),
   userRoute({
+    method: 'PATCH',
+    // Zulip's pattern takes digits only, so named routes beside it (properties, muted_topics) stay theirs.
+    path: '/api/v1/users/me/subscriptions/:stream_id',
+    params: { property: str(), value: str() },
+    async handler({ app, realm, user, params, path }) {
+      const streamId = pathId(path.stream_id, routeNotFound);
+      // A JSON boolean, else the string as sent (Zulip's Json[bool] | str, left to right).
+      const value = params.value === 'true' ? true : params.value === 'false' ? false : params.value;
+      await updateSubscriptionProperties(app, realm, user, [{ stream_id: streamId, property: params.property, value }]);
+      return {};
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    path: '/api/v1/users/:user_id/channels',
+    params: {},
+    async handler({ app, realm, user, path }) {
+      const target = await userById(app, realm, pathId(path.user_id, routeNotFound));
+      return { subscribed_channel_ids: await userChannelIds(app, realm, user, target) };
+    },
+  }),
+  userRoute({
     method: 'GET',
     path: '/api/v1/users/:user_id/subscriptions/:stream_id',
     params: {},
     async handler({ app, realm, user, path }) {
-      const target = await userById(app, realm, pathId(path.user_id, 'No such user'));
-      const { channel } = await accessibleChannel(app, realm, user, pathId(path.stream_id), { active: true });
+      const target = await userById(app, realm, channelPathId(path.user_id, 'No such user'));
+      const { channel } = await accessibleChannel(app, realm, user, channelPathId(path.stream_id), { active: true });
       return { is_subscribed: await isSubscribed(app, target.id, channel.id) };
     },
   }),

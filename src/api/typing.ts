@@ -1,6 +1,7 @@
-// Typing notifications: POST /typing.
-import { sendTyping } from '../actions/typing.ts';
+// Typing notifications: POST /typing, POST /messages/{id}/typing (editing a message).
+import { sendEditTyping, sendTyping } from '../actions/typing.ts';
 import { choice, int, intList, str } from '../http/params.ts';
+import { messageIdOf } from './messages.ts';
 import { userRoute } from './route.ts';
 
 export const routes = [
@@ -14,9 +15,20 @@ export const routes = [
       to: intList().optional(),
       stream_id: int().optional(),
       topic: str().optional(),
+      // The legacy name of `topic`, which Zulip still takes.
+      subject: str().optional(),
     },
     async handler({ app, realm, user, params }) {
-      await sendTyping(app, realm, user, { type: params.type, op: params.op, to: params.to, streamId: params.stream_id, topic: params.topic });
+      await sendTyping(app, realm, user, { type: params.type, op: params.op, to: params.to, streamId: params.stream_id, topic: (params.topic ?? params.subject)?.trim() });
+      return {};
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/messages/:message_id/typing',
+    params: { op: choice(['start', 'stop']) },
+    async handler({ app, realm, user, params, path }) {
+      await sendEditTyping(app, realm, user, messageIdOf(path.message_id), params.op);
       return {};
     },
   }),

@@ -1,11 +1,12 @@
 // Files: POST /user_uploads; GET /user_uploads/{realm_id}/{path} (the file, for browsers and Basic
-// auth), its API twin that answers a temporary URL, and the temporary URL itself.
+// auth), its API twin that answers a temporary URL, the temporary URL itself, and the legacy
+// GET /thumbnail.
 import type { App } from '../app.ts';
 import { deleteAttachment, uploadFile } from '../actions/uploads.ts';
 import type { Attachment, User } from '../db/generated/client.ts';
 import { servesInline } from '../domain/mime-types.ts';
 import { badRequest, notLoggedIn } from '../errors.ts';
-import { pathId } from '../http/params.ts';
+import { pathId, str } from '../http/params.ts';
 import { RawResponse } from '../http/route.ts';
 import { optionalUserRoute, publicRoute, userRoute } from './route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -92,6 +93,19 @@ export const routes = [
     noRateLimit: true,
     async handler({ app, realm, user, path }) {
       const a = await downloadable(app, realm, user, path['*']!);
+      return a instanceof RawResponse ? a : serveFile(app, a);
+    },
+  }),
+  optionalUserRoute({
+    method: 'GET',
+    // Zulip's legacy thumbnail URL, outside /api/v1 like the files: it serves the uploaded file
+    // itself (there is no smaller version of old uploads) and refuses anything else.
+    path: '/thumbnail',
+    params: { url: str(), size: str() },
+    async handler({ app, realm, user, params }) {
+      const upload = /^user_uploads\/(\d+)\/(.*)/s.exec(params.url);
+      if (!upload) return new RawResponse(403, HTML, '');
+      const a = await downloadable(app, realm, user, `${upload[1]}/${upload[2]}`);
       return a instanceof RawResponse ? a : serveFile(app, a);
     },
   }),

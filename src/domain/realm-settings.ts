@@ -38,6 +38,8 @@ export const realmSettingsSchema = z.object({
   want_advertise_in_communities_directory: z.boolean().default(false),
   jitsi_server_url: z.string().nullable().default(null),
   presence_disabled: z.boolean().default(false),
+  /** The private channel that receives message reports; -1 when reporting is off. */
+  moderation_request_channel_id: z.number().int().default(-1),
 });
 export type RealmSettings = z.infer<typeof realmSettingsSchema>;
 

@@ -71,6 +71,10 @@ const realmEmoji = z.strictObject({ id: str, name: str, source_url: str, deactiv
 const attachment = z.strictObject({ id: int, name: str, size: int, path_id: str, create_time: int, message_ids: ids });
 const linkifier = z.strictObject({ id: int, pattern: str, url_template: str, example_input: nullable(str).optional(), reverse_template: nullable(str).optional(), alternative_url_templates: z.array(str) });
 const typingPerson = z.strictObject({ user_id: int, email: str });
+const typingEditRecipient = z.union([
+  z.strictObject({ type: z.literal('channel'), channel_id: int, topic: str }),
+  z.strictObject({ type: z.literal('direct'), user_ids: ids }),
+]);
 const scalar = z.union([bool, int, str, z.null()]);
 const reaction = {
   user_id: int, user: z.strictObject({ user_id: int, email: str, full_name: str }), message_id: int, emoji_name: str, emoji_code: str, reaction_type: reactionType,
@@ -124,6 +128,9 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'update_message_flags/remove': flagsEvent('remove'),
   'typing/start': opEvent('typing', 'start', { message_type: z.enum(['direct', 'stream']), sender: typingPerson, recipients: z.array(typingPerson).optional(), stream_id: int.optional(), topic: str.optional() }),
   'typing/stop': opEvent('typing', 'stop', { message_type: z.enum(['direct', 'stream']), sender: typingPerson, recipients: z.array(typingPerson).optional(), stream_id: int.optional(), topic: str.optional() }),
+  'typing_edit_message/start': opEvent('typing_edit_message', 'start', { sender_id: int, message_id: int, recipient: typingEditRecipient }),
+  'typing_edit_message/stop': opEvent('typing_edit_message', 'stop', { sender_id: int, message_id: int, recipient: typingEditRecipient }),
+  'user_topic': event('user_topic', { stream_id: int, topic_name: str, last_updated: int, visibility_policy: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]) }),
   'stream/create': opEvent('stream', 'create', { streams: z.array(channel), for_unarchiving: bool }),
   'stream/delete': opEvent('stream', 'delete', { streams: z.array(z.strictObject({ stream_id: int })), stream_ids: ids, for_archiving: bool }),
   'stream/update': opEvent('stream', 'update', {

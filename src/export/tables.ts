@@ -42,6 +42,7 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { table: 'Linkifier', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'RealmDomain', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'RealmPlayground', file: 'realm', rows: ofRealm, key: 'id' },
+  { table: 'ChannelEmailAddress', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'DefaultChannel', file: 'realm', rows: ofRealm, key: '"channelId"' },
   { table: 'DefaultChannelGroup', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'DefaultChannelGroupChannel', file: 'realm', rows: 't."groupId" IN (SELECT id FROM "DefaultChannelGroup" WHERE "realmId" = p.realm)', key: '"groupId", "channelId"' },

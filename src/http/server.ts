@@ -5,7 +5,7 @@ import uWS, { closeApp as closeUws, listenExclusive } from './uws.ts';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { log } from '../log.ts';
-import { ApiError, notLoggedIn } from '../errors.ts';
+import { ApiError, notLoggedIn, routeNotFound } from '../errors.ts';
 import { decodeBody, readBody } from './body.ts';
 import type { TrustedProxies } from './client-address.ts';
 import { authenticateBasic } from './credentials.ts';
@@ -215,7 +215,8 @@ function answerError(ex: Exchange, err: unknown, rate: RateDecision | undefined,
 function answerNotFound(res: uWS.HttpResponse): void {
   const ex: PendingResponse = { res, aborted: false, done: false };
   res.onAborted(() => (ex.aborted = true));
-  writeResponse(ex, 404, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Not Found', code: 'NOT_FOUND' }));
+  const err = routeNotFound();
+  writeResponse(ex, err.status, JSON_HEADERS, JSON.stringify({ result: 'error', msg: err.message, code: err.code }));
 }
 
 function listen(uws: uWS.TemplatedApp, config: Pick<Config, 'HOST' | 'PORT'>, lifecycle: Lifecycle): Promise<HttpServer> {

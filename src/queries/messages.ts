@@ -1,7 +1,6 @@
 // Messages as the API shows them, who may read them, and the range reads of GET /messages.
 import type { App } from '../app.ts';
 import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
-import { djangoEscape } from '../markdown/tex.ts';
 import { compiledLinkifiers } from './linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { FLAG_BITS, HISTORICAL_FLAGS, flagList } from '../domain/message-flags.ts';
@@ -10,6 +9,7 @@ import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { channelAccess, subscriberIds } from './channels.ts';
 import { compileNarrow, narrowSource, type NarrowTerm } from './narrow.ts';
+import { searchFields, searchTermsOf } from './search-highlight.ts';
 import type { RealmInfo } from './realms.ts';
 import { apiEmail, avatarUrl, canSeeEmail } from './users.ts';
 
@@ -120,11 +120,17 @@ export async function loadMessages(app: App, ids: readonly number[]): Promise<Fu
   return app.prisma.message.findMany({ where: { id: { in: [...ids] } }, include: messageInclude, orderBy: { id: 'asc' } });
 }
 
-/** Formats messages for one viewer; `flags` holds the viewer's bits (absent = historical). */
-export async function presentMessages(app: App, realm: RealmInfo, viewer: User, messages: readonly FullMessage[], flags: Map<number, number | null>, opts: PresentOptions) {
+/**
+ * Formats messages for one viewer; `flags` holds the viewer's bits (absent = historical). Results
+ * of a search (`searchTerms` not null) carry match_content and match_subject.
+ */
+export async function presentMessages(app: App, realm: RealmInfo, viewer: User, messages: readonly FullMessage[], flags: Map<number, number | null>, opts: PresentOptions, searchTerms: string[] | null = null) {
   const dmUsers = await conversationUsers(app, messages);
   const linkifiers = await compiledLinkifiers(app, realm.id);
-  return messages.map((m) => presentMessage(messageObject(app, realm, m, dmUsers, linkifiers), m, viewer, realm, flags.get(m.id) ?? HISTORICAL_FLAGS, opts));
+  return messages.map((m) => {
+    const out = presentMessage(messageObject(app, realm, m, dmUsers, linkifiers), m, viewer, realm, flags.get(m.id) ?? HISTORICAL_FLAGS, opts);
+    return searchTerms ? Object.assign(out, searchFields(m.renderedContent, m.topic, searchTerms)) : out;
+  });
 }
 
 /**
@@ -244,7 +250,8 @@ export async function matchesNarrow(app: App, realm: RealmInfo, user: User, ids:
     `SELECT m.id, m."renderedContent", m.topic FROM ${from} WHERE ${where} AND m.id = ANY($2::int[]) ORDER BY m.id`,
     ...narrow.params,
   );
-  return Object.fromEntries(rows.map((r) => [String(r.id), { match_content: r.renderedContent, match_subject: djangoEscape(r.topic) }]));
+  const terms = searchTermsOf(narrowTerms) ?? [];
+  return Object.fromEntries(rows.map((r) => [String(r.id), searchFields(r.renderedContent, r.topic, terms)]));
 }
 
 /** Message ids (with the user's flags) among `ids` that match a narrow. */

@@ -21,11 +21,13 @@ export const narrowSchema = z.array(
 );
 export type NarrowTerm = { operator: string; operand: string | number | number[]; negated?: boolean };
 
-const CANONICAL: Record<string, string> = {
-  stream: 'channel', streams: 'channels', subject: 'topic', 'pm-with': 'dm', 'group-pm-with': 'dm-including',
+/** Legacy operator names (Zulip still takes the underscore spellings too) and the operator each now is. */
+export const CANONICAL_OPERATORS: Record<string, string> = {
+  stream: 'channel', streams: 'channels', subject: 'topic', 'pm-with': 'dm', pm_with: 'dm', group_pm_with: 'group-pm-with',
 };
 
-export const badNarrow = (desc: string) => new ApiError(`Invalid narrow operator: ${desc}`, 'BAD_NARROW');
+/** Zulip's BadNarrowOperatorError, whose `desc` the error carries too. */
+export const badNarrow = (desc: string) => new ApiError(`Invalid narrow operator: ${desc}`, 'BAD_NARROW', 400, { desc });
 
 /** Topic operands and parameters: the realm's display name for the empty topic means "". */
 export function normalizeTopicName(topic: string): string {
@@ -61,24 +63,23 @@ async function channelCondition(app: App, realm: RealmInfo, user: User, value: N
       : typeof value === 'string'
         ? await channelByName(app, realm, value)
         : null;
-  if (!channel) throw badNarrow('unknown channel');
+  if (!channel) throw badNarrow(`unknown channel ${String(value)}`);
   const access = await channelAccess(app, realm, user, channel);
   return { cond: `m."channelId" = ${sql.add(channel.id)}`, history: access.content && channel.historyPublicToSubscribers };
 }
 
-async function userIdsOf(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand']): Promise<number[]> {
+/** Python's str() of an operand, as Zulip's error descriptions show it: "[1, 2]" for a list. */
+const operandText = (value: NarrowTerm['operand']) => (Array.isArray(value) ? `[${value.join(', ')}]` : String(value));
+
+/** The users an operand names (ids, or comma-separated emails); `unknown` describes the error when one is not found. */
+async function userIdsOf(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand'], unknown = `unknown user ${operandText(value)}`): Promise<number[]> {
   const items = Array.isArray(value) ? value : typeof value === 'number' ? [value] : value.split(',').map((s) => s.trim()).filter(Boolean);
   const ids: number[] = [];
   for (const item of items) {
-    if (typeof item === 'number') {
-      const found = await app.prisma.user.findFirst({ where: { id: item, realmId: realm.id }, select: { id: true } });
-      if (!found) throw badNarrow('unknown user');
-      ids.push(item);
-    } else {
-      const found = await findUserByEmail(app, realm, item, user);
-      if (!found) throw badNarrow('unknown user');
-      ids.push(found.id);
-    }
+    const found =
+      typeof item === 'number' ? await app.prisma.user.findFirst({ where: { id: item, realmId: realm.id }, select: { id: true } }) : await findUserByEmail(app, realm, item, user);
+    if (!found) throw badNarrow(unknown);
+    ids.push(found.id);
   }
   return ids;
 }
@@ -99,7 +100,7 @@ function isCondition(value: string, sql: SqlParams): string {
     case 'resolved':
       return `(m."channelId" IS NOT NULL AND m.topic LIKE ${sql.add('✔ %')})`;
     default:
-      throw badNarrow("unknown 'is' operand");
+      throw badNarrow(`unknown 'is' operand ${value}`);
   }
 }
 
@@ -110,9 +111,14 @@ const HAS_CONDITIONS: Record<string, string> = {
   reaction: 'EXISTS (SELECT 1 FROM "Reaction" r WHERE r."messageId" = m.id)',
 };
 
-/** Words and "quoted phrases" of a search operand; each must occur in the content or topic. */
+/** The words and "quoted phrases" of a search operand. */
+export function searchWords(value: string): string[] {
+  return [...value.matchAll(/"([^"]+)"|(\S+)/g)].map((m) => (m[1] ?? m[2])!);
+}
+
+/** Each word and phrase of a search operand must occur in the content or topic. */
 function searchCondition(value: string, sql: SqlParams): string {
-  const words = [...value.matchAll(/"([^"]+)"|(\S+)/g)].map((m) => (m[1] ?? m[2])!);
+  const words = searchWords(value);
   if (words.length === 0) return 'TRUE';
   return words
     .map((w) => {
@@ -123,10 +129,39 @@ function searchCondition(value: string, sql: SqlParams): string {
 }
 
 async function dmCondition(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand'], sql: SqlParams): Promise<string> {
-  const ids = await userIdsOf(app, realm, user, value);
+  const ids = await userIdsOf(app, realm, user, value, `unknown user in ${operandText(value)}`);
   const key = [...new Set([...ids, user.id])].sort((a, b) => a - b).join(',');
   const group = await app.prisma.directMessageGroup.findUnique({ where: { realmId_memberKey: { realmId: realm.id, memberKey: key } } });
   return group ? `m."directGroupId" = ${sql.add(group.id)}` : 'FALSE';
+}
+
+/** Zulip's UserTopic visibility policies. */
+const TOPIC_MUTED = 1;
+const TOPIC_UNMUTED = 2;
+const TOPIC_FOLLOWED = 3;
+
+/**
+ * in:home (Zulip's exclude_muting_conditions): not in the user's muted channels, unless the topic
+ * is unmuted or followed there, and not in topics the user muted.
+ */
+function homeCondition(sql: SqlParams, user: User): string {
+  const u = sql.add(user.id);
+  const topicPolicy = (policies: string) =>
+    `EXISTS (SELECT 1 FROM "UserTopic" ut WHERE ut."userId" = ${u} AND ut."channelId" = m."channelId" AND lower(ut.topic) = lower(m.topic) AND ut.visibility IN (${policies}))`;
+  const mutedChannel = `m."channelId" IN (SELECT s."channelId" FROM "Subscription" s WHERE s."userId" = ${u} AND s.active AND s."isMuted")`;
+  return `(m."channelId" IS NULL OR (NOT (${mutedChannel} AND NOT ${topicPolicy(`${TOPIC_UNMUTED}, ${TOPIC_FOLLOWED}`)}) AND NOT ${topicPolicy(String(TOPIC_MUTED))}))`;
+}
+
+const CHANNEL_OPERATORS = new Set(['channel', 'channels', 'topic']);
+const DM_OPERATORS = new Set(['dm', 'dm-including', 'group-pm-with']);
+
+/** Zulip refuses a narrow that asks for both a channel and direct messages (negated terms aside). */
+function checkNotChannelAndDm(narrow: readonly NarrowTerm[]): void {
+  const asked = narrow.filter((t) => !t.negated);
+  const isDm = (t: NarrowTerm) => DM_OPERATORS.has(t.operator) || (t.operator === 'is' && (t.operand === 'dm' || t.operand === 'private'));
+  if (asked.some((t) => CHANNEL_OPERATORS.has(t.operator)) && asked.some(isDm)) {
+    throw badNarrow('No message can be both a channel message and direct message');
+  }
 }
 
 async function termCondition(app: App, realm: RealmInfo, user: User, term: NarrowTerm, sql: SqlParams): Promise<{ cond: string; history?: boolean }> {
@@ -136,7 +171,7 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
     case 'channel':
       return channelCondition(app, realm, user, value, sql);
     case 'channels':
-      if (text !== 'public' && text !== 'web-public') throw badNarrow('unknown channels operand');
+      if (text !== 'public' && text !== 'web-public') throw badNarrow(`unknown channels operand ${text}`);
       return {
         cond: `m."channelId" IN (SELECT id FROM "Channel" WHERE "realmId" = ${sql.add(realm.id)} AND NOT "inviteOnly"${text === 'web-public' ? ' AND "isWebPublic"' : ''})`,
         history: user.role !== Role.GUEST,
@@ -149,20 +184,27 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
     }
     case 'dm':
       return { cond: await dmCondition(app, realm, user, value, sql) };
-    case 'dm-including': {
+    case 'dm-including':
+    case 'group-pm-with': {
       const [id] = await userIdsOf(app, realm, user, value);
       const like = sql.add(`%,${id},%`);
-      return { cond: `m."directGroupId" IN (SELECT id FROM "DirectMessageGroup" WHERE "realmId" = ${sql.add(realm.id)} AND (',' || "memberKey" || ',') LIKE ${like})` };
+      // group-pm-with, which dm-including replaced, names group conversations only.
+      const groupsOnly = term.operator === 'group-pm-with' ? ` AND cardinality(string_to_array("memberKey", ',')) >= 3` : '';
+      return { cond: `m."directGroupId" IN (SELECT id FROM "DirectMessageGroup" WHERE "realmId" = ${sql.add(realm.id)} AND (',' || "memberKey" || ',') LIKE ${like}${groupsOnly})` };
     }
+    case 'in':
+      if (text === 'all') return { cond: 'TRUE' };
+      if (text !== 'home') throw badNarrow(`unknown 'in' operand ${text}`);
+      return { cond: homeCondition(sql, user) };
     case 'is':
       return { cond: isCondition(text, sql) };
     case 'has':
-      if (!(text in HAS_CONDITIONS)) throw badNarrow("unknown 'has' operand");
+      if (!(text in HAS_CONDITIONS)) throw badNarrow(`unknown 'has' operand ${text}`);
       return { cond: HAS_CONDITIONS[text]! };
     case 'search':
       return { cond: searchCondition(text, sql) };
     case 'id':
-      if (!/^\d+$/.test(text)) throw badNarrow('invalid message ID');
+      if (!/^\d+$/.test(text)) throw badNarrow('Invalid message ID');
       return { cond: `m.id = ${sql.add(Number(text))}` };
     case 'near':
     case 'with':
@@ -182,16 +224,18 @@ export async function compileNarrow(app: App, realm: RealmInfo, user: User, narr
   const sql = new SqlParams(firstParams);
   const conditions: string[] = [];
   let history = false;
-  for (const raw of narrow) {
-    const term = { ...raw, operator: CANONICAL[raw.operator] ?? raw.operator };
+  const terms = narrow.map((raw) => ({ ...raw, operator: CANONICAL_OPERATORS[raw.operator] ?? raw.operator }));
+  for (const term of terms) {
+    checkNotChannelAndDm(terms.slice(0, terms.indexOf(term) + 1));
     const compiled = await termCondition(app, realm, user, term, sql);
-    if (term.negated) conditions.push(`NOT COALESCE((${compiled.cond}), FALSE)`);
+    // Zulip ignores the negation of in:home and in:all.
+    if (term.negated && term.operator !== 'in') conditions.push(`NOT COALESCE((${compiled.cond}), FALSE)`);
     else {
       conditions.push(compiled.cond);
       if (compiled.history) history = true;
     }
   }
-  if (narrow.some((t) => (CANONICAL[t.operator] ?? t.operator) === 'is' && t.operand !== 'resolved')) history = false;
+  if (terms.some((t) => t.operator === 'is' && t.operand !== 'resolved')) history = false;
   return { history, conditions, params: sql.values };
 }
 

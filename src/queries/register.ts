@@ -137,7 +137,7 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
     realm_new_stream_announcements_stream_id: -1,
     realm_signup_announcements_stream_id: -1,
     realm_zulip_update_announcements_stream_id: -1,
-    realm_moderation_request_channel_id: -1,
+    realm_moderation_request_channel_id: s.moderation_request_channel_id,
     realm_upload_quota_mib: null,
     realm_authentication_methods: { Email: { enabled: true, available: true } },
     realm_email_auth_enabled: true,

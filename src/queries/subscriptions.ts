@@ -2,7 +2,7 @@
 // settings for it, and who is subscribed.
 import type { App } from '../app.ts';
 import type { Subscription, User } from '../db/generated/client.ts';
-import { channelStats, formatChannel } from './channels.ts';
+import { accessRules, channelStats, formatChannel, subscribedChannelIds } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
 
 /** A channel dict (formatChannel) merged with one user's subscription to it. */
@@ -45,4 +45,11 @@ export async function userSubscriptions(app: App, realm: RealmInfo, user: User, 
   const ids = subs.map((s) => s.channelId);
   const [stats, subscribers] = await Promise.all([channelStats(app, ids), includeSubscribers ? subscribersByChannel(app, ids) : undefined]);
   return subs.map((s) => formatSubscription(formatChannel(realm, s.channel, stats.get(s.channelId)!), s, subscribers?.get(s.channelId)));
+}
+
+/** GET /users/{id}/channels: the target's channels whose metadata the viewer may see, ascending. */
+export async function userChannelIds(app: App, realm: RealmInfo, viewer: User, target: User): Promise<number[]> {
+  const rows = await app.prisma.subscription.findMany({ where: { userId: target.id, active: true }, include: { channel: true }, orderBy: { channelId: 'asc' } });
+  const [groups, mine] = [await app.realms.groups(realm.id), await subscribedChannelIds(app, viewer.id)];
+  return rows.filter((r) => accessRules(viewer, r.channel, mine.has(r.channelId), groups, realm).metadata).map((r) => r.channelId);
 }
