@@ -63,7 +63,9 @@ export interface FormatOptions {
 
 export function formatUser(app: App, realm: RealmInfo, user: User, viewer: Viewer | null, opts: FormatOptions): Record<string, unknown> {
   const visible = canSeeEmail(user, viewer, realm);
-  const gravatarHidden = opts.clientGravatar && visible && user.avatarSource === 'G';
+  // Clients compute a gravatar from the address they know the user by, so only where that is the
+  // real one (Zulip: users whose email is visible to everyone, and bots).
+  const gravatarHidden = opts.clientGravatar && user.avatarSource === 'G' && (user.isBot || emailVisibility(user, realm) === EMAIL_VISIBILITY.EVERYONE);
   return {
     user_id: user.id,
     delivery_email: visible ? user.deliveryEmail : null,
