@@ -2,7 +2,6 @@
 // one statement for the message and all its UserMessage rows, then the `message` event.
 // A channel message costs a constant number of queries whatever its subscriber count.
 import type { App } from '../app.ts';
-import { generateApiKey } from '../auth/api-keys.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Message, Prisma, User } from '../db/generated/client.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
@@ -18,6 +17,7 @@ import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { atomic, sendCommitted, sendOnCommit } from './transaction.ts';
+import { createUser } from './users.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
 export const WILDCARD_MENTION_THRESHOLD = 15;
@@ -346,14 +346,23 @@ export async function sendMessage(app: App, realm: RealmInfo, sender: User, to: 
   return { id: await deliverMessage(app, realm, prepared, opts) };
 }
 
-/** The organization's Notification Bot, created the first time it has something to say. */
+/**
+ * The organization's Notification Bot, created (and announced like any new bot) the first time it
+ * has something to say.
+ */
 export async function notificationBot(app: App, realm: RealmInfo): Promise<User> {
   const email = `notification-bot@${app.realms.emailDomain(realm)}`;
-  return app.prisma.user.upsert({
-    where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } },
-    create: { realmId: realm.id, deliveryEmail: email, fullName: 'Notification Bot', isBot: true, botType: 1, apiKey: generateApiKey() },
-    update: {},
-  });
+  const find = () => app.prisma.user.findUnique({ where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } } });
+  const existing = await find();
+  if (existing) return existing;
+  try {
+    return await createUser(app, realm, { email, fullName: 'Notification Bot', isBot: true, botType: 1 });
+  } catch (err) {
+    // Another notification created it meanwhile.
+    const created = await find();
+    if (created) return created;
+    throw err;
+  }
 }
 
 /** A Notification Bot message to a channel topic, bypassing posting permissions as Zulip's system bots do. */

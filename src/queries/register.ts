@@ -23,7 +23,7 @@ import { formatSubscription, subscribersByChannel, unmutedTopicCheck, userSubscr
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, unknownUser } from './user-access.ts';
-import { avatarUrl, emailVisibility, formatUser, profileData } from './users.ts';
+import { avatarUrl, botDict, emailVisibility, formatUser, profileData } from './users.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES, SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 
 export interface SnapshotOptions {
@@ -506,15 +506,7 @@ async function ownedBots(app: App, realm: RealmInfo, user: User): Promise<State>
     where: { realmId: realm.id, isBot: true, ...(user.role <= Role.ADMINISTRATOR ? {} : { botOwnerId: user.id }) },
     orderBy: { id: 'asc' },
   });
-  return {
-    realm_bots: bots.map((b) => ({
-      user_id: b.id,
-      default_sending_stream: null,
-      default_events_register_stream: null,
-      default_all_public_streams: userSettingsSchema.parse(b.settings ?? {}).default_all_public_streams,
-      services: [],
-    })),
-  };
+  return { realm_bots: bots.map((b) => botDict(app, realm, b)) };
 }
 
 async function linkifierSection(app: App, realm: RealmInfo, o: SnapshotOptions): Promise<State> {

@@ -86,6 +86,25 @@ export function formatUser(app: App, realm: RealmInfo, user: User, viewer: Viewe
   };
 }
 
+/** A bot as its administrators see it (Zulip's get_owned_bot_dicts and the realm_bot events). */
+export function botDict(app: App, realm: RealmInfo, bot: User): Record<string, unknown> {
+  return {
+    email: apiEmail(app, realm, bot),
+    user_id: bot.id,
+    full_name: bot.fullName,
+    bot_type: bot.botType,
+    is_active: bot.isActive,
+    api_key: bot.apiKey,
+    // Default channels for bots are not modelled: a bot has none.
+    default_sending_stream: null,
+    default_events_register_stream: null,
+    default_all_public_streams: userSettingsSchema.parse(bot.settings ?? {}).default_all_public_streams,
+    owner_id: bot.botOwnerId,
+    avatar_url: avatarUrl(bot),
+    services: [],
+  };
+}
+
 export async function profileData(app: App, userIds: number[]): Promise<Map<number, Record<string, { value: string; rendered_value?: string }>>> {
   const rows = await app.prisma.customProfileFieldValue.findMany({ where: { userId: { in: userIds } } });
   const result = new Map<number, Record<string, { value: string; rendered_value?: string }>>(userIds.map((id) => [id, {}]));
