@@ -9,7 +9,7 @@ import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
-import { channelByName, isSubscribed, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
+import { channelByName, isSubscribed, metadataUserIds, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
 import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -272,22 +272,25 @@ const INSERT_MESSAGE = `WITH m AS (
     INSERT INTO "Message" ("realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "sendingClient", "isMeMessage", "hasLink", "hasImage")
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *),
   um AS (INSERT INTO "UserMessage" ("userId", "messageId", flags) SELECT u, m.id, f FROM m, unnest($12::int[], $13::int[]) AS t(u, f)),
-  first AS (UPDATE "Channel" c SET "firstMessageId" = m.id FROM m WHERE c.id = m."channelId" AND c."firstMessageId" IS NULL)
-  SELECT m.*, pg_current_xact_id()::text AS xid FROM m`;
+  first AS (UPDATE "Channel" c SET "firstMessageId" = m.id FROM m WHERE c.id = m."channelId" AND c."firstMessageId" IS NULL RETURNING c.id)
+  SELECT m.*, pg_current_xact_id()::text AS xid, EXISTS (SELECT 1 FROM first) AS "firstInChannel" FROM m`;
 
-/** Writes the message and its rows; returns it as a loaded message, built from what is known, not read back. */
-async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, flags: Map<number, number>): Promise<{ message: FullMessage; xid: number }> {
+/**
+ * Writes the message and its rows; returns it as a loaded message, built from what is known, not
+ * read back, and whether it is its channel's first.
+ */
+async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, flags: Map<number, number>): Promise<{ message: FullMessage; xid: number; firstInChannel: boolean }> {
   const db = app.prisma;
   const directGroupId = p.memberKey
     ? (await db.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
     : null;
   const r = p.rendered;
-  const [row] = await db.$queryRawUnsafe<(Message & { xid: string })[]>(
+  const [row] = await db.$queryRawUnsafe<(Message & { xid: string; firstInChannel: boolean })[]>(
     INSERT_MESSAGE,
     realm.id, p.sender.id, p.channel?.id ?? null, directGroupId, p.topic, p.content, r.html, opts.client, r.isMeMessage, r.links.length > 0, linksImage(r.links),
     [...flags.keys()], [...flags.values()],
   );
-  const { xid, ...message } = row!;
+  const { xid, firstInChannel, ...message } = row!;
   const hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, r.uploadPathIds);
   if (hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
   const c = p.channel;
@@ -299,7 +302,7 @@ async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts
     directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
     reactions: [],
   };
-  return { message: full, xid: Number(xid) };
+  return { message: full, xid: Number(xid), firstInChannel };
 }
 
 /** Writes a prepared message; its `message` event goes to every recipient once it committed. */
@@ -318,17 +321,25 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
     ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
     publicChannelMessage: p.channel !== null && !p.channel.inviteOnly,
   });
+  // A channel's first message is news to those who see the channel but get no message event.
+  const firstMessageNews = async (message: FullMessage) => ({
+    realmId: realm.id,
+    userIds: (await metadataUserIds(app, realm, p.channel!)).filter((id) => !flags.has(id)),
+    event: { type: 'stream', op: 'update', stream_id: p.channel!.id, name: p.channel!.name, property: 'first_message_id', value: message.id },
+  });
   const store = async () => {
     // A lone statement is its own transaction (an interactive one costs two more round trips); the
     // conversation and attachment writes need one around them.
     if (p.memberKey === null && p.rendered.uploadPathIds.length === 0) {
-      const { message, xid } = await storeMessage(app, realm, p, opts, flags);
+      const { message, xid, firstInChannel } = await storeMessage(app, realm, p, opts, flags);
       sendCommitted(app, { ...(await envelope(message)), xid });
+      if (firstInChannel) sendCommitted(app, { ...(await firstMessageNews(message)), xid });
       return message.id;
     }
     return atomic(app, async () => {
-      const { message } = await storeMessage(app, realm, p, opts, flags);
+      const { message, firstInChannel } = await storeMessage(app, realm, p, opts, flags);
       sendOnCommit(await envelope(message));
+      if (firstInChannel) sendOnCommit(await firstMessageNews(message));
       return message.id;
     });
   };
