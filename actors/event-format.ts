@@ -126,6 +126,8 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
     }
     case 'user_group':
       return userGroupEvents(event, hasCapability(options, 'include_deactivated_groups'));
+    case 'stream':
+      return streamEvents(event, hasCapability(options, 'archived_channels'));
     case 'realm_user': {
       // A new user a restricted guest cannot access, published as an "Unknown user" placeholder.
       const { inaccessible_user: inaccessible, ...rest } = event;
@@ -168,4 +170,15 @@ function userGroupEvents(event: Event, withDeactivated: boolean): Event[] {
   if (event.op === 'remove' || reactivation) return withDeactivated ? [] : [rest];
   if (event.op === 'update' && ('deactivated' in data || deactivated === true)) return withDeactivated ? [rest] : [];
   return [rest];
+}
+
+/**
+ * Archiving and unarchiving reach clients with `archived_channels` as the is_archived update, and
+ * the others as the channel's removal or creation (Zulip's event_queue); the markers leave.
+ */
+function streamEvents(event: Event, withArchived: boolean): Event[] {
+  const { for_archiving: archiving, for_unarchiving: unarchiving, ...rest } = event;
+  if (event.op === 'update' && event.property === 'is_archived') return withArchived ? [event] : [];
+  if (archiving || unarchiving) return withArchived ? [] : [rest];
+  return [event.op === 'update' ? event : rest];
 }

@@ -100,7 +100,8 @@ test('PATCH /streams/{id}: rename and description with events to everyone who se
   events.stop();
   const audience = [realm.owner.id, member.id, other.id];
   assert.equal(events.envelopes.map((e) => [e.event, e.userIds]), [
-    [{ type: 'stream', op: 'update', stream_id: id, name: 'new', property: 'description', value: 'About **this**', rendered_description: '<p>About **this**</p>' }, audience],
+    // The description changes first, so its event names the channel by the old name (as in Zulip).
+    [{ type: 'stream', op: 'update', stream_id: id, name: 'old', property: 'description', value: 'About **this**', rendered_description: '<p>About **this**</p>' }, audience],
     [{ type: 'stream', op: 'update', stream_id: id, name: 'old', property: 'name', value: 'new' }, audience],
   ]);
   assert.not.ok(events.envelopes.some((e) => e.userIds.includes(guest.id)));

@@ -45,7 +45,10 @@ test('messages: send, edit, move, delete, reactions, flags, typing', async () =>
   const id = await send(realm.owner, sid, 't', 'original');
   const hash = createHash('sha256').update('original').digest('hex');
   await verifyAction(realm, () => o.patch(`/messages/${id}`, { content: 'edited', prev_content_sha256: hash }), ['update_message']);
-  await verifyAction(realm, () => o.patch(`/messages/${id}`, { topic: 'moved', send_notification_to_old_thread: true }), ['update_message', 'message', 'message']);
+  // The first notice creates the Notification Bot, announced like any new bot.
+  await verifyAction(realm, () => o.patch(`/messages/${id}`, { topic: 'moved', send_notification_to_old_thread: true }), [
+    'update_message', 'realm_user/add', 'user_group/add_members', 'user_group/add_members', 'realm_bot/add', 'message', 'message',
+  ]);
   await verifyAction(realm, () => o.patch(`/messages/${id}`, { topic: '✔ moved' }), ['update_message', 'message']);
   await verifyAction(realm, () => o.post(`/messages/${id}/reactions`, { emoji_name: 'smile' }), ['reaction/add']);
   await verifyAction(realm, () => o.delete(`/messages/${id}/reactions`, { emoji_name: 'smile' }), ['reaction/remove']);
@@ -77,7 +80,9 @@ test('channels and subscriptions', async () => {
 test('users, settings, the organization', async () => {
   const realm = await newRealm();
   const o = realm.owner.client;
-  await verifyAction(realm, () => o.post('/users', { email: 'new@example.com', password: 'new-password', full_name: 'New Nina' }), ['realm_user/add']);
+  await verifyAction(realm, () => o.post('/users', { email: 'new@example.com', password: 'new-password', full_name: 'New Nina' }), [
+    'realm_user/add', 'user_group/add_members', 'user_group/add_members',
+  ]);
   const bob = await realm.addUser({ name: 'Bob' });
   await verifyAction(realm, () => o.patch(`/users/${bob.id}`, { role: Role.MODERATOR }), ['realm_user/update', 'user_group/remove_members', 'user_group/add_members', 'user_group/remove_members']);
   await verifyAction(realm, () => o.patch(`/users/${bob.id}`, { full_name: 'Bobby' }), ['realm_user/update']);

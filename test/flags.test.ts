@@ -24,7 +24,7 @@ test('POST /messages/flags: add/remove, events, validation', async () => {
   assert.equal(read!.event.messages, [a, dm]);
   assert.equal(unread!.event, {
     type: 'update_message_flags', op: 'remove', operation: 'remove', flag: 'read', messages: [a, dm], all: false,
-    message_details: { [a]: { type: 'stream', stream_id: sid, topic: 't' }, [dm]: { type: 'private', user_ids: [realm.owner.id] } },
+    message_details: { [a]: { type: 'stream', stream_id: sid, topic: 't', unmuted_stream_msg: true }, [dm]: { type: 'private', user_ids: [realm.owner.id] } },
   });
   assert.equal(await flagsOf(alice.client, a), ['starred']);
   const errors: [Record<string, unknown>, string][] = [

@@ -25,6 +25,21 @@ test('deleting own messages: event to subscribers, then gone', async () => {
   assert.equal(dmEvents.ofType('delete_message')[0]!.event, { type: 'delete_message', message_ids: [dm], message_type: 'private' });
 });
 
+test("deleting a channel's first message moves first_message_id to the oldest left, and says so (Zulip's check_update_first_message_id)", async () => {
+  const realm = await newRealm();
+  const alice = await realm.addUser();
+  const sid = await makeChannel(realm, 'general', [realm.owner, alice]);
+  const first = await send(alice, sid, 't', 'first');
+  const second = await send(alice, sid, 't', 'second');
+  const events = captureEvents(realm.server.app, realm.id);
+  assert.is((await alice.client.delete(`/messages/${first}`)).status, 200);
+  events.stop();
+  const [update] = events.ofType('stream');
+  assert.equal(update!.event, { type: 'stream', op: 'update', stream_id: sid, name: 'general', property: 'first_message_id', value: second });
+  assert.ok(update!.userIds.includes(realm.owner.id) && update!.userIds.includes(alice.id));
+  assert.is((await alice.client.get(`/streams/${sid}`)).body.stream.first_message_id, second);
+});
+
 test('delete permissions: others, time limit without grace, admins any time, channel settings', async () => {
   const realm = await newRealm();
   const alice = await realm.addUser();

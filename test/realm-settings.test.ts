@@ -46,7 +46,7 @@ test('PATCH /realm: events to every active user, update or update_dict as Zulip 
   });
   assert.equal(await q.pending(), [
     { type: 'realm', op: 'update', property: 'name', value: 'Renamed' },
-    { type: 'realm', op: 'update_dict', property: 'default', data: { description: 'Hello', rendered_description: '<p>Hello</p>' } },
+    { type: 'realm', op: 'update', property: 'description', value: 'Hello' },
     { type: 'realm', op: 'update_dict', property: 'default', data: { allow_message_editing: false } },
     { type: 'realm', op: 'update', property: 'invite_required', value: false },
     { type: 'realm', op: 'update_dict', property: 'default', data: { message_content_edit_limit_seconds: 60 } },

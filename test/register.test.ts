@@ -219,7 +219,12 @@ test('realm_bots lists the bots the user owns, all of them for administrators', 
   const bob = await realm.addUser();
   const bot = await realm.addUser({ bot: true });
   await realm.server.app.prisma.user.update({ where: { id: bot.id }, data: { botOwnerId: realm.owner.id } });
-  const entry = { user_id: bot.id, default_sending_stream: null, default_events_register_stream: null, default_all_public_streams: false, services: [] };
+  const avatar = (await realm.owner.client.get(`/users/${bot.id}`, { client_gravatar: false })).body.user.avatar_url;
+  // Zulip's Bot object: everything an administrator of the bot may see, its API key too.
+  const entry = {
+    email: bot.email, user_id: bot.id, full_name: 'User 2', bot_type: 1, is_active: true, api_key: bot.apiKey, default_sending_stream: null,
+    default_events_register_stream: null, default_all_public_streams: false, owner_id: realm.owner.id, avatar_url: avatar, services: [],
+  };
   assert.equal((await register(realm.owner, { fetch_event_types: ['realm_bot'] })).realm_bots, [entry]);
   assert.equal((await register(bob, { fetch_event_types: ['realm_bot'] })).realm_bots, []);
 });

@@ -277,13 +277,15 @@ async function applyChannelUpdate(app: App, realm: RealmInfo, channel: Channel, 
   const after = await metadataUserIds(app, realm, updated);
   const unchanged = after.filter((id) => before.has(id));
   const postPolicy = (c: Channel) => postPolicyFields(realm, c);
+  let renamed = false;
   for (const e of plan.events) {
-    // Rename events carry the old name; later events the new one.
-    const name = e.property === 'name' ? channel.name : updated.name;
+    // Each event names the channel as clients know it then: the old name up to the rename.
+    const name = renamed ? updated.name : channel.name;
+    if (e.property === 'name') renamed = true;
     sendToUsers(realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name, ...e });
     if (e.property === 'can_send_message_group' && postPolicy(channel).stream_post_policy !== postPolicy(updated).stream_post_policy) {
       for (const [property, value] of Object.entries(postPolicy(updated))) {
-        sendToUsers(realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name: updated.name, property, value });
+        sendToUsers(realm, unchanged, { type: 'stream', op: 'update', stream_id: channel.id, name, property, value });
       }
     }
   }

@@ -5,6 +5,7 @@ import type { User } from '../db/generated/client.ts';
 import { API_FLAGS, EDITABLE_FLAGS, FLAG_BITS, HISTORICAL_FLAGS, type FlagName } from '../domain/message-flags.ts';
 import { badRequest } from '../errors.ts';
 import { subscribedChannelIds } from '../queries/channels.ts';
+import { unmutedTopicCheck } from '../queries/subscriptions.ts';
 import { accessMessage, memberIds } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
@@ -18,23 +19,31 @@ function checkFlag(op: string, flag: string): FlagName {
   return flag as FlagName;
 }
 
-/** What clients need to put re-unread messages back into their unread counts. */
+/**
+ * What clients need to put re-unread messages back into their unread data (Zulip's
+ * format_unread_message_details): `unmuted_stream_msg` says whether a channel message counts, and
+ * `mentioned` follows the register's mentions (wildcards only where the message counts).
+ */
 async function unreadDetails(app: App, user: User, ids: number[]): Promise<Record<string, Record<string, unknown>>> {
-  const rows = await app.prisma.userMessage.findMany({ where: { userId: user.id, messageId: { in: ids } }, select: { messageId: true, flags: true } });
+  const [rows, unmuted] = await Promise.all([
+    app.prisma.userMessage.findMany({ where: { userId: user.id, messageId: { in: ids } }, select: { messageId: true, flags: true } }),
+    unmutedTopicCheck(app, user.id),
+  ]);
   const messages = await app.prisma.message.findMany({
     where: { id: { in: rows.map((r) => r.messageId) } },
     select: { id: true, channelId: true, topic: true, directGroup: { select: { memberKey: true } } },
   });
   const byId = new Map(messages.map((m) => [m.id, m]));
-  const mention = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
+  const wildcard = FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
   return Object.fromEntries(
     rows.map((r) => {
       const m = byId.get(r.messageId)!;
+      const counted = m.channelId === null || unmuted(m.channelId, m.topic);
       const details: Record<string, unknown> =
         m.channelId !== null
-          ? { type: 'stream', stream_id: m.channelId, topic: m.topic }
+          ? { type: 'stream', stream_id: m.channelId, topic: m.topic, unmuted_stream_msg: counted }
           : { type: 'private', user_ids: memberIds(m.directGroup!.memberKey).filter((id) => id !== user.id) };
-      if (r.flags & mention) details.mentioned = true;
+      if (r.flags & FLAG_BITS.mentioned || (r.flags & wildcard && counted)) details.mentioned = true;
       return [String(r.messageId), details];
     }),
   );

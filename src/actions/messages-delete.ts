@@ -5,7 +5,7 @@ import { hasRealmPermission, requireRole } from '../auth/permissions.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
-import { accessibleChannel, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
+import { accessibleChannel, metadataUserIds, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
 import { accessMessage, timestamp, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -45,7 +45,20 @@ export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]):
     const event: Record<string, unknown> = { type: 'delete_message', message_ids: messageIds.sort((a, b) => a - b) };
     Object.assign(event, channel ? { message_type: 'stream', stream_id: channel.id, topic: first.topic } : { message_type: 'private' });
     sendOnCommit({ realmId: realm.id, userIds: [...recipients], event });
+    if (channel?.firstMessageId !== null && channel?.firstMessageId !== undefined && messageIds.includes(channel.firstMessageId)) await updateFirstMessageId(app, realm, channel);
   });
+}
+
+/**
+ * Zulip's check_update_first_message_id: the channel's first message was deleted, so its oldest
+ * remaining one takes the place, and whoever sees the channel learns it.
+ */
+async function updateFirstMessageId(app: App, realm: RealmInfo, channel: Channel): Promise<void> {
+  const oldest = await app.prisma.message.findFirst({ where: { channelId: channel.id }, orderBy: { id: 'asc' }, select: { id: true } });
+  const value = oldest?.id ?? null;
+  await app.prisma.channel.update({ where: { id: channel.id }, data: { firstMessageId: value } });
+  const event = { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'first_message_id', value };
+  sendOnCommit({ realmId: realm.id, userIds: await metadataUserIds(app, realm, channel), event });
 }
 
 /** DELETE /messages/{id}: the permission and time checks run on the locked row, in the deleting transaction. */

@@ -2,7 +2,6 @@
 // one statement for the message and all its UserMessage rows, then the `message` event.
 // A channel message costs a constant number of queries whatever its subscriber count.
 import type { App } from '../app.ts';
-import { generateApiKey } from '../auth/api-keys.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Message, Prisma, User } from '../db/generated/client.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
@@ -10,7 +9,7 @@ import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
-import { cachedChannel, isSubscribed, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
+import { cachedChannel, isSubscribed, metadataUserIds, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
 import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -19,6 +18,7 @@ import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { atomic, sendCommitted, sendOnCommit } from './transaction.ts';
+import { createUser } from './users.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
 export const WILDCARD_MENTION_THRESHOLD = 15;
@@ -290,14 +290,17 @@ const INSERT_MESSAGES = `WITH ids AS (
   first AS (
     UPDATE "Channel" c SET "firstMessageId" = f.id
     FROM (SELECT "channelId", min(id) AS id FROM m WHERE "channelId" IS NOT NULL GROUP BY "channelId") f
-    WHERE c.id = f."channelId" AND c."firstMessageId" IS NULL)
-  SELECT m.*, pg_current_xact_id()::text AS xid FROM m ORDER BY m.id`;
+    WHERE c.id = f."channelId" AND c."firstMessageId" IS NULL RETURNING c."firstMessageId" AS id)
+  SELECT m.*, pg_current_xact_id()::text AS xid, m.id IN (SELECT id FROM first) AS "firstInChannel" FROM m ORDER BY m.id`;
 
-/** Writes the messages; returns each as a loaded message, built from what is known, not read back. */
-async function storeMessages(app: App, realm: RealmInfo, batch: readonly MessageToStore[]): Promise<{ messages: FullMessage[]; xid: number }> {
+/**
+ * Writes the messages; returns each as a loaded message, built from what is known, not read back,
+ * and which of them are their channel's first.
+ */
+async function storeMessages(app: App, realm: RealmInfo, batch: readonly MessageToStore[]): Promise<{ messages: FullMessage[]; xid: number; firsts: Set<number> }> {
   const column = <T>(pick: (m: MessageToStore) => T) => batch.map(pick);
   const recipients = batch.flatMap((m, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
-  const rows = await app.prisma.$queryRawUnsafe<(Message & { xid: string })[]>(
+  const rows = await app.prisma.$queryRawUnsafe<(Message & { xid: string; firstInChannel: boolean })[]>(
     INSERT_MESSAGES,
     batch.length, realm.id,
     column((m) => m.p.sender.id), column((m) => m.p.channel?.id ?? null), column((m) => m.directGroupId),
@@ -305,7 +308,7 @@ async function storeMessages(app: App, realm: RealmInfo, batch: readonly Message
     column((m) => m.p.rendered.isMeMessage), column((m) => m.p.rendered.links.length > 0), column((m) => linksImage(m.p.rendered.links)),
     recipients.map((r) => r[0]), recipients.map((r) => r[1]), recipients.map((r) => r[2]),
   );
-  const messages = rows.map(({ xid: _, ...message }, i): FullMessage => {
+  const messages = rows.map(({ xid: _, firstInChannel: __, ...message }, i): FullMessage => {
     const { p, directGroupId } = batch[i]!;
     const c = p.channel;
     return {
@@ -316,7 +319,16 @@ async function storeMessages(app: App, realm: RealmInfo, batch: readonly Message
       reactions: [],
     };
   });
-  return { messages, xid: Number(rows[0]!.xid) };
+  return { messages, xid: Number(rows[0]!.xid), firsts: new Set(rows.filter((r) => r.firstInChannel).map((r) => r.id)) };
+}
+
+/** A channel's first message is news to those who see the channel but get no message event. */
+async function firstMessageNews(app: App, realm: RealmInfo, message: FullMessage, { p, flags }: MessageToStore) {
+  return {
+    realmId: realm.id,
+    userIds: (await metadataUserIds(app, realm, p.channel!)).filter((id) => !flags.has(id)),
+    event: { type: 'stream', op: 'update', stream_id: p.channel!.id, name: p.channel!.name, property: 'first_message_id', value: message.id },
+  };
 }
 
 /** The `message` event of a stored message, with each recipient's flags. */
@@ -338,8 +350,11 @@ async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage,
  */
 async function writeChannelBatch(app: App, realm: RealmInfo, batch: MessageToStore[]): Promise<(number | Error)[]> {
   try {
-    const { messages, xid } = await storeMessages(app, realm, batch);
-    for (const [i, message] of messages.entries()) sendCommitted(app, { ...(await messageEnvelope(app, realm, message, batch[i]!)), xid });
+    const { messages, xid, firsts } = await storeMessages(app, realm, batch);
+    for (const [i, message] of messages.entries()) {
+      sendCommitted(app, { ...(await messageEnvelope(app, realm, message, batch[i]!)), xid });
+      if (firsts.has(message.id)) sendCommitted(app, { ...(await firstMessageNews(app, realm, message, batch[i]!)), xid });
+    }
     return messages.map((m) => m.id);
   } catch (err) {
     if (batch.length === 1) return [err instanceof Error ? err : new Error(String(err))];
@@ -387,10 +402,11 @@ export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessag
       ? (await db.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
       : null;
     const item = { p, opts, flags, directGroupId };
-    const message = (await storeMessages(app, realm, [item])).messages[0]!;
+    const { messages: [message], firsts } = await storeMessages(app, realm, [item]);
     message.hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds);
     if (message.hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
     sendOnCommit(await messageEnvelope(app, realm, message, item));
+    if (firsts.has(message.id)) sendOnCommit(await firstMessageNews(app, realm, message, item));
     return message.id;
   });
 }
@@ -406,14 +422,23 @@ export async function sendMessage(app: App, realm: RealmInfo, sender: User, to: 
   return { id: await deliverMessage(app, realm, prepared, opts) };
 }
 
-/** One of the organization's system bots, created the first time it is needed. */
+/**
+ * One of the organization's system bots, created (and announced like any new bot) the first time
+ * it has something to say.
+ */
 async function systemBot(app: App, realm: RealmInfo, localPart: string, fullName: string): Promise<User> {
   const email = `${localPart}@${app.realms.emailDomain(realm)}`;
-  return app.prisma.user.upsert({
-    where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } },
-    create: { realmId: realm.id, deliveryEmail: email, fullName, isBot: true, botType: 1, apiKey: generateApiKey() },
-    update: {},
-  });
+  const find = () => app.prisma.user.findUnique({ where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } } });
+  const existing = await find();
+  if (existing) return existing;
+  try {
+    return await createUser(app, realm, { email, fullName, isBot: true, botType: 1 });
+  } catch (err) {
+    // Another request created it meanwhile.
+    const created = await find();
+    if (created) return created;
+    throw err;
+  }
 }
 
 /** The Notification Bot, which posts the server's own messages. */

@@ -12,7 +12,6 @@ import { LANGUAGE_NAMES } from '../domain/user-settings.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { MAX_DEACTIVATED_REALM_DELETION_DAYS, MIN_DEACTIVATED_REALM_DELETION_DAYS } from '../queries/server-state.ts';
-import { renderDescription } from './channels.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 
@@ -140,10 +139,10 @@ function propertyEvent(name: string, value: unknown): Event {
       return dict({ [name]: value });
     case 'topics_policy':
       return dict({ topics_policy: value, mandatory_topics: value === 'disable_empty_topic' });
-    case 'description':
-      return dict({ description: value, rendered_description: renderDescription(value as string) });
-    case 'jitsi_server_url':
-      return dict({ jitsi_server_url: value, jitsi_jwt_enabled: false });
+    // The deprecated boolean reaches clients as the policy that replaced it (feature level 358);
+    // register derives realm_allow_edit_history from that policy.
+    case 'allow_edit_history':
+      return { type: 'realm', op: 'update', property: 'message_edit_history_visibility_policy', value: value ? 'all' : 'none' };
     default:
       return { type: 'realm', op: 'update', property: name, value };
   }

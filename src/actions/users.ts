@@ -5,12 +5,12 @@ import { generateApiKey } from '../auth/api-keys.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
-import { ROLES, Role, SYSTEM_GROUPS } from '../domain/roles.ts';
+import { ROLES, Role, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
 import { realmSettingsSchema, userSettingsSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { unknownUser, whoCanAccess } from '../queries/user-access.ts';
-import { canSeeEmail, formatUser, realmViewers } from '../queries/users.ts';
+import { botDict, canSeeEmail, formatUser, realmViewers, type Viewer } from '../queries/users.ts';
 import { joinDefaultChannels } from './subscriptions.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 
@@ -131,7 +131,21 @@ export async function createUser(app: App, realm: RealmInfo, input: NewUser, act
     // clients with user_list_incomplete).
     const without = viewers.filter((v) => !canAccess(v)).map((v) => v.id);
     sendOnCommit({ realmId: realm.id, userIds: without, event: { type: 'realm_user', op: 'add', person: unknownUser(app, realm, user.id), inaccessible_user: true } });
+    announceSystemGroups(realm, viewers, user);
+    // A bot also joins the bot lists of who administers it: its owner and the administrators.
+    if (user.isBot) {
+      const admins = viewers.filter((v) => v.role <= Role.ADMINISTRATOR || v.id === user.botOwnerId).map((v) => v.id);
+      sendOnCommit({ realmId: realm.id, userIds: admins, event: { type: 'realm_bot', op: 'add', bot: botDict(app, realm, user) } });
+    }
     if (!user.isBot) await joinDefaultChannels(app, realm, user);
     return user;
   });
+}
+
+/** The system groups a user's role puts them in directly gain them (Zulip's do_create_user, do_reactivate_user). */
+export function announceSystemGroups(realm: RealmInfo, viewers: Viewer[], user: User): void {
+  for (const group of SYSTEM_GROUPS.filter((g) => systemGroupDirectlyContains(g.name, user.role))) {
+    const event = { type: 'user_group', op: 'add_members', group_id: realm.systemGroups[group.name], user_ids: [user.id] };
+    sendOnCommit({ realmId: realm.id, userIds: viewers.map((v) => v.id), event }, { alwaysDeliver: true });
+  }
 }

@@ -2,7 +2,7 @@
 // GET /events long-polls it; DELETE /events ends it. Queues live in actors/; this module only
 // parses, checks ownership and answers.
 import { z } from 'zod';
-import { CAPABILITIES, type Capability, type QueueOptions } from '../../actors/queue-options.ts';
+import { CAPABILITIES, type Capability, hasCapability, type QueueOptions } from '../../actors/queue-options.ts';
 import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
@@ -101,7 +101,8 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
     fetchEventTypes: p.fetch_event_types ?? p.event_types ?? null,
     queue: options,
     includeSubscribers: p.include_subscribers as SnapshotOptions['includeSubscribers'],
-    slimPresence: p.slim_presence,
+    // Clients of the simplified presence events key presence by user id (Zulip's fetch_initial_state_data).
+    slimPresence: p.slim_presence || hasCapability(options, 'simplified_presence_events'),
     presenceHistoryLimitDays: p.presence_history_limit_days ?? 14,
     includeStreams: p.include_streams,
   };

@@ -177,6 +177,12 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_playgrounds': event('realm_playgrounds', { realm_playgrounds: z.array(playground) }),
   'attachment/add': opEvent('attachment', 'add', { attachment, upload_space_used: int }),
   'attachment/remove': opEvent('attachment', 'remove', { attachment: z.strictObject({ id: int }), upload_space_used: int }),
+  'realm_bot/add': opEvent('realm_bot', 'add', {
+    bot: z.strictObject({
+      email: str, user_id: int, full_name: str, bot_type: nullable(int), is_active: bool, api_key: str, default_sending_stream: nullable(str),
+      default_events_register_stream: nullable(str), default_all_public_streams: bool, owner_id: nullable(int), avatar_url: str, services: z.array(z.unknown()),
+    }),
+  }),
   'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.union([z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str })]) }),
   'user_status': event('user_status', {
     user_id: int, away: bool.optional(), status_text: str.optional(), emoji_name: str.optional(), emoji_code: str.optional(), reaction_type: str.optional(),

@@ -1,7 +1,7 @@
 // The state a client starts from (POST /register): one section per requested event type, in the
 // shapes the matching events later update.
 import { createHash } from 'node:crypto';
-import { hasCapability, type QueueOptions } from '../../actors/queue-options.ts';
+import { displayTopicFor, hasCapability, type QueueOptions } from '../../actors/queue-options.ts';
 import type { App } from '../app.ts';
 import { isInGroupSetting } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
@@ -23,11 +23,11 @@ import { realmDomains } from './realm-domains.ts';
 import { realmPlaygrounds } from './realm-playgrounds.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
-import { subscribersByChannel, userSubscriptions } from './subscriptions.ts';
+import { formatSubscription, subscribersByChannel, unmutedTopicCheck, userSubscriptions } from './subscriptions.ts';
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, unknownUser } from './user-access.ts';
-import { avatarUrl, formatUser, gravatarUrl, profileData } from './users.ts';
+import { avatarUrl, botDict, formatUser, gravatarUrl, profileData } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
 
@@ -200,24 +200,27 @@ async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: Sn
   const withSubscribers = o.includeSubscribers !== 'false';
   const archived = hasCapability(o.queue, 'archived_channels');
   const subscriptions = await userSubscriptions(app, realm, user, withSubscribers, archived);
-  if (!hasCapability(o.queue, 'notification_settings_null')) {
-    const inherited = inheritedNotificationSettings(user.settings);
-    subscriptions.forEach((sub, i) => (subscriptions[i] = withInheritedSettings(sub, inherited)));
-  }
-  if (o.includeSubscribers === 'partial') await trimToPartial(app, subscriptions);
   const subscribedIds = new Set(subscriptions.map((s) => s.stream_id as number));
-  const pastRows = await app.prisma.subscription.findMany({ where: { userId: user.id, active: false }, select: { channelId: true } });
-  const past = new Set(pastRows.map((r) => r.channelId));
+  const pastRows = await app.prisma.subscription.findMany({ where: { userId: user.id, active: false } });
+  const past = new Map(pastRows.map((r) => [r.channelId, r]));
   const visible = await listChannels(app, realm, user, {
     includePublic: true, includeWebPublic: false, includeSubscribed: false, excludeArchived: !archived,
     includeAll: true, includeDefault: false, includeOwnerSubscribed: false, includeCanAccessContent: false,
   });
   const others = visible.filter((c) => !subscribedIds.has(c.stream_id as number));
   const subscribers = withSubscribers ? await subscribersByChannel(app, others.map((c) => c.stream_id as number)) : undefined;
-  const withList = (c: State) => (subscribers ? { ...c, subscribers: subscribers.get(c.stream_id as number) ?? [] } : c);
+  const list = (c: State) => subscribers?.get(c.stream_id as number) ?? [];
+  const withList = (c: State) => (subscribers ? { ...c, subscribers: list(c) } : c);
+  // A former subscription keeps the user's settings for the channel, as in Zulip.
+  const unsubscribed = others.filter((c) => past.has(c.stream_id as number)).map((c) => formatSubscription(c, past.get(c.stream_id as number)!, subscribers && list(c)));
+  if (!hasCapability(o.queue, 'notification_settings_null')) {
+    const inherited = inheritedNotificationSettings(user.settings);
+    for (const subs of [subscriptions, unsubscribed]) subs.forEach((sub, i) => (subs[i] = withInheritedSettings(sub, inherited)));
+  }
+  if (o.includeSubscribers === 'partial') await trimToPartial(app, subscriptions);
   return {
     subscriptions,
-    unsubscribed: others.filter((c) => past.has(c.stream_id as number)).map(withList),
+    unsubscribed,
     never_subscribed: others.filter((c) => !past.has(c.stream_id as number)).map(withList),
   };
 }
@@ -239,27 +242,41 @@ async function trimToPartial(app: App, subscriptions: State[]): Promise<void> {
   }
 }
 
-async function unreadSection(app: App, user: User): Promise<State> {
-  const unread = await app.prisma.$queryRawUnsafe<{ messageId: number; flags: number; channelId: number | null; topic: string; senderId: number; memberKey: string | null }[]>(
-    `SELECT um."messageId", um.flags, m."channelId", m.topic, m."senderId", g."memberKey"
-       FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId" LEFT JOIN "DirectMessageGroup" g ON g.id = m."directGroupId"
-      WHERE um."userId" = $1 AND (um.flags & ${FLAG_BITS.read}) = 0 ORDER BY um."messageId" LIMIT 50000`,
-    user.id,
-  );
-  const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
+/**
+ * Zulip's get_raw_unread_data + aggregate_unread_data: conversations sorted by key (channel and
+ * lower-cased topic, other user, member list), `count` and wildcard mentions only for messages
+ * outside muted channels and topics (an unmuted or followed topic of a muted channel counts).
+ */
+async function unreadSection(app: App, user: User, o: SnapshotOptions): Promise<State> {
+  const [unread, unmuted] = await Promise.all([
+    app.prisma.$queryRawUnsafe<{ messageId: number; flags: number; channelId: number | null; topic: string; memberKey: string | null }[]>(
+      `SELECT um."messageId", um.flags, m."channelId", m.topic, g."memberKey"
+         FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId" LEFT JOIN "DirectMessageGroup" g ON g.id = m."directGroupId"
+        WHERE um."userId" = $1 AND (um.flags & ${FLAG_BITS.read}) = 0 ORDER BY um."messageId" LIMIT 50000`,
+      user.id,
+    ),
+    unmutedTopicCheck(app, user.id),
+  ]);
+  const streams = new Map<string, { key: [number, string]; entry: { stream_id: number; topic: string; unread_message_ids: number[] } }>();
   const pms = new Map<number, number[]>();
   const huddles = new Map<string, number[]>();
   const mentions: number[] = [];
-  const mentionBits = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
+  let count = 0;
+  const wildcard = FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
   for (const r of unread) {
-    if (r.flags & mentionBits) mentions.push(r.messageId);
     if (r.channelId !== null) {
-      const key = `${r.channelId}\n${r.topic.toLowerCase()}`;
-      const entry = streams.get(key) ?? { stream_id: r.channelId, topic: r.topic, unread_message_ids: [] };
-      entry.unread_message_ids.push(r.messageId);
-      streams.set(key, entry);
+      const topic = displayTopicFor(o.queue, r.topic);
+      const key: [number, string] = [r.channelId, topic.toLowerCase()];
+      const id = JSON.stringify(key);
+      if (!streams.has(id)) streams.set(id, { key, entry: { stream_id: r.channelId, topic, unread_message_ids: [] } });
+      streams.get(id)!.entry.unread_message_ids.push(r.messageId);
+      const counted = unmuted(r.channelId, r.topic);
+      if (counted) count++;
+      if (r.flags & FLAG_BITS.mentioned || (r.flags & wildcard && counted)) mentions.push(r.messageId);
       continue;
     }
+    count++;
+    if (r.flags & (FLAG_BITS.mentioned | wildcard)) mentions.push(r.messageId);
     const members = (r.memberKey ?? '').split(',').map(Number);
     if (members.length <= 2) {
       const other = members.find((id) => id !== user.id) ?? user.id;
@@ -268,12 +285,13 @@ async function unreadSection(app: App, user: User): Promise<State> {
       huddles.set(r.memberKey!, [...(huddles.get(r.memberKey!) ?? []), r.messageId]);
     }
   }
+  const byKey = <K extends number | string>(a: [K, unknown], b: [K, unknown]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
   return {
     unread_msgs: {
-      count: unread.length,
-      pms: [...pms].map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: ids })),
-      streams: [...streams.values()],
-      huddles: [...huddles].map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: ids })),
+      count,
+      pms: [...pms].sort(byKey).map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: ids })),
+      streams: [...streams.values()].sort((a, b) => a.key[0] - b.key[0] || (a.key[1] < b.key[1] ? -1 : a.key[1] > b.key[1] ? 1 : 0)).map((s) => s.entry),
+      huddles: [...huddles].sort(byKey).map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: ids })),
       mentions,
       old_unreads_missing: unread.length >= 50000,
     },
@@ -368,7 +386,7 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
     const newest = await app.prisma.userMessage.findFirst({ where: { userId: id }, orderBy: { messageId: 'desc' }, select: { messageId: true } });
     return { max_message_id: newest?.messageId ?? -1 };
   });
-  if (wantsUnreads(wants)) query('message', () => unreadSection(app, user));
+  if (wantsUnreads(wants)) query('message', () => unreadSection(app, user, o));
   query('starred_messages', () => starredMessages(app, user));
   query('recent_private_conversations', () => recentConversations(app, user));
   query('presence', () => presenceSection(app, realm, o));
@@ -488,15 +506,7 @@ async function ownedBots(app: App, realm: RealmInfo, user: User): Promise<State>
     where: { realmId: realm.id, isBot: true, ...(user.role <= Role.ADMINISTRATOR ? {} : { botOwnerId: user.id }) },
     orderBy: { id: 'asc' },
   });
-  return {
-    realm_bots: bots.map((b) => ({
-      user_id: b.id,
-      default_sending_stream: null,
-      default_events_register_stream: null,
-      default_all_public_streams: userSettingsSchema.parse(b.settings ?? {}).default_all_public_streams,
-      services: [],
-    })),
-  };
+  return { realm_bots: bots.map((b) => botDict(app, realm, b)) };
 }
 
 async function linkifierSection(app: App, realm: RealmInfo, o: SnapshotOptions): Promise<State> {

@@ -22,6 +22,28 @@ export function formatSubscription(channel: Record<string, unknown>, sub: Subscr
   };
 }
 
+/** UserTopic visibility policies (Zulip's UserTopic.VisibilityPolicy). */
+const TOPIC_MUTED = 1;
+const TOPIC_UNMUTED = 2;
+const TOPIC_FOLLOWED = 3;
+
+/**
+ * Whether a channel message counts for the user's unread counts (Zulip's unmuted_stream_msgs):
+ * outside muted channels and muted topics, or in an unmuted or followed topic of a muted channel.
+ */
+export async function unmutedTopicCheck(app: App, userId: number): Promise<(channelId: number, topic: string) => boolean> {
+  const [muted, topics] = await Promise.all([
+    app.prisma.subscription.findMany({ where: { userId, isMuted: true }, select: { channelId: true } }),
+    app.prisma.userTopic.findMany({ where: { userId }, select: { channelId: true, topic: true, visibility: true } }),
+  ]);
+  const mutedChannels = new Set(muted.map((s) => s.channelId));
+  const visibility = new Map(topics.map((t) => [`${t.channelId}\n${t.topic.toLowerCase()}`, t.visibility]));
+  return (channelId, topic) => {
+    const policy = visibility.get(`${channelId}\n${topic.toLowerCase()}`);
+    return mutedChannels.has(channelId) ? policy === TOPIC_UNMUTED || policy === TOPIC_FOLLOWED : policy !== TOPIC_MUTED;
+  };
+}
+
 /** Active subscribers (active users) of each channel, ascending. */
 export async function subscribersByChannel(app: App, channelIds: number[]): Promise<Map<number, number[]>> {
   const rows = await app.prisma.subscription.findMany({

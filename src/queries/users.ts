@@ -83,7 +83,9 @@ export interface FormatOptions {
 
 export function formatUser(app: App, realm: RealmInfo, user: User, viewer: Viewer | null, opts: FormatOptions): Record<string, unknown> {
   const visible = canSeeEmail(user, viewer);
-  const gravatarHidden = opts.clientGravatar && visible && user.avatarSource === 'G';
+  // Clients compute a gravatar from the address they know the user by, so only where that is the
+  // real one (Zulip: users whose email is visible to everyone, and bots).
+  const gravatarHidden = opts.clientGravatar && user.avatarSource === 'G' && (user.isBot || emailVisibility(user) === EMAIL_VISIBILITY.EVERYONE);
   return {
     user_id: user.id,
     delivery_email: visible ? user.deliveryEmail : null,
@@ -101,6 +103,25 @@ export function formatUser(app: App, realm: RealmInfo, user: User, viewer: Viewe
     avatar_version: user.avatarVersion,
     is_imported_stub: user.isImportedStub,
     ...(opts.profileData && !user.isBot ? { profile_data: opts.profileData } : {}),
+  };
+}
+
+/** A bot as its administrators see it (Zulip's get_owned_bot_dicts and the realm_bot events). */
+export function botDict(app: App, realm: RealmInfo, bot: User): Record<string, unknown> {
+  return {
+    email: apiEmail(app, realm, bot),
+    user_id: bot.id,
+    full_name: bot.fullName,
+    bot_type: bot.botType,
+    is_active: bot.isActive,
+    api_key: bot.apiKey,
+    // Default channels for bots are not modelled: a bot has none.
+    default_sending_stream: null,
+    default_events_register_stream: null,
+    default_all_public_streams: userSettingsSchema.parse(bot.settings ?? {}).default_all_public_streams,
+    owner_id: bot.botOwnerId,
+    avatar_url: avatarUrl(bot),
+    services: [],
   };
 }
 
