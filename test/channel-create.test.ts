@@ -32,7 +32,7 @@ test('creates a channel with subscribers: {id}, the settings asked for, events t
   assert.equal(bobEvents[0]!.streams, [{ ...stream, subscriber_count: 2 }]);
   assert.equal(bobEvents[1]!.subscriptions.map((s: Record<string, unknown>) => [s.stream_id, s.subscribers]), [[id, [realm.owner.id, bob.id]]]);
   assert.equal([...(await carolQueue.next()), ...(await carolQueue.pending())], [
-    { type: 'stream', op: 'create', streams: [{ ...stream, subscriber_count: 2 }], for_unarchiving: false },
+    { type: 'stream', op: 'create', streams: [{ ...stream, subscriber_count: 2 }] },
     { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: [realm.owner.id, bob.id] },
   ]);
   const subscriptions = (await bob.client.get('/users/me/subscriptions')).body.subscriptions;

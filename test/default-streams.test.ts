@@ -207,7 +207,7 @@ test('archiving a default channel takes it out of the defaults and of every grou
   await realm.server.app.prisma.defaultChannelGroupChannel.create({ data: { groupId: groups[1].id, channelId: old } });
   await ok(realm.owner.client.delete(`/streams/${old}`));
   const events = [...(await queue.next()), ...(await queue.pending())];
-  assert.equal(events.map((e) => [e.type, e.op ?? '']), [['default_streams', ''], ['default_stream_groups', ''], ['stream', 'update'], ['stream', 'delete']]);
+  assert.equal(events.map((e) => [e.type, e.op ?? '']), [['default_streams', ''], ['default_stream_groups', ''], ['stream', 'delete']]);
   assert.equal(events[0], { type: 'default_streams', default_streams: [] });
   assert.equal(events[1], { type: 'default_stream_groups', default_stream_groups: [{ ...groups[0], streams: [kept] }, { ...groups[1], streams: [] }] });
   assert.equal(await registerDefaults(member), [[], [{ ...groups[0], streams: [kept] }, { ...groups[1], streams: [] }]]);

@@ -12,7 +12,7 @@ import { checkEvent, schemaKey } from '../src/events/schemas.ts';
 import { captureEvents } from './helpers/events.ts';
 import { newRealm } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
-import { makeChannel, send, sendDm } from './messages-helpers.ts';
+import { makeChannel, send, sendDm, withNotificationBot } from './messages-helpers.ts';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
@@ -160,6 +160,7 @@ test('scheduled messages and reminders, and their delivery when due', async () =
   const o = realm.owner.client;
   const app = realm.server.app;
   const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
+  await withNotificationBot(realm);
   const later = Math.floor(Date.now() / 1000) + 3600;
   const added = await verifyAction(realm, () => o.post('/scheduled_messages', { type: 'stream', to: sid, topic: 't', content: 'c', scheduled_delivery_timestamp: later }), ['scheduled_messages/add']);
   const id = (added[0]!.event.scheduled_messages as { scheduled_message_id: number }[])[0]!.scheduled_message_id;
@@ -190,7 +191,9 @@ test('default channels and groups, custom profile fields and values', async () =
   const o = realm.owner.client;
   const sid = await makeChannel(realm, 'lobby', [realm.owner, bob]);
   await verifyAction(realm, () => o.post('/default_streams', { stream_id: sid }), ['default_streams']);
-  await verifyAction(realm, () => o.post('/users', { email: 'joiner@example.com', password: 'joiner-password', full_name: 'Joiner' }), ['realm_user/add', 'subscription/add', 'subscription/peer_add']);
+  await verifyAction(realm, () => o.post('/users', { email: 'joiner@example.com', password: 'joiner-password', full_name: 'Joiner' }), [
+    'realm_user/add', 'user_group/add_members', 'user_group/add_members', 'subscription/add', 'subscription/peer_add',
+  ]);
   await verifyAction(realm, () => o.delete('/default_streams', { stream_id: sid }), ['default_streams']);
   await verifyAction(realm, () => o.post('/default_stream_groups/create', { group_name: 'G', description: '', stream_names: ['lobby'] }), ['default_stream_groups']);
   const group = (await realm.server.app.prisma.defaultChannelGroup.findFirstOrThrow({ where: { realmId: realm.id } })).id;
@@ -237,6 +240,7 @@ test('avatars', async () => {
 
 test('data exports: request, the background job, deletion, consent', async () => {
   const realm = await newRealm();
+  await withNotificationBot(realm);
   const o = realm.owner.client;
   const job = captureEvents(realm.server.app, realm.id);
   const [requested] = await verifyAction(realm, () => o.post('/export/realm'), ['realm_export']);
@@ -256,6 +260,7 @@ test('reports, edit typing, topic deletion, subscription updates', async () => {
   const o = realm.owner.client;
   const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
   const reports = await makeChannel(realm, 'reports', [realm.owner], { invite_only: true });
+  await withNotificationBot(realm);
   await verifyAction(realm, () => o.patch('/realm', { moderation_request_channel_id: reports }), ['realm/update']);
   const id = await send(bob, sid, 't', 'report me');
   await verifyAction(realm, () => o.post(`/messages/${id}/report`, { report_type: 'spam' }), ['message']);
@@ -263,7 +268,7 @@ test('reports, edit typing, topic deletion, subscription updates', async () => {
   const dm = await sendDm(bob, [realm.owner.id], 'dm');
   await verifyAction(realm, () => bob.client.post(`/messages/${dm}/typing`, { op: 'stop' }), ['typing_edit_message/stop']);
   await realm.server.app.prisma.userTopic.create({ data: { userId: bob.id, channelId: sid, topic: 't', visibility: 1 } });
-  await verifyAction(realm, () => o.post(`/streams/${sid}/delete_topic`, { topic_name: 't' }), ['delete_message', 'user_topic']);
+  await verifyAction(realm, () => o.post(`/streams/${sid}/delete_topic`, { topic_name: 't' }), ['delete_message', 'stream/update', 'user_topic']);
   await verifyAction(realm, () => bob.client.patch(`/users/me/subscriptions/${sid}`, { property: 'pin_to_top', value: 'true' }), ['subscription/update']);
   await verifyAction(realm, () => bob.client.patch('/users/me/subscriptions', { delete: ['general'] }), ['subscription/remove', 'subscription/peer_remove']);
   await verifyAction(realm, () => o.delete(`/streams/${reports}`), ['realm/update_dict', 'stream/update', 'stream/delete']);

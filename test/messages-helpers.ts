@@ -1,5 +1,6 @@
 // Shared setup for the message tests: channels with members, sends, and raw access to dates.
 import * as assert from 'uvu/assert';
+import { notificationBot } from '../src/actions/messages.ts';
 import type { Prisma } from '../src/db/generated/client.ts';
 import type { TestRealm, TestUser } from './helpers/server.ts';
 
@@ -50,6 +51,14 @@ export async function setRealmSettings(realm: TestRealm, settings: Record<string
 export async function setChannelRow(realm: TestRealm, id: number, data: Prisma.ChannelUncheckedUpdateInput): Promise<void> {
   await realm.server.app.prisma.channel.update({ where: { id }, data });
   realm.server.app.channels.forgetRows();
+}
+
+/**
+ * Makes the Notification Bot exist before a test watches events: its creation (announced like any
+ * new bot's) is not what such a test is about.
+ */
+export async function withNotificationBot(realm: TestRealm): Promise<void> {
+  await notificationBot(realm.server.app, realm.server.app.realms.byId(realm.id)!);
 }
 
 /** The id of a system group of the realm (for permission settings). */

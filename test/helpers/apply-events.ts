@@ -441,6 +441,15 @@ const RULES: Record<string, Rule> = {
     s.scheduled_messages.sort(byTime);
   },
 
+  reminders(w, e) {
+    const s = w.state;
+    if (e.op === 'add') s.reminders.push(...e.reminders);
+    else if (e.op === 'remove') s.reminders = s.reminders.filter((r: State) => r.reminder_id !== e.reminder_id);
+    else throw new Error(`apply-events: reminders/${e.op}`);
+    // Register lists them by delivery time, then id.
+    s.reminders.sort((a: State, b: State) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp || a.reminder_id - b.reminder_id);
+  },
+
   user_topic(w, e) {
     const s = w.state;
     s.user_topics = s.user_topics.filter((t: State) => !(t.stream_id === e.stream_id && t.topic_name === e.topic_name));
