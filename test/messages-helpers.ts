@@ -2,7 +2,7 @@
 import * as assert from 'uvu/assert';
 import { notificationBot } from '../src/actions/messages.ts';
 import type { Prisma } from '../src/db/generated/client.ts';
-import type { TestRealm, TestUser } from './helpers/server.ts';
+import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 
 export interface ChannelOptions {
   invite_only?: boolean;
@@ -59,6 +59,15 @@ export async function setChannelRow(realm: TestRealm, id: number, data: Prisma.C
  */
 export async function withNotificationBot(realm: TestRealm): Promise<void> {
   await notificationBot(realm.server.app, realm.server.app.realms.byId(realm.id)!);
+}
+
+/** A new organization with Bob and Zoe beside its owner, all three in channel "general". */
+export async function ownerBobZoe(): Promise<{ realm: TestRealm; bob: TestUser; zoe: TestUser; channelId: number }> {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const zoe = await realm.addUser({ name: 'Zoe' });
+  const channelId = await makeChannel(realm, 'general', [realm.owner, bob, zoe]);
+  return { realm, bob, zoe, channelId };
 }
 
 /** The id of a system group of the realm (for permission settings). */
