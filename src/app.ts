@@ -34,7 +34,7 @@ export interface App {
 }
 
 export async function createApp(config: Config): Promise<App> {
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: config.DATABASE_POOL_SIZE });
   try {
     const applied = await applyMigrations(db);
     if (applied.length) log.info('applied migrations', { applied });

@@ -34,6 +34,11 @@ const configSchema = z.object({
   /** Embedded PostgreSQL (DATA_DIR/postgres, its log DATA_DIR/postgres.log) and uploads live here unless DATABASE_URL / UPLOADS_DIR say otherwise. */
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().url().optional(),
+  /**
+   * Connections to PostgreSQL. Messages to different channels commit in parallel, each on its own
+   * connection: measured with 32 senders over 100 channels, 10 gave 662 messages/s and 24 gave 790.
+   */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(500).default(24),
   UPLOADS_DIR: z.string().optional(),
   /** Host clients use to reach the server (realm URLs, dummy emails); defaults to HOST:PORT. */
   EXTERNAL_HOST: z.string().optional(),
