@@ -100,6 +100,9 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
     case 'typing':
       if (event.message_type === 'stream' && !hasCapability(options, 'stream_typing_notifications')) return [];
       return [{ ...event, ...topicFields(options, event) }];
+    case 'muted_topics':
+      // Zulip's accepts_event: a client that asked for user_topic events gets those instead.
+      return options.eventTypes?.includes('user_topic') ? [] : [event];
     case 'realm_linkifiers':
       return hasCapability(options, 'linkifier_url_template') ? [event] : [];
     case 'subscription': {

@@ -16,6 +16,14 @@ export async function accessBot(app: App, realm: RealmInfo, actor: User, botId: 
   return bot;
 }
 
+/** Who hears of a bot's changes (Zulip's bot_owner_user_ids): its owner and the organization's administrators. */
+export async function botAdministratorIds(app: App, realm: RealmInfo, bot: User): Promise<number[]> {
+  const admins = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true, isBot: false, role: { lte: Role.ADMINISTRATOR } }, select: { id: true } });
+  const userIds = new Set(admins.map((a) => a.id));
+  if (bot.botOwnerId !== null) userIds.add(bot.botOwnerId);
+  return [...userIds];
+}
+
 /** Gives `target` a new API key and returns it. */
 export async function regenerateApiKey(app: App, realm: RealmInfo, target: User): Promise<string> {
   const apiKey = generateApiKey();
@@ -23,10 +31,7 @@ export async function regenerateApiKey(app: App, realm: RealmInfo, target: User)
     await app.prisma.user.update({ where: { id: target.id }, data: { apiKey } });
     onCommit(() => app.auth.forget(target.id));
     if (!target.isBot) return;
-    const admins = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true, isBot: false, role: { lte: Role.ADMINISTRATOR } }, select: { id: true } });
-    const userIds = new Set(admins.map((a) => a.id));
-    if (target.botOwnerId !== null) userIds.add(target.botOwnerId);
-    sendOnCommit({ realmId: realm.id, userIds: [...userIds], event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, api_key: apiKey } } });
+    sendOnCommit({ realmId: realm.id, userIds: await botAdministratorIds(app, realm, target), event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, api_key: apiKey } } });
   });
   return apiKey;
 }

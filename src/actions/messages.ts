@@ -5,6 +5,7 @@ import type { App } from '../app.ts';
 import { generateApiKey } from '../auth/api-keys.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Message, Prisma, User } from '../db/generated/client.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
@@ -14,6 +15,7 @@ import { channelByName, isSubscribed, subscriberIds, userHasChannelPermission } 
 import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { alertedUsers, recipientSettings } from '../queries/recipient-settings.ts';
 import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
@@ -89,7 +91,7 @@ export async function checkCanPost(app: App, realm: RealmInfo, user: User, chann
 /** can_create_topic_group: only needed when the topic has no message yet. */
 export async function checkCanCreateTopic(app: App, realm: RealmInfo, user: User, channel: Channel, topic: string): Promise<void> {
   if (await hasChannelPermissionOrOwner(app, realm, user, channel, 'can_create_topic_group')) return;
-  const exists = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: { equals: topic, mode: 'insensitive' } }, select: { id: true } });
+  const exists = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) }, select: { id: true } });
   if (!exists) throw badRequest('You do not have permission to create new topics in this channel.');
 }
 
@@ -169,7 +171,7 @@ export interface PreparedMessage {
 }
 
 async function topicParticipants(app: App, channelId: number, topic: string): Promise<Set<number>> {
-  const rows = await app.prisma.message.findMany({ where: { channelId, topic: { equals: topic, mode: 'insensitive' } }, select: { senderId: true }, distinct: ['senderId'] });
+  const rows = await app.prisma.message.findMany({ where: { channelId, topic: equalsIgnoringCase(topic) }, select: { senderId: true }, distinct: ['senderId'] });
   return new Set(rows.map((r) => r.senderId));
 }
 
@@ -304,11 +306,14 @@ async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts
 
 /** Writes a prepared message; its `message` event goes to every recipient once it committed. */
 export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
-  const mentioned = await mentionedUsers(app, realm, p.rendered);
+  const [mentioned, settings] = await Promise.all([mentionedUsers(app, realm, p.rendered), recipientSettings(app, p.sender.id, p.recipients)]);
+  const alerted = alertedUsers(settings.alertWords, p.rendered.alertWordText);
   const flags = new Map<number, number>();
   for (const userId of p.recipients) {
-    const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId);
-    flags.set(userId, mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (read ? FLAG_BITS.read : 0));
+    // Messages from a muted user arrive read, as in Zulip.
+    const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId) || settings.mutedSender.has(userId);
+    const bits = mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (alerted.has(userId) ? FLAG_BITS.has_alert_word : 0);
+    flags.set(userId, bits | (read ? FLAG_BITS.read : 0));
   }
   const envelope = async (message: FullMessage) => ({
     realmId: realm.id,

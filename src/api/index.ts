@@ -1,5 +1,6 @@
 // Every route of the API, one module per resource.
 import type { Route } from './route.ts';
+import { routes as alertWords } from './alert-words.ts';
 import { routes as auth } from './auth.ts';
 import { routes as botStorage } from './bot-storage.ts';
 import { routes as calls } from './calls.ts';
@@ -11,6 +12,7 @@ import { routes as flags } from './flags.ts';
 import { routes as linkifiers } from './linkifiers.ts';
 import { routes as messages } from './messages.ts';
 import { routes as messageEdits } from './messages-edit.ts';
+import { routes as mutedUsers } from './muted-users.ts';
 import { routes as navigationViews } from './navigation-views.ts';
 import { routes as presence } from './presence.ts';
 import { routes as reactions } from './reactions.ts';
@@ -26,6 +28,7 @@ import { routes as typing } from './typing.ts';
 import { routes as uploads } from './uploads.ts';
 import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
+import { routes as userTopics } from './user-topics.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...channelFolders, ...channels, ...userTopics, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...mutedUsers, ...alertWords, ...realmEmoji, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];

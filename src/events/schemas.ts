@@ -143,7 +143,14 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_linkifiers': event('realm_linkifiers', { realm_linkifiers: z.array(linkifier) }),
   'attachment/add': opEvent('attachment', 'add', { attachment, upload_space_used: int }),
   'attachment/remove': opEvent('attachment', 'remove', { attachment: z.strictObject({ id: int }), upload_space_used: int }),
-  'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.strictObject({ user_id: int, api_key: str }) }),
+  'realm_bot/update': opEvent('realm_bot', 'update', {
+    bot: z.union([z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, is_active: z.literal(false) })]),
+  }),
+  'user_topic': event('user_topic', { stream_id: int, topic_name: str, last_updated: int, visibility_policy: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]) }),
+  // The list clients from before user_topic read: [channel name, topic, time muted].
+  'muted_topics': event('muted_topics', { muted_topics: z.array(z.tuple([str, str, int])) }),
+  'muted_users': event('muted_users', { muted_users: z.array(z.strictObject({ id: int, timestamp: int })) }),
+  'alert_words': event('alert_words', { alert_words: z.array(str) }),
   'user_status': event('user_status', {
     user_id: int, away: bool.optional(), status_text: str.optional(), emoji_name: str.optional(), emoji_code: str.optional(), reaction_type: str.optional(),
   }),
