@@ -306,7 +306,8 @@ async function storeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts
 
 /** Writes a prepared message; its `message` event goes to every recipient once it committed. */
 export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
-  const [mentioned, settings] = await Promise.all([mentionedUsers(app, realm, p.rendered), recipientSettings(app, p.sender.id, p.recipients)]);
+  const mentioned = await mentionedUsers(app, realm, p.rendered);
+  const settings = await recipientSettings(app, p.sender.id, p.recipients);
   const alerted = alertedUsers(settings.alertWords, p.rendered.alertWordText);
   const flags = new Map<number, number>();
   for (const userId of p.recipients) {

@@ -124,7 +124,8 @@ async function policiesOf(app: App, channel: Channel, topic: string): Promise<Ma
 export async function moveTopicSettings(app: App, realm: RealmInfo, move: TopicMove): Promise<void> {
   const { origChannel, origTopic, targetChannel, targetTopic } = move;
   if (origChannel.id === targetChannel.id && origTopic.toLowerCase() === targetTopic.toLowerCase()) return;
-  const read = () => Promise.all([policiesOf(app, origChannel, origTopic), policiesOf(app, targetChannel, targetTopic)]);
+  // One after the other: the transaction's connection runs one query at a time.
+  const read = async () => [await policiesOf(app, origChannel, origTopic), await policiesOf(app, targetChannel, targetTopic)] as const;
   const [before, beforeTarget] = await read();
   if (before.size === 0 && beforeTarget.size === 0) return;
   await lockUsers(app, [...new Set([...before.keys(), ...beforeTarget.keys()])]);
