@@ -71,6 +71,12 @@ test('POST /user_topics: each policy, events to the user\'s clients, register; n
   assert.equal(await take(modern, 2), [topicEvent(garden, 'roses', INHERIT), topicEvent(garden, 'tulips', MUTED)]);
   assert.equal(await settings(ann), { user_topics: [setting(garden, '', UNMUTED), setting(garden, 'tulips', MUTED)], muted_topics: [['Garden', 'tulips', 'now']] });
 
+  assert.equal((await setPolicy(bob, garden, 'AXB', FOLLOWED)).body, SUCCESS);
+  assert.equal((await setPolicy(bob, garden, 'a_b', MUTED)).body, SUCCESS, 'a `_` in a topic is no wildcard');
+  assert.equal(await take(bobs, 2), [topicEvent(garden, 'AXB', FOLLOWED), topicEvent(garden, 'a_b', MUTED)]);
+  await setPolicy(bob, garden, 'a_b', INHERIT);
+  await setPolicy(bob, garden, 'axb', INHERIT);
+  await take(bobs, 2);
   assert.equal((await setPolicy(bob, garden, 'lilies', MUTED)).body, SUCCESS);
   assert.equal(await take(bobs, 1), [topicEvent(garden, 'lilies', MUTED)]);
   assert.equal(await modern.pending(), [], 'another user\'s settings reach only their clients');

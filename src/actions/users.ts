@@ -12,6 +12,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { unknownUser, whoCanAccess } from '../queries/user-access.ts';
 import { canSeeEmail, formatUser, realmViewers } from '../queries/users.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 const emailSchema = z.string().email();
 const subdomainSchema = z.string().regex(/^([a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)?$/);
@@ -56,7 +57,7 @@ function checkNewUser(u: NewUser): void {
 }
 
 async function insertUser(tx: Prisma.TransactionClient, realmId: number, u: NewUser, passwordHash: string | null): Promise<User> {
-  const taken = await tx.user.findFirst({ where: { realmId, deliveryEmail: { equals: u.email, mode: 'insensitive' } }, select: { id: true } });
+  const taken = await tx.user.findFirst({ where: { realmId, deliveryEmail: equalsIgnoringCase(u.email) }, select: { id: true } });
   if (taken) throw badRequest(`Email '${u.email}' already in use`);
   const settings = userSettingsSchema.partial().parse({ can_create_users: u.canCreateUsers || undefined });
   return tx.user.create({
