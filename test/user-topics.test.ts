@@ -228,4 +228,21 @@ test('a part of a topic leaves its settings behind; the rest of it, or a move in
   assert.equal((await settings(bob)).user_topics, [setting(secret, 'asters', FOLLOWED)]);
 });
 
+test('resolving a topic: its followers keep following it, and the notice stays unread for them alone', async () => {
+  const realm = await newRealm();
+  const [ann, bob] = [await realm.addUser(), await realm.addUser()];
+  const garden = await makeChannel(realm, 'Garden', [realm.owner, ann, bob]);
+  const id = await send(realm.owner, garden, 'roses', 'done?');
+  await setPolicy(ann, garden, 'roses', FOLLOWED);
+  await move(realm, id, { topic: '✔ roses' });
+  assert.equal((await settings(ann)).user_topics, [setting(garden, '✔ roses', FOLLOWED)]);
+  const notice = async (u: TestUser) => {
+    const r = await u.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0 });
+    return [r.body.messages[0].content, r.body.messages[0].flags];
+  };
+  const text = `<p><span class="user-mention silent" data-user-id="${realm.owner.id}">Olivia Owner</span> has marked this topic as resolved.</p>`;
+  assert.equal(await notice(ann), [text, []]);
+  assert.equal(await notice(bob), [text, ['read']]);
+});
+
 test.run();

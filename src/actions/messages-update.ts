@@ -13,7 +13,7 @@ import { subscriberIds } from '../queries/channels.ts';
 import { timestamp, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
 import { alertedUsers, messageAlertWords } from '../queries/recipient-settings.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { TopicVisibility } from '../queries/user-topics.ts';
+import { topicFollowers } from '../queries/user-topics.ts';
 import { deleteMessages } from './messages-delete.ts';
 import { claimAttachments, mentionedUsers, notificationBot, participantsIfNeeded, sendNotification, silentMention } from './messages.ts';
 import { linksImage } from '../queries/render-context.ts';
@@ -192,6 +192,8 @@ export interface AppliedEdit {
   detached: Record<string, unknown>[];
   /** The whole topic moved, as far as the acting user can see it. */
   movedAll: boolean;
+  /** For whom a resolve notice stays unread. */
+  resolvedTopicFollowers: number[];
 }
 
 /** Whether a channel topic holds any message. */
@@ -209,6 +211,8 @@ export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Prom
   const targetHadMessages = moved(p) && (await topicHasMessages(app, p.targetChannel!, p.targetTopic));
   const { detached, access } = await writeUpdate(app, realm, p, ids, now);
   const movedAll = moved(p) && (p.propagateMode === 'change_all' || (await visibleTopicMessages(app, p.user, p.origChannel!, p.message.topic)).length === 0);
+  // As in Zulip: the old topic's followers before their settings move with it, else the new topic's.
+  const resolvedTopicFollowers = p.resolve ? await topicFollowers(app, p.origChannel!.id, movedAll ? p.message.topic : p.targetTopic) : [];
   if (movedAll) {
     await moveTopicSettings(app, realm, {
       origChannel: p.origChannel!, origTopic: p.message.topic, targetChannel: p.targetChannel!, targetTopic: p.targetTopic, targetHadMessages, losingAccess: access.losingAccess,
@@ -228,20 +232,20 @@ export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Prom
       event: { type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: p.origChannel!.id, topic: p.message.topic },
     });
   }
-  return { ids, detached, movedAll };
+  return { ids, detached, movedAll, resolvedTopicFollowers };
 }
 
 /** After an edit committed: the Notification Bot's messages (each goes through its channel's actor). */
 export async function announceEdit(app: App, realm: RealmInfo, p: EditPlan, edit: AppliedEdit): Promise<void> {
   let resolveNoticeId: number | null = null;
-  if (p.topicChanged && p.content === undefined && !p.channelChanged && p.resolve) resolveNoticeId = await resolveNotice(app, realm, p);
+  if (p.topicChanged && p.content === undefined && !p.channelChanged && p.resolve) resolveNoticeId = await resolveNotice(app, realm, p, edit.resolvedTopicFollowers);
   if (moved(p)) await moveBreadcrumbs(app, realm, p, edit, resolveNoticeId);
 }
 
 const resolveNoticeText = (user: User, kind: 'resolved' | 'unresolved') => `${silentMention(user)} has marked this topic as ${kind}.`;
 
 /** "… has marked this topic as resolved." — unless it undoes a notice posted a minute ago. */
-async function resolveNotice(app: App, realm: RealmInfo, p: EditPlan): Promise<number | null> {
+async function resolveNotice(app: App, realm: RealmInfo, p: EditPlan, followers: number[]): Promise<number | null> {
   const channel = p.origChannel!;
   const bot = await notificationBot(app, realm);
   const last = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: p.targetTopic }, orderBy: { id: 'desc' } });
@@ -251,8 +255,7 @@ async function resolveNotice(app: App, realm: RealmInfo, p: EditPlan): Promise<n
     return null;
   }
   // Zulip's default resolved_topic_notice_auto_read_policy: read for all but the topic's followers.
-  const followers = await app.prisma.userTopic.findMany({ where: { channelId: channel.id, topic: equalsIgnoringCase(p.message.topic), visibility: TopicVisibility.FOLLOWED }, select: { userId: true } });
-  const unread = new Set(followers.map((f) => f.userId));
+  const unread = new Set(followers);
   const readFor = new Set([...(await subscriberIds(app, channel.id)), p.user.id].filter((id) => !unread.has(id) || id === p.user.id));
   return sendNotification(app, realm, channel, p.targetTopic, resolveNoticeText(p.user, p.resolve!), readFor);
 }

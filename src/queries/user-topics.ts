@@ -3,6 +3,7 @@
 // archived channels are left out.
 import type { App } from '../app.ts';
 import type { UserTopic } from '../db/generated/client.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 import { timestamp } from './messages.ts';
 
 /** Zulip's UserTopic.VisibilityPolicy. */
@@ -25,4 +26,10 @@ export async function userTopics(app: App, userId: number): Promise<Record<strin
 /** [channel name, topic, time muted] for each muted topic. */
 export async function mutedTopics(app: App, userId: number): Promise<[string, string, number][]> {
   return (await activeSettings(app, userId, TopicVisibility.MUTED)).map(({ row, channelName }) => [channelName, row.topic, timestamp(row.lastUpdated)]);
+}
+
+/** Who follows a channel topic. */
+export async function topicFollowers(app: App, channelId: number, topic: string): Promise<number[]> {
+  const rows = await app.prisma.userTopic.findMany({ where: { channelId, topic: equalsIgnoringCase(topic), visibility: TopicVisibility.FOLLOWED }, select: { userId: true } });
+  return rows.map((r) => r.userId);
 }
