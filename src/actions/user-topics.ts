@@ -19,9 +19,10 @@ interface SetOptions {
 
 /**
  * Zulip's bulk_do_set_user_topic_visibility_policy: gives `users` the policy for the topic (0
- * removes their setting); those whose setting changed get the events. Returns them.
+ * removes their setting); those whose setting changed get the events.
  */
-async function setTopicPolicy(app: App, realm: RealmInfo, userIds: number[], channel: Channel, topic: string, policy: number, o: SetOptions = {}): Promise<number[]> {
+async function setTopicPolicy(app: App, realm: RealmInfo, userIds: number[], channel: Channel, topic: string, policy: number, o: SetOptions = {}): Promise<void> {
+  if (userIds.length === 0) return;
   const now = new Date();
   const rows = await app.prisma.userTopic.findMany({ where: { userId: { in: userIds }, channelId: channel.id, topic: equalsIgnoringCase(topic) } });
   const existing = new Map(rows.map((r) => [r.userId, r]));
@@ -33,16 +34,15 @@ async function setTopicPolicy(app: App, realm: RealmInfo, userIds: number[], cha
     changed = userIds.filter((id) => existing.get(id)?.visibility !== policy);
     // A setting keeps the spelling of the topic it was first made for.
     const updated = changed.filter((id) => existing.has(id)).map((id) => existing.get(id)!.id);
-    await app.prisma.userTopic.updateMany({ where: { id: { in: updated } }, data: { visibility: policy, lastUpdated: now } });
+    if (updated.length) await app.prisma.userTopic.updateMany({ where: { id: { in: updated } }, data: { visibility: policy, lastUpdated: now } });
     const created = changed.filter((id) => !existing.has(id)).map((userId) => ({ userId, channelId: channel.id, topic, visibility: policy, lastUpdated: now }));
-    await app.prisma.userTopic.createMany({ data: created });
+    if (created.length) await app.prisma.userTopic.createMany({ data: created });
   }
   for (const userId of changed.sort((a, b) => a - b)) {
     if (!o.skipMutedTopicsEvent) sendOnCommit({ realmId: realm.id, userIds: [userId], event: { type: 'muted_topics', muted_topics: await mutedTopics(app, userId) } });
     const event = { type: 'user_topic', stream_id: channel.id, topic_name: topic, last_updated: timestamp(now), visibility_policy: policy };
     sendOnCommit({ realmId: realm.id, userIds: [userId], event });
   }
-  return changed;
 }
 
 /**
