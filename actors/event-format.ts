@@ -105,6 +105,9 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
       if (recipient.type !== 'channel') return [event];
       return [{ ...event, recipient: { ...recipient, topic: displayTopicFor(options, String(recipient.topic)) } }];
     }
+    case 'muted_topics':
+      // Zulip's accepts_event: a client that asked for user_topic events gets those instead.
+      return options.eventTypes?.includes('user_topic') ? [] : [event];
     case 'realm_linkifiers':
       return hasCapability(options, 'linkifier_url_template') ? [event] : [];
     case 'subscription': {

@@ -274,4 +274,23 @@ test('reports, edit typing, topic deletion, subscription updates', async () => {
   await verifyAction(realm, () => o.delete(`/streams/${reports}`), ['realm/update_dict', 'stream/update', 'stream/delete']);
 });
 
+test('topic settings, muted users, alert words, deactivating oneself', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const o = realm.owner.client;
+  const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
+  const id = await send(bob, sid, 'roses', 'hi');
+  await verifyAction(realm, () => o.post('/user_topics', { stream_id: sid, topic: 'roses', visibility_policy: 3 }), ['muted_topics', 'user_topic']);
+  await verifyAction(realm, () => o.patch('/users/me/subscriptions/muted_topics', { stream_id: sid, topic: 'tulips', op: 'add' }), ['muted_topics', 'user_topic']);
+  await verifyAction(realm, () => o.patch(`/messages/${id}`, { topic: 'daisies', propagate_mode: 'change_all', send_notification_to_old_thread: false, send_notification_to_new_thread: false }), [
+    'user_topic', 'muted_topics', 'user_topic', 'update_message',
+  ]);
+  await verifyAction(realm, () => o.post(`/users/me/muted_users/${bob.id}`), ['update_message_flags/add', 'muted_users']);
+  await verifyAction(realm, () => o.delete(`/users/me/muted_users/${bob.id}`), ['muted_users']);
+  await verifyAction(realm, () => o.post('/users/me/alert_words', { alert_words: JSON.stringify(['rose']) }), ['alert_words']);
+  await verifyAction(realm, () => o.delete('/users/me/alert_words', { alert_words: JSON.stringify(['rose']) }), ['alert_words']);
+  await realm.addUser({ bot: true, botOwnerId: bob.id });
+  await verifyAction(realm, () => bob.client.delete('/users/me'), ['realm_user/update', 'realm_bot/update', 'subscription/peer_remove', 'realm_user/update']);
+});
+
 test.run();

@@ -76,7 +76,7 @@ async function targetRows(app: App, realm: RealmInfo, user: User, ids: number[],
 }
 
 /** A user's flag changes run one at a time through their actor, each in one transaction. */
-const asUser = <T>(app: App, user: User, change: () => Promise<T>): Promise<T> => app.users.run(user.id, () => atomic(app, change));
+export const asUser = <T>(app: App, user: User, change: () => Promise<T>): Promise<T> => app.users.run(user.id, () => atomic(app, change));
 
 /** Sets or clears one flag on the user's rows; returns the ids whose flag changed. */
 export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: number[], op: string, flagName: string): Promise<FlagResult> {
@@ -107,6 +107,20 @@ export async function markAllAsRead(app: App, realm: RealmInfo, user: User): Pro
     await app.prisma.$executeRawUnsafe(`UPDATE "UserMessage" SET flags = flags | ${FLAG_BITS.read} WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0`, user.id);
     await sendFlags(app, realm, user, 'add', 'read', [], true);
   });
+}
+
+/**
+ * In a change run by asUser: marks read the user's unread messages from `senderId`, as muting
+ * the sender does (Zulip's do_mark_muted_user_messages_as_read, which sends nothing when none was).
+ */
+export async function markSenderAsRead(app: App, realm: RealmInfo, user: User, senderId: number): Promise<void> {
+  const changed = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
+    `UPDATE "UserMessage" um SET flags = um.flags | ${FLAG_BITS.read} FROM "Message" m
+     WHERE m.id = um."messageId" AND um."userId" = $1 AND m."senderId" = $2 AND (um.flags & ${FLAG_BITS.read}) = 0
+     RETURNING um."messageId"`,
+    user.id, senderId,
+  );
+  if (changed.length) await sendFlags(app, realm, user, 'add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b));
 }
 
 /** POST /mark_stream_as_read and /mark_topic_as_read. */

@@ -11,6 +11,7 @@ import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { inChannelOrder, lockMessage } from './messages.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 async function checkCanDelete(app: App, realm: RealmInfo, user: User, m: FullMessage, channel: Channel | null): Promise<void> {
   if (await hasRealmPermission(app.realms, realm, user, 'can_delete_any_message_group')) return;
@@ -95,7 +96,7 @@ async function topicBatch(app: App, user: User, channel: Channel, topic: string)
  */
 async function forgetTopicVisibility(app: App, realm: RealmInfo, channel: Channel, topic: string): Promise<void> {
   await atomic(app, async () => {
-    const rows = await app.prisma.userTopic.findMany({ where: { channelId: channel.id, topic: { equals: topic, mode: 'insensitive' } } });
+    const rows = await app.prisma.userTopic.findMany({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) } });
     let stale = rows;
     if (!channel.historyPublicToSubscribers && rows.length) {
       const readers = await app.prisma.$queryRaw<{ userId: number }[]>`SELECT DISTINCT um."userId" FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"

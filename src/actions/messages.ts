@@ -4,6 +4,7 @@
 import type { App } from '../app.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Message, Prisma, User } from '../db/generated/client.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
@@ -13,6 +14,7 @@ import { cachedChannel, isSubscribed, metadataUserIds, subscriberIds, userHasCha
 import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { alertedUsers, recipientSettings } from '../queries/recipient-settings.ts';
 import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
@@ -90,7 +92,7 @@ export async function checkCanPost(app: App, realm: RealmInfo, user: User, chann
 /** can_create_topic_group: only needed when the topic has no message yet. */
 export async function checkCanCreateTopic(app: App, realm: RealmInfo, user: User, channel: Channel, topic: string): Promise<void> {
   if (await hasChannelPermissionOrOwner(app, realm, user, channel, 'can_create_topic_group')) return;
-  const exists = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: { equals: topic, mode: 'insensitive' } }, select: { id: true } });
+  const exists = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) }, select: { id: true } });
   if (!exists) throw badRequest('You do not have permission to create new topics in this channel.');
 }
 
@@ -166,7 +168,7 @@ export interface PreparedMessage {
 }
 
 async function topicParticipants(app: App, channelId: number, topic: string): Promise<Set<number>> {
-  const rows = await app.prisma.message.findMany({ where: { channelId, topic: { equals: topic, mode: 'insensitive' } }, select: { senderId: true }, distinct: ['senderId'] });
+  const rows = await app.prisma.message.findMany({ where: { channelId, topic: equalsIgnoringCase(topic) }, select: { senderId: true }, distinct: ['senderId'] });
   return new Set(rows.map((r) => r.senderId));
 }
 
@@ -367,10 +369,14 @@ async function writeChannelBatch(app: App, realm: RealmInfo, batch: MessageToSto
 /** Each recipient's flag bits for a new message. */
 async function recipientFlags(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<Map<number, number>> {
   const mentioned = await mentionedUsers(app, realm, p.rendered);
+  const settings = await recipientSettings(app, p.sender.id, p.recipients);
+  const alerted = alertedUsers(settings.alertWords, p.rendered.alertWordText);
   const flags = new Map<number, number>();
   for (const userId of p.recipients) {
-    const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId);
-    flags.set(userId, mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (read ? FLAG_BITS.read : 0));
+    // Messages from a muted user arrive read, as in Zulip.
+    const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId) || settings.mutedSender.has(userId);
+    const bits = mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (alerted.has(userId) ? FLAG_BITS.has_alert_word : 0);
+    flags.set(userId, bits | (read ? FLAG_BITS.read : 0));
   }
   return flags;
 }

@@ -36,6 +36,7 @@ import {
   sendToUsers,
 } from './channels.ts';
 import { atomic, onCommit } from './transaction.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 /** Zulip's check_color: 3 to 6 hex digits. */
 const COLOR_RE = /^#[0-9a-fA-F]{3,6}$/;
@@ -142,7 +143,7 @@ async function checkSubscribe(app: App, realm: RealmInfo, user: User, req: Subsc
     if (!wanted.has(name.toLowerCase())) wanted.set(name.toLowerCase(), { name, description });
   }
   const findWanted = () =>
-    app.prisma.channel.findMany({ where: { realmId: realm.id, OR: [...wanted.values()].map((w) => ({ name: { equals: w.name, mode: 'insensitive' as const } })) } });
+    app.prisma.channel.findMany({ where: { realmId: realm.id, OR: [...wanted.values()].map((w) => ({ name: equalsIgnoringCase(w.name) })) } });
   let found = await findWanted();
   if (found.length < wanted.size) {
     // Some will be created: look again under the lock, in case a concurrent request just did.
@@ -330,7 +331,7 @@ export async function unsubscribe(app: App, realm: RealmInfo, user: User, names:
 async function unsubscribeInTransaction(app: App, realm: RealmInfo, user: User, names: string[], principals?: Principals): Promise<{ removed: string[]; not_removed: string[] }> {
   const targets = principals?.length ? await resolvePrincipals(app, realm, user, principals) : [user];
   const wanted = [...new Set(names.map((n) => checkChannelName(n)))];
-  const channels = await app.prisma.channel.findMany({ where: { realmId: realm.id, OR: wanted.map((n) => ({ name: { equals: n, mode: 'insensitive' as const } })) } });
+  const channels = await app.prisma.channel.findMany({ where: { realmId: realm.id, OR: wanted.map((n) => ({ name: equalsIgnoringCase(n) })) } });
   const missing = wanted.filter((n) => !channels.some((c) => c.name.toLowerCase() === n.toLowerCase()));
   if (missing.length) throw badRequest(`Channel(s) (${missing.join(', ')}) do not exist`);
   if (targets.some((t) => t.id !== user.id && !(t.isBot && t.botOwnerId === user.id))) await checkCanRemoveOthers(app, realm, user, channels);

@@ -13,6 +13,7 @@ import { unknownUser, whoCanAccess } from '../queries/user-access.ts';
 import { botDict, canSeeEmail, formatUser, realmViewers, type Viewer } from '../queries/users.ts';
 import { joinDefaultChannels } from './subscriptions.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 const emailSchema = z.string().email();
 const subdomainSchema = z.string().regex(/^([a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)?$/);
@@ -70,7 +71,7 @@ async function initialSettings(tx: Prisma.TransactionClient, realmId: number, u:
 }
 
 async function insertUser(tx: Prisma.TransactionClient, realmId: number, u: NewUser, passwordHash: string | null): Promise<User> {
-  const taken = await tx.user.findFirst({ where: { realmId, deliveryEmail: { equals: u.email, mode: 'insensitive' } }, select: { id: true } });
+  const taken = await tx.user.findFirst({ where: { realmId, deliveryEmail: equalsIgnoringCase(u.email) }, select: { id: true } });
   if (taken) throw badRequest(`Email '${u.email}' already in use`);
   const settings = await initialSettings(tx, realmId, u);
   return tx.user.create({

@@ -183,7 +183,15 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
       default_events_register_stream: nullable(str), default_all_public_streams: bool, owner_id: nullable(int), avatar_url: str, services: z.array(z.unknown()),
     }),
   }),
-  'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.union([z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str })]) }),
+  'realm_bot/update': opEvent('realm_bot', 'update', {
+    bot: z.union([
+      z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str }), z.strictObject({ user_id: int, is_active: z.literal(false) }),
+    ]),
+  }),
+  // The list clients from before user_topic read: [channel name, topic, time muted].
+  'muted_topics': event('muted_topics', { muted_topics: z.array(z.tuple([str, str, int])) }),
+  'muted_users': event('muted_users', { muted_users: z.array(z.strictObject({ id: int, timestamp: int })) }),
+  'alert_words': event('alert_words', { alert_words: z.array(str) }),
   'user_status': event('user_status', {
     user_id: int, away: bool.optional(), status_text: str.optional(), emoji_name: str.optional(), emoji_code: str.optional(), reaction_type: str.optional(),
   }),

@@ -55,6 +55,8 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { table: 'NavigationView', file: 'realm', rows: ofPrivateUsers, key: 'id' },
   { table: 'UserTopic', file: 'realm', rows: ofPrivateUsers, key: 'id' },
   { table: 'ScheduledMessage', file: 'realm', rows: 't."senderId" = ANY(p.private_users)', key: 'id' },
+  { table: 'MutedUser', file: 'realm', rows: ofPrivateUsers, key: '"userId", "mutedUserId"' },
+  { table: 'AlertWord', file: 'realm', rows: ofPrivateUsers, key: 'id' },
   { table: 'Message', file: 'messages', rows: 't.id = ANY(p.messages)', key: 'id' },
   { table: 'UserMessage', file: 'messages', rows: 't."messageId" = ANY(p.messages) AND t."userId" = ANY(p.message_users)', key: '"messageId", "userId"' },
   { table: 'Reaction', file: 'messages', rows: 't."messageId" = ANY(p.messages)', key: 'id' },

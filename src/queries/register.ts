@@ -16,6 +16,9 @@ import { realmPresence } from './presence.ts';
 import { realmUserStatuses } from './user-status.ts';
 import { navigationViews } from './navigation-views.ts';
 import { listReminders, listScheduledMessages } from './scheduled-messages.ts';
+import { userAlertWords } from './alert-words.ts';
+import { mutedUsers } from './muted-users.ts';
+import { mutedTopics, userTopics } from './user-topics.ts';
 import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
 import { defaultChannelGroups, defaultChannelIds, seesDefaultChannels } from './default-channels.ts';
 import { profileFields } from './profile-fields.ts';
@@ -331,8 +334,6 @@ function settingsObject(stored: unknown): State {
 
 /** Event types whose state is empty here because the feature behind them is not built (yet). */
 const EMPTY_STATE: Record<string, State> = {
-  alert_words: { alert_words: [] },
-  muted_users: { muted_users: [] },
   onboarding_steps: { onboarding_steps: [], navigation_tour_video_url: null },
   // The deprecated linkifier format, always empty since feature level 176.
   realm_filters: { realm_filters: [] },
@@ -411,12 +412,10 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('channel_folders', async () => ({ channel_folders: await channelFolders(app, realm.id, true) }));
   query('user_status', async () => ({ user_status: await realmUserStatuses(app, realm, user) }));
   query('custom_profile_fields', async () => ({ custom_profile_fields: await profileFields(app, realm.id), custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }));
-  query('user_topic', async () => ({
-    user_topics: (await app.prisma.userTopic.findMany({ where: { userId: id } })).map((t) => ({
-      stream_id: t.channelId, topic_name: t.topic, last_updated: seconds(t.lastUpdated), visibility_policy: t.visibility,
-    })),
-  }));
-  if (wantsMutedTopics(wants, o)) query('muted_topics', () => mutedTopics(app, user));
+  query('user_topic', async () => ({ user_topics: await userTopics(app, id) }));
+  if (wantsMutedTopics(wants, o)) query('muted_topics', async () => ({ muted_topics: await mutedTopics(app, id) }));
+  query('muted_users', async () => ({ muted_users: await mutedUsers(app, id) }));
+  query('alert_words', async () => ({ alert_words: await userAlertWords(app, id) }));
   query('realm_bot', () => ownedBots(app, realm, user));
 }
 
@@ -479,25 +478,18 @@ const NOTHING_FOR_SPECTATORS: [string, string][] = [
   ['drafts', 'drafts'], ['saved_snippets', 'saved_snippets'], ['navigation_views', 'navigation_views'], ['starred_messages', 'starred_messages'],
   ['recent_private_conversations', 'recent_private_conversations'], ['user_topic', 'user_topics'], ['realm_bot', 'realm_bots'],
   ['scheduled_messages', 'scheduled_messages'], ['reminders', 'reminders'],
+  ['muted_users', 'muted_users'], ['alert_words', 'alert_words'],
 ];
+
+/** Zulip sends at most the oldest 10,000 starred messages. */
+const MAX_STARRED_MESSAGES = 10000;
 
 async function starredMessages(app: App, user: User): Promise<State> {
   const rows = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
-    `SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.starred}) <> 0 ORDER BY "messageId"`,
+    `SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.starred}) <> 0 ORDER BY "messageId" LIMIT ${MAX_STARRED_MESSAGES}`,
     user.id,
   );
   return { starred_messages: rows.map((r) => r.messageId) };
-}
-
-/** Zulip's visibility_policy value for a muted topic. */
-const MUTED_VISIBILITY = 1;
-
-/** muted_topics: [channel name, topic, time muted] for each muted topic. */
-async function mutedTopics(app: App, user: User): Promise<State> {
-  const rows = await app.prisma.userTopic.findMany({ where: { userId: user.id, visibility: MUTED_VISIBILITY }, orderBy: { id: 'asc' } });
-  const channels = await app.prisma.channel.findMany({ where: { id: { in: [...new Set(rows.map((t) => t.channelId))] } }, select: { id: true, name: true } });
-  const names = new Map(channels.map((c) => [c.id, c.name]));
-  return { muted_topics: rows.filter((t) => names.has(t.channelId)).map((t) => [names.get(t.channelId), t.topic, seconds(t.lastUpdated)]) };
 }
 
 /** The bots the user administers: their own, or every bot for organization administrators. */
