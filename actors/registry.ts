@@ -175,11 +175,19 @@ export class QueueRegistry {
     // every subscriber, so that loop does as little as it can.
     const fanout: Fanout = { envelope, shapes: new Map(), ends: endsQueues(envelope.event) };
     const publicQueues = envelope.publicChannelMessage ? this.allPublic.get(envelope.realmId) : undefined;
+    // Recipients with the same parts usually share one object (a message's flags): serialized once.
+    const byPerUser = new Map<unknown, { own: Event; extras: string }>();
     for (const userId of envelope.userIds) {
       const queues = this.byUser.get(userId);
       if (queues === undefined) continue;
-      const own = ownParts(envelope, userId, null);
-      const extras = partsJson(own);
+      const perUser = envelope.perUser?.[userId];
+      let parts = byPerUser.get(perUser);
+      if (!parts) {
+        const own = ownParts(envelope, userId, null);
+        parts = { own, extras: partsJson(own) };
+        byPerUser.set(perUser, parts);
+      }
+      const { own, extras } = parts;
       for (const queue of queues) {
         // Those also get every public channel's messages: below, once.
         if (publicQueues?.has(queue)) continue;

@@ -333,13 +333,25 @@ async function firstMessageNews(app: App, realm: RealmInfo, message: FullMessage
   };
 }
 
+/** Each recipient's flags, one shared object per distinct set (the fan-out serializes each once). */
+function perUserFlags(flags: Map<number, number>): Record<number, { flags: string[] }> {
+  const byBits = new Map<number, { flags: string[] }>();
+  const out: Record<number, { flags: string[] }> = {};
+  for (const [userId, bits] of flags) {
+    let parts = byBits.get(bits);
+    if (!parts) byBits.set(bits, (parts = { flags: flagList(bits) }));
+    out[userId] = parts;
+  }
+  return out;
+}
+
 /** The `message` event of a stored message, with each recipient's flags. */
 async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage, { p, opts, flags }: MessageToStore) {
   return {
     realmId: realm.id,
     userIds: p.recipients,
     event: { type: 'message', message: messageObject(app, realm, message, await conversationUsers(app, [message]), await compiledLinkifiers(app, realm.id)) },
-    perUser: Object.fromEntries([...flags].map(([userId, bits]) => [userId, { flags: flagList(bits) }])),
+    perUser: perUserFlags(flags),
     ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
     publicChannelMessage: p.channel !== null && !p.channel.inviteOnly,
   };
