@@ -7,8 +7,8 @@ import * as assert from 'uvu/assert';
 import { checkEvent } from '../src/events/schemas.ts';
 import type { RunningServer } from '../src/server.ts';
 import { captureEvents } from './helpers/events.ts';
-import { eventually, newTestDevice, openNotification, registrationParams, TestRelay, type TestDevice } from './helpers/push-relay.ts';
-import { newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
+import { devicesOf, eventually, newDevice, newTestDevice, openNotification, registered, registrationParams, TestRelay } from './helpers/push-relay.ts';
+import { newRealm, startTestServer } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
 import { expectError } from './messages-helpers.ts';
 
@@ -26,28 +26,6 @@ test.after(async () => {
 });
 
 const NULL_DEVICE = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null };
-
-async function newDevice(user: TestUser): Promise<number> {
-  const r = await user.client.post('/register_client_device');
-  assert.is(r.status, 200, r.text);
-  return r.body.device_id;
-}
-
-async function devicesOf(user: TestUser): Promise<Record<string, Record<string, unknown>>> {
-  const r = await user.client.post('/register', { fetch_event_types: ['device'] });
-  assert.is(r.status, 200, r.text);
-  await user.client.delete('/events', { queue_id: r.body.queue_id });
-  return r.body.devices;
-}
-
-/** Registers `d` on a new device of `user` and waits for the relay's answer to land. */
-async function registered(realm: TestRealm, user: TestUser, d: TestDevice): Promise<number> {
-  const id = await newDevice(user);
-  const r = await user.client.post('/mobile_push/register', registrationParams(id, d));
-  assert.is(r.status, 200, r.text);
-  await eventually(async () => ((await devicesOf(user))[id]!.push_token_id === d.tokenId ? true : undefined), 15_000, 'the relay registration');
-  return id;
-}
 
 test('register_client_device and remove_client_device, with register state and events', async () => {
   const realm = await newRealm(server);
@@ -157,7 +135,7 @@ test('key rotation: the key fields alone; the same key again is no change', asyn
   const realm = await newRealm(server);
   const o = realm.owner;
   const d = newTestDevice(1);
-  const id = await registered(realm, o, d);
+  const id = await registered(o, d);
   const next = newTestDevice(1144);
   const rotate = { device_id: id, push_key: next.pushKey.toString('base64'), push_key_id: 1144 };
   const events = await verifyAction(realm, () => o.client.post('/mobile_push/register', rotate), ['device/update']);
@@ -173,7 +151,7 @@ test('token rotation: the token fields alone; pending until the relay answers; o
   const realm = await newRealm(server);
   const o = realm.owner;
   const d = newTestDevice();
-  const id = await registered(realm, o, d);
+  const id = await registered(o, d);
   const next = newTestDevice();
   const { push_key: _k, push_key_id: _i, ...tokenFields } = registrationParams(id, next);
   // The same token again is no change.
@@ -232,7 +210,7 @@ test('legacy token routes, and the legacy registration of the same token goes on
   const d = newTestDevice();
   assert.is((await o.post('/users/me/android_gcm_reg_id', { token: d.token })).status, 200);
   assert.is((await o.post('/users/me/android_gcm_reg_id', { token: 'another-phone' })).status, 200);
-  await registered(realm, realm.owner, d);
+  await registered(realm.owner, d);
   expectError(await o.delete('/users/me/android_gcm_reg_id', { token: d.token }), 'Device not recognized', 400, 'INVALID_PUSH_DEVICE_TOKEN');
   assert.is((await o.delete('/users/me/android_gcm_reg_id', { token: 'another-phone' })).status, 200);
 });
@@ -248,7 +226,7 @@ test('test notifications: legacy tokens through the relay, E2EE devices sealed w
   assert.equal([sent.user_id, sent.token, sent.token_kind, (sent.base_payload as Record<string, unknown>).realm_name], [o.id, 'legacy-token', 2, server.app.realms.byId(realm.id)!.name]);
   expectError(await o.client.post('/mobile_push/e2ee/test_notification'), 'No active registered push device', 400, 'NO_ACTIVE_PUSH_DEVICE');
   const d = newTestDevice();
-  const id = await registered(realm, o, d);
+  const id = await registered(o, d);
   expectError(await o.client.post('/mobile_push/e2ee/test_notification', { device_id: id + 1000 }), 'No active registered push device', 400, 'NO_ACTIVE_PUSH_DEVICE');
   const row = await server.app.prisma.device.findUniqueOrThrow({ where: { id } });
   const before = relay.requestsFor(Number(row.relayDeviceId)).length;

@@ -47,12 +47,12 @@ async function idleUserIds(app: App, realm: RealmInfo, userIds: number[]): Promi
   return new Set([...offZulip, ...userIds.filter((id) => !activeIds.has(id))]);
 }
 
-/** The mentioned groups in rendered content (silent mentions are not mentions). */
+/** The mentioned groups in rendered content (silent mentions are not mentions); attributes come sorted. */
 function mentionedGroupIds(html: string): number[] {
-  return [...html.matchAll(/<span data-user-group-id="(\d+)" class="user-group-mention">/g)].map((m) => Number(m[1]));
+  return [...html.matchAll(/<span class="user-group-mention" data-user-group-id="(\d+)">/g)].map((m) => Number(m[1]));
 }
 
-const personallyMentioned = (html: string, userId: number) => html.includes(`<span data-user-id="${userId}" class="user-mention">`);
+const personallyMentioned = (html: string, userId: number) => html.includes(`<span class="user-mention" data-user-id="${userId}">`);
 
 /** Zulip's get_mentioned_user_group: the smallest mentioned group the user belongs to. */
 async function mentionedGroupOf(app: App, realm: RealmInfo, html: string, userId: number): Promise<{ id: number; name: string } | null> {

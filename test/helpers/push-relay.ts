@@ -5,7 +5,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as assert from 'uvu/assert';
 import sodium from 'sodium-native';
+import type { TestUser } from './server.ts';
 
 export interface Registration {
   realm_uuid: string;
@@ -129,4 +131,27 @@ export async function eventually<T>(check: () => T | undefined | Promise<T | und
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+export async function newDevice(user: TestUser): Promise<number> {
+  const r = await user.client.post('/register_client_device');
+  assert.is(r.status, 200, r.text);
+  return r.body.device_id;
+}
+
+/** The user's `devices` as a new register shows them. */
+export async function devicesOf(user: TestUser): Promise<Record<string, Record<string, unknown>>> {
+  const r = await user.client.post('/register', { fetch_event_types: ['device'] });
+  assert.is(r.status, 200, r.text);
+  await user.client.delete('/events', { queue_id: r.body.queue_id });
+  return r.body.devices;
+}
+
+/** Registers `d` on a new device of `user` and waits for the relay's answer to land; returns the device id. */
+export async function registered(user: TestUser, d: TestDevice): Promise<number> {
+  const id = await newDevice(user);
+  const r = await user.client.post('/mobile_push/register', registrationParams(id, d));
+  assert.is(r.status, 200, r.text);
+  await eventually(async () => ((await devicesOf(user))[id]!.push_token_id === d.tokenId ? true : undefined), 15_000, 'the relay registration');
+  return id;
 }
