@@ -164,6 +164,7 @@ test('with online notifications off: nothing while the user is active in another
   // Offline notifications off too: no direct message notifies at all.
   assert.is((await owner.client.patch('/settings', { enable_offline_push_notifications: false })).status, 200);
   await sendDm(bob, [owner.id], 'silence');
+  await drained(realm);
   assert.is((await owner.client.patch('/settings', { enable_offline_push_notifications: true })).status, 200);
   const last = await sendDm(bob, [owner.id], 'hello again');
   assert.is((await phone.nth(1)).message_id, last);

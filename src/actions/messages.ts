@@ -293,8 +293,8 @@ const insertMessages = (withPush: boolean) => `WITH ids AS (
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
     SELECT u, numbered.id, f FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n)),${withPush ? `
   push AS (
-    INSERT INTO "PushOutbox" (kind, "realmId", "messageId")
-    SELECT 'message', $2, numbered.id FROM input JOIN numbered USING (n)
+    INSERT INTO "PushOutbox" (kind, "realmId", "messageId", "nextAttemptAt", "createdAt")
+    SELECT 'message', $2, numbered.id, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC' FROM input JOIN numbered USING (n)
     WHERE EXISTS (
       SELECT 1 FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN "Device" d ON d."userId" = r.u
       WHERE r.n = input.n AND r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND d."relayDeviceId" IS NOT NULL AND d."pushKey" IS NOT NULL)

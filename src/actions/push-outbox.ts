@@ -19,7 +19,9 @@ export interface PushWork {
 /** Records push work in the current action's transaction; the worker starts on it after the commit. */
 export async function enqueuePush(app: App, ...work: PushWork[]): Promise<void> {
   if (!app.config.PUSH_RELAY_URL || work.length === 0) return;
-  await app.prisma.pushOutbox.createMany({ data: work });
+  // The times in UTC, as the worker compares them, whatever the session's time zone.
+  const now = new Date();
+  await app.prisma.pushOutbox.createMany({ data: work.map((w) => ({ ...w, nextAttemptAt: now, createdAt: now })) });
   onCommit(() => app.pushes.wake(new Date()));
 }
 

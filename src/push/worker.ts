@@ -114,10 +114,17 @@ export async function drainPushOutbox(app: App): Promise<Date | null> {
         await retryLater(app, [row.id], retryDelay(row.attempts));
         continue;
       }
-      const outcome = await handle(app, row);
+      let outcome: Outcome | 'failed';
+      try {
+        outcome = await handle(app, row);
+      } catch (err) {
+        // A fault of this row (a bug, the database) must not hold up the others.
+        log.error('push work failed; retrying later', { id: row.id, kind: row.kind, error: err instanceof Error ? err.stack : String(err) });
+        outcome = 'failed';
+      }
       if (outcome === 'done') await app.prisma.pushOutbox.deleteMany({ where: { id: row.id } });
       else {
-        unavailable = true;
+        unavailable ||= outcome === 'retry';
         await retryLater(app, [row.id], retryDelay(row.attempts));
       }
     }
