@@ -171,6 +171,8 @@ test('client devices and their push registration (a server with a push relay)', 
     await verifyAction(realm, () => o.post('/mobile_push/register', { device_id: id, push_key: next.pushKey.toString('base64'), push_key_id: next.pushKeyId }), ['device/update']);
     const { push_key: _k, push_key_id: _i, ...tokenFields } = registrationParams(id, next);
     await verifyAction(realm, () => o.post('/mobile_push/register', tokenFields), ['device/update']);
+    // The relay's answer comes as an event of its own, before the removal is watched.
+    await eventually(async () => ((await devicesOf(realm.owner))[id]!.push_token_id === next.tokenId ? true : undefined), 15_000, 'the rotated token');
     await verifyAction(realm, () => o.post('/remove_client_device', { device_id: id }), ['device/remove']);
   } finally {
     await server.stop();
