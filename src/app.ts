@@ -29,6 +29,8 @@ export interface App {
   users: SerialActors;
   /** Sends scheduled messages and reminders when they fall due (started by the server). */
   scheduler: DeliveryScheduler;
+  /** Drains the push outbox to the push relay (started by the server when PUSH_RELAY_URL is set). */
+  pushes: DeliveryScheduler;
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
   startedAt: number;
 }
@@ -53,6 +55,7 @@ export async function createApp(config: Config): Promise<App> {
       channels: new ChannelActors(),
       users: new SerialActors(),
       scheduler: new DeliveryScheduler(),
+      pushes: new DeliveryScheduler('push notification delivery'),
       queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES }),
       limits: config.RATE_LIMIT
         ? {
@@ -71,6 +74,7 @@ export async function createApp(config: Config): Promise<App> {
 
 export async function closeApp(app: App): Promise<void> {
   await app.scheduler.stop();
+  await app.pushes.stop();
   app.queues.stop();
   app.channels.stop();
   app.users.stop();

@@ -28,6 +28,12 @@ const externalUrl = z
     return (u.protocol === 'http:' || u.protocol === 'https:') && u.pathname === '/' && !u.search && !u.hash && !u.username;
   }, 'expected http(s)://host[:port] with no path');
 
+const httpUrl = z
+  .string()
+  .url()
+  .refine((v) => ['http:', 'https:'].includes(new URL(v).protocol), 'expected an http(s) URL')
+  .transform((v) => v.replace(/\/+$/, ''));
+
 const configSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(9991),
@@ -76,6 +82,12 @@ const configSchema = z.object({
    * channel's token goes (`%s@streams.example.com`); empty (the default) when there is no gateway.
    */
   EMAIL_GATEWAY_PATTERN: z.string().refine((v) => v.split('%s').length === 2, 'expected exactly one %s').default(''),
+  /**
+   * The push relay (Zulip's push notification service) that forwards end-to-end encrypted
+   * notifications to mobile devices: `https://push.example.com`; unset, the server sends none and
+   * POST /mobile_push/register answers PUSH_SERVICE_NOT_CONFIGURED.
+   */
+  PUSH_RELAY_URL: httpUrl.optional(),
   /** An event that does not match its schema: `strict` fails the action (tests, development), `log` logs it. */
   EVENT_SCHEMA_CHECK: z.enum(['strict', 'log']).default('log'),
 });

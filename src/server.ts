@@ -4,6 +4,7 @@ import type { TemplatedApp } from 'uWebSockets.js';
 import { closeApp, createApp, type App } from './app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { deliverDueMessages } from './actions/scheduled-delivery.ts';
+import { drainPushOutbox } from './push/worker.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate } from './api/route.ts';
@@ -59,6 +60,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
   // After the queues are back (they get the events of what fell due while the server was down)
   // and the address is known (reminders link to messages).
   app.scheduler.start(() => deliverDueMessages(app));
+  if (config.PUSH_RELAY_URL) app.pushes.start(() => drainPushOutbox(app));
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -73,6 +75,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
         http.stopAccepting();
         // A delivery in progress finishes and reaches the queues before they are saved.
         await app.scheduler.stop();
+        await app.pushes.stop();
         app.queues.closeConsumers();
         await http.drain((deadline - Date.now()) / 2);
         const { saved } = await saveEventQueues(app, deadline);

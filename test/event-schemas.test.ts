@@ -10,7 +10,8 @@ import { MemoryBus } from '../src/bus/memory.ts';
 import { Role } from '../src/domain/roles.ts';
 import { checkEvent, schemaKey } from '../src/events/schemas.ts';
 import { captureEvents } from './helpers/events.ts';
-import { newRealm } from './helpers/server.ts';
+import { devicesOf, eventually, newTestDevice, registrationParams, TestRelay } from './helpers/push-relay.ts';
+import { newRealm, startTestServer } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
 import { makeChannel, send, sendDm, withNotificationBot } from './messages-helpers.ts';
 
@@ -152,6 +153,31 @@ test('bots, status, navigation views, channel folders, organization domains', as
   await verifyAction(realm, () => o.post('/realm/domains', { domain: 'a.test', allow_subdomains: false }), ['realm_domains/add']);
   await verifyAction(realm, () => o.patch('/realm/domains/a.test', { allow_subdomains: true }), ['realm_domains/change']);
   await verifyAction(realm, () => o.delete('/realm/domains/a.test'), ['realm_domains/remove']);
+});
+
+test('client devices and their push registration (a server with a push relay)', async () => {
+  const relay = new TestRelay();
+  await relay.start();
+  const server = await startTestServer({ PUSH_RELAY_URL: relay.url });
+  try {
+    const realm = await newRealm(server);
+    const o = realm.owner.client;
+    const added = await verifyAction(realm, () => o.post('/register_client_device'), ['device/add']);
+    const id = added[0]!.event.device_id as number;
+    const d = newTestDevice();
+    await verifyAction(realm, () => o.post('/mobile_push/register', registrationParams(id, d)), ['device/update']);
+    await eventually(async () => ((await devicesOf(realm.owner))[id]!.push_token_id === d.tokenId ? true : undefined), 15_000, 'the relay registration');
+    const next = newTestDevice();
+    await verifyAction(realm, () => o.post('/mobile_push/register', { device_id: id, push_key: next.pushKey.toString('base64'), push_key_id: next.pushKeyId }), ['device/update']);
+    const { push_key: _k, push_key_id: _i, ...tokenFields } = registrationParams(id, next);
+    await verifyAction(realm, () => o.post('/mobile_push/register', tokenFields), ['device/update']);
+    // The relay's answer comes as an event of its own, before the removal is watched.
+    await eventually(async () => ((await devicesOf(realm.owner))[id]!.push_token_id === next.tokenId ? true : undefined), 15_000, 'the rotated token');
+    await verifyAction(realm, () => o.post('/remove_client_device', { device_id: id }), ['device/remove']);
+  } finally {
+    await server.stop();
+    await relay.stop();
+  }
 });
 
 test('scheduled messages and reminders, and their delivery when due', async () => {

@@ -1,5 +1,6 @@
 // Personal message flags (read, starred, collapsed): POST /messages/flags, its narrow form and the
 // deprecated mark-as-read endpoints, each publishing one update_message_flags event to the user.
+// Reading a message withdraws its push notification from the user's phones.
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { API_FLAGS, EDITABLE_FLAGS, FLAG_BITS, HISTORICAL_FLAGS, type FlagName } from '../domain/message-flags.ts';
@@ -8,6 +9,7 @@ import { subscribedChannelIds } from '../queries/channels.ts';
 import { unmutedTopicCheck } from '../queries/subscriptions.ts';
 import { accessMessage, memberIds } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { withdrawNotifications } from './push-outbox.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 
 export type FlagOp = 'add' | 'remove';
@@ -90,6 +92,7 @@ export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: n
       user.id, targets.ids,
     );
     const sorted = changed.map((r) => r.messageId).sort((a, b) => a - b);
+    if (op === 'add' && flag === 'read') await withdrawNotifications(app, realm.id, user.id, sorted);
     await sendFlags(app, realm, user, op as FlagOp, flag, sorted);
     return { changed: sorted, ignoredChannels: targets.ignoredChannels };
   });
@@ -105,6 +108,7 @@ async function sendFlags(app: App, realm: RealmInfo, user: User, op: FlagOp, fla
 export async function markAllAsRead(app: App, realm: RealmInfo, user: User): Promise<void> {
   await asUser(app, user, async () => {
     await app.prisma.$executeRawUnsafe(`UPDATE "UserMessage" SET flags = flags | ${FLAG_BITS.read} WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0`, user.id);
+    await withdrawNotifications(app, realm.id, user.id, null);
     await sendFlags(app, realm, user, 'add', 'read', [], true);
   });
 }
@@ -133,6 +137,8 @@ export async function markChannelAsRead(app: App, realm: RealmInfo, user: User, 
        RETURNING um."messageId"`,
       ...[user.id, channelId, ...(topic === undefined ? [] : [topic])],
     );
-    await sendFlags(app, realm, user, 'add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b));
+    const ids = changed.map((r) => r.messageId).sort((a, b) => a - b);
+    await withdrawNotifications(app, realm.id, user.id, ids);
+    await sendFlags(app, realm, user, 'add', 'read', ids);
   });
 }

@@ -10,6 +10,7 @@ import { accessMessage, timestamp, type FullMessage } from '../queries/messages.
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { inChannelOrder, lockMessage } from './messages.ts';
+import { withdrawDeleted } from './push-outbox.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 
@@ -28,7 +29,8 @@ async function checkCanDelete(app: App, realm: RealmInfo, user: User, m: FullMes
 
 /**
  * Deletes messages (all from one conversation) and tells everyone who could see them: holders of
- * their rows and, for channels with shared history, the current subscribers.
+ * their rows and, for channels with shared history, the current subscribers. Push notifications
+ * of them are withdrawn.
  */
 export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]): Promise<void> {
   await atomic(app, async () => {
@@ -38,10 +40,13 @@ export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]):
     const channel = first.channelId === null ? null : await app.prisma.channel.findUnique({ where: { id: first.channelId } });
     const messageIds = messages.map((m) => m.id);
     // UserMessage has no foreign key to cascade from (prisma/schema.prisma): its rows go here.
-    const rows = await app.prisma.$queryRawUnsafe<{ userId: number }[]>('DELETE FROM "UserMessage" WHERE "messageId" = ANY($1::int[]) RETURNING "userId"', messageIds);
+    const rows = await app.prisma.$queryRawUnsafe<{ userId: number; messageId: number; flags: number }[]>(
+      'DELETE FROM "UserMessage" WHERE "messageId" = ANY($1::int[]) RETURNING "userId", "messageId", flags', messageIds,
+    );
     const { count } = await app.prisma.message.deleteMany({ where: { id: { in: messageIds } } });
     if (count === 0) throw badRequest('Message already deleted');
     const recipients = new Set(rows.map((r) => r.userId));
+    await withdrawDeleted(app, realm.id, rows);
     if (channel?.historyPublicToSubscribers) for (const id of await subscriberIds(app, channel.id)) recipients.add(id);
     const event: Record<string, unknown> = { type: 'delete_message', message_ids: messageIds.sort((a, b) => a - b) };
     Object.assign(event, channel ? { message_type: 'stream', stream_id: channel.id, topic: first.topic } : { message_type: 'private' });

@@ -19,7 +19,7 @@ import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { inTransaction } from '../db/transaction.ts';
-import { atomic, sendCommitted, sendOnCommit } from './transaction.ts';
+import { atomic, onCommit, sendCommitted, sendOnCommit } from './transaction.ts';
 import { createUser } from './users.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
@@ -275,8 +275,13 @@ interface MessageToStore {
  * when it has none, in one statement, however many messages; it returns the rows in id order,
  * each with the id of the transaction that commits them (src/db/commits.ts). The ids are drawn
  * first and numbered in ascending order, so the n-th input gets the n-th smallest id.
+ *
+ * With a push relay, the same statement queues push work (src/push/worker.ts) for each message
+ * that has an unread recipient, other than its sender, with a device that can get notifications:
+ * in the message's own transaction, so the work exists exactly when the message does, even if the
+ * server stops right after the commit; the worker decides later, off the request, who is told.
  */
-const INSERT_MESSAGES = `WITH ids AS (
+const insertMessages = (withPush: boolean) => `WITH ids AS (
     SELECT nextval(pg_get_serial_sequence('"Message"', 'id')) AS id FROM generate_series(1, $1::int)),
   numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM ids),
   input AS (
@@ -288,12 +293,22 @@ const INSERT_MESSAGES = `WITH ids AS (
     RETURNING *),
   um AS (
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
-    SELECT u, numbered.id, f FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n)),
+    SELECT u, numbered.id, f FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n)),${withPush ? `
+  push AS (
+    INSERT INTO "PushOutbox" (kind, "realmId", "messageId", "nextAttemptAt", "createdAt")
+    SELECT 'message', $2, numbered.id, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC' FROM input JOIN numbered USING (n)
+    WHERE EXISTS (
+      SELECT 1 FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN "Device" d ON d."userId" = r.u
+      WHERE r.n = input.n AND r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND d."relayDeviceId" IS NOT NULL AND d."pushKey" IS NOT NULL)
+    RETURNING "messageId"),` : ''}
   first AS (
     UPDATE "Channel" c SET "firstMessageId" = f.id
     FROM (SELECT "channelId", min(id) AS id FROM m WHERE "channelId" IS NOT NULL GROUP BY "channelId") f
     WHERE c.id = f."channelId" AND c."firstMessageId" IS NULL RETURNING c."firstMessageId" AS id)
-  SELECT m.*, pg_current_xact_id()::text AS xid, m.id IN (SELECT id FROM first) AS "firstInChannel" FROM m ORDER BY m.id`;
+  SELECT m.*, pg_current_xact_id()::text AS xid, m.id IN (SELECT id FROM first) AS "firstInChannel",
+    ${withPush ? 'm.id IN (SELECT "messageId" FROM push)' : 'false'} AS "pushQueued" FROM m ORDER BY m.id`;
+const INSERT_MESSAGES = insertMessages(false);
+const INSERT_MESSAGES_QUEUEING_PUSH = insertMessages(true);
 
 /**
  * Writes the messages; returns each as a loaded message, built from what is known, not read back,
@@ -302,15 +317,20 @@ const INSERT_MESSAGES = `WITH ids AS (
 async function storeMessages(app: App, realm: RealmInfo, batch: readonly MessageToStore[]): Promise<{ messages: FullMessage[]; xid: number; firsts: Set<number> }> {
   const column = <T>(pick: (m: MessageToStore) => T) => batch.map(pick);
   const recipients = batch.flatMap((m, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
-  const rows = await app.prisma.$queryRawUnsafe<(Message & { xid: string; firstInChannel: boolean })[]>(
-    INSERT_MESSAGES,
+  const rows = await app.prisma.$queryRawUnsafe<(Message & { xid: string; firstInChannel: boolean; pushQueued: boolean })[]>(
+    app.config.PUSH_RELAY_URL ? INSERT_MESSAGES_QUEUEING_PUSH : INSERT_MESSAGES,
     batch.length, realm.id,
     column((m) => m.p.sender.id), column((m) => m.p.channel?.id ?? null), column((m) => m.directGroupId),
     column((m) => m.p.topic), column((m) => m.p.content), column((m) => m.p.rendered.html), column((m) => m.opts.client),
     column((m) => m.p.rendered.isMeMessage), column((m) => m.p.rendered.links.length > 0), column((m) => linksImage(m.p.rendered.links)),
     recipients.map((r) => r[0]), recipients.map((r) => r[1]), recipients.map((r) => r[2]),
   );
-  const messages = rows.map(({ xid: _, firstInChannel: __, ...message }, i): FullMessage => {
+  if (rows.some((r) => r.pushQueued)) {
+    // The worker starts once the work is visible: after this statement, or after the caller's commit.
+    if (inTransaction()) onCommit(() => app.pushes.wake(new Date()));
+    else app.pushes.wake(new Date());
+  }
+  const messages = rows.map(({ xid: _, firstInChannel: __, pushQueued: ___, ...message }, i): FullMessage => {
     const { p, directGroupId } = batch[i]!;
     const c = p.channel;
     return {

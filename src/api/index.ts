@@ -8,6 +8,7 @@ import { routes as calls } from './calls.ts';
 import { routes as channelFolders } from './channel-folders.ts';
 import { routes as channels } from './channels.ts';
 import { routes as defaultChannels } from './default-channels.ts';
+import { routes as devices } from './devices.ts';
 import { routes as drafts } from './drafts.ts';
 import { routes as events } from './events.ts';
 import { routes as flags } from './flags.ts';
@@ -38,4 +39,4 @@ import { routes as userStatus } from './user-status.ts';
 import { routes as userTopics } from './user-topics.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...realmPlaygrounds, ...profileFields, ...channelFolders, ...channels, ...userTopics, ...defaultChannels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...avatars, ...flags, ...linkifiers, ...presence, ...userStatus, ...mutedUsers, ...alertWords, ...realmEmoji, ...realmExport, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...realmPlaygrounds, ...profileFields, ...channelFolders, ...channels, ...userTopics, ...defaultChannels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...avatars, ...flags, ...linkifiers, ...presence, ...userStatus, ...mutedUsers, ...alertWords, ...realmEmoji, ...realmExport, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...devices, ...events];

@@ -212,6 +212,13 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'default_stream_groups': event('default_stream_groups', { default_stream_groups: z.array(defaultChannelGroup) }),
   'realm_export': event('realm_export', { exports: z.array(realmExport) }),
   'realm_export_consent': event('realm_export_consent', { user_id: int, consented: bool }),
+  'device/add': opEvent('device', 'add', { device_id: int }),
+  'device/remove': opEvent('device', 'remove', { device_id: int }),
+  // Only the fields that changed: a new registration, a rotated key or token, the relay's answer.
+  'device/update': opEvent('device', 'update', {
+    device_id: int, push_key_id: int.optional(), push_token_id: nullable(str).optional(), pending_push_token_id: nullable(str).optional(),
+    push_token_last_updated_timestamp: int.optional(), push_registration_error_code: nullable(str).optional(),
+  }),
   'presence': event('presence', {
     user_id: int, email: str, server_timestamp: z.number(),
     presence: z.record(str, z.strictObject({ client: str, status: z.enum(['active', 'idle']), timestamp: int, pushable: bool })),

@@ -65,8 +65,15 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { table: 'AttachmentMessage', file: 'attachment', rows: 't."messageId" = ANY(p.messages)', key: '"attachmentId", "messageId"' },
 ];
 
-/** Tables that are no organization's data: migration bookkeeping, queues saved over a restart, exports themselves. */
-export const NOT_EXPORTED_TABLES: readonly string[] = ['_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport'];
+/**
+ * Tables that are no organization's data: migration bookkeeping, queues saved over a restart,
+ * exports themselves; and push state, which belongs to this server: devices hold the secret keys
+ * their notifications are sealed with, and their tokens are registered with this server's relay
+ * (a restored organization's apps register again), and pending relay work is this server's too.
+ */
+export const NOT_EXPORTED_TABLES: readonly string[] = [
+  '_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport', 'Device', 'PushDeviceToken', 'PushOutbox',
+];
 
 /** Messages per messages file (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */
 export const MESSAGES_PER_FILE = 1000;

@@ -22,6 +22,7 @@ import { mutedTopics, userTopics } from './user-topics.ts';
 import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
 import { defaultChannelGroups, defaultChannelIds, seesDefaultChannels } from './default-channels.ts';
 import { profileFields } from './profile-fields.ts';
+import { userDevices } from './devices.ts';
 import { realmDomains } from './realm-domains.ts';
 import { realmPlaygrounds } from './realm-playgrounds.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
@@ -63,7 +64,7 @@ const LEGACY_POLICIES: [string, RealmPermission, Partial<Record<SystemGroupName,
 ];
 
 /** A stable id for the organization (realm_uuid), derived so that it needs no stored column. */
-function realmUuid(realm: RealmInfo): string {
+export function realmUuid(realm: RealmInfo): string {
   const hex = createHash('sha256').update(`realm:${realm.id}:${realm.dateCreated.toISOString()}`).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
@@ -128,7 +129,7 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
     realm_jitsi_server_url: s.jitsi_server_url,
     jitsi_server_url: s.jitsi_server_url ?? SERVER_JITSI_URL,
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
-    realm_push_notifications_enabled: false,
+    realm_push_notifications_enabled: app.config.PUSH_RELAY_URL !== undefined,
     realm_push_notifications_enabled_end_timestamp: null,
     realm_require_e2ee_push_notifications: false,
     realm_owner_full_content_access: false,
@@ -344,7 +345,6 @@ const EMPTY_STATE: Record<string, State> = {
   stop_words: { stop_words: [] },
   video_calls: { has_zoom_token: false },
   giphy: { giphy_api_key: '', tenor_api_key: '' },
-  device: { devices: {} },
 };
 
 type Wants = (type: string) => boolean;
@@ -417,6 +417,7 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('muted_users', async () => ({ muted_users: await mutedUsers(app, id) }));
   query('alert_words', async () => ({ alert_words: await userAlertWords(app, id) }));
   query('realm_bot', () => ownedBots(app, realm, user));
+  query('device', async () => ({ devices: await userDevices(app, id) }));
 }
 
 /** Who a spectator is in the state: an anonymous guest with id 0, as in Zulip. */
@@ -471,6 +472,7 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
   // Statuses need an account to be seen.
   query('user_status', () => ({ user_status: {} }));
   for (const [type, key] of NOTHING_FOR_SPECTATORS) query(type, () => ({ [key]: [] }));
+  query('device', () => ({ devices: {} }));
 }
 
 /** Personal lists a spectator has none of: [event type, key]. */
