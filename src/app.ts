@@ -10,6 +10,7 @@ import type { EventBus } from './bus/bus.ts';
 import { MemoryBus } from './bus/memory.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { log } from './log.ts';
+import { Outbox } from './mail/mailer.ts';
 import { QueueRegistry } from '../actors/registry.ts';
 import { ChannelActors } from '../actors/channels.ts';
 import { SerialActors } from '../actors/serial.ts';
@@ -27,6 +28,8 @@ export interface App {
   channels: ChannelActors;
   users: SerialActors;
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
+  /** Outgoing mail, delivered after the transactions that queue it. */
+  mail: Outbox;
   startedAt: number;
 }
 
@@ -57,6 +60,7 @@ export async function createApp(config: Config): Promise<App> {
             loginFailures: new RateLimiter(config.RATE_LIMIT_LOGIN_FAILURES, config.RATE_LIMIT_LOGIN_WINDOW_SECONDS),
           }
         : null,
+      mail: new Outbox(config),
       startedAt: Math.floor(Date.now() / 1000),
     };
   } catch (err) {
@@ -69,6 +73,7 @@ export async function closeApp(app: App): Promise<void> {
   app.queues.stop();
   app.channels.stop();
   app.users.stop();
+  await app.mail.close();
   await app.bus.close();
   await app.db.close();
 }

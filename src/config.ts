@@ -61,6 +61,18 @@ const configSchema = z.object({
   QUEUE_MAX_BYTES: z.coerce.number().int().positive().default(64 * 1024 * 1024),
   /** Time a graceful stop may take (finish requests, save queues), within an orchestrator's grace period. */
   SHUTDOWN_DEADLINE_SECONDS: seconds.default(20),
+  /** Minutes an invitation link stays valid when the inviter does not say (Zulip's default: 10 days). */
+  INVITATION_LINK_VALIDITY_MINUTES: z.coerce.number().int().positive().default(14400),
+  /** Invitation emails an organization may send in 24 hours (Zulip's INVITES_DEFAULT_REALM_DAILY_MAX). */
+  INVITES_DAILY_LIMIT: z.coerce.number().int().min(0).default(100),
+  /** `smtp://user:pass@host:587` or `smtps://...`: send mail through it; without it mail goes to DATA_DIR/mail.log. */
+  SMTP_URL: z
+    .string()
+    .url()
+    .refine((v) => ['smtp:', 'smtps:'].includes(new URL(v).protocol), 'expected smtp://... or smtps://...')
+    .optional(),
+  /** Sender address of the server's mail; defaults to noreply@ the external host's name. */
+  MAIL_FROM: z.string().optional(),
   /** Cost of the scrypt password hash (N); lower only for tests. */
   PASSWORD_HASH_COST: z.coerce.number().int().min(1024).default(32768),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
@@ -79,6 +91,7 @@ export type Config = z.infer<typeof configSchema> & {
   /** Scheme of the server's URLs; a trusted proxy's X-Forwarded-Proto may override it per request unless EXTERNAL_URL is set. */
   externalScheme: Scheme;
   uploadsDir: string;
+  mailFrom: string;
 };
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -90,10 +103,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const c = parsed.data;
   if (c.EXTERNAL_URL && c.EXTERNAL_HOST) throw new Error('Invalid configuration: set EXTERNAL_URL or EXTERNAL_HOST, not both');
   const url = c.EXTERNAL_URL ? new URL(c.EXTERNAL_URL) : undefined;
+  const externalHost = url?.host ?? c.EXTERNAL_HOST ?? `${LOOPBACK.has(c.HOST) ? 'localhost' : c.HOST}:${c.PORT}`;
   return {
     ...c,
-    externalHost: url?.host ?? c.EXTERNAL_HOST ?? `${LOOPBACK.has(c.HOST) ? 'localhost' : c.HOST}:${c.PORT}`,
+    externalHost,
     externalScheme: url?.protocol === 'https:' ? 'https' : 'http',
     uploadsDir: c.UPLOADS_DIR ?? path.join(c.DATA_DIR, 'uploads'),
+    mailFrom: c.MAIL_FROM ?? `noreply@${externalHost.replace(/:\d+$/, '')}`,
   };
 }

@@ -346,14 +346,31 @@ export async function sendMessage(app: App, realm: RealmInfo, sender: User, to: 
   return { id: await deliverMessage(app, realm, prepared, opts) };
 }
 
-/** The organization's Notification Bot, created the first time it has something to say. */
-export async function notificationBot(app: App, realm: RealmInfo): Promise<User> {
-  const email = `notification-bot@${app.realms.emailDomain(realm)}`;
+/** Zulip's system bots of an organization: their address's local part and name. */
+const SYSTEM_BOTS = {
+  notification: { local: 'notification-bot', name: 'Notification Bot' },
+  welcome: { local: 'welcome-bot', name: 'Welcome Bot' },
+} as const;
+
+/** The address a system bot has (or will have) in an organization. */
+export const systemBotEmail = (app: App, realm: RealmInfo, bot: keyof typeof SYSTEM_BOTS) => `${SYSTEM_BOTS[bot].local}@${app.realms.emailDomain(realm)}`;
+
+/** One of the organization's system bots, created the first time it has something to say. */
+export async function systemBot(app: App, realm: RealmInfo, bot: keyof typeof SYSTEM_BOTS): Promise<User> {
+  const email = systemBotEmail(app, realm, bot);
   return app.prisma.user.upsert({
     where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } },
-    create: { realmId: realm.id, deliveryEmail: email, fullName: 'Notification Bot', isBot: true, botType: 1, apiKey: generateApiKey() },
+    create: { realmId: realm.id, deliveryEmail: email, fullName: SYSTEM_BOTS[bot].name, isBot: true, botType: 1, apiKey: generateApiKey() },
     update: {},
   });
+}
+
+export const notificationBot = (app: App, realm: RealmInfo): Promise<User> => systemBot(app, realm, 'notification');
+
+/** A system bot's direct message to one user, without the checks a person's message passes (Zulip's internal_send_private_message). */
+export async function sendBotDirectMessage(app: App, realm: RealmInfo, bot: User, to: User, content: string): Promise<number> {
+  const prepared = await prepareMessage(app, realm, bot, { kind: 'direct', users: [to.id] }, content, false);
+  return deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true });
 }
 
 /** A Notification Bot message to a channel topic, bypassing posting permissions as Zulip's system bots do. */

@@ -8,6 +8,7 @@ import { routes as channels } from './channels.ts';
 import { routes as drafts } from './drafts.ts';
 import { routes as events } from './events.ts';
 import { routes as flags } from './flags.ts';
+import { routes as invites } from './invites.ts';
 import { routes as linkifiers } from './linkifiers.ts';
 import { routes as messages } from './messages.ts';
 import { routes as messageEdits } from './messages-edit.ts';
@@ -28,4 +29,4 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...invites, ...channelFolders, ...channels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...render, ...calls, ...drafts, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];

@@ -1,7 +1,7 @@
 // Organization settings: PATCH /realm.
 import { z } from 'zod';
 import { REALM_PERMISSIONS, type RealmUpdate, updateRealm } from '../actions/realm.ts';
-import { groupSettingChangeSchema, type RealmPermission, type RealmSettings } from '../domain/realm-settings.ts';
+import { groupSettingChangeSchema, type RealmPermission, type RealmSettings, welcomeTextSchema } from '../domain/realm-settings.ts';
 import { bool, Field, json, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 
@@ -45,6 +45,7 @@ const settingParams = {
   topics_policy: str().optional(),
   video_chat_provider: optionalInt(),
   waiting_period_threshold: optionalInt(z.number().int().min(0)),
+  welcome_message_custom_text: str(welcomeTextSchema).optional(),
 } satisfies Partial<Record<keyof RealmSettings, Field<unknown>>>;
 
 const permissionParams = Object.fromEntries(REALM_PERMISSIONS.map((s) => [s, json(groupSettingChangeSchema).optional()])) as Record<

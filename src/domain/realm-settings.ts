@@ -40,10 +40,18 @@ export const realmSettingsSchema = z.object({
   default_email_address_visibility: z.number().int().min(1).max(5).default(EMAIL_VISIBILITY.EVERYONE),
   jitsi_server_url: z.string().nullable().default(null),
   presence_disabled: z.boolean().default(false),
+  /** Markdown Welcome Bot sends new users after its own message; empty: nothing more. */
+  welcome_message_custom_text: z.string().default(''),
 });
 export type RealmSettings = z.infer<typeof realmSettingsSchema>;
 
 export const EMPTY_TOPIC_DISPLAY_NAME = 'general chat';
+
+/** Zulip's MAX_REALM_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, in code points. */
+export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
+export const welcomeTextSchema = z
+  .string()
+  .refine((text) => [...text].length <= MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, `welcome_message_custom_text is too long (limit: ${MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH} characters)`);
 
 /** Realm-level permission settings and the system group each defaults to. */
 export const REALM_PERMISSION_DEFAULTS = {

@@ -159,6 +159,7 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_domains/add': opEvent('realm_domains', 'add', { realm_domain: realmDomain }),
   'realm_domains/change': opEvent('realm_domains', 'change', { realm_domain: realmDomain }),
   'realm_domains/remove': opEvent('realm_domains', 'remove', { domain: str }),
+  'invites_changed': event('invites_changed', {}),
   'presence': event('presence', {
     user_id: int, email: str, server_timestamp: z.number(),
     presence: z.record(str, z.strictObject({ client: str, status: z.enum(['active', 'idle']), timestamp: int, pushable: bool })),

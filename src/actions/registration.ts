@@ -1,0 +1,170 @@
+// Redeeming invitations (Zulip's zerver/views/registration.py and process_new_human_user): a
+// reusable link first confirms the address by mail; a confirmation link then creates the account
+// with the invited role, channels and groups, and Welcome Bot and the inviter are told.
+import type { App } from '../app.ts';
+import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/passwords.ts';
+import type { Invitation, MultiuseInvite, User } from '../db/generated/client.ts';
+import { Role, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
+import { badRequest } from '../errors.ts';
+import { defaultChannelIds } from '../queries/default-channels.ts';
+import { confirmationLink, INVITE_STATUS, type LinkState } from '../queries/invites.ts';
+import { realmEmailChecker } from '../queries/realm-domains.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+import { generateKey, notifyInvitesChanged } from './invites.ts';
+import { sendBotDirectMessage, silentMention, systemBot } from './messages.ts';
+import { sendWelcomeMessages } from './onboarding.ts';
+import { sendToRealm } from './realm.ts';
+import { addSubscriptions } from './subscriptions.ts';
+import { atomic, onCommit } from './transaction.ts';
+import { addUserToGroups } from './user-groups.ts';
+import { announceNewUser, checkFullName, checkNameAvailable, insertUser, isValidEmail } from './users.ts';
+
+/** Zulip's CONFIRMATION_LINK_DEFAULT_VALIDITY_DAYS: an address confirmed through a reusable link has a day to sign up. */
+const SIGNUP_CONFIRMATION_MINUTES = 24 * 60;
+
+/** A link that leads nowhere any more; the page says why. */
+export class UnusableLink extends Error {
+  constructor(readonly state: Exclude<LinkState, 'usable'>) {
+    super(`link ${state}`);
+  }
+}
+
+function checkUsable(row: { status: number; expiresAt: Date | null } | undefined): void {
+  if (!row) throw new UnusableLink('invalid');
+  if (row.status === INVITE_STATUS.USED) throw new UnusableLink('used');
+  if (row.status === INVITE_STATUS.REVOKED) throw new UnusableLink('revoked');
+  if (row.expiresAt && row.expiresAt.getTime() < Date.now()) throw new UnusableLink('expired');
+}
+
+function checkRealmOpen(realm: RealmInfo): void {
+  if (realm.deactivated) throw badRequest('This organization has been deactivated.');
+}
+
+/** A reusable link of this organization, held until the commit so a revocation cannot slip past. */
+async function lockMultiuse(app: App, realm: RealmInfo, by: { key: string } | { id: number }): Promise<MultiuseInvite> {
+  const rows =
+    'key' in by
+      ? await app.prisma.$queryRaw<MultiuseInvite[]>`SELECT * FROM "MultiuseInvite" WHERE key = ${by.key} AND "realmId" = ${realm.id} FOR SHARE`
+      : await app.prisma.$queryRaw<MultiuseInvite[]>`SELECT * FROM "MultiuseInvite" WHERE id = ${by.id} AND "realmId" = ${realm.id} FOR SHARE`;
+  checkUsable(rows[0]);
+  return rows[0]!;
+}
+
+/** Whether `email` may have an account here (allowed domain, not taken); the reason when not. */
+async function checkNewAddress(app: App, realm: RealmInfo, email: string): Promise<void> {
+  if (!isValidEmail(email)) throw badRequest('Please enter a valid email address.');
+  const problem = (await realmEmailChecker(app, realm))(email);
+  if (problem) throw badRequest(problem);
+  const existing = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: email, mode: 'insensitive' } } });
+  if (existing) throw badRequest(existing.isActive ? 'An account with this email address already exists.' : 'The account with this email address has been deactivated.');
+}
+
+/**
+ * POST /join/<key>/: the address someone gives on a reusable link's page gets a confirmation link
+ * carrying the link's terms. Returns the address.
+ */
+export async function requestSignup(app: App, realm: RealmInfo, key: string, rawEmail: string): Promise<string> {
+  checkRealmOpen(realm);
+  const email = rawEmail.trim();
+  await atomic(app, async () => {
+    const invite = await lockMultiuse(app, realm, { key });
+    await checkNewAddress(app, realm, email);
+    const signup = await app.prisma.invitation.create({
+      data: {
+        realmId: realm.id,
+        email,
+        multiuseInviteId: invite.id,
+        invitedAs: invite.invitedAs,
+        channelIds: invite.channelIds,
+        groupIds: invite.groupIds,
+        includeRealmDefaultSubscriptions: invite.includeRealmDefaultSubscriptions,
+        welcomeMessageCustomText: invite.welcomeMessageCustomText,
+        notifyReferrerOnJoin: false,
+        key: generateKey(),
+        expiresAt: new Date(Date.now() + SIGNUP_CONFIRMATION_MINUTES * 60_000),
+      },
+    });
+    const text = [
+      'Hello,',
+      `To finish creating your account in ${realm.name} (${app.realms.url(realm)}), open this link:\n\n${confirmationLink(app, realm, signup.key)}`,
+      `This link expires on ${signup.expiresAt!.toUTCString()}.`,
+      'If you did not ask for an account, you can ignore this message.',
+    ].join('\n\n');
+    onCommit(() => app.mail.send({ to: email, subject: `Confirm your email address for ${realm.name}`, text }));
+  });
+  return email;
+}
+
+export interface RegistrationForm {
+  key: string;
+  fullName: string;
+  password: string;
+}
+
+function checkPassword(password: string): void {
+  const length = [...password].length;
+  if (length < PASSWORD_MIN_LENGTH) throw badRequest(`Your password must have at least ${PASSWORD_MIN_LENGTH} characters.`);
+  if (length > PASSWORD_MAX_LENGTH) throw badRequest(`Your password must have at most ${PASSWORD_MAX_LENGTH} characters.`);
+}
+
+/** The channels and groups an invitation names that still exist, plus the default channels when it asks. */
+async function invitedPlaces(app: App, realm: RealmInfo, invitation: Invitation) {
+  const channelIds = new Set(invitation.channelIds);
+  if (invitation.includeRealmDefaultSubscriptions) for (const id of await defaultChannelIds(app, realm.id)) channelIds.add(id);
+  const channels = await app.prisma.channel.findMany({ where: { realmId: realm.id, id: { in: [...channelIds] }, isArchived: false }, orderBy: { id: 'asc' } });
+  const groups = await app.realms.groups(realm.id);
+  const groupIds = invitation.groupIds.filter((id) => groups.get(id)?.name && !groups.get(id)!.deactivated && !groups.get(id)!.isSystemGroup);
+  return { channels, groupIds };
+}
+
+/** The system groups a new user is in (Zulip's do_create_user): their role's, and full members unless there is a waiting period. */
+async function announceSystemGroups(app: App, realm: RealmInfo, user: User): Promise<void> {
+  const provisional = realm.settings.waiting_period_threshold > 0 && user.role >= Role.MEMBER;
+  for (const g of SYSTEM_GROUPS) {
+    if (!systemGroupDirectlyContains(g.name, user.role) || (g.name === 'role:fullmembers' && provisional)) continue;
+    await sendToRealm(app, realm, { type: 'user_group', op: 'add_members', group_id: realm.systemGroups[g.name], user_ids: [user.id] });
+  }
+}
+
+/** The account of a confirmation link's invitation, with everything the invitation gives it. */
+async function createInvitedAccount(app: App, realm: RealmInfo, form: RegistrationForm, name: string, passwordHash: string) {
+  const [invitation] = await app.prisma.$queryRaw<Invitation[]>`SELECT * FROM "Invitation" WHERE key = ${form.key} AND "realmId" = ${realm.id} FOR UPDATE`;
+  checkUsable(invitation);
+  if (invitation!.multiuseInviteId !== null) await lockMultiuse(app, realm, { id: invitation!.multiuseInviteId });
+  // One account at a time per organization: names and addresses are checked against all of them.
+  await app.prisma.$queryRaw`SELECT id FROM "Realm" WHERE id = ${realm.id} FOR UPDATE`;
+  await checkNameAvailable(app.prisma, realm, name, 0);
+  const user = await insertUser(app.prisma, realm.id, { email: invitation!.email, fullName: name, role: invitation!.invitedAs }, passwordHash);
+  await announceNewUser(app, realm, user);
+  await announceSystemGroups(app, realm, user);
+  const { channels, groupIds } = await invitedPlaces(app, realm, invitation!);
+  await addSubscriptions(app, realm, [user], channels);
+  await addUserToGroups(app, realm, user.id, groupIds);
+  await app.prisma.invitation.update({ where: { id: invitation!.id }, data: { status: INVITE_STATUS.USED, createdUserId: user.id } });
+  // Other invitations of the same address are spent too.
+  const others = await app.prisma.invitation.updateMany({
+    where: { realmId: realm.id, status: INVITE_STATUS.PENDING, email: { equals: user.deliveryEmail, mode: 'insensitive' } },
+    data: { status: INVITE_STATUS.REVOKED },
+  });
+  if (invitation!.referredById !== null || others.count > 0) await notifyInvitesChanged(app, realm, invitation!.referredById);
+  return { user, invitation: invitation! };
+}
+
+/** POST /accounts/register/: creates the account; Welcome Bot and the inviter speak once it exists. */
+export async function register(app: App, realm: RealmInfo, form: RegistrationForm): Promise<User> {
+  checkRealmOpen(realm);
+  const name = checkFullName(form.fullName);
+  checkPassword(form.password);
+  const passwordHash = await hashPassword(form.password, app.config.PASSWORD_HASH_COST);
+  const { user, invitation } = await atomic(app, () => createInvitedAccount(app, realm, form, name, passwordHash));
+  const current = app.realms.byId(realm.id) ?? realm;
+  if (invitation.referredById !== null && invitation.notifyReferrerOnJoin) {
+    const referrer = await app.prisma.user.findUnique({ where: { id: invitation.referredById } });
+    if (referrer?.isActive) {
+      const bot = await systemBot(app, current, 'notification');
+      await sendBotDirectMessage(app, current, bot, referrer, `${silentMention(user)} accepted your invitation to join ${current.name}.`);
+    }
+  }
+  await sendWelcomeMessages(app, current, user, invitation.welcomeMessageCustomText ?? current.settings.welcome_message_custom_text);
+  return user;
+}
