@@ -113,6 +113,7 @@ async function checkTerms(app: App, realm: RealmInfo, user: User, t: InvitationT
   const groupIds = [...new Set(t.groupIds)];
   for (const id of groupIds) await accessGroupForUpdate(app, realm, user, groups, id, 'can_add_members_group', false);
   if (t.welcomeMessageCustomText !== null && user.role > Role.ADMINISTRATOR) throw badRequest('Must be an organization administrator');
+  const now = new Date();
   return {
     realmId: realm.id,
     referredById: user.id,
@@ -121,7 +122,8 @@ async function checkTerms(app: App, realm: RealmInfo, user: User, t: InvitationT
     groupIds,
     includeRealmDefaultSubscriptions: t.includeRealmDefaultSubscriptions,
     welcomeMessageCustomText: t.welcomeMessageCustomText,
-    expiresAt: t.expiresInMinutes === null ? null : new Date(Date.now() + t.expiresInMinutes * 60_000),
+    expiresAt: t.expiresInMinutes === null ? null : new Date(now.getTime() + t.expiresInMinutes * 60_000),
+    createdAt: now,
   };
 }
 
@@ -204,7 +206,7 @@ export async function inviteUsers(app: App, realm: RealmInfo, user: User, req: E
   const emails = parseInviteeEmails(req.inviteeEmails);
   if (emails.length === 0) throw badRequest('You must specify at least one email address.');
   const skipped = await atomic(app, async () => {
-    const terms = await checkTerms(app, realm, user, req);
+    const { createdAt, ...terms } = await checkTerms(app, realm, user, req);
     await lockRealm(app, realm);
     await checkDailyLimit(app, realm, emails.length);
     if (!realm.settings.invite_required && user.role > Role.ADMINISTRATOR && Date.now() - user.dateJoined.getTime() < MIN_INVITER_AGE_DAYS * DAY_MS) {
@@ -214,7 +216,9 @@ export async function inviteUsers(app: App, realm: RealmInfo, user: User, req: E
     if (invalid.length) throw invitationFailed("Some emails did not validate, so we didn't send any invitations.", [...invalid, ...taken]);
     if (taken.length === emails.length) throw invitationFailed("We weren't able to invite anyone.", taken);
     for (const email of emails.filter((e) => !taken.some(([t]) => t === e))) {
-      const invitation = await app.prisma.invitation.create({ data: { ...terms, email, notifyReferrerOnJoin: req.notifyReferrerOnJoin, key: generateKey() } });
+      const invitation = await app.prisma.invitation.create({
+        data: { ...terms, invitedAt: createdAt, email, notifyReferrerOnJoin: req.notifyReferrerOnJoin, key: generateKey() },
+      });
       await mailInvitation(app, realm, invitation, user);
     }
     await notifyInvitesChanged(app, realm, user.id);
