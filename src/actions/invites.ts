@@ -127,11 +127,11 @@ async function checkTerms(app: App, realm: RealmInfo, user: User, t: InvitationT
   };
 }
 
-/** `invites_changed` to the administrators (bots too) and the invitation's creator (Zulip's notify_invites_changed). */
-export async function notifyInvitesChanged(app: App, realm: RealmInfo, referrerId: number | null): Promise<void> {
+/** `invites_changed` to the administrators (bots too) and the creators of the changed invitations (Zulip's notify_invites_changed). */
+export async function notifyInvitesChanged(app: App, realm: RealmInfo, referrerIds: readonly (number | null)[]): Promise<void> {
   const admins = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true, role: { lte: Role.ADMINISTRATOR } }, select: { id: true } });
   const userIds = admins.map((a) => a.id);
-  if (referrerId !== null && !userIds.includes(referrerId)) userIds.push(referrerId);
+  for (const id of referrerIds) if (id !== null && !userIds.includes(id)) userIds.push(id);
   // Nothing in the register snapshot describes invitations: clients refetch GET /invites.
   sendOnCommit({ realmId: realm.id, userIds, event: { type: 'invites_changed' } }, { alwaysDeliver: true });
 }
@@ -221,7 +221,7 @@ export async function inviteUsers(app: App, realm: RealmInfo, user: User, req: E
       });
       await mailInvitation(app, realm, invitation, user);
     }
-    await notifyInvitesChanged(app, realm, user.id);
+    await notifyInvitesChanged(app, realm, [user.id]);
     return taken;
   });
   if (skipped.length) {
@@ -241,7 +241,7 @@ export async function createMultiuseInvite(app: App, realm: RealmInfo, user: Use
   return atomic(app, async () => {
     const data = await checkTerms(app, realm, user, terms);
     const invite = await app.prisma.multiuseInvite.create({ data: { ...data, key: generateKey() } });
-    await notifyInvitesChanged(app, realm, user.id);
+    await notifyInvitesChanged(app, realm, [user.id]);
     return multiuseLink(app, realm, invite.key);
   });
 }
@@ -261,7 +261,7 @@ export async function revokeInvitation(app: App, realm: RealmInfo, user: User, i
   await atomic(app, async () => {
     const invitation = await accessInvitation(app, realm, user, id);
     await app.prisma.invitation.update({ where: { id }, data: { status: INVITE_STATUS.REVOKED } });
-    await notifyInvitesChanged(app, realm, invitation.referredById);
+    await notifyInvitesChanged(app, realm, [invitation.referredById]);
   });
 }
 
@@ -286,7 +286,7 @@ export async function revokeMultiuseInvite(app: App, realm: RealmInfo, user: Use
     checkManageOthers(user, row);
     if (row.status === INVITE_STATUS.REVOKED) throw badRequest('Invitation has already been revoked');
     await app.prisma.multiuseInvite.update({ where: { id }, data: { status: INVITE_STATUS.REVOKED } });
-    await notifyInvitesChanged(app, realm, row.referredById);
+    await notifyInvitesChanged(app, realm, [row.referredById]);
   });
 }
 
@@ -299,5 +299,5 @@ export async function expireInvitationsOf(app: App, realm: RealmInfo, userIds: n
   const where = { realmId: realm.id, referredById: { in: userIds }, status: INVITE_STATUS.PENDING, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] };
   const emails = await app.prisma.invitation.updateMany({ where, data: { expiresAt: now } });
   const links = await app.prisma.multiuseInvite.updateMany({ where, data: { expiresAt: now } });
-  if (emails.count + links.count > 0) await notifyInvitesChanged(app, realm, null);
+  if (emails.count + links.count > 0) await notifyInvitesChanged(app, realm, []);
 }

@@ -4,7 +4,7 @@
 import type { App } from '../app.ts';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/passwords.ts';
 import type { Invitation, MultiuseInvite, User } from '../db/generated/client.ts';
-import { Role, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
+import { Role, roleSystemGroup } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { defaultChannelIds } from '../queries/default-channels.ts';
 import { confirmationLink, INVITE_STATUS, type LinkState } from '../queries/invites.ts';
@@ -117,13 +117,11 @@ async function invitedPlaces(app: App, realm: RealmInfo, invitation: Invitation)
   return { channels, groupIds };
 }
 
-/** The system groups a new user is in (Zulip's do_create_user): their role's, and full members unless there is a waiting period. */
+/** The system groups a new user is in (Zulip's do_create_user): their role's, then full members for a member past the waiting period. */
 async function announceSystemGroups(app: App, realm: RealmInfo, user: User): Promise<void> {
-  const provisional = realm.settings.waiting_period_threshold > 0 && user.role >= Role.MEMBER;
-  for (const g of SYSTEM_GROUPS) {
-    if (!systemGroupDirectlyContains(g.name, user.role) || (g.name === 'role:fullmembers' && provisional)) continue;
-    await sendToRealm(app, realm, { type: 'user_group', op: 'add_members', group_id: realm.systemGroups[g.name], user_ids: [user.id] });
-  }
+  const names = [roleSystemGroup(user.role)];
+  if (user.role === Role.MEMBER && realm.settings.waiting_period_threshold === 0) names.push('role:fullmembers');
+  for (const name of names) await sendToRealm(app, realm, { type: 'user_group', op: 'add_members', group_id: realm.systemGroups[name], user_ids: [user.id] });
 }
 
 /** The account of a confirmation link's invitation, with everything the invitation gives it. */
@@ -142,11 +140,11 @@ async function createInvitedAccount(app: App, realm: RealmInfo, form: Registrati
   await addUserToGroups(app, realm, user.id, groupIds);
   await app.prisma.invitation.update({ where: { id: invitation!.id }, data: { status: INVITE_STATUS.USED, createdUserId: user.id } });
   // Other invitations of the same address are spent too.
-  const others = await app.prisma.invitation.updateMany({
-    where: { realmId: realm.id, status: INVITE_STATUS.PENDING, email: { equals: user.deliveryEmail, mode: 'insensitive' } },
-    data: { status: INVITE_STATUS.REVOKED },
-  });
-  if (invitation!.referredById !== null || others.count > 0) await notifyInvitesChanged(app, realm, invitation!.referredById);
+  const sameAddress = { realmId: realm.id, status: INVITE_STATUS.PENDING, email: { equals: user.deliveryEmail, mode: 'insensitive' as const } };
+  const others = await app.prisma.invitation.findMany({ where: sameAddress, select: { referredById: true } });
+  await app.prisma.invitation.updateMany({ where: sameAddress, data: { status: INVITE_STATUS.REVOKED } });
+  const referrers = [invitation!.referredById, ...others.map((o) => o.referredById)].filter((id) => id !== null);
+  if (referrers.length) await notifyInvitesChanged(app, realm, referrers);
   return { user, invitation: invitation! };
 }
 
