@@ -27,7 +27,8 @@ export interface App {
   /** Serialize each channel's writes (messages, moves, reactions), holding its subscribers, and each user's (read flags). */
   channels: ChannelActors;
   users: SerialActors;
-  limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
+  /** `sendsEmail`: mail a visitor makes the server send (sign-up confirmations), per address. */
+  limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter; sendsEmail: RateLimiter } | null;
   /** Outgoing mail, delivered after the transactions that queue it. */
   mail: Outbox;
   startedAt: number;
@@ -58,6 +59,8 @@ export async function createApp(config: Config): Promise<App> {
             user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
             ip: new RateLimiter(config.RATE_LIMIT_IP_PER_MINUTE, 60),
             loginFailures: new RateLimiter(config.RATE_LIMIT_LOGIN_FAILURES, config.RATE_LIMIT_LOGIN_WINDOW_SECONDS),
+            // Zulip's sends_email_by_ip: five a day.
+            sendsEmail: new RateLimiter(5, 86400),
           }
         : null,
       mail: new Outbox(config),

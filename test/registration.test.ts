@@ -7,7 +7,7 @@ import { Role } from '../src/domain/roles.ts';
 import { type Client, encodeForm, type Reply } from './helpers/client.ts';
 import { mailTo } from './helpers/mail.ts';
 import { openQueue } from './helpers/queues.ts';
-import { newRealm, type TestRealm } from './helpers/server.ts';
+import { newRealm, startTestServer, type TestRealm } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
 import { makeChannel, systemGroup as systemGroupId } from './messages-helpers.ts';
 
@@ -259,6 +259,8 @@ test('a reusable link: the address is confirmed by mail, then the same form; its
   const id = (await realm.server.app.prisma.multiuseInvite.findFirstOrThrow({ where: { realmId: realm.id } })).id;
   assert.is((await o.delete(`/invites/multiuse/${id}`)).status, 200);
   const pending = await mailTo(realm.server, second);
+  const stale = await open(realm, pending[0]!.link);
+  assert.equal([stale.status, stale.text.includes('This invitation was revoked')], [410, true]);
   const refused = await submit(realm.anonymous, '/accounts/register/', { key: new URL(pending[0]!.link).pathname.split('/').pop()!, full_name: 'Too Late', password: 'password-1' });
   assert.equal([refused.status, refused.text.includes('This invitation was revoked')], [410, true]);
   const closed = await open(realm, link);
@@ -279,6 +281,21 @@ test('using one invitation spends the others for that address, and both inviters
   assert.equal((await member.client.get('/invites')).body.invites, []);
   const page = await open(realm, `http://${realm.host}/accounts/do_confirm/${second!.key}`);
   assert.equal([page.status, page.text.includes('This invitation was revoked')], [410, true]);
+});
+
+test('a reusable link mails at most five addresses a day for one visitor', async () => {
+  const server = await startTestServer({ RATE_LIMIT: 'on' });
+  try {
+    const realm = await newRealm(server);
+    const path = new URL((await realm.owner.client.post('/invites/multiuse')).body.invite_link).pathname;
+    for (let i = 1; i <= 5; i++) assert.is((await submit(realm.anonymous, path, { email: `p${i}@x.test` })).status, 200);
+    const refused = await submit(realm.anonymous, path, { email: 'p6@x.test' });
+    assert.equal([refused.status, refused.text.includes('Too many sign-up emails')], [429, true]);
+    assert.ok(Number(refused.headers['retry-after']) > 80000);
+    assert.equal(await mailTo(server, 'p6@x.test'), []);
+  } finally {
+    await server.stop();
+  }
 });
 
 test.run();

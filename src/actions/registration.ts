@@ -7,7 +7,7 @@ import type { Invitation, MultiuseInvite, User } from '../db/generated/client.ts
 import { Role, roleSystemGroup } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { defaultChannelIds } from '../queries/default-channels.ts';
-import { confirmationLink, INVITE_STATUS, type LinkState } from '../queries/invites.ts';
+import { confirmationLink, INVITE_STATUS, invitationByKey, type LinkState, linkState } from '../queries/invites.ts';
 import { realmEmailChecker } from '../queries/realm-domains.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { generateKey, notifyInvitesChanged } from './invites.ts';
@@ -29,25 +29,16 @@ export class UnusableLink extends Error {
   }
 }
 
-function checkUsable(row: { status: number; expiresAt: Date | null } | undefined): void {
-  if (!row) throw new UnusableLink('invalid');
-  if (row.status === INVITE_STATUS.USED) throw new UnusableLink('used');
-  if (row.status === INVITE_STATUS.REVOKED) throw new UnusableLink('revoked');
-  if (row.expiresAt && row.expiresAt.getTime() < Date.now()) throw new UnusableLink('expired');
-}
-
 function checkRealmOpen(realm: RealmInfo): void {
   if (realm.deactivated) throw badRequest('This organization has been deactivated.');
 }
 
 /** A reusable link of this organization, held until the commit so a revocation cannot slip past. */
-async function lockMultiuse(app: App, realm: RealmInfo, by: { key: string } | { id: number }): Promise<MultiuseInvite> {
-  const rows =
-    'key' in by
-      ? await app.prisma.$queryRaw<MultiuseInvite[]>`SELECT * FROM "MultiuseInvite" WHERE key = ${by.key} AND "realmId" = ${realm.id} FOR SHARE`
-      : await app.prisma.$queryRaw<MultiuseInvite[]>`SELECT * FROM "MultiuseInvite" WHERE id = ${by.id} AND "realmId" = ${realm.id} FOR SHARE`;
-  checkUsable(rows[0]);
-  return rows[0]!;
+async function lockMultiuse(app: App, realm: RealmInfo, key: string): Promise<MultiuseInvite> {
+  const [row] = await app.prisma.$queryRaw<MultiuseInvite[]>`SELECT * FROM "MultiuseInvite" WHERE key = ${key} AND "realmId" = ${realm.id} FOR SHARE`;
+  const state = linkState(row ?? null);
+  if (state !== 'usable') throw new UnusableLink(state);
+  return row!;
 }
 
 /** Whether `email` may have an account here (allowed domain, not taken); the reason when not. */
@@ -67,7 +58,7 @@ export async function requestSignup(app: App, realm: RealmInfo, key: string, raw
   checkRealmOpen(realm);
   const email = rawEmail.trim();
   await atomic(app, async () => {
-    const invite = await lockMultiuse(app, realm, { key });
+    const invite = await lockMultiuse(app, realm, key);
     await checkNewAddress(app, realm, email);
     const signup = await app.prisma.invitation.create({
       data: {
@@ -126,9 +117,12 @@ async function announceSystemGroups(app: App, realm: RealmInfo, user: User): Pro
 
 /** The account of a confirmation link's invitation, with everything the invitation gives it. */
 async function createInvitedAccount(app: App, realm: RealmInfo, form: RegistrationForm, name: string, passwordHash: string) {
-  const [invitation] = await app.prisma.$queryRaw<Invitation[]>`SELECT * FROM "Invitation" WHERE key = ${form.key} AND "realmId" = ${realm.id} FOR UPDATE`;
-  checkUsable(invitation);
-  if (invitation!.multiuseInviteId !== null) await lockMultiuse(app, realm, { id: invitation!.multiuseInviteId });
+  const [row] = await app.prisma.$queryRaw<{ multiuseInviteId: number | null }[]>`
+    SELECT "multiuseInviteId" FROM "Invitation" WHERE key = ${form.key} AND "realmId" = ${realm.id} FOR UPDATE`;
+  // A sign-up's reusable link is held too: revoking the link waits, or finds the sign-up done.
+  if (row?.multiuseInviteId) await app.prisma.$queryRaw`SELECT id FROM "MultiuseInvite" WHERE id = ${row.multiuseInviteId} FOR SHARE`;
+  const { state, invitation } = await invitationByKey(app, realm, form.key);
+  if (state !== 'usable') throw new UnusableLink(state);
   // One account at a time per organization: names and addresses are checked against all of them.
   await app.prisma.$queryRaw`SELECT id FROM "Realm" WHERE id = ${realm.id} FOR UPDATE`;
   await checkNameAvailable(app.prisma, realm, name, 0);

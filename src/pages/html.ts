@@ -53,7 +53,7 @@ const HEADERS = {
 };
 
 /** A whole page: `title` in the tab and as its heading, `body` below it. */
-export function page(status: number, title: string, body: Html): RawResponse {
+export function page(status: number, title: string, body: Html, headers: Record<string, string> = {}): RawResponse {
   const doc = html`<!doctype html>
 <html lang="en">
 <head>
@@ -70,5 +70,5 @@ ${body}
 </body>
 </html>
 `;
-  return new RawResponse(status, HEADERS, doc.markup);
+  return new RawResponse(status, { ...HEADERS, ...headers }, doc.markup);
 }

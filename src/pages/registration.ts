@@ -125,12 +125,19 @@ export const routes = [
     method: 'POST',
     path: '/join/:key/',
     params: { email: str().optional() },
-    async handler({ app, realm, path, params }) {
+    async handler({ app, realm, path, params, ip }) {
       const key = path.key!;
       const email = params.email ?? '';
       if (!KEY_RE.test(key)) return unusable(app, realm, 'invalid');
+      // The form mails any address it is given: a visitor gets a few a day, as in Zulip.
+      const limiter = app.limits?.sendsEmail;
+      const exhausted = limiter?.isExhausted(ip);
+      if (exhausted && !exhausted.allowed) {
+        return page(429, 'Too many requests', html`<p>Too many sign-up emails were asked for from your network. Try again later.</p>`, { 'Retry-After': String(Math.ceil(exhausted.retryAfter)) });
+      }
       try {
         const sent = await requestSignup(app, realm, key, email);
+        limiter?.hit(ip);
         return page(200, 'Check your email', html`<p>We sent a link to <strong>${sent}</strong>. Open it within a day to finish creating your account in ${realm.name}.</p>`);
       } catch (err) {
         return refusal(app, realm, err, (message) => joinForm(realm, key, email, message));

@@ -57,7 +57,7 @@ export async function listInvites(app: App, realm: RealmInfo, user: User): Promi
 /** Why a link can no longer be used; 'usable' when it can. */
 export type LinkState = 'usable' | 'invalid' | 'expired' | 'used' | 'revoked';
 
-function linkState(row: { status: number; expiresAt: Date | null } | null): LinkState {
+export function linkState(row: { status: number; expiresAt: Date | null } | null): LinkState {
   if (!row) return 'invalid';
   if (row.status === INVITE_STATUS.USED) return 'used';
   if (row.status === INVITE_STATUS.REVOKED) return 'revoked';
@@ -65,10 +65,16 @@ function linkState(row: { status: number; expiresAt: Date | null } | null): Link
   return 'usable';
 }
 
-/** The invitation behind a confirmation link of this organization. */
+/**
+ * The invitation behind a confirmation link of this organization; a sign-up through a reusable
+ * link is revoked with the link (though not expired with it: the address was confirmed in time).
+ */
 export async function invitationByKey(app: App, realm: RealmInfo, key: string): Promise<{ state: LinkState; invitation: Invitation | null }> {
   const invitation = await app.prisma.invitation.findFirst({ where: { key, realmId: realm.id } });
-  return { state: linkState(invitation), invitation };
+  const state = linkState(invitation);
+  if (state !== 'usable' || invitation!.multiuseInviteId === null) return { state, invitation };
+  const link = await app.prisma.multiuseInvite.findUnique({ where: { id: invitation!.multiuseInviteId }, select: { status: true } });
+  return { state: link?.status === INVITE_STATUS.REVOKED ? 'revoked' : state, invitation };
 }
 
 /** The reusable invitation behind a /join/ link of this organization. */
