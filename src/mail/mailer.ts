@@ -25,7 +25,8 @@ export class Outbox {
   constructor(config: Pick<Config, 'SMTP_URL' | 'DATA_DIR' | 'mailFrom'>) {
     this.logFile = path.join(config.DATA_DIR, 'mail.log');
     this.from = config.mailFrom;
-    this.transport = config.SMTP_URL ? nodemailer.createTransport(config.SMTP_URL) : null;
+    // Nodemailer waits up to 10 minutes on a silent server; the outbox and a shutdown cannot.
+    this.transport = config.SMTP_URL ? nodemailer.createTransport({ url: config.SMTP_URL, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }) : null;
     // The URL's credentials stay out of the banner.
     this.description = config.SMTP_URL ? `sent through SMTP at ${new URL(config.SMTP_URL).host}` : `not sent (no SMTP_URL): written to ${this.logFile}`;
   }
