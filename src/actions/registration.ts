@@ -6,6 +6,7 @@ import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/
 import type { Invitation, MultiuseInvite, User } from '../db/generated/client.ts';
 import { Role, roleSystemGroup } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
+import { log } from '../log.ts';
 import { defaultChannelIds } from '../queries/default-channels.ts';
 import { confirmationLink, INVITE_STATUS, invitationByKey, type LinkState, linkState } from '../queries/invites.ts';
 import { realmEmailChecker } from '../queries/realm-domains.ts';
@@ -149,14 +150,23 @@ export async function register(app: App, realm: RealmInfo, form: RegistrationFor
   checkPassword(form.password);
   const passwordHash = await hashPassword(form.password, app.config.PASSWORD_HASH_COST);
   const { user, invitation } = await atomic(app, () => createInvitedAccount(app, realm, form, name, passwordHash));
-  const current = app.realms.byId(realm.id) ?? realm;
+  try {
+    await sendJoinMessages(app, app.realms.byId(realm.id) ?? realm, user, invitation);
+  } catch (err) {
+    // The account exists and works: its page says so, and the log says what was not sent.
+    log.error('messages to a new account not sent', { userId: user.id, error: err instanceof Error ? err.stack : String(err) });
+  }
+  return user;
+}
+
+/** The inviter's note from the Notification Bot, when they asked for one, then Welcome Bot's messages. */
+async function sendJoinMessages(app: App, realm: RealmInfo, user: User, invitation: Invitation): Promise<void> {
   if (invitation.referredById !== null && invitation.notifyReferrerOnJoin) {
     const referrer = await app.prisma.user.findUnique({ where: { id: invitation.referredById } });
     if (referrer?.isActive) {
-      const bot = await systemBot(app, current, 'notification');
-      await sendBotDirectMessage(app, current, bot, referrer, `${silentMention(user)} accepted your invitation to join ${current.name}.`);
+      const bot = await systemBot(app, realm, 'notification');
+      await sendBotDirectMessage(app, realm, bot, referrer, `${silentMention(user)} accepted your invitation to join ${realm.name}.`);
     }
   }
-  await sendWelcomeMessages(app, current, user, invitation.welcomeMessageCustomText ?? current.settings.welcome_message_custom_text);
-  return user;
+  await sendWelcomeMessages(app, realm, user, invitation.welcomeMessageCustomText ?? realm.settings.welcome_message_custom_text);
 }

@@ -63,8 +63,10 @@ export class Outbox {
 
   private async append(mail: Mail, problem: string | null): Promise<void> {
     await mkdir(path.dirname(this.logFile), { recursive: true });
-    const head = [`Date: ${new Date().toISOString()}`, `From: ${this.from}`, `To: ${mail.to}`, `Subject: ${mail.subject}`];
-    if (problem) head.push(`X-Delivery: ${problem}`);
+    // One line per header, whatever a value holds (an organization's name is anyone's text).
+    const line = (name: string, value: string) => `${name}: ${value.replace(/[\r\n]+/g, ' ')}`;
+    const head = [line('Date', new Date().toISOString()), line('From', this.from), line('To', mail.to), line('Subject', mail.subject)];
+    if (problem) head.push(line('X-Delivery', problem));
     // Links in it are secrets: readable by the server's user only.
     await appendFile(this.logFile, `${'-'.repeat(72)}\n${head.join('\n')}\n\n${mail.text}\n\n`, { mode: 0o600 });
   }
