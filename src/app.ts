@@ -10,6 +10,7 @@ import type { EventBus } from './bus/bus.ts';
 import { MemoryBus } from './bus/memory.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { log } from './log.ts';
+import { Outbox } from './mail/mailer.ts';
 import { QueueRegistry } from '../actors/registry.ts';
 import { ChannelActors } from '../actors/channels.ts';
 import { SerialActors } from '../actors/serial.ts';
@@ -31,7 +32,10 @@ export interface App {
   scheduler: DeliveryScheduler;
   /** Drains the push outbox to the push relay (started by the server when PUSH_RELAY_URL is set). */
   pushes: DeliveryScheduler;
-  limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
+  /** `sendsEmail`: mail a visitor makes the server send (sign-up confirmations), per address. */
+  limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter; sendsEmail: RateLimiter } | null;
+  /** Outgoing mail, delivered after the transactions that queue it. */
+  mail: Outbox;
   startedAt: number;
 }
 
@@ -62,8 +66,11 @@ export async function createApp(config: Config): Promise<App> {
             user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
             ip: new RateLimiter(config.RATE_LIMIT_IP_PER_MINUTE, 60),
             loginFailures: new RateLimiter(config.RATE_LIMIT_LOGIN_FAILURES, config.RATE_LIMIT_LOGIN_WINDOW_SECONDS),
+            // Zulip's sends_email_by_ip: five a day.
+            sendsEmail: new RateLimiter(5, 86400),
           }
         : null,
+      mail: new Outbox(config),
       startedAt: Math.floor(Date.now() / 1000),
     };
   } catch (err) {
@@ -78,6 +85,7 @@ export async function closeApp(app: App): Promise<void> {
   app.queues.stop();
   app.channels.stop();
   app.users.stop();
+  await app.mail.close();
   await app.bus.close();
   await app.db.close();
 }

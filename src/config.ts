@@ -72,6 +72,18 @@ const configSchema = z.object({
   QUEUE_MAX_BYTES: z.coerce.number().int().positive().default(64 * 1024 * 1024),
   /** Time a graceful stop may take (finish requests, save queues), within an orchestrator's grace period. */
   SHUTDOWN_DEADLINE_SECONDS: seconds.default(20),
+  /** Minutes an invitation link stays valid when the inviter does not say (Zulip's default: 10 days). */
+  INVITATION_LINK_VALIDITY_MINUTES: z.coerce.number().int().positive().default(14400),
+  /** Invitation emails an organization may send in 24 hours (Zulip's INVITES_DEFAULT_REALM_DAILY_MAX). */
+  INVITES_DAILY_LIMIT: z.coerce.number().int().min(0).default(100),
+  /** `smtp://user:pass@host:587` or `smtps://...`: send mail through it; without it mail goes to DATA_DIR/mail.log. */
+  SMTP_URL: z
+    .string()
+    .url()
+    .refine((v) => ['smtp:', 'smtps:'].includes(new URL(v).protocol), 'expected smtp://... or smtps://...')
+    .optional(),
+  /** Sender address of the server's mail; defaults to noreply@ the external host's name. */
+  MAIL_FROM: z.string().optional(),
   /** Cost of the scrypt password hash (N); lower only for tests. */
   PASSWORD_HASH_COST: z.coerce.number().int().min(1024).default(32768),
   /** Where users are told to write for help (Zulip's ZULIP_ADMINISTRATOR); defaults to admin@ the external host's name. */
@@ -104,6 +116,7 @@ export type Config = z.infer<typeof configSchema> & {
   externalScheme: Scheme;
   uploadsDir: string;
   supportEmail: string;
+  mailFrom: string;
 };
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -122,5 +135,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     externalScheme: url?.protocol === 'https:' ? 'https' : 'http',
     uploadsDir: c.UPLOADS_DIR ?? path.join(c.DATA_DIR, 'uploads'),
     supportEmail: c.ZULIP_ADMINISTRATOR ?? `admin@${new URL(`http://${externalHost}`).hostname}`,
+    mailFrom: c.MAIL_FROM ?? `noreply@${externalHost.replace(/:\d+$/, '')}`,
   };
 }

@@ -13,6 +13,7 @@ import type { Config } from './config.ts';
 import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpServer } from './http/server.ts';
 import { log } from './log.ts';
+import { routes as registrationPages } from './pages/registration.ts';
 
 export interface RunningServer {
   app: App;
@@ -38,7 +39,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
     http = await startHttpServer({
-      routes: allRoutes,
+      routes: [...allRoutes, ...registrationPages],
       gate,
       config,
       limits: app.limits,

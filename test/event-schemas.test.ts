@@ -12,6 +12,7 @@ import { checkEvent, schemaKey } from '../src/events/schemas.ts';
 import { captureEvents } from './helpers/events.ts';
 import { devicesOf, eventually, newTestDevice, registrationParams, TestRelay } from './helpers/push-relay.ts';
 import { newRealm, startTestServer } from './helpers/server.ts';
+import { encodeForm } from './helpers/client.ts';
 import { verifyAction } from './helpers/verify-action.ts';
 import { makeChannel, send, sendDm, withNotificationBot } from './messages-helpers.ts';
 
@@ -317,6 +318,28 @@ test('topic settings, muted users, alert words, deactivating oneself', async () 
   await verifyAction(realm, () => o.delete('/users/me/alert_words', { alert_words: JSON.stringify(['rose']) }), ['alert_words']);
   await realm.addUser({ bot: true, botOwnerId: bob.id });
   await verifyAction(realm, () => bob.client.delete('/users/me'), ['realm_user/update', 'realm_bot/update', 'subscription/peer_remove', 'realm_user/update']);
+});
+
+test('invitations, registration through a link, the welcome text, deactivating an inviter', async () => {
+  const realm = await newRealm();
+  const o = realm.owner.client;
+  const admin = await realm.addUser({ role: Role.ADMINISTRATOR });
+  const invites = () => realm.server.app.prisma.invitation.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
+  await verifyAction(realm, () => o.post('/invites', { invitee_emails: `a@${realm.subdomain}.test, b@${realm.subdomain}.test`, stream_ids: [] }), ['invites_changed']);
+  const [a, b] = await invites();
+  await verifyAction(realm, () => o.post(`/invites/${a!.id}/resend`), []);
+  await verifyAction(realm, () => o.delete(`/invites/${a!.id}`), ['invites_changed']);
+  await verifyAction(realm, () => o.post('/invites/multiuse'), ['invites_changed']);
+  const link = await realm.server.app.prisma.multiuseInvite.findFirstOrThrow({ where: { realmId: realm.id } });
+  await verifyAction(realm, () => o.delete(`/invites/multiuse/${link.id}`), ['invites_changed']);
+  const form = encodeForm({ key: b!.key, full_name: 'Bea Invited', password: 'bea-password' });
+  await verifyAction(realm, () => realm.anonymous.request('POST', '/accounts/register/', { body: form }), [
+    'realm_user/add', 'user_group/add_members', 'user_group/add_members', 'invites_changed', 'message', 'message',
+  ]);
+  await verifyAction(realm, () => o.patch('/realm', { welcome_message_custom_text: 'Hi' }), ['realm/update']);
+  await verifyAction(realm, () => o.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'Hi' }), ['message']);
+  await admin.client.post('/invites', { invitee_emails: `c@${realm.subdomain}.test`, stream_ids: [] });
+  await verifyAction(realm, () => o.delete(`/users/${admin.id}`), ['invites_changed', 'realm_user/update']);
 });
 
 test.run();

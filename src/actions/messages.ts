@@ -460,17 +460,27 @@ export async function sendMessage(app: App, realm: RealmInfo, sender: User, to: 
   return { id: await deliverMessage(app, realm, prepared, opts) };
 }
 
+/** Zulip's system bots of an organization: their address's local part and name. */
+const SYSTEM_BOTS = {
+  notification: { local: 'notification-bot', name: 'Notification Bot' },
+  welcome: { local: 'welcome-bot', name: 'Welcome Bot' },
+  emailGateway: { local: 'emailgateway', name: 'Email Gateway' },
+} as const;
+
+/** The address a system bot has (or will have) in an organization. */
+export const systemBotEmail = (app: App, realm: RealmInfo, bot: keyof typeof SYSTEM_BOTS) => `${SYSTEM_BOTS[bot].local}@${app.realms.emailDomain(realm)}`;
+
 /**
  * One of the organization's system bots, created (and announced like any new bot) the first time
  * it has something to say.
  */
-async function systemBot(app: App, realm: RealmInfo, localPart: string, fullName: string): Promise<User> {
-  const email = `${localPart}@${app.realms.emailDomain(realm)}`;
+export async function systemBot(app: App, realm: RealmInfo, bot: keyof typeof SYSTEM_BOTS): Promise<User> {
+  const email = systemBotEmail(app, realm, bot);
   const find = () => app.prisma.user.findUnique({ where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } } });
   const existing = await find();
   if (existing) return existing;
   try {
-    return await createUser(app, realm, { email, fullName, isBot: true, botType: 1 });
+    return await createUser(app, realm, { email, fullName: SYSTEM_BOTS[bot].name, isBot: true, botType: 1 });
   } catch (err) {
     // Another request created it meanwhile.
     const created = await find();
@@ -480,10 +490,16 @@ async function systemBot(app: App, realm: RealmInfo, localPart: string, fullName
 }
 
 /** The Notification Bot, which posts the server's own messages. */
-export const notificationBot = (app: App, realm: RealmInfo) => systemBot(app, realm, 'notification-bot', 'Notification Bot');
+export const notificationBot = (app: App, realm: RealmInfo): Promise<User> => systemBot(app, realm, 'notification');
 
 /** The Email Gateway bot, which posts what arrives at channels' email addresses. */
-export const emailGatewayBot = (app: App, realm: RealmInfo) => systemBot(app, realm, 'emailgateway', 'Email Gateway');
+export const emailGatewayBot = (app: App, realm: RealmInfo): Promise<User> => systemBot(app, realm, 'emailGateway');
+
+/** A system bot's direct message to one user, without the checks a person's message passes (Zulip's internal_send_private_message). */
+export async function sendBotDirectMessage(app: App, realm: RealmInfo, bot: User, to: User, content: string): Promise<number> {
+  const prepared = await prepareMessage(app, realm, bot, { kind: 'direct', users: [to.id] }, content, false);
+  return deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true });
+}
 
 /** A Notification Bot message to a channel topic, bypassing posting permissions as Zulip's system bots do. */
 export async function sendNotification(app: App, realm: RealmInfo, channel: Channel, topic: string, content: string, readFor: ReadonlySet<number>): Promise<number> {
@@ -494,9 +510,7 @@ export async function sendNotification(app: App, realm: RealmInfo, channel: Chan
 
 /** A Notification Bot direct message to one user (scheduled-message failures, reminders). */
 export async function notifyUser(app: App, realm: RealmInfo, user: User, content: string): Promise<number> {
-  const bot = await notificationBot(app, realm);
-  const prepared = await prepareMessage(app, realm, bot, { kind: 'direct', users: [user.id] }, content, false);
-  return deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true });
+  return sendBotDirectMessage(app, realm, await notificationBot(app, realm), user, content);
 }
 
 export const silentMention = (user: User) => `@_**${user.fullName}|${user.id}**`;

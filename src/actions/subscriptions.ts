@@ -119,7 +119,7 @@ async function checkNewChannels(app: App, realm: RealmInfo, user: User, o: NewCh
 }
 
 /** Whether `user` may subscribe others to `channel` (which they can read). */
-function canAddSubscribers(user: User, channel: Channel, groups: Map<number, GroupInfo>, realm: RealmInfo, realmWide: boolean): boolean {
+export function canAddSubscribers(user: User, channel: Channel, groups: Map<number, GroupInfo>, realm: RealmInfo, realmWide: boolean): boolean {
   if (realmWide || canAdministerChannel(user, channel, groups, realm)) return true;
   return user.role !== Role.GUEST && isInGroupSetting(user, channelPermission(realm, channel, 'can_add_subscribers_group'), groups, realm);
 }
@@ -198,17 +198,10 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
   const { plan, added, already } = await atomic(app, async () => {
     const plan = await checkSubscribe(app, realm, user, req);
     const colors = new Map(req.subscriptions.filter((s) => s.color).map((s) => [s.name.trim().toLowerCase(), s.color!]));
-    const before = new Map<number, Set<number>>();
-    for (const c of plan.existing) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
-    // Guests among the new subscribers and those already there may gain access to each other.
-    const announceAccess = await trackAccess(app, realm, async () => [...plan.targets.map((t) => t.id), ...(await subscribersOf(app, plan.existing))]);
     const created: Channel[] = [];
     for (const m of plan.missing) created.push(await insertChannel(app, plan.created!, m.name, m.description));
-    const { added, already } = await writeSubscriptions(app.prisma, plan.targets, [...plan.existing, ...created], colors);
-    onCommit(() => app.channels.forgetSubscribers(added.map((a) => a.channel.id)));
-    await announceSubscriptions(app, realm, [...plan.existing, ...created], before, added);
+    const { added, already } = await addSubscriptions(app, realm, plan.targets, plan.existing, created, colors);
     if (req.newChannels.isDefault) for (const channel of created) await markDefault(app, realm, channel);
-    await announceAccess();
     return { plan, added, already };
   });
   const byUser = (pairs: { user: User; channel: Channel }[]) => {
@@ -235,13 +228,7 @@ const UNREAD_HISTORY_MESSAGES = 20;
 export async function joinDefaultChannels(app: App, realm: RealmInfo, user: User): Promise<void> {
   const channels = await app.prisma.channel.findMany({ where: { realmId: realm.id, isArchived: false, defaultFor: { isNot: null } }, orderBy: { id: 'asc' } });
   if (!channels.length) return;
-  const before = new Map<number, Set<number>>();
-  for (const c of channels) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
-  const announceAccess = await trackAccess(app, realm, async () => [user.id, ...(await subscribersOf(app, channels))]);
-  const { added } = await writeSubscriptions(app.prisma, [user], channels, new Map());
-  onCommit(() => app.channels.forgetSubscribers(channels.map((c) => c.id)));
-  await announceSubscriptions(app, realm, channels, before, added);
-  await announceAccess();
+  await addSubscriptions(app, realm, [user], channels);
   const readable = channels.filter((c) => c.historyPublicToSubscribers).map((c) => c.id);
   if (!readable.length) return;
   await app.prisma.$executeRawUnsafe(
@@ -252,6 +239,24 @@ export async function joinDefaultChannels(app: App, realm: RealmInfo, user: User
      ON CONFLICT DO NOTHING`,
     user.id, realm.id, readable,
   );
+}
+
+/**
+ * Subscribes `targets` to `existing` channels and to channels `created` in this transaction
+ * (nobody saw those before), with the events; the caller checked that it may. Returns who was
+ * newly subscribed where, and who already was.
+ */
+export async function addSubscriptions(app: App, realm: RealmInfo, targets: User[], existing: Channel[], created: Channel[] = [], colors = new Map<string, string>()) {
+  const before = new Map<number, Set<number>>();
+  for (const c of existing) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
+  // Guests among the new subscribers and those already there may gain access to each other.
+  const announceAccess = await trackAccess(app, realm, async () => [...targets.map((t) => t.id), ...(await subscribersOf(app, existing))]);
+  const channels = [...existing, ...created];
+  const { added, already } = await writeSubscriptions(app.prisma, targets, channels, colors);
+  onCommit(() => app.channels.forgetSubscribers(added.map((a) => a.channel.id)));
+  await announceSubscriptions(app, realm, channels, before, added);
+  await announceAccess();
+  return { added, already };
 }
 
 /**

@@ -10,6 +10,7 @@ import { metadataUserIds } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { realmViewers } from '../queries/users.ts';
 import { botManagerIds } from './api-keys.ts';
+import { expireInvitationsOf } from './invites.ts';
 import { sendToRealm } from './realm.ts';
 import { adminSetProfileData } from './profile-fields.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
@@ -125,6 +126,7 @@ async function deactivateWithBots(app: App, realm: RealmInfo, target: User): Pro
   // Guests who shared only channels with them lose access to them.
   const announceAccess = await trackAccess(app, realm, async () => (await realmViewers(app, realm.id)).map((v) => v.id).filter((id) => !ids.includes(id)));
   await app.prisma.user.updateMany({ where: { id: { in: ids } }, data: { isActive: false } });
+  await expireInvitationsOf(app, realm, ids);
   // Subscriber sets count active users only.
   onCommit(() => {
     app.channels.forgetSubscribers('all');

@@ -12,6 +12,7 @@ import { routes as devices } from './devices.ts';
 import { routes as drafts } from './drafts.ts';
 import { routes as events } from './events.ts';
 import { routes as flags } from './flags.ts';
+import { routes as invites } from './invites.ts';
 import { routes as linkifiers } from './linkifiers.ts';
 import { routes as messages } from './messages.ts';
 import { routes as messageEdits } from './messages-edit.ts';
@@ -39,4 +40,4 @@ import { routes as userStatus } from './user-status.ts';
 import { routes as userTopics } from './user-topics.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...realmPlaygrounds, ...profileFields, ...channelFolders, ...channels, ...userTopics, ...defaultChannels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...avatars, ...flags, ...linkifiers, ...presence, ...userStatus, ...mutedUsers, ...alertWords, ...realmEmoji, ...realmExport, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...devices, ...events];
+export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...invites, ...realmPlaygrounds, ...profileFields, ...channelFolders, ...channels, ...userTopics, ...defaultChannels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...avatars, ...flags, ...linkifiers, ...presence, ...userStatus, ...mutedUsers, ...alertWords, ...realmEmoji, ...realmExport, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...devices, ...events];

@@ -219,6 +219,7 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
     device_id: int, push_key_id: int.optional(), push_token_id: nullable(str).optional(), pending_push_token_id: nullable(str).optional(),
     push_token_last_updated_timestamp: int.optional(), push_registration_error_code: nullable(str).optional(),
   }),
+  'invites_changed': event('invites_changed', {}),
   'presence': event('presence', {
     user_id: int, email: str, server_timestamp: z.number(),
     presence: z.record(str, z.strictObject({ client: str, status: z.enum(['active', 'idle']), timestamp: int, pushable: bool })),

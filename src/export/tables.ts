@@ -73,6 +73,8 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
  */
 export const NOT_EXPORTED_TABLES: readonly string[] = [
   '_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport', 'Device', 'PushDeviceToken', 'PushOutbox',
+  // Invitations are links to this server, and their mail log its own: a restored organization invites anew.
+  'Invitation', 'MultiuseInvite', 'InvitationEmail',
 ];
 
 /** Messages per messages file (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */

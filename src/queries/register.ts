@@ -110,7 +110,7 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
     realm_inline_image_preview: s.inline_image_preview,
     realm_inline_url_embed_preview: s.inline_url_embed_preview,
     realm_send_welcome_emails: s.send_welcome_emails,
-    realm_welcome_message_custom_text: '',
+    realm_welcome_message_custom_text: s.welcome_message_custom_text,
     realm_message_content_allowed_in_email_notifications: s.message_content_allowed_in_email_notifications,
     realm_digest_emails_enabled: s.digest_emails_enabled,
     realm_digest_weekday: s.digest_weekday,
