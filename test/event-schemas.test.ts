@@ -14,7 +14,7 @@ import { devicesOf, eventually, newTestDevice, registrationParams, TestRelay } f
 import { newRealm, startTestServer } from './helpers/server.ts';
 import { encodeForm } from './helpers/client.ts';
 import { verifyAction } from './helpers/verify-action.ts';
-import { makeChannel, send, sendDm, withNotificationBot } from './messages-helpers.ts';
+import { makeChannel, send, sendDm, withSystemBots } from './messages-helpers.ts';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
@@ -187,7 +187,7 @@ test('scheduled messages and reminders, and their delivery when due', async () =
   const o = realm.owner.client;
   const app = realm.server.app;
   const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
-  await withNotificationBot(realm);
+  await withSystemBots(realm);
   const later = Math.floor(Date.now() / 1000) + 3600;
   const added = await verifyAction(realm, () => o.post('/scheduled_messages', { type: 'stream', to: sid, topic: 't', content: 'c', scheduled_delivery_timestamp: later }), ['scheduled_messages/add']);
   const id = (added[0]!.event.scheduled_messages as { scheduled_message_id: number }[])[0]!.scheduled_message_id;
@@ -267,7 +267,7 @@ test('avatars', async () => {
 
 test('data exports: request, the background job, deletion, consent', async () => {
   const realm = await newRealm();
-  await withNotificationBot(realm);
+  await withSystemBots(realm);
   const o = realm.owner.client;
   const job = captureEvents(realm.server.app, realm.id);
   const [requested] = await verifyAction(realm, () => o.post('/export/realm'), ['realm_export']);
@@ -287,7 +287,7 @@ test('reports, edit typing, topic deletion, subscription updates', async () => {
   const o = realm.owner.client;
   const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
   const reports = await makeChannel(realm, 'reports', [realm.owner], { invite_only: true });
-  await withNotificationBot(realm);
+  await withSystemBots(realm);
   await verifyAction(realm, () => o.patch('/realm', { moderation_request_channel_id: reports }), ['realm/update']);
   const id = await send(bob, sid, 't', 'report me');
   await verifyAction(realm, () => o.post(`/messages/${id}/report`, { report_type: 'spam' }), ['message']);
@@ -322,6 +322,7 @@ test('topic settings, muted users, alert words, deactivating oneself', async () 
 
 test('invitations, registration through a link, the welcome text, deactivating an inviter', async () => {
   const realm = await newRealm();
+  await withSystemBots(realm);
   const o = realm.owner.client;
   const admin = await realm.addUser({ role: Role.ADMINISTRATOR });
   const invites = () => realm.server.app.prisma.invitation.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });

@@ -9,7 +9,7 @@ import { mailTo } from './helpers/mail.ts';
 import { openQueue } from './helpers/queues.ts';
 import { newRealm, startTestServer, type TestRealm } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
-import { makeChannel, systemGroup as systemGroupId } from './messages-helpers.ts';
+import { makeChannel, systemGroup as systemGroupId, withSystemBots } from './messages-helpers.ts';
 
 /** GET a page of the realm by its full URL, as a browser following the link. */
 function open(realm: TestRealm, url: string): Promise<Reply> {
@@ -100,6 +100,7 @@ const userCount = (realm: TestRealm) => realm.server.app.prisma.user.count({ whe
 
 test('creating the account publishes what Zulip does: the user, system and invited groups, subscriptions, invites_changed, then the messages', async () => {
   const realm = await newRealm();
+  await withSystemBots(realm);
   const o = realm.owner.client;
   const general = await makeChannel(realm, 'general', [realm.owner]);
   const group = (await o.post('/user_groups/create', { name: 'crew', description: '', members: [] })).body.group_id;

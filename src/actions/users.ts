@@ -5,7 +5,7 @@ import { generateApiKey } from '../auth/api-keys.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
-import { ROLES, Role, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
+import { ROLES, Role, roleSystemGroup, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
 import { realmSettingsSchema, userSettingsSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -152,8 +152,11 @@ export async function announceNewUser(app: App, realm: RealmInfo, user: User): P
 
 /** The system groups a user's role puts them in directly gain them (Zulip's do_create_user, do_reactivate_user). */
 export function announceSystemGroups(realm: RealmInfo, viewers: Viewer[], user: User): void {
-  for (const group of SYSTEM_GROUPS.filter((g) => systemGroupDirectlyContains(g.name, user.role))) {
-    const event = { type: 'user_group', op: 'add_members', group_id: realm.systemGroups[group.name], user_ids: [user.id] };
+  // The role's own group first, then any other that holds the user directly (full members), as Zulip sends them.
+  const own = roleSystemGroup(user.role);
+  const names = [own, ...SYSTEM_GROUPS.map((g) => g.name).filter((name) => name !== own && systemGroupDirectlyContains(name, user.role))];
+  for (const name of names) {
+    const event = { type: 'user_group', op: 'add_members', group_id: realm.systemGroups[name], user_ids: [user.id] };
     sendOnCommit({ realmId: realm.id, userIds: viewers.map((v) => v.id), event }, { alwaysDeliver: true });
   }
 }
