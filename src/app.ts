@@ -15,6 +15,8 @@ import { ChannelActors } from '../actors/channels.ts';
 import { SerialActors } from '../actors/serial.ts';
 import { transactionAware } from './db/transaction.ts';
 import { DeliveryScheduler } from './scheduler.ts';
+import { busCheck, databaseCheck, migrationsCheck, Readiness } from './ops/health.ts';
+import { ServerMetrics } from './ops/metrics.ts';
 
 export interface App {
   config: Config;
@@ -31,10 +33,14 @@ export interface App {
   scheduler: DeliveryScheduler;
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
   startedAt: number;
+  metrics: ServerMetrics;
+  /** What /health/ready checks. */
+  readiness: Readiness;
 }
 
 export async function createApp(config: Config): Promise<App> {
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const metrics = new ServerMetrics();
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, onQuery: (seconds) => metrics.queryDuration.observe(seconds) });
   try {
     const applied = await applyMigrations(db);
     if (applied.length) log.info('applied migrations', { applied });
@@ -43,6 +49,8 @@ export async function createApp(config: Config): Promise<App> {
     const realms = new RealmDirectory(prisma, config.externalHost, config.externalScheme);
     await realms.loadAll();
     const bus = new MemoryBus();
+    const queues = new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES });
+    metrics.watch({ queues, db });
     return {
       config,
       db,
@@ -53,7 +61,7 @@ export async function createApp(config: Config): Promise<App> {
       channels: new ChannelActors(),
       users: new SerialActors(),
       scheduler: new DeliveryScheduler(),
-      queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES }),
+      queues,
       limits: config.RATE_LIMIT
         ? {
             user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
@@ -62,6 +70,8 @@ export async function createApp(config: Config): Promise<App> {
           }
         : null,
       startedAt: Math.floor(Date.now() / 1000),
+      metrics,
+      readiness: new Readiness([databaseCheck(db), await migrationsCheck(db), busCheck(bus)]),
     };
   } catch (err) {
     await db.close();

@@ -17,7 +17,7 @@ import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { inTransaction } from '../db/transaction.ts';
-import { atomic, sendCommitted, sendOnCommit } from './transaction.ts';
+import { atomic, onCommit, sendCommitted, sendOnCommit } from './transaction.ts';
 import { createUser } from './users.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
@@ -351,6 +351,7 @@ async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage,
 async function writeChannelBatch(app: App, realm: RealmInfo, batch: MessageToStore[]): Promise<(number | Error)[]> {
   try {
     const { messages, xid, firsts } = await storeMessages(app, realm, batch);
+    app.metrics.messagesSent.inc({ kind: 'channel' }, messages.length);
     for (const [i, message] of messages.entries()) {
       sendCommitted(app, { ...(await messageEnvelope(app, realm, message, batch[i]!)), xid });
       if (firsts.has(message.id)) sendCommitted(app, { ...(await firstMessageNews(app, realm, message, batch[i]!)), xid });
@@ -403,6 +404,7 @@ export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessag
       : null;
     const item = { p, opts, flags, directGroupId };
     const { messages: [message], firsts } = await storeMessages(app, realm, [item]);
+    onCommit(() => app.metrics.messagesSent.inc({ kind: p.channel === null ? 'direct' : 'channel' }));
     message.hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds);
     if (message.hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
     sendOnCommit(await messageEnvelope(app, realm, message, item));
