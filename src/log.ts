@@ -23,7 +23,7 @@ function destination(): DestinationStream {
 const root: Logger = pino(
   {
     level: 'info',
-    timestamp: pino.stdTimeFunctions.isoTime,
+    // `time` in epoch milliseconds (pino's default): an ISO string costs a fifth of an access line.
     formatters: { level: (label) => ({ level: label }) },
     redact: { paths: SECRET_KEYS, censor: '[redacted]' },
   },

@@ -318,7 +318,7 @@ test('log lines are JSON; each request has an access line with its id; no key, p
       throw new Error(`not a JSON log line: ${line}`);
     }
   });
-  for (const r of records) assert.ok(typeof r.level === 'string' && typeof r.time === 'string' && typeof r.msg === 'string', JSON.stringify(r));
+  for (const r of records) assert.ok(typeof r.level === 'string' && typeof r.time === 'number' && typeof r.msg === 'string', JSON.stringify(r));
 
   const access = records.filter((r) => r.msg === 'request');
   for (const r of access) {
