@@ -10,11 +10,25 @@ type Fields = Record<string, unknown>;
 /** Keys that must never reach a log line, should a caller pass them by mistake. */
 const SECRET_KEYS = ['password', 'api_key', 'apiKey', 'authorization', 'Authorization', 'token'];
 
+/** The terminal's one-line form of access lines (`GET /api/v1/users/me 200 1.2 ms user 3 [id]`), and the request id after other messages. */
+function humanMessage(line: Record<string, unknown>, messageKey: string): string {
+  const id = line.request_id === undefined ? '' : ` [${String(line.request_id)}]`;
+  if (line[messageKey] !== 'request') return `${String(line[messageKey])}${id}`;
+  return `${String(line.method)} ${String(line.route)} ${String(line.status)} ${String(line.ms)} ms user ${String(line.user_id)}${id}`;
+}
+
 function destination(): DestinationStream {
   if (process.stderr.isTTY) {
     // Loaded only for a terminal: a server in production never pays for the pretty printer.
     const pretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
-    return pretty({ destination: 2, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+    return pretty({
+      destination: 2,
+      sync: true,
+      colorize: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,request_id,method,route,status,ms,user_id',
+      messageFormat: humanMessage,
+    });
   }
   // Asynchronous writes (flushed at exit by pino): a burst of lines is one write, off the request path.
   return pino.destination({ dest: 2, sync: false });
