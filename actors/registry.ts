@@ -52,6 +52,8 @@ export class QueueRegistry {
   /** Queues deleted at the next flush, once their client got what they hold. */
   private readonly ending = new Set<EventQueue>();
   private flushScheduled = false;
+  /** Events the bus delivered into queues, once per queue (a metric). */
+  delivered = 0;
   /** Set at shutdown: queues keep collecting events but no client reads them any more. */
   private closing = false;
   readonly optionsPool = new OptionsPool();
@@ -113,6 +115,17 @@ export class QueueRegistry {
     this.ending.delete(queue);
     this.optionsPool.release(queue.options);
     queue.expire(reason);
+  }
+
+  /** Readers attached now: parked long-polls and open WebSockets (a metric: one pass over the queues). */
+  readers(): { polls: number; sockets: number } {
+    let polls = 0;
+    let sockets = 0;
+    for (const queue of this.queues.values()) {
+      if (queue.consumer?.kind === 'poll') polls++;
+      else if (queue.consumer?.kind === 'socket') sockets++;
+    }
+    return { polls, sockets };
   }
 
   /** Every queue, in creation order. */
@@ -224,6 +237,7 @@ export class QueueRegistry {
       events = b.map((base) => new QueuedEvent(`${base}${extras}}`, envelope.xid));
       shape.byParts.set(extras, events);
     }
+    this.delivered += events.length;
     this.append(queue, events);
   }
 

@@ -16,6 +16,8 @@ import { ChannelActors } from '../actors/channels.ts';
 import { SerialActors } from '../actors/serial.ts';
 import { transactionAware } from './db/transaction.ts';
 import { DeliveryScheduler } from './scheduler.ts';
+import { busCheck, databaseCheck, migrationsCheck, Readiness } from './ops/health.ts';
+import { ServerMetrics } from './ops/metrics.ts';
 
 export interface App {
   config: Config;
@@ -37,10 +39,16 @@ export interface App {
   /** Outgoing mail, delivered after the transactions that queue it. */
   mail: Outbox;
   startedAt: number;
+  metrics: ServerMetrics;
+  /** What /health/ready checks. */
+  readiness: Readiness;
 }
 
 export async function createApp(config: Config): Promise<App> {
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: config.DATABASE_POOL_SIZE });
+  const metrics = new ServerMetrics();
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: config.DATABASE_POOL_SIZE, onQuery: (seconds) => metrics.queryDuration.observe(seconds),
+  });
   try {
     const applied = await applyMigrations(db);
     if (applied.length) log.info('applied migrations', { applied });
@@ -49,6 +57,8 @@ export async function createApp(config: Config): Promise<App> {
     const realms = new RealmDirectory(prisma, config.externalHost, config.externalScheme);
     await realms.loadAll();
     const bus = new MemoryBus();
+    const queues = new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES });
+    metrics.watch({ queues, db });
     return {
       config,
       db,
@@ -60,7 +70,7 @@ export async function createApp(config: Config): Promise<App> {
       users: new SerialActors(),
       scheduler: new DeliveryScheduler(),
       pushes: new DeliveryScheduler('push notification delivery'),
-      queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES }),
+      queues,
       limits: config.RATE_LIMIT
         ? {
             user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
@@ -72,6 +82,8 @@ export async function createApp(config: Config): Promise<App> {
         : null,
       mail: new Outbox(config),
       startedAt: Math.floor(Date.now() / 1000),
+      metrics,
+      readiness: new Readiness([databaseCheck(db), await migrationsCheck(db), busCheck(bus)]),
     };
   } catch (err) {
     await db.close();

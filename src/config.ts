@@ -89,6 +89,8 @@ const configSchema = z.object({
   /** Where users are told to write for help (Zulip's ZULIP_ADMINISTRATOR); defaults to admin@ the external host's name. */
   ZULIP_ADMINISTRATOR: z.string().email().optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Bearer token Prometheus sends to GET /metrics; unset, there is no /metrics. */
+  METRICS_TOKEN: z.string().min(16, 'expected at least 16 characters').optional(),
   /**
    * Zulip's EMAIL_GATEWAY_PATTERN: the address of channels' incoming email, with `%s` where each
    * channel's token goes (`%s@streams.example.com`); empty (the default) when there is no gateway.

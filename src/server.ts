@@ -14,6 +14,8 @@ import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpServer } from './http/server.ts';
 import { log } from './log.ts';
 import { routes as registrationPages } from './pages/registration.ts';
+import { attachOperations } from './ops/endpoints.ts';
+import { requestObservers } from './ops/requests.ts';
 
 export interface RunningServer {
   app: App;
@@ -34,18 +36,29 @@ export interface FirstRunCredentials {
 export async function startServer(config: Config, attach?: (uws: TemplatedApp, app: App) => void): Promise<RunningServer> {
   const app = await createApp(config);
   let http: HttpServer;
+  let stopping: Promise<void> | undefined;
+  // A stopping server tells load balancers to send nothing more while it drains.
+  app.readiness.add({
+    name: 'shutdown',
+    run: async () => {
+      if (stopping) throw new Error('the server is stopping');
+    },
+  });
   try {
     await restoreEventQueues(app);
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
+    const observers = requestObservers(app.metrics);
     http = await startHttpServer({
       routes: [...allRoutes, ...registrationPages],
       gate,
       config,
       limits: app.limits,
       proxies,
+      observers,
       attach: (uws) => {
-        attachSocketGateway(app, gate, proxies, uws);
+        attachSocketGateway(app, gate, proxies, uws, observers);
+        attachOperations(app, uws);
         attach?.(uws, app);
       },
     });
@@ -62,7 +75,6 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
   // and the address is known (reminders link to messages).
   app.scheduler.start(() => deliverDueMessages(app));
   if (config.PUSH_RELAY_URL) app.pushes.start(() => drainPushOutbox(app));
-  let stopping: Promise<void> | undefined;
   return {
     app,
     http,

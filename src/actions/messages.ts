@@ -385,6 +385,7 @@ async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage,
 async function writeChannelBatch(app: App, realm: RealmInfo, batch: MessageToStore[]): Promise<(number | Error)[]> {
   try {
     const { messages, xid, firsts } = await storeMessages(app, realm, batch);
+    app.metrics.messagesSent.inc({ kind: 'channel' }, messages.length);
     for (const [i, message] of messages.entries()) {
       sendCommitted(app, { ...(await messageEnvelope(app, realm, message, batch[i]!)), xid });
       if (firsts.has(message.id)) sendCommitted(app, { ...(await firstMessageNews(app, realm, message, batch[i]!)), xid });
@@ -441,6 +442,7 @@ export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessag
       : null;
     const item = { p, opts, flags, directGroupId };
     const { messages: [message], firsts } = await storeMessages(app, realm, [item]);
+    onCommit(() => app.metrics.messagesSent.inc({ kind: p.channel === null ? 'direct' : 'channel' }));
     message.hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds);
     if (message.hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
     sendOnCommit(await messageEnvelope(app, realm, message, item));

@@ -31,5 +31,7 @@ export type EventHandler = (envelope: EventEnvelope) => void;
 export interface EventBus {
   publish(envelope: EventEnvelope): void;
   subscribe(handler: EventHandler): () => void;
+  /** Whether published events reach every process now (readiness); the in-process bus always does. */
+  connected(): boolean;
   close(): Promise<void>;
 }

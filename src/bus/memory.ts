@@ -20,6 +20,10 @@ export class MemoryBus implements EventBus {
     return () => this.handlers.delete(handler);
   }
 
+  connected(): boolean {
+    return true;
+  }
+
   async close(): Promise<void> {
     this.handlers.clear();
   }

@@ -13,11 +13,12 @@ import type { Scope } from '../api/route.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { ClientOrigin, TrustedProxies } from '../http/client-address.ts';
 import { authenticateBasic } from '../http/credentials.ts';
-import { requestOrigin, statusLine } from '../http/exchange.ts';
+import { markAborted, openPending, requestId, requestOrigin, writeResponse, type PendingResponse, type RequestObservers } from '../http/exchange.ts';
 import type { Gate } from '../http/route.ts';
 import { log } from '../log.ts';
 
 export const SOCKET_PATH = '/api/v1/events/socket';
+const SWITCHING_PROTOCOLS = 101;
 
 /** Close codes, in the range RFC 6455 leaves to applications. */
 export const CloseCode = {
@@ -33,6 +34,7 @@ interface SocketData {
 }
 
 class SocketConsumer implements Consumer {
+  readonly kind = 'socket';
   private closed = false;
   /** Highest event id written to this socket. */
   private sentUpTo: number;
@@ -76,14 +78,8 @@ class SocketConsumer implements Consumer {
   }
 }
 
-function rejectUpgrade(res: uWS.HttpResponse, state: { aborted: boolean }, err: ApiError): void {
-  if (state.aborted) return;
-  res.cork(() => {
-    res.writeStatus(statusLine(err.status));
-    for (const [k, v] of Object.entries(err.headers)) res.writeHeader(k, v);
-    res.writeHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra }));
-  });
+function rejectUpgrade(pending: PendingResponse, err: ApiError): void {
+  writeResponse(pending, err.status, { ...err.headers, 'Content-Type': 'application/json' }, JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra }));
 }
 
 const WEBSOCKET_VERSION = '13';
@@ -147,8 +143,10 @@ async function resolveQueue(app: App, gate: Gate<Scope, User>, { headers, query,
   return { queue, resumeAfter: lastEventId };
 }
 
-export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: TrustedProxies, uws: uWS.TemplatedApp): void {
+export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: TrustedProxies, uws: uWS.TemplatedApp, observers: RequestObservers): void {
   const maxBuffered = () => app.config.WS_MAX_BUFFERED_BYTES;
+  // The upgrade is a request like any other for the metrics and the access log (101 when it succeeds).
+  const observer = observers.route('GET', SOCKET_PATH);
   uws.ws<SocketData>(SOCKET_PATH, {
     idleTimeout: 120,
     sendPingsAutomatically: true,
@@ -156,22 +154,25 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
     // Far above WS_MAX_BUFFERED_BYTES, so uWS never drops a frame silently; we close slow clients ourselves.
     maxBackpressure: 64 * 1024 * 1024,
     upgrade: (res, req, context) => {
-      const state = { aborted: false };
-      res.onAborted(() => (state.aborted = true));
+      const pending = openPending(res, observer);
+      res.onAborted(() => markAborted(pending));
       const headers = readHeaders(req);
       const handshake = { headers, query: new URLSearchParams(req.getQuery() ?? ''), origin: requestOrigin(res, req, proxies) };
       resolveQueue(app, gate, handshake).then(
         ({ queue, resumeAfter }) => {
-          if (state.aborted) return;
+          if (pending.aborted) return;
+          pending.done = true;
+          pending.userId = queue.userId;
           res.cork(() => {
             res.upgrade<SocketData>({ queue, resumeAfter } as SocketData & { resumeAfter: number }, headers['sec-websocket-key']!,
               headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
           });
+          observer.answered(pending, SWITCHING_PROTOCOLS);
         },
         (err) => {
-          if (err instanceof ApiError) return rejectUpgrade(res, state, err);
-          log.error('websocket upgrade failed', { error: String(err) });
-          rejectUpgrade(res, state, new ApiError('Internal server error', 'BAD_REQUEST', 500));
+          if (err instanceof ApiError) return rejectUpgrade(pending, err);
+          log.error('websocket upgrade failed', { request_id: requestId(pending), error: String(err) });
+          rejectUpgrade(pending, new ApiError('Internal server error', 'BAD_REQUEST', 500));
         },
       );
     },
@@ -214,8 +215,8 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
   // uWS hands a request to the handlers above only if it carries a 24-character key; the rest of
   // the requests for this path get their RFC answer here.
   uws.any(SOCKET_PATH, (res, req) => {
-    const state = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
-    rejectUpgrade(res, state, handshakeError(readHeaders(req)) ?? upgradeRequired('This endpoint speaks WebSocket only'));
+    const pending = openPending(res, observer);
+    res.onAborted(() => markAborted(pending));
+    rejectUpgrade(pending, handshakeError(readHeaders(req)) ?? upgradeRequired('This endpoint speaks WebSocket only'));
   });
 }
