@@ -6,11 +6,12 @@ import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { deliverDueMessages } from './actions/scheduled-delivery.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
-import { apiGate } from './api/route.ts';
+import { apiGate, type Scope } from './api/route.ts';
 import { attachSocketGateway } from './gateway/socket.ts';
 import type { Config } from './config.ts';
 import { TrustedProxies } from './http/client-address.ts';
-import { startHttpServer, type HttpServer } from './http/server.ts';
+import { startHttpServer, type HttpOptions, type HttpServer } from './http/server.ts';
+import type { User } from './db/generated/client.ts';
 import { log } from './log.ts';
 
 export interface RunningServer {
@@ -28,8 +29,14 @@ export interface FirstRunCredentials {
   apiKey: string;
 }
 
-/** `attach` mounts routes outside the API router (the CLI's control route) before the catch-all 404. */
-export async function startServer(config: Config, attach?: (uws: TemplatedApp, app: App) => void): Promise<RunningServer> {
+export interface ServerHooks {
+  /** Mounts routes outside the API router (the CLI's control route) before the catch-all 404. */
+  attach?: (uws: TemplatedApp, app: App) => void;
+  /** Sees every answer of the API's handlers (the tests' OpenAPI conformance check). */
+  inspectAnswer?: HttpOptions<Scope, User>['inspectAnswer'];
+}
+
+export async function startServer(config: Config, { attach, inspectAnswer }: ServerHooks = {}): Promise<RunningServer> {
   const app = await createApp(config);
   let http: HttpServer;
   try {
@@ -46,6 +53,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
         attachSocketGateway(app, gate, proxies, uws);
         attach?.(uws, app);
       },
+      inspectAnswer,
     });
   } catch (err) {
     await closeApp(app);

@@ -1,5 +1,6 @@
 // Every route of the API, one module per resource.
 import type { Route } from './route.ts';
+import { openApiRoutes } from './openapi.ts';
 import { routes as auth } from './auth.ts';
 import { routes as avatars } from './avatars.ts';
 import { routes as botStorage } from './bot-storage.ts';
@@ -35,4 +36,10 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as users } from './users.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...realmPlaygrounds, ...profileFields, ...channelFolders, ...channels, ...defaultChannels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...avatars, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...realmExport, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+/** The routes by resource; the names are the OpenAPI document's tags. */
+export const routeGroups: Readonly<Record<string, readonly Route[]>> = {
+  auth, serverSettings, users, userGroups, realmSettings, realmDomains, realmPlaygrounds, profileFields, channelFolders, channels, defaultChannels, subscriptions, typing, messages, messageEdits, reactions, uploads, avatars, flags, linkifiers, presence, userStatus, realmEmoji, realmExport, render, calls, drafts, scheduledMessages, reminders, savedSnippets, navigationViews, botStorage, settings, events,
+  openapi: openApiRoutes(() => routeGroups),
+};
+
+export const allRoutes: Route[] = Object.values(routeGroups).flat();
