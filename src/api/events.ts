@@ -10,6 +10,7 @@ import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
 import { JsonFields } from '../http/route.ts';
+import { registerResponse } from './register-state.ts';
 import { optionalUserRoute, userRoute } from './route.ts';
 import { currentSnapshot } from '../db/commits.ts';
 import { fetchInitialState, type SnapshotOptions } from '../queries/register.ts';
@@ -193,6 +194,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/register',
     params: registerParams,
+    response: registerResponse,
     handler: ({ app, realm, user, params }) => register(app, realm, user, params),
   }),
   userRoute({

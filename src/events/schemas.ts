@@ -12,7 +12,7 @@ const bool = z.boolean();
 const nullable = <T extends z.ZodType>(t: T) => t.nullable();
 /** A group-setting value: a group id, or an anonymous group of members and subgroups. */
 export const groupSetting = z.union([int, z.strictObject({ direct_members: ids, direct_subgroups: ids })]).meta({ id: 'GroupSettingValue' });
-const role = z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)]);
+export const role = z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)]).meta({ id: 'Role', description: 'owner 100, administrator 200, moderator 300, member 400, guest 600' });
 const reactionType = z.enum(['realm_emoji', 'unicode_emoji', 'zulip_extra_emoji', 'service_extra_emoji']);
 export const topicLink = z.strictObject({ text: str, url: str }).meta({ id: 'TopicLink' });
 const event = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) => z.strictObject({ type: z.literal(type), ...shape });
@@ -88,6 +88,7 @@ const flagsEvent = <O extends 'add' | 'remove'>(op: O) =>
 export const channelFolder = z.strictObject({
   id: int, name: str, description: str, rendered_description: str, order: int, date_created: int, creator_id: nullable(int), is_archived: bool,
 }).meta({ id: 'ChannelFolder' });
+export const navigationView = z.strictObject({ fragment: str, is_pinned: bool, name: nullable(str) }).meta({ id: 'NavigationView' });
 export const realmDomain = z.strictObject({ domain: str, allow_subdomains: bool }).meta({ id: 'RealmDomain' });
 const scheduledFields = { scheduled_message_id: int, content: str, rendered_content: str, scheduled_delivery_timestamp: int, failed: bool };
 export const scheduledMessage = z.union([
@@ -104,6 +105,11 @@ export const profileField = z.strictObject({
   display_in_profile_summary: z.literal(true).optional(),
 }).meta({ id: 'CustomProfileField' });
 export const playground = z.strictObject({ id: int, name: str, pygments_language: str, url_template: str }).meta({ id: 'RealmPlayground' });
+/** A bot as its administrators see it. */
+export const bot = z.strictObject({
+  email: str, user_id: int, full_name: str, bot_type: nullable(int), is_active: bool, api_key: str, default_sending_stream: nullable(str),
+  default_events_register_stream: nullable(str), default_all_public_streams: bool, owner_id: nullable(int), avatar_url: str, services: z.array(z.unknown()),
+}).meta({ id: 'Bot' });
 export const realmExport = z.strictObject({
   id: int, export_time: z.number(), acting_user_id: int, export_url: nullable(str), deleted_timestamp: nullable(z.number()),
   failed_timestamp: nullable(z.number()), pending: bool, export_type: z.union([z.literal(1), z.literal(2)]),
@@ -177,17 +183,12 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_playgrounds': event('realm_playgrounds', { realm_playgrounds: z.array(playground) }),
   'attachment/add': opEvent('attachment', 'add', { attachment, upload_space_used: int }),
   'attachment/remove': opEvent('attachment', 'remove', { attachment: z.strictObject({ id: int }), upload_space_used: int }),
-  'realm_bot/add': opEvent('realm_bot', 'add', {
-    bot: z.strictObject({
-      email: str, user_id: int, full_name: str, bot_type: nullable(int), is_active: bool, api_key: str, default_sending_stream: nullable(str),
-      default_events_register_stream: nullable(str), default_all_public_streams: bool, owner_id: nullable(int), avatar_url: str, services: z.array(z.unknown()),
-    }),
-  }),
+  'realm_bot/add': opEvent('realm_bot', 'add', { bot }),
   'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.union([z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str })]) }),
   'user_status': event('user_status', {
     user_id: int, away: bool.optional(), status_text: str.optional(), emoji_name: str.optional(), emoji_code: str.optional(), reaction_type: str.optional(),
   }),
-  'navigation_view/add': opEvent('navigation_view', 'add', { navigation_view: z.strictObject({ fragment: str, is_pinned: bool, name: nullable(str) }) }),
+  'navigation_view/add': opEvent('navigation_view', 'add', { navigation_view: navigationView }),
   'navigation_view/update': opEvent('navigation_view', 'update', { fragment: str, data: z.strictObject({ name: str.optional(), is_pinned: bool.optional() }) }),
   'navigation_view/remove': opEvent('navigation_view', 'remove', { fragment: str }),
   'channel_folder/add': opEvent('channel_folder', 'add', { channel_folder: channelFolder }),
