@@ -52,7 +52,7 @@ await endTestRun();
 // Answers that do not conform to the OpenAPI document fail the run, whichever test got them.
 const violations = runCheck.violations();
 for (const { problem, body } of violations) process.stdout.write(`\nOPENAPI VIOLATION ${problem}\n  body: ${body}\n`);
-process.stdout.write(`${runCheck.checked} success answers checked against the OpenAPI document, ${violations.length} not conforming\n`);
+process.stdout.write(`${runCheck.checked} success answers and WebSocket frames checked against the OpenAPI document, ${violations.length} not conforming\n`);
 const total = Number(/Total:\s+(\d+)/.exec(output)?.[1] ?? NaN);
 const passed = Number(/Passed:\s+(?:\x1b\[\d+m)?(\d+)/.exec(output)?.[1] ?? NaN);
 const summaryMissing = Number.isNaN(total) || Number.isNaN(passed);

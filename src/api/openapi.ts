@@ -29,7 +29,8 @@ export function routesWithoutResponse(routes: readonly Route[]): string[] {
 function successEnvelope(fields: z.ZodObject): z.ZodObject {
   const envelope = z.object({ ...SUCCESS, ...fields.shape, ...IGNORED });
   const { catchall } = fields.def;
-  return (catchall ? envelope.catchall(catchall) : envelope).describe(fields.description ?? '');
+  const shaped = catchall ? envelope.catchall(catchall) : envelope;
+  return fields.description ? shaped.describe(fields.description) : shaped;
 }
 
 /** JSON Schema from zod; schemas with an `id` in their metadata are gathered into `shared`. */
@@ -66,7 +67,8 @@ function operationId(route: Route): string {
 
 function summary(route: Route): string {
   const path = openApiPath(route.path.replace(/^\/api\/v1\//, '/'));
-  return `${VERBS[route.method]} ${path.slice(1).split('/').join(' ').replace(/_/g, ' ')}`;
+  const words = path.slice(1).split('/').map((segment) => (segment.startsWith('{') ? segment : segment.replace(/_/g, ' ')));
+  return `${VERBS[route.method]} ${words.join(' ')}`;
 }
 
 function pathParameters(route: Route): Json[] {
@@ -74,8 +76,8 @@ function pathParameters(route: Route): Json[] {
     name,
     in: 'path',
     required: true,
-    // Ids are digits; other segments (emails, names, fragments, a file's path) are any text.
-    schema: name!.endsWith('_id') ? { type: 'integer', minimum: 0 } : { type: 'string' },
+    // Ids are digits; other segments (emails, names, fragments, a file's path, "id or email") are any text.
+    schema: name!.endsWith('_id') && !name!.includes('_or_') ? { type: 'integer', minimum: 0 } : { type: 'string' },
     ...(name === 'path' ? { description: 'The rest of the path, slashes included' } : {}),
   }));
 }
@@ -105,13 +107,13 @@ function requestBody(route: Route, shared: Record<string, Json>): Json | undefin
   }
   const required = entries.filter(([, field]) => field.required).map(([name]) => name);
   const schema: Json = { type: 'object', properties, ...(required.length ? { required } : {}) };
+  const withEncoding = Object.keys(encoding).length ? { encoding } : {};
   if (route.uploads) {
     // Files come as parts of any name, as Zulip takes them.
     const files = { type: 'string', contentMediaType: 'application/octet-stream' };
-    return { required: true, content: { 'multipart/form-data': { schema: { ...schema, additionalProperties: files }, encoding } } };
+    return { required: true, content: { 'multipart/form-data': { schema: { ...schema, additionalProperties: files }, ...withEncoding } } };
   }
-  const media = Object.keys(encoding).length ? { schema, encoding } : { schema };
-  return { required: required.length > 0, content: { 'application/x-www-form-urlencoded': media } };
+  return { required: required.length > 0, content: { 'application/x-www-form-urlencoded': { schema, ...withEncoding } } };
 }
 
 function successResponse(route: Route, shared: Record<string, Json>): Json {

@@ -5,6 +5,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { routeGroups } from '../../src/api/index.ts';
 import { openApiDocument, openApiPath } from '../../src/api/openapi.ts';
+import { SOCKET_PATH } from '../../src/gateway/socket.ts';
 import type { Route } from '../../src/api/route.ts';
 import { RawSuccess } from '../../src/http/route.ts';
 import type { WrittenAnswer } from '../../src/http/server.ts';
@@ -12,24 +13,35 @@ import type { WrittenAnswer } from '../../src/http/server.ts';
 /** JSON pointer escaping (RFC 6901). */
 const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
-let document: { ajv: Ajv2020; validators: Map<Route, ValidateFunction> } | undefined;
+let document: { ajv: Ajv2020; validators: Map<string, ValidateFunction> } | undefined;
 
-/** The validator of a route's JSON success body, compiled from the document once per route. */
-export function responseValidator(route: Route): ValidateFunction {
+/** The validator of the schema at `at` (a JSON pointer) in the document, compiled once. */
+function validatorAt(at: string): ValidateFunction {
   if (!document) {
     // strict: false because the document is OpenAPI around JSON Schema (paths, operations, ...).
     const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
     ajv.addSchema(openApiDocument(routeGroups), 'openapi.json');
     document = { ajv, validators: new Map() };
   }
-  let validate = document.validators.get(route);
+  let validate = document.validators.get(at);
   if (!validate) {
-    const at = pointer(openApiPath(route.path), route.method.toLowerCase(), 'responses', '200', 'content', 'application/json', 'schema');
-    validate = document.ajv.compile({ $ref: `openapi.json#/paths/${at}` });
-    document.validators.set(route, validate);
+    validate = document.ajv.compile({ $ref: `openapi.json#${at}` });
+    document.validators.set(at, validate);
   }
   return validate;
 }
+
+/** The validator of a route's JSON success body. */
+export const responseValidator = (route: Route) =>
+  validatorAt(`/paths/${pointer(openApiPath(route.path), route.method.toLowerCase(), 'responses', '200', 'content', 'application/json', 'schema')}`);
+
+/** The validator of what the WebSocket gateway sends. */
+const serverFrameValidator = () => validatorAt(`/paths/${pointer(SOCKET_PATH, 'get', 'x-websocket', 'serverFrames')}`);
+
+const describeErrors = (validate: ValidateFunction) =>
+  [...new Set((validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`))]
+    .slice(0, 5)
+    .join('; ');
 
 /** Whether a Content-Type is in a media range such as `image/*`. */
 function inRange(range: string, contentType: string): boolean {
@@ -47,26 +59,32 @@ export class ResponseCheck {
     const { response } = route;
     if (!response || answer.status >= 400) return;
     this.checked++;
+    const what = `${route.method} ${route.path}`;
     const contentType = answer.headers['Content-Type'] ?? '';
     if (response instanceof RawSuccess) {
-      if (answer.status !== response.status || (response.status !== 302 && !inRange(response.contentType, contentType))) this.record(route, `answered ${answer.status} ${contentType}, declared ${response.status} ${response.contentType}`, answer.body);
+      const conforms = answer.status === response.status && (response.status === 302 || inRange(response.contentType, contentType));
+      if (!conforms) this.record(what, `answered ${answer.status} ${contentType}, declared ${response.status} ${response.contentType}`, answer.body);
       return;
     }
-    if (!contentType.startsWith('application/json')) return this.record(route, `answered ${answer.status} ${contentType}, declared JSON`, answer.body);
+    if (!contentType.startsWith('application/json')) return this.record(what, `answered ${answer.status} ${contentType}, declared JSON`, answer.body);
     const validate = responseValidator(route);
-    if (!validate(JSON.parse(String(answer.body)))) {
-      const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`);
-      this.record(route, [...new Set(problems)].slice(0, 5).join('; '), answer.body);
-    }
+    if (!validate(JSON.parse(String(answer.body)))) this.record(what, describeErrors(validate), answer.body);
   };
+
+  /** Checks one frame a test received from the WebSocket gateway. */
+  inspectFrame(text: string): void {
+    this.checked++;
+    const validate = serverFrameValidator();
+    if (!validate(JSON.parse(text))) this.record(`frame of ${SOCKET_PATH}`, describeErrors(validate), text);
+  }
 
   /** What did not conform, each with the start of one body that showed it. */
   violations(): { problem: string; body: string }[] {
     return [...this.found].map(([problem, body]) => ({ problem, body }));
   }
 
-  private record(route: Route, problem: string, body: string | Buffer): void {
-    const key = `${route.method} ${route.path}: ${problem}`;
+  private record(what: string, problem: string, body: string | Buffer): void {
+    const key = `${what}: ${problem}`;
     if (!this.found.has(key)) this.found.set(key, String(body).slice(0, 600));
   }
 }
