@@ -82,7 +82,7 @@ function pathParameters(route: Route): Json[] {
   }));
 }
 
-/** A field's JSON Schema; JSON-encoded fields say so in their description (Zulip's convention). */
+/** A field's JSON Schema, with its default; the caller marks JSON-encoded fields as application/json. */
 function fieldSchema(field: Field<unknown>, shared: Record<string, Json>): Json {
   const schema = jsonSchema(field.schema, 'input', shared);
   return field.defaultValue === undefined ? schema : { ...schema, default: field.defaultValue };
