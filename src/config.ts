@@ -28,12 +28,23 @@ const externalUrl = z
     return (u.protocol === 'http:' || u.protocol === 'https:') && u.pathname === '/' && !u.search && !u.hash && !u.username;
   }, 'expected http(s)://host[:port] with no path');
 
+const httpUrl = z
+  .string()
+  .url()
+  .refine((v) => ['http:', 'https:'].includes(new URL(v).protocol), 'expected an http(s) URL')
+  .transform((v) => v.replace(/\/+$/, ''));
+
 const configSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(9991),
   /** Embedded PostgreSQL (DATA_DIR/postgres, its log DATA_DIR/postgres.log) and uploads live here unless DATABASE_URL / UPLOADS_DIR say otherwise. */
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().url().optional(),
+  /**
+   * Connections to PostgreSQL. Messages to different channels commit in parallel, each on its own
+   * connection: measured with 32 senders over 100 channels, 10 gave 662 messages/s and 24 gave 790.
+   */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(500).default(24),
   UPLOADS_DIR: z.string().optional(),
   /** Host clients use to reach the server (realm URLs, dummy emails); defaults to HOST:PORT. */
   EXTERNAL_HOST: z.string().optional(),
@@ -61,6 +72,18 @@ const configSchema = z.object({
   QUEUE_MAX_BYTES: z.coerce.number().int().positive().default(64 * 1024 * 1024),
   /** Time a graceful stop may take (finish requests, save queues), within an orchestrator's grace period. */
   SHUTDOWN_DEADLINE_SECONDS: seconds.default(20),
+  /** Minutes an invitation link stays valid when the inviter does not say (Zulip's default: 10 days). */
+  INVITATION_LINK_VALIDITY_MINUTES: z.coerce.number().int().positive().default(14400),
+  /** Invitation emails an organization may send in 24 hours (Zulip's INVITES_DEFAULT_REALM_DAILY_MAX). */
+  INVITES_DAILY_LIMIT: z.coerce.number().int().min(0).default(100),
+  /** `smtp://user:pass@host:587` or `smtps://...`: send mail through it; without it mail goes to DATA_DIR/mail.log. */
+  SMTP_URL: z
+    .string()
+    .url()
+    .refine((v) => ['smtp:', 'smtps:'].includes(new URL(v).protocol), 'expected smtp://... or smtps://...')
+    .optional(),
+  /** Sender address of the server's mail; defaults to noreply@ the external host's name. */
+  MAIL_FROM: z.string().optional(),
   /** Cost of the scrypt password hash (N); lower only for tests. */
   PASSWORD_HASH_COST: z.coerce.number().int().min(1024).default(32768),
   /** Where users are told to write for help (Zulip's ZULIP_ADMINISTRATOR); defaults to admin@ the external host's name. */
@@ -71,6 +94,12 @@ const configSchema = z.object({
    * channel's token goes (`%s@streams.example.com`); empty (the default) when there is no gateway.
    */
   EMAIL_GATEWAY_PATTERN: z.string().refine((v) => v.split('%s').length === 2, 'expected exactly one %s').default(''),
+  /**
+   * The push relay (Zulip's push notification service) that forwards end-to-end encrypted
+   * notifications to mobile devices: `https://push.example.com`; unset, the server sends none and
+   * POST /mobile_push/register answers PUSH_SERVICE_NOT_CONFIGURED.
+   */
+  PUSH_RELAY_URL: httpUrl.optional(),
   /** An event that does not match its schema: `strict` fails the action (tests, development), `log` logs it. */
   EVENT_SCHEMA_CHECK: z.enum(['strict', 'log']).default('log'),
 });
@@ -87,6 +116,7 @@ export type Config = z.infer<typeof configSchema> & {
   externalScheme: Scheme;
   uploadsDir: string;
   supportEmail: string;
+  mailFrom: string;
 };
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -105,5 +135,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     externalScheme: url?.protocol === 'https:' ? 'https' : 'http',
     uploadsDir: c.UPLOADS_DIR ?? path.join(c.DATA_DIR, 'uploads'),
     supportEmail: c.ZULIP_ADMINISTRATOR ?? `admin@${new URL(`http://${externalHost}`).hostname}`,
+    mailFrom: c.MAIL_FROM ?? `noreply@${externalHost.replace(/:\d+$/, '')}`,
   };
 }

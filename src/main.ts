@@ -16,6 +16,7 @@ async function serve(config: Config): Promise<void> {
   // One write, so whoever reads the output sees the credentials together with the address.
   process.stdout.write(
     `Chat server listening on ${server.url} (data: ${config.DATABASE_URL ? 'PostgreSQL' : config.DATA_DIR})\n` +
+      `Mail (invitations): ${server.app.mail.description}\n` +
       (creds
         ? `\nA new organization was created. Log in with:\n  URL:      ${creds.url}\n  Email:    ${creds.email}\n  Password: ${creds.password}\n  API key:  ${creds.apiKey}\n` +
           `Try: curl -u '${creds.email}:${creds.apiKey}' ${creds.url}/api/v1/users/me\n(These are shown only once.)\n\n`

@@ -4,6 +4,7 @@ import type { TemplatedApp } from 'uWebSockets.js';
 import { closeApp, createApp, type App } from './app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { deliverDueMessages } from './actions/scheduled-delivery.ts';
+import { drainPushOutbox } from './push/worker.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate, type Scope } from './api/route.ts';
@@ -13,6 +14,7 @@ import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpOptions, type HttpServer } from './http/server.ts';
 import type { User } from './db/generated/client.ts';
 import { log } from './log.ts';
+import { routes as registrationPages } from './pages/registration.ts';
 
 export interface RunningServer {
   app: App;
@@ -44,7 +46,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
     http = await startHttpServer({
-      routes: allRoutes,
+      routes: [...allRoutes, ...registrationPages],
       gate,
       config,
       limits: app.limits,
@@ -67,6 +69,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
   // After the queues are back (they get the events of what fell due while the server was down)
   // and the address is known (reminders link to messages).
   app.scheduler.start(() => deliverDueMessages(app));
+  if (config.PUSH_RELAY_URL) app.pushes.start(() => drainPushOutbox(app));
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -81,6 +84,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
         http.stopAccepting();
         // A delivery in progress finishes and reaches the queues before they are saved.
         await app.scheduler.stop();
+        await app.pushes.stop();
         app.queues.closeConsumers();
         await http.drain((deadline - Date.now()) / 2);
         const { saved } = await saveEventQueues(app, deadline);

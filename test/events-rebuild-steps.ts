@@ -399,6 +399,16 @@ export const STEPS: Step[] = [
     },
   },
   {
+    name: 'client devices registered and removed',
+    async run(s) {
+      for (const v of viewers(s)) {
+        ok(await v.client.post('/register_client_device'));
+        const dropped = ok(await v.client.post('/register_client_device')).device_id;
+        ok(await v.client.post('/remove_client_device', { device_id: dropped }));
+      }
+    },
+  },
+  {
     name: 'a file uploaded and its attachment deleted',
     async run(s) {
       for (const v of viewers(s)) {

@@ -162,7 +162,7 @@ test('me message', () => {
 
 test('result of a message without syntax', () => {
   const r = render('hello');
-  assert.equal(r, { html: '<p>hello</p>', mentionedUserIds: new Set(), mentionedGroupIds: new Set(), wildcardMention: false, topicWildcardMention: false, uploadPathIds: [], links: [], isMeMessage: false });
+  assert.equal(r, { html: '<p>hello</p>', mentionedUserIds: new Set(), mentionedGroupIds: new Set(), wildcardMention: false, topicWildcardMention: false, uploadPathIds: [], links: [], isMeMessage: false, alertWordText: 'hello\n\n' });
 });
 
 test('emoticons are translated when the sender asks for it', () => {

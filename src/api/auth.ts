@@ -5,6 +5,7 @@ import { ApiError, rateLimitHit, realmDeactivated } from '../errors.ts';
 import { str } from '../http/params.ts';
 import { publicRoute } from './route.ts';
 import { apiEmail } from '../queries/users.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 const authFailed = () => new ApiError('Your username or password is incorrect', 'AUTHENTICATION_FAILED', 401);
 
@@ -21,7 +22,7 @@ export const routes = [
       if (state && !state.allowed) {
         throw rateLimitHit(state.retryAfter);
       }
-      const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: params.username, mode: 'insensitive' } } });
+      const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(params.username) } });
       if (!user || user.isBot || !(await verifyPassword(params.password, user.passwordHash))) {
         limiter?.hit(key);
         throw authFailed();

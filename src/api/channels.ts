@@ -11,7 +11,7 @@ import { EMPTY_TOPIC_DISPLAY_NAME, groupSettingValueSchema } from '../domain/rea
 import { badRequest } from '../errors.ts';
 import { bool, choice, int, json, pathId as numericPathId, str, type ParamsOf } from '../http/params.ts';
 import { userRoute } from './route.ts';
-import { CHANNEL_PERMISSIONS, accessibleChannel, channelByName, channelAccess, channelDict, channelTopics, listChannels, subscriberIds } from '../queries/channels.ts';
+import { CHANNEL_PERMISSIONS, accessibleChannel, accessibleChannelByName, channelDict, channelTopics, listChannels, subscriberIds } from '../queries/channels.ts';
 import { channel } from '../events/schemas.ts';
 
 /** Ids in paths: anything but digits names no channel (or `error`'s object). */
@@ -130,11 +130,7 @@ export const routes = [
     params: { stream: str() },
     response: z.object({ stream_id: z.number().int() }),
     async handler({ app, realm, user, params }) {
-      const error = `Invalid channel name '${params.stream}'`;
-      const channel = await channelByName(app, realm, params.stream);
-      const access = channel && !channel.isArchived && (await channelAccess(app, realm, user, channel));
-      if (!access || !access.content) throw badRequest(error);
-      return { stream_id: access.channel.id };
+      return { stream_id: (await accessibleChannelByName(app, realm, user, params.stream)).id };
     },
   }),
   userRoute({

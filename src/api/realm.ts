@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { deactivateRealm, REALM_PERMISSIONS, type RealmUpdate, updateRealm } from '../actions/realm.ts';
 import { updateRealmUserDefaults } from '../actions/realm-user-defaults.ts';
-import { groupSettingChangeSchema, type RealmPermission, type RealmSettings } from '../domain/realm-settings.ts';
+import { groupSettingChangeSchema, type RealmPermission, type RealmSettings, welcomeTextSchema } from '../domain/realm-settings.ts';
 import { REALM_DEFAULT_SETTINGS } from '../domain/user-settings.ts';
 import { bool, Field, json, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
@@ -50,6 +50,7 @@ const settingParams = {
   video_chat_provider: optionalInt(),
   waiting_period_threshold: optionalInt(z.number().int().min(0)),
   moderation_request_channel_id: optionalInt(),
+  welcome_message_custom_text: str(welcomeTextSchema).optional(),
 } satisfies Partial<Record<keyof RealmSettings, Field<unknown>>>;
 
 const permissionParams = Object.fromEntries(REALM_PERMISSIONS.map((s) => [s, json(groupSettingChangeSchema).optional()])) as Record<

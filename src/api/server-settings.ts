@@ -37,7 +37,7 @@ export const routes = [
         zulip_feature_level: FEATURE_LEVEL,
         zulip_version: ZULIP_VERSION,
         zulip_merge_base: ZULIP_MERGE_BASE,
-        push_notifications_enabled: false,
+        push_notifications_enabled: app.config.PUSH_RELAY_URL !== undefined,
         is_incompatible: false,
         email_auth_enabled: true,
         require_email_format_usernames: true,

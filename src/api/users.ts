@@ -1,8 +1,8 @@
 // Users: GET /users, /users/me, /users/{id|email}, POST /users; administration: PATCH and DELETE
-// /users/{id}, POST /users/{id}/reactivate; new API keys for oneself and for bots.
+// /users/{id}, POST /users/{id}/reactivate; DELETE /users/me; new API keys for oneself and for bots.
 import { z } from 'zod';
 import { accessBot, regenerateApiKey } from '../actions/api-keys.ts';
-import { deactivateUser, reactivateUser, updateUser } from '../actions/user-admin.ts';
+import { deactivateOwnUser, deactivateUser, reactivateUser, updateUser } from '../actions/user-admin.ts';
 import { createUser } from '../actions/users.ts';
 import { ROLES } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
@@ -90,6 +90,15 @@ export const routes = [
       const formatted = formatUser(app, realm, user, user, { clientGravatar: false, profileData: (await profileData(app, [user.id])).get(user.id) });
       const { bot_type: _bt, bot_owner_id: _bo, ...own } = formatted;
       return { ...own, max_message_id: await maxMessageId(app, user.id) };
+    },
+  }),
+  userRoute({
+    method: 'DELETE',
+    path: '/api/v1/users/me',
+    params: {},
+    async handler({ app, realm, user }) {
+      await deactivateOwnUser(app, realm, user);
+      return {};
     },
   }),
   userRoute({

@@ -10,6 +10,8 @@ export interface OpenDatabaseOptions {
   databaseUrl?: string;
   /** Where the embedded PostgreSQL keeps its cluster (DATA_DIR/postgres) when there is no URL. */
   dataDir?: string;
+  /** Connections in the pool (pg's default, 10, when absent). */
+  poolSize?: number;
 }
 
 /** Plain SQL on one connection, outside Prisma. */
@@ -37,19 +39,19 @@ export interface Database {
 }
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl);
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize);
   if (opts.dataDir === undefined) throw new Error('openDatabase needs a databaseUrl or a dataDir');
   const embedded = await startEmbeddedPostgres(opts.dataDir);
   try {
-    return await openPostgres(embedded.url, embedded.stop);
+    return await openPostgres(embedded.url, opts.poolSize, embedded.stop);
   } catch (err) {
     await embedded.stop();
     throw err;
   }
 }
 
-async function openPostgres(url: string, afterClose?: () => Promise<void>): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url });
+async function openPostgres(url: string, poolSize: number | undefined, afterClose?: () => Promise<void>): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle connection dropped by the server must not crash the process; the pool replaces it.
   pool.on('error', (err) => console.error(`PostgreSQL connection error: ${err.message}`));
   try {

@@ -40,10 +40,18 @@ export const realmSettingsSchema = z.object({
   presence_disabled: z.boolean().default(false),
   /** The private channel that receives message reports; -1 when reporting is off. */
   moderation_request_channel_id: z.number().int().default(-1),
+  /** Markdown Welcome Bot sends new users after its own message; empty: nothing more. */
+  welcome_message_custom_text: z.string().default(''),
 });
 export type RealmSettings = z.infer<typeof realmSettingsSchema>;
 
 export const EMPTY_TOPIC_DISPLAY_NAME = 'general chat';
+
+/** Zulip's MAX_REALM_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, in code points. */
+export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
+export const welcomeTextSchema = z
+  .string()
+  .refine((text) => [...text].length <= MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, `welcome_message_custom_text is too long (limit: ${MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH} characters)`);
 
 /** Realm-level permission settings and the system group each defaults to. */
 export const REALM_PERMISSION_DEFAULTS = {

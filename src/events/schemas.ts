@@ -184,7 +184,15 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'attachment/add': opEvent('attachment', 'add', { attachment, upload_space_used: int }),
   'attachment/remove': opEvent('attachment', 'remove', { attachment: z.strictObject({ id: int }), upload_space_used: int }),
   'realm_bot/add': opEvent('realm_bot', 'add', { bot }),
-  'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.union([z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str })]) }),
+  'realm_bot/update': opEvent('realm_bot', 'update', {
+    bot: z.union([
+      z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str }), z.strictObject({ user_id: int, is_active: z.literal(false) }),
+    ]),
+  }),
+  // The list clients from before user_topic read: [channel name, topic, time muted].
+  'muted_topics': event('muted_topics', { muted_topics: z.array(z.tuple([str, str, int])) }),
+  'muted_users': event('muted_users', { muted_users: z.array(z.strictObject({ id: int, timestamp: int })) }),
+  'alert_words': event('alert_words', { alert_words: z.array(str) }),
   'user_status': event('user_status', {
     user_id: int, away: bool.optional(), status_text: str.optional(), emoji_name: str.optional(), emoji_code: str.optional(), reaction_type: str.optional(),
   }),
@@ -205,6 +213,14 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'default_stream_groups': event('default_stream_groups', { default_stream_groups: z.array(defaultChannelGroup) }),
   'realm_export': event('realm_export', { exports: z.array(realmExport) }),
   'realm_export_consent': event('realm_export_consent', { user_id: int, consented: bool }),
+  'device/add': opEvent('device', 'add', { device_id: int }),
+  'device/remove': opEvent('device', 'remove', { device_id: int }),
+  // Only the fields that changed: a new registration, a rotated key or token, the relay's answer.
+  'device/update': opEvent('device', 'update', {
+    device_id: int, push_key_id: int.optional(), push_token_id: nullable(str).optional(), pending_push_token_id: nullable(str).optional(),
+    push_token_last_updated_timestamp: int.optional(), push_registration_error_code: nullable(str).optional(),
+  }),
+  'invites_changed': event('invites_changed', {}),
   'presence': event('presence', {
     user_id: int, email: str, server_timestamp: z.number(),
     presence: z.record(str, z.strictObject({ client: str, status: z.enum(['active', 'idle']), timestamp: int, pushable: bool })),

@@ -135,6 +135,7 @@ function emptyResult(isMeMessage: boolean): RenderResult {
     uploadPathIds: [],
     links: [],
     isMeMessage,
+    alertWordText: '',
   };
 }
 
@@ -157,6 +158,7 @@ function render(content: string, ctx: MarkdownContext): RenderResult {
   let lines = hangingLists(content.split('\n'));
   lines = normalizeWhitespace(lines);
   lines = new FencedBlocks(stash, ctx.defaultCodeBlockLanguage).run(lines);
+  const alertWordText = lines.join('\n');
   const root = blockParser.parseDocument(lines);
   hiliteIndentedCode(root, stash);
 
@@ -179,6 +181,7 @@ function render(content: string, ctx: MarkdownContext): RenderResult {
     uploadPathIds: uploadPathIds(links, ctx.realmUrl),
     links: [...new Set(links)],
     isMeMessage,
+    alertWordText,
   };
 }
 

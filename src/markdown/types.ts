@@ -62,4 +62,6 @@ export interface RenderResult {
   /** Every link href in the rendered message, in document order. */
   links: string[];
   isMeMessage: boolean;
+  /** The source after the line preprocessors (fenced code stashed away): where alert words are looked for. */
+  alertWordText: string;
 }

@@ -8,6 +8,7 @@ import { MENTIONS_RE, STREAM_LINK_SOURCE, USER_GROUP_MENTIONS_RE } from '../mark
 import { compiledLinkifiers } from './linkifiers.ts';
 import { emojiSourceUrl } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 const STREAM_LINK_RE = new RegExp(STREAM_LINK_SOURCE, 'gu');
 const EMOJI_RE = /:([\p{L}\p{N}_+-]+):/gu;
@@ -39,7 +40,7 @@ async function mentionUsers(app: App, realm: RealmInfo, names: Names): Promise<M
     ? await app.prisma.user.findMany({
         where: {
           realmId: realm.id,
-          OR: [{ id: { in: names.userIds } }, ...names.userNames.map((n) => ({ fullName: { equals: n, mode: 'insensitive' as const } }))],
+          OR: [{ id: { in: names.userIds } }, ...names.userNames.map((n) => ({ fullName: equalsIgnoringCase(n) }))],
         },
         select: { id: true, fullName: true, isActive: true },
       })

@@ -417,6 +417,18 @@ const RULES: Record<string, Rule> = {
     else throw new Error(`apply-events: navigation_view/${e.op}`);
   },
 
+  device(w, e) {
+    const devices = w.state.devices;
+    const key = String(e.device_id);
+    if (e.op === 'add') {
+      devices[key] = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null };
+    } else if (e.op === 'remove') delete devices[key];
+    else if (e.op === 'update') {
+      const { type: _t, op: _o, device_id: _d, ...changed } = e;
+      Object.assign(devices[key], changed);
+    } else throw new Error(`apply-events: device/${e.op}`);
+  },
+
   channel_folder(w, e) {
     const s = w.state;
     if (e.op === 'add') {

@@ -21,6 +21,8 @@ export const TEST_ENV = {
   HEARTBEAT_SECONDS: '2',
   HEARTBEAT_JITTER_SECONDS: '0',
   EVENT_SCHEMA_CHECK: 'strict',
+  // Many test servers share one PostgreSQL (max_connections 100 by default): each keeps pg's 10.
+  DATABASE_POOL_SIZE: '10',
 };
 
 let shared: Promise<RunningServer> | undefined;
