@@ -14,7 +14,6 @@ import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpOptions, type HttpServer } from './http/server.ts';
 import type { User } from './db/generated/client.ts';
 import { log } from './log.ts';
-import { routes as registrationPages } from './pages/registration.ts';
 
 export interface RunningServer {
   app: App;
@@ -46,7 +45,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
     http = await startHttpServer({
-      routes: [...allRoutes, ...registrationPages],
+      routes: allRoutes,
       gate,
       config,
       limits: app.limits,

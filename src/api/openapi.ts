@@ -52,7 +52,8 @@ const camel = (words: string[]) => words.map((w, i) => (i === 0 ? w : w[0]!.toUp
 
 /**
  * `GET /api/v1/users/{user_id}/status` → getUsersByUserIdStatus. Routes outside /api/v1 serve
- * files, pages and redirects: `GET /avatar/{email_or_id}` → serveAvatarByEmailOrId.
+ * files, pages and redirects: `GET /avatar/{email_or_id}` → serveAvatarByEmailOrId, and take
+ * forms: `POST /join/{key}/` → submitJoinByKey.
  */
 function operationId(route: Route): string {
   const api = route.path.startsWith('/api/v1/');
@@ -61,13 +62,14 @@ function operationId(route: Route): string {
     .flatMap((segment) => {
       const param = /^\{(\w+)\}$/.exec(segment);
       return (param ? `by_${param[1]}` : segment).split(/[_\-.]/);
-    });
-  return camel([api ? route.method.toLowerCase() : 'serve', ...words]);
+    })
+    .filter((word) => word !== '');
+  return camel([api ? route.method.toLowerCase() : route.method === 'GET' ? 'serve' : 'submit', ...words]);
 }
 
 function summary(route: Route): string {
   const path = openApiPath(route.path.replace(/^\/api\/v1\//, '/'));
-  const words = path.slice(1).split('/').map((segment) => (segment.startsWith('{') ? segment : segment.replace(/_/g, ' ')));
+  const words = path.slice(1).split('/').filter((segment) => segment !== '').map((segment) => (segment.startsWith('{') ? segment : segment.replace(/_/g, ' ')));
   return `${VERBS[route.method]} ${words.join(' ')}`;
 }
 

@@ -88,8 +88,6 @@ const serverLimits = {
 
 /** Sections of features not built here: always empty, in Zulip's shapes. */
 const emptySections = {
-  alert_words: z.array(str).optional(),
-  muted_users: z.array(z.object({ id: int, timestamp: int })).optional(),
   onboarding_steps: z.array(z.unknown()).optional(),
   navigation_tour_video_url: str.nullable().optional(),
   realm_filters: z.array(z.unknown()).optional(),
@@ -100,7 +98,6 @@ const emptySections = {
   has_zoom_token: bool.optional(),
   giphy_api_key: str.optional(),
   tenor_api_key: str.optional(),
-  devices: z.record(str, z.unknown()).optional(),
 };
 
 /** Personal settings as register lists them (realm_user_settings_defaults, user_settings). */
@@ -124,6 +121,15 @@ const people = {
     'can_create_streams', 'can_invite_others_to_realm',
   ]),
 };
+
+/** A logged-in device (POST /register_client_device) with the public parts of its push registration. */
+const device = z.strictObject({
+  push_key_id: int.nullable(),
+  push_token_id: str.nullable(),
+  pending_push_token_id: str.nullable(),
+  push_token_last_updated_timestamp: int.nullable(),
+  push_registration_error_code: str.nullable(),
+}).meta({ id: 'Device' });
 
 const registeredSubscription = apiSubscription.extend({
   partial_subscribers: ids.optional().describe('With include_subscribers=partial, for big channels: bots and recently active users'),
@@ -163,6 +169,9 @@ const personal = {
   user_topics: z.array(z.object({ stream_id: int, topic_name: str, last_updated: int, visibility_policy: int })).optional(),
   muted_topics: z.array(z.tuple([str, str, int])).optional().describe('[channel name, topic, time muted]'),
   realm_bots: z.array(bot).optional(),
+  muted_users: z.array(z.strictObject({ id: int, timestamp: int })).optional(),
+  alert_words: z.array(str).optional(),
+  devices: z.record(str, device).optional().describe('By device id'),
 };
 
 export const registerResponse = z.object({

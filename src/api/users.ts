@@ -96,6 +96,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/users/me',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user }) {
       await deactivateOwnUser(app, realm, user);
       return {};
