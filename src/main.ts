@@ -10,7 +10,7 @@ async function serve(config: Config): Promise<void> {
   const { createControlChannel } = await import('./cli/control.ts');
   const { bootstrapFirstRealm, startServer } = await import('./server.ts');
   const control = createControlChannel(config);
-  const server = await startServer(config, control.attach);
+  const server = await startServer(config, { attach: control.attach });
   control.publish(server.port);
   const creds = await bootstrapFirstRealm(server, process.env);
   // One write, so whoever reads the output sees the credentials together with the address.

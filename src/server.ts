@@ -7,13 +7,13 @@ import { deliverDueMessages } from './actions/scheduled-delivery.ts';
 import { drainPushOutbox } from './push/worker.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
-import { apiGate } from './api/route.ts';
+import { apiGate, type Scope } from './api/route.ts';
 import { attachSocketGateway } from './gateway/socket.ts';
 import type { Config } from './config.ts';
 import { TrustedProxies } from './http/client-address.ts';
-import { startHttpServer, type HttpServer } from './http/server.ts';
+import { startHttpServer, type HttpOptions, type HttpServer } from './http/server.ts';
+import type { User } from './db/generated/client.ts';
 import { log } from './log.ts';
-import { routes as registrationPages } from './pages/registration.ts';
 import { attachOperations } from './ops/endpoints.ts';
 import { requestObservers } from './ops/requests.ts';
 
@@ -32,8 +32,14 @@ export interface FirstRunCredentials {
   apiKey: string;
 }
 
-/** `attach` mounts routes outside the API router (the CLI's control route) before the catch-all 404. */
-export async function startServer(config: Config, attach?: (uws: TemplatedApp, app: App) => void): Promise<RunningServer> {
+export interface ServerHooks {
+  /** Mounts routes outside the API router (the CLI's control route) before the catch-all 404. */
+  attach?: (uws: TemplatedApp, app: App) => void;
+  /** Sees every answer of the API's handlers (the tests' OpenAPI conformance check). */
+  inspectAnswer?: HttpOptions<Scope, User>['inspectAnswer'];
+}
+
+export async function startServer(config: Config, { attach, inspectAnswer }: ServerHooks = {}): Promise<RunningServer> {
   const app = await createApp(config);
   let http: HttpServer;
   let stopping: Promise<void> | undefined;
@@ -50,7 +56,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
     const observers = requestObservers(app.metrics);
     http = await startHttpServer({
-      routes: [...allRoutes, ...registrationPages],
+      routes: allRoutes,
       gate,
       config,
       limits: app.limits,
@@ -61,6 +67,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
         attachOperations(app, uws);
         attach?.(uws, app);
       },
+      inspectAnswer,
     });
   } catch (err) {
     await closeApp(app);

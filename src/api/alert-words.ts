@@ -6,12 +6,15 @@ import { userAlertWords } from '../queries/alert-words.ts';
 import { userRoute } from './route.ts';
 
 const path = '/api/v1/users/me/alert_words';
+/** Every answer is the whole list, in the order the words were added. */
+const response = z.object({ alert_words: z.array(z.string()) });
 
 export const routes = [
   userRoute({
     method: 'GET',
     path,
     params: {},
+    response,
     async handler({ app, user }) {
       return { alert_words: await userAlertWords(app, user.id) };
     },
@@ -20,6 +23,7 @@ export const routes = [
     method: 'POST',
     path,
     params: { alert_words: json(z.array(maxChars(MAX_ALERT_WORD_LENGTH))) },
+    response,
     async handler({ app, realm, user, params }) {
       return { alert_words: await addAlertWords(app, realm, user, params.alert_words) };
     },
@@ -28,6 +32,7 @@ export const routes = [
     method: 'DELETE',
     path,
     params: { alert_words: json(z.array(z.string())) },
+    response,
     async handler({ app, realm, user, params }) {
       return { alert_words: await removeAlertWords(app, realm, user, params.alert_words) };
     },

@@ -1,4 +1,5 @@
 // POST /fetch_api_key: password login for API clients, with Zulip's failed-login rate limit.
+import { z } from 'zod';
 import { verifyPassword } from '../auth/passwords.ts';
 import { ApiError, rateLimitHit, realmDeactivated } from '../errors.ts';
 import { str } from '../http/params.ts';
@@ -13,6 +14,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/fetch_api_key',
     params: { username: str(), password: str() },
+    response: z.object({ api_key: z.string(), email: z.string(), user_id: z.number().int() }),
     async handler({ app, realm, params }) {
       const limiter = app.limits?.loginFailures;
       const key = `${realm.id}:${params.username.toLowerCase()}`;

@@ -25,6 +25,7 @@ const legacyTokenRoutes = (path: string, kind: LegacyTokenKind) => [
     method: 'POST',
     path,
     params: kind === 'apns' ? { token: str(), appid: appId } : { token: str() },
+    response: z.object({}),
     async handler({ app, user, params }) {
       await addLegacyToken(app, user, kind, params.token, 'appid' in params ? (params.appid as string) : null);
       return {};
@@ -34,6 +35,7 @@ const legacyTokenRoutes = (path: string, kind: LegacyTokenKind) => [
     method: 'DELETE',
     path,
     params: { token: str() },
+    response: z.object({}),
     async handler({ app, user, params }) {
       await removeLegacyToken(app, user, kind, params.token);
       return {};
@@ -46,6 +48,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/register_client_device',
     params: {},
+    response: z.object({ device_id: z.number().int() }),
     async handler({ app, realm, user }) {
       return { device_id: await registerDevice(app, realm, user) };
     },
@@ -54,6 +57,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/remove_client_device',
     params: { device_id: int() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await removeDevice(app, realm, user, params.device_id);
       return {};
@@ -71,6 +75,7 @@ export const routes = [
       encrypted_push_registration: str().optional(),
       token_id: str().optional(),
     },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await registerPushDevice(app, realm, user, {
         deviceId: params.device_id,
@@ -90,6 +95,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/mobile_push/test_notification',
     params: { token: str().optional() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await sendLegacyTestNotification(app, realm, user, params.token);
       return {};
@@ -99,6 +105,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/mobile_push/e2ee/test_notification',
     params: { device_id: int().optional() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await sendTestNotification(app, realm, user, params.device_id);
       return {};

@@ -10,6 +10,7 @@ import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
 import { JsonFields } from '../http/route.ts';
+import { registerResponse } from './register-state.ts';
 import { optionalUserRoute, userRoute } from './route.ts';
 import { currentSnapshot } from '../db/commits.ts';
 import { fetchInitialState, type SnapshotOptions } from '../queries/register.ts';
@@ -45,6 +46,12 @@ const registerParams = {
   presence_history_limit_days: json(z.number().int().min(0)).optional(),
   include_streams: bool().default(true),
 };
+
+/** An event as a queue delivers it (GET /events, the WebSocket gateway). */
+export const deliveredEvent = z.looseObject({ id: z.number().int(), type: z.string() }).meta({
+  id: 'DeliveredEvent',
+  description: "One of the Event.* schemas as its queue shaped it for the client's options, with the event's id in the queue",
+});
 
 export const badQueueId = (queueId: string) => new ApiError(`Bad event queue ID: ${queueId}`, 'BAD_EVENT_QUEUE_ID', 400, { queue_id: queueId });
 
@@ -188,18 +195,22 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/register',
     params: registerParams,
+    response: registerResponse,
     handler: ({ app, realm, user, params }) => register(app, realm, user, params),
   }),
   userRoute({
     method: 'GET',
     path: '/api/v1/events',
     params: eventsParams,
+    // queue_id comes back when the call made the queue (dont_block without queue_id).
+    response: z.object({ events: z.array(deliveredEvent), queue_id: z.string().optional() }),
     handler: ({ app, realm, user, params, onAbort, answer }) => getEvents(app, realm, user, params, onAbort, answer),
   }),
   userRoute({
     method: 'DELETE',
     path: '/api/v1/events',
     params: { queue_id: str() },
+    response: z.object({}),
     async handler({ app, user, params }) {
       const queue = app.queues.get(params.queue_id, user.id);
       if (!queue) throw badQueueId(params.queue_id);

@@ -1,5 +1,6 @@
 // Every route of the API, one module per resource.
 import type { Route } from './route.ts';
+import { openApiRoutes } from './openapi.ts';
 import { routes as alertWords } from './alert-words.ts';
 import { routes as auth } from './auth.ts';
 import { routes as avatars } from './avatars.ts';
@@ -39,5 +40,12 @@ import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
 import { routes as userTopics } from './user-topics.ts';
 import { routes as users } from './users.ts';
+import { routes as registrationPages } from '../pages/registration.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...invites, ...realmPlaygrounds, ...profileFields, ...channelFolders, ...channels, ...userTopics, ...defaultChannels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...avatars, ...flags, ...linkifiers, ...presence, ...userStatus, ...mutedUsers, ...alertWords, ...realmEmoji, ...realmExport, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...devices, ...events];
+/** The routes by resource; the names are the OpenAPI document's tags. */
+export const routeGroups: Readonly<Record<string, readonly Route[]>> = {
+  auth, serverSettings, users, userGroups, realmSettings, realmDomains, invites, realmPlaygrounds, profileFields, channelFolders, channels, userTopics, defaultChannels, subscriptions, typing, messages, messageEdits, reactions, uploads, avatars, flags, linkifiers, presence, userStatus, mutedUsers, alertWords, realmEmoji, realmExport, render, calls, drafts, scheduledMessages, reminders, savedSnippets, navigationViews, botStorage, settings, devices, events, registrationPages,
+  openapi: openApiRoutes(() => routeGroups),
+};
+
+export const allRoutes: Route[] = Object.values(routeGroups).flat();

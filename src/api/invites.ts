@@ -9,6 +9,7 @@ import { sendTestWelcomeMessage } from '../actions/onboarding.ts';
 import type { Config } from '../config.ts';
 import { welcomeTextSchema } from '../domain/realm-settings.ts';
 import { ROLES, Role } from '../domain/roles.ts';
+import { role } from '../events/schemas.ts';
 import { badRequest } from '../errors.ts';
 import { bool, intList, json, pathId, str } from '../http/params.ts';
 import { listInvites } from '../queries/invites.ts';
@@ -45,6 +46,15 @@ function terms(config: Config, p: TermParams): InvitationTerms {
   };
 }
 
+/** An invitation as GET /invites lists it: one to an email address, or a reusable link. */
+const inviteFields = {
+  id: z.number().int(), invited_by_user_id: z.number().int(), invited: z.number().int(), expiry_date: z.number().int().nullable(), invited_as: role,
+};
+const invite = z.union([
+  z.strictObject({ ...inviteFields, email: z.string(), is_multiuse: z.literal(false), notify_referrer_on_join: z.boolean() }),
+  z.strictObject({ ...inviteFields, is_multiuse: z.literal(true), link_url: z.string() }),
+]).meta({ id: 'Invite' });
+
 const inviteId = (path: Record<string, string>) => pathId(path.invite_id, () => badRequest('No such invitation'));
 
 export const routes = [
@@ -52,6 +62,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/invites',
     params: {},
+    response: z.object({ invites: z.array(invite) }),
     async handler({ app, realm, user }) {
       requireMemberOrAdmin(user);
       return { invites: await listInvites(app, realm, user) };
@@ -61,6 +72,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/invites',
     params: { ...termParams, invitee_emails: str(), stream_ids: intList(), notify_referrer_on_join: bool().default(true) },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await inviteUsers(app, realm, user, { ...terms(app.config, params), inviteeEmails: params.invitee_emails, notifyReferrerOnJoin: params.notify_referrer_on_join });
       return {};
@@ -70,6 +82,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/invites/multiuse',
     params: { ...termParams, stream_ids: intList().default([]) },
+    response: z.object({ invite_link: z.string() }),
     async handler({ app, realm, user, params }) {
       return { invite_link: await createMultiuseInvite(app, realm, user, terms(app.config, params)) };
     },
@@ -78,6 +91,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/invites/:invite_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await revokeInvitation(app, realm, user, inviteId(path));
       return {};
@@ -87,6 +101,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/invites/:invite_id/resend',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await resendInvitation(app, realm, user, inviteId(path));
       return {};
@@ -96,6 +111,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/invites/multiuse/:invite_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await revokeMultiuseInvite(app, realm, user, inviteId(path));
       return {};
@@ -105,6 +121,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/realm/test_welcome_bot_custom_message',
     params: { welcome_message_custom_text: str(welcomeTextSchema) },
+    response: z.object({ message_id: z.number().int().describe("Welcome Bot's message to the caller") }),
     async handler({ app, realm, user, params }) {
       return { message_id: await sendTestWelcomeMessage(app, realm, user, params.welcome_message_custom_text) };
     },

@@ -1,4 +1,5 @@
 // Muted users: POST and DELETE /users/me/muted_users/{muted_user_id}.
+import { z } from 'zod';
 import { muteUser, unmuteUser } from '../actions/muted-users.ts';
 import { badRequest } from '../errors.ts';
 import { pathId } from '../http/params.ts';
@@ -12,6 +13,7 @@ export const routes = [
     method: 'POST',
     path,
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path: p }) {
       await muteUser(app, realm, user, mutedUserId(p));
       return {};
@@ -21,6 +23,7 @@ export const routes = [
     method: 'DELETE',
     path,
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path: p }) {
       await unmuteUser(app, realm, user, mutedUserId(p));
       return {};

@@ -7,6 +7,7 @@ import { REALM_DEFAULT_SETTINGS } from '../domain/user-settings.ts';
 import { bool, Field, json, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { sentSettings, settingParams as personalSettingParams } from './settings.ts';
+import { groupSetting } from '../events/schemas.ts';
 
 const MAX_REALM_NAME_LENGTH = 40;
 const MAX_REALM_DESCRIPTION_LENGTH = 1000;
@@ -56,6 +57,13 @@ const permissionParams = Object.fromEntries(REALM_PERMISSIONS.map((s) => [s, jso
   RealmPermission, Field<z.infer<typeof groupSettingChangeSchema> | undefined>
 >;
 
+const changedValue = z.union([z.boolean(), z.number(), z.string(), z.null()]);
+/** PATCH /realm answers the settings it changed, with their new values. */
+const changedSettings = z.object({
+  ...Object.fromEntries(['name', 'description', ...Object.keys(settingParams)].map((name) => [name, changedValue.optional()])),
+  ...Object.fromEntries(REALM_PERMISSIONS.map((name) => [name, groupSetting.optional()])),
+}).describe('The settings that changed, with their new values');
+
 export const routes = [
   userRoute({
     method: 'PATCH',
@@ -66,6 +74,7 @@ export const routes = [
       ...settingParams,
       ...permissionParams,
     },
+    response: changedSettings,
     async handler({ app, realm, user, params }) {
       const picked = <K extends string>(keys: readonly K[]) =>
         Object.fromEntries(keys.filter((k) => params[k as keyof typeof params] !== undefined).map((k) => [k, params[k as keyof typeof params]]));
@@ -82,6 +91,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/realm/user_settings_defaults',
     params: personalSettingParams(REALM_DEFAULT_SETTINGS),
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await updateRealmUserDefaults(app, realm, user, sentSettings(REALM_DEFAULT_SETTINGS, params));
       return {};
@@ -91,6 +101,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/realm/deactivate',
     params: { deletion_delay_days: json(z.number().int().nullable()).default(null) },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await deactivateRealm(app, realm, user, params.deletion_delay_days);
       return {};

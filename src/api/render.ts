@@ -13,6 +13,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/messages/render',
     params: { content: str(content) },
+    response: z.object({ rendered: z.string() }),
     async handler({ app, realm, params }) {
       return { rendered: (await renderWithRealm(app, realm, params.content)).html };
     },

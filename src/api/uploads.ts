@@ -1,16 +1,18 @@
 // Files: POST /user_uploads; GET /user_uploads/{realm_id}/{path} (the file, for browsers and Basic
 // auth), its API twin that answers a temporary URL, the temporary URL itself, and the legacy
 // GET /thumbnail.
+import { z } from 'zod';
 import type { App } from '../app.ts';
 import { deleteAttachment, uploadFile } from '../actions/uploads.ts';
 import type { Attachment, User } from '../db/generated/client.ts';
 import { servesInline } from '../domain/mime-types.ts';
 import { badRequest, notLoggedIn } from '../errors.ts';
 import { pathId, str } from '../http/params.ts';
-import { RawResponse } from '../http/route.ts';
+import { RawResponse, RawSuccess } from '../http/route.ts';
 import { optionalUserRoute, publicRoute, userRoute } from './route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl, uploadSpaceUsed, userAttachments } from '../queries/uploads.ts';
+import { attachment } from '../events/schemas.ts';
 
 /** Room for the multipart framing around a file of the largest allowed size. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -53,6 +55,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/attachments',
     params: {},
+    response: z.object({ attachments: z.array(attachment), upload_space_used: z.number().int() }),
     async handler({ app, realm, user }) {
       return { attachments: await userAttachments(app, user.id), upload_space_used: await uploadSpaceUsed(app, realm.id) };
     },
@@ -61,6 +64,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/attachments/:attachment_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await deleteAttachment(app, realm, user, pathId(path.attachment_id, () => badRequest('Invalid attachment')));
       return {};
@@ -70,7 +74,9 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/user_uploads',
     params: {},
+    response: z.object({ uri: z.string().describe('The name of url before feature level 272'), url: z.string(), filename: z.string() }),
     maxBody: (config) => config.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES,
+    uploads: true,
     async handler({ app, realm, user, files }) {
       const { url, filename } = await uploadFile(app, realm, user, files);
       // `uri` is the pre-FL272 name of `url`; clients still read it.
@@ -81,6 +87,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/user_uploads/*',
     params: {},
+    response: z.object({ url: z.string().describe('Serves the file without authentication for a minute') }),
     async handler({ app, realm, user, path }) {
       const a = await downloadable(app, realm, user, path['*']!);
       return a instanceof RawResponse ? a : { url: temporaryUrl(a.pathId) };
@@ -90,6 +97,7 @@ export const routes = [
     method: 'GET',
     path: '/user_uploads/*',
     params: {},
+    response: new RawSuccess(200, '*/*', 'The file'),
     noRateLimit: true,
     async handler({ app, realm, user, path }) {
       const a = await downloadable(app, realm, user, path['*']!);
@@ -102,6 +110,7 @@ export const routes = [
     // itself (there is no smaller version of old uploads) and refuses anything else.
     path: '/thumbnail',
     params: { url: str(), size: str() },
+    response: new RawSuccess(200, '*/*', 'The uploaded file itself'),
     async handler({ app, realm, user, params }) {
       const upload = /^user_uploads\/(\d+)\/(.*)/s.exec(params.url);
       if (!upload) return new RawResponse(403, HTML, '');
@@ -113,6 +122,7 @@ export const routes = [
     method: 'GET',
     path: '/user_uploads/temporary/:token/:filename',
     params: {},
+    response: new RawSuccess(200, '*/*', 'The file'),
     noRateLimit: true,
     async handler({ app, realm, path }) {
       const pathId = pathIdOfToken(path.token!);

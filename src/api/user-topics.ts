@@ -18,6 +18,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/user_topics',
     params: { stream_id: int(), topic: topic(), visibility_policy: json(z.number().int().refine((p) => POLICIES.includes(p))) },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await updateUserTopic(app, realm, user, params.stream_id, params.topic, params.visibility_policy);
       return {};
@@ -27,6 +28,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/users/me/subscriptions/muted_topics',
     params: { stream_id: int().optional(), stream: str().optional(), topic: topic(), op: choice(['add', 'remove']) },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await updateMutedTopic(app, realm, user, { streamId: params.stream_id, stream: params.stream }, params.topic, params.op);
       return {};

@@ -4,11 +4,12 @@
 // which prunes the queue, and after a reconnect it passes the last id it received to resume
 // with no gap and no duplicate. Protocol details: README.md, "WebSocket events".
 import type uWS from 'uWebSockets.js';
+import { z } from 'zod';
 import type { Consumer, EventQueue } from '../../actors/queue.ts';
 import { QueueError } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
-import { badQueueId } from '../api/events.ts';
+import { badQueueId, deliveredEvent } from '../api/events.ts';
 import type { Scope } from '../api/route.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { ClientOrigin, TrustedProxies } from '../http/client-address.ts';
@@ -20,13 +21,21 @@ import { log } from '../log.ts';
 export const SOCKET_PATH = '/api/v1/events/socket';
 const SWITCHING_PROTOCOLS = 101;
 
-/** Close codes, in the range RFC 6455 leaves to applications. */
-export const CloseCode = {
-  REPLACED: 4001,
-  QUEUE_DELETED: 4004,
-  SLOW_CONSUMER: 4008,
-  SERVER_RESTART: 1012,
+/** Why the server closes a socket: codes in the range RFC 6455 leaves to applications, and its "service restart". */
+export const CLOSE_REASONS = {
+  REPLACED: { code: 4001, reason: 'another client took over this queue' },
+  QUEUE_DELETED: { code: 4004, reason: 'queue deleted' },
+  SLOW_CONSUMER: { code: 4008, reason: 'slow consumer: send buffer limit exceeded' },
+  SERVER_RESTART: { code: 1012, reason: 'server restarting' },
 } as const;
+type CloseReason = (typeof CLOSE_REASONS)[keyof typeof CLOSE_REASONS];
+
+/** What a client sends: an acknowledgement (other keys are ignored). */
+export const clientFrame = z.looseObject({ last_event_id: z.number().int() });
+const frameError = z.strictObject({ result: z.literal('error'), msg: z.string(), code: z.literal('BAD_REQUEST') });
+/** What the server sends: each event as GET /events would return it, or the answer to a bad client frame. */
+export const serverFrame = z.union([deliveredEvent, frameError]);
+const BAD_FRAME = JSON.stringify({ result: 'error', msg: 'Expected {"last_event_id": <integer>}', code: 'BAD_REQUEST' } satisfies z.infer<typeof frameError>);
 
 interface SocketData {
   queue: EventQueue;
@@ -57,24 +66,24 @@ class SocketConsumer implements Consumer {
     });
     // A client that reads slower than we write would make us buffer without end: drop it; its
     // queue keeps every unacknowledged event for the reconnect.
-    if (this.ws.getBufferedAmount() > this.maxBuffered()) this.end(CloseCode.SLOW_CONSUMER, 'slow consumer: send buffer limit exceeded');
+    if (this.ws.getBufferedAmount() > this.maxBuffered()) this.end(CLOSE_REASONS.SLOW_CONSUMER);
     return false;
   }
 
   close(_queue: EventQueue, reason: 'replaced' | 'deleted' | 'shutdown'): void {
-    if (reason === 'replaced') this.end(CloseCode.REPLACED, 'another client took over this queue');
-    else if (reason === 'deleted') this.end(CloseCode.QUEUE_DELETED, 'queue deleted');
-    else this.end(CloseCode.SERVER_RESTART, 'server restarting');
+    if (reason === 'replaced') this.end(CLOSE_REASONS.REPLACED);
+    else if (reason === 'deleted') this.end(CLOSE_REASONS.QUEUE_DELETED);
+    else this.end(CLOSE_REASONS.SERVER_RESTART);
   }
 
   markClosed(): void {
     this.closed = true;
   }
 
-  private end(code: number, message: string): void {
+  private end({ code, reason }: CloseReason): void {
     if (this.closed) return;
     this.closed = true;
-    this.ws.end(code, message);
+    this.ws.end(code, reason);
   }
 }
 
@@ -179,7 +188,7 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
     open: (ws) => {
       const data = ws.getUserData() as SocketData & { resumeAfter: number };
       if (data.queue.state === 'expired') {
-        ws.end(CloseCode.QUEUE_DELETED, 'queue deleted');
+        ws.end(CLOSE_REASONS.QUEUE_DELETED.code, CLOSE_REASONS.QUEUE_DELETED.reason);
         return;
       }
       data.consumer = new SocketConsumer(ws, maxBuffered, data.resumeAfter);
@@ -187,19 +196,19 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
     },
     message: (ws, message) => {
       const { queue } = ws.getUserData();
-      let ack: unknown;
+      let frame: unknown;
       try {
-        ack = JSON.parse(Buffer.from(message).toString('utf8'));
+        frame = JSON.parse(Buffer.from(message).toString('utf8'));
       } catch {
-        ack = undefined;
+        frame = undefined;
       }
-      const lastEventId = (ack as { last_event_id?: unknown } | undefined)?.last_event_id;
-      if (!Number.isInteger(lastEventId)) {
-        ws.send(JSON.stringify({ result: 'error', msg: 'Expected {"last_event_id": <integer>}', code: 'BAD_REQUEST' }));
+      const ack = clientFrame.safeParse(frame);
+      if (!ack.success) {
+        ws.send(BAD_FRAME);
         return;
       }
       try {
-        queue.prune(lastEventId as number);
+        queue.prune(ack.data.last_event_id);
       } catch (err) {
         if (!(err instanceof QueueError)) throw err;
         ws.send(JSON.stringify({ result: 'error', msg: err.message, code: 'BAD_REQUEST' }));

@@ -35,6 +35,14 @@ export interface HttpOptions<S, U extends { id: number }> {
   observers: RequestObservers;
   /** Mounts handlers outside the router (the WebSocket gateway, the CLI's control route) before the catch-all 404. */
   attach?: (uws: uWS.TemplatedApp) => void;
+  /** Sees every answer a handler returned, as written (the tests check each against its route's OpenAPI response). */
+  inspectAnswer?: (route: Route<S, U>, answer: WrittenAnswer) => void;
+}
+
+export interface WrittenAnswer {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  body: string | Buffer;
 }
 
 /** Requests in progress, and whether the server is shutting down. */
@@ -152,7 +160,8 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       ex.userId = user?.id ?? null;
       rate = spendRateLimit(route, user, ip);
       const { params, ignored } = parseParams(route.params, raw);
-      const answer = answerer(ex, rate, ignored);
+      const inspect = options.inspectAnswer;
+      const answer = answerer(ex, rate, ignored, inspect && ((written: WrittenAnswer) => inspect(route, written)));
       const result: HandlerResult = await (route.handler as (ctx: unknown) => Promise<HandlerResult>)({
         ...scope, user, params, path, files, query, ip, headers: { userAgent: ex.userAgent },
         onAbort: abortRegistrar(ex),
@@ -170,20 +179,23 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
 // These two return anonymous functions on purpose: tsx compiles with keepNames, which gives
 // every named closure (`const answer = () => ...`) a defineProperty call, and each request
 // (every re-parked long-poll) makes both.
-function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[]): (result: HandlerResult) => void {
+function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[], inspect?: (answer: WrittenAnswer) => void): (result: HandlerResult) => void {
   return (result) => {
+    let answer: WrittenAnswer;
     if (result instanceof RawResponse) {
-      writeResponse(ex, result.status, { ...(rate ? rateLimitHeaders(rate) : {}), ...result.headers }, result.body);
-      return;
-    }
-    const headers = rate ? { ...rateLimitHeaders(rate), ...JSON_HEADERS } : JSON_HEADERS;
-    if (result instanceof JsonFields) {
-      const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
-      writeResponse(ex, 200, headers, `{"result":"success","msg":"",${result.json}${extra}}`);
+      answer = { status: result.status, headers: { ...(rate ? rateLimitHeaders(rate) : {}), ...result.headers }, body: result.body };
     } else {
-      const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
-      writeResponse(ex, 200, headers, JSON.stringify(body));
+      const headers = rate ? { ...rateLimitHeaders(rate), ...JSON_HEADERS } : JSON_HEADERS;
+      if (result instanceof JsonFields) {
+        const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
+        answer = { status: 200, headers, body: `{"result":"success","msg":"",${result.json}${extra}}` };
+      } else {
+        const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
+        answer = { status: 200, headers, body: JSON.stringify(body) };
+      }
     }
+    inspect?.(answer);
+    writeResponse(ex, answer.status, answer.headers, answer.body);
   };
 }
 

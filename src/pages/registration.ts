@@ -7,7 +7,7 @@ import type { App } from '../app.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/passwords.ts';
 import { ApiError } from '../errors.ts';
 import { str } from '../http/params.ts';
-import type { RawResponse } from '../http/route.ts';
+import { type RawResponse, RawSuccess } from '../http/route.ts';
 import { publicRoute } from '../api/route.ts';
 import { invitationByKey, type LinkState, multiuseByKey } from '../queries/invites.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -80,17 +80,22 @@ async function invitationForm(app: App, realm: RealmInfo, key: string, fullName:
   return registrationForm(realm, { key, email: invitation!.email, invitedBy: referrer?.fullName ?? null, fullName, error });
 }
 
+/** What each page answers when it is not an error page (those keep their 4xx status). */
+const htmlPage = new RawSuccess(200, 'text/html', 'An HTML page');
+
 export const routes = [
   publicRoute({
     method: 'GET',
     path: '/accounts/do_confirm/:key',
     params: {},
+    response: htmlPage,
     handler: ({ app, realm, path }) => invitationForm(app, realm, path.key!, '', null),
   }),
   publicRoute({
     method: 'POST',
     path: '/accounts/register/',
     params: { key: str().optional(), full_name: str().optional(), password: str().optional() },
+    response: htmlPage,
     async handler({ app, realm, params }) {
       const key = params.key ?? '';
       const fullName = params.full_name ?? '';
@@ -114,6 +119,7 @@ export const routes = [
     method: 'GET',
     path: '/join/:key/',
     params: {},
+    response: htmlPage,
     async handler({ app, realm, path }) {
       const key = path.key!;
       if (!KEY_RE.test(key)) return unusable(app, realm, 'invalid');
@@ -125,6 +131,7 @@ export const routes = [
     method: 'POST',
     path: '/join/:key/',
     params: { email: str().optional() },
+    response: htmlPage,
     async handler({ app, realm, path, params, ip }) {
       const key = path.key!;
       const email = params.email ?? '';

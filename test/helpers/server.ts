@@ -10,6 +10,7 @@ import { scratchServer, type ScratchServer } from '../../src/db/scratch.ts';
 import { setLogLevel } from '../../src/log.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { Client } from './client.ts';
+import { runCheck } from './openapi-check.ts';
 
 export const TEST_ENV = {
   HOST: '127.0.0.1',
@@ -49,7 +50,7 @@ export function tempDir(): string {
 export async function startTestServer(env: Record<string, string | undefined> = {}): Promise<RunningServer> {
   const config = loadConfig({ ...TEST_ENV, DATA_DIR: tempDir(), ...env, DATABASE_URL: env.DATABASE_URL ?? (await freshDatabase()) });
   setLogLevel(config.LOG_LEVEL);
-  return startServer(config);
+  return startServer(config, { inspectAnswer: runCheck.inspect });
 }
 
 export function sharedServer(): Promise<RunningServer> {
