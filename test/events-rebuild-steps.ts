@@ -465,8 +465,9 @@ export const STEPS: Step[] = [
         name: 'Team', field_type: 3, field_data: { red: { text: 'Red', order: '1' }, blue: { text: 'Blue', order: '2' } }, display_in_profile_summary: true,
       })).id;
       s.ids.mentor = ok(await o.post('/realm/profile_fields', { name: 'Mentor', field_type: 6 })).id;
+      const github = ok(await o.post('/realm/profile_fields', { field_type: 7, field_data: { subtype: 'github' } })).id;
       ok(await o.patch(`/realm/profile_fields/${s.ids.phone}`, { name: 'Telephone', hint: 'With the country code', required: true }));
-      ok(await o.patch('/realm/profile_fields', { order: [s.ids.mentor, s.ids.phone, s.ids.team] }));
+      ok(await o.patch('/realm/profile_fields', { order: [s.ids.mentor, github, s.ids.phone, s.ids.team] }));
     },
   },
   {
