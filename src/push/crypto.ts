@@ -34,6 +34,17 @@ export function encryptNotification(pushKey: Uint8Array, payload: unknown): stri
   return Buffer.concat([nonce, sealed]).toString('base64');
 }
 
+/** What the phone does with a notification: opens `encrypted` with its key and parses the JSON; null when the key does not open it. */
+export function openNotification(pushKey: Uint8Array, encrypted: string): unknown {
+  const bytes = Buffer.from(encrypted, 'base64');
+  if (bytes.length < sodium.crypto_secretbox_NONCEBYTES + sodium.crypto_secretbox_MACBYTES) return null;
+  const nonce = bytes.subarray(0, sodium.crypto_secretbox_NONCEBYTES);
+  const sealed = bytes.subarray(sodium.crypto_secretbox_NONCEBYTES);
+  const plain = Buffer.alloc(sealed.length - sodium.crypto_secretbox_MACBYTES);
+  if (!sodium.crypto_secretbox_open_easy(plain, sealed, nonce, Buffer.from(pushKey.subarray(1)))) return null;
+  return JSON.parse(plain.toString('utf8'));
+}
+
 /**
  * A token id as Zulip stores it: the first 8 bytes of the SHA-256 of the FCM/APNs token, read as
  * a big-endian signed 64-bit integer. Clients send those bytes in Base64.

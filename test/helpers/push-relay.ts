@@ -1,28 +1,10 @@
-// A push relay for the tests, on a free loopback port: it takes token registrations (handing out
-// its own device ids), records every notification request, and opens sealed payloads with the
-// device keys the test gives it (the real relay cannot: only the phone holds the key). It can go
-// down (its port closed) and come back on the same port.
+// The push relay for the tests (src/push/dev-relay.ts) on a free loopback port, recording every
+// request it gets; the tests open the payloads with the keys of the devices they registered.
 import { createHash, randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as assert from 'uvu/assert';
-import sodium from 'sodium-native';
+import { openNotification as open } from '../../src/push/crypto.ts';
+import { DevRelay, type NotifyBody, type PushRequest, type Registration, type RelayRequest } from '../../src/push/dev-relay.ts';
 import type { TestUser } from './server.ts';
-
-export interface Registration {
-  realm_uuid: string;
-  token_id: string;
-  token_kind: string;
-  bouncer_public_key: string;
-  encrypted_push_registration: string;
-}
-
-export interface PushRequest {
-  device_id: number;
-  fcm_priority?: string;
-  http_headers?: Record<string, unknown>;
-  payload: { push_key_id: number; encrypted_data: string; aps?: Record<string, unknown> };
-}
 
 /** A device as its app holds it: the key it registered, and what it sends to register it. */
 export interface TestDevice {
@@ -50,28 +32,26 @@ export function registrationParams(deviceId: number, d: TestDevice, kind = 'fcm'
   };
 }
 
-/** What the phone does with a notification: opens it with its key (nonce, then the secretbox). */
+/** The notification as the phone holding `pushKey` reads it; fails when the key does not open it. */
 export function openNotification(pushKey: Buffer, encrypted: string): Record<string, unknown> {
-  const bytes = Buffer.from(encrypted, 'base64');
-  const nonce = bytes.subarray(0, sodium.crypto_secretbox_NONCEBYTES);
-  const sealed = bytes.subarray(sodium.crypto_secretbox_NONCEBYTES);
-  const plain = Buffer.alloc(sealed.length - sodium.crypto_secretbox_MACBYTES);
-  if (!sodium.crypto_secretbox_open_easy(plain, sealed, nonce, pushKey.subarray(1))) throw new Error('the notification does not open with this key');
-  return JSON.parse(plain.toString('utf8'));
+  const payload = open(pushKey, encrypted);
+  if (payload === null) throw new Error('the notification does not open with this key');
+  return payload as Record<string, unknown>;
 }
 
 export class TestRelay {
   readonly registrations: Registration[] = [];
-  readonly notifications: { realm_uuid: string; push_requests: PushRequest[] }[] = [];
+  readonly notifications: NotifyBody[] = [];
   readonly legacyTests: Record<string, unknown>[] = [];
-  /** Set: registrations are refused with this error code. */
-  refuseWith: string | null = null;
-  private nextDeviceId = 1000;
-  private server: http.Server | null = null;
-  private port = 0;
+  private readonly relay = new DevRelay((r) => this.record(r));
 
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return this.relay.url;
+  }
+
+  /** Set: registrations are refused with this error code. */
+  set refuseWith(code: string | null) {
+    this.relay.refuseWith = code;
   }
 
   /** Every push request received so far, for the relay's device ids given. */
@@ -79,46 +59,19 @@ export class TestRelay {
     return this.notifications.flatMap((n) => n.push_requests).filter((r) => r.device_id === relayDeviceId);
   }
 
-  async start(): Promise<void> {
-    const server = http.createServer((req, res) => this.handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as AddressInfo).port;
-    this.server = server;
+  start(): Promise<void> {
+    return this.relay.start();
   }
 
   /** Down: the port refuses connections until start() again. */
-  async stop(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+  stop(): Promise<void> {
+    return this.relay.stop();
   }
 
-  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-      const answer = (status: number, json: Record<string, unknown>) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(json));
-      if (req.method === 'POST' && req.url === '/push/e2ee/register') {
-        this.registrations.push(body);
-        if (this.refuseWith) return answer(400, { result: 'error', msg: 'Refused', code: this.refuseWith });
-        return answer(200, { result: 'success', msg: '', device_id: this.nextDeviceId++ });
-      }
-      if (req.method === 'POST' && req.url === '/push/e2ee/notify') {
-        this.notifications.push(body);
-        return answer(200, { result: 'success', msg: '' });
-      }
-      if (req.method === 'POST' && req.url === '/push/test_notification') {
-        this.legacyTests.push(body);
-        return answer(200, { result: 'success', msg: '' });
-      }
-      answer(404, { result: 'error', msg: 'Not Found', code: 'NOT_FOUND' });
-    });
+  private record(r: RelayRequest): void {
+    if (r.request === 'register') this.registrations.push(r.body);
+    else if (r.request === 'notify') this.notifications.push(r.body);
+    else this.legacyTests.push(r.body);
   }
 }
 
