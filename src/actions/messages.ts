@@ -14,7 +14,7 @@ import { cachedChannel, isSubscribed, metadataUserIds, subscriberIds, userHasCha
 import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { alertedUsers, recipientSettings } from '../queries/recipient-settings.ts';
+import { alertedUsers, recipientSettings, type RecipientSettings } from '../queries/recipient-settings.ts';
 import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
@@ -262,11 +262,15 @@ export interface DeliveryOptions extends SendOptions {
 }
 
 /** One message to write: what was checked and rendered, and each recipient's flag bits. */
-interface MessageToStore {
-  p: PreparedMessage;
-  opts: DeliveryOptions;
+interface MessageToStore extends Outgoing {
   flags: Map<number, number>;
   directGroupId: number | null;
+}
+
+/** A message waiting in its channel's batch: its flags are worked out with the whole batch's. */
+interface Outgoing {
+  p: PreparedMessage;
+  opts: DeliveryOptions;
 }
 
 /**
@@ -382,8 +386,9 @@ async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage,
  * transaction (an interactive one costs two more round trips); the events leave in id order.
  * When the batch fails, each message is tried alone, so one bad message fails only its sender.
  */
-async function writeChannelBatch(app: App, realm: RealmInfo, batch: MessageToStore[]): Promise<(number | Error)[]> {
+async function writeChannelBatch(app: App, realm: RealmInfo, outgoing: Outgoing[]): Promise<(number | Error)[]> {
   try {
+    const batch = await withFlags(app, realm, outgoing);
     const { messages, xid, firsts } = await storeMessages(app, realm, batch);
     app.metrics.messagesSent.inc({ kind: 'channel' }, messages.length);
     for (const [i, message] of messages.entries()) {
@@ -392,22 +397,30 @@ async function writeChannelBatch(app: App, realm: RealmInfo, batch: MessageToSto
     }
     return messages.map((m) => m.id);
   } catch (err) {
-    if (batch.length === 1) return [err instanceof Error ? err : new Error(String(err))];
+    if (outgoing.length === 1) return [err instanceof Error ? err : new Error(String(err))];
     const results: (number | Error)[] = [];
-    for (const item of batch) results.push(...(await writeChannelBatch(app, realm, [item])));
+    for (const item of outgoing) results.push(...(await writeChannelBatch(app, realm, [item])));
     return results;
   }
 }
 
-/** Each recipient's flag bits for a new message. */
-async function recipientFlags(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<Map<number, number>> {
+/** The batch's messages with their recipients' flags, from one read of their settings. */
+async function withFlags(app: App, realm: RealmInfo, batch: Outgoing[]): Promise<MessageToStore[]> {
+  const senders = [...new Set(batch.map((o) => o.p.sender.id))];
+  const recipients = [...new Set(batch.flatMap((o) => o.p.recipients))];
+  const settings = await recipientSettings(app, senders, recipients);
+  return Promise.all(batch.map(async (o) => ({ ...o, flags: await recipientFlags(app, realm, o.p, o.opts, settings), directGroupId: null })));
+}
+
+/** Each recipient's flag bits for a new message, given the recipients' settings (recipientSettings). */
+async function recipientFlags(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, settings: RecipientSettings): Promise<Map<number, number>> {
   const mentioned = await mentionedUsers(app, realm, p.rendered);
-  const settings = await recipientSettings(app, p.sender.id, p.recipients);
   const alerted = alertedUsers(settings.alertWords, p.rendered.alertWordText);
+  const mutedSender = settings.mutedBy.get(p.sender.id);
   const flags = new Map<number, number>();
   for (const userId of p.recipients) {
     // Messages from a muted user arrive read, as in Zulip.
-    const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId) || settings.mutedSender.has(userId);
+    const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId) || mutedSender?.has(userId);
     const bits = mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (alerted.has(userId) ? FLAG_BITS.has_alert_word : 0);
     flags.set(userId, bits | (read ? FLAG_BITS.read : 0));
   }
@@ -422,8 +435,7 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
   if (p.channel === null || p.rendered.uploadPathIds.length > 0 || inTransaction()) {
     return inChannelOrder(app, p.channel?.id ?? null, () => writeMessage(app, realm, p, opts));
   }
-  const item = { p, opts, flags: await recipientFlags(app, realm, p, opts), directGroupId: null };
-  const result = await app.channels.inBatch(p.channel.id, item, (batch) => writeChannelBatch(app, realm, batch));
+  const result = await app.channels.inBatch(p.channel.id, { p, opts }, (batch) => writeChannelBatch(app, realm, batch));
   if (result instanceof Error) throw result;
   return result;
 }
@@ -434,7 +446,7 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
  * caller's: the conversation and attachment writes need one around them.
  */
 export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
-  const flags = await recipientFlags(app, realm, p, opts);
+  const flags = await recipientFlags(app, realm, p, opts, await recipientSettings(app, [p.sender.id], p.recipients));
   return atomic(app, async () => {
     const db = app.prisma;
     const directGroupId = p.memberKey
