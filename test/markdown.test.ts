@@ -183,7 +183,9 @@ const cases: Array<[string, string, string]> = [
   ['link interference', '[xxxxx #xx](http://xxxxxxxxx:xxxx/xxx/xxxxxx%78xxxx/xx/):**xxxxxxx**',
     '<p><a href="http://xxxxxxxxx:xxxx/xxx/xxxxxx%78xxxx/xx/">xxxxx #xx</a>:<strong>xxxxxxx</strong></p>'],
   ['upload link relative', '[file.pdf](/user_uploads/2/ab/cd/file.pdf)', '<p><a href="/user_uploads/2/ab/cd/file.pdf">file.pdf</a></p>'],
-  ['absolute upload link made relative', 'http://zulip.testserver/user_uploads/2/ab/x.png', '<p><a href="user_uploads/2/ab/x.png">http://zulip.testserver/user_uploads/2/ab/x.png</a></p>'],
+  // The rewritten link no longer starts with `/user_uploads/`, so Zulip previews it by its extension.
+  ['absolute upload link made relative', 'http://zulip.testserver/user_uploads/2/ab/x.png',
+    '<p><a href="user_uploads/2/ab/x.png">http://zulip.testserver/user_uploads/2/ab/x.png</a></p>\n<div class="message_inline_image"><a href="user_uploads/2/ab/x.png" title="http://zulip.testserver/user_uploads/2/ab/x.png"><img src="user_uploads/2/ab/x.png"></a></div>'],
   // emoji
   ['many emoji', 'test :smile: again :poop:\n:) foo:)bar x::y::z :wasted waste: :fakeemojithisshouldnotrender:',
     `<p>test ${emoji('1f642', 'smile')} again ${emoji('1f4a9', 'poop')}<br>\n:) foo:)bar x::y::z :wasted waste: :fakeemojithisshouldnotrender:</p>`],

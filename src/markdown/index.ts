@@ -10,11 +10,12 @@ import { fromEt, InlineEngine, toEt } from './inline.ts';
 import { urlsplit } from './links.ts';
 import { type Collected, inlinePatterns, withPatternEnv } from './patterns.ts';
 import { FencedBlocks, hangingLists, HtmlStash, normalizeWhitespace, STASH_PLACEHOLDER_RE } from './preprocess.ts';
+import { addPreviews } from './previews.ts';
 import { prettify, serialize } from './serialize.ts';
 import { type ElementNode, type Node, el, text } from './tree.ts';
 import type { MarkdownContext, RenderResult } from './types.ts';
 
-export type { MarkdownContext, MentionChannel, MentionGroup, MentionUser, RealmEmojiInfo, RenderResult } from './types.ts';
+export type { MarkdownContext, MentionChannel, MentionGroup, MentionUser, RealmEmojiInfo, RenderResult, UploadImage } from './types.ts';
 export {
   compileLinkifiers,
   LinkifierValidationError,
@@ -168,6 +169,7 @@ function render(content: string, ctx: MarkdownContext): RenderResult {
   restoreStash(tree, stash);
   prettify(tree);
   unescapeText(tree);
+  addPreviews(tree, ctx);
 
   const links: string[] = [];
   collectLinks(tree, links);

@@ -15,7 +15,8 @@ const ALLOWED_TAGS = new Set([
 const ALLOWED_ATTRIBUTES = new Set([
   'href', 'title', 'class', 'src', 'alt', 'role', 'aria-label', 'aria-hidden', 'datetime', 'start', 'style',
   'data-user-id', 'data-user-group-id', 'data-stream-id', 'data-code-language', 'data-id',
-  'data-src-fullsize', 'data-video-original-url', 'preload',
+  'data-src-fullsize', 'data-video-original-url', 'preload', 'data-original-dimensions',
+  'data-original-content-type', 'data-animated', 'data-transcoded-image',
 ]);
 
 const RE_AMP = /&(?!(?:#[0-9]+|#x[0-9a-f]+|[0-9a-z]+);)/gi;
@@ -140,7 +141,7 @@ function serializeNode(node: Node, out: string[], inCode: boolean): void {
     }
   }
   out.push('<', tag);
-  const names = Object.keys(node.properties).sort();
+  const names = node.attributeOrder === 'given' ? Object.keys(node.properties) : Object.keys(node.properties).sort();
   for (const name of names) {
     if (!ALLOWED_ATTRIBUTES.has(name)) continue;
     out.push(' ', name, '="', escapeAttribute(node.properties[name]!), '"');
