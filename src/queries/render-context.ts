@@ -78,7 +78,14 @@ async function realmEmoji(app: App, realm: RealmInfo, names: string[]): Promise<
   };
 }
 
-export async function renderContext(app: App, realm: RealmInfo, content: string): Promise<MarkdownContext> {
+/** Who the content is rendered for: a message's sender, whose settings apply (Zulip's render_message_markdown). */
+export interface RenderOptions {
+  sender?: { settings: unknown };
+  /** Descriptions and profile fields: no inline previews (Zulip's no_previews). */
+  noPreviews?: boolean;
+}
+
+export async function renderContext(app: App, realm: RealmInfo, content: string, options: RenderOptions = {}): Promise<MarkdownContext> {
   const names = scanNames(content);
   const [users, groups, channels, emoji, linkifiers] = await Promise.all([
     mentionUsers(app, realm, names),
@@ -87,12 +94,25 @@ export async function renderContext(app: App, realm: RealmInfo, content: string)
     realmEmoji(app, realm, names.emojiNames),
     compiledLinkifiers(app, realm.id),
   ]);
-  return { realmUrl: app.realms.url(realm), users, groups, channels, realmEmoji: emoji, linkifiers };
+  const settings = realm.settings;
+  const { CAMO_URI, CAMO_KEY } = app.config;
+  return {
+    realmUrl: app.realms.url(realm),
+    users,
+    groups,
+    channels,
+    realmEmoji: emoji,
+    linkifiers,
+    defaultCodeBlockLanguage: settings.default_code_block_language || undefined,
+    translateEmoticons: (options.sender?.settings as { translate_emoticons?: unknown } | null)?.translate_emoticons === true,
+    inlineImagePreview: settings.inline_image_preview && !options.noPreviews,
+    ...(CAMO_URI ? { camo: { uri: CAMO_URI, key: CAMO_KEY } } : {}),
+  };
 }
 
 /** Markdown to HTML with the organization's users, groups, channels, emoji and linkifiers. */
-export async function renderWithRealm(app: App, realm: RealmInfo, content: string): Promise<RenderResult> {
-  const ctx = await renderContext(app, realm, content);
+export async function renderWithRealm(app: App, realm: RealmInfo, content: string, options: RenderOptions = {}): Promise<RenderResult> {
+  const ctx = await renderContext(app, realm, content, options);
   try {
     return renderMarkdown(content, ctx);
   } catch (error) {
