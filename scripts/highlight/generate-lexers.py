@@ -18,9 +18,9 @@ import sys
 import pygments
 from pygments import lexers as lexers_module
 from pygments.formatters.html import HtmlFormatter
-from pygments.lexer import RegexLexer, _This, default as _default  # noqa: F401
+from pygments.lexer import DelegatingLexer, RegexLexer, _This
 from pygments.lexers import find_lexer_class_by_name
-from pygments.token import _TokenType
+from pygments.token import Keyword, Name, Operator, _TokenType
 from pygments import unistring as uni
 
 # The lexers we highlight with, by the name Zulip users type most.
@@ -28,8 +28,33 @@ CHOSEN = [
     'python', 'python2', 'pytb', 'javascript', 'typescript', 'jsx', 'tsx', 'bash', 'java', 'kotlin',
     'groovy', 'go', 'rust', 'csharp', 'dart', 'sql', 'mysql', 'html', 'xml', 'css', 'scss', 'diff',
     'ini', 'haskell', 'ocaml', 'erlang', 'perl', 'r', 'latex', 'powershell', 'graphql', 'nginx',
-    'protobuf', 'zig', 'nix', 'clojure', 'django',
+    'protobuf', 'zig', 'nix', 'clojure', 'django', 'c', 'cpp', 'php', 'elixir', 'css+php', 'html+php',
+    'javascript+php', 'xml+php', 'html+django', 'json', 'docker',
 ]
+
+# Lexers that are hand-written scanners, ported by hand (src/markdown/highlight/json.ts).
+NATIVE = {'JsonLexer': 'json'}
+
+# Lexers whose own get_tokens_unprocessed only renames some names' tokens (and PHP's, which also
+# starts inside `<?php`, as Zulip asks with startinline): the renames as
+# [(token classes, names, new class)], the first that applies wins.
+def c_family(lexer):
+    types = lexer.stdlib_types | lexer.c99_types | lexer.c11_atomic_types | lexer.linux_types
+    return {'remap': [[['n'], sorted(types), css_class(Keyword.Type)]]}
+
+
+def php(lexer):
+    return {'remap': [[['nx'], sorted(lexer._functions), css_class(Name.Builtin)]], 'stack': ['root', 'php']}
+
+
+def elixir(lexer):
+    pairs = [(lexer.KEYWORD, Keyword), (lexer.KEYWORD_OPERATOR, Operator.Word), (lexer.BUILTIN, Keyword),
+             (lexer.BUILTIN_DECLARATION, Keyword.Declaration), (lexer.BUILTIN_NAMESPACE, Keyword.Namespace),
+             (lexer.CONSTANT, Name.Constant), (lexer.PSEUDO_VAR, Name.Builtin.Pseudo)]
+    return {'remap': [[['n'], sorted(names), css_class(ttype)] for names, ttype in pairs]}
+
+
+OVERRIDES = {'CLexer': c_family, 'CppLexer': c_family, 'PhpLexer': php, 'ElixirLexer': elixir}
 
 FORMATTER = HtmlFormatter()
 WORD = r'\p{L}\p{N}_'
@@ -214,13 +239,16 @@ def convert_action(action, needed):
     if name.startswith('using.'):
         cells = closure(action)
         other = cells.get('_other', _This())
-        if cells.get('kwargs'):
-            raise Unsupported('using() with lexer options')
         stack = cells.get('gt_kwargs', {}).get('stack')
+        if cells.get('kwargs') == {'_startinline': True} and isinstance(other, _This):
+            # PHP inside a string's interpolation: lexed again from inside `<?php`.
+            stack = ['root', 'php']
+        elif cells.get('kwargs'):
+            raise Unsupported('using() with lexer options')
         if isinstance(other, _This):
             target = 'this'
         else:
-            if other.get_tokens_unprocessed is not RegexLexer.get_tokens_unprocessed:
+            if other.get_tokens_unprocessed is not RegexLexer.get_tokens_unprocessed and other.__name__ not in OVERRIDES and other.__name__ not in NATIVE:
                 raise Unsupported(f'using({other.__name__}) with its own tokenizer')
             target = lexer_key(other)
             needed.append(other)
@@ -244,9 +272,20 @@ def convert_state(new_state):
 
 
 def convert_lexer(cls, needed):
-    if cls.get_tokens_unprocessed is not RegexLexer.get_tokens_unprocessed:
+    if cls.__name__ in NATIVE:
+        return {'name': cls.name, 'native': NATIVE[cls.__name__], 'states': {}}
+    if issubclass(cls, DelegatingLexer):
+        # The language lexer's `Other` text, joined, is lexed by the root lexer, and the
+        # language's tokens are put back where they were (Pygments' do_insertions).
+        lexer = cls(startinline=True)
+        if type(lexer.root_lexer).__name__ == '_ReplaceInnerCode' or type(lexer.language_lexer).__name__ == '_ReplaceInnerCode':
+            raise Unsupported('inner code replacement')
+        needed.extend([type(lexer.root_lexer), type(lexer.language_lexer)])
+        return {'name': cls.name, 'delegate': {'root': lexer_key(type(lexer.root_lexer)), 'language': lexer_key(type(lexer.language_lexer)), 'needle': css_class(lexer.needle)}, 'states': {}}
+    override = OVERRIDES.get(cls.__name__)
+    if cls.get_tokens_unprocessed is not RegexLexer.get_tokens_unprocessed and override is None:
         raise Unsupported('its own tokenizer')
-    lexer = cls()
+    lexer = cls(startinline=True)
     states = {}
     for state, rules in lexer._tokens.items():
         out = []
@@ -255,7 +294,10 @@ def convert_lexer(cls, needed):
             source, flags = convert_regex(regex.pattern, regex.flags)
             out.append([source, flags, convert_action(action, needed), convert_state(new_state)])
         states[state] = out
-    return {'name': cls.name, 'states': states}
+    out = {'name': cls.name, 'states': states}
+    if override:
+        out.update(override(lexer))
+    return out
 
 
 def main():
