@@ -4,7 +4,7 @@
 // translation, autolinks and timestamps.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { renderMarkdown, type MarkdownContext } from '../src/markdown/index.ts';
+import { renderMarkdown, topicLinks, type MarkdownContext } from '../src/markdown/index.ts';
 import { makeContext } from './markdown-helpers.ts';
 
 const run = (cases: Array<[string, string, string]>, ctx: MarkdownContext) => {
@@ -169,5 +169,21 @@ run([
   ['a trailing question mark is punctuation', 'really https://example.com?', '<p>really <a href="https://example.com">https://example.com</a>?</p>'],
   ['a UTC offset of a day or more is no time', '<time:2024-01-01T00:00:00+24:00>', '<p><span class="timestamp-error">Invalid time format: 2024-01-01T00:00:00+24:00</span></p>'],
 ], makeContext());
+
+// Where a linkifier may match: after whitespace (Unicode's too) or an opening delimiter, and not
+// followed by a letter or digit, in messages and in topics alike.
+const trac = makeContext({}, [{ id: 1, pattern: '#(?P<id>[0-9]{2,8})', url_template: 'https://trac.example.com/ticket/{id}' }]);
+const TICKET = '<a href="https://trac.example.com/ticket/123">#123</a>';
+for (const [input, linked] of [
+  ['Hello #123 World', true], ['Hello #123World', false], ['Hello#123 World', false], ['Hello\u00a0#123\u00a0World', true],
+  ['チケットは#123です', false], ['チケットは #123です', false], ['チケットは#123 です', false], ['チケットは #123 です', true],
+  ['(#123)', true], ['#123>', true], ['"#123"', true], ['#123@', true], [')#123(', false], ['##123', false],
+] as const) {
+  test(`linkifier boundaries: ${JSON.stringify(input)}`, () => {
+    const html = renderMarkdown(input, trac).html;
+    assert.is(html.includes(TICKET), linked, html);
+    assert.equal(topicLinks(input, trac.linkifiers), linked ? [{ text: '#123', url: 'https://trac.example.com/ticket/123' }] : []);
+  });
+}
 
 test.run();
