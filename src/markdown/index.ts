@@ -97,17 +97,24 @@ function collectLinks(node: ElementNode, out: string[]): void {
   }
 }
 
+let lastRealmHost: [url: string, host: string] | undefined;
+
 function realmHost(realmUrl: string): string {
-  try {
-    return new URL(realmUrl).host;
-  } catch {
-    // Not an absolute URL: only relative upload links count.
-    return '';
+  if (lastRealmHost?.[0] !== realmUrl) {
+    let host = '';
+    try {
+      host = new URL(realmUrl).host;
+    } catch {
+      // Not an absolute URL: only relative upload links count.
+    }
+    lastRealmHost = [realmUrl, host];
   }
+  return lastRealmHost[1];
 }
 
 /** Zulip's maybe_add_attachment_path_id for each distinct link. */
 function uploadPathIds(links: string[], realmUrl: string): string[] {
+  if (links.length === 0) return [];
   const host = realmHost(realmUrl);
   const out: string[] = [];
   for (const link of new Set(links)) {
@@ -169,10 +176,11 @@ function render(content: string, ctx: MarkdownContext): RenderResult {
   restoreStash(tree, stash);
   prettify(tree);
   unescapeText(tree);
-  addPreviews(tree, ctx);
 
   const links: string[] = [];
   collectLinks(tree, links);
+  // The previews' links repeat ones already found.
+  if (links.length) addPreviews(tree, ctx);
   const html = serialize(tree);
   if (html.length > MAX_RENDERED_LENGTH) throw new MarkdownRenderingError(`Rendered content exceeds ${MAX_RENDERED_LENGTH} characters`);
   return {

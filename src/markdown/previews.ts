@@ -109,6 +109,9 @@ export function camoUrl(camo: { uri: string; key: string }, url: string): string
   return `${camo.uri}${createHmac('sha1', camo.key).update(bytes).digest('hex')}/${bytes.toString('hex')}`;
 }
 
+/** The organization's host and scheme, for the URL it was last worked out from. */
+let realmParts: { url: string; host: string; scheme: string } | undefined;
+
 class Previewer {
   private readonly realmHost: string;
   private readonly realmScheme: string;
@@ -117,9 +120,12 @@ class Previewer {
     private readonly root: ElementNode,
     private readonly ctx: MarkdownContext,
   ) {
-    const realm = split(ctx.realmUrl);
-    this.realmHost = realm?.netloc ?? '';
-    this.realmScheme = realm?.scheme ?? '';
+    if (realmParts?.url !== ctx.realmUrl) {
+      const realm = split(ctx.realmUrl);
+      realmParts = { url: ctx.realmUrl, host: realm?.netloc ?? '', scheme: realm?.scheme ?? '' };
+    }
+    this.realmHost = realmParts.host;
+    this.realmScheme = realmParts.scheme;
   }
 
   private get enabled(): boolean {
