@@ -137,6 +137,7 @@ const uploads = makeContext({
           : pathId === '2/ab/scan.tiff'
             ? { width: 10, height: 20, contentType: 'image/tiff', thumbnailUrl: '/user_uploads/thumbnail/2/ab/scan.tiff/840x560.webp', animated: false, transcodedImage: '4032x3024.webp' }
             : undefined,
+    isAudio: (pathId) => pathId === '2/ab/song.mp3',
   },
 });
 run([
@@ -151,6 +152,33 @@ run([
       '<img data-original-content-type="image/tiff" data-original-dimensions="10x20" src="/user_uploads/thumbnail/2/ab/scan.tiff/840x560.webp" data-transcoded-image="4032x3024.webp"></a></div>'],
   ['an upload that is not an image has no preview', '[doc.png](/user_uploads/2/ab/other.png)', '<p><a href="/user_uploads/2/ab/other.png">doc.png</a></p>'],
 ], uploads);
+
+// `![alt](url)`: images and audio in the text.
+run([
+  ['an image', 'look: ![a cat](https://example.com/cat.png) ok', '<p>look: <img alt="a cat" data-original-src="https://example.com/cat.png" src="https://example.com/cat.png"> ok</p>'],
+  ['an image with a title, and one without alt text', '![foo](/url "the title") ![](/url)',
+    '<p><img alt="foo" data-original-src="/url" src="/url" title="the title"> <img alt="" data-original-src="/url" src="/url"></p>'],
+  ['an uploaded image shows its thumbnail', '![d](/user_uploads/2/ab/done.png)',
+    '<p><img alt="d" data-original-content-type="image/png" data-original-dimensions="1000x600" data-original-src="/user_uploads/2/ab/done.png" src="/user_uploads/thumbnail/2/ab/done.png/840x560.webp" class="inline-image"></p>'],
+  ['an uploaded image being thumbnailed shows the spinner', '![p](/user_uploads/2/ab/pending.tiff)',
+    '<p><img alt="p" class="inline-image image-loading-placeholder" data-original-content-type="image/tiff" data-original-dimensions="10x20" data-original-src="/user_uploads/2/ab/pending.tiff" src="/static/images/loading/loader-black.svg"></p>'],
+  ['an upload that is no image stays text', '![x](/user_uploads/2/ab/other.png)', '<p>![x](/user_uploads/2/ab/other.png)</p>'],
+  ['an audio file is a player', '![Song](/user_uploads/2/ab/song.mp3) ![b](https://example.com/b.m4a)',
+    '<p><audio controls preload="metadata" src="/user_uploads/2/ab/song.mp3" title="Song"></audio> <audio controls preload="metadata" src="https://example.com/b.m4a" title="b"></audio></p>'],
+  ['audio with a link title is an image', '![b](https://example.com/b.mp3 "t")',
+    '<p><img alt="b" data-original-src="https://example.com/b.mp3" src="https://example.com/b.mp3" title="t"></p>'],
+  ['an attribute whose value is its name is written bare', '[title](https://example.com "title")', '<p><a href="https://example.com" title>title</a></p>'],
+], uploads);
+run([
+  ['external audio and images through Camo', '![a](http://example.com/audio.mp3) ![x](http://e.com/a.png) [l](http://e.com/b.png)',
+    '<p><audio controls data-original-url="http://example.com/audio.mp3" preload="metadata" src="https://camo.example.com/57cf2db553c3f6cc2af6781c11232e70983f4762/687474703a2f2f6578616d706c652e636f6d2f617564696f2e6d7033" title="a"></audio> ' +
+      '<img alt="x" data-original-src="http://e.com/a.png" src="https://camo.example.com/6f1ca81af3221dc8b09fc0a4aaaa06d7db987d91/687474703a2f2f652e636f6d2f612e706e67"> <a href="http://e.com/b.png">l</a></p>\n' +
+      '<div class="message_inline_image"><a href="http://e.com/b.png" title="l"><img src="https://camo.example.com/e2def1908f48254fe8473abbfd63462c2b2cf5b6/687474703a2f2f652e636f6d2f622e706e67"></a></div>'],
+], camo);
+
+test('uploads named by images and audio count as the message\'s attachments', () => {
+  assert.equal(renderMarkdown('![d](/user_uploads/2/ab/done.png) ![s](/user_uploads/2/ab/song.mp3)', uploads).uploadPathIds, ['2/ab/done.png', '2/ab/song.mp3']);
+});
 
 // Emoticons, for a sender who translates them.
 run([

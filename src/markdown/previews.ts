@@ -112,6 +112,14 @@ export function camoUrl(camo: { uri: string; key: string }, url: string): string
 /** The organization's host and scheme, for the URL it was last worked out from. */
 let realmParts: { url: string; host: string; scheme: string } | undefined;
 
+function realmOf(realmUrl: string): { host: string; scheme: string } {
+  if (realmParts?.url !== realmUrl) {
+    const realm = split(realmUrl);
+    realmParts = { url: realmUrl, host: realm?.netloc ?? '', scheme: realm?.scheme ?? '' };
+  }
+  return realmParts;
+}
+
 class Previewer {
   private readonly realmHost: string;
   private readonly realmScheme: string;
@@ -120,12 +128,9 @@ class Previewer {
     private readonly root: ElementNode,
     private readonly ctx: MarkdownContext,
   ) {
-    if (realmParts?.url !== ctx.realmUrl) {
-      const realm = split(ctx.realmUrl);
-      realmParts = { url: ctx.realmUrl, host: realm?.netloc ?? '', scheme: realm?.scheme ?? '' };
-    }
-    this.realmHost = realmParts.host;
-    this.realmScheme = realmParts.scheme;
+    const realm = realmOf(ctx.realmUrl);
+    this.realmHost = realm.host;
+    this.realmScheme = realm.scheme;
   }
 
   private get enabled(): boolean {
@@ -301,14 +306,25 @@ class Previewer {
     visit(this.root);
   }
 
-  /** Zulip's is_static_or_current_realm_url. */
   private isLocal(url: string): boolean {
-    const parts = split(url);
-    if (!parts) return false;
-    if (parts.netloc === '' && url.startsWith(STATIC_PREFIX)) return true;
-    if (parts.netloc === this.realmHost && parts.scheme === this.realmScheme) return true;
-    return parts.netloc === '' && parts.scheme === '';
+    return isLocalUrl(url, this.realmHost, this.realmScheme);
   }
+}
+
+/** Zulip's is_static_or_current_realm_url: what needs no Camo. */
+function isLocalUrl(url: string, realmHost: string, realmScheme: string): boolean {
+  const parts = split(url);
+  if (!parts) return false;
+  if (parts.netloc === '' && url.startsWith(STATIC_PREFIX)) return true;
+  if (parts.netloc === realmHost && parts.scheme === realmScheme) return true;
+  return parts.netloc === '' && parts.scheme === '';
+}
+
+/** A media source as the message shows it: through Camo when configured, unless it is local. */
+export function mediaSource(ctx: MarkdownContext, url: string): string {
+  if (!ctx.camo) return url;
+  const realm = realmOf(ctx.realmUrl);
+  return isLocalUrl(url, realm.host, realm.scheme) ? url : camoUrl(ctx.camo, url);
 }
 
 function collectHrefs(node: ElementNode, out: Set<string>): void {
@@ -371,9 +387,12 @@ function uploadImage(image: UploadImage): ElementNode {
   return { ...el('img', props), attributeOrder: 'given' };
 }
 
-/** Add the inline previews of a rendered message's links, then send external media through Camo. */
+/** Add the inline previews of a rendered message's links. */
 export function addPreviews(root: ElementNode, ctx: MarkdownContext): void {
-  const previewer = new Previewer(root, ctx);
-  previewer.run();
-  previewer.rewriteThroughCamo();
+  new Previewer(root, ctx).run();
+}
+
+/** Send the message's external images and videos through Camo, when it is configured. */
+export function rewriteThroughCamo(root: ElementNode, ctx: MarkdownContext): void {
+  if (ctx.camo) new Previewer(root, ctx).rewriteThroughCamo();
 }

@@ -61,8 +61,8 @@ export interface MarkdownContext {
   translateEmoticons?: boolean;
   /** Realm setting `inline_image_preview` (previews of images, videos and YouTube links); on when absent. */
   inlineImagePreview?: boolean;
-  /** Uploaded images by path id (after `/user_uploads/`); an upload that is not an image is absent. */
-  uploads?: { imageByPathId(pathId: string): UploadImage | undefined };
+  /** Uploads by path id (after `/user_uploads/`): images (others are absent), and which are audio. */
+  uploads?: { imageByPathId(pathId: string): UploadImage | undefined; isAudio(pathId: string): boolean };
   /** External images and videos are shown through this Camo proxy, as Zulip's CAMO_URI and CAMO_KEY. */
   camo?: { uri: string; key: string };
 }

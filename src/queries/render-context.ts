@@ -4,7 +4,7 @@
 import type { App } from '../app.ts';
 import { badRequest } from '../errors.ts';
 import { defaultFormat, formatName, type StoredThumbnail, storedFormat } from '../domain/thumbnails.ts';
-import { servesInline } from '../domain/mime-types.ts';
+import { bareContentType, servesInline } from '../domain/mime-types.ts';
 import { MarkdownRenderingError, renderMarkdown, type MarkdownContext, type MentionUser, type RenderResult, type UploadImage } from '../markdown/index.ts';
 import { MENTIONS_RE, STREAM_LINK_SOURCE, USER_GROUP_MENTIONS_RE } from '../markdown/mention-syntax.ts';
 import { compiledLinkifiers } from './linkifiers.ts';
@@ -89,11 +89,19 @@ export interface RenderOptions {
 
 const UPLOAD_PATH_RE = /\/user_uploads\/(\d+\/[/\p{L}\p{N}_.-]+)/gu;
 
-/** The uploaded images the content may link to (Zulip's get_user_upload_previews). */
+/** Audio types browsers play (Zulip's AUDIO_INLINE_MIME_TYPES). */
+const AUDIO_INLINE_MIME_TYPES = new Set(['audio/aac', 'audio/flac', 'audio/mp4', 'audio/mpeg', 'audio/wav', 'audio/webm']);
+
+/** The uploaded images and audio the content may link to (Zulip's get_user_upload_previews). */
 async function uploadImages(app: App, realm: RealmInfo, content: string): Promise<MarkdownContext['uploads']> {
   const pathIds = [...new Set(Array.from(content.matchAll(UPLOAD_PATH_RE), (m) => m[1]!))];
   if (pathIds.length === 0) return undefined;
-  const rows = await app.prisma.imageAttachment.findMany({ where: { realmId: realm.id, pathId: { in: pathIds } } });
+  const where = { realmId: realm.id, pathId: { in: pathIds } };
+  const [rows, files] = await Promise.all([
+    app.prisma.imageAttachment.findMany({ where }),
+    app.prisma.attachment.findMany({ where, select: { pathId: true, contentType: true } }),
+  ]);
+  const audio = new Set(files.filter((f) => AUDIO_INLINE_MIME_TYPES.has(bareContentType(f.contentType))).map((f) => f.pathId));
   const images = new Map<string, UploadImage>();
   for (const row of rows) {
     const made = row.thumbnailMetadata as unknown as StoredThumbnail[];
@@ -109,7 +117,7 @@ async function uploadImages(app: App, realm: RealmInfo, content: string): Promis
       ...(transcoded ? { transcodedImage: transcoded } : {}),
     });
   }
-  return { imageByPathId: (pathId) => images.get(pathId) };
+  return { imageByPathId: (pathId) => images.get(pathId), isAudio: (pathId) => audio.has(pathId) };
 }
 
 export async function renderContext(app: App, realm: RealmInfo, content: string, options: RenderOptions = {}): Promise<MarkdownContext> {
