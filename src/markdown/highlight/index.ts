@@ -334,6 +334,7 @@ function formatTokens(tokens: Token[], escape: (value: string) => string): strin
  * Zulip's does when the fence names a language.
  */
 export function highlight(key: string | undefined, code: string, reparsed: boolean): string {
+  if (code.length > CACHED_CODE_LENGTH) return format(key, code, reparsed);
   const cacheKey = `${key ?? ''}\u0000${reparsed ? 1 : 0}\u0000${code}`;
   const hit = cache.get(cacheKey);
   if (hit !== undefined) return hit;
@@ -345,10 +346,11 @@ export function highlight(key: string | undefined, code: string, reparsed: boole
 
 /**
  * Highlighted blocks, as tex.ts keeps KaTeX's output: the composer's preview and message edits
- * render the same code again and again (lexing costs about 0.5 µs a token).
+ * render the same code again and again (lexing costs about 0.5 µs a token). Bounded to a few MB.
  */
 const cache = new Map<string, string>();
-const CACHE_LIMIT = 1000;
+const CACHE_LIMIT = 256;
+const CACHED_CODE_LENGTH = 4096;
 
 function format(key: string | undefined, code: string, reparsed: boolean): string {
   let text = code.replace(/^\ufeff/, '').replace(/\r\n?/g, '\n').replace(/^\n+|\n+$/g, '');
