@@ -104,6 +104,12 @@ const configSchema = z.object({
   PUSH_RELAY_URL: httpUrl.optional(),
   /** An event that does not match its schema: `strict` fails the action (tests, development), `log` logs it. */
   EVENT_SCHEMA_CHECK: z.enum(['strict', 'log']).default('log'),
+  /**
+   * Zulip's CAMO_URI and CAMO_KEY: external images and videos in messages are shown through this
+   * Camo proxy (`https://camo.example.com/`, signed with the key); empty: straight from their site.
+   */
+  CAMO_URI: z.string().default(''),
+  CAMO_KEY: z.string().default(''),
 });
 
 // Realms live at subdomains of the external host, and `*.localhost` resolves to loopback in
@@ -129,6 +135,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const c = parsed.data;
   if (c.EXTERNAL_URL && c.EXTERNAL_HOST) throw new Error('Invalid configuration: set EXTERNAL_URL or EXTERNAL_HOST, not both');
+  if (c.CAMO_URI && !c.CAMO_KEY) throw new Error('Invalid configuration: CAMO_URI needs CAMO_KEY');
   const url = c.EXTERNAL_URL ? new URL(c.EXTERNAL_URL) : undefined;
   const externalHost = url?.host ?? c.EXTERNAL_HOST ?? `${LOOPBACK.has(c.HOST) ? 'localhost' : c.HOST}:${c.PORT}`;
   return {

@@ -177,7 +177,7 @@ test('emoticons are translated when the sender asks for it', () => {
 
 test('default code block language', () => {
   const c = makeContext({ defaultCodeBlockLanguage: 'python' });
-  assert.is(renderMarkdown('```\nx\n```', c).html, '<div class="codehilite" data-code-language="Python"><pre><span></span><code>x\n</code></pre></div>');
+  assert.is(renderMarkdown('```\nx\n```', c).html, '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="n">x</span>\n</code></pre></div>');
 });
 
 test('tex renders with katex', () => {

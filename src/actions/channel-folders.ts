@@ -43,7 +43,7 @@ async function sendFolderEvent(app: App, realm: RealmInfo, event: Record<string,
   sendOnCommit({ realmId: realm.id, userIds, event: { type: 'channel_folder', ...event } });
 }
 
-const renderFolderDescription = async (app: App, realm: RealmInfo, text: string) => (text === '' ? '' : (await renderWithRealm(app, realm, text)).html);
+const renderFolderDescription = async (app: App, realm: RealmInfo, text: string) => (text === '' ? '' : (await renderWithRealm(app, realm, text, { noPreviews: true })).html);
 
 /** POST /channel_folders/create: the new folder goes last. */
 export async function createChannelFolder(app: App, realm: RealmInfo, actor: User, name: string, description: string): Promise<number> {

@@ -166,7 +166,7 @@ async function planEdit(app: App, realm: RealmInfo, user: User, m: FullMessage, 
 
 async function renderEdit(app: App, realm: RealmInfo, plan: EditPlan): Promise<RenderResult> {
   const m = plan.message;
-  const rendered = await renderWithRealm(app, realm, plan.content!);
+  const rendered = await renderWithRealm(app, realm, plan.content!, { sender: m.sender });
   if (m.channelId !== null) {
     const participants = await participantsIfNeeded(app, rendered, m.channelId, m.topic);
     const subscribers = rendered.wildcardMention ? (await subscriberIds(app, m.channelId)).length : 0;

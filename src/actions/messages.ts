@@ -199,7 +199,7 @@ async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, t
     await checkCanCreateTopic(app, realm, sender, channel, topic);
     checkTopicsPolicy(realm, channel, topic);
   }
-  const rendered = await renderWithRealm(app, realm, content);
+  const rendered = await renderWithRealm(app, realm, content, { sender });
   const subscribers = await subscriberIds(app, channel.id);
   const participants = await participantsIfNeeded(app, rendered, channel.id, topic);
   if (checked) await checkWildcardMentions(app, realm, sender, rendered, subscribers.length, participants);
@@ -214,7 +214,7 @@ async function prepareDirectMessage(app: App, realm: RealmInfo, sender: User, to
   const ids = [...new Set([sender.id, ...users.map((u) => u.id)])].sort((a, b) => a - b);
   const memberKey = ids.join(',');
   if (checked) await checkDirectMessagePermission(app, realm, sender, users, memberKey);
-  const rendered = await renderWithRealm(app, realm, content);
+  const rendered = await renderWithRealm(app, realm, content, { sender });
   return { sender, channel: null, memberKey, topic: '', content, rendered, recipients: ids, topicParticipants: new Set() };
 }
 

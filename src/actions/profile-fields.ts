@@ -226,7 +226,7 @@ async function setValues(app: App, realm: RealmInfo, actor: User, target: User, 
     const key = { fieldId_userId: { fieldId: field.id, userId: target.id } };
     const current = await app.prisma.customProfileFieldValue.findUnique({ where: key });
     if (current?.value === value) continue;
-    const renderedValue = isRenderedType(field.fieldType) ? (await renderWithRealm(app, realm, value)).html : null;
+    const renderedValue = isRenderedType(field.fieldType) ? (await renderWithRealm(app, realm, value, { noPreviews: true })).html : null;
     await app.prisma.customProfileFieldValue.upsert({ where: key, create: { fieldId: field.id, userId: target.id, value, renderedValue }, update: { value, renderedValue } });
     // An empty rendering is left out, as Zulip does.
     await announceValue(app, realm, target, renderedValue ? { id: field.id, value, rendered_value: renderedValue } : { id: field.id, value });

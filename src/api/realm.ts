@@ -36,6 +36,7 @@ const settingParams = {
   require_unique_names: optionalBool(),
   send_welcome_emails: optionalBool(),
   want_advertise_in_communities_directory: optionalBool(),
+  default_code_block_language: str().optional(),
   default_language: str().optional(),
   digest_weekday: optionalInt(z.number().int().min(0).max(6)),
   giphy_rating: optionalInt(),

@@ -14,8 +14,8 @@ export const routes = [
     path: '/api/v1/messages/render',
     params: { content: str(content) },
     response: z.object({ rendered: z.string() }),
-    async handler({ app, realm, params }) {
-      return { rendered: (await renderWithRealm(app, realm, params.content)).html };
+    async handler({ app, realm, user, params }) {
+      return { rendered: (await renderWithRealm(app, realm, params.content, { sender: user })).html };
     },
   }),
 ];

@@ -1,17 +1,19 @@
 // Files: POST /user_uploads; GET /user_uploads/{realm_id}/{path} (the file, for browsers and Basic
-// auth), its API twin that answers a temporary URL, the temporary URL itself, and the legacy
-// GET /thumbnail.
+// auth), its thumbnails at /user_uploads/thumbnail/{realm_id}/{path}/{format}, its API twin that
+// answers a temporary URL, the temporary URL itself, and the legacy GET /thumbnail.
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { App } from '../app.ts';
 import { deleteAttachment, uploadFile } from '../actions/uploads.ts';
 import type { Attachment, User } from '../db/generated/client.ts';
 import { servesInline } from '../domain/mime-types.ts';
+import { defaultFormat, formatName, type StoredThumbnail, storedFormat } from '../domain/thumbnails.ts';
 import { badRequest, notLoggedIn } from '../errors.ts';
 import { pathId, str } from '../http/params.ts';
 import { RawResponse, RawSuccess } from '../http/route.ts';
 import { optionalUserRoute, publicRoute, userRoute } from './route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl, uploadSpaceUsed, userAttachments } from '../queries/uploads.ts';
+import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl, uploadFilePath, uploadSpaceUsed, userAttachments } from '../queries/uploads.ts';
 import { attachment } from '../events/schemas.ts';
 
 /** Room for the multipart framing around a file of the largest allowed size. */
@@ -39,6 +41,29 @@ async function serveFile(app: App, a: Attachment): Promise<RawResponse> {
     { 'Content-Type': a.contentType, 'Content-Disposition': contentDisposition(inline, a.fileName), 'Cache-Control': 'private, immutable', 'X-Content-Type-Options': 'nosniff' },
     data,
   );
+}
+
+const THUMBNAIL_FORMAT_RE = /^(\d+)x(\d+)(-anim)?\.(\w+)$/;
+
+/**
+ * `/user_uploads/thumbnail/<path id>/<format>`: a thumbnail made of an uploaded image, to whoever
+ * may download the image; a format not made falls back to the one messages show.
+ */
+async function serveThumbnail(app: App, a: Attachment, format: string): Promise<RawResponse> {
+  const row = await app.prisma.imageAttachment.findUnique({ where: { pathId: a.pathId } });
+  const made = (row?.thumbnailMetadata ?? []) as unknown as StoredThumbnail[];
+  if (!row || !THUMBNAIL_FORMAT_RE.test(format) || made.length === 0) return notFoundPage();
+  const names = made.map((t) => formatName(storedFormat(t)));
+  const name = names.includes(format) ? format : formatName(defaultFormat(row.frames));
+  if (!names.includes(name)) return notFoundPage();
+  let data: Buffer;
+  try {
+    data = await readFile(uploadFilePath(app, `thumbnail/${a.pathId}/${name}`));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new RawResponse(404, HTML, '<p>File not found</p>');
+    throw err;
+  }
+  return new RawResponse(200, { 'Content-Type': 'image/webp', 'Cache-Control': 'private, immutable', 'X-Content-Type-Options': 'nosniff' }, data);
 }
 
 /** The attachment behind a download path, or the page refusing it; without credentials, a 401. */
@@ -100,8 +125,11 @@ export const routes = [
     response: new RawSuccess(200, '*/*', 'The file'),
     noRateLimit: true,
     async handler({ app, realm, user, path }) {
-      const a = await downloadable(app, realm, user, path['*']!);
-      return a instanceof RawResponse ? a : serveFile(app, a);
+      const wanted = path['*']!;
+      const thumbnail = /^thumbnail\/(.+)\/([^/]+)$/s.exec(wanted);
+      const a = await downloadable(app, realm, user, thumbnail ? thumbnail[1]! : wanted);
+      if (a instanceof RawResponse) return a;
+      return thumbnail ? serveThumbnail(app, a, thumbnail[2]!) : serveFile(app, a);
     },
   }),
   optionalUserRoute({

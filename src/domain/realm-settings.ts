@@ -27,6 +27,8 @@ export const realmSettingsSchema = z.object({
   avatar_changes_disabled: z.boolean().default(false),
   require_unique_names: z.boolean().default(false),
   inline_image_preview: z.boolean().default(true),
+  /** The language of code blocks whose fence names none; empty: none. */
+  default_code_block_language: z.string().default(''),
   inline_url_embed_preview: z.boolean().default(false),
   send_welcome_emails: z.boolean().default(true),
   message_content_allowed_in_email_notifications: z.boolean().default(true),

@@ -67,12 +67,13 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
 
 /**
  * Tables that are no organization's data: migration bookkeeping, queues saved over a restart,
- * exports themselves; and push state, which belongs to this server: devices hold the secret keys
- * their notifications are sealed with, and their tokens are registered with this server's relay
- * (a restored organization's apps register again), and pending relay work is this server's too.
+ * exports themselves, and uploaded images' thumbnails, which an import makes again from the
+ * images (as Zulip's does); and push state, which belongs to this server: devices hold the secret
+ * keys their notifications are sealed with, and their tokens are registered with this server's
+ * relay (a restored organization's apps register again), and pending relay work is this server's too.
  */
 export const NOT_EXPORTED_TABLES: readonly string[] = [
-  '_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport', 'Device', 'PushDeviceToken', 'PushOutbox',
+  '_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport', 'ImageAttachment', 'Device', 'PushDeviceToken', 'PushOutbox',
   // Invitations are links to this server, and their mail log its own: a restored organization invites anew.
   'Invitation', 'MultiuseInvite', 'InvitationEmail',
 ];

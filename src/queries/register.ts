@@ -137,7 +137,7 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
     realm_enable_read_receipts: s.enable_read_receipts,
     realm_enable_guest_user_indicator: true,
     realm_enable_guest_user_dm_warning: true,
-    realm_default_code_block_language: '',
+    realm_default_code_block_language: s.default_code_block_language,
     realm_new_stream_announcements_stream_id: -1,
     realm_signup_announcements_stream_id: -1,
     realm_zulip_update_announcements_stream_id: -1,

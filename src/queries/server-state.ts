@@ -7,6 +7,7 @@ import { CHANNEL_PERMISSION_DEFAULTS, CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHA
 import { type GroupSettingRules, REALM_PERMISSION_DEFAULTS, REALM_PERMISSION_RULES } from '../domain/realm-settings.ts';
 import { USER_GROUP_PERMISSION_DEFAULTS, USER_GROUP_PERMISSION_RULES } from '../domain/user-groups.ts';
 import { DEFAULT_EXTERNAL_ACCOUNTS } from '../domain/profile-fields.ts';
+import { serverThumbnailFormats } from '../domain/thumbnails.ts';
 import { SERVER_GENERATION } from '../version.ts';
 
 type State = Record<string, unknown>;
@@ -45,8 +46,7 @@ export function serverLimits(app: App): State {
     server_needs_upgrade: false,
     server_inline_image_preview: true,
     server_inline_url_embed_preview: false,
-    // Uploaded images are served as they are: no thumbnail formats exist to ask for.
-    server_thumbnail_formats: [],
+    server_thumbnail_formats: serverThumbnailFormats(),
     server_avatar_changes_disabled: false,
     server_name_changes_disabled: false,
     server_web_public_streams_enabled: true,
