@@ -1,5 +1,6 @@
 // Starting and stopping the whole server: services, HTTP, and the first-run organization.
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import type { TemplatedApp } from 'uWebSockets.js';
 import { closeApp, createApp, type App } from './app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
@@ -11,7 +12,12 @@ import { attachSocketGateway } from './gateway/socket.ts';
 import type { Config } from './config.ts';
 import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpServer } from './http/server.ts';
+import { attachWebClient, loadWebAssets } from './http/static.ts';
 import { log } from './log.ts';
+import { PROJECT_ROOT } from './paths.ts';
+
+/** Where scripts/build-web.mjs puts the web client. */
+const WEB_DIR = path.join(PROJECT_ROOT, 'build', 'web');
 
 export interface RunningServer {
   app: App;
@@ -36,6 +42,8 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
     await restoreEventQueues(app);
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
+    const webAssets = loadWebAssets(WEB_DIR);
+    if (!webAssets) log.warn('the web client is not built (npm run build); / explains how', { dir: WEB_DIR });
     http = await startHttpServer({
       routes: allRoutes,
       gate,
@@ -44,6 +52,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
       proxies,
       attach: (uws) => {
         attachSocketGateway(app, gate, proxies, uws);
+        attachWebClient(uws, webAssets);
         attach?.(uws, app);
       },
     });
