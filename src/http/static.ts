@@ -76,8 +76,12 @@ function acceptedEncodings(header: string): Set<string> {
   return accepted;
 }
 
-/** Answers GET and HEAD alike: uWS leaves the body out of an answer to HEAD. */
+/**
+ * Answers GET, and HEAD with the same headers and no body. (This uWS build aborts the process on
+ * `endWithoutBody(length)`, so the length of a HEAD answer is written as a header.)
+ */
 function send(res: uWS.HttpResponse, req: uWS.HttpRequest, file: StaticFile, extraHeaders: Readonly<Record<string, string>>): void {
+  const head = req.getCaseSensitiveMethod() === 'HEAD';
   const notModified = req.getHeader('if-none-match').split(',').some((tag) => tag.trim() === file.etag);
   const accepted = acceptedEncodings(req.getHeader('accept-encoding'));
   const encoding = ['br', 'gzip'].find((e) => accepted.has(e) && file.bodies.has(e)) ?? '';
@@ -90,12 +94,17 @@ function send(res: uWS.HttpResponse, req: uWS.HttpRequest, file: StaticFile, ext
     res.writeHeader('X-Content-Type-Options', 'nosniff');
     for (const k in extraHeaders) res.writeHeader(k, extraHeaders[k]!);
     if (notModified) {
-      res.end();
+      res.endWithoutBody();
       return;
     }
     res.writeHeader('Content-Type', file.type);
     if (encoding) res.writeHeader('Content-Encoding', encoding);
-    res.end(body);
+    if (!head) {
+      res.end(body);
+      return;
+    }
+    res.writeHeader('Content-Length', String(body.length));
+    res.endWithoutBody();
   });
 }
 
@@ -106,7 +115,12 @@ export function attachWebClient(uws: uWS.TemplatedApp, assets: WebAssets | null)
   for (const mount of [uws.get.bind(uws), uws.head.bind(uws)]) {
     mount('/', (res, req) => {
       if (assets) return send(res, req, assets.index, PAGE_HEADERS);
-      res.cork(() => res.writeStatus(statusLine(503)).writeHeader('Content-Type', 'text/plain; charset=utf-8').end(NOT_BUILT));
+      const head = req.getCaseSensitiveMethod() === 'HEAD';
+      res.cork(() => {
+        res.writeStatus(statusLine(503)).writeHeader('Content-Type', 'text/plain; charset=utf-8');
+        if (head) res.writeHeader('Content-Length', String(Buffer.byteLength(NOT_BUILT))).endWithoutBody();
+        else res.end(NOT_BUILT);
+      });
     });
     mount('/static/*', (res, req) => {
       const file = assets?.files.get(req.getUrl().slice('/static/'.length));

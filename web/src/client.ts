@@ -21,8 +21,8 @@ const REGISTER_PARAMS = {
   client_gravatar: true,
   slim_presence: true,
   include_subscribers: false,
-  fetch_event_types: ['realm', 'realm_user', 'subscription', 'unread_msgs', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'message'],
-  client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true },
+  fetch_event_types: ['realm', 'realm_user', 'subscription', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'message'],
+  client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true, simplified_presence_events: true },
 };
 
 export class ChatClient {

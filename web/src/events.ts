@@ -161,13 +161,10 @@ export class EventStream {
   private async pollEvents(first = false): Promise<void> {
     const controller = new AbortController();
     this.poll = controller;
+    let events: ServerEvent[];
     try {
       const params = { queue_id: this.queueId, last_event_id: this.lastEventId, dont_block: first };
-      const { events } = await this.api.get<{ events: ServerEvent[] }>('/events', params, controller.signal);
-      if (this.stopped) return;
-      this.failures = 0;
-      this.handlers.connection('polling');
-      this.receive(events);
+      ({ events } = await this.api.get<{ events: ServerEvent[] }>('/events', params, controller.signal));
     } catch (err) {
       if (this.stopped) return;
       if (err instanceof ApiError && err.code === 'BAD_EVENT_QUEUE_ID') return this.handlers.queueLost();
@@ -177,6 +174,10 @@ export class EventStream {
     } finally {
       if (this.poll === controller) this.poll = null;
     }
+    if (this.stopped) return;
+    this.failures = 0;
+    this.handlers.connection('polling');
+    this.receive(events);
     if (Date.now() - this.lastSocketAttempt > SOCKET_RETRY_MS) this.openSocket();
     else void this.pollEvents();
   }

@@ -31,6 +31,8 @@ export interface User {
   user_id: number;
   full_name: string;
   email: string;
+  /** The real address, when the viewer may see it (else `email` is a stand-in). */
+  delivery_email?: string | null;
   avatar_url: string | null;
   is_bot: boolean;
   is_active: boolean;

@@ -1,5 +1,6 @@
 // The compose box: to a channel and topic or to people, with a Markdown preview rendered by the
 // server (POST /messages/render), typing notifications, and Ctrl+Enter to send.
+import { Fragment } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { describeError } from '../api.ts';
 import type { ChatClient, Destination } from '../client.ts';
@@ -14,7 +15,8 @@ function resolveRecipients(text: string, users: User[]): { ids: number[] } | { u
   const ids: number[] = [];
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
     const lower = part.toLowerCase();
-    const user = users.find((u) => u.email.toLowerCase() === lower) ?? users.find((u) => u.full_name.toLowerCase() === lower);
+    const user =
+      users.find((u) => u.email.toLowerCase() === lower || u.delivery_email?.toLowerCase() === lower) ?? users.find((u) => u.full_name.toLowerCase() === lower);
     if (!user) return { unknown: part };
     ids.push(user.user_id);
   }
@@ -106,8 +108,9 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
             </label>
           ))}
         </div>
+        {/* Keyed: Preact would otherwise reuse the topic field for the "To" field, with the topic's attributes. */}
         {mode === 'stream' ? (
-          <>
+          <Fragment key="stream">
             <label for="compose-channel" class="visually-hidden">Channel</label>
             <select id="compose-channel" value={channel ?? ''} onChange={(e) => setStreamId(Number(e.currentTarget.value))}>
               {subs.map((s) => <option key={s.stream_id} value={s.stream_id}>#{s.name}</option>)}
@@ -117,15 +120,15 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
             <datalist id="compose-topics">
               {topics.map((t) => <option key={t.name} value={t.name} />)}
             </datalist>
-          </>
+          </Fragment>
         ) : (
-          <>
+          <Fragment key="dm">
             <label for="compose-to" class="visually-hidden">To</label>
             <input id="compose-to" placeholder="To: names or emails, separated by commas" value={to} list="compose-people" onInput={(e) => setTo(e.currentTarget.value)} />
             <datalist id="compose-people">
               {users.map((u) => <option key={u.user_id} value={u.email}>{u.full_name}</option>)}
             </datalist>
-          </>
+          </Fragment>
         )}
       </div>
       {previewing ? (
@@ -148,7 +151,7 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
       {error && <p class="alert alert-error" role="alert">{error}</p>}
       <div class="compose-actions">
         <button type="button" class="button button-secondary" aria-pressed={previewing} onClick={togglePreview} disabled={!content.trim() && !previewing}>
-          {previewing ? 'Edit' : 'Preview'}
+          Preview
         </button>
         <button type="submit" class="button" disabled={sending || !content.trim()}>
           {sending ? 'Sending…' : 'Send'}
