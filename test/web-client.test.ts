@@ -81,7 +81,7 @@ const REFUSED_WEBSOCKET = `
 `;
 
 const sidebarLink = (page: Page, name: string) => page.locator('#sidebar .nav-link', { has: page.locator('.name', { hasText: new RegExp(`^${name}$`) }) });
-const messageWith = (page: Page, text: string) => page.locator('.message', { has: page.locator('.message-content', { hasText: text }) });
+const messageWith = (page: Page, text: string | RegExp) => page.locator('.message', { has: page.locator('.message-content', { hasText: text }) });
 
 async function compose(page: Page, content: string, topic?: string): Promise<void> {
   if (topic !== undefined) await page.locator('#compose-topic').fill(topic);
@@ -193,6 +193,15 @@ browserTest('a message sent from the compose box comes back over the WebSocket, 
   assert.is(pushed.length, 1);
   assert.is(pushed[0].message.content, '<p>Hello <strong>world</strong> from the browser</p>');
   await sidebarLink(page, 'greetings').waitFor();
+
+  await compose(page, 'A message to take back');
+  await page.getByRole('button', { name: 'Send' }).click();
+  const regret = messageWith(page, 'A message to take back');
+  await regret.hover();
+  page.once('dialog', (dialog) => void dialog.accept());
+  await regret.getByRole('button', { name: 'Delete message' }).click();
+  await regret.waitFor({ state: 'detached' });
+  assert.ok(frames.some((f) => JSON.parse(f).type === 'delete_message'), 'gone by the delete event');
 });
 
 browserTest("another user's message, typing and DM arrive live in a second browser", async (ctx) => {
@@ -296,7 +305,11 @@ browserTest('unread messages are marked read once they are on screen', async (ct
 
 browserTest('scrolling up loads older messages until the first', async (ctx) => {
   const ids: number[] = [];
-  for (let i = 1; i <= 130; i++) ids.push(await send(ctx.bob, ctx.general, 'history', `history message ${i}`));
+  for (let batch = 0; batch < 13; batch++) {
+    const numbers = Array.from({ length: 10 }, (_, i) => batch * 10 + i + 1);
+    ids.push(...(await Promise.all(numbers.map((n) => send(ctx.bob, ctx.general, 'history', `history message ${n}`)))));
+  }
+  ids.sort((a, b) => a - b);
   await ctx.owner.client.post('/mark_all_as_read');
   const { page } = await logIn(ctx, ctx.owner);
   await sidebarLink(page, 'general').click();
@@ -309,7 +322,7 @@ browserTest('scrolling up loads older messages until the first', async (ctx) => 
     await list.evaluate((el) => el.scrollTo(0, 0));
     await page.waitForTimeout(150);
   }
-  await messageWith(page, 'history message 1').first().waitFor();
+  await messageWith(page, /^history message 1$/).waitFor();
   const shown = (await list.locator('.message').evaluateAll((els) => els.map((e) => Number((e as HTMLElement).dataset.messageId))));
   assert.equal(shown, ids, 'every message once, in order');
 });
@@ -341,6 +354,32 @@ browserTest('a dropped socket reconnects and resumes with nothing missed', async
   assert.is(await messageWith(page, 'also sent while down').count(), 1);
 });
 
+browserTest('a queue the server lost is registered again, and the view stays live', async (ctx) => {
+  const { page } = await logIn(ctx, ctx.bob, { hash: `#narrow/channel/${ctx.random}-random` });
+  await page.locator('#narrow-title', { hasText: '#random' }).waitFor();
+  const queues = ctx.server.app.queues;
+  const lost = [...queues.queuesOf(ctx.bob.id)];
+  for (const queue of lost) queues.delete(queue);
+  for (let waited = 0; queues.queuesOf(ctx.bob.id).size === 0; waited += 50) {
+    assert.ok(waited < 10_000, 'no new queue registered');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.is(queues.queuesOf(ctx.bob.id).size, 1, 'one new queue');
+  await page.locator('[data-connection="socket"]').waitFor();
+  await send(ctx.owner, ctx.random, 'again', 'after the new register');
+  await messageWith(page, 'after the new register').waitFor();
+});
+
+browserTest('search shows the matching messages with the matches marked', async (ctx) => {
+  const { page } = await logIn(ctx, ctx.owner);
+  await page.getByLabel('Search messages').fill('down');
+  await page.getByLabel('Search messages').press('Enter');
+  await page.locator('#narrow-title', { hasText: 'Search: down' }).waitFor();
+  await page.locator('.message-content .highlight').first().waitFor();
+  assert.equal(await page.locator('.message-content').allTextContents(), ['sent while the socket was down', 'also sent while down']);
+  assert.equal(await page.locator('.message-content .highlight').allTextContents(), ['down', 'down']);
+});
+
 browserTest('without a WebSocket the client long-polls', async (ctx) => {
   const { page } = await logIn(ctx, ctx.bob, {
     live: 'polling',
@@ -365,6 +404,7 @@ browserTest('works at phone width: the sidebar opens from the menu', async (ctx)
   await menu.click();
   await sidebarLink(page, 'greetings').click();
   await messageWith(page, 'Hello everyone from the browser').waitFor();
+  await page.locator('#sidebar').evaluate((el) => Promise.all(el.getAnimations().map((a) => a.finished)));
   await screenshot(page, 'web-phone.png');
 });
 

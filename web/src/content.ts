@@ -16,7 +16,7 @@ export function prepareContent(html: string, myId: number): string {
   const template = document.createElement('template');
   template.innerHTML = html;
   const root = template.content;
-  for (const mention of root.querySelectorAll(`.user-mention[data-user-id="${myId}"]`)) mention.classList.add('user-mention-me');
+  for (const mention of root.querySelectorAll(`.user-mention[data-user-id="${myId}"]:not(.silent)`)) mention.classList.add('user-mention-me');
   for (const span of root.querySelectorAll<HTMLElement>('span.emoji')) {
     const code = [...span.classList].find((c) => c.startsWith('emoji-'))?.slice('emoji-'.length);
     const text = code ? emojiFromCode(code) : null;

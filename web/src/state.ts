@@ -97,9 +97,9 @@ export function stateFromRegister(r: any, view: View): AppState {
   };
 }
 
-/** The message as this client keeps it: content prepared for the page, flags on the message. */
+/** The message as this client keeps it: content prepared for the page (search results with their matches marked), flags on the message. */
 export function ingestMessage(raw: any, myId: number, flags?: string[]): Message {
-  return { ...raw, content: prepareContent(raw.content, myId), flags: flags ?? raw.flags ?? [], reactions: raw.reactions ?? [] };
+  return { ...raw, content: prepareContent(raw.match_content ?? raw.content, myId), flags: flags ?? raw.flags ?? [], reactions: raw.reactions ?? [] };
 }
 
 export function isTopicMuted(state: AppState, streamId: number, topic: string): boolean {
