@@ -2,7 +2,7 @@
 // loads the messages of the narrow on screen, and performs what the user does through the API.
 import { Api, ApiError, describeError } from './api.ts';
 import { EventStream, type ServerEvent } from './events.ts';
-import { apiNarrow, dmKey, narrowHash, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
+import { apiNarrow, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
 import { applyEvent, emptyView, ingestMessage, stateFromRegister, type AppState, type View } from './state.ts';
 import { Store } from './store.ts';
 import type { Message } from './types.ts';
@@ -63,7 +63,7 @@ export class ChatClient {
     }
     if (this.stopped) return;
     const connection = this.store.get()?.connection ?? 'connecting';
-    this.store.set({ ...stateFromRegister(snapshot, view), connection });
+    this.store.set({ ...stateFromRegister(snapshot, { ...view, narrow: normalizeNarrow(view.narrow, snapshot.user_id) }), connection });
     this.stream = new EventStream(this.api, snapshot.queue_id, snapshot.last_event_id, {
       events: (events) => this.onEvents(events),
       queueLost: () => void this.reregister(),
@@ -115,12 +115,17 @@ export class ChatClient {
 
   /** When the topic on screen moves as a whole (renamed, resolved, moved), the view goes with it. */
   private followMovedTopic(state: AppState, e: ServerEvent): void {
-    const { narrow } = state.view;
-    if (e.type !== 'update_message' || e.propagate_mode !== 'change_all' || narrow.kind !== 'topic') return;
-    if (e.stream_id !== narrow.streamId || !sameTopic(e.orig_subject ?? narrow.topic, narrow.topic) || e.orig_subject === undefined && e.new_stream_id === undefined) return;
-    const moved: Narrow = { kind: 'topic', streamId: e.new_stream_id ?? narrow.streamId, topic: e.subject ?? narrow.topic };
-    queueMicrotask(() => history.replaceState(null, '', this.hashOf(moved)));
-    queueMicrotask(() => this.open({ narrow: moved, near: null }));
+    const { narrow, messages } = state.view;
+    const moved = e.type === 'update_message' && (e.subject !== undefined || e.new_stream_id !== undefined);
+    if (!moved || e.propagate_mode !== 'change_all' || narrow.kind !== 'topic') return;
+    const ids = new Set<number>(e.message_ids);
+    if (!messages.some((m) => ids.has(m.id))) return;
+    const destination: Narrow = { kind: 'topic', streamId: e.new_stream_id ?? narrow.streamId, topic: e.subject ?? narrow.topic };
+    // After this batch of events is applied: the new address names the channel by its new state.
+    queueMicrotask(() => {
+      history.replaceState(null, '', this.hashOf(destination));
+      this.open({ narrow: destination, near: null });
+    });
   }
 
   hashOf(narrow: Narrow): string {
@@ -132,7 +137,7 @@ export class ChatClient {
 
   /** Shows another narrow (the address changed). */
   open(route: Route): void {
-    const narrow = route.narrow.kind === 'dm' ? { kind: 'dm' as const, userIds: dmKey(route.narrow.userIds, this.state.me.userId).split(',').map(Number) } : route.narrow;
+    const narrow = normalizeNarrow(route.narrow, this.state.me.userId);
     const { view } = this.state;
     if (sameNarrow(view.narrow, narrow) && view.near === route.near && !view.error) return;
     this.reloadView(narrow, route.near);
@@ -162,43 +167,37 @@ export class ChatClient {
     this.store.update((s) => (s && sameNarrow(s.view.narrow, view.narrow) && s.view.near === view.near ? { ...s, view: change(s.view) } : s));
   }
 
-  private async loadView(): Promise<void> {
+  /**
+   * Fetches one page of the view's messages and lets `place` put them in; the view shows an
+   * error instead if the fetch fails.
+   */
+  private async loadPage(anchor: number | string, before: number, after: number, loading: View['loading'], place: (current: View, fetched: Message[], r: any) => View): Promise<void> {
     const view = this.state.view;
+    if (loading !== 'initial') this.settle(view, (current) => ({ ...current, loading }));
     try {
-      const r = await this.fetchMessages(view, view.near ?? 'first_unread', PAGE_SIZE, PAGE_SIZE);
+      const r = await this.fetchMessages(view, anchor, before, after);
       const fetched: Message[] = r.messages.map((m: any) => ingestMessage(m, this.state.me.userId));
-      this.settle(view, (current) => ({ ...withNewer(current, fetched, r.found_newest), foundOldest: r.found_oldest, loading: null }));
+      this.settle(view, (current) => ({ ...place(current, fetched, r), loading: null }));
     } catch (err) {
       this.settle(view, (current) => ({ ...current, loading: null, error: describeError(err) }));
     }
+  }
+
+  private loadView(): Promise<void> {
+    const { near } = this.state.view;
+    return this.loadPage(near ?? 'first_unread', PAGE_SIZE, PAGE_SIZE, 'initial', (current, fetched, r) => ({ ...withNewer(current, fetched, r.found_newest), foundOldest: r.found_oldest }));
   }
 
   async loadOlder(): Promise<void> {
-    const view = this.state.view;
-    const oldest = view.messages[0];
-    if (view.loading || view.foundOldest || !oldest) return;
-    this.settle(view, (current) => ({ ...current, loading: 'older' }));
-    try {
-      const r = await this.fetchMessages(view, oldest.id, PAGE_SIZE, 0);
-      const fetched: Message[] = r.messages.map((m: any) => ingestMessage(m, this.state.me.userId));
-      this.settle(view, (current) => ({ ...current, messages: mergeMessages(fetched, current.messages), foundOldest: r.found_oldest, loading: null }));
-    } catch (err) {
-      this.settle(view, (current) => ({ ...current, loading: null, error: describeError(err) }));
-    }
+    const { loading, foundOldest, messages } = this.state.view;
+    if (loading || foundOldest || !messages.length) return;
+    await this.loadPage(messages[0]!.id, PAGE_SIZE, 0, 'older', (current, fetched, r) => ({ ...current, messages: mergeMessages(fetched, current.messages), foundOldest: r.found_oldest }));
   }
 
   async loadNewer(): Promise<void> {
-    const view = this.state.view;
-    const newest = view.messages[view.messages.length - 1];
-    if (view.loading || view.foundNewest || !newest) return;
-    this.settle(view, (current) => ({ ...current, loading: 'newer' }));
-    try {
-      const r = await this.fetchMessages(view, newest.id, 0, PAGE_SIZE);
-      const fetched: Message[] = r.messages.map((m: any) => ingestMessage(m, this.state.me.userId));
-      this.settle(view, (current) => ({ ...withNewer(current, fetched, r.found_newest), loading: null }));
-    } catch (err) {
-      this.settle(view, (current) => ({ ...current, loading: null, error: describeError(err) }));
-    }
+    const { loading, foundNewest, messages } = this.state.view;
+    if (loading || foundNewest || !messages.length) return;
+    await this.loadPage(messages.at(-1)!.id, 0, PAGE_SIZE, 'newer', (current, fetched, r) => withNewer(current, fetched, r.found_newest));
   }
 
   /** Fetches the topic list of the channel on screen when it is not known (first visit, or after a move). */
@@ -270,10 +269,10 @@ export class ChatClient {
 
   /** Resolves a topic (Zulip marks it with a leading ✔) or unresolves it, moving all its messages. */
   async setResolved(streamId: number, topic: string, resolved: boolean): Promise<void> {
-    const anyMessage = this.state.topics.get(streamId)?.find((t) => sameTopic(t.name, topic))?.max_id ?? this.state.view.messages.at(-1)?.id;
+    const anyMessage = this.state.view.messages.at(-1)?.id ?? this.state.topics.get(streamId)?.find((t) => sameTopic(t.name, topic))?.max_id;
     if (anyMessage === undefined) return;
     const name = resolved ? RESOLVED_PREFIX + topic : topic.replace(/^✔\s*/, '');
-    await this.api.patch(`/messages/${anyMessage}`, { topic: name, propagate_mode: 'change_all', send_notification_to_new_thread: false, send_notification_to_old_thread: false });
+    await this.api.patch(`/messages/${anyMessage}`, { topic: name, propagate_mode: 'change_all' });
   }
 
   async setChannelMuted(streamId: number, muted: boolean): Promise<void> {
@@ -282,7 +281,9 @@ export class ChatClient {
 
   /** A link to an uploaded file, which needs credentials, opened through a temporary URL. */
   async openUpload(path: string): Promise<void> {
+    // Opened at once, while the click still counts as the user's (else it is a blocked pop-up).
     const win = window.open('', '_blank');
+    if (win) win.opener = null;
     try {
       const { url } = await this.api.get(`/user_uploads/${path.replace(/^\/user_uploads\//, '')}`);
       if (win) win.location.href = url;

@@ -104,6 +104,11 @@ export function dmKey(participantIds: number[], myId: number): string {
   return (others.length ? others : [myId]).join(',');
 }
 
+/** A narrow with its conversation named the one way dmKey() names it (addresses may list the user too). */
+export function normalizeNarrow(narrow: Narrow, myId: number): Narrow {
+  return narrow.kind === 'dm' ? { kind: 'dm', userIds: dmKey(narrow.userIds, myId).split(',').map(Number) } : narrow;
+}
+
 export function messageDmKey(message: Message, myId: number): string {
   return dmKey(Array.isArray(message.display_recipient) ? message.display_recipient.map((u) => u.id) : [], myId);
 }
