@@ -139,7 +139,6 @@ browserTest('a wrong password is said so, and repeated failures show the rate li
     await page.locator('#login-error', { hasText: 'Wrong email or password.' }).waitFor();
     await page.getByRole('button', { name: 'Log in' }).and(page.locator(':enabled')).waitFor();
   }
-  await screenshot(page, 'web-login-error.png');
   await page.getByLabel('Password', { exact: true }).fill(ctx.carol.password);
   await page.getByRole('button', { name: 'Log in' }).click();
   const error = page.locator('#login-error');
@@ -406,6 +405,30 @@ browserTest('works at phone width: the sidebar opens from the menu', async (ctx)
   await messageWith(page, 'Hello everyone from the browser').waitFor();
   await page.locator('#sidebar').evaluate((el) => Promise.all(el.getAnimations().map((a) => a.finished)));
   await screenshot(page, 'web-phone.png');
+});
+
+browserTest('keyboard: skip link, j and k through messages, / for search, c for compose', async (ctx) => {
+  const { page } = await logIn(ctx, ctx.owner, { hash: `#narrow/channel/${ctx.random}-random` });
+  await messageWith(page, 'delivered by long-polling').waitFor();
+  const focused = () => page.evaluate(() => {
+    const el = document.activeElement as HTMLElement;
+    return el.id || (el.dataset.messageId ? `message ${el.textContent}` : el.tagName);
+  });
+  await page.keyboard.press('Tab');
+  assert.is(await focused(), 'BUTTON', 'the skip link comes first');
+  await page.keyboard.press('Enter');
+  assert.is(await focused(), 'messages');
+  await page.keyboard.press('k');
+  assert.match(await focused(), /^message .*delivered by long-polling/, 'k from the list: the last message on screen');
+  await page.keyboard.press('k');
+  assert.match(await focused(), /^message .*after the new register/);
+  await page.keyboard.press('j');
+  assert.match(await focused(), /^message .*delivered by long-polling/);
+  await page.keyboard.press('/');
+  assert.is(await focused(), 'search-input');
+  await page.locator('#messages').focus();
+  await page.keyboard.press('c');
+  assert.is(await focused(), 'compose-content');
 });
 
 browserTest('logging out forgets the key and ends the event queue', async (ctx) => {

@@ -146,12 +146,33 @@ export class MessageList extends Component<Props> {
   };
 
   private onKeyDown = (e: KeyboardEvent): void => {
-    const target = e.target as Element;
+    const target = e.target as HTMLElement;
     if ((e.key === 'Enter' || e.key === ' ') && target.classList.contains('spoiler-header')) {
       e.preventDefault();
       toggleSpoiler(target);
+    } else if ((e.key === 'j' || e.key === 'k') && !e.ctrlKey && !e.metaKey && !e.altKey && !['INPUT', 'TEXTAREA'].includes(target.tagName)) {
+      e.preventDefault();
+      this.moveFocus(target, e.key === 'j' ? 1 : -1);
     }
   };
+
+  /** j and k: the next or previous message (from the list itself: the first or last one on screen). */
+  private moveFocus(from: HTMLElement, step: 1 | -1): void {
+    const el = this.list;
+    if (!el) return;
+    const messages = [...el.querySelectorAll<HTMLElement>('.message')];
+    const current = from.closest<HTMLElement>('.message');
+    let next: HTMLElement | undefined;
+    if (current) next = messages[messages.indexOf(current) + step];
+    else {
+      const box = el.getBoundingClientRect();
+      const onScreen = messages.filter((m) => m.getBoundingClientRect().bottom > box.top && m.getBoundingClientRect().top < box.bottom);
+      next = step === 1 ? onScreen[0] : onScreen.at(-1);
+    }
+    if (!next) return;
+    next.focus({ preventScroll: true });
+    next.scrollIntoView({ block: 'nearest' });
+  }
 
   render() {
     const { client, state, listRef } = this.props;

@@ -75,9 +75,16 @@ function ChannelItem({ client, state, sub, counts }: { client: ChatClient; state
   );
 }
 
+const PRESENCE_LABELS = { active: 'active', idle: 'idle', offline: 'offline' } as const;
+
+/** A presence dot; its words go after the name (`status` below), for screen readers. */
 function PresenceDot({ state, userId }: { state: AppState; userId: number }) {
   const status = presenceStatus(state.presence.get(userId), Date.now() / 1000);
-  return <span class={`presence presence-${status}`} title={status === 'active' ? 'Active' : status === 'idle' ? 'Idle' : 'Offline'} role="img" aria-label={status} />;
+  return <span class={`presence presence-${status}`} title={PRESENCE_LABELS[status]} aria-hidden="true" />;
+}
+
+function PresenceWords({ state, userId }: { state: AppState; userId: number }) {
+  return <span class="visually-hidden">({PRESENCE_LABELS[presenceStatus(state.presence.get(userId), Date.now() / 1000)]})</span>;
 }
 
 export function Sidebar({ state, client }: { state: AppState; client: ChatClient }) {
@@ -121,6 +128,7 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
                 <NavLink client={client} narrow={{ kind: 'dm', userIds: ids }} current={narrow}>
                   {ids.length === 1 ? <PresenceDot state={state} userId={ids[0]!} /> : <span class="group-mark" aria-hidden="true">👥</span>}
                   <span class="name">{dmName(state, key)}</span>
+                  {ids.length === 1 && <PresenceWords state={state} userId={ids[0]!} />}
                   <UnreadBadge count={counts.dms.get(key)} />
                 </NavLink>
               </li>
@@ -139,6 +147,7 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
                 <Avatar user={u} size="small" />
                 <PresenceDot state={state} userId={u.user_id} />
                 <span class="name">{u.full_name}</span>
+                <PresenceWords state={state} userId={u.user_id} />
               </NavLink>
             </li>
           ))}
