@@ -369,6 +369,24 @@ browserTest('a queue the server lost is registered again, and the view stays liv
   await messageWith(page, 'after the new register').waitFor();
 });
 
+browserTest('moving a topic to another channel takes the view along', async (ctx) => {
+  const { page } = await logIn(ctx, ctx.owner, { hash: `#narrow/channel/${ctx.random}-random/topic/again` });
+  await messageWith(page, 'after the new register').waitFor();
+  const id = await messageWith(page, 'after the new register').getAttribute('data-message-id');
+  await page.getByRole('button', { name: 'Move topic' }).click();
+  const form = page.locator('form.move-topic');
+  await form.getByLabel('Channel').selectOption({ label: '#general' });
+  await form.getByLabel('Topic').fill('moved here');
+  await form.getByRole('button', { name: 'Move' }).click();
+  await page.locator('#narrow-title', { hasText: '#general › moved here' }).waitFor();
+  await messageWith(page, 'after the new register').waitFor();
+  assert.match(page.url(), new RegExp(`#narrow/channel/${ctx.general}-general/topic/moved\\.20here$`));
+  // Moved back by another client: the view follows again.
+  const back = await ctx.owner.client.patch(`/messages/${id}`, { topic: 'again', stream_id: ctx.random, propagate_mode: 'change_all', send_notification_to_new_thread: false });
+  assert.is(back.status, 200, back.text);
+  await page.locator('#narrow-title', { hasText: '#random › again' }).waitFor();
+});
+
 browserTest('search shows the matching messages with the matches marked', async (ctx) => {
   const { page } = await logIn(ctx, ctx.owner);
   await page.getByLabel('Search messages').fill('down');
@@ -418,12 +436,14 @@ browserTest('keyboard: skip link, j and k through messages, / for search, c for 
   assert.is(await focused(), 'BUTTON', 'the skip link comes first');
   await page.keyboard.press('Enter');
   assert.is(await focused(), 'messages');
+  const ids = await page.locator('.message').evaluateAll((els) => els.map((e) => `message ${e.textContent}`));
   await page.keyboard.press('k');
-  assert.match(await focused(), /^message .*delivered by long-polling/, 'k from the list: the last message on screen');
+  assert.is(await focused(), ids.at(-1), 'k from the list: the last message on screen');
+  assert.match(ids.at(-1)!, /delivered by long-polling/);
   await page.keyboard.press('k');
-  assert.match(await focused(), /^message .*after the new register/);
+  assert.is(await focused(), ids.at(-2));
   await page.keyboard.press('j');
-  assert.match(await focused(), /^message .*delivered by long-polling/);
+  assert.is(await focused(), ids.at(-1));
   await page.keyboard.press('/');
   assert.is(await focused(), 'search-input');
   await page.locator('#messages').focus();

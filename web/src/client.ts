@@ -267,12 +267,20 @@ export class ChatClient {
     else await this.api.post(`/messages/${message.id}/reactions`, { emoji_name: emojiName });
   }
 
-  /** Resolves a topic (Zulip marks it with a leading ✔) or unresolves it, moving all its messages. */
-  async setResolved(streamId: number, topic: string, resolved: boolean): Promise<void> {
+  /** Moves a whole topic to another name, channel, or both (the server checks who may). */
+  async moveTopic(streamId: number, topic: string, to: { streamId: number; topic: string }): Promise<void> {
     const anyMessage = this.state.view.messages.at(-1)?.id ?? this.state.topics.get(streamId)?.find((t) => sameTopic(t.name, topic))?.max_id;
     if (anyMessage === undefined) return;
-    const name = resolved ? RESOLVED_PREFIX + topic : topic.replace(/^✔\s*/, '');
-    await this.api.patch(`/messages/${anyMessage}`, { topic: name, propagate_mode: 'change_all' });
+    await this.api.patch(`/messages/${anyMessage}`, {
+      propagate_mode: 'change_all',
+      ...(to.topic !== topic ? { topic: to.topic } : {}),
+      ...(to.streamId !== streamId ? { stream_id: to.streamId } : {}),
+    });
+  }
+
+  /** Resolves a topic (Zulip marks it with a leading ✔) or unresolves it. */
+  setResolved(streamId: number, topic: string, resolved: boolean): Promise<void> {
+    return this.moveTopic(streamId, topic, { streamId, topic: resolved ? RESOLVED_PREFIX + topic : topic.replace(/^✔\s*/, '') });
   }
 
   async setChannelMuted(streamId: number, muted: boolean): Promise<void> {

@@ -104,23 +104,54 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
 function NarrowHeader({ client, state, title }: { client: ChatClient; state: AppState; title: string }) {
   const { narrow } = state.view;
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => setError(null), [narrow]);
+  const [moving, setMoving] = useState(false);
+  useEffect(() => {
+    setError(null);
+    setMoving(false);
+  }, [narrow]);
   const act = (action: Promise<void>) => action.catch((err) => setError(describeError(err)));
   const sub = narrow.kind === 'channel' || narrow.kind === 'topic' ? state.subs.get(narrow.streamId) : undefined;
   return (
     <div class="narrow-header">
       <h1 id="narrow-title">{title}</h1>
       {narrow.kind === 'topic' && (
-        <button type="button" class="button button-secondary button-small" onClick={() => act(client.setResolved(narrow.streamId, narrow.topic, !isResolved(narrow.topic)))}>
-          {isResolved(narrow.topic) ? 'Unresolve topic' : 'Resolve topic'}
-        </button>
+        <>
+          <button type="button" class="button button-secondary button-small" onClick={() => act(client.setResolved(narrow.streamId, narrow.topic, !isResolved(narrow.topic)))}>
+            {isResolved(narrow.topic) ? 'Unresolve topic' : 'Resolve topic'}
+          </button>
+          <button type="button" class="button button-secondary button-small" aria-expanded={moving} onClick={() => setMoving(!moving)}>
+            Move topic
+          </button>
+        </>
       )}
       {narrow.kind === 'channel' && sub && (
         <button type="button" class="button button-secondary button-small" aria-pressed={sub.is_muted} onClick={() => act(client.setChannelMuted(sub.stream_id, !sub.is_muted))}>
           {sub.is_muted ? 'Unmute channel' : 'Mute channel'}
         </button>
       )}
+      {moving && narrow.kind === 'topic' && <MoveTopicForm client={client} state={state} streamId={narrow.streamId} topic={narrow.topic} onError={setError} />}
       {error && <p class="alert alert-error" role="alert">{error}</p>}
     </div>
+  );
+}
+
+/** Where to move the topic on screen: a new name, another channel, or both. */
+function MoveTopicForm({ client, state, streamId, topic, onError }: { client: ChatClient; state: AppState; streamId: number; topic: string; onError: (msg: string) => void }) {
+  const [to, setTo] = useState({ streamId, topic });
+  const subs = [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
+  function submit(e: Event) {
+    e.preventDefault();
+    client.moveTopic(streamId, topic, { streamId: to.streamId, topic: to.topic.trim() }).catch((err) => onError(describeError(err)));
+  }
+  return (
+    <form class="move-topic" onSubmit={submit} aria-label="Move topic">
+      <label for="move-channel">Channel</label>
+      <select id="move-channel" value={to.streamId} onChange={(e) => setTo({ ...to, streamId: Number(e.currentTarget.value) })}>
+        {subs.map((s) => <option key={s.stream_id} value={s.stream_id}>#{s.name}</option>)}
+      </select>
+      <label for="move-topic-name">Topic</label>
+      <input id="move-topic-name" value={to.topic} required onInput={(e) => setTo({ ...to, topic: e.currentTarget.value })} />
+      <button type="submit" class="button button-small" disabled={!to.topic.trim() || (to.streamId === streamId && to.topic.trim() === topic)}>Move</button>
+    </form>
   );
 }
