@@ -7,11 +7,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, mkdirSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type WebSocketRoute } from 'playwright-core';
 import type { RunningServer } from '../src/server.ts';
 import { makeChannel, send } from './messages-helpers.ts';
 import { newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
+import { Client } from './helpers/client.ts';
 import { buildWebClient } from './helpers/web.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -27,6 +29,8 @@ interface Ctx {
   general: number;
   random: number;
   browser: Browser;
+  /** The browser's way to the server, which stays when the server restarts on another port. */
+  forwarder: Forwarder;
   url: string;
   contexts: BrowserContext[];
   errors: string[];
@@ -95,10 +99,46 @@ async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(dir, name) });
 }
 
+interface Forwarder {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** A TCP forwarder to the server's current port, as a reverse proxy would be. */
+function forward(target: () => number): Promise<Forwarder> {
+  const connections = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target(), '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      connections.add(socket);
+      socket.on('error', () => socket.destroy());
+      socket.on('close', () => {
+        connections.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        port: (server.address() as net.AddressInfo).port,
+        close: () => {
+          for (const socket of connections) socket.destroy();
+          return new Promise((done) => server.close(() => done()));
+        },
+      }),
+    ),
+  );
+}
+
+// Rate limits on (failed logins are what one test shows), but far from what the tests spend.
+const SERVER_ENV = { RATE_LIMIT: 'on', RATE_LIMIT_USER_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_LOGIN_FAILURES: '3' };
+
 test.before(async (ctx) => {
   await buildWebClient();
-  // Rate limits on (failed logins are what one test shows), but far from what the tests spend.
-  ctx.server = await startTestServer({ RATE_LIMIT: 'on', RATE_LIMIT_USER_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_LOGIN_FAILURES: '3' });
+  ctx.server = await startTestServer(SERVER_ENV);
   ctx.realm = await newRealm(ctx.server);
   ctx.owner = ctx.realm.owner;
   ctx.bob = await ctx.realm.addUser({ name: 'Bob Builder' });
@@ -106,7 +146,8 @@ test.before(async (ctx) => {
   ctx.general = await makeChannel(ctx.realm, 'general', [ctx.owner, ctx.bob, ctx.carol]);
   ctx.random = await makeChannel(ctx.realm, 'random', [ctx.owner, ctx.bob]);
   ctx.browser = await chromium.launch({ executablePath: CHROMIUM });
-  ctx.url = `http://127.0.0.1:${ctx.server.port}/`;
+  ctx.forwarder = await forward(() => ctx.server.port);
+  ctx.url = `http://127.0.0.1:${ctx.forwarder.port}/`;
   ctx.contexts = [];
   ctx.errors = [];
 });
@@ -127,6 +168,7 @@ function browserTest(name: string, fn: (ctx: Ctx) => Promise<void>): void {
 
 test.after(async (ctx) => {
   await ctx.browser?.close();
+  await ctx.forwarder?.close();
   await ctx.server?.stop();
 });
 
@@ -449,6 +491,43 @@ browserTest('keyboard: skip link, j and k through messages, / for search, c for 
   await page.locator('#messages').focus();
   await page.keyboard.press('c');
   assert.is(await focused(), 'compose-content');
+});
+
+browserTest('across a server restart the queue resumes: what was sent meanwhile arrives once, with no new register', async (ctx) => {
+  let blocked = false;
+  const sockets: WebSocketRoute[] = [];
+  const registers: string[] = [];
+  const { page } = await logIn(ctx, ctx.bob, {
+    hash: `#narrow/channel/${ctx.random}-random`,
+    // While `blocked`, a reconnecting socket gets a stand-in that stays silent (the server never
+    // hears of it), so the events of the meantime wait in the queue, through the restart.
+    setup: (context) =>
+      context.routeWebSocket(/\/api\/v1\/events\/socket/, (ws) => {
+        if (!blocked) ws.connectToServer();
+        sockets.push(ws);
+      }),
+  });
+  page.on('request', (r) => r.url().endsWith('/api/v1/register') && registers.push(r.url()));
+  await page.locator('#narrow-title', { hasText: '#random' }).waitFor();
+  blocked = true;
+  await sockets.at(-1)!.close({ code: 1012, reason: 'server restarting' });
+  for (let waited = 0; sockets.length < 2; waited += 50) {
+    assert.ok(waited < 10_000, 'no reconnect');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await send(ctx.owner, ctx.random, 'restart', 'sent before the restart');
+  await send(ctx.owner, ctx.random, 'restart', 'also before the restart');
+  const { DATABASE_URL, DATA_DIR } = ctx.server.app.config;
+  await ctx.server.stop();
+  // Another port (the old one is held in TIME_WAIT): the forwarder keeps the browser's address.
+  ctx.server = await startTestServer({ ...SERVER_ENV, DATABASE_URL, DATA_DIR });
+  for (const who of ['owner', 'bob', 'carol'] as const) ctx[who] = { ...ctx[who], client: new Client(ctx.server.port, ctx.realm.host, ctx[who].client.credentials) };
+  await send(ctx.owner, ctx.random, 'restart', 'sent after the restart');
+  blocked = false;
+  await sockets.at(-1)!.close({ code: 1012, reason: 'server restarting' });
+  await messageWith(page, 'sent after the restart').waitFor();
+  for (const text of ['sent before the restart', 'also before the restart', 'sent after the restart']) assert.is(await messageWith(page, text).count(), 1, text);
+  assert.equal(registers, [], 'the same queue throughout');
 });
 
 browserTest('logging out forgets the key and ends the event queue', async (ctx) => {
