@@ -326,6 +326,19 @@ browserTest('an edit, a reaction and resolving the topic show live in the other 
   await screenshot(owner.page, 'web-desktop.png');
   await owner.page.getByRole('button', { name: 'Unresolve topic' }).click();
   await bob.page.locator('#narrow-title', { hasText: /› greetings$/ }).waitFor();
+
+  // What the events made of Bob's page is what a fresh load shows.
+  const fresh = await logIn(ctx, ctx.bob, { hash: new URL(bob.page.url()).hash });
+  const shown = (page: Page) => page.evaluate(() => [document.querySelector('#messages')!.textContent, document.querySelector('#sidebar')!.textContent]);
+  await messageWith(fresh.page, 'Hello everyone from the browser').waitFor();
+  let live: (string | null)[] = [];
+  let loaded: (string | null)[] = [];
+  for (let waited = 0; waited < 5000; waited += 100) {
+    [live, loaded] = await Promise.all([shown(bob.page), shown(fresh.page)]);
+    if (JSON.stringify(live) === JSON.stringify(loaded)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(live, loaded);
 });
 
 browserTest('unread messages are marked read once they are on screen', async (ctx) => {

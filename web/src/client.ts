@@ -15,6 +15,8 @@ const READ_BATCH_DELAY_MS = 250;
 /** Zulip's clients renew a typing notification every 10 seconds while typing goes on. */
 const TYPING_RENEW_MS = 10_000;
 const RESOLVED_PREFIX = '✔ ';
+/** Events that change messages already loaded (see loadPage). */
+const REPLAYED = new Set(['update_message', 'delete_message', 'reaction', 'update_message_flags']);
 
 const REGISTER_PARAMS = {
   apply_markdown: true,
@@ -35,6 +37,8 @@ export class ChatClient {
   private typingSentAt = 0;
   private typingTo: string | null = null;
   private stopped = false;
+  /** Events that came while a page of messages was loading, kept to apply again to what it brings. */
+  private readonly replays = new Set<ServerEvent[]>();
 
   constructor(
     readonly api: Api,
@@ -70,6 +74,7 @@ export class ChatClient {
       connection: (state) => this.store.update((s) => s && { ...s, connection: state }),
     });
     this.stream.start();
+    this.loadMissingTopics();
     await this.loadView();
   }
 
@@ -104,6 +109,8 @@ export class ChatClient {
   }
 
   private onEvents(events: ServerEvent[]): void {
+    const changes = events.filter((e) => REPLAYED.has(e.type));
+    if (changes.length) for (const replay of this.replays) replay.push(...changes);
     let state = this.state;
     for (const event of events) {
       this.followMovedTopic(state, event);
@@ -169,17 +176,24 @@ export class ChatClient {
 
   /**
    * Fetches one page of the view's messages and lets `place` put them in; the view shows an
-   * error instead if the fetch fails.
+   * error instead if the fetch fails. The server may have answered before or after the changes
+   * whose events came meanwhile: those are applied again (they are idempotent), so a message
+   * deleted or edited during the fetch is not brought back as it was.
    */
   private async loadPage(anchor: number | string, before: number, after: number, loading: View['loading'], place: (current: View, fetched: Message[], r: any) => View): Promise<void> {
     const view = this.state.view;
     if (loading !== 'initial') this.settle(view, (current) => ({ ...current, loading }));
+    const replay: ServerEvent[] = [];
+    this.replays.add(replay);
     try {
       const r = await this.fetchMessages(view, anchor, before, after);
       const fetched: Message[] = r.messages.map((m: any) => ingestMessage(m, this.state.me.userId));
       this.settle(view, (current) => ({ ...place(current, fetched, r), loading: null }));
+      if (replay.length) this.store.update((s) => s && replay.reduce(applyEvent, s));
     } catch (err) {
       this.settle(view, (current) => ({ ...current, loading: null, error: describeError(err) }));
+    } finally {
+      this.replays.delete(replay);
     }
   }
 
