@@ -296,13 +296,19 @@ function onRealmUser(state: AppState, e: ServerEvent): AppState {
   const id: number = e.person.user_id;
   const known = state.users.get(id);
   if (e.op === 'add') return { ...state, users: new Map(state.users).set(id, { ...e.person, is_active: true }) };
-  if (!known) return state;
-  const person = { ...e.person };
-  const fullName = e.op === 'update' && person.full_name ? { fullName: person.full_name } : {};
+  if (e.op !== 'update' || !known) return state;
+  const p = e.person;
+  const change: Partial<User> = {
+    ...(p.full_name !== undefined && { full_name: p.full_name }),
+    ...(p.avatar_url !== undefined && { avatar_url: p.avatar_url }),
+    ...(p.new_email !== undefined && { email: p.new_email }),
+    ...(p.delivery_email !== undefined && { delivery_email: p.delivery_email }),
+    ...(p.is_active !== undefined && { is_active: p.is_active }),
+  };
   return {
     ...state,
-    me: id === state.me.userId ? { ...state.me, ...fullName } : state.me,
-    users: new Map(state.users).set(id, { ...known, ...person }),
+    me: id === state.me.userId && change.full_name ? { ...state.me, fullName: change.full_name } : state.me,
+    users: new Map(state.users).set(id, { ...known, ...change }),
   };
 }
 
