@@ -1,5 +1,6 @@
 // Starting and stopping the whole server: services, HTTP, and the first-run organization.
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import type { TemplatedApp } from 'uWebSockets.js';
 import { closeApp, createApp, type App } from './app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
@@ -16,6 +17,11 @@ import type { User } from './db/generated/client.ts';
 import { log } from './log.ts';
 import { attachOperations } from './ops/endpoints.ts';
 import { requestObservers } from './ops/requests.ts';
+import { attachWebClient, loadWebAssets } from './http/static.ts';
+import { PROJECT_ROOT } from './paths.ts';
+
+/** Where scripts/build-web.mjs puts the web client. */
+const WEB_DIR = path.join(PROJECT_ROOT, 'build', 'web');
 
 export interface RunningServer {
   app: App;
@@ -55,6 +61,8 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
     const observers = requestObservers(app.metrics);
+    const webAssets = loadWebAssets(WEB_DIR);
+    if (!webAssets) log.warn('the web client is not built (npm run build); / explains how', { dir: WEB_DIR });
     http = await startHttpServer({
       routes: allRoutes,
       gate,
@@ -65,6 +73,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
       attach: (uws) => {
         attachSocketGateway(app, gate, proxies, uws, observers);
         attachOperations(app, uws);
+        attachWebClient(uws, webAssets);
         attach?.(uws, app);
       },
       inspectAnswer,
