@@ -7,6 +7,9 @@ import { applyEvent, emptyView, ingestMessage, stateFromRegister, type AppState,
 import { Store } from './store.ts';
 import type { Message } from './types.ts';
 
+/** How long a failed topic list waits before it is asked for again. */
+const TOPICS_RETRY_MS = 3000;
+
 export type Destination = { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; userIds: number[] };
 
 const PAGE_SIZE = 50;
@@ -34,6 +37,8 @@ export class ChatClient {
   private pendingRead = new Set<number>();
   private readTimer: ReturnType<typeof setTimeout> | null = null;
   private topicsLoading = new Set<number>();
+  /** Channels whose topic list changed while it was being fetched. */
+  private topicsStale = new Set<number>();
   private typingSentAt = 0;
   private typingTo: string | null = null;
   private stopped = false;
@@ -219,13 +224,27 @@ export class ChatClient {
     const { narrow } = this.state.view;
     if (narrow.kind !== 'channel' && narrow.kind !== 'topic') return;
     const streamId = narrow.streamId;
-    if (this.state.topics.has(streamId) || this.topicsLoading.has(streamId) || !this.state.subs.has(streamId)) return;
+    if (this.state.topics.has(streamId) || !this.state.subs.has(streamId)) return;
+    // A move while the list is on its way makes that answer stale: it is fetched again after it.
+    if (this.topicsLoading.has(streamId)) {
+      this.topicsStale.add(streamId);
+      return;
+    }
     this.topicsLoading.add(streamId);
     this.api
       .get(`/users/me/${streamId}/topics`)
-      .then((r) => this.store.update((s) => s && { ...s, topics: new Map(s.topics).set(streamId, r.topics) }))
-      .catch((err) => console.warn('topics', describeError(err)))
-      .finally(() => this.topicsLoading.delete(streamId));
+      .then((r) => {
+        if (!this.topicsStale.has(streamId)) this.store.update((s) => s && { ...s, topics: new Map(s.topics).set(streamId, r.topics) });
+      })
+      .catch((err) => {
+        console.warn('topics', describeError(err));
+        // Asked again in a while rather than left "Loading topics…".
+        setTimeout(() => this.loadMissingTopics(), TOPICS_RETRY_MS);
+      })
+      .finally(() => {
+        this.topicsLoading.delete(streamId);
+        if (this.topicsStale.delete(streamId)) this.loadMissingTopics();
+      });
   }
 
   /** Marks messages read at once on screen, and tells the server in batches. */
