@@ -49,7 +49,7 @@ test('invitation -> page -> form -> account with the invited role, channels and 
   const form = await open(realm, link);
   assert.is(form.status, 200, form.text);
   assert.is(form.headers['content-type'], 'text/html; charset=utf-8');
-  assert.match(form.headers['content-security-policy'] as string, /default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'/);
+  assert.match(form.headers['content-security-policy'] as string, /default-src 'none'; style-src 'self' 'sha256-[A-Za-z0-9+/=]+'/);
   assert.is(form.headers['referrer-policy'], 'no-referrer');
   assert.match(form.text, '<form method="post" action="/accounts/register/">');
   assert.match(form.text, `<strong>${email}</strong>`);
