@@ -261,6 +261,8 @@ browserTest("another user's message, typing and DM arrive live in a second brows
   await arrived.locator('code', { hasText: 'code' }).waitFor();
   assert.is(await arrived.locator('.emoji').textContent(), '🎉');
   await owner.page.locator('.typing-notice', { hasText: 'typing' }).waitFor({ state: 'detached' });
+  // Bob's own copy may reach his socket a moment after Olivia's page shows it.
+  for (let waited = 0; waited < 5000 && !bob.frames.some((f) => f.includes('Hi from Bob')); waited += 50) await new Promise((r) => setTimeout(r, 50));
   assert.ok(bob.frames.some((f) => f.includes('Hi from Bob')), "bob's own message came to him over his socket too");
 
   await owner.page.getByText('Direct message', { exact: true }).click();
