@@ -15,6 +15,9 @@ import { ChannelActors } from '../actors/channels.ts';
 import { SerialActors } from '../actors/serial.ts';
 import { transactionAware } from './db/transaction.ts';
 import { DeliveryScheduler } from './scheduler.ts';
+import { TokenSigner } from './auth/signed-tokens.ts';
+import { serverSecret } from './db/server-secrets.ts';
+import { ClusterNode } from './cluster/node.ts';
 
 export interface App {
   config: Config;
@@ -30,6 +33,10 @@ export interface App {
   /** Sends scheduled messages and reminders when they fall due (started by the server). */
   scheduler: DeliveryScheduler;
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
+  /** Signs temporary upload URLs and call links with the deployment's shared key. */
+  tokens: TokenSigner;
+  /** This process as a node of a cluster; null for a single process. */
+  cluster: ClusterNode | null;
   startedAt: number;
 }
 
@@ -42,7 +49,9 @@ export async function createApp(config: Config): Promise<App> {
     const prisma = transactionAware(db.prisma);
     const realms = new RealmDirectory(prisma, config.externalHost, config.externalScheme);
     await realms.loadAll();
-    const bus = new MemoryBus();
+    const tokens = new TokenSigner(Buffer.from(await serverSecret(db.prisma, 'token_key', 32), 'hex'));
+    const cluster = config.cluster ? await ClusterNode.join(config.cluster, await serverSecret(db.prisma, 'cluster_id', 6)) : null;
+    const bus: EventBus = cluster?.bus ?? new MemoryBus();
     return {
       config,
       db,
@@ -61,6 +70,8 @@ export async function createApp(config: Config): Promise<App> {
             loginFailures: new RateLimiter(config.RATE_LIMIT_LOGIN_FAILURES, config.RATE_LIMIT_LOGIN_WINDOW_SECONDS),
           }
         : null,
+      tokens,
+      cluster,
       startedAt: Math.floor(Date.now() / 1000),
     };
   } catch (err) {
@@ -75,5 +86,6 @@ export async function closeApp(app: App): Promise<void> {
   app.channels.stop();
   app.users.stop();
   await app.bus.close();
+  await app.cluster?.leave();
   await app.db.close();
 }

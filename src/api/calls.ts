@@ -2,7 +2,6 @@
 // Zoom and Webex refuse as Zulip does without credentials; a BigBlueButton link is created (the
 // meeting's details signed into it), and following it says the server has no BigBlueButton.
 import { randomInt } from 'node:crypto';
-import { signToken } from '../auth/signed-tokens.ts';
 import { badRequest } from '../errors.ts';
 import { bool, str } from '../http/params.ts';
 import { optionalUserRoute, userRoute } from './route.ts';
@@ -30,9 +29,9 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/calls/bigbluebutton/create',
     params: { meeting_name: str(), voice_only: bool().default(false) },
-    async handler({ user, params }) {
+    async handler({ app, user, params }) {
       const meeting = { meeting_id: `zulip-${randomInt(100_000_000_000, 999_999_999_999)}`, name: params.meeting_name, lock_settings_disable_cam: params.voice_only, moderator: user.id };
-      return { url: `/calls/bigbluebutton/join?${new URLSearchParams({ bigbluebutton: signToken(JSON.stringify(meeting)) })}` };
+      return { url: `/calls/bigbluebutton/join?${new URLSearchParams({ bigbluebutton: app.tokens.sign(JSON.stringify(meeting)) })}` };
     },
   }),
   optionalUserRoute({

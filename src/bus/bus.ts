@@ -1,6 +1,7 @@
 // The event bus: actions publish an event with the ids of the users who should get it, after
 // their transaction committed; the delivery side (actors) subscribes. The in-process bus calls
-// back inline; a NATS bus carries the same envelopes between processes, so they are plain JSON.
+// back inline; the NATS bus (bus/nats.ts) carries the same envelopes between the processes of a
+// cluster, so they are plain JSON, together with the cache changes each process must hear of.
 //
 // Events are published in their fullest form and each queue trims them to what its client asked
 // for: `message` events carry the rendered `content` plus `raw_content` (the Markdown source) and
@@ -28,8 +29,42 @@ export interface EventEnvelope {
 
 export type EventHandler = (envelope: EventEnvelope) => void;
 
+/**
+ * A committed change to something processes cache (src/cluster/cache-sync.ts applies it): the
+ * process that made it has updated its own copy already; the others drop theirs.
+ */
+export type CacheChange =
+  | { cache: 'user'; userId: number }
+  | { cache: 'realm'; realmId: number }
+  | { cache: 'groups'; realmId: number }
+  | { cache: 'subscribers'; channelIds: number[] | 'all' }
+  | { cache: 'channel-rows' }
+  | { cache: 'linkifiers'; realmId: number }
+  | { cache: 'presence'; userId: number }
+  /** A scheduled message or reminder now falls due at `at` (ms): every scheduler wakes then. */
+  | { cache: 'schedule'; at: number };
+
+export interface BusListener {
+  /** Another process made this change. */
+  changed?(change: CacheChange): void;
+  /**
+   * Events may have been lost on the way (the NATS stream lost messages): whatever needs every
+   * event (the event queues) must start over.
+   */
+  lost?(): void;
+}
+
 export interface EventBus {
+  /** Delivers the envelope to every subscriber of every process, in publication order per process. */
   publish(envelope: EventEnvelope): void;
   subscribe(handler: EventHandler): () => void;
+  /** Tells the other processes of a cache change, in order with the events published around it. */
+  announce(change: CacheChange): void;
+  listen(listener: BusListener): () => void;
+  /**
+   * Resolves once what was published so far is on its way to every process (stored by NATS);
+   * null when it already is, as in one process, where delivery is a call.
+   */
+  settled(): Promise<void> | null;
   close(): Promise<void>;
 }
