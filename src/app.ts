@@ -12,12 +12,14 @@ import { RateLimiter } from './http/rate-limit.ts';
 import { log } from './log.ts';
 import { QueueRegistry } from '../actors/registry.ts';
 import { ChannelActors } from '../actors/channels.ts';
-import { SerialActors } from '../actors/serial.ts';
+import { SerialActors, type Turn } from '../actors/serial.ts';
 import { transactionAware } from './db/transaction.ts';
 import { DeliveryScheduler } from './scheduler.ts';
 import { TokenSigner } from './auth/signed-tokens.ts';
 import { serverSecret } from './db/server-secrets.ts';
 import { ClusterNode } from './cluster/node.ts';
+import { LockSpace } from './cluster/locks.ts';
+import { followCacheChanges } from './cluster/cache-sync.ts';
 
 export interface App {
   config: Config;
@@ -50,19 +52,20 @@ export async function createApp(config: Config): Promise<App> {
     const realms = new RealmDirectory(prisma, config.externalHost, config.externalScheme);
     await realms.loadAll();
     const tokens = new TokenSigner(Buffer.from(await serverSecret(db.prisma, 'token_key', 32), 'hex'));
-    const cluster = config.cluster ? await ClusterNode.join(config.cluster, await serverSecret(db.prisma, 'cluster_id', 6)) : null;
+    const cluster = config.cluster ? await ClusterNode.join(config.cluster, await serverSecret(db.prisma, 'cluster_id', 6), db.url) : null;
     const bus: EventBus = cluster?.bus ?? new MemoryBus();
-    return {
+    const turnsOf = (space: number): Turn | null => cluster && ((id, write) => cluster.locks.turn(space, id, write));
+    const app: App = {
       config,
       db,
       prisma,
       realms,
       auth: new UserAuthenticator(prisma),
       bus,
-      channels: new ChannelActors(),
-      users: new SerialActors(),
+      channels: new ChannelActors(undefined, turnsOf(LockSpace.CHANNEL)),
+      users: new SerialActors(undefined, turnsOf(LockSpace.USER)),
       scheduler: new DeliveryScheduler(),
-      queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES }),
+      queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES, idPrefix: cluster ? `${cluster.id}:` : '' }),
       limits: config.RATE_LIMIT
         ? {
             user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
@@ -74,6 +77,8 @@ export async function createApp(config: Config): Promise<App> {
       cluster,
       startedAt: Math.floor(Date.now() / 1000),
     };
+    followCacheChanges(app);
+    return app;
   } catch (err) {
     await db.close();
     throw err;

@@ -8,6 +8,7 @@ import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate } from './api/route.ts';
 import { attachSocketGateway } from './gateway/socket.ts';
+import { serveQueues } from './cluster/queue-proxy.ts';
 import type { Config } from './config.ts';
 import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpServer } from './http/server.ts';
@@ -34,6 +35,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
   let http: HttpServer;
   try {
     await restoreEventQueues(app);
+    if (app.cluster) serveQueues(app);
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
     http = await startHttpServer({

@@ -94,7 +94,9 @@ const missing = (): never => {
   throw new MissingEvent();
 };
 
+/** A node of a cluster takes back only the queues it saved (their ids start with its id). */
 export async function restoreEventQueues(app: App): Promise<number> {
+  const prefix = app.cluster ? `${app.cluster.id}:` : undefined;
   const saves = new Map<string, Map<number, QueuedEvent>>();
   const restored: EventQueue[] = [];
   let after: string | undefined;
@@ -102,7 +104,7 @@ export async function restoreEventQueues(app: App): Promise<number> {
     const rows = await app.prisma.savedEventQueue.findMany({
       orderBy: { id: 'asc' },
       take: RESTORE_PAGE,
-      ...(after === undefined ? {} : { where: { id: { gt: after } } }),
+      where: { id: { ...(after === undefined ? {} : { gt: after }), ...(prefix === undefined ? {} : { startsWith: prefix }) } },
     });
     if (rows.length === 0) break;
     after = rows.at(-1)!.id;

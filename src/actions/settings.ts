@@ -15,6 +15,7 @@ import { whoCanAccess } from '../queries/user-access.ts';
 import { apiEmail, avatarChange, canSeeEmail, emailVisibility, humanAdminIds, realmViewers, type Viewer } from '../queries/users.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { checkFullName, checkNameAvailable } from './users.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 const PASSWORD_MIN_LENGTH = 6;
 const PASSWORD_MAX_LENGTH = 100;
@@ -82,7 +83,7 @@ export async function updateSettings(app: App, realm: RealmInfo, user: User, cha
     });
     // Turning synchronization off forgets the stored drafts, without events: the clients keep theirs.
     if (settings.enable_drafts_synchronization === false) await tx.draft.deleteMany({ where: { userId: user.id } });
-    onCommit(() => app.auth.forget(user.id));
+    onCommit(() => cacheChanged(app, { cache: 'user', userId: user.id }));
     await announce(app, realm, before, after, settings);
   });
 }

@@ -36,6 +36,7 @@ import {
   sendToUsers,
 } from './channels.ts';
 import { atomic, onCommit } from './transaction.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 /** Zulip's check_color: 3 to 6 hex digits. */
 const COLOR_RE = /^#[0-9a-fA-F]{3,6}$/;
@@ -204,7 +205,7 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
     const created: Channel[] = [];
     for (const m of plan.missing) created.push(await insertChannel(app, plan.created!, m.name, m.description));
     const { added, already } = await writeSubscriptions(app.prisma, plan.targets, [...plan.existing, ...created], colors);
-    onCommit(() => app.channels.forgetSubscribers(added.map((a) => a.channel.id)));
+    onCommit(() => cacheChanged(app, { cache: 'subscribers', channelIds: added.map((a) => a.channel.id) }));
     await announceSubscriptions(app, realm, [...plan.existing, ...created], before, added);
     if (req.newChannels.isDefault) for (const channel of created) await markDefault(app, realm, channel);
     await announceAccess();
@@ -238,7 +239,7 @@ export async function joinDefaultChannels(app: App, realm: RealmInfo, user: User
   for (const c of channels) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
   const announceAccess = await trackAccess(app, realm, async () => [user.id, ...(await subscribersOf(app, channels))]);
   const { added } = await writeSubscriptions(app.prisma, [user], channels, new Map());
-  onCommit(() => app.channels.forgetSubscribers(channels.map((c) => c.id)));
+  onCommit(() => cacheChanged(app, { cache: 'subscribers', channelIds: channels.map((c) => c.id) }));
   await announceSubscriptions(app, realm, channels, before, added);
   await announceAccess();
   const readable = channels.filter((c) => c.historyPublicToSubscribers).map((c) => c.id);
@@ -304,7 +305,7 @@ export async function createChannel(app: App, realm: RealmInfo, user: User, req:
     const announceAccess = await trackAccess(app, realm, async () => targets.map((t) => t.id));
     const channel = await insertChannel(app, data, name, description);
     const { added } = await writeSubscriptions(app.prisma, targets, [channel], new Map());
-    onCommit(() => app.channels.forgetSubscribers([channel.id]));
+    onCommit(() => cacheChanged(app, { cache: 'subscribers', channelIds: [channel.id] }));
     await announceSubscriptions(app, realm, [channel], new Map(), added);
     if (req.options.isDefault) await markDefault(app, realm, channel);
     await announceAccess();
@@ -345,7 +346,7 @@ async function unsubscribeInTransaction(app: App, realm: RealmInfo, user: User, 
   const announceAccess = await trackAccess(app, realm, () => subscribersOf(app, touched));
 
   await app.prisma.subscription.updateMany({ where: { id: { in: active.map((s) => s.id) } }, data: { active: false } });
-  onCommit(() => app.channels.forgetSubscribers(touched.map((c) => c.id)));
+  onCommit(() => cacheChanged(app, { cache: 'subscribers', channelIds: touched.map((c) => c.id) }));
 
   for (const t of targets) {
     const mine = removed.filter((r) => r.user.id === t.id).map((r) => ({ name: r.channel.name, stream_id: r.channel.id }));

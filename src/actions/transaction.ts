@@ -44,6 +44,10 @@ export async function atomic<T>(app: App, body: () => Promise<T>): Promise<T> {
   } finally {
     for (const e of scope.events) app.bus.publish(e.alwaysDeliver ? e.envelope : { ...e.envelope, xid });
   }
+  // In a cluster, answered once the events are on their way to every node: what the client does
+  // next, on any node, comes after them.
+  const stored = app.bus.settled();
+  if (stored) await stored;
   return result;
 }
 

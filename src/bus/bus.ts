@@ -35,12 +35,13 @@ export type EventHandler = (envelope: EventEnvelope) => void;
  */
 export type CacheChange =
   | { cache: 'user'; userId: number }
+  /** The user was deactivated: their event queues end too. */
+  | { cache: 'sign-out'; userId: number }
   | { cache: 'realm'; realmId: number }
   | { cache: 'groups'; realmId: number }
   | { cache: 'subscribers'; channelIds: number[] | 'all' }
   | { cache: 'channel-rows' }
   | { cache: 'linkifiers'; realmId: number }
-  | { cache: 'presence'; userId: number }
   /** A scheduled message or reminder now falls due at `at` (ms): every scheduler wakes then. */
   | { cache: 'schedule'; at: number };
 

@@ -27,6 +27,8 @@ export interface SqlSession extends SqlExecutor {
 
 export interface Database {
   prisma: PrismaClient;
+  /** The connection string (of the embedded server too), for pools of their own such as cluster/locks.ts. */
+  url: string;
   /**
    * Runs fn on one connection held for its whole duration, for what Prisma cannot do: session
    * advisory locks and multi-statement scripts (migrations, maintenance). Not for request paths.
@@ -61,6 +63,7 @@ async function openPostgres(url: string, afterClose?: () => Promise<void>): Prom
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,
+    url,
     withSession: async (fn) => {
       const client = await pool.connect();
       try {

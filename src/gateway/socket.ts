@@ -8,14 +8,16 @@ import type { Consumer, EventQueue } from '../../actors/queue.ts';
 import { QueueError } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
-import { badQueueId } from '../api/events.ts';
 import type { Scope } from '../api/route.ts';
-import { ApiError, badRequest } from '../errors.ts';
+import { ApiError, badQueueId, badRequest } from '../errors.ts';
 import type { ClientOrigin, TrustedProxies } from '../http/client-address.ts';
 import { authenticateBasic } from '../http/credentials.ts';
 import { requestOrigin, statusLine } from '../http/exchange.ts';
 import type { Gate } from '../http/route.ts';
 import { log } from '../log.ts';
+import { queueOwner } from '../cluster/queue-proxy.ts';
+import { SocketBridge } from '../cluster/socket-bridge.ts';
+import { acknowledge } from './long-poll.ts';
 
 export const SOCKET_PATH = '/api/v1/events/socket';
 
@@ -27,9 +29,39 @@ export const CloseCode = {
   SERVER_RESTART: 1012,
 } as const;
 
-interface SocketData {
-  queue: EventQueue;
-  consumer?: SocketConsumer;
+/** What a client's socket reads: a queue of this node, or one another node holds (cluster/socket-bridge.ts). */
+export interface SocketSource {
+  /** The client is connected: events start flowing to `ws`. */
+  open(ws: uWS.WebSocket<SocketData>): void;
+  /** The client acknowledged everything up to `lastEventId`; `refuse` tells it why that made no sense. */
+  acknowledge(lastEventId: number, refuse: (msg: string) => void): void;
+  /** The client went away (or never finished connecting). */
+  closed(): void;
+}
+
+export interface SocketData {
+  source: SocketSource;
+}
+
+export type CloseReason = 'replaced' | 'deleted' | 'shutdown';
+
+/** The close code and message that tell the client why its socket ended. */
+export function closeFor(reason: CloseReason): [code: number, message: string] {
+  if (reason === 'replaced') return [CloseCode.REPLACED, 'another client took over this queue'];
+  if (reason === 'deleted') return [CloseCode.QUEUE_DELETED, 'queue deleted'];
+  return [CloseCode.SERVER_RESTART, 'server restarting'];
+}
+
+/**
+ * Writes frames to a client's socket in one corked batch. A client that reads slower than we
+ * write would make us buffer without end: it is dropped (false), and its queue keeps every
+ * unacknowledged event for the reconnect.
+ */
+export function writeFrames(ws: uWS.WebSocket<SocketData>, maxBuffered: number, write: (send: (json: string) => void) => void): boolean {
+  ws.cork(() => write((json) => ws.send(json, false)));
+  if (ws.getBufferedAmount() <= maxBuffered) return true;
+  ws.end(CloseCode.SLOW_CONSUMER, 'slow consumer: send buffer limit exceeded');
+  return false;
 }
 
 class SocketConsumer implements Consumer {
@@ -47,33 +79,73 @@ class SocketConsumer implements Consumer {
 
   flush(queue: EventQueue): boolean {
     if (this.closed) return false;
-    this.ws.cork(() => {
+    const written = writeFrames(this.ws, this.maxBuffered(), (send) =>
       queue.forEachAfter(this.sentUpTo, (id, json) => {
-        this.ws.send(json, false);
+        send(json);
         this.sentUpTo = id;
-      });
-    });
-    // A client that reads slower than we write would make us buffer without end: drop it; its
-    // queue keeps every unacknowledged event for the reconnect.
-    if (this.ws.getBufferedAmount() > this.maxBuffered()) this.end(CloseCode.SLOW_CONSUMER, 'slow consumer: send buffer limit exceeded');
+      }),
+    );
+    if (!written) this.closed = true;
     return false;
   }
 
-  close(_queue: EventQueue, reason: 'replaced' | 'deleted' | 'shutdown'): void {
-    if (reason === 'replaced') this.end(CloseCode.REPLACED, 'another client took over this queue');
-    else if (reason === 'deleted') this.end(CloseCode.QUEUE_DELETED, 'queue deleted');
-    else this.end(CloseCode.SERVER_RESTART, 'server restarting');
+  close(_queue: EventQueue, reason: CloseReason): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.ws.end(...closeFor(reason));
   }
 
   markClosed(): void {
     this.closed = true;
   }
+}
 
-  private end(code: number, message: string): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.ws.end(code, message);
+/** A socket reading a queue of this node. */
+class LocalSource implements SocketSource {
+  private consumer: SocketConsumer | null = null;
+
+  constructor(
+    private readonly app: App,
+    private readonly queue: EventQueue,
+    private readonly resumeAfter: number,
+  ) {}
+
+  open(ws: uWS.WebSocket<SocketData>): void {
+    if (this.queue.state === 'expired') return ws.end(CloseCode.QUEUE_DELETED, 'queue deleted');
+    this.consumer = new SocketConsumer(ws, () => this.app.config.WS_MAX_BUFFERED_BYTES, this.resumeAfter);
+    this.app.queues.attach(this.queue, this.consumer);
   }
+
+  acknowledge(lastEventId: number, refuse: (msg: string) => void): void {
+    try {
+      this.queue.prune(lastEventId);
+    } catch (err) {
+      if (!(err instanceof QueueError)) throw err;
+      refuse(err.message);
+    }
+  }
+
+  closed(): void {
+    if (!this.consumer) return;
+    this.consumer.markClosed();
+    this.app.queues.detach(this.queue, this.consumer);
+  }
+}
+
+/**
+ * The queue of this node a socket reads, and after which event it resumes: after `last_event_id`
+ * (acknowledging up to it), or after what was acknowledged. `userId`: the authenticated owner, if
+ * any (the queue id alone, a 122-bit secret, also proves ownership).
+ */
+export function openQueue(app: App, queueId: string, userId: number | undefined, lastEventId: string | null): { queue: EventQueue; resumeAfter: number } {
+  const candidate = app.queues.peek(queueId);
+  const queue = candidate && (userId === undefined || candidate.userId === userId) ? candidate : undefined;
+  if (!queue) throw badQueueId(queueId);
+  if (lastEventId === null) return { queue, resumeAfter: queue.newestPrunedId };
+  const after = Number(lastEventId);
+  if (!Number.isInteger(after)) throw badRequest('last_event_id is not an integer');
+  acknowledge(queue, after);
+  return { queue, resumeAfter: after };
 }
 
 function rejectUpgrade(res: uWS.HttpResponse, state: { aborted: boolean }, err: ApiError): void {
@@ -120,8 +192,8 @@ interface Handshake {
   origin: ClientOrigin;
 }
 
-/** Who is connecting and to which queue: Basic credentials, or the queue id alone (a 122-bit secret). */
-async function resolveQueue(app: App, gate: Gate<Scope, User>, { headers, query, origin }: Handshake): Promise<{ queue: EventQueue; resumeAfter: number }> {
+/** Who is connecting and to which queue (Basic credentials, or the queue id alone), here or on another node. */
+async function resolveSource(app: App, gate: Gate<Scope, User>, bridge: SocketBridge | null, { headers, query, origin }: Handshake): Promise<SocketSource> {
   const refused = handshakeError(headers);
   if (refused) throw refused;
   const queueId = query.get('queue_id');
@@ -131,24 +203,14 @@ async function resolveQueue(app: App, gate: Gate<Scope, User>, { headers, query,
     const scope = gate.scope({ host: headers.host ?? '', ...origin });
     userId = (await authenticateBasic(gate, scope, headers.authorization, origin.ip, app.limits?.ip ?? null)).id;
   }
-  const candidate = app.queues.peek(queueId);
-  const queue = candidate && (userId === undefined || candidate.userId === userId) ? candidate : undefined;
-  if (!queue) throw badQueueId(queueId);
-  const raw = query.get('last_event_id');
-  if (raw === null) return { queue, resumeAfter: queue.newestPrunedId };
-  const lastEventId = Number(raw);
-  if (!Number.isInteger(lastEventId)) throw badRequest('last_event_id is not an integer');
-  try {
-    queue.prune(lastEventId);
-  } catch (err) {
-    if (err instanceof QueueError) throw badRequest(err.message);
-    throw err;
-  }
-  return { queue, resumeAfter: lastEventId };
+  const owner = queueOwner(app, queueId);
+  if (owner) return bridge!.connect(owner, queueId, userId, query.get('last_event_id'));
+  const { queue, resumeAfter } = openQueue(app, queueId, userId, query.get('last_event_id'));
+  return new LocalSource(app, queue, resumeAfter);
 }
 
 export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: TrustedProxies, uws: uWS.TemplatedApp): void {
-  const maxBuffered = () => app.config.WS_MAX_BUFFERED_BYTES;
+  const bridge = app.cluster ? new SocketBridge(app) : null;
   uws.ws<SocketData>(SOCKET_PATH, {
     idleTimeout: 120,
     sendPingsAutomatically: true,
@@ -160,11 +222,11 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
       res.onAborted(() => (state.aborted = true));
       const headers = readHeaders(req);
       const handshake = { headers, query: new URLSearchParams(req.getQuery() ?? ''), origin: requestOrigin(res, req, proxies) };
-      resolveQueue(app, gate, handshake).then(
-        ({ queue, resumeAfter }) => {
-          if (state.aborted) return;
+      resolveSource(app, gate, bridge, handshake).then(
+        (source) => {
+          if (state.aborted) return source.closed();
           res.cork(() => {
-            res.upgrade<SocketData>({ queue, resumeAfter } as SocketData & { resumeAfter: number }, headers['sec-websocket-key']!,
+            res.upgrade<SocketData>({ source }, headers['sec-websocket-key']!,
               headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
           });
         },
@@ -175,17 +237,8 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
         },
       );
     },
-    open: (ws) => {
-      const data = ws.getUserData() as SocketData & { resumeAfter: number };
-      if (data.queue.state === 'expired') {
-        ws.end(CloseCode.QUEUE_DELETED, 'queue deleted');
-        return;
-      }
-      data.consumer = new SocketConsumer(ws, maxBuffered, data.resumeAfter);
-      app.queues.attach(data.queue, data.consumer);
-    },
+    open: (ws) => ws.getUserData().source.open(ws),
     message: (ws, message) => {
-      const { queue } = ws.getUserData();
       let ack: unknown;
       try {
         ack = JSON.parse(Buffer.from(message).toString('utf8'));
@@ -193,23 +246,11 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
         ack = undefined;
       }
       const lastEventId = (ack as { last_event_id?: unknown } | undefined)?.last_event_id;
-      if (!Number.isInteger(lastEventId)) {
-        ws.send(JSON.stringify({ result: 'error', msg: 'Expected {"last_event_id": <integer>}', code: 'BAD_REQUEST' }));
-        return;
-      }
-      try {
-        queue.prune(lastEventId as number);
-      } catch (err) {
-        if (!(err instanceof QueueError)) throw err;
-        ws.send(JSON.stringify({ result: 'error', msg: err.message, code: 'BAD_REQUEST' }));
-      }
+      const refuse = (msg: string) => void ws.send(JSON.stringify({ result: 'error', msg, code: 'BAD_REQUEST' }));
+      if (!Number.isInteger(lastEventId)) return refuse('Expected {"last_event_id": <integer>}');
+      ws.getUserData().source.acknowledge(lastEventId as number, refuse);
     },
-    close: (ws) => {
-      const { queue, consumer } = ws.getUserData();
-      if (!consumer) return;
-      consumer.markClosed();
-      app.queues.detach(queue, consumer);
-    },
+    close: (ws) => ws.getUserData().source.closed(),
   });
   // uWS hands a request to the handlers above only if it carries a 24-character key; the rest of
   // the requests for this path get their RFC answer here.
