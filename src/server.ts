@@ -91,11 +91,20 @@ export async function bootstrapFirstRealm(server: RunningServer, env: Record<str
   if (app.realms.count > 0) return null;
   const password = env.INIT_PASSWORD || randomBytes(12).toString('base64url');
   const email = env.INIT_EMAIL || 'owner@example.com';
-  const { realm, owner } = await createRealm(app, {
-    subdomain: '',
-    name: env.INIT_ORG || 'My Organization',
-    owner: { email, fullName: env.INIT_NAME || 'Owner', password },
-  });
+  let made: Awaited<ReturnType<typeof createRealm>>;
+  try {
+    made = await createRealm(app, {
+      subdomain: '',
+      name: env.INIT_ORG || 'My Organization',
+      owner: { email, fullName: env.INIT_NAME || 'Owner', password },
+    });
+  } catch (err) {
+    // Another node of a cluster, starting at the same time, made it first.
+    await app.realms.loadAll();
+    if (app.realms.count > 0) return null;
+    throw err;
+  }
+  const { realm, owner } = made;
   log.info('created the first organization', { realm: realm.id });
   return { url: app.realms.url(realm), email, password, apiKey: owner.apiKey };
 }
