@@ -20,6 +20,7 @@ import { serverSecret } from './db/server-secrets.ts';
 import { ClusterNode } from './cluster/node.ts';
 import { LockSpace } from './cluster/locks.ts';
 import { followCacheChanges } from './cluster/cache-sync.ts';
+import { shareRateLimits } from './cluster/rate-gossip.ts';
 
 export interface App {
   config: Config;
@@ -54,6 +55,14 @@ export async function createApp(config: Config): Promise<App> {
     const tokens = new TokenSigner(Buffer.from(await serverSecret(db.prisma, 'token_key', 32), 'hex'));
     const cluster = config.cluster ? await ClusterNode.join(config.cluster, await serverSecret(db.prisma, 'cluster_id', 6), db.url) : null;
     const bus: EventBus = cluster?.bus ?? new MemoryBus();
+    const limits = config.RATE_LIMIT
+      ? {
+          user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
+          ip: new RateLimiter(config.RATE_LIMIT_IP_PER_MINUTE, 60),
+          loginFailures: new RateLimiter(config.RATE_LIMIT_LOGIN_FAILURES, config.RATE_LIMIT_LOGIN_WINDOW_SECONDS),
+        }
+      : null;
+    if (cluster && limits) shareRateLimits(cluster, limits);
     const turnsOf = (space: number): Turn | null => cluster && ((id, write) => cluster.locks.turn(space, id, write));
     const app: App = {
       config,
@@ -66,13 +75,7 @@ export async function createApp(config: Config): Promise<App> {
       users: new SerialActors(undefined, turnsOf(LockSpace.USER)),
       scheduler: new DeliveryScheduler(),
       queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES, idPrefix: cluster ? `${cluster.id}:` : '' }),
-      limits: config.RATE_LIMIT
-        ? {
-            user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
-            ip: new RateLimiter(config.RATE_LIMIT_IP_PER_MINUTE, 60),
-            loginFailures: new RateLimiter(config.RATE_LIMIT_LOGIN_FAILURES, config.RATE_LIMIT_LOGIN_WINDOW_SECONDS),
-          }
-        : null,
+      limits,
       tokens,
       cluster,
       startedAt: Math.floor(Date.now() / 1000),

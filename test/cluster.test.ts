@@ -8,6 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { makeChannel } from './messages-helpers.ts';
+import { Client } from './helpers/client.ts';
 import { collect, eventually, register, startCluster, via, type TestCluster } from './helpers/cluster.ts';
 import { NATS_URL } from './helpers/nats.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
@@ -23,7 +24,8 @@ if (!natsUrl) {
   let C = 0;
 
   test.before(async () => {
-    cluster = await startCluster(natsUrl, ['b', 'c']);
+    // Rate limits on, with only failed logins low enough to reach.
+    cluster = await startCluster(natsUrl, ['b', 'c'], { RATE_LIMIT: 'on', RATE_LIMIT_USER_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_LOGIN_FAILURES: '5' });
     A = cluster.a.port;
     [B, C] = ['b', 'c'].map((id) => cluster.nodes.find((n) => n.id === id)!.port) as [number, number];
   });
@@ -196,6 +198,37 @@ if (!natsUrl) {
     const copies = await cluster.a.app.prisma.message.count({ where: { realmId: realm.id, content: 'scheduled' } });
     assert.is(copies, 1);
     assert.ok(sent.deliveredMessageId);
+  });
+
+  test('presence update ids, upload URL signatures and failed-login limits are the cluster\'s, not each node\'s', async () => {
+    const realm = await clusterRealm();
+    const users = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
+    // One ping per node: one sequence of update ids, and every node answers with all of them.
+    for (const [i, port] of [A, B, C].entries()) {
+      const r = await via(port, users[i]!).post('/users/me/presence', { status: 'active', last_update_id: -1 });
+      assert.is(r.status, 200, r.text);
+    }
+    const rows = await cluster.a.app.prisma.presence.findMany({ where: { userId: { in: users.map((u) => u.id) } }, orderBy: { lastUpdateId: 'asc' } });
+    const ids = rows.map((r) => r.lastUpdateId);
+    assert.equal(ids, [ids[0]!, ids[0]! + 1, ids[0]! + 2]);
+    assert.equal(rows.map((r) => r.userId), users.map((u) => u.id), 'ids in the order the pings committed');
+    for (const port of [A, B, C]) {
+      const r = await via(port, realm.owner).post('/users/me/presence', { status: 'idle', last_update_id: ids[0]! - 1, ping_only: false });
+      assert.equal(Object.keys(r.body.presences).map(Number).filter((id) => users.some((u) => u.id === id)).sort(), users.map((u) => u.id).sort());
+    }
+    // A temporary upload URL made by one node is honored by another.
+    const up = await via(A, realm.owner).postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'n.txt', contentType: 'text/plain', data: Buffer.from('shared') }]);
+    assert.is(up.status, 200, up.text);
+    const temporary = await via(B, realm.owner).request('GET', `/api/v1${up.body.url}`);
+    assert.is(temporary.status, 200, temporary.text);
+    const fetched = await realm.anonymous.request('GET', temporary.body.url);
+    const onC = await new Client(C, realm.host).request('GET', temporary.body.url);
+    assert.equal([fetched.status, onC.status, onC.text], [200, 200, 'shared']);
+    // Five failed logins spread over the nodes use up the username's allowance on all of them.
+    const login = (port: number, password: string) => new Client(port, realm.host).post('/fetch_api_key', { username: users[0]!.email, password });
+    for (const port of [A, A, B, B, C]) assert.is((await login(port, 'wrong')).status, 401);
+    await new Promise((r) => setTimeout(r, 300));
+    for (const port of [A, B, C]) assert.is((await login(port, users[0]!.password)).status, 429, `through ${port}`);
   });
 
   test('a node killed under load: its queues answer BAD_EVENT_QUEUE_ID on the others, and nothing acknowledged is lost', async () => {

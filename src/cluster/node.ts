@@ -146,6 +146,29 @@ export class ClusterNode {
     this.nc.publish(this.subject(node, name), text);
   }
 
+  /** A one-way message to every other node (lost if NATS drops it). */
+  broadcast(name: string, text: string): void {
+    this.nc.publish(`chat.${this.clusterId}.all.${name}`, `${this.id}\n${text}`);
+  }
+
+  /** Handles what the other nodes broadcast under `name`. */
+  onBroadcast(name: string, handler: (text: string) => void): void {
+    this.subscriptions.push(
+      this.nc.subscribe(`chat.${this.clusterId}.all.${name}`, {
+        callback: (_err, msg) => {
+          const text = msg.string();
+          const newline = text.indexOf('\n');
+          if (text.slice(0, newline) === this.id) return;
+          try {
+            handler(text.slice(newline + 1));
+          } catch (err) {
+            log.error('cluster broadcast failed', { name, error: err instanceof Error ? err.stack : String(err) });
+          }
+        },
+      }),
+    );
+  }
+
   /** Handles one-way messages named `name` sent to this node. */
   on(name: string, handler: (text: string) => void): void {
     this.subscriptions.push(

@@ -63,8 +63,12 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { table: 'AttachmentMessage', file: 'attachment', rows: 't."messageId" = ANY(p.messages)', key: '"attachmentId", "messageId"' },
 ];
 
-/** Tables that are no organization's data: migration bookkeeping, queues saved over a restart, exports themselves. */
-export const NOT_EXPORTED_TABLES: readonly string[] = ['_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport'];
+/**
+ * Tables that are no organization's data: migration bookkeeping, queues saved over a restart,
+ * exports themselves, the server's shared secrets, and presence counters (an imported
+ * organization's starts after its imported presences).
+ */
+export const NOT_EXPORTED_TABLES: readonly string[] = ['_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport', 'ServerSecret', 'PresenceSequence'];
 
 /** Messages per messages file (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */
 export const MESSAGES_PER_FILE = 1000;
