@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { makeChannel } from './messages-helpers.ts';
 import { Client } from './helpers/client.ts';
 import { collect, eventually, register, startCluster, via, type TestCluster } from './helpers/cluster.ts';
-import { NATS_URL } from './helpers/nats.ts';
+import { hasNatsServer, NATS_URL, PrivateNats } from './helpers/nats.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 
 const natsUrl = NATS_URL;
@@ -277,6 +277,47 @@ if (!natsUrl) {
     assert.is(history.status, 200, history.text);
     const found = new Set(history.body.messages.map((m: any) => m.id as number));
     assert.equal(expected.filter((id) => !found.has(id)), [], 'every acknowledged message is in the history');
+  });
+}
+
+if (!hasNatsServer()) {
+  test('cluster across a NATS restart: skipped, nats-server is not installed', () => {});
+} else {
+  test('NATS killed and restarted under load: every acknowledged message reaches the queues on both nodes once, in order', async () => {
+    const nats = await PrivateNats.start();
+    const small = await startCluster(nats.url, ['d']);
+    try {
+      const [A, D] = [small.a.port, small.nodes[0]!.port];
+      const realm = await newRealm(small.a);
+      await eventually('node d to know the organization', async () => (await via(D, realm.owner).get('/users/me')).status === 200);
+      const [u1, u2, u3] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
+      await makeChannel(realm, 'outage', [realm.owner, u1, u2, u3]);
+      const queues = [[via(A, u2), (await register(via(A, u2))).queueId], [via(D, u3), (await register(via(D, u3))).queueId]] as const;
+      const acknowledged: number[] = [];
+      let sending = true;
+      const senders = [A, D].map(async (port) => {
+        for (let k = 0; sending; k++) {
+          const r = await via(port, u1).post('/messages', { type: 'stream', to: 'outage', topic: 't', content: `${port}-${k}` });
+          assert.is(r.status, 200, r.text);
+          acknowledged.push(r.body.id);
+        }
+      });
+      await new Promise((r) => setTimeout(r, 1_000));
+      await nats.stop('SIGKILL');
+      await new Promise((r) => setTimeout(r, 1_500));
+      await nats.start();
+      await new Promise((r) => setTimeout(r, 1_500));
+      sending = false;
+      await Promise.all(senders);
+      const expected = [...acknowledged].sort((x, y) => x - y);
+      for (const [client, queueId] of queues) {
+        const ids = (await collect(client, queueId, 'message', expected.length)).map((e) => e.message.id as number);
+        assert.equal(ids, expected, 'every acknowledged message once, in commit order, on a queue that outlived the outage');
+      }
+    } finally {
+      await small.close();
+      await nats.stop();
+    }
   });
 }
 

@@ -63,9 +63,28 @@ export interface EventBus {
   announce(change: CacheChange): void;
   listen(listener: BusListener): () => void;
   /**
-   * Resolves once what was published so far is on its way to every process (stored by NATS);
-   * null when it already is, as in one process, where delivery is a call.
+   * Resolves once what was published so far is on its way to every process (stored by NATS,
+   * however long NATS is away); null when it already is, as in one process, where delivery is a call.
    */
   settled(): Promise<void> | null;
   close(): Promise<void>;
+}
+
+/** How long a request waits for NATS to take its events before it is answered anyway. */
+export const ANSWER_WITHIN_MS = 5_000;
+
+/** Resolves when `promise` settles, or after `ms`, whichever comes first. */
+export function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([promise.then(() => {}, () => {}), late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Waits until the bus has what was published, or `ms` at most (the events stay queued): a client
+ * is answered even while NATS is away. Null when there is nothing to wait for.
+ */
+export function storedOrLater(bus: EventBus, ms = ANSWER_WITHIN_MS): Promise<void> | null {
+  const stored = bus.settled();
+  return stored && waitAtMost(stored, ms);
 }

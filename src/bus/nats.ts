@@ -9,8 +9,8 @@
 // flight at a time, so a process's events are stored in the order it published them; each frame
 // has a message id, so a frame sent again after a lost acknowledgment is stored once (and a
 // reader drops any repeat it still sees). While NATS is down the outbox keeps everything and
-// sends it, in order, once NATS is back: nothing published is dropped; `settled` stops waiting
-// after a few seconds so requests are answered meanwhile.
+// sends it, in order, once NATS is back: nothing published is dropped, and `settled` waits until
+// then (callers answer their clients earlier: bus.ts, `storedOrLater`).
 //
 // Reading: the stream is file-backed and keeps events for a while (RETENTION_MS), so a process
 // that was cut off resumes where it stopped. If the stream lost events a process has not read
@@ -31,12 +31,14 @@ import {
   type NatsConnection,
   type StreamInfo,
 } from 'nats';
-import type { BusListener, CacheChange, EventBus, EventEnvelope, EventHandler } from './bus.ts';
+import { storedOrLater, type BusListener, type CacheChange, type EventBus, type EventEnvelope, type EventHandler } from './bus.ts';
 import { log } from '../log.ts';
 
 /** Items are gathered into frames of about this size; a bigger item is sent in several parts. */
 const FRAME_BYTES = 256 * 1024;
 const PUBLISH_TIMEOUT_MS = 2_000;
+/** How long closing waits for NATS to store what is queued. */
+const CLOSE_WAIT_MS = 5_000;
 const RETRY_MAX_MS = 2_000;
 
 export interface NatsBusOptions {
@@ -44,8 +46,6 @@ export interface NatsBusOptions {
   /** Names the stream and its subject: the processes of one deployment share it, no other does. */
   clusterId: string;
   nodeId: string;
-  /** How long `settled` waits for NATS before answering anyway (the events stay in the outbox). */
-  settleTimeoutMs?: number;
   /** How long the stream keeps events: a process cut off for longer loses some and starts over. */
   retentionMs?: number;
 }
@@ -58,7 +58,6 @@ type WireEnvelope = Omit<EventEnvelope, 'perUser'> & { perUserGroups?: [Record<s
 interface Waiter {
   upTo: number;
   resolve: () => void;
-  timer: NodeJS.Timeout;
 }
 
 const isNotFound = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code === 10059 || /stream not found/i.test(String(err));
@@ -71,7 +70,6 @@ export class NatsBus implements EventBus {
   private readonly stream: string;
   /** This process's run: frames are numbered per run. */
   private readonly origin: string;
-  private readonly settleTimeoutMs: number;
   private readonly retentionMs: number;
   // Publishing.
   private outbox: string[] = [];
@@ -100,7 +98,6 @@ export class NatsBus implements EventBus {
     this.subject = `chat.${opts.clusterId}.events`;
     this.stream = `chat_${opts.clusterId}`;
     this.origin = `${opts.nodeId}.${randomBytes(6).toString('hex')}`;
-    this.settleTimeoutMs = opts.settleTimeoutMs ?? 5_000;
     this.retentionMs = opts.retentionMs ?? 10 * 60_000;
   }
 
@@ -132,31 +129,16 @@ export class NatsBus implements EventBus {
 
   settled(): Promise<void> | null {
     if (this.stored === this.queued) return null;
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        upTo: this.queued,
-        resolve,
-        timer: setTimeout(() => {
-          log.warn('NATS has not stored the events yet; answering anyway (they stay queued)', { waiting: this.queued - this.stored });
-          this.waiters = this.waiters.filter((w) => w !== waiter);
-          resolve();
-        }, this.settleTimeoutMs),
-      };
-      this.waiters.push(waiter);
-    });
+    return new Promise((resolve) => this.waiters.push({ upTo: this.queued, resolve }));
   }
 
   /** Sends what is queued (for a few seconds at most), then stops reading. The connection stays open. */
   async close(): Promise<void> {
     if (this.closed) return;
-    const drained = this.settled();
-    if (drained) await drained;
+    await storedOrLater(this, CLOSE_WAIT_MS);
     this.closed = true;
     this.consumer?.stop();
-    for (const w of this.waiters) {
-      clearTimeout(w.timer);
-      w.resolve();
-    }
+    for (const w of this.waiters) w.resolve();
     this.waiters = [];
     this.handlers.clear();
     this.listeners.clear();
@@ -204,11 +186,7 @@ export class NatsBus implements EventBus {
         }
       }
       this.stored += count;
-      while (this.waiters.length > 0 && this.waiters[0]!.upTo <= this.stored) {
-        const w = this.waiters.shift()!;
-        clearTimeout(w.timer);
-        w.resolve();
-      }
+      while (this.waiters.length > 0 && this.waiters[0]!.upTo <= this.stored) this.waiters.shift()!.resolve();
     }
     this.pumping = false;
   }

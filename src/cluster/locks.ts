@@ -12,7 +12,7 @@
 // calling an action; routing would cost a NATS request per write from every other node and a
 // serialized form of every channel action. README.md, "Cluster", has the figures.
 import pg from 'pg';
-import type { EventBus } from '../bus/bus.ts';
+import { ANSWER_WITHIN_MS, waitAtMost, type EventBus } from '../bus/bus.ts';
 import { log } from '../log.ts';
 
 /** The first key of the two-key advisory locks: which kind of thing is locked. */
@@ -27,7 +27,12 @@ export class ClusterLocks {
     this.pool.on('error', (err) => log.error('advisory lock connection failed', { error: err.message }));
   }
 
-  /** Runs `write` while holding the lock of (`space`, `id`), until its events are stored. */
+  /**
+   * Runs `write` while holding the lock of (`space`, `id`), which is released once its events are
+   * stored, however long NATS takes: the order holds across a NATS outage. The caller has the
+   * result as soon as the events are stored, or after ANSWER_WITHIN_MS while NATS is away; the
+   * next write of the same channel, on any node, waits for the lock.
+   */
   async turn<T>(space: number, id: number, write: () => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
@@ -39,16 +44,20 @@ export class ClusterLocks {
     try {
       return await write();
     } finally {
-      const stored = this.bus.settled();
-      if (stored) await stored;
-      try {
-        await client.query('SELECT pg_advisory_unlock($1, $2)', [space, id]);
-        client.release();
-      } catch (err) {
-        // The connection is dropped, and its lock with it.
-        log.error('could not release an advisory lock', { space, id, error: String(err) });
-        client.release(true);
-      }
+      await waitAtMost(this.release(client, space, id), ANSWER_WITHIN_MS);
+    }
+  }
+
+  private async release(client: pg.PoolClient, space: number, id: number): Promise<void> {
+    const stored = this.bus.settled();
+    if (stored) await stored;
+    try {
+      await client.query('SELECT pg_advisory_unlock($1, $2)', [space, id]);
+      client.release();
+    } catch (err) {
+      // The connection is dropped, and its lock with it.
+      log.error('could not release an advisory lock', { space, id, error: String(err) });
+      client.release(true);
     }
   }
 
