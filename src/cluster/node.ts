@@ -49,7 +49,7 @@ export class ClusterNode {
         callback: (_err, msg) => {
           const [node, state] = msg.string().split(' ');
           if (!node || node === this.id) return;
-          if (state === 'leaving') this.depart(node);
+          if (state === 'leaving') this.depart(node, true);
           else this.lastSeen.set(node, Date.now());
         },
       }),
@@ -192,9 +192,10 @@ export class ClusterNode {
     for (const [node, seen] of this.lastSeen) if (seen < cutoff) this.depart(node);
   }
 
-  private depart(node: string): void {
+  private depart(node: string, said = false): void {
     if (!this.lastSeen.delete(node)) return;
-    log.warn('a cluster node left', { node });
+    if (said) log.info('a cluster node left', { node });
+    else log.warn('a cluster node is gone (not heard from)', { node });
     for (const w of this.waiting) if (w.node === node) w.reject(new NodeGone(`node ${node} left the cluster`));
     for (const handler of this.departureHandlers) handler(node);
   }
