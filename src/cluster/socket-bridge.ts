@@ -9,7 +9,7 @@ import type uWS from 'uWebSockets.js';
 import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import { ApiError, badQueueId } from '../errors.ts';
-import { closeFor, CloseCode, openQueue, writeFrames, type CloseReason, type SocketData, type SocketSource } from '../gateway/socket.ts';
+import { closeFor, CloseCode, openQueue, writeFrames, type CloseReason, type SocketData, type SocketSource } from '../gateway/socket-source.ts';
 import type { ClusterNode } from './node.ts';
 import { NodeGone } from './node.ts';
 import { errorReply, fromReply, type Reply } from './queue-proxy.ts';
