@@ -34,7 +34,8 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
   const app = await createApp(config);
   let http: HttpServer;
   try {
-    await restoreEventQueues(app);
+    // Delivery starts once the saved queues are back, where they left the stream.
+    await app.bus.resume(await restoreEventQueues(app));
     if (app.cluster) serveQueues(app);
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);

@@ -44,7 +44,9 @@ function natsWorld(url: string): World & { connections: NatsConnection[]; buses:
       for (let i = 0; i < n; i++) {
         const connection = await connectNats(url, `bus-test-${i}`);
         world.connections.push(connection);
-        world.buses.push(await NatsBus.open({ connection, clusterId, nodeId: `node${i}` }));
+        const bus = await NatsBus.open({ connection, clusterId, nodeId: `node${i}` });
+        await bus.resume(null);
+        world.buses.push(bus);
       }
       return world.buses;
     },

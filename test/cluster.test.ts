@@ -231,6 +231,24 @@ if (!natsUrl) {
     for (const port of [A, B, C]) assert.is((await login(port, users[0]!.password)).status, 429, `through ${port}`);
   });
 
+  test('a node stopped and started again takes its queues back, with what was sent while it was down', async () => {
+    const realm = await clusterRealm();
+    const u1 = await realm.addUser();
+    await makeChannel(realm, 'restart', [realm.owner, u1]);
+    const { queueId } = await register(via(B, u1));
+    const before = await sendVia(A, realm.owner, 'restart', 'before');
+    const seen = await collect(via(B, u1), queueId, 'message', 1);
+    assert.equal(seen.map((e) => e.message.id), [before]);
+    // Acknowledged, so it is not kept for the client.
+    await via(B, u1).get('/events', { queue_id: queueId, last_event_id: seen[0]!.id, dont_block: true });
+    await cluster.nodes.find((n) => n.id === 'b')!.kill('SIGTERM');
+    const whileDown = [await sendVia(A, realm.owner, 'restart', 'down 1'), await sendVia(C, realm.owner, 'restart', 'down 2')];
+    B = (await cluster.start('b')).port;
+    const after = await sendVia(C, realm.owner, 'restart', 'after');
+    const events = await collect(via(A, u1), queueId, 'message', 3, seen[0]!.id);
+    assert.equal(events.map((e) => e.message.id), [...whileDown, after]);
+  });
+
   test('a node killed under load: its queues answer BAD_EVENT_QUEUE_ID on the others, and nothing acknowledged is lost', async () => {
     const realm = await clusterRealm();
     const [u1, u2, u3] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];

@@ -63,6 +63,13 @@ export interface EventBus {
   announce(change: CacheChange): void;
   listen(listener: BusListener): () => void;
   /**
+   * Starts delivering to the subscribers: after `position` (what `pause` returned before a
+   * restart, so queues saved then get what was published meanwhile), or from now on.
+   */
+  resume(position: string | null): Promise<void>;
+  /** Stops delivering, for queues to be saved; returns where to resume (null: one process has nothing to resume from and keeps delivering). */
+  pause(): Promise<string | null>;
+  /**
    * Resolves once what was published so far is on its way to every process (stored by NATS,
    * however long NATS is away); null when it already is, as in one process, where delivery is a call.
    */

@@ -29,6 +29,12 @@ export class MemoryBus implements EventBus {
     return () => {};
   }
 
+  async resume(): Promise<void> {}
+
+  async pause(): Promise<null> {
+    return null;
+  }
+
   settled(): null {
     return null;
   }

@@ -12,8 +12,9 @@
 // sends it, in order, once NATS is back: nothing published is dropped, and `settled` waits until
 // then (callers answer their clients earlier: bus.ts, `storedOrLater`).
 //
-// Reading: the stream is file-backed and keeps events for a while (RETENTION_MS), so a process
-// that was cut off resumes where it stopped. If the stream lost events a process has not read
+// Reading: the stream is file-backed and keeps events for a while (retentionMs), so a process
+// that was cut off resumes where it stopped, and one that restarts resumes after the position it
+// saved with its queues (`pause`, `resume`). If the stream lost events a process has not read
 // (NATS lost its storage, or the process was away longer than the retention) the process tells
 // its listeners (`lost`): the event queues end and their clients register again.
 import { randomBytes } from 'node:crypto';
@@ -80,6 +81,8 @@ export class NatsBus implements EventBus {
   private frameNumber = 0;
   // Reading.
   private consumer: ConsumerMessages | null = null;
+  /** Between `resume` and `pause`. */
+  private reading = false;
   /** The stream's creation time as last seen: another one means NATS lost the stream. */
   private streamCreated = '';
   private nextSequence = 0;
@@ -101,12 +104,26 @@ export class NatsBus implements EventBus {
     this.retentionMs = opts.retentionMs ?? 10 * 60_000;
   }
 
-  /** Connects to the cluster's stream (creating it if needed) and starts reading it from now on. */
+  /** Connects to the cluster's stream, creating it if needed; delivery starts with `resume`. */
   static async open(opts: NatsBusOptions): Promise<NatsBus> {
     const bus = new NatsBus(opts.connection, await opts.connection.jetstreamManager(), opts);
-    await bus.follow();
+    await bus.streamInfo();
     void bus.watchConnection();
     return bus;
+  }
+
+  async resume(position: string | null): Promise<void> {
+    this.reading = true;
+    const [created, sequence] = position?.split('|') ?? [];
+    await this.follow({ created: created ?? '', sequence: Number(sequence ?? 0) });
+  }
+
+  async pause(): Promise<string> {
+    this.reading = false;
+    this.consumer?.stop();
+    this.consumer = null;
+    await this.following.catch(() => {});
+    return `${this.streamCreated}|${this.nextSequence - 1}`;
   }
 
   publish(envelope: EventEnvelope): void {
@@ -204,24 +221,30 @@ export class NatsBus implements EventBus {
     return { chunks, count };
   }
 
-  /** After a reconnection, or when publishing found no stream: follows the stream anew if it is not the one we read. */
-  private follow(): Promise<void> {
-    this.following = this.following.then(() => this.followNow(), () => this.followNow());
+  /**
+   * Starts reading at `resumeAt` (after that sequence, if the stream is still the one it names;
+   * else after the stream's end, and the events in between are lost), or, after a reconnection or
+   * when publishing found no stream, starts over if NATS lost the stream we were reading.
+   */
+  private follow(resumeAt?: { created: string; sequence: number }): Promise<void> {
+    this.following = this.following.then(() => this.followNow(resumeAt), () => this.followNow(resumeAt));
     return this.following;
   }
 
-  private async followNow(): Promise<void> {
-    if (this.closed) return;
+  private async followNow(resumeAt?: { created: string; sequence: number }): Promise<void> {
+    if (this.closed || !this.reading) return;
     const info = await this.streamInfo();
-    if (info.created === this.streamCreated) return;
-    const first = this.streamCreated === '';
+    if (!resumeAt && info.created === this.streamCreated) return;
+    const replaced = this.streamCreated !== '' && info.created !== this.streamCreated;
+    const continues = resumeAt?.created === info.created;
     this.streamCreated = info.created;
     this.consumer?.stop();
-    this.nextSequence = info.state.last_seq + 1;
+    this.nextSequence = continues ? resumeAt!.sequence + 1 : info.state.last_seq + 1;
     this.parts.clear();
     const consumer = await this.js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.nextSequence });
     this.consumer = await consumer.consume({ callback: (m) => this.receive(m), max_messages: 1000 });
-    if (!first) this.reportLoss('NATS lost the event stream; it was made again');
+    if (replaced) this.reportLoss('NATS lost the event stream; it was made again');
+    else if (resumeAt?.created && !continues) this.reportLoss('the stream the saved queues were reading is gone');
   }
 
   private async streamInfo(): Promise<StreamInfo> {
@@ -257,7 +280,7 @@ export class NatsBus implements EventBus {
   }
 
   private receive(m: JsMsg): void {
-    if (m.seq < this.nextSequence) return;
+    if (!this.reading || m.seq < this.nextSequence) return;
     if (m.seq > this.nextSequence) {
       this.parts.clear();
       this.reportLoss(`stream messages ${this.nextSequence}-${m.seq - 1} expired before this process read them`);

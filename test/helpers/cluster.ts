@@ -111,10 +111,11 @@ export async function register(client: Client, params: Record<string, unknown> =
   return { queueId: r.body.queue_id as string, state: r.body as Record<string, any> };
 }
 
-/** Reads a queue until `count` events of `type` arrived (acknowledging as it goes); returns them. */
-export async function collect(client: Client, queueId: string, type: string, count: number, ms = 30_000): Promise<Record<string, any>[]> {
+/** Reads a queue after event `after` until `count` events of `type` arrived (acknowledging as it goes); returns them. */
+export async function collect(client: Client, queueId: string, type: string, count: number, after = -1): Promise<Record<string, any>[]> {
   const got: Record<string, any>[] = [];
-  let last = -1;
+  let last = after;
+  const ms = 30_000;
   const deadline = Date.now() + ms;
   while (got.length < count) {
     if (Date.now() > deadline) throw new Error(`got ${got.length} of ${count} ${type} events`);
