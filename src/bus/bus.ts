@@ -80,11 +80,11 @@ export interface EventBus {
 /** How long a request waits for NATS to take its events before it is answered anyway. */
 export const ANSWER_WITHIN_MS = 5_000;
 
-/** Resolves when `promise` settles, or after `ms`, whichever comes first. */
-export function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+/** Resolves when `promise` resolves, or after `ms`, whichever comes first. */
+export function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  return Promise.race([promise.then(() => {}, () => {}), late]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -122,7 +122,7 @@ export class NatsBus implements EventBus {
     this.reading = false;
     this.consumer?.stop();
     this.consumer = null;
-    await this.following.catch(() => {});
+    await this.following.catch((err: unknown) => log.error('could not follow the event stream', { error: String(err) }));
     return `${this.streamCreated}|${this.nextSequence - 1}`;
   }
 
@@ -170,7 +170,7 @@ export class NatsBus implements EventBus {
   }
 
   private enqueue(item: string): void {
-    if (this.closed) throw new Error('publish on a closed bus');
+    if (this.closed) return void log.warn('an event published after the bus closed is dropped');
     this.outbox.push(item);
     this.queued++;
     if (!this.pumping) {
@@ -198,7 +198,9 @@ export class NatsBus implements EventBus {
         } catch (err) {
           if (failures++ === 0) log.warn('NATS did not store events; retrying', { error: String(err) });
           // No stream (NATS lost it): make it again, and read the new one.
-          if (/503|no responders/i.test(String(err)) || isNotFound(err)) await this.follow().catch(() => {});
+          if (/503|no responders/i.test(String(err)) || isNotFound(err)) {
+            await this.follow().catch((e: unknown) => log.warn('could not make the event stream again yet', { error: String(e) }));
+          }
           await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** failures, RETRY_MAX_MS)));
         }
       }

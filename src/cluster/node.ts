@@ -79,11 +79,6 @@ export class ClusterNode {
     return `chat.${this.clusterId}.node.${node}.${name}`;
   }
 
-  /** The other nodes heard from lately. */
-  peers(): string[] {
-    return [...this.lastSeen.keys()];
-  }
-
   onDeparture(handler: (node: string) => void): () => void {
     this.departureHandlers.add(handler);
     return () => this.departureHandlers.delete(handler);

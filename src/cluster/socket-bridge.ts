@@ -13,6 +13,7 @@ import { closeFor, CloseCode, openQueue, writeFrames, type CloseReason, type Soc
 import type { ClusterNode } from './node.ts';
 import { NodeGone } from './node.ts';
 import { errorReply, fromReply, type Reply } from './queue-proxy.ts';
+import { log } from '../log.ts';
 
 /** A flush is sent in parts of at most this many characters (NATS's default largest message is 1 MB). */
 const PART_CHARS = 256 * 1024;
@@ -69,7 +70,8 @@ class BridgedSocket implements SocketSource {
   acknowledge(lastEventId: number, refuse: (msg: string) => void): void {
     this.bridge.acknowledge(this, lastEventId).then(
       (msg) => msg !== null && !this.done && refuse(msg),
-      () => {},
+      // Not taken: the events stay in the queue, and the client acknowledges again later.
+      (err: unknown) => log.warn('an acknowledgment did not reach its queue', { owner: this.owner, error: String(err) }),
     );
   }
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { RunningServer } from '../../src/server.ts';
 import { Client } from './client.ts';
 import { freePort } from './nats.ts';
-import { freshDatabase, startTestServer, tempDir, TEST_ENV, type TestRealm, type TestUser } from './server.ts';
+import { freshDatabase, startTestServer, tempDir, TEST_ENV, type TestUser } from './server.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const START_TIMEOUT_MS = 120_000;
@@ -128,5 +128,3 @@ export async function collect(client: Client, queueId: string, type: string, cou
   }
   return got;
 }
-
-export type { TestRealm };
