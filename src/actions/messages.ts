@@ -19,6 +19,7 @@ import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { atomic, sendCommitted, sendOnCommit } from './transaction.ts';
 import { createUser } from './users.ts';
+import { LockSpace } from '../cluster/locks.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
 export const WILDCARD_MENTION_THRESHOLD = 15;
@@ -431,14 +432,12 @@ async function systemBot(app: App, realm: RealmInfo, localPart: string, fullName
   const find = () => app.prisma.user.findUnique({ where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } } });
   const existing = await find();
   if (existing) return existing;
-  try {
-    return await createUser(app, realm, { email, fullName, isBot: true, botType: 1 });
-  } catch (err) {
-    // Another request created it meanwhile.
-    const created = await find();
-    if (created) return created;
-    throw err;
-  }
+  // Made under a lock, so two requests (or two processes) that need it at once make it once, and
+  // a failed insert never aborts the transaction the caller may be running in.
+  return atomic(app, async () => {
+    await app.prisma.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(${LockSpace.SYSTEM_BOTS}, ${realm.id})`;
+    return (await find()) ?? createUser(app, realm, { email, fullName, isBot: true, botType: 1 });
+  });
 }
 
 /** The Notification Bot, which posts the server's own messages. */

@@ -15,8 +15,8 @@ import pg from 'pg';
 import { ANSWER_WITHIN_MS, waitAtMost, type EventBus } from '../bus/bus.ts';
 import { log } from '../log.ts';
 
-/** The first key of the two-key advisory locks: which kind of thing is locked. */
-export const LockSpace = { CHANNEL: 1, USER: 2 } as const;
+/** The first key of the two-key advisory locks: which kind of thing is locked (SYSTEM_BOTS: per realm, while one is made). */
+export const LockSpace = { CHANNEL: 1, USER: 2, SYSTEM_BOTS: 3 } as const;
 
 export class ClusterLocks {
   private readonly pool: pg.Pool;
