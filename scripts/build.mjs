@@ -15,9 +15,15 @@ const JSON_PACKAGES = ['tlds'];
 const { dependencies } = JSON.parse(readFileSync('package.json', 'utf8'));
 const external = Object.keys(dependencies).filter((name) => !JSON_PACKAGES.includes(name));
 
+// Split where the code imports a module lazily: the cluster's side (and NATS's client with it) is
+// a chunk of its own, loaded only by a node of a cluster.
 await build({
   entryPoints: ['src/main.ts'],
-  outfile: 'build/main.mjs',
+  outdir: 'build',
+  entryNames: '[name]',
+  chunkNames: 'chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
+  splitting: true,
   bundle: true,
   platform: 'node',
   format: 'esm',

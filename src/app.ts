@@ -17,7 +17,7 @@ import { transactionAware } from './db/transaction.ts';
 import { DeliveryScheduler } from './scheduler.ts';
 import { TokenSigner } from './auth/signed-tokens.ts';
 import { serverSecret } from './db/server-secrets.ts';
-import { ClusterNode } from './cluster/node.ts';
+import type { ClusterNode } from './cluster/node.ts';
 import { LockSpace } from './cluster/locks.ts';
 import { followCacheChanges } from './cluster/cache-sync.ts';
 import { shareRateLimits } from './cluster/rate-gossip.ts';
@@ -53,7 +53,8 @@ export async function createApp(config: Config): Promise<App> {
     const realms = new RealmDirectory(prisma, config.externalHost, config.externalScheme);
     await realms.loadAll();
     const tokens = new TokenSigner(Buffer.from(await serverSecret(db.prisma, 'token_key', 32), 'hex'));
-    const cluster = config.cluster ? await ClusterNode.join(config.cluster, await serverSecret(db.prisma, 'cluster_id', 6), db.url) : null;
+    // NATS's client is loaded only by a node of a cluster.
+    const cluster = config.cluster ? await (await import('./cluster/node.ts')).ClusterNode.join(config.cluster, await serverSecret(db.prisma, 'cluster_id', 6), db.url) : null;
     const bus: EventBus = cluster?.bus ?? new MemoryBus();
     const limits = config.RATE_LIMIT
       ? {

@@ -11,14 +11,11 @@ import { NatsBus } from '../bus/nats.ts';
 import { log } from '../log.ts';
 import { connectNats } from './connection.ts';
 import { ClusterLocks } from './locks.ts';
+import { NodeGone, NodeUnreachable } from './node-errors.ts';
 
 const HEARTBEAT_MS = 1_000;
 const DEPARTED_AFTER_MS = 3_500;
 
-/** The node does not exist (any more), or left while the request waited. */
-export class NodeGone extends Error {}
-/** The node did not answer in time, or NATS could not carry the request. */
-export class NodeUnreachable extends Error {}
 
 interface Waiting {
   node: string;

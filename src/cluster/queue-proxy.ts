@@ -10,7 +10,7 @@ import { ApiError, badQueueId } from '../errors.ts';
 import { acknowledge, pollQueue } from '../gateway/long-poll.ts';
 import { JsonFields } from '../http/route.ts';
 import { log } from '../log.ts';
-import { NodeGone } from './node.ts';
+import { NodeGone } from './node-errors.ts';
 
 /** The node that holds the queue when it is another one; null when it is this one (or no cluster). */
 export function queueOwner(app: App, queueId: string): string | null {

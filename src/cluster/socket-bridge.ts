@@ -11,7 +11,7 @@ import type { App } from '../app.ts';
 import { ApiError, badQueueId } from '../errors.ts';
 import { closeFor, CloseCode, openQueue, writeFrames, type CloseReason, type SocketData, type SocketSource } from '../gateway/socket-source.ts';
 import type { ClusterNode } from './node.ts';
-import { NodeGone } from './node.ts';
+import { NodeGone } from './node-errors.ts';
 import { errorReply, fromReply, type Reply } from './queue-proxy.ts';
 import { log } from '../log.ts';
 
