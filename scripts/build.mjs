@@ -1,8 +1,8 @@
 // Bundles the server (src/main.ts and everything it imports, npm packages left as imports) into
 // build/main.mjs (and build/chunks/ for what it imports lazily) for `npm start`: a running server
 // then carries neither the tsx loader's worker nor the compiled copy of every module it keeps
-// (about 40 MB of the idle RSS). Takes well under
-// a second, so `npm start` rebuilds every time; tests and the CLI run the sources through tsx.
+// (about 40 MB of the idle RSS). Takes well under a second, so `npm start` rebuilds every time;
+// tests and the CLI run the sources through tsx.
 // No source map: Node's --enable-source-maps would hold it in memory (another 40-50 MB), and the
 // bundle keeps names and marks each module's start, so a stack trace still reads.
 // `npm start` also sets glibc's malloc to two arenas that return freed memory early: without
