@@ -249,6 +249,12 @@ if (!natsUrl) {
     assert.equal(events.map((e) => e.message.id), [...whileDown, after]);
   });
 
+  test('a node whose NODE_ID is in use refuses to start', async () => {
+    const refused = await cluster.start('c').catch((err: Error) => err);
+    assert.instance(refused, Error);
+    assert.match(String(refused), 'another node of this cluster runs as NODE_ID=c');
+  });
+
   test('a node killed under load: its queues answer BAD_EVENT_QUEUE_ID on the others, and nothing acknowledged is lost', async () => {
     const realm = await clusterRealm();
     const [u1, u2, u3] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];

@@ -16,7 +16,6 @@ import { NodeGone, NodeUnreachable } from './node-errors.ts';
 const HEARTBEAT_MS = 1_000;
 const DEPARTED_AFTER_MS = 3_500;
 
-
 interface Waiting {
   node: string;
   reject: (err: Error) => void;
@@ -60,8 +59,13 @@ export class ClusterNode {
   static async join(settings: { natsUrl: string; nodeId: string }, clusterId: string, databaseUrl: string): Promise<ClusterNode> {
     const nc = await connectNats(settings.natsUrl, `chat-${settings.nodeId}`);
     try {
+      // Two nodes of one name would answer each other's queue requests.
+      const taken = await nc.request(`chat.${clusterId}.node.${settings.nodeId}.ping`, '', { timeout: 1_000 }).then(() => true, () => false);
+      if (taken) throw new Error(`another node of this cluster runs as NODE_ID=${settings.nodeId}`);
       const bus = await NatsBus.open({ connection: nc, clusterId, nodeId: settings.nodeId });
-      return new ClusterNode(settings.nodeId, clusterId, nc, bus, new ClusterLocks(databaseUrl, bus));
+      const node = new ClusterNode(settings.nodeId, clusterId, nc, bus, new ClusterLocks(databaseUrl, bus));
+      node.serve('ping', () => ({}));
+      return node;
     } catch (err) {
       await nc.close();
       throw err;
