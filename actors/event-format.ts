@@ -5,7 +5,7 @@ import type { EventEnvelope } from '../src/bus/bus.ts';
 import { withInheritedSettings } from '../src/domain/user-settings.ts';
 import { displayTopicFor, hasCapability, type QueueOptions } from './queue-options.ts';
 
-type Event = Record<string, unknown>;
+export type Event = Record<string, unknown>;
 
 const GRAVATAR = 'https://secure.gravatar.com/';
 const DUMMY_EMAIL = /^user\d+@/;
@@ -105,6 +105,9 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
       if (recipient.type !== 'channel') return [event];
       return [{ ...event, recipient: { ...recipient, topic: displayTopicFor(options, String(recipient.topic)) } }];
     }
+    case 'muted_topics':
+      // Zulip's accepts_event: a client that asked for user_topic events gets those instead.
+      return options.eventTypes?.includes('user_topic') ? [] : [event];
     case 'realm_linkifiers':
       return hasCapability(options, 'linkifier_url_template') ? [event] : [];
     case 'subscription': {
@@ -140,8 +143,8 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
 }
 
 /** The recipient's own parts of an event: per-user (message flags) and per-queue (local_message_id). */
-export function ownParts(envelope: EventEnvelope, userId: number, queueId: string): Event {
-  const own: Event = { ...envelope.perUser?.[userId], ...envelope.perQueue?.[queueId] };
+export function ownParts(envelope: EventEnvelope, userId: number, queueId: string | null): Event {
+  const own: Event = { ...envelope.perUser?.[userId], ...(queueId === null ? undefined : envelope.perQueue?.[queueId]) };
   if (envelope.event.type === 'message' && own.flags === undefined) own.flags = [];
   return own;
 }

@@ -13,6 +13,7 @@ export type QueueState = 'waiting' | 'parked' | 'expired';
 
 /** Something that reads a queue: a parked long-poll or a WebSocket. */
 export interface Consumer {
+  readonly kind: 'poll' | 'socket';
   /** Hands the pending events to the client; true when the consumer is finished (a poll answered). */
   flush(queue: EventQueue): boolean;
   /** The queue was taken over by another consumer, deleted, or the server is stopping. */

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventBus, EventEnvelope } from '../src/bus/bus.ts';
 import { log } from '../src/log.ts';
-import { ownParts, passesNarrow, shapeEvent } from './event-format.ts';
+import { ownParts, passesNarrow, shapeEvent, type Event } from './event-format.ts';
 import { EventQueue, QueuedEvent, type Consumer, type SavedQueue } from './queue.ts';
 import { OptionsPool, type QueueOptions } from './queue-options.ts';
 
@@ -30,6 +30,20 @@ function endsQueues(event: Record<string, unknown>): boolean {
   return event.type === 'realm' && event.op === 'deactivated';
 }
 
+/** One event's fan-out: the shapes serialized so far, by the queue options they are for. */
+interface Fanout {
+  envelope: EventEnvelope;
+  shapes: Map<QueueOptions, { bases: string[]; byParts: Map<string, QueuedEvent[]> }>;
+  ends: boolean;
+}
+
+/** A recipient's own parts as JSON members to append to the shared event (`,"flags":[...]`). */
+function partsJson(own: Event): string {
+  let out = '';
+  for (const k in own) out += `,${JSON.stringify(k)}:${JSON.stringify(own[k])}`;
+  return out;
+}
+
 export class QueueRegistry {
   private readonly queues = new Map<string, EventQueue>();
   /** Sets, not arrays: a bot or load test may hold thousands of queues, and removal must stay O(1). */
@@ -40,6 +54,8 @@ export class QueueRegistry {
   /** Queues deleted at the next flush, once their client got what they hold. */
   private readonly ending = new Set<EventQueue>();
   private flushScheduled = false;
+  /** Events the bus delivered into queues, once per queue (a metric). */
+  delivered = 0;
   /** Set at shutdown: queues keep collecting events but no client reads them any more. */
   private closing = false;
   readonly optionsPool = new OptionsPool();
@@ -109,6 +125,17 @@ export class QueueRegistry {
     for (const queue of this.all()) this.delete(queue);
   }
 
+  /** Readers attached now: parked long-polls and open WebSockets (a metric: one pass over the queues). */
+  readers(): { polls: number; sockets: number } {
+    let polls = 0;
+    let sockets = 0;
+    for (const queue of this.queues.values()) {
+      if (queue.consumer?.kind === 'poll') polls++;
+      else if (queue.consumer?.kind === 'socket') sockets++;
+    }
+    return { polls, sockets };
+  }
+
   /** Every queue, in creation order. */
   all(): EventQueue[] {
     return [...this.queues.values()];
@@ -164,41 +191,64 @@ export class QueueRegistry {
   deliver(envelope: EventEnvelope): void {
     // Alike queues share the same events: each distinct shape is serialized once per fan-out, and
     // each distinct set of the recipient's own parts (message flags, local_message_id) appended
-    // to it once, so most recipients of a message share one event object.
-    const shapes = new Map<QueueOptions, { bases: string[]; byParts: Map<string, QueuedEvent[]> }>();
-    const targets = new Set<EventQueue>();
-    for (const userId of envelope.userIds) for (const q of this.byUser.get(userId) ?? []) targets.add(q);
-    if (envelope.publicChannelMessage) for (const q of this.allPublic.get(envelope.realmId) ?? []) targets.add(q);
-    let extrasUser = -1;
-    let extras = '';
-    const ends = endsQueues(envelope.event);
-    for (const queue of targets) {
-      if (ends) {
-        this.ending.add(queue);
-        this.markDirty(queue);
+    // to it once, so most recipients of a message share one event object. A recipient's own parts
+    // are worked out once for all their queues: a wide channel's message visits every queue of
+    // every subscriber, so that loop does as little as it can.
+    const fanout: Fanout = { envelope, shapes: new Map(), ends: endsQueues(envelope.event) };
+    const publicQueues = envelope.publicChannelMessage ? this.allPublic.get(envelope.realmId) : undefined;
+    // Recipients with the same parts usually share one object (a message's flags): serialized once.
+    const byPerUser = new Map<unknown, { own: Event; extras: string }>();
+    for (const userId of envelope.userIds) {
+      const queues = this.byUser.get(userId);
+      if (queues === undefined) continue;
+      const perUser = envelope.perUser?.[userId];
+      let parts = byPerUser.get(perUser);
+      if (!parts) {
+        const own = ownParts(envelope, userId, null);
+        parts = { own, extras: partsJson(own) };
+        byPerUser.set(perUser, parts);
       }
-      if (queue.alreadyHas(envelope.xid)) continue;
-      const own = ownParts(envelope, queue.userId, queue.id);
-      if (!passesNarrow(envelope.event, queue.options, own)) continue;
-      let shape = shapes.get(queue.options);
-      if (!shape) {
-        // Without the closing brace, so the recipient's parts can follow.
-        shape = { bases: shapeEvent(envelope.event, queue.options).map((e) => JSON.stringify(e).slice(1, -1)), byParts: new Map() };
-        shapes.set(queue.options, shape);
+      const { own, extras } = parts;
+      for (const queue of queues) {
+        // Those also get every public channel's messages: below, once.
+        if (publicQueues?.has(queue)) continue;
+        const forQueue = envelope.perQueue?.[queue.id];
+        if (forQueue === undefined) this.deliverTo(fanout, queue, own, extras);
+        else this.deliverTo(fanout, queue, { ...own, ...forQueue }, partsJson({ ...own, ...forQueue }));
       }
-      if (shape.bases.length === 0) continue;
-      if (queue.userId !== extrasUser || envelope.perQueue?.[queue.id] !== undefined) {
-        extras = Object.entries(own).map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`).join('');
-        extrasUser = envelope.perQueue?.[queue.id] !== undefined ? -1 : queue.userId;
+    }
+    if (publicQueues) {
+      for (const queue of publicQueues) {
+        const own = ownParts(envelope, queue.userId, queue.id);
+        this.deliverTo(fanout, queue, own, partsJson(own));
       }
-      let events = shape.byParts.get(extras);
-      if (!events) {
-        events = shape.bases.map((b) => new QueuedEvent(`${b}${extras}}`, envelope.xid));
-        shape.byParts.set(extras, events);
-      }
-      this.append(queue, events);
     }
   }
+
+  private deliverTo({ envelope, shapes, ends }: Fanout, queue: EventQueue, own: Event, extras: string): void {
+    if (ends) {
+      this.ending.add(queue);
+      this.markDirty(queue);
+    }
+    if (queue.alreadyHas(envelope.xid)) return;
+    if (!passesNarrow(envelope.event, queue.options, own)) return;
+    let shape = shapes.get(queue.options);
+    if (!shape) {
+      // Without the closing brace, so the recipient's parts can follow.
+      shape = { bases: shapeEvent(envelope.event, queue.options).map((e) => JSON.stringify(e).slice(1, -1)), byParts: new Map() };
+      shapes.set(queue.options, shape);
+    }
+    if (shape.bases.length === 0) return;
+    let events = shape.byParts.get(extras);
+    if (!events) {
+      const b = shape.bases;
+      events = b.map((base) => new QueuedEvent(`${base}${extras}}`, envelope.xid));
+      shape.byParts.set(extras, events);
+    }
+    this.delivered += events.length;
+    this.append(queue, events);
+  }
+
 
   private markDirty(queue: EventQueue): void {
     this.dirty.add(queue);

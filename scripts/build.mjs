@@ -5,10 +5,12 @@
 // tests and the CLI run the sources through tsx.
 // No source map: Node's --enable-source-maps would hold it in memory (another 40-50 MB), and the
 // bundle keeps names and marks each module's start, so a stack trace still reads.
+// It builds the web client too (scripts/build-web.mjs), which the server serves at `/`.
 // `npm start` also sets glibc's malloc to two arenas that return freed memory early: without
 // that, memory freed after start-up on Node's other threads stays mapped (measured: about 40 MB).
 import { readFileSync } from 'node:fs';
 import { build } from 'esbuild';
+import { buildWeb } from './build-web.mjs';
 
 // npm packages stay imports, resolved by Node at run time, except those whose entry is JSON
 // (tlds): Node's ESM loader would want an import attribute for them, so they are inlined.
@@ -32,3 +34,5 @@ await build({
   external: [...external, ...external.map((name) => `${name}/*`)],
   logLevel: 'warning',
 });
+
+await buildWeb();

@@ -10,6 +10,7 @@ import type { EventBus } from './bus/bus.ts';
 import { MemoryBus } from './bus/memory.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { log } from './log.ts';
+import { Outbox } from './mail/mailer.ts';
 import { QueueRegistry } from '../actors/registry.ts';
 import { ChannelActors } from '../actors/channels.ts';
 import { SerialActors, type Turn } from '../actors/serial.ts';
@@ -21,6 +22,8 @@ import type { ClusterNode } from './cluster/node.ts';
 import { LockSpace } from './cluster/locks.ts';
 import { followCacheChanges } from './cluster/cache-sync.ts';
 import { shareRateLimits } from './cluster/rate-gossip.ts';
+import { busCheck, databaseCheck, migrationsCheck, Readiness } from './ops/health.ts';
+import { ServerMetrics } from './ops/metrics.ts';
 
 export interface App {
   config: Config;
@@ -35,16 +38,27 @@ export interface App {
   users: SerialActors;
   /** Sends scheduled messages and reminders when they fall due (started by the server). */
   scheduler: DeliveryScheduler;
-  limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter } | null;
+  /** Drains the push outbox to the push relay (started by the server when PUSH_RELAY_URL is set). */
+  pushes: DeliveryScheduler;
+  /** `sendsEmail`: mail a visitor makes the server send (sign-up confirmations), per address. */
+  limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter; sendsEmail: RateLimiter } | null;
+  /** Outgoing mail, delivered after the transactions that queue it. */
+  mail: Outbox;
   /** Signs temporary upload URLs and call links with the deployment's shared key. */
   tokens: TokenSigner;
   /** This process as a node of a cluster; null for a single process. */
   cluster: ClusterNode | null;
   startedAt: number;
+  metrics: ServerMetrics;
+  /** What /health/ready checks. */
+  readiness: Readiness;
 }
 
 export async function createApp(config: Config): Promise<App> {
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const metrics = new ServerMetrics();
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: config.DATABASE_POOL_SIZE, onQuery: (seconds) => metrics.queryDuration.observe(seconds),
+  });
   try {
     const applied = await applyMigrations(db);
     if (applied.length) log.info('applied migrations', { applied });
@@ -61,10 +75,14 @@ export async function createApp(config: Config): Promise<App> {
           user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
           ip: new RateLimiter(config.RATE_LIMIT_IP_PER_MINUTE, 60),
           loginFailures: new RateLimiter(config.RATE_LIMIT_LOGIN_FAILURES, config.RATE_LIMIT_LOGIN_WINDOW_SECONDS),
+          // Zulip's sends_email_by_ip: five a day.
+          sendsEmail: new RateLimiter(5, 86400),
         }
       : null;
     if (cluster && limits) shareRateLimits(cluster, limits);
     const turnsOf = (space: number): Turn | null => cluster && ((id, write) => cluster.locks.turn(space, id, write));
+    const queues = new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES, idPrefix: cluster ? `${cluster.id}:` : '' });
+    metrics.watch({ queues, db });
     const app: App = {
       config,
       db,
@@ -75,11 +93,15 @@ export async function createApp(config: Config): Promise<App> {
       channels: new ChannelActors(undefined, turnsOf(LockSpace.CHANNEL)),
       users: new SerialActors(undefined, turnsOf(LockSpace.USER)),
       scheduler: new DeliveryScheduler(),
-      queues: new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES, idPrefix: cluster ? `${cluster.id}:` : '' }),
+      pushes: new DeliveryScheduler('push notification delivery'),
+      queues,
       limits,
+      mail: new Outbox(config),
       tokens,
       cluster,
       startedAt: Math.floor(Date.now() / 1000),
+      metrics,
+      readiness: new Readiness([databaseCheck(db), await migrationsCheck(db), busCheck(bus)]),
     };
     followCacheChanges(app);
     return app;
@@ -91,9 +113,11 @@ export async function createApp(config: Config): Promise<App> {
 
 export async function closeApp(app: App): Promise<void> {
   await app.scheduler.stop();
+  await app.pushes.stop();
   app.queues.stop();
   app.channels.stop();
   app.users.stop();
+  await app.mail.close();
   await app.bus.close();
   await app.cluster?.leave();
   await app.db.close();

@@ -1,6 +1,7 @@
 // Command line: `serve` (default) runs the server; `init`, `create-user` and `reactivate-realm`
 // manage organizations and their users on the same database the server uses (DATA_DIR or
-// DATABASE_URL), through the server itself when one is running on it. The server and database modules are imported only once
+// DATABASE_URL), through the server itself when one is running on it; `push-relay` runs a push
+// relay that shows what the server sends to phones. The server and database modules are imported only once
 // the arguments are known to be good, so usage errors and --help answer without loading them.
 import { isAdminCommand, parseAdminCommand, runAdminCommand, USAGE, UsageError, type AdminCommand } from './cli/commands.ts';
 import { loadConfig, type Config } from './config.ts';
@@ -10,12 +11,13 @@ async function serve(config: Config): Promise<void> {
   const { createControlChannel } = await import('./cli/control.ts');
   const { bootstrapFirstRealm, startServer } = await import('./server.ts');
   const control = createControlChannel(config);
-  const server = await startServer(config, control.attach);
+  const server = await startServer(config, { attach: control.attach });
   control.publish(server.port);
   const creds = await bootstrapFirstRealm(server, process.env);
   // One write, so whoever reads the output sees the credentials together with the address.
   process.stdout.write(
     `Chat server listening on ${server.url} (data: ${config.DATABASE_URL ? 'PostgreSQL' : config.DATA_DIR})\n` +
+      `Mail (invitations): ${server.app.mail.description}\n` +
       (creds
         ? `\nA new organization was created. Log in with:\n  URL:      ${creds.url}\n  Email:    ${creds.email}\n  Password: ${creds.password}\n  API key:  ${creds.apiKey}\n` +
           `Try: curl -u '${creds.email}:${creds.apiKey}' ${creds.url}/api/v1/users/me\n(These are shown only once.)\n\n`
@@ -60,6 +62,10 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
     return;
+  }
+  if (command === 'push-relay') {
+    const { parsePushRelayCommand, runPushRelay } = await import('./cli/push-relay.ts');
+    return runPushRelay(parsePushRelayCommand(rest));
   }
   if (command !== 'serve' && !isAdminCommand(command)) throw new UsageError(`unknown command '${command}'`);
   if (command === 'serve' && rest.length) throw new UsageError('serve takes no arguments: it reads its settings from the environment');

@@ -1,4 +1,5 @@
-// When to send scheduled messages and reminders: one timer, set for the soonest delivery time the
+// When to send scheduled messages and reminders (and, in a second instance, push notifications:
+// src/push/worker.ts): one timer, set for the soonest delivery time the
 // work last reported and moved earlier when a new or edited item falls due sooner, never a poll.
 // The work itself (actions/scheduled-delivery.ts) reads the database, so nothing is lost across
 // a restart: at start it runs once and sends what fell due while the server was down. The timer
@@ -22,6 +23,9 @@ export class DeliveryScheduler {
   /** Something fell due while the work ran: it runs again before setting the timer. */
   private again = false;
   private stopped = false;
+
+  /** `what` names the work in the log when it fails. */
+  constructor(private readonly what = 'scheduled delivery') {}
 
   get stopping(): boolean {
     return this.stopped;
@@ -77,7 +81,7 @@ export class DeliveryScheduler {
         try {
           next = await work();
         } catch (err) {
-          log.error('scheduled delivery failed; trying again later', { error: err instanceof Error ? err.stack : String(err) });
+          log.error(`${this.what} failed; trying again later`, { error: err instanceof Error ? err.stack : String(err) });
           next = new Date(Date.now() + RETRY_MS);
         }
       } while (this.again && !this.stopped);

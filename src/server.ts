@@ -1,18 +1,28 @@
 // Starting and stopping the whole server: services, HTTP, and the first-run organization.
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import type { TemplatedApp } from 'uWebSockets.js';
 import { closeApp, createApp, type App } from './app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { deliverDueMessages } from './actions/scheduled-delivery.ts';
+import { drainPushOutbox } from './push/worker.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
-import { apiGate } from './api/route.ts';
+import { apiGate, type Scope } from './api/route.ts';
 import { attachSocketGateway } from './gateway/socket.ts';
 import { serveQueues } from './cluster/queue-proxy.ts';
 import type { Config } from './config.ts';
 import { TrustedProxies } from './http/client-address.ts';
-import { startHttpServer, type HttpServer } from './http/server.ts';
+import { startHttpServer, type HttpOptions, type HttpServer } from './http/server.ts';
+import type { User } from './db/generated/client.ts';
 import { log } from './log.ts';
+import { attachOperations } from './ops/endpoints.ts';
+import { requestObservers } from './ops/requests.ts';
+import { attachWebClient, loadWebAssets } from './http/static.ts';
+import { PROJECT_ROOT } from './paths.ts';
+
+/** Where scripts/build-web.mjs puts the web client. */
+const WEB_DIR = path.join(PROJECT_ROOT, 'build', 'web');
 
 export interface RunningServer {
   app: App;
@@ -29,26 +39,47 @@ export interface FirstRunCredentials {
   apiKey: string;
 }
 
-/** `attach` mounts routes outside the API router (the CLI's control route) before the catch-all 404. */
-export async function startServer(config: Config, attach?: (uws: TemplatedApp, app: App) => void): Promise<RunningServer> {
+export interface ServerHooks {
+  /** Mounts routes outside the API router (the CLI's control route) before the catch-all 404. */
+  attach?: (uws: TemplatedApp, app: App) => void;
+  /** Sees every answer of the API's handlers (the tests' OpenAPI conformance check). */
+  inspectAnswer?: HttpOptions<Scope, User>['inspectAnswer'];
+}
+
+export async function startServer(config: Config, { attach, inspectAnswer }: ServerHooks = {}): Promise<RunningServer> {
   const app = await createApp(config);
   let http: HttpServer;
+  let stopping: Promise<void> | undefined;
+  // A stopping server tells load balancers to send nothing more while it drains.
+  app.readiness.add({
+    name: 'shutdown',
+    run: async () => {
+      if (stopping) throw new Error('the server is stopping');
+    },
+  });
   try {
     // Delivery starts once the saved queues are back, where they left the stream.
     await app.bus.resume(await restoreEventQueues(app));
     if (app.cluster) serveQueues(app);
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
+    const observers = requestObservers(app.metrics);
+    const webAssets = loadWebAssets(WEB_DIR);
+    if (!webAssets) log.warn('the web client is not built (npm run build); / explains how', { dir: WEB_DIR });
     http = await startHttpServer({
       routes: allRoutes,
       gate,
       config,
       limits: app.limits,
       proxies,
+      observers,
       attach: (uws) => {
-        attachSocketGateway(app, gate, proxies, uws);
+        attachSocketGateway(app, gate, proxies, uws, observers);
+        attachOperations(app, uws);
+        attachWebClient(uws, webAssets);
         attach?.(uws, app);
       },
+      inspectAnswer,
     });
   } catch (err) {
     await closeApp(app);
@@ -62,7 +93,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
   // After the queues are back (they get the events of what fell due while the server was down)
   // and the address is known (reminders link to messages).
   app.scheduler.start(() => deliverDueMessages(app));
-  let stopping: Promise<void> | undefined;
+  if (config.PUSH_RELAY_URL) app.pushes.start(() => drainPushOutbox(app));
   return {
     app,
     http,
@@ -76,6 +107,7 @@ export async function startServer(config: Config, attach?: (uws: TemplatedApp, a
         http.stopAccepting();
         // A delivery in progress finishes and reaches the queues before they are saved.
         await app.scheduler.stop();
+        await app.pushes.stop();
         app.queues.closeConsumers();
         await http.drain((deadline - Date.now()) / 2);
         const { saved } = await saveEventQueues(app, deadline);

@@ -190,7 +190,9 @@ if (hasNatsServer()) {
       const onB = record(b!);
       for (let i = 0; i < 10; i++) a!.publish(envelope(0, i));
       await until('the first events', () => onB.got.length >= 10);
+      assert.ok(a!.connected(), 'connected (readiness) while NATS is up');
       await nats.stop('SIGKILL');
+      await until('readiness sees NATS gone', () => !a!.connected());
       // Published while NATS is down: kept in the outbox; settled waits for NATS to be back.
       for (let i = 10; i < 20; i++) a!.publish(envelope(0, i));
       for (let i = 0; i < 5; i++) b!.publish(envelope(1, i));
@@ -200,6 +202,7 @@ if (hasNatsServer()) {
       assert.is(stored, false, 'not stored while NATS is down');
       await nats.start();
       await storing;
+      await until('readiness sees NATS back', () => a!.connected());
       for (let i = 20; i < 30; i++) a!.publish(envelope(0, i));
       await until('every event on both after the restart', () => onA.got.length >= 35 && onB.got.length >= 35, 20_000);
       await new Promise((r) => setTimeout(r, 200));

@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
 import { useLoopbackAgent } from './helpers/loopback-agent.ts';
 import { newRealm } from './helpers/server.ts';
+import { runCheck } from './helpers/openapi-check.ts';
 
 type Event = Record<string, any> & { id: number; type: string };
 interface ZulipClient {
@@ -41,7 +42,10 @@ test('a scripted conversation reaches a zulip-js loop and a WebSocket client ali
   const reg = await bob.client.post('/register', { event_types: TYPES, client_capabilities: { bulk_message_deletion: true, stream_typing_notifications: true } });
   const viaSocket: Event[] = [];
   const ws = new WebSocket(`ws://127.0.0.1:${realm.server.port}/api/v1/events/socket?queue_id=${reg.body.queue_id}`, { headers: { Host: realm.host } });
-  ws.on('message', (data) => viaSocket.push(JSON.parse(String(data))));
+  ws.on('message', (data) => {
+    runCheck.inspectFrame(String(data));
+    viaSocket.push(JSON.parse(String(data)));
+  });
   await new Promise((resolve) => ws.once('open', resolve));
   // zulip-js registers its queue in the background; wait until it is there before talking.
   const app = realm.server.app;

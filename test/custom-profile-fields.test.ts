@@ -127,9 +127,11 @@ test('PATCH /realm/profile_fields/{id}: changes and their event; removed options
     id: phone, name: 'Mobile', type: 1, hint: 'Personal', field_data: '', order: phone, required: true, editable_by_user: false, display_in_profile_summary: true,
   });
   const onlyVim = { vim: SELECT_DATA.vim };
+  const people = await openQueue(realm.owner, { event_types: ['realm_user'] });
   await ok(realm.owner.client.patch(`/realm/profile_fields/${editor}`, { field_data: onlyVim }));
   assert.equal((await queue.next())[0].fields.find((f: { id: number }) => f.id === editor).field_data, JSON.stringify(onlyVim));
   assert.equal((await member.client.get('/users/me')).body.profile_data, {}, 'the picked option is gone');
+  assert.equal(await people.next(), [{ type: 'realm_user', op: 'update', person: { user_id: member.id, custom_profile_field: { id: editor, value: null } } }], 'as a removed value');
   await ok(realm.owner.client.patch(`/realm/profile_fields/${github}`, { display_in_profile_summary: true, name: 'GitHub username' }));
   assert.is((await queue.next())[0].fields.find((f: { id: number }) => f.id === github).display_in_profile_summary, true);
 

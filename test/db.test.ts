@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { openDatabase, type Database } from '../src/db/client.ts';
 import { applyMigrations, migrationChecksum, readMigrations } from '../src/db/migrate.ts';
 import { checkDrift } from '../src/db/check-drift.ts';
+import { DatabaseProxy } from './helpers/db-proxy.ts';
 import { freshDatabase, tempDir, testDatabaseServer } from './helpers/server.ts';
 
 interface MigrationRow {
@@ -170,6 +171,27 @@ test('migrations: concurrent starts apply every migration exactly once', async (
     await assertFullyMigrated(a);
   } finally {
     for (const db of opened) await db.close();
+  }
+});
+
+test('a session whose connection is lost fails its query; the process lives on', async () => {
+  const proxy = await DatabaseProxy.start(await freshDatabase());
+  const db = await openDatabase({ databaseUrl: proxy.url });
+  try {
+    const lost = db.withSession(async (session) => {
+      await session.query('SELECT 1');
+      await proxy.cut();
+      // The connection's end arrives while the session holds it between two queries.
+      await new Promise((r) => setTimeout(r, 200));
+      return session.query('SELECT 1');
+    });
+    const outcome = await lost.then(() => 'answered', (err: Error) => err.message);
+    assert.match(outcome, /Connection terminated|not queryable/);
+    await proxy.restore();
+    assert.equal(await db.withSession((session) => session.query('SELECT 1 AS one')), [{ one: 1 }]);
+  } finally {
+    await db.close();
+    await proxy.cut();
   }
 });
 

@@ -3,8 +3,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openQueue } from './helpers/queues.ts';
-import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
-import { errorBody, makeChannel } from './messages-helpers.ts';
+import type { TestUser } from './helpers/server.ts';
+import { errorBody, makeChannel, ownerBobZoe } from './messages-helpers.ts';
 
 const SUCCESS = { result: 'success', msg: '' };
 const createDrafts = (u: TestUser, drafts: unknown) => u.client.post('/drafts', { drafts });
@@ -14,16 +14,8 @@ const listDrafts = async (u: TestUser) => {
   return r.body;
 };
 
-async function setup(): Promise<{ realm: TestRealm; bob: TestUser; zoe: TestUser; channelId: number }> {
-  const realm = await newRealm();
-  const bob = await realm.addUser({ name: 'Bob' });
-  const zoe = await realm.addUser({ name: 'Zoe' });
-  const channelId = await makeChannel(realm, 'general', [realm.owner, bob, zoe]);
-  return { realm, bob, zoe, channelId };
-}
-
 test('POST /drafts creates a batch in order; GET /drafts lists them, least recently edited first', async () => {
-  const { realm, bob, zoe, channelId } = await setup();
+  const { realm, bob, zoe, channelId } = await ownerBobZoe();
   const drafts = [
     { type: 'stream', to: [channelId], topic: 'sync drafts', content: 'Channel draft', timestamp: 1595479019 },
     { type: 'private', to: [zoe.id], topic: 'ignored for DMs', content: 'One to one', timestamp: 1595479020 },
@@ -53,7 +45,7 @@ test('POST /drafts creates a batch in order; GET /drafts lists them, least recen
 });
 
 test('POST /drafts: server time when no timestamp; long topics truncated; empty batch', async () => {
-  const { bob, channelId } = await setup();
+  const { bob, channelId } = await ownerBobZoe();
   const before = Math.floor(Date.now() / 1000);
   const r = await createDrafts(bob, [{ type: 'stream', to: [channelId], topic: 't'.repeat(70), content: 'hi' }]);
   assert.is(r.status, 200, r.text);
@@ -64,7 +56,7 @@ test('POST /drafts: server time when no timestamp; long topics truncated; empty 
 });
 
 test('POST /drafts errors: each rejected, and a batch with one bad draft creates nothing', async () => {
-  const { realm, bob, channelId } = await setup();
+  const { realm, bob, channelId } = await ownerBobZoe();
   const secret = await makeChannel(realm, 'secret', [realm.owner], { invite_only: true });
   const gone = await realm.addUser({ name: 'Gone' });
   await realm.server.app.prisma.user.update({ where: { id: gone.id }, data: { isActive: false } });
@@ -99,7 +91,7 @@ test('POST /drafts errors: each rejected, and a batch with one bad draft creates
 });
 
 test('PATCH /drafts/{id} replaces the draft; missing or someone else\'s is a 404', async () => {
-  const { realm, bob, zoe, channelId } = await setup();
+  const { realm, bob, zoe, channelId } = await ownerBobZoe();
   const other = await makeChannel(realm, 'other', [bob]);
   const [id] = (await createDrafts(bob, [{ type: 'stream', to: [channelId], topic: 'drafts', content: 'The API should be good', timestamp: 1595505700 }])).body.ids;
   const edited = { type: 'stream', to: [other], topic: 'designing drafts', content: 'Structured yet simple.', timestamp: 1595505800 };
@@ -119,7 +111,7 @@ test('PATCH /drafts/{id} replaces the draft; missing or someone else\'s is a 404
 });
 
 test('DELETE /drafts/{id}; missing or someone else\'s is a 404', async () => {
-  const { bob, zoe, channelId } = await setup();
+  const { bob, zoe, channelId } = await ownerBobZoe();
   const [id] = (await createDrafts(bob, [{ type: 'stream', to: [channelId], topic: 't', content: 'x' }])).body.ids;
   const stolen = await zoe.client.delete(`/drafts/${id}`);
   assert.equal([stolen.status, stolen.body], [404, errorBody('Draft does not exist', 'BAD_REQUEST')]);
@@ -131,7 +123,7 @@ test('DELETE /drafts/{id}; missing or someone else\'s is a 404', async () => {
 });
 
 test('enable_drafts_synchronization=false: every draft endpoint refuses, and stored drafts are dropped', async () => {
-  const { bob, channelId } = await setup();
+  const { bob, channelId } = await ownerBobZoe();
   const [id] = (await createDrafts(bob, [{ type: 'stream', to: [channelId], topic: 't', content: 'x' }])).body.ids;
   assert.equal((await bob.client.patch('/settings', { enable_drafts_synchronization: false })).body, SUCCESS);
   const refusal = [400, errorBody('User has disabled synchronizing drafts.')];
@@ -148,7 +140,7 @@ test('enable_drafts_synchronization=false: every draft endpoint refuses, and sto
 });
 
 test('drafts events: add, update and remove reach only the owner\'s queues; register has the drafts', async () => {
-  const { bob, zoe, channelId } = await setup();
+  const { bob, zoe, channelId } = await ownerBobZoe();
   const mine = await openQueue(bob, { event_types: ['drafts'] });
   const theirs = await openQueue(zoe, { event_types: ['drafts'] });
   const draft = { type: 'stream', to: [channelId], topic: 't', content: 'first', timestamp: 1600000000 };

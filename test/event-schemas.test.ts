@@ -10,9 +10,11 @@ import { MemoryBus } from '../src/bus/memory.ts';
 import { Role } from '../src/domain/roles.ts';
 import { checkEvent, schemaKey } from '../src/events/schemas.ts';
 import { captureEvents } from './helpers/events.ts';
-import { newRealm } from './helpers/server.ts';
+import { devicesOf, eventually, newTestDevice, registrationParams, TestRelay } from './helpers/push-relay.ts';
+import { newRealm, startTestServer } from './helpers/server.ts';
+import { encodeForm } from './helpers/client.ts';
 import { verifyAction } from './helpers/verify-action.ts';
-import { makeChannel, send, sendDm, withNotificationBot } from './messages-helpers.ts';
+import { makeChannel, send, sendDm, withSystemBots } from './messages-helpers.ts';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
@@ -154,13 +156,38 @@ test('bots, status, navigation views, channel folders, organization domains', as
   await verifyAction(realm, () => o.delete('/realm/domains/a.test'), ['realm_domains/remove']);
 });
 
+test('client devices and their push registration (a server with a push relay)', async () => {
+  const relay = new TestRelay();
+  await relay.start();
+  const server = await startTestServer({ PUSH_RELAY_URL: relay.url });
+  try {
+    const realm = await newRealm(server);
+    const o = realm.owner.client;
+    const added = await verifyAction(realm, () => o.post('/register_client_device'), ['device/add']);
+    const id = added[0]!.event.device_id as number;
+    const d = newTestDevice();
+    await verifyAction(realm, () => o.post('/mobile_push/register', registrationParams(id, d)), ['device/update']);
+    await eventually(async () => ((await devicesOf(realm.owner))[id]!.push_token_id === d.tokenId ? true : undefined), 15_000, 'the relay registration');
+    const next = newTestDevice();
+    await verifyAction(realm, () => o.post('/mobile_push/register', { device_id: id, push_key: next.pushKey.toString('base64'), push_key_id: next.pushKeyId }), ['device/update']);
+    const { push_key: _k, push_key_id: _i, ...tokenFields } = registrationParams(id, next);
+    await verifyAction(realm, () => o.post('/mobile_push/register', tokenFields), ['device/update']);
+    // The relay's answer comes as an event of its own, before the removal is watched.
+    await eventually(async () => ((await devicesOf(realm.owner))[id]!.push_token_id === next.tokenId ? true : undefined), 15_000, 'the rotated token');
+    await verifyAction(realm, () => o.post('/remove_client_device', { device_id: id }), ['device/remove']);
+  } finally {
+    await server.stop();
+    await relay.stop();
+  }
+});
+
 test('scheduled messages and reminders, and their delivery when due', async () => {
   const realm = await newRealm();
   const bob = await realm.addUser({ name: 'Bob' });
   const o = realm.owner.client;
   const app = realm.server.app;
   const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
-  await withNotificationBot(realm);
+  await withSystemBots(realm);
   const later = Math.floor(Date.now() / 1000) + 3600;
   const added = await verifyAction(realm, () => o.post('/scheduled_messages', { type: 'stream', to: sid, topic: 't', content: 'c', scheduled_delivery_timestamp: later }), ['scheduled_messages/add']);
   const id = (added[0]!.event.scheduled_messages as { scheduled_message_id: number }[])[0]!.scheduled_message_id;
@@ -240,7 +267,7 @@ test('avatars', async () => {
 
 test('data exports: request, the background job, deletion, consent', async () => {
   const realm = await newRealm();
-  await withNotificationBot(realm);
+  await withSystemBots(realm);
   const o = realm.owner.client;
   const job = captureEvents(realm.server.app, realm.id);
   const [requested] = await verifyAction(realm, () => o.post('/export/realm'), ['realm_export']);
@@ -260,7 +287,7 @@ test('reports, edit typing, topic deletion, subscription updates', async () => {
   const o = realm.owner.client;
   const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
   const reports = await makeChannel(realm, 'reports', [realm.owner], { invite_only: true });
-  await withNotificationBot(realm);
+  await withSystemBots(realm);
   await verifyAction(realm, () => o.patch('/realm', { moderation_request_channel_id: reports }), ['realm/update']);
   const id = await send(bob, sid, 't', 'report me');
   await verifyAction(realm, () => o.post(`/messages/${id}/report`, { report_type: 'spam' }), ['message']);
@@ -272,6 +299,48 @@ test('reports, edit typing, topic deletion, subscription updates', async () => {
   await verifyAction(realm, () => bob.client.patch(`/users/me/subscriptions/${sid}`, { property: 'pin_to_top', value: 'true' }), ['subscription/update']);
   await verifyAction(realm, () => bob.client.patch('/users/me/subscriptions', { delete: ['general'] }), ['subscription/remove', 'subscription/peer_remove']);
   await verifyAction(realm, () => o.delete(`/streams/${reports}`), ['realm/update_dict', 'stream/update', 'stream/delete']);
+});
+
+test('topic settings, muted users, alert words, deactivating oneself', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const o = realm.owner.client;
+  const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
+  const id = await send(bob, sid, 'roses', 'hi');
+  await verifyAction(realm, () => o.post('/user_topics', { stream_id: sid, topic: 'roses', visibility_policy: 3 }), ['muted_topics', 'user_topic']);
+  await verifyAction(realm, () => o.patch('/users/me/subscriptions/muted_topics', { stream_id: sid, topic: 'tulips', op: 'add' }), ['muted_topics', 'user_topic']);
+  await verifyAction(realm, () => o.patch(`/messages/${id}`, { topic: 'daisies', propagate_mode: 'change_all', send_notification_to_old_thread: false, send_notification_to_new_thread: false }), [
+    'user_topic', 'muted_topics', 'user_topic', 'update_message',
+  ]);
+  await verifyAction(realm, () => o.post(`/users/me/muted_users/${bob.id}`), ['update_message_flags/add', 'muted_users']);
+  await verifyAction(realm, () => o.delete(`/users/me/muted_users/${bob.id}`), ['muted_users']);
+  await verifyAction(realm, () => o.post('/users/me/alert_words', { alert_words: JSON.stringify(['rose']) }), ['alert_words']);
+  await verifyAction(realm, () => o.delete('/users/me/alert_words', { alert_words: JSON.stringify(['rose']) }), ['alert_words']);
+  await realm.addUser({ bot: true, botOwnerId: bob.id });
+  await verifyAction(realm, () => bob.client.delete('/users/me'), ['realm_user/update', 'realm_bot/update', 'subscription/peer_remove', 'realm_user/update']);
+});
+
+test('invitations, registration through a link, the welcome text, deactivating an inviter', async () => {
+  const realm = await newRealm();
+  await withSystemBots(realm);
+  const o = realm.owner.client;
+  const admin = await realm.addUser({ role: Role.ADMINISTRATOR });
+  const invites = () => realm.server.app.prisma.invitation.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
+  await verifyAction(realm, () => o.post('/invites', { invitee_emails: `a@${realm.subdomain}.test, b@${realm.subdomain}.test`, stream_ids: [] }), ['invites_changed']);
+  const [a, b] = await invites();
+  await verifyAction(realm, () => o.post(`/invites/${a!.id}/resend`), []);
+  await verifyAction(realm, () => o.delete(`/invites/${a!.id}`), ['invites_changed']);
+  await verifyAction(realm, () => o.post('/invites/multiuse'), ['invites_changed']);
+  const link = await realm.server.app.prisma.multiuseInvite.findFirstOrThrow({ where: { realmId: realm.id } });
+  await verifyAction(realm, () => o.delete(`/invites/multiuse/${link.id}`), ['invites_changed']);
+  const form = encodeForm({ key: b!.key, full_name: 'Bea Invited', password: 'bea-password' });
+  await verifyAction(realm, () => realm.anonymous.request('POST', '/accounts/register/', { body: form }), [
+    'realm_user/add', 'user_group/add_members', 'user_group/add_members', 'invites_changed', 'message', 'message',
+  ]);
+  await verifyAction(realm, () => o.patch('/realm', { welcome_message_custom_text: 'Hi' }), ['realm/update']);
+  await verifyAction(realm, () => o.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'Hi' }), ['message']);
+  await admin.client.post('/invites', { invitee_emails: `c@${realm.subdomain}.test`, stream_ids: [] });
+  await verifyAction(realm, () => o.delete(`/users/${admin.id}`), ['invites_changed', 'realm_user/update']);
 });
 
 test.run();

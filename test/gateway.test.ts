@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
+import { runCheck } from './helpers/openapi-check.ts';
 
 type Event = { id: number; type: string; message?: { id: number; stream_id?: number; content: string } };
 
@@ -15,6 +16,7 @@ class SocketClient {
   closed: { code: number; reason: string } | null = null;
   constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
+      runCheck.inspectFrame(String(data));
       this.events.push(JSON.parse(String(data)));
       for (const w of this.waiters.splice(0)) w();
     });

@@ -48,7 +48,7 @@ test('wrong method: 405 with allowed_methods; unknown path: 404 JSON', async () 
   const realm = await newRealm();
   const r = await realm.owner.client.request('PUT', '/api/v1/users/me');
   assert.is(r.status, 405);
-  assert.equal(r.body, { result: 'error', msg: 'Method Not Allowed', allowed_methods: ['GET'] });
+  assert.equal(r.body, { result: 'error', msg: 'Method Not Allowed', allowed_methods: ['GET', 'DELETE'] });
   const missing = await realm.owner.client.request('GET', '/api/v1/no/such/thing');
   assert.is(missing.status, 404);
   assert.is(missing.body.result, 'error');

@@ -162,7 +162,7 @@ test('me message', () => {
 
 test('result of a message without syntax', () => {
   const r = render('hello');
-  assert.equal(r, { html: '<p>hello</p>', mentionedUserIds: new Set(), mentionedGroupIds: new Set(), wildcardMention: false, topicWildcardMention: false, uploadPathIds: [], links: [], isMeMessage: false });
+  assert.equal(r, { html: '<p>hello</p>', mentionedUserIds: new Set(), mentionedGroupIds: new Set(), wildcardMention: false, topicWildcardMention: false, uploadPathIds: [], links: [], isMeMessage: false, alertWordText: 'hello\n\n' });
 });
 
 test('emoticons are translated when the sender asks for it', () => {
@@ -177,7 +177,7 @@ test('emoticons are translated when the sender asks for it', () => {
 
 test('default code block language', () => {
   const c = makeContext({ defaultCodeBlockLanguage: 'python' });
-  assert.is(renderMarkdown('```\nx\n```', c).html, '<div class="codehilite" data-code-language="Python"><pre><span></span><code>x\n</code></pre></div>');
+  assert.is(renderMarkdown('```\nx\n```', c).html, '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="n">x</span>\n</code></pre></div>');
 });
 
 test('tex renders with katex', () => {

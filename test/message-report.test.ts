@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
-import { errorBody, makeChannel, send, sendDm, withNotificationBot } from './messages-helpers.ts';
+import { errorBody, makeChannel, send, sendDm, withSystemBots } from './messages-helpers.ts';
 
 const mention = (name: string, id: number) => `@_**${name}|${id}**`;
 
@@ -39,7 +39,7 @@ test('a channel message: the Notification Bot posts the report to "<sender> mode
   const bob = await realm.addUser({ name: 'Bob' });
   const general = await makeChannel(realm, 'general', [ann, bob]);
   const id = await send(bob, general, 'food', 'I squeeze toothpaste from the middle');
-  await withNotificationBot(realm);
+  await withSystemBots(realm);
   const events = await verifyAction(realm, () => ann.client.post(`/messages/${id}/report`, { report_type: 'harassment', description: 'crime against food' }), ['message']);
   assert.equal(events[0]!.userIds, [realm.owner.id, (await realm.server.app.prisma.user.findFirstOrThrow({ where: { realmId: realm.id, fullName: 'Notification Bot' } })).id]);
   assert.equal(await lastReport(realm, reports), {

@@ -1,8 +1,8 @@
 // Shared setup for the message tests: channels with members, sends, and raw access to dates.
 import * as assert from 'uvu/assert';
-import { notificationBot } from '../src/actions/messages.ts';
+import { systemBot } from '../src/actions/messages.ts';
 import type { Prisma } from '../src/db/generated/client.ts';
-import type { TestRealm, TestUser } from './helpers/server.ts';
+import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 
 export interface ChannelOptions {
   invite_only?: boolean;
@@ -54,11 +54,21 @@ export async function setChannelRow(realm: TestRealm, id: number, data: Prisma.C
 }
 
 /**
- * Makes the Notification Bot exist before a test watches events: its creation (announced like any
- * new bot's) is not what such a test is about.
+ * Makes the Notification Bot and Welcome Bot exist before a test watches events: their creation
+ * (announced like any new bot's) is not what such a test is about.
  */
-export async function withNotificationBot(realm: TestRealm): Promise<void> {
-  await notificationBot(realm.server.app, realm.server.app.realms.byId(realm.id)!);
+export async function withSystemBots(realm: TestRealm): Promise<void> {
+  const realmInfo = realm.server.app.realms.byId(realm.id)!;
+  for (const bot of ['notification', 'welcome'] as const) await systemBot(realm.server.app, realmInfo, bot);
+}
+
+/** A new organization with Bob and Zoe beside its owner, all three in channel "general". */
+export async function ownerBobZoe(): Promise<{ realm: TestRealm; bob: TestUser; zoe: TestUser; channelId: number }> {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const zoe = await realm.addUser({ name: 'Zoe' });
+  const channelId = await makeChannel(realm, 'general', [realm.owner, bob, zoe]);
+  return { realm, bob, zoe, channelId };
 }
 
 /** The id of a system group of the realm (for permission settings). */

@@ -84,6 +84,8 @@ test('npm start on an empty data directory: one organization, its credentials pr
   assert.is(printed.url, `http://localhost:${server.port}`);
   assert.match(printed.apiKey, /^[A-Za-z0-9]{32}$/);
   assert.ok(printed.password.length >= 12, server.stdout);
+  // Without SMTP_URL, the banner says where invitation mail goes.
+  assert.ok(server.stdout.includes(`Mail (invitations): not sent (no SMTP_URL): written to ${path.join(dataDir, 'mail.log')}\n`), server.stdout);
 
   // As curl would: password login, then Basic auth with the key.
   const anonymous = new Client(server.port, new URL(printed.url).host);

@@ -77,7 +77,7 @@ test('a queue past its bound of events or bytes is discarded and its reader told
   const registry = new QueueRegistry(bus, { ...settings, maxEvents: 5, maxBytes: 10_000 });
   const byCount = registry.create(1, 1, base);
   const closed: string[] = [];
-  const reader: Consumer = { flush: () => false, close: (_q, reason) => closed.push(reason) };
+  const reader: Consumer = { kind: 'socket', flush: () => false, close: (_q, reason) => closed.push(reason) };
   registry.attach(byCount, reader);
   const byBytes = registry.create(2, 1, base);
   for (let n = 0; n < 5; n++) bus.publish(messageTo([1], n, 'hi'));

@@ -8,6 +8,7 @@ import { parseAdminCommand, runAdminCommand, UsageError } from '../src/cli/comma
 import { Role } from '../src/domain/roles.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 import { errorBody } from './messages-helpers.ts';
+import { runCheck } from './helpers/openapi-check.ts';
 
 const SUCCESS = { result: 'success', msg: '' };
 const DEACTIVATED = errorBody('This organization has been deactivated', 'REALM_DEACTIVATED');
@@ -56,7 +57,10 @@ test('a WebSocket reader gets the event, then its socket closes as for a deleted
   const { queue_id } = await register(member, { event_types: ['realm'] });
   const ws = new WebSocket(`ws://127.0.0.1:${realm.server.port}/api/v1/events/socket?queue_id=${queue_id}`, { headers: { Host: realm.host } });
   const frames: Record<string, unknown>[] = [];
-  ws.on('message', (data) => frames.push(JSON.parse(String(data))));
+  ws.on('message', (data) => {
+    runCheck.inspectFrame(String(data));
+    frames.push(JSON.parse(String(data)));
+  });
   const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
   await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
   assert.equal((await realm.owner.client.post('/realm/deactivate')).body, SUCCESS);

@@ -4,6 +4,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { runCheck } from './helpers/openapi-check.ts';
 import { endTestRun } from './helpers/server.ts';
 
 const WATCHDOG_MS = 12 * 60_000;
@@ -48,9 +49,13 @@ await uvu.exec(false);
 process.stdout.write = write;
 
 await endTestRun();
+// Answers that do not conform to the OpenAPI document fail the run, whichever test got them.
+const violations = runCheck.violations();
+for (const { problem, body } of violations) process.stdout.write(`\nOPENAPI VIOLATION ${problem}\n  body: ${body}\n`);
+process.stdout.write(`${runCheck.checked} success answers and WebSocket frames checked against the OpenAPI document, ${violations.length} not conforming\n`);
 const total = Number(/Total:\s+(\d+)/.exec(output)?.[1] ?? NaN);
 const passed = Number(/Passed:\s+(?:\x1b\[\d+m)?(\d+)/.exec(output)?.[1] ?? NaN);
 const summaryMissing = Number.isNaN(total) || Number.isNaN(passed);
-const failed = (summaryMissing ? 1 : total - passed) + loadFailures;
+const failed = (summaryMissing ? 1 : total - passed) + loadFailures + violations.length;
 process.stdout.write(`${summaryMissing ? 0 : passed} passed, ${failed} failed\n`);
 process.exit(failed > 0 ? 1 : 0);

@@ -10,18 +10,10 @@ import type { RunningServer } from '../src/server.ts';
 import { Client } from './helpers/client.ts';
 import { openQueue } from './helpers/queues.ts';
 import { freshDatabase, newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
-import { eventually, expectError, makeChannel, send, setRealmSettings, soon } from './messages-helpers.ts';
+import { eventually, expectError, makeChannel, ownerBobZoe, send, setRealmSettings, soon } from './messages-helpers.ts';
 
 const SUCCESS = { result: 'success', msg: '' };
 const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
-
-async function setup(): Promise<{ realm: TestRealm; bob: TestUser; zoe: TestUser; channelId: number }> {
-  const realm = await newRealm();
-  const bob = await realm.addUser({ name: 'Bob' });
-  const zoe = await realm.addUser({ name: 'Zoe' });
-  const channelId = await makeChannel(realm, 'general', [realm.owner, bob, zoe]);
-  return { realm, bob, zoe, channelId };
-}
 
 async function schedule(user: TestUser, params: Record<string, unknown>): Promise<number> {
   const r = await user.client.post('/scheduled_messages', { scheduled_delivery_timestamp: inAnHour(), ...params });
@@ -38,7 +30,7 @@ async function list(user: TestUser): Promise<Record<string, any>[]> {
 }
 
 test('POST /scheduled_messages: every type name; GET lists them soonest first, with rendered content', async () => {
-  const { realm, bob, zoe, channelId } = await setup();
+  const { realm, bob, zoe, channelId } = await ownerBobZoe();
   const t = inAnHour();
   const a = await schedule(bob, { type: 'stream', to: channelId, topic: 'plans', content: 'Hello **all**', scheduled_delivery_timestamp: t + 30 });
   const b = await schedule(bob, { type: 'channel', to: String(channelId), topic: 'plans', content: 'second', scheduled_delivery_timestamp: t + 10 });
@@ -63,7 +55,7 @@ test('POST /scheduled_messages: every type name; GET lists them soonest first, w
 });
 
 test('POST /scheduled_messages: topics — (no topic) and the empty-topic display name are the empty topic; long ones truncated', async () => {
-  const { bob, channelId } = await setup();
+  const { bob, channelId } = await ownerBobZoe();
   for (const topic of ['(no topic)', 'general chat', '', '  ']) await schedule(bob, { type: 'stream', to: channelId, topic, content: 'x' });
   await schedule(bob, { type: 'stream', to: channelId, topic: 't'.repeat(70), content: 'x' });
   assert.equal((await list(bob)).map((m) => m.topic), ['', '', '', '', `${'t'.repeat(57)}...`]);
@@ -72,7 +64,7 @@ test('POST /scheduled_messages: topics — (no topic) and the empty-topic displa
 });
 
 test('POST /scheduled_messages: content is checked and truncated as for a message sent now', async () => {
-  const { bob, channelId } = await setup();
+  const { bob, channelId } = await ownerBobZoe();
   await schedule(bob, { type: 'stream', to: channelId, topic: 't', content: `\n\n${'y'.repeat(10_005)}  ` });
   const [long] = await list(bob);
   assert.is(long!.content.length, 10_000);
@@ -81,7 +73,7 @@ test('POST /scheduled_messages: content is checked and truncated as for a messag
 });
 
 test('POST /scheduled_messages errors', async () => {
-  const { realm, bob, channelId } = await setup();
+  const { realm, bob, channelId } = await ownerBobZoe();
   const secret = await makeChannel(realm, 'secret', [realm.owner], { invite_only: true });
   const gone = await realm.addUser({ name: 'Gone' });
   await realm.server.app.prisma.user.update({ where: { id: gone.id }, data: { isActive: false } });
@@ -109,7 +101,7 @@ test('POST /scheduled_messages errors', async () => {
 });
 
 test('PATCH /scheduled_messages/{id}: content, time, topic, recipients and type', async () => {
-  const { realm, bob, zoe, channelId } = await setup();
+  const { realm, bob, zoe, channelId } = await ownerBobZoe();
   const other = await makeChannel(realm, 'other', [bob]);
   const id = await schedule(bob, { type: 'stream', to: channelId, topic: 'plans', content: 'draft' });
   const patch = async (params: Record<string, unknown>) => {
@@ -135,7 +127,7 @@ test('PATCH /scheduled_messages/{id}: content, time, topic, recipients and type'
 });
 
 test('PATCH /scheduled_messages/{id} errors', async () => {
-  const { realm, bob, zoe, channelId } = await setup();
+  const { realm, bob, zoe, channelId } = await ownerBobZoe();
   const id = await schedule(bob, { type: 'stream', to: channelId, topic: 't', content: 'c' });
   const zoes = await schedule(zoe, { type: 'stream', to: channelId, topic: 't', content: 'z' });
   const patch = (params: Record<string, unknown>, target = id) => bob.client.patch(`/scheduled_messages/${target}`, params);
@@ -157,7 +149,7 @@ test('PATCH /scheduled_messages/{id} errors', async () => {
 });
 
 test('DELETE /scheduled_messages/{id}: only one\'s own', async () => {
-  const { bob, zoe, channelId } = await setup();
+  const { bob, zoe, channelId } = await ownerBobZoe();
   const id = await schedule(bob, { type: 'stream', to: channelId, topic: 't', content: 'c' });
   expectError(await zoe.client.delete(`/scheduled_messages/${id}`), 'Scheduled message does not exist', 404);
   assert.is((await list(bob)).length, 1);
@@ -168,7 +160,7 @@ test('DELETE /scheduled_messages/{id}: only one\'s own', async () => {
 });
 
 test('events: a second client of the same user hears of every change; register has the list', async () => {
-  const { bob, zoe, channelId } = await setup();
+  const { bob, zoe, channelId } = await ownerBobZoe();
   const queue = await openQueue(bob, { event_types: ['scheduled_messages'] });
   const zoeQueue = await openQueue(zoe, { event_types: ['scheduled_messages'] });
   const t = inAnHour();
@@ -186,7 +178,7 @@ test('events: a second client of the same user hears of every change; register h
 });
 
 test('delivery at the scheduled time: sent as its sender through the normal path, once, and removed', async () => {
-  const { realm, bob, zoe, channelId } = await setup();
+  const { realm, bob, zoe, channelId } = await ownerBobZoe();
   const bobQueue = await openQueue(bob, { event_types: ['scheduled_messages', 'message'] });
   const zoeQueue = await openQueue(zoe, { event_types: ['message'] });
   // Margin for both requests to arrive before it.
@@ -219,7 +211,7 @@ test('delivery at the scheduled time: sent as its sender through the normal path
 });
 
 test('delivery that is no longer allowed: marked failed, the sender told by the Notification Bot; a new time sends it', async () => {
-  const { realm, bob, zoe, channelId } = await setup();
+  const { realm, bob, zoe, channelId } = await ownerBobZoe();
   const queue = await openQueue(bob, { event_types: ['scheduled_messages', 'message'] });
   // A second of margin, for the channel to be archived first.
   const at = soon(1000);
@@ -254,7 +246,7 @@ test('delivery that is no longer allowed: marked failed, the sender told by the 
 });
 
 test('more than ten minutes late, a message fails with a notice; from a deactivated account it fails silently; reminders are never too late', async () => {
-  const { realm, bob, zoe, channelId } = await setup();
+  const { realm, bob, zoe, channelId } = await ownerBobZoe();
   const app = realm.server.app;
   const late = await schedule(bob, { type: 'stream', to: channelId, topic: 't', content: 'stale news' });
   const fromZoe = await schedule(zoe, { type: 'direct', to: [bob.id], content: 'from a leaver' });

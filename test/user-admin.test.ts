@@ -1,6 +1,6 @@
 // Administering users: PATCH /users/{id} (name, role with the owner rules, profile data),
-// DELETE /users/{id} and reactivation, with the `realm_user` events and their consequences
-// (no more authentication, queues ended, group and subscription events).
+// DELETE /users/{id} and reactivation, DELETE /users/me, with the `realm_user` events and their
+// consequences (no more authentication, queues ended, group, subscription and bot events).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Role } from '../src/domain/roles.ts';
@@ -128,6 +128,37 @@ test('deactivate: bots go with their owner; a bot is not a user here', async () 
     { type: 'realm_user', op: 'update', person: { user_id: member.id, is_active: false } },
   ]);
   assert.is((await bot.client.get('/users/me')).status, 401);
+});
+
+test('DELETE /users/me: anyone but the last user or owner; the account and its bots end, with their queues and keys', async () => {
+  const solo = await newRealm();
+  const alone = await solo.owner.client.delete('/users/me');
+  const lastError = (entity: string, isLastOwner: boolean) => ({ ...error(`Cannot deactivate the only ${entity}.`, 'CANNOT_DEACTIVATE_LAST_USER'), is_last_owner: isLastOwner, entity });
+  assert.equal([alone.status, alone.body], [400, lastError('user', false)]);
+  const realm = await newRealm();
+  const admin = await realm.addUser({ role: Role.ADMINISTRATOR });
+  const member = await realm.addUser();
+  const bot = await realm.addUser({ bot: true, botOwnerId: member.id });
+  const lastOwner = await realm.owner.client.delete('/users/me');
+  assert.equal([lastOwner.status, lastOwner.body], [400, lastError('organization owner', true)]);
+
+  const channelId = await makeChannel(realm, 'general', [member, admin]);
+  const memberQueue = await openQueue(member, {});
+  const q = await openQueue(admin, { event_types: ['realm_user', 'realm_bot', 'subscription'] });
+  assert.equal((await member.client.delete('/users/me')).body, ok);
+  assert.equal(await q.pending(), [
+    { type: 'realm_user', op: 'update', person: { user_id: bot.id, is_active: false } },
+    { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: false } },
+    { type: 'subscription', op: 'peer_remove', stream_ids: [channelId], user_ids: [member.id] },
+    { type: 'realm_user', op: 'update', person: { user_id: member.id, is_active: false } },
+  ]);
+  assert.is(realm.server.app.queues.peek(memberQueue.state.queue_id), undefined, 'the user\'s other clients lose their queues');
+  for (const u of [member, bot]) assert.equal((await u.client.get('/users/me')).body, error('Account is deactivated', 'UNAUTHORIZED'));
+
+  // With a second owner, an owner may leave.
+  assert.equal((await realm.owner.client.patch(`/users/${admin.id}`, { role: Role.OWNER })).body, ok);
+  assert.equal((await realm.owner.client.delete('/users/me')).body, ok);
+  assert.is((await realm.owner.client.get('/users/me')).status, 401);
 });
 
 test.run();

@@ -138,6 +138,18 @@ test('POST /fetch_api_key: success, wrong password, deactivated', async () => {
   assert.equal([deactivated.status, deactivated.body.code], [401, 'USER_DEACTIVATED']);
 });
 
+test('addresses compare ignoring case only: a `_` in one is no wildcard', async () => {
+  const realm = await newRealm();
+  const loose = await realm.addUser({ email: `aAb@${realm.subdomain}.test` });
+  const exact = await realm.addUser({ email: `a_b@${realm.subdomain}.test` });
+  for (const u of [loose, exact]) {
+    const me = await u.client.get('/users/me');
+    assert.equal([me.status, me.body.user_id], [200, u.id], u.email);
+    const key = await realm.anonymous.post('/fetch_api_key', { username: u.email.toUpperCase(), password: u.password });
+    assert.equal([key.status, key.body.user_id], [200, u.id], u.email);
+  }
+});
+
 test('GET /server_settings needs no authentication', async () => {
   const realm = await newRealm();
   const r = await realm.anonymous.get('/server_settings');

@@ -11,6 +11,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { renderWithRealm } from '../queries/render-context.ts';
 import { realmViewers } from '../queries/users.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -25,7 +26,7 @@ async function checkFolderName(tx: Tx, realmId: number, name: string, exceptId?:
   const bad = unprintablePosition(name);
   if (bad !== null) throw badRequest(`Invalid character in channel folder name, at position ${bad}.`);
   const taken = await tx.channelFolder.findFirst({
-    where: { realmId, isArchived: false, name: { equals: name, mode: 'insensitive' }, ...(exceptId ? { id: { not: exceptId } } : {}) },
+    where: { realmId, isArchived: false, name: equalsIgnoringCase(name), ...(exceptId ? { id: { not: exceptId } } : {}) },
     select: { id: true },
   });
   if (taken) throw badRequest('Channel folder name already in use');
@@ -42,7 +43,7 @@ async function sendFolderEvent(app: App, realm: RealmInfo, event: Record<string,
   sendOnCommit({ realmId: realm.id, userIds, event: { type: 'channel_folder', ...event } });
 }
 
-const renderFolderDescription = async (app: App, realm: RealmInfo, text: string) => (text === '' ? '' : (await renderWithRealm(app, realm, text)).html);
+const renderFolderDescription = async (app: App, realm: RealmInfo, text: string) => (text === '' ? '' : (await renderWithRealm(app, realm, text, { noPreviews: true })).html);
 
 /** POST /channel_folders/create: the new folder goes last. */
 export async function createChannelFolder(app: App, realm: RealmInfo, actor: User, name: string, description: string): Promise<number> {

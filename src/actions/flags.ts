@@ -1,5 +1,6 @@
 // Personal message flags (read, starred, collapsed): POST /messages/flags, its narrow form and the
 // deprecated mark-as-read endpoints, each publishing one update_message_flags event to the user.
+// Reading a message withdraws its push notification from the user's phones.
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { API_FLAGS, EDITABLE_FLAGS, FLAG_BITS, HISTORICAL_FLAGS, type FlagName } from '../domain/message-flags.ts';
@@ -8,6 +9,7 @@ import { subscribedChannelIds } from '../queries/channels.ts';
 import { unmutedTopicCheck } from '../queries/subscriptions.ts';
 import { accessMessage, memberIds } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { withdrawNotifications } from './push-outbox.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 
 export type FlagOp = 'add' | 'remove';
@@ -76,7 +78,7 @@ async function targetRows(app: App, realm: RealmInfo, user: User, ids: number[],
 }
 
 /** A user's flag changes run one at a time through their actor, each in one transaction. */
-const asUser = <T>(app: App, user: User, change: () => Promise<T>): Promise<T> => app.users.run(user.id, () => atomic(app, change));
+export const asUser = <T>(app: App, user: User, change: () => Promise<T>): Promise<T> => app.users.run(user.id, () => atomic(app, change));
 
 /** Sets or clears one flag on the user's rows; returns the ids whose flag changed. */
 export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: number[], op: string, flagName: string): Promise<FlagResult> {
@@ -90,6 +92,7 @@ export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: n
       user.id, targets.ids,
     );
     const sorted = changed.map((r) => r.messageId).sort((a, b) => a - b);
+    if (op === 'add' && flag === 'read') await withdrawNotifications(app, realm.id, user.id, sorted);
     await sendFlags(app, realm, user, op as FlagOp, flag, sorted);
     return { changed: sorted, ignoredChannels: targets.ignoredChannels };
   });
@@ -105,8 +108,23 @@ async function sendFlags(app: App, realm: RealmInfo, user: User, op: FlagOp, fla
 export async function markAllAsRead(app: App, realm: RealmInfo, user: User): Promise<void> {
   await asUser(app, user, async () => {
     await app.prisma.$executeRawUnsafe(`UPDATE "UserMessage" SET flags = flags | ${FLAG_BITS.read} WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0`, user.id);
+    await withdrawNotifications(app, realm.id, user.id, null);
     await sendFlags(app, realm, user, 'add', 'read', [], true);
   });
+}
+
+/**
+ * In a change run by asUser: marks read the user's unread messages from `senderId`, as muting
+ * the sender does (Zulip's do_mark_muted_user_messages_as_read, which sends nothing when none was).
+ */
+export async function markSenderAsRead(app: App, realm: RealmInfo, user: User, senderId: number): Promise<void> {
+  const changed = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
+    `UPDATE "UserMessage" um SET flags = um.flags | ${FLAG_BITS.read} FROM "Message" m
+     WHERE m.id = um."messageId" AND um."userId" = $1 AND m."senderId" = $2 AND (um.flags & ${FLAG_BITS.read}) = 0
+     RETURNING um."messageId"`,
+    user.id, senderId,
+  );
+  if (changed.length) await sendFlags(app, realm, user, 'add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b));
 }
 
 /** POST /mark_stream_as_read and /mark_topic_as_read. */
@@ -119,6 +137,8 @@ export async function markChannelAsRead(app: App, realm: RealmInfo, user: User, 
        RETURNING um."messageId"`,
       ...[user.id, channelId, ...(topic === undefined ? [] : [topic])],
     );
-    await sendFlags(app, realm, user, 'add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b));
+    const ids = changed.map((r) => r.messageId).sort((a, b) => a - b);
+    await withdrawNotifications(app, realm.id, user.id, ids);
+    await sendFlags(app, realm, user, 'add', 'read', ids);
   });
 }

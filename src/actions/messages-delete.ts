@@ -10,7 +10,9 @@ import { accessMessage, timestamp, type FullMessage } from '../queries/messages.
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { inChannelOrder, lockMessage } from './messages.ts';
+import { withdrawDeleted } from './push-outbox.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 async function checkCanDelete(app: App, realm: RealmInfo, user: User, m: FullMessage, channel: Channel | null): Promise<void> {
   if (await hasRealmPermission(app.realms, realm, user, 'can_delete_any_message_group')) return;
@@ -27,7 +29,8 @@ async function checkCanDelete(app: App, realm: RealmInfo, user: User, m: FullMes
 
 /**
  * Deletes messages (all from one conversation) and tells everyone who could see them: holders of
- * their rows and, for channels with shared history, the current subscribers.
+ * their rows and, for channels with shared history, the current subscribers. Push notifications
+ * of them are withdrawn.
  */
 export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]): Promise<void> {
   await atomic(app, async () => {
@@ -37,10 +40,13 @@ export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]):
     const channel = first.channelId === null ? null : await app.prisma.channel.findUnique({ where: { id: first.channelId } });
     const messageIds = messages.map((m) => m.id);
     // UserMessage has no foreign key to cascade from (prisma/schema.prisma): its rows go here.
-    const rows = await app.prisma.$queryRawUnsafe<{ userId: number }[]>('DELETE FROM "UserMessage" WHERE "messageId" = ANY($1::int[]) RETURNING "userId"', messageIds);
+    const rows = await app.prisma.$queryRawUnsafe<{ userId: number; messageId: number; flags: number }[]>(
+      'DELETE FROM "UserMessage" WHERE "messageId" = ANY($1::int[]) RETURNING "userId", "messageId", flags', messageIds,
+    );
     const { count } = await app.prisma.message.deleteMany({ where: { id: { in: messageIds } } });
     if (count === 0) throw badRequest('Message already deleted');
     const recipients = new Set(rows.map((r) => r.userId));
+    await withdrawDeleted(app, realm.id, rows);
     if (channel?.historyPublicToSubscribers) for (const id of await subscriberIds(app, channel.id)) recipients.add(id);
     const event: Record<string, unknown> = { type: 'delete_message', message_ids: messageIds.sort((a, b) => a - b) };
     Object.assign(event, channel ? { message_type: 'stream', stream_id: channel.id, topic: first.topic } : { message_type: 'private' });
@@ -95,7 +101,7 @@ async function topicBatch(app: App, user: User, channel: Channel, topic: string)
  */
 async function forgetTopicVisibility(app: App, realm: RealmInfo, channel: Channel, topic: string): Promise<void> {
   await atomic(app, async () => {
-    const rows = await app.prisma.userTopic.findMany({ where: { channelId: channel.id, topic: { equals: topic, mode: 'insensitive' } } });
+    const rows = await app.prisma.userTopic.findMany({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) } });
     let stale = rows;
     if (!channel.historyPublicToSubscribers && rows.length) {
       const readers = await app.prisma.$queryRaw<{ userId: number }[]>`SELECT DISTINCT um."userId" FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"

@@ -166,7 +166,7 @@ async function planEdit(app: App, realm: RealmInfo, user: User, m: FullMessage, 
 
 async function renderEdit(app: App, realm: RealmInfo, plan: EditPlan): Promise<RenderResult> {
   const m = plan.message;
-  const rendered = await renderWithRealm(app, realm, plan.content!);
+  const rendered = await renderWithRealm(app, realm, plan.content!, { sender: m.sender });
   if (m.channelId !== null) {
     const participants = await participantsIfNeeded(app, rendered, m.channelId, m.topic);
     const subscribers = rendered.wildcardMention ? (await subscriberIds(app, m.channelId)).length : 0;
@@ -202,10 +202,10 @@ export async function updateMessage(app: App, realm: RealmInfo, user: User, mess
     atomic(app, async () => {
       await lockMessage(app, message.id);
       const plan = await checkUpdate(app, realm, user, message.id, req);
-      return { plan, ...(await applyUpdate(app, realm, plan)) };
+      return { plan, applied: await applyUpdate(app, realm, plan) };
     });
   // The channel's actor orders its edits and their events with its other writes.
-  const { plan, ids, detached } = await inChannelOrder(app, message.channelId, edit);
-  await announceEdit(app, realm, plan, ids);
-  return { detached_uploads: detached };
+  const { plan, applied } = await inChannelOrder(app, message.channelId, edit);
+  await announceEdit(app, realm, plan, applied);
+  return { detached_uploads: applied.detached };
 }

@@ -6,17 +6,21 @@ import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
 import { topicLinkSyntax } from '../markdown/link-syntax.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { subscriberIds } from '../queries/channels.ts';
 import { timestamp, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
+import { alertedUsers, messageAlertWords } from '../queries/recipient-settings.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { topicFollowers } from '../queries/user-topics.ts';
 import { deleteMessages } from './messages-delete.ts';
 import { claimAttachments, mentionedUsers, notificationBot, participantsIfNeeded, sendNotification, silentMention } from './messages.ts';
 import { linksImage } from '../queries/render-context.ts';
 import { attachmentDict } from '../queries/uploads.ts';
 import { sendOnCommit } from './transaction.ts';
+import { moveTopicSettings } from './user-topics.ts';
 
 export interface EditPlan {
   message: FullMessage;
@@ -35,7 +39,8 @@ export interface EditPlan {
 }
 
 const moved = (p: EditPlan) => p.topicChanged || p.channelChanged;
-const MENTION_MASK = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
+/** The flags a message's content decides, set again when the content changes. */
+const RENDERED_MASK = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned | FLAG_BITS.has_alert_word;
 /** Zulip deletes a fresh resolve notice instead of posting its opposite within this time. */
 const RESOLVE_UNDO_GRACE_SECONDS = 60;
 
@@ -80,18 +85,20 @@ async function writeContent(app: App, tx: Prisma.TransactionClient, realm: Realm
   const mentioned = await mentionedUsers(app, realm, r);
   const participants = await participantsIfNeeded(app, r, m.channelId, m.topic);
   participants.add(m.senderId);
+  const alerted = alertedUsers(await messageAlertWords(app, m.id), r.alertWordText);
   const uploads = await relinkUploads(tx, realm, p);
   await tx.message.update({
     where: { id: m.id },
     data: { content: p.content!, renderedContent: r.html, isMeMessage: r.isMeMessage, hasLink: r.links.length > 0, hasImage: linksImage(r.links), hasAttachment: uploads.hasAttachment, lastEditTime: now },
   });
   await tx.$executeRawUnsafe(
-    `UPDATE "UserMessage" SET flags = (flags & ~${MENTION_MASK})
+    `UPDATE "UserMessage" SET flags = (flags & ~${RENDERED_MASK})
        | CASE WHEN "userId" = ANY($2::int[]) THEN ${FLAG_BITS.mentioned} ELSE 0 END
        | ${r.wildcardMention ? FLAG_BITS.stream_wildcard_mentioned : 0}
        | CASE WHEN "userId" = ANY($3::int[]) AND $4 THEN ${FLAG_BITS.topic_wildcard_mentioned} ELSE 0 END
+       | CASE WHEN "userId" = ANY($5::int[]) THEN ${FLAG_BITS.has_alert_word} ELSE 0 END
      WHERE "messageId" = $1`,
-    m.id, [...mentioned], [...participants], r.topicWildcardMention,
+    m.id, [...mentioned], [...participants], r.topicWildcardMention, [...alerted],
   );
   return uploads.detached;
 }
@@ -179,14 +186,39 @@ async function updateRecipients(app: App, p: EditPlan, access: AccessChange): Pr
   return recipients;
 }
 
+export interface AppliedEdit {
+  /** The changed messages. */
+  ids: number[];
+  /** The acting user's uploads no message references any more. */
+  detached: Record<string, unknown>[];
+  /** The whole topic moved, as far as the acting user can see it. */
+  movedAll: boolean;
+  /** For whom a resolve notice stays unread. */
+  resolvedTopicFollowers: number[];
+}
+
+/** Whether a channel topic holds any message. */
+async function topicHasMessages(app: App, channel: Channel, topic: string): Promise<boolean> {
+  return (await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) }, select: { id: true } })) !== null;
+}
+
 /**
- * PATCH /messages/{id} after its checks, in their transaction: the writes and their events.
- * Returns the changed messages and the uploads no message references any more.
+ * PATCH /messages/{id} after its checks, in their transaction: the writes and their events, and
+ * the topic settings of a whole topic moved (before the update_message event, as in Zulip).
  */
-export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Promise<{ ids: number[]; detached: Record<string, unknown>[] }> {
+export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Promise<AppliedEdit> {
   const now = new Date();
   const ids = await changedMessageIds(app, p);
+  const targetHadMessages = moved(p) && (await topicHasMessages(app, p.targetChannel!, p.targetTopic));
   const { detached, access } = await writeUpdate(app, realm, p, ids, now);
+  const movedAll = moved(p) && (p.propagateMode === 'change_all' || (await visibleTopicMessages(app, p.user, p.origChannel!, p.message.topic)).length === 0);
+  // As in Zulip: the old topic's followers before their settings move with it, else the new topic's.
+  const resolvedTopicFollowers = p.resolve ? await topicFollowers(app, p.origChannel!.id, movedAll ? p.message.topic : p.targetTopic) : [];
+  if (movedAll) {
+    await moveTopicSettings(app, realm, {
+      origChannel: p.origChannel!, origTopic: p.message.topic, targetChannel: p.targetChannel!, targetTopic: p.targetTopic, targetHadMessages, losingAccess: access.losingAccess,
+    });
+  }
   const recipients = await updateRecipients(app, p, access);
   sendOnCommit({
     realmId: realm.id,
@@ -201,20 +233,20 @@ export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Prom
       event: { type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: p.origChannel!.id, topic: p.message.topic },
     });
   }
-  return { ids, detached };
+  return { ids, detached, movedAll, resolvedTopicFollowers };
 }
 
 /** After an edit committed: the Notification Bot's messages (each goes through its channel's actor). */
-export async function announceEdit(app: App, realm: RealmInfo, p: EditPlan, ids: number[]): Promise<void> {
+export async function announceEdit(app: App, realm: RealmInfo, p: EditPlan, edit: AppliedEdit): Promise<void> {
   let resolveNoticeId: number | null = null;
-  if (p.topicChanged && p.content === undefined && !p.channelChanged && p.resolve) resolveNoticeId = await resolveNotice(app, realm, p);
-  if (moved(p)) await moveBreadcrumbs(app, realm, p, ids, resolveNoticeId);
+  if (p.topicChanged && p.content === undefined && !p.channelChanged && p.resolve) resolveNoticeId = await resolveNotice(app, realm, p, edit.resolvedTopicFollowers);
+  if (moved(p)) await moveBreadcrumbs(app, realm, p, edit, resolveNoticeId);
 }
 
 const resolveNoticeText = (user: User, kind: 'resolved' | 'unresolved') => `${silentMention(user)} has marked this topic as ${kind}.`;
 
 /** "… has marked this topic as resolved." — unless it undoes a notice posted a minute ago. */
-async function resolveNotice(app: App, realm: RealmInfo, p: EditPlan): Promise<number | null> {
+async function resolveNotice(app: App, realm: RealmInfo, p: EditPlan, followers: number[]): Promise<number | null> {
   const channel = p.origChannel!;
   const bot = await notificationBot(app, realm);
   const last = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: p.targetTopic }, orderBy: { id: 'desc' } });
@@ -224,8 +256,7 @@ async function resolveNotice(app: App, realm: RealmInfo, p: EditPlan): Promise<n
     return null;
   }
   // Zulip's default resolved_topic_notice_auto_read_policy: read for all but the topic's followers.
-  const followers = await app.prisma.userTopic.findMany({ where: { channelId: channel.id, topic: { equals: p.message.topic, mode: 'insensitive' }, visibility: 3 }, select: { userId: true } });
-  const unread = new Set(followers.map((f) => f.userId));
+  const unread = new Set(followers);
   const readFor = new Set([...(await subscriberIds(app, channel.id)), p.user.id].filter((id) => !unread.has(id) || id === p.user.id));
   return sendNotification(app, realm, channel, p.targetTopic, resolveNoticeText(p.user, p.resolve!), readFor);
 }
@@ -239,12 +270,11 @@ function messageLink(app: App, realm: RealmInfo, c: Channel, topic: string, id: 
 }
 
 /** The breadcrumbs Zulip leaves in the old and new threads of a move. */
-async function moveBreadcrumbs(app: App, realm: RealmInfo, p: EditPlan, ids: number[], resolveNoticeId: number | null): Promise<void> {
+async function moveBreadcrumbs(app: App, realm: RealmInfo, p: EditPlan, { ids, movedAll }: AppliedEdit, resolveNoticeId: number | null): Promise<void> {
   const orig = p.origChannel!;
   const target = p.targetChannel!;
   const who = silentMention(p.user);
   const count = ids.length;
-  const movedAll = p.propagateMode === 'change_all' || (await visibleTopicMessages(app, p.user, orig, p.message.topic)).length === 0;
   const readFor = new Set([p.user.id]);
   if (p.notifyNew && (p.channelChanged || (p.topicChanged && !p.resolve))) {
     const skip = new Set([...ids, ...(resolveNoticeId ? [resolveNoticeId] : [])]);

@@ -4,6 +4,7 @@
 import type { App } from '../app.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Message, Prisma, User } from '../db/generated/client.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
@@ -13,11 +14,12 @@ import { cachedChannel, isSubscribed, metadataUserIds, subscriberIds, userHasCha
 import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { alertedUsers, recipientSettings, type RecipientSettings } from '../queries/recipient-settings.ts';
 import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { inTransaction } from '../db/transaction.ts';
-import { atomic, sendCommitted, sendOnCommit } from './transaction.ts';
+import { atomic, onCommit, sendCommitted, sendOnCommit } from './transaction.ts';
 import { createUser } from './users.ts';
 import { LockSpace } from '../cluster/locks.ts';
 
@@ -91,7 +93,7 @@ export async function checkCanPost(app: App, realm: RealmInfo, user: User, chann
 /** can_create_topic_group: only needed when the topic has no message yet. */
 export async function checkCanCreateTopic(app: App, realm: RealmInfo, user: User, channel: Channel, topic: string): Promise<void> {
   if (await hasChannelPermissionOrOwner(app, realm, user, channel, 'can_create_topic_group')) return;
-  const exists = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: { equals: topic, mode: 'insensitive' } }, select: { id: true } });
+  const exists = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) }, select: { id: true } });
   if (!exists) throw badRequest('You do not have permission to create new topics in this channel.');
 }
 
@@ -167,7 +169,7 @@ export interface PreparedMessage {
 }
 
 async function topicParticipants(app: App, channelId: number, topic: string): Promise<Set<number>> {
-  const rows = await app.prisma.message.findMany({ where: { channelId, topic: { equals: topic, mode: 'insensitive' } }, select: { senderId: true }, distinct: ['senderId'] });
+  const rows = await app.prisma.message.findMany({ where: { channelId, topic: equalsIgnoringCase(topic) }, select: { senderId: true }, distinct: ['senderId'] });
   return new Set(rows.map((r) => r.senderId));
 }
 
@@ -198,7 +200,7 @@ async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, t
     await checkCanCreateTopic(app, realm, sender, channel, topic);
     checkTopicsPolicy(realm, channel, topic);
   }
-  const rendered = await renderWithRealm(app, realm, content);
+  const rendered = await renderWithRealm(app, realm, content, { sender });
   const subscribers = await subscriberIds(app, channel.id);
   const participants = await participantsIfNeeded(app, rendered, channel.id, topic);
   if (checked) await checkWildcardMentions(app, realm, sender, rendered, subscribers.length, participants);
@@ -213,7 +215,7 @@ async function prepareDirectMessage(app: App, realm: RealmInfo, sender: User, to
   const ids = [...new Set([sender.id, ...users.map((u) => u.id)])].sort((a, b) => a - b);
   const memberKey = ids.join(',');
   if (checked) await checkDirectMessagePermission(app, realm, sender, users, memberKey);
-  const rendered = await renderWithRealm(app, realm, content);
+  const rendered = await renderWithRealm(app, realm, content, { sender });
   return { sender, channel: null, memberKey, topic: '', content, rendered, recipients: ids, topicParticipants: new Set() };
 }
 
@@ -261,11 +263,15 @@ export interface DeliveryOptions extends SendOptions {
 }
 
 /** One message to write: what was checked and rendered, and each recipient's flag bits. */
-interface MessageToStore {
-  p: PreparedMessage;
-  opts: DeliveryOptions;
+interface MessageToStore extends Outgoing {
   flags: Map<number, number>;
   directGroupId: number | null;
+}
+
+/** A message waiting in its channel's batch: its flags are worked out with the whole batch's. */
+interface Outgoing {
+  p: PreparedMessage;
+  opts: DeliveryOptions;
 }
 
 /**
@@ -274,8 +280,13 @@ interface MessageToStore {
  * when it has none, in one statement, however many messages; it returns the rows in id order,
  * each with the id of the transaction that commits them (src/db/commits.ts). The ids are drawn
  * first and numbered in ascending order, so the n-th input gets the n-th smallest id.
+ *
+ * With a push relay, the same statement queues push work (src/push/worker.ts) for each message
+ * that has an unread recipient, other than its sender, with a device that can get notifications:
+ * in the message's own transaction, so the work exists exactly when the message does, even if the
+ * server stops right after the commit; the worker decides later, off the request, who is told.
  */
-const INSERT_MESSAGES = `WITH ids AS (
+const insertMessages = (withPush: boolean) => `WITH ids AS (
     SELECT nextval(pg_get_serial_sequence('"Message"', 'id')) AS id FROM generate_series(1, $1::int)),
   numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM ids),
   input AS (
@@ -287,12 +298,22 @@ const INSERT_MESSAGES = `WITH ids AS (
     RETURNING *),
   um AS (
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
-    SELECT u, numbered.id, f FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n)),
+    SELECT u, numbered.id, f FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n)),${withPush ? `
+  push AS (
+    INSERT INTO "PushOutbox" (kind, "realmId", "messageId", "nextAttemptAt", "createdAt")
+    SELECT 'message', $2, numbered.id, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC' FROM input JOIN numbered USING (n)
+    WHERE EXISTS (
+      SELECT 1 FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN "Device" d ON d."userId" = r.u
+      WHERE r.n = input.n AND r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND d."relayDeviceId" IS NOT NULL AND d."pushKey" IS NOT NULL)
+    RETURNING "messageId"),` : ''}
   first AS (
     UPDATE "Channel" c SET "firstMessageId" = f.id
     FROM (SELECT "channelId", min(id) AS id FROM m WHERE "channelId" IS NOT NULL GROUP BY "channelId") f
     WHERE c.id = f."channelId" AND c."firstMessageId" IS NULL RETURNING c."firstMessageId" AS id)
-  SELECT m.*, pg_current_xact_id()::text AS xid, m.id IN (SELECT id FROM first) AS "firstInChannel" FROM m ORDER BY m.id`;
+  SELECT m.*, pg_current_xact_id()::text AS xid, m.id IN (SELECT id FROM first) AS "firstInChannel",
+    ${withPush ? 'm.id IN (SELECT "messageId" FROM push)' : 'false'} AS "pushQueued" FROM m ORDER BY m.id`;
+const INSERT_MESSAGES = insertMessages(false);
+const INSERT_MESSAGES_QUEUEING_PUSH = insertMessages(true);
 
 /**
  * Writes the messages; returns each as a loaded message, built from what is known, not read back,
@@ -301,15 +322,20 @@ const INSERT_MESSAGES = `WITH ids AS (
 async function storeMessages(app: App, realm: RealmInfo, batch: readonly MessageToStore[]): Promise<{ messages: FullMessage[]; xid: number; firsts: Set<number> }> {
   const column = <T>(pick: (m: MessageToStore) => T) => batch.map(pick);
   const recipients = batch.flatMap((m, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
-  const rows = await app.prisma.$queryRawUnsafe<(Message & { xid: string; firstInChannel: boolean })[]>(
-    INSERT_MESSAGES,
+  const rows = await app.prisma.$queryRawUnsafe<(Message & { xid: string; firstInChannel: boolean; pushQueued: boolean })[]>(
+    app.config.PUSH_RELAY_URL ? INSERT_MESSAGES_QUEUEING_PUSH : INSERT_MESSAGES,
     batch.length, realm.id,
     column((m) => m.p.sender.id), column((m) => m.p.channel?.id ?? null), column((m) => m.directGroupId),
     column((m) => m.p.topic), column((m) => m.p.content), column((m) => m.p.rendered.html), column((m) => m.opts.client),
     column((m) => m.p.rendered.isMeMessage), column((m) => m.p.rendered.links.length > 0), column((m) => linksImage(m.p.rendered.links)),
     recipients.map((r) => r[0]), recipients.map((r) => r[1]), recipients.map((r) => r[2]),
   );
-  const messages = rows.map(({ xid: _, firstInChannel: __, ...message }, i): FullMessage => {
+  if (rows.some((r) => r.pushQueued)) {
+    // The worker starts once the work is visible: after this statement, or after the caller's commit.
+    if (inTransaction()) onCommit(() => app.pushes.wake(new Date()));
+    else app.pushes.wake(new Date());
+  }
+  const messages = rows.map(({ xid: _, firstInChannel: __, pushQueued: ___, ...message }, i): FullMessage => {
     const { p, directGroupId } = batch[i]!;
     const c = p.channel;
     return {
@@ -332,13 +358,25 @@ async function firstMessageNews(app: App, realm: RealmInfo, message: FullMessage
   };
 }
 
+/** Each recipient's flags, one shared object per distinct set (the fan-out serializes each once). */
+function perUserFlags(flags: Map<number, number>): Record<number, { flags: string[] }> {
+  const byBits = new Map<number, { flags: string[] }>();
+  const out: Record<number, { flags: string[] }> = {};
+  for (const [userId, bits] of flags) {
+    let parts = byBits.get(bits);
+    if (!parts) byBits.set(bits, (parts = { flags: flagList(bits) }));
+    out[userId] = parts;
+  }
+  return out;
+}
+
 /** The `message` event of a stored message, with each recipient's flags. */
 async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage, { p, opts, flags }: MessageToStore) {
   return {
     realmId: realm.id,
     userIds: p.recipients,
     event: { type: 'message', message: messageObject(app, realm, message, await conversationUsers(app, [message]), await compiledLinkifiers(app, realm.id)) },
-    perUser: Object.fromEntries([...flags].map(([userId, bits]) => [userId, { flags: flagList(bits) }])),
+    perUser: perUserFlags(flags),
     ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
     publicChannelMessage: p.channel !== null && !p.channel.inviteOnly,
   };
@@ -349,29 +387,43 @@ async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage,
  * transaction (an interactive one costs two more round trips); the events leave in id order.
  * When the batch fails, each message is tried alone, so one bad message fails only its sender.
  */
-async function writeChannelBatch(app: App, realm: RealmInfo, batch: MessageToStore[]): Promise<(number | Error)[]> {
+async function writeChannelBatch(app: App, realm: RealmInfo, outgoing: Outgoing[]): Promise<(number | Error)[]> {
   try {
+    const batch = await withFlags(app, realm, outgoing);
     const { messages, xid, firsts } = await storeMessages(app, realm, batch);
+    app.metrics.messagesSent.inc({ kind: 'channel' }, messages.length);
     for (const [i, message] of messages.entries()) {
       sendCommitted(app, { ...(await messageEnvelope(app, realm, message, batch[i]!)), xid });
       if (firsts.has(message.id)) sendCommitted(app, { ...(await firstMessageNews(app, realm, message, batch[i]!)), xid });
     }
     return messages.map((m) => m.id);
   } catch (err) {
-    if (batch.length === 1) return [err instanceof Error ? err : new Error(String(err))];
+    if (outgoing.length === 1) return [err instanceof Error ? err : new Error(String(err))];
     const results: (number | Error)[] = [];
-    for (const item of batch) results.push(...(await writeChannelBatch(app, realm, [item])));
+    for (const item of outgoing) results.push(...(await writeChannelBatch(app, realm, [item])));
     return results;
   }
 }
 
-/** Each recipient's flag bits for a new message. */
-async function recipientFlags(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<Map<number, number>> {
+/** The batch's messages with their recipients' flags, from one read of their settings. */
+async function withFlags(app: App, realm: RealmInfo, batch: Outgoing[]): Promise<MessageToStore[]> {
+  const senders = [...new Set(batch.map((o) => o.p.sender.id))];
+  const recipients = [...new Set(batch.flatMap((o) => o.p.recipients))];
+  const settings = await recipientSettings(app, senders, recipients);
+  return Promise.all(batch.map(async (o) => ({ ...o, flags: await recipientFlags(app, realm, o.p, o.opts, settings), directGroupId: null })));
+}
+
+/** Each recipient's flag bits for a new message, given the recipients' settings (recipientSettings). */
+async function recipientFlags(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, settings: RecipientSettings): Promise<Map<number, number>> {
   const mentioned = await mentionedUsers(app, realm, p.rendered);
+  const alerted = alertedUsers(settings.alertWords, p.rendered.alertWordText);
+  const mutedSender = settings.mutedBy.get(p.sender.id);
   const flags = new Map<number, number>();
   for (const userId of p.recipients) {
-    const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId);
-    flags.set(userId, mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (read ? FLAG_BITS.read : 0));
+    // Messages from a muted user arrive read, as in Zulip.
+    const read = (userId === p.sender.id && opts.readBySender) || opts.readFor?.has(userId) || mutedSender?.has(userId);
+    const bits = mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (alerted.has(userId) ? FLAG_BITS.has_alert_word : 0);
+    flags.set(userId, bits | (read ? FLAG_BITS.read : 0));
   }
   return flags;
 }
@@ -384,8 +436,7 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
   if (p.channel === null || p.rendered.uploadPathIds.length > 0 || inTransaction()) {
     return inChannelOrder(app, p.channel?.id ?? null, () => writeMessage(app, realm, p, opts));
   }
-  const item = { p, opts, flags: await recipientFlags(app, realm, p, opts), directGroupId: null };
-  const result = await app.channels.inBatch(p.channel.id, item, (batch) => writeChannelBatch(app, realm, batch));
+  const result = await app.channels.inBatch(p.channel.id, { p, opts }, (batch) => writeChannelBatch(app, realm, batch));
   if (result instanceof Error) throw result;
   return result;
 }
@@ -396,7 +447,7 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
  * caller's: the conversation and attachment writes need one around them.
  */
 export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
-  const flags = await recipientFlags(app, realm, p, opts);
+  const flags = await recipientFlags(app, realm, p, opts, await recipientSettings(app, [p.sender.id], p.recipients));
   return atomic(app, async () => {
     const db = app.prisma;
     const directGroupId = p.memberKey
@@ -404,6 +455,7 @@ export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessag
       : null;
     const item = { p, opts, flags, directGroupId };
     const { messages: [message], firsts } = await storeMessages(app, realm, [item]);
+    onCommit(() => app.metrics.messagesSent.inc({ kind: p.channel === null ? 'direct' : 'channel' }));
     message.hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds);
     if (message.hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
     sendOnCommit(await messageEnvelope(app, realm, message, item));
@@ -423,12 +475,22 @@ export async function sendMessage(app: App, realm: RealmInfo, sender: User, to: 
   return { id: await deliverMessage(app, realm, prepared, opts) };
 }
 
+/** Zulip's system bots of an organization: their address's local part and name. */
+const SYSTEM_BOTS = {
+  notification: { local: 'notification-bot', name: 'Notification Bot' },
+  welcome: { local: 'welcome-bot', name: 'Welcome Bot' },
+  emailGateway: { local: 'emailgateway', name: 'Email Gateway' },
+} as const;
+
+/** The address a system bot has (or will have) in an organization. */
+export const systemBotEmail = (app: App, realm: RealmInfo, bot: keyof typeof SYSTEM_BOTS) => `${SYSTEM_BOTS[bot].local}@${app.realms.emailDomain(realm)}`;
+
 /**
  * One of the organization's system bots, created (and announced like any new bot) the first time
  * it has something to say.
  */
-async function systemBot(app: App, realm: RealmInfo, localPart: string, fullName: string): Promise<User> {
-  const email = `${localPart}@${app.realms.emailDomain(realm)}`;
+export async function systemBot(app: App, realm: RealmInfo, bot: keyof typeof SYSTEM_BOTS): Promise<User> {
+  const email = systemBotEmail(app, realm, bot);
   const find = () => app.prisma.user.findUnique({ where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } } });
   const existing = await find();
   if (existing) return existing;
@@ -436,15 +498,21 @@ async function systemBot(app: App, realm: RealmInfo, localPart: string, fullName
   // a failed insert never aborts the transaction the caller may be running in.
   return atomic(app, async () => {
     await app.prisma.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(${LockSpace.SYSTEM_BOTS}, ${realm.id})`;
-    return (await find()) ?? createUser(app, realm, { email, fullName, isBot: true, botType: 1 });
+    return (await find()) ?? createUser(app, realm, { email, fullName: SYSTEM_BOTS[bot].name, isBot: true, botType: 1 });
   });
 }
 
 /** The Notification Bot, which posts the server's own messages. */
-export const notificationBot = (app: App, realm: RealmInfo) => systemBot(app, realm, 'notification-bot', 'Notification Bot');
+export const notificationBot = (app: App, realm: RealmInfo): Promise<User> => systemBot(app, realm, 'notification');
 
 /** The Email Gateway bot, which posts what arrives at channels' email addresses. */
-export const emailGatewayBot = (app: App, realm: RealmInfo) => systemBot(app, realm, 'emailgateway', 'Email Gateway');
+export const emailGatewayBot = (app: App, realm: RealmInfo): Promise<User> => systemBot(app, realm, 'emailGateway');
+
+/** A system bot's direct message to one user, without the checks a person's message passes (Zulip's internal_send_private_message). */
+export async function sendBotDirectMessage(app: App, realm: RealmInfo, bot: User, to: User, content: string): Promise<number> {
+  const prepared = await prepareMessage(app, realm, bot, { kind: 'direct', users: [to.id] }, content, false);
+  return deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true });
+}
 
 /** A Notification Bot message to a channel topic, bypassing posting permissions as Zulip's system bots do. */
 export async function sendNotification(app: App, realm: RealmInfo, channel: Channel, topic: string, content: string, readFor: ReadonlySet<number>): Promise<number> {
@@ -455,9 +523,7 @@ export async function sendNotification(app: App, realm: RealmInfo, channel: Chan
 
 /** A Notification Bot direct message to one user (scheduled-message failures, reminders). */
 export async function notifyUser(app: App, realm: RealmInfo, user: User, content: string): Promise<number> {
-  const bot = await notificationBot(app, realm);
-  const prepared = await prepareMessage(app, realm, bot, { kind: 'direct', users: [user.id] }, content, false);
-  return deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true });
+  return sendBotDirectMessage(app, realm, await notificationBot(app, realm), user, content);
 }
 
 export const silentMention = (user: User) => `@_**${user.fullName}|${user.id}**`;

@@ -131,9 +131,13 @@ export async function updateProfileField(app: App, realm: RealmInfo, actor: User
     await checkLabelFree(app, realm, name, field.id);
     const hasData = field.fieldType === FieldType.SELECT || field.fieldType === FieldType.EXTERNAL_ACCOUNT;
     if (field.fieldType === FieldType.SELECT && c.fieldData) {
-      // Users who had picked an option that is gone have no value any more.
+      // Users who had picked an option that is gone have no value any more, and clients hear of
+      // each as of a removed value (Zulip deletes them silently, so its clients keep stale values).
       const removed = Object.keys(current).filter((key) => !Object.hasOwn(c.fieldData!, key));
-      await app.prisma.customProfileFieldValue.deleteMany({ where: { fieldId: field.id, value: { in: removed } } });
+      const cleared = await app.prisma.$queryRaw<{ userId: number }[]>`
+        DELETE FROM "CustomProfileFieldValue" WHERE "fieldId" = ${field.id} AND value = ANY(${removed}::text[]) RETURNING "userId"`;
+      const users = await app.prisma.user.findMany({ where: { id: { in: cleared.map((r) => r.userId) } }, orderBy: { id: 'asc' } });
+      for (const user of users) await announceValue(app, realm, user, { id: field.id, value: null });
     }
     await app.prisma.customProfileField.update({
       where: { id: field.id },
@@ -222,7 +226,7 @@ async function setValues(app: App, realm: RealmInfo, actor: User, target: User, 
     const key = { fieldId_userId: { fieldId: field.id, userId: target.id } };
     const current = await app.prisma.customProfileFieldValue.findUnique({ where: key });
     if (current?.value === value) continue;
-    const renderedValue = isRenderedType(field.fieldType) ? (await renderWithRealm(app, realm, value)).html : null;
+    const renderedValue = isRenderedType(field.fieldType) ? (await renderWithRealm(app, realm, value, { noPreviews: true })).html : null;
     await app.prisma.customProfileFieldValue.upsert({ where: key, create: { fieldId: field.id, userId: target.id, value, renderedValue }, update: { value, renderedValue } });
     // An empty rendering is left out, as Zulip does.
     await announceValue(app, realm, target, renderedValue ? { id: field.id, value, rendered_value: renderedValue } : { id: field.id, value });

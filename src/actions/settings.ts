@@ -4,7 +4,7 @@
 // the name to everyone, each setting to the user's own queues, and what a change of time zone or
 // email visibility means for what others see of the user.
 import type { App } from '../app.ts';
-import { hashPassword, verifyPassword } from '../auth/passwords.ts';
+import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from '../auth/passwords.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { EMAIL_VISIBILITY } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
@@ -17,8 +17,6 @@ import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { checkFullName, checkNameAvailable } from './users.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 
-const PASSWORD_MIN_LENGTH = 6;
-const PASSWORD_MAX_LENGTH = 100;
 const MAX_BATCHING_PERIOD_SECONDS = 7 * 24 * 60 * 60;
 
 export interface SettingsChange {

@@ -37,6 +37,7 @@ import {
 } from './channels.ts';
 import { atomic, onCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 /** Zulip's check_color: 3 to 6 hex digits. */
 const COLOR_RE = /^#[0-9a-fA-F]{3,6}$/;
@@ -119,7 +120,7 @@ async function checkNewChannels(app: App, realm: RealmInfo, user: User, o: NewCh
 }
 
 /** Whether `user` may subscribe others to `channel` (which they can read). */
-function canAddSubscribers(user: User, channel: Channel, groups: Map<number, GroupInfo>, realm: RealmInfo, realmWide: boolean): boolean {
+export function canAddSubscribers(user: User, channel: Channel, groups: Map<number, GroupInfo>, realm: RealmInfo, realmWide: boolean): boolean {
   if (realmWide || canAdministerChannel(user, channel, groups, realm)) return true;
   return user.role !== Role.GUEST && isInGroupSetting(user, channelPermission(realm, channel, 'can_add_subscribers_group'), groups, realm);
 }
@@ -143,7 +144,7 @@ async function checkSubscribe(app: App, realm: RealmInfo, user: User, req: Subsc
     if (!wanted.has(name.toLowerCase())) wanted.set(name.toLowerCase(), { name, description });
   }
   const findWanted = () =>
-    app.prisma.channel.findMany({ where: { realmId: realm.id, OR: [...wanted.values()].map((w) => ({ name: { equals: w.name, mode: 'insensitive' as const } })) } });
+    app.prisma.channel.findMany({ where: { realmId: realm.id, OR: [...wanted.values()].map((w) => ({ name: equalsIgnoringCase(w.name) })) } });
   let found = await findWanted();
   if (found.length < wanted.size) {
     // Some will be created: look again under the lock, in case a concurrent request just did.
@@ -198,17 +199,10 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
   const { plan, added, already } = await atomic(app, async () => {
     const plan = await checkSubscribe(app, realm, user, req);
     const colors = new Map(req.subscriptions.filter((s) => s.color).map((s) => [s.name.trim().toLowerCase(), s.color!]));
-    const before = new Map<number, Set<number>>();
-    for (const c of plan.existing) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
-    // Guests among the new subscribers and those already there may gain access to each other.
-    const announceAccess = await trackAccess(app, realm, async () => [...plan.targets.map((t) => t.id), ...(await subscribersOf(app, plan.existing))]);
     const created: Channel[] = [];
     for (const m of plan.missing) created.push(await insertChannel(app, plan.created!, m.name, m.description));
-    const { added, already } = await writeSubscriptions(app.prisma, plan.targets, [...plan.existing, ...created], colors);
-    onCommit(() => cacheChanged(app, { cache: 'subscribers', channelIds: added.map((a) => a.channel.id) }));
-    await announceSubscriptions(app, realm, [...plan.existing, ...created], before, added);
+    const { added, already } = await addSubscriptions(app, realm, plan.targets, plan.existing, created, colors);
     if (req.newChannels.isDefault) for (const channel of created) await markDefault(app, realm, channel);
-    await announceAccess();
     return { plan, added, already };
   });
   const byUser = (pairs: { user: User; channel: Channel }[]) => {
@@ -235,13 +229,7 @@ const UNREAD_HISTORY_MESSAGES = 20;
 export async function joinDefaultChannels(app: App, realm: RealmInfo, user: User): Promise<void> {
   const channels = await app.prisma.channel.findMany({ where: { realmId: realm.id, isArchived: false, defaultFor: { isNot: null } }, orderBy: { id: 'asc' } });
   if (!channels.length) return;
-  const before = new Map<number, Set<number>>();
-  for (const c of channels) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
-  const announceAccess = await trackAccess(app, realm, async () => [user.id, ...(await subscribersOf(app, channels))]);
-  const { added } = await writeSubscriptions(app.prisma, [user], channels, new Map());
-  onCommit(() => cacheChanged(app, { cache: 'subscribers', channelIds: channels.map((c) => c.id) }));
-  await announceSubscriptions(app, realm, channels, before, added);
-  await announceAccess();
+  await addSubscriptions(app, realm, [user], channels);
   const readable = channels.filter((c) => c.historyPublicToSubscribers).map((c) => c.id);
   if (!readable.length) return;
   await app.prisma.$executeRawUnsafe(
@@ -252,6 +240,24 @@ export async function joinDefaultChannels(app: App, realm: RealmInfo, user: User
      ON CONFLICT DO NOTHING`,
     user.id, realm.id, readable,
   );
+}
+
+/**
+ * Subscribes `targets` to `existing` channels and to channels `created` in this transaction
+ * (nobody saw those before), with the events; the caller checked that it may. Returns who was
+ * newly subscribed where, and who already was.
+ */
+export async function addSubscriptions(app: App, realm: RealmInfo, targets: User[], existing: Channel[], created: Channel[] = [], colors = new Map<string, string>()) {
+  const before = new Map<number, Set<number>>();
+  for (const c of existing) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
+  // Guests among the new subscribers and those already there may gain access to each other.
+  const announceAccess = await trackAccess(app, realm, async () => [...targets.map((t) => t.id), ...(await subscribersOf(app, existing))]);
+  const channels = [...existing, ...created];
+  const { added, already } = await writeSubscriptions(app.prisma, targets, channels, colors);
+  onCommit(() => cacheChanged(app, { cache: 'subscribers', channelIds: added.map((a) => a.channel.id) }));
+  await announceSubscriptions(app, realm, channels, before, added);
+  await announceAccess();
+  return { added, already };
 }
 
 /**
@@ -331,7 +337,7 @@ export async function unsubscribe(app: App, realm: RealmInfo, user: User, names:
 async function unsubscribeInTransaction(app: App, realm: RealmInfo, user: User, names: string[], principals?: Principals): Promise<{ removed: string[]; not_removed: string[] }> {
   const targets = principals?.length ? await resolvePrincipals(app, realm, user, principals) : [user];
   const wanted = [...new Set(names.map((n) => checkChannelName(n)))];
-  const channels = await app.prisma.channel.findMany({ where: { realmId: realm.id, OR: wanted.map((n) => ({ name: { equals: n, mode: 'insensitive' as const } })) } });
+  const channels = await app.prisma.channel.findMany({ where: { realmId: realm.id, OR: wanted.map((n) => ({ name: equalsIgnoringCase(n) })) } });
   const missing = wanted.filter((n) => !channels.some((c) => c.name.toLowerCase() === n.toLowerCase()));
   if (missing.length) throw badRequest(`Channel(s) (${missing.join(', ')}) do not exist`);
   if (targets.some((t) => t.id !== user.id && !(t.isBot && t.botOwnerId === user.id))) await checkCanRemoveOthers(app, realm, user, channels);

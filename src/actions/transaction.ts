@@ -59,6 +59,15 @@ function currentScope(what: string): Pending {
   return scope;
 }
 
+/**
+ * Holds these users' rows until the commit, so that checks on a user's own data (a setting unique
+ * ignoring case, a word not yet there) hold against concurrent requests. NO KEY UPDATE: foreign-key
+ * checks on the rows (a new message's sender) still pass meanwhile.
+ */
+export async function lockUsers(app: App, userIds: number[]): Promise<void> {
+  if (userIds.length) await app.prisma.$queryRawUnsafe('SELECT 1 FROM "User" WHERE id = ANY($1::int[]) ORDER BY id FOR NO KEY UPDATE', userIds);
+}
+
 /** Work for after the commit, before the events leave: dropping caches the transaction made stale. */
 export function onCommit(work: () => void | Promise<void>): void {
   currentScope('onCommit').afterCommit.push(work);

@@ -4,9 +4,11 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import sharp, { type Metadata } from 'sharp';
 import type { App } from '../app.ts';
-import type { User } from '../db/generated/client.ts';
-import { bareContentType, guessContentType } from '../domain/mime-types.ts';
+import type { Prisma, User } from '../db/generated/client.ts';
+import { bareContentType, guessContentType, servesInline } from '../domain/mime-types.ts';
+import { formatsFor, type StoredThumbnail, THUMBNAIL_ACCEPT_IMAGE_TYPES, thumbnailPath } from '../domain/thumbnails.ts';
 import { badRequest } from '../errors.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -66,6 +68,57 @@ function mebibytes(bytes: number): string {
   return String(Math.round((bytes / 1024 / 1024) * 100) / 100);
 }
 
+export interface ImageRow {
+  originalWidthPx: number;
+  originalHeightPx: number;
+  frames: number;
+  contentType: string;
+  thumbnailMetadata: StoredThumbnail[];
+}
+
+/**
+ * An uploaded image's size and thumbnails, made now so that the message linking to it shows the
+ * thumbnail at once (Zulip makes them in a queue worker, showing a spinner until then). A file
+ * that does not decode as the image type it claims is no image: it gets no row and no preview.
+ */
+export async function thumbnailImage(app: App, pathId: string, data: Buffer, contentType: string): Promise<ImageRow | null> {
+  const type = bareContentType(contentType);
+  if (!THUMBNAIL_ACCEPT_IMAGE_TYPES.has(type)) return null;
+  let meta: Metadata;
+  try {
+    meta = await sharp(data).metadata();
+  } catch {
+    // Not an image libvips can read (or a type this build of it lacks, such as HEIC).
+    return null;
+  }
+  const frames = meta.pages ?? 1;
+  const width = meta.autoOrient?.width ?? meta.width;
+  const height = meta.autoOrient?.height ?? meta.pageHeight ?? meta.height;
+  if (!width || !height) return null;
+  const made: StoredThumbnail[] = [];
+  try {
+    for (const format of formatsFor(frames, servesInline(type))) {
+      const { data: thumbnail, info } = await sharp(data, { animated: format.animated })
+        .rotate()
+        .resize(format.maxWidth, format.maxHeight, { fit: 'inside', withoutEnlargement: true })
+        .webp()
+        .toBuffer({ resolveWithObject: true });
+      const target = uploadFilePath(app, thumbnailPath(pathId, format));
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, thumbnail);
+      made.push({
+        extension: format.extension, max_width: format.maxWidth, max_height: format.maxHeight, animated: format.animated,
+        content_type: 'image/webp', width: info.width, height: info.pageHeight ?? info.height, byte_size: thumbnail.length,
+      });
+    }
+  } catch {
+    // The header parsed but the image does not decode: no thumbnails, so no preview.
+    await rm(uploadFilePath(app, `thumbnail/${pathId}`), { recursive: true, force: true });
+    return null;
+  }
+  return { originalWidthPx: width, originalHeightPx: height, frames, contentType, thumbnailMetadata: made };
+}
+
 export async function uploadFile(app: App, realm: RealmInfo, user: User, files: UploadedFile[]): Promise<{ url: string; filename: string }> {
   // A file input left empty arrives as a part without a name; Django drops it.
   const chosen = files.filter((f) => f.filename !== '');
@@ -80,12 +133,17 @@ export async function uploadFile(app: App, realm: RealmInfo, user: User, files: 
   const target = uploadFilePath(app, pathId);
   await mkdir(path.dirname(target), { recursive: true });
   await writeFile(target, file.data, { flag: 'wx' });
+  const image = await thumbnailImage(app, pathId, file.data, contentType);
   await atomic(app, async () => {
     const attachment = await app.prisma.attachment.create({ data: { realmId: realm.id, ownerId: user.id, pathId, fileName, size: file.data.length, contentType } });
+    if (image) {
+      await app.prisma.imageAttachment.create({ data: { realmId: realm.id, pathId, ...image, thumbnailMetadata: image.thumbnailMetadata as unknown as Prisma.InputJsonArray } });
+    }
     await sendAttachmentEvent(app, realm, user, 'add', attachmentDict(attachment, []));
   }).catch(async (err: unknown) => {
     // No row, no file: an unreferenced file on disk would never be cleaned up.
     await rm(target, { force: true });
+    await rm(uploadFilePath(app, `thumbnail/${pathId}`), { recursive: true, force: true });
     throw err;
   });
   return { url: `/user_uploads/${pathId}`, filename: fileName };
@@ -110,4 +168,5 @@ export async function deleteAttachment(app: App, realm: RealmInfo, user: User, a
   });
   // After the commit: a failed delete must not lose a file that its row still names.
   await rm(uploadFilePath(app, pathId), { force: true });
+  await rm(uploadFilePath(app, `thumbnail/${pathId}`), { recursive: true, force: true });
 }

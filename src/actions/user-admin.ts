@@ -5,10 +5,12 @@ import type { App } from '../app.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
 import { Role, roleSystemGroup, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
-import { badRequest } from '../errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
 import { metadataUserIds } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { realmViewers } from '../queries/users.ts';
+import { botManagerIds } from './api-keys.ts';
+import { expireInvitationsOf } from './invites.ts';
 import { sendToRealm } from './realm.ts';
 import { adminSetProfileData } from './profile-fields.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
@@ -102,29 +104,63 @@ async function announcePeers(app: App, realm: RealmInfo, userId: number, op: 'pe
   }
 }
 
+/**
+ * In the caller's transaction, before its checks: deactivations of one organization run one at a
+ * time, since each checks who else stays active (the last owner, the last user).
+ */
+async function serializeDeactivations(app: App, realm: RealmInfo, userId: number): Promise<void> {
+  await app.prisma.$queryRaw`SELECT id FROM "Realm" WHERE id = ${realm.id} FOR NO KEY UPDATE`;
+  await lockUser(app, userId);
+}
+
+/** Zulip's do_deactivate_user, in the caller's transaction: the bots the user owns first, then the user. */
+async function deactivateWithBots(app: App, realm: RealmInfo, target: User): Promise<void> {
+  const bots = await app.prisma.user.findMany({ where: { realmId: realm.id, botOwnerId: target.id, isActive: true }, orderBy: { id: 'asc' } });
+  const users = [...bots, target];
+  const ids = users.map((u) => u.id);
+  // Guests who shared only channels with them lose access to them.
+  const announceAccess = await trackAccess(app, realm, async () => (await realmViewers(app, realm.id)).map((v) => v.id).filter((id) => !ids.includes(id)));
+  await app.prisma.user.updateMany({ where: { id: { in: ids } }, data: { isActive: false } });
+  await expireInvitationsOf(app, realm, ids);
+  // Subscriber sets count active users only; a deactivated user can't authenticate, and their event queues end.
+  onCommit(() => {
+    cacheChanged(app, { cache: 'subscribers', channelIds: 'all' });
+    for (const id of ids) cacheChanged(app, { cache: 'sign-out', userId: id });
+  });
+  for (const user of users) {
+    await announcePeers(app, realm, user.id, 'peer_remove');
+    await sendAboutUser(app, realm, user, { type: 'realm_user', op: 'update', person: { user_id: user.id, is_active: false } });
+    if (user.isBot) {
+      sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, user), event: { type: 'realm_bot', op: 'update', bot: { user_id: user.id, is_active: false } } });
+    }
+  }
+  await announceAccess();
+}
+
 /** DELETE /users/{user_id}: the user and the bots they own. */
 export async function deactivateUser(app: App, realm: RealmInfo, actor: User, userId: number): Promise<void> {
   await atomic(app, async () => {
-    await lockUser(app, userId);
+    await serializeDeactivations(app, realm, userId);
     const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: false, allowBots: false });
     if (target.role === Role.OWNER && actor.role !== Role.OWNER) requireRole(actor, Role.OWNER);
     if (await isLastOwner(app, realm, target)) throw badRequest('Cannot deactivate the only organization owner');
-    const bots = await app.prisma.user.findMany({ where: { realmId: realm.id, botOwnerId: target.id, isActive: true }, orderBy: { id: 'asc' } });
-    const users = [...bots, target];
-    const ids = users.map((u) => u.id);
-    // Guests who shared only channels with them lose access to them.
-    const announceAccess = await trackAccess(app, realm, async () => (await realmViewers(app, realm.id)).map((v) => v.id).filter((id) => !ids.includes(id)));
-    await app.prisma.user.updateMany({ where: { id: { in: ids } }, data: { isActive: false } });
-    // Subscriber sets count active users only; a deactivated user can't authenticate, and their event queues end.
-    onCommit(() => {
-      cacheChanged(app, { cache: 'subscribers', channelIds: 'all' });
-      for (const id of ids) cacheChanged(app, { cache: 'sign-out', userId: id });
-    });
-    for (const user of users) {
-      await announcePeers(app, realm, user.id, 'peer_remove');
-      await sendAboutUser(app, realm, user, { type: 'realm_user', op: 'update', person: { user_id: user.id, is_active: false } });
-    }
-    await announceAccess();
+    await deactivateWithBots(app, realm, target);
+  });
+}
+
+/** Zulip's CannotDeactivateLastUserError. */
+function cannotDeactivateLastUser(isLastOwner: boolean): ApiError {
+  const entity = isLastOwner ? 'organization owner' : 'user';
+  return new ApiError(`Cannot deactivate the only ${entity}.`, 'CANNOT_DEACTIVATE_LAST_USER', 400, { is_last_owner: isLastOwner, entity });
+}
+
+/** DELETE /users/me (Zulip's deactivate_user_own_backend): anyone but the last user or the last owner. */
+export async function deactivateOwnUser(app: App, realm: RealmInfo, user: User): Promise<void> {
+  await atomic(app, async () => {
+    await serializeDeactivations(app, realm, user.id);
+    if ((await app.prisma.user.count({ where: { realmId: realm.id, isActive: true } })) === 1) throw cannotDeactivateLastUser(false);
+    if (await isLastOwner(app, realm, user)) throw cannotDeactivateLastUser(true);
+    await deactivateWithBots(app, realm, user);
   });
 }
 

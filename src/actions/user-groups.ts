@@ -62,7 +62,7 @@ function hasGroupPermission(realm: RealmInfo, groups: Groups, user: User, group:
 }
 
 /** Zulip's access_user_group_for_update: managers may do everything, others need `permission`. */
-async function accessGroupForUpdate(app: App, realm: RealmInfo, user: User, groups: Groups, id: number, permission: UserGroupPermission, allowDeactivated: boolean): Promise<GroupInfo> {
+export async function accessGroupForUpdate(app: App, realm: RealmInfo, user: User, groups: Groups, id: number, permission: UserGroupPermission, allowDeactivated: boolean): Promise<GroupInfo> {
   const group = groups.get(id);
   if (!group || group.name === null) throw badRequest('Invalid user group');
   if (group.deactivated && !allowDeactivated) throw badRequest('User group is deactivated.');
@@ -71,6 +71,17 @@ async function accessGroupForUpdate(app: App, realm: RealmInfo, user: User, grou
   if (hasGroupPermission(realm, groups, user, group, 'can_manage_group')) return group;
   if (permission !== 'can_manage_group' && hasGroupPermission(realm, groups, user, group, permission)) return group;
   throw insufficient();
+}
+
+/**
+ * A new user's memberships that an invitation made (Zulip's bulk_add_members_to_user_groups): the
+ * inviter's right was checked when inviting; `groupIds` are active named groups the user is not in.
+ */
+export async function addUserToGroups(app: App, realm: RealmInfo, userId: number, groupIds: number[]): Promise<void> {
+  if (groupIds.length === 0) return;
+  await app.prisma.userGroupMember.createMany({ data: groupIds.map((groupId) => ({ groupId, userId })) });
+  groupsChanged(app, realm);
+  for (const groupId of groupIds) await sendToRealm(app, realm, { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [userId] });
 }
 
 /** Joining or leaving oneself needs only can_join_group/can_leave_group; anything else the wider right. */

@@ -5,7 +5,7 @@ import { generateApiKey } from '../auth/api-keys.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
-import { ROLES, Role, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
+import { ROLES, Role, roleSystemGroup, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
 import { realmSettingsSchema, userSettingsSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -14,6 +14,7 @@ import { botDict, canSeeEmail, formatUser, realmViewers, type Viewer } from '../
 import { joinDefaultChannels } from './subscriptions.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 import { realmChanged } from '../cluster/cache-sync.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 const emailSchema = z.string().email();
 const subdomainSchema = z.string().regex(/^([a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)?$/);
@@ -52,8 +53,10 @@ export async function checkNameAvailable(db: Pick<Prisma.TransactionClient, 'use
   if (others.some((o) => fold(o.fullName) === fold(name))) throw badRequest('Unique names required in this organization.');
 }
 
+export const isValidEmail = (email: string): boolean => emailSchema.safeParse(email).success;
+
 function checkNewUser(u: NewUser): void {
-  if (!emailSchema.safeParse(u.email).success) throw badRequest(`Invalid address: ${u.email}`);
+  if (!isValidEmail(u.email)) throw badRequest(`Invalid address: ${u.email}`);
   if (u.role !== undefined && !ROLES.includes(u.role)) throw badRequest('Invalid role');
 }
 
@@ -70,8 +73,8 @@ async function initialSettings(tx: Prisma.TransactionClient, realmId: number, u:
   };
 }
 
-async function insertUser(tx: Prisma.TransactionClient, realmId: number, u: NewUser, passwordHash: string | null): Promise<User> {
-  const taken = await tx.user.findFirst({ where: { realmId, deliveryEmail: { equals: u.email, mode: 'insensitive' } }, select: { id: true } });
+export async function insertUser(tx: Prisma.TransactionClient, realmId: number, u: NewUser, passwordHash: string | null): Promise<User> {
+  const taken = await tx.user.findFirst({ where: { realmId, deliveryEmail: equalsIgnoringCase(u.email) }, select: { id: true } });
   if (taken) throw badRequest(`Email '${u.email}' already in use`);
   const settings = await initialSettings(tx, realmId, u);
   return tx.user.create({
@@ -118,35 +121,43 @@ export async function createUser(app: App, realm: RealmInfo, input: NewUser, act
   const passwordHash = input.password ? await hashPassword(input.password, app.config.PASSWORD_HASH_COST) : null;
   return atomic(app, async () => {
     const user = await insertUser(app.prisma, realm.id, input, passwordHash);
-    const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, user)]);
-    // What a viewer with access sees of the new user depends only on whether the real email is visible to them.
-    const withAccess = viewers.filter(canAccess);
-    const [canSee, cannotSee] = [withAccess.filter((v) => canSeeEmail(user, v)), withAccess.filter((v) => !canSeeEmail(user, v))];
-    for (const group of [canSee, cannotSee]) {
-      if (group.length === 0) continue;
-      // A new user has no profile data yet (Zulip sends it empty; values come as updates).
-      const person = formatUser(app, realm, user, group[0]!, { clientGravatar: false, profileData: {} });
-      sendOnCommit({ realmId: realm.id, userIds: group.map((v) => v.id), event: { type: 'realm_user', op: 'add', person } });
-    }
-    // Guests who cannot access the new user get an "Unknown user" (event-format drops it for
-    // clients with user_list_incomplete).
-    const without = viewers.filter((v) => !canAccess(v)).map((v) => v.id);
-    sendOnCommit({ realmId: realm.id, userIds: without, event: { type: 'realm_user', op: 'add', person: unknownUser(app, realm, user.id), inaccessible_user: true } });
-    announceSystemGroups(realm, viewers, user);
-    // A bot also joins the bot lists of who administers it: its owner and the administrators.
-    if (user.isBot) {
-      const admins = viewers.filter((v) => v.role <= Role.ADMINISTRATOR || v.id === user.botOwnerId).map((v) => v.id);
-      sendOnCommit({ realmId: realm.id, userIds: admins, event: { type: 'realm_bot', op: 'add', bot: botDict(app, realm, user) } });
-    }
+    await announceNewUser(app, realm, user);
     if (!user.isBot) await joinDefaultChannels(app, realm, user);
     return user;
   });
 }
 
+/** The `realm_user` add events of a user just written (and its system groups, its bot lists), in the current transaction. */
+export async function announceNewUser(app: App, realm: RealmInfo, user: User): Promise<void> {
+  const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, user)]);
+  // What a viewer with access sees of the new user depends only on whether the real email is visible to them.
+  const withAccess = viewers.filter(canAccess);
+  const [canSee, cannotSee] = [withAccess.filter((v) => canSeeEmail(user, v)), withAccess.filter((v) => !canSeeEmail(user, v))];
+  for (const group of [canSee, cannotSee]) {
+    if (group.length === 0) continue;
+    // A new user has no profile data yet (Zulip sends it empty; values come as updates).
+    const person = formatUser(app, realm, user, group[0]!, { clientGravatar: false, profileData: {} });
+    sendOnCommit({ realmId: realm.id, userIds: group.map((v) => v.id), event: { type: 'realm_user', op: 'add', person } });
+  }
+  // Guests who cannot access the new user get an "Unknown user" (event-format drops it for
+  // clients with user_list_incomplete).
+  const without = viewers.filter((v) => !canAccess(v)).map((v) => v.id);
+  sendOnCommit({ realmId: realm.id, userIds: without, event: { type: 'realm_user', op: 'add', person: unknownUser(app, realm, user.id), inaccessible_user: true } });
+  announceSystemGroups(realm, viewers, user);
+  // A bot also joins the bot lists of who administers it: its owner and the administrators.
+  if (user.isBot) {
+    const admins = viewers.filter((v) => v.role <= Role.ADMINISTRATOR || v.id === user.botOwnerId).map((v) => v.id);
+    sendOnCommit({ realmId: realm.id, userIds: admins, event: { type: 'realm_bot', op: 'add', bot: botDict(app, realm, user) } });
+  }
+}
+
 /** The system groups a user's role puts them in directly gain them (Zulip's do_create_user, do_reactivate_user). */
 export function announceSystemGroups(realm: RealmInfo, viewers: Viewer[], user: User): void {
-  for (const group of SYSTEM_GROUPS.filter((g) => systemGroupDirectlyContains(g.name, user.role))) {
-    const event = { type: 'user_group', op: 'add_members', group_id: realm.systemGroups[group.name], user_ids: [user.id] };
+  // The role's own group first, then any other that holds the user directly (full members), as Zulip sends them.
+  const own = roleSystemGroup(user.role);
+  const names = [own, ...SYSTEM_GROUPS.map((g) => g.name).filter((name) => name !== own && systemGroupDirectlyContains(name, user.role))];
+  for (const name of names) {
+    const event = { type: 'user_group', op: 'add_members', group_id: realm.systemGroups[name], user_ids: [user.id] };
     sendOnCommit({ realmId: realm.id, userIds: viewers.map((v) => v.id), event }, { alwaysDeliver: true });
   }
 }

@@ -1,9 +1,10 @@
 // Avatars: GET /avatar/{email_or_id}[/medium] redirects to the image (Zulip's views/users.py
 // avatar), POST and DELETE /users/me/avatar change one's own, and the uploaded images themselves
 // at /user_avatars/{realm_id}/{file}, public as Zulip serves them: their names are random.
+import { z } from 'zod';
 import { deleteAvatar, setAvatar } from '../actions/avatars.ts';
 import { notLoggedIn } from '../errors.ts';
-import { RawResponse } from '../http/route.ts';
+import { RawResponse, RawSuccess } from '../http/route.ts';
 import { avatarOwner, readAvatarImage } from '../queries/avatars.ts';
 import { canAccessUser, UNKNOWN_USER_AVATAR_PATH } from '../queries/user-access.ts';
 import { avatarUrl, gravatarUrl } from '../queries/users.ts';
@@ -36,6 +37,7 @@ export const routes: Route[] = [
     method: 'GET',
     path: '/avatar/:email_or_id',
     params: {},
+    response: new RawSuccess(302, 'text/html', 'A redirect to the avatar image'),
     noRateLimit: true,
     handler: (ctx) => avatarRedirect(ctx, ctx.user, ctx.path.email_or_id!, false, ctx.query),
   }),
@@ -43,6 +45,7 @@ export const routes: Route[] = [
     method: 'GET',
     path: '/avatar/:email_or_id/medium',
     params: {},
+    response: new RawSuccess(302, 'text/html', 'A redirect to the medium-size avatar image'),
     noRateLimit: true,
     handler: (ctx) => avatarRedirect(ctx, ctx.user, ctx.path.email_or_id!, true, ctx.query),
   }),
@@ -50,7 +53,9 @@ export const routes: Route[] = [
     method: 'POST',
     path: '/api/v1/users/me/avatar',
     params: {},
+    response: z.object({ avatar_url: z.string() }),
     maxBody: (config) => config.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES,
+    uploads: true,
     async handler({ app, realm, user, files }) {
       return { avatar_url: await setAvatar(app, realm, user, files) };
     },
@@ -59,6 +64,7 @@ export const routes: Route[] = [
     method: 'DELETE',
     path: '/api/v1/users/me/avatar',
     params: {},
+    response: z.object({ avatar_url: z.string() }),
     async handler({ app, realm, user }) {
       return { avatar_url: await deleteAvatar(app, realm, user) };
     },
@@ -67,6 +73,7 @@ export const routes: Route[] = [
     method: 'GET',
     path: '/user_avatars/:realm_id/:file_name',
     params: {},
+    response: new RawSuccess(200, 'image/png', 'The avatar image'),
     noRateLimit: true,
     async handler({ app, realm, path }) {
       if (path.realm_id !== String(realm.id)) return notFoundPage();

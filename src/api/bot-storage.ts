@@ -12,6 +12,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/bot_storage',
     params: { keys },
+    response: z.object({ storage: z.record(z.string(), z.string()) }),
     async handler({ app, user, params }) {
       return { storage: await botStorage(app, user.id, params.keys) };
     },
@@ -20,6 +21,7 @@ export const routes = [
     method: 'PUT',
     path: '/api/v1/bot_storage',
     params: { storage: json(z.record(z.string(), z.string())) },
+    response: z.object({}),
     async handler({ app, user, params }) {
       await putBotStorage(app, user, Object.entries(params.storage));
       return {};
@@ -29,6 +31,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/bot_storage',
     params: { keys },
+    response: z.object({}),
     async handler({ app, user, params }) {
       await removeBotStorage(app, user, params.keys);
       return {};

@@ -6,6 +6,7 @@ import { badRequest } from '../errors.ts';
 import { bool, intList, pathId, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { channelFolders, MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from '../queries/channel-folders.ts';
+import { channelFolder } from '../events/schemas.ts';
 
 const name = () => str(z.string().max(MAX_CHANNEL_FOLDER_NAME_LENGTH));
 const description = () => str(z.string().max(MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH));
@@ -15,6 +16,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/channel_folders/create',
     params: { name: name(), description: description() },
+    response: z.object({ channel_folder_id: z.number().int() }),
     async handler({ app, realm, user, params }) {
       return { channel_folder_id: await createChannelFolder(app, realm, user, params.name, params.description) };
     },
@@ -23,6 +25,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/channel_folders',
     params: { include_archived: bool().default(false) },
+    response: z.object({ channel_folders: z.array(channelFolder) }),
     async handler({ app, realm, params }) {
       return { channel_folders: await channelFolders(app, realm.id, params.include_archived) };
     },
@@ -31,6 +34,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/channel_folders',
     params: { order: intList() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await reorderChannelFolders(app, realm, user, params.order);
       return {};
@@ -40,6 +44,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/channel_folders/:channel_folder_id',
     params: { name: name().optional(), description: description().optional(), is_archived: bool().optional() },
+    response: z.object({}),
     async handler({ app, realm, user, params, path }) {
       const id = pathId(path.channel_folder_id, () => badRequest('Invalid channel folder ID'));
       await updateChannelFolder(app, realm, user, id, { name: params.name, description: params.description, isArchived: params.is_archived });

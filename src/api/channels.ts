@@ -11,7 +11,8 @@ import { EMPTY_TOPIC_DISPLAY_NAME, groupSettingValueSchema } from '../domain/rea
 import { badRequest } from '../errors.ts';
 import { bool, choice, int, json, pathId as numericPathId, str, type ParamsOf } from '../http/params.ts';
 import { userRoute } from './route.ts';
-import { CHANNEL_PERMISSIONS, accessibleChannel, channelByName, channelAccess, channelDict, channelTopics, listChannels, subscriberIds } from '../queries/channels.ts';
+import { CHANNEL_PERMISSIONS, accessibleChannel, accessibleChannelByName, channelDict, channelTopics, listChannels, subscriberIds } from '../queries/channels.ts';
+import { channel } from '../events/schemas.ts';
 
 /** Ids in paths: anything but digits names no channel (or `error`'s object). */
 export function pathId(value: string | undefined, error = 'Invalid channel ID'): number {
@@ -78,6 +79,7 @@ export const routes = [
       subscribers: json(z.array(z.number().int())),
       ...newChannelParams,
     },
+    response: z.object({ id: z.number().int() }),
     async handler({ app, realm, user, params: p }) {
       const id = await createChannel(app, realm, user, { name: p.name, description: p.description, subscribers: p.subscribers, options: newChannelOptions(p) });
       return { id };
@@ -97,6 +99,7 @@ export const routes = [
       include_owner_subscribed: bool().default(false),
       include_can_access_content: bool().default(false),
     },
+    response: z.object({ streams: z.array(channel.extend({ is_default: z.boolean().optional().describe('With include_default') })) }),
     async handler({ app, realm, user, params: p }) {
       const streams = await listChannels(app, realm, user, {
         includePublic: p.include_public,
@@ -115,6 +118,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/streams/:stream_id',
     params: {},
+    response: z.object({ stream: channel }),
     async handler({ app, realm, user, path }) {
       const { channel } = await accessibleChannel(app, realm, user, pathId(path.stream_id), { active: true });
       return { stream: await channelDict(app, realm, channel) };
@@ -124,18 +128,16 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/get_stream_id',
     params: { stream: str() },
+    response: z.object({ stream_id: z.number().int() }),
     async handler({ app, realm, user, params }) {
-      const error = `Invalid channel name '${params.stream}'`;
-      const channel = await channelByName(app, realm, params.stream);
-      const access = channel && !channel.isArchived && (await channelAccess(app, realm, user, channel));
-      if (!access || !access.content) throw badRequest(error);
-      return { stream_id: access.channel.id };
+      return { stream_id: (await accessibleChannelByName(app, realm, user, params.stream)).id };
     },
   }),
   userRoute({
     method: 'PATCH',
     path: '/api/v1/streams/:stream_id',
     params: updateParams,
+    response: z.object({}),
     async handler({ app, realm, user, path, params: p }) {
       const groupSettings: ChannelUpdate['groupSettings'] = {};
       for (const setting of CHANNEL_PERMISSIONS) if (p[setting]) groupSettings[setting] = p[setting];
@@ -158,6 +160,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/streams/:stream_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await archiveChannel(app, realm, user, pathId(path.stream_id));
       return {};
@@ -167,6 +170,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/streams/:stream_id/members',
     params: {},
+    response: z.object({ subscribers: z.array(z.number().int()) }),
     async handler({ app, realm, user, path }) {
       const { channel } = await accessibleChannel(app, realm, user, pathId(path.stream_id), { active: true });
       return { subscribers: await subscriberIds(app, channel.id) };
@@ -176,6 +180,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/streams/:stream_id/email_address',
     params: { sender_id: int().optional() },
+    response: z.object({ email: z.string() }),
     async handler({ app, realm, user, path, params }) {
       return { email: await channelEmailAddress(app, realm, user, pathId(path.stream_id), params.sender_id) };
     },
@@ -184,6 +189,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/streams/:stream_id/delete_topic',
     params: { topic_name: str() },
+    response: z.object({ complete: z.boolean() }),
     async handler({ app, realm, user, path, params }) {
       return deleteTopic(app, realm, user, pathId(path.stream_id), params.topic_name);
     },
@@ -192,6 +198,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/users/me/:stream_id/topics',
     params: { allow_empty_topic_name: bool().default(false) },
+    response: z.object({ topics: z.array(z.object({ name: z.string(), max_id: z.number().int() })) }),
     async handler({ app, realm, user, path, params }) {
       const { channel } = await accessibleChannel(app, realm, user, pathId(path.stream_id), { content: true, active: true });
       const topics = await channelTopics(app, user, channel);

@@ -26,6 +26,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/default_streams',
     params: { stream_id: int() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await addDefaultChannel(app, realm, user, params.stream_id);
       return {};
@@ -35,6 +36,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/default_streams',
     params: { stream_id: int() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await removeDefaultChannel(app, realm, user, params.stream_id);
       return {};
@@ -44,6 +46,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/default_stream_groups/create',
     params: { group_name: str(), description: description(), stream_names: channelNames() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await createDefaultChannelGroup(app, realm, user, params.group_name, params.description, params.stream_names);
       return {};
@@ -53,6 +56,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/default_stream_groups/:group_id',
     params: { new_group_name: str().optional(), new_description: description().optional() },
+    response: z.object({}),
     async handler({ app, realm, user, params, path }) {
       await updateDefaultChannelGroup(app, realm, user, groupId(path), { name: params.new_group_name, description: params.new_description });
       return {};
@@ -62,6 +66,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/default_stream_groups/:group_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await removeDefaultChannelGroup(app, realm, user, groupId(path));
       return {};
@@ -71,6 +76,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/default_stream_groups/:group_id/streams',
     params: { op: str(), stream_names: channelNames() },
+    response: z.object({}),
     async handler({ app, realm, user, params, path }) {
       await updateDefaultChannelGroupChannels(app, realm, user, groupId(path), params.op, params.stream_names);
       return {};

@@ -10,6 +10,7 @@ import { Role } from '../domain/roles.ts';
 import { badQueueId, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
 import type { JsonFields } from '../http/route.ts';
+import { registerResponse } from './register-state.ts';
 import { optionalUserRoute, userRoute } from './route.ts';
 import { proxyDelete, proxyPoll, queueOwner } from '../cluster/queue-proxy.ts';
 import { acknowledge, pollQueue } from '../gateway/long-poll.ts';
@@ -47,6 +48,12 @@ const registerParams = {
   presence_history_limit_days: json(z.number().int().min(0)).optional(),
   include_streams: bool().default(true),
 };
+
+/** An event as a queue delivers it (GET /events, the WebSocket gateway). */
+export const deliveredEvent = z.looseObject({ id: z.number().int(), type: z.string() }).meta({
+  id: 'DeliveredEvent',
+  description: "One of the Event.* schemas as its queue shaped it for the client's options, with the event's id in the queue",
+});
 
 function queueOptions(user: User | null, p: ParamsOf<typeof queueParams>): QueueOptions {
   const allPublicStreams = p.all_public_streams ?? false;
@@ -151,18 +158,22 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/register',
     params: registerParams,
+    response: registerResponse,
     handler: ({ app, realm, user, params }) => register(app, realm, user, params),
   }),
   userRoute({
     method: 'GET',
     path: '/api/v1/events',
     params: eventsParams,
+    // queue_id comes back when the call made the queue (dont_block without queue_id).
+    response: z.object({ events: z.array(deliveredEvent), queue_id: z.string().optional() }),
     handler: ({ app, realm, user, params, onAbort, answer }) => getEvents(app, realm, user, params, onAbort, answer),
   }),
   userRoute({
     method: 'DELETE',
     path: '/api/v1/events',
     params: { queue_id: str() },
+    response: z.object({}),
     async handler({ app, user, params }) {
       const owner = queueOwner(app, params.queue_id);
       if (owner) return proxyDelete(app, owner, { queueId: params.queue_id, userId: user.id });

@@ -1,4 +1,5 @@
 // Read state: POST /messages/flags, /messages/flags/narrow, and the deprecated /mark_*_as_read.
+import { z } from 'zod';
 import { markAllAsRead, markChannelAsRead, updateFlags } from '../actions/flags.ts';
 import { badRequest } from '../errors.ts';
 import { bool, int, intList, json, str } from '../http/params.ts';
@@ -15,6 +16,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/messages/flags',
     params: { messages: intList(), op: str(), flag: str() },
+    response: z.object({ messages: z.array(z.number().int()), ignored_because_not_subscribed_channels: z.array(z.number().int()) }),
     async handler({ app, realm, user, params }) {
       const result = await updateFlags(app, realm, user, params.messages, params.op, params.flag);
       return { messages: params.messages, ignored_because_not_subscribed_channels: result.ignoredChannels };
@@ -32,6 +34,15 @@ export const routes = [
       op: str(),
       flag: str(),
     },
+    response: z.object({
+      processed_count: z.number().int(),
+      updated_count: z.number().int(),
+      first_processed_id: z.number().int().nullable(),
+      last_processed_id: z.number().int().nullable(),
+      found_oldest: z.boolean(),
+      found_newest: z.boolean(),
+      ignored_because_not_subscribed_channels: z.array(z.number().int()),
+    }),
     async handler({ app, realm, user, params: p }) {
       if (p.num_before > 0 && p.num_after > 0 && !p.include_anchor) throw badRequest('The anchor can only be excluded at an end of the range');
       // Zulip clamps the range to one batch, keeping at least half of it for the side asked first.
@@ -55,6 +66,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/mark_all_as_read',
     params: {},
+    response: z.object({ complete: z.boolean() }),
     async handler({ app, realm, user }) {
       await markAllAsRead(app, realm, user);
       return { complete: true };
@@ -64,6 +76,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/mark_stream_as_read',
     params: { stream_id: int() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       const { channel } = await accessibleChannel(app, realm, user, params.stream_id, { content: true });
       await markChannelAsRead(app, realm, user, channel.id);
@@ -74,6 +87,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/mark_topic_as_read',
     params: { stream_id: int(), topic_name: str() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       const { channel } = await accessibleChannel(app, realm, user, params.stream_id, { content: true });
       const topic = normalizeTopicName(params.topic_name);

@@ -1,5 +1,7 @@
 // Every route of the API, one module per resource.
 import type { Route } from './route.ts';
+import { openApiRoutes } from './openapi.ts';
+import { routes as alertWords } from './alert-words.ts';
 import { routes as auth } from './auth.ts';
 import { routes as avatars } from './avatars.ts';
 import { routes as botStorage } from './bot-storage.ts';
@@ -7,12 +9,15 @@ import { routes as calls } from './calls.ts';
 import { routes as channelFolders } from './channel-folders.ts';
 import { routes as channels } from './channels.ts';
 import { routes as defaultChannels } from './default-channels.ts';
+import { routes as devices } from './devices.ts';
 import { routes as drafts } from './drafts.ts';
 import { routes as events } from './events.ts';
 import { routes as flags } from './flags.ts';
+import { routes as invites } from './invites.ts';
 import { routes as linkifiers } from './linkifiers.ts';
 import { routes as messages } from './messages.ts';
 import { routes as messageEdits } from './messages-edit.ts';
+import { routes as mutedUsers } from './muted-users.ts';
 import { routes as navigationViews } from './navigation-views.ts';
 import { routes as presence } from './presence.ts';
 import { routes as profileFields } from './profile-fields.ts';
@@ -33,6 +38,14 @@ import { routes as typing } from './typing.ts';
 import { routes as uploads } from './uploads.ts';
 import { routes as userGroups } from './user-groups.ts';
 import { routes as userStatus } from './user-status.ts';
+import { routes as userTopics } from './user-topics.ts';
 import { routes as users } from './users.ts';
+import { routes as registrationPages } from '../pages/registration.ts';
 
-export const allRoutes: Route[] = [...auth, ...serverSettings, ...users, ...userGroups, ...realmSettings, ...realmDomains, ...realmPlaygrounds, ...profileFields, ...channelFolders, ...channels, ...defaultChannels, ...subscriptions, ...typing, ...messages, ...messageEdits, ...reactions, ...uploads, ...avatars, ...flags, ...linkifiers, ...presence, ...userStatus, ...realmEmoji, ...realmExport, ...render, ...calls, ...drafts, ...scheduledMessages, ...reminders, ...savedSnippets, ...navigationViews, ...botStorage, ...settings, ...events];
+/** The routes by resource; the names are the OpenAPI document's tags. */
+export const routeGroups: Readonly<Record<string, readonly Route[]>> = {
+  auth, serverSettings, users, userGroups, realmSettings, realmDomains, invites, realmPlaygrounds, profileFields, channelFolders, channels, userTopics, defaultChannels, subscriptions, typing, messages, messageEdits, reactions, uploads, avatars, flags, linkifiers, presence, userStatus, mutedUsers, alertWords, realmEmoji, realmExport, render, calls, drafts, scheduledMessages, reminders, savedSnippets, navigationViews, botStorage, settings, devices, events, registrationPages,
+  openapi: openApiRoutes(() => routeGroups),
+};
+
+export const allRoutes: Route[] = Object.values(routeGroups).flat();

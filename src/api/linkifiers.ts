@@ -6,6 +6,7 @@ import { intList, json, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { realmLinkifiers } from '../queries/linkifiers.ts';
 import { pathId } from './channels.ts';
+import { linkifier } from '../events/schemas.ts';
 
 const linkifierParams = {
   pattern: str(),
@@ -25,6 +26,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/realm/linkifiers',
     params: {},
+    response: z.object({ linkifiers: z.array(linkifier) }),
     async handler({ app, realm }) {
       return { linkifiers: await realmLinkifiers(app, realm.id) };
     },
@@ -33,6 +35,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/realm/linkifiers',
     params: { ordered_linkifier_ids: intList() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await reorderLinkifiers(app, realm, user, params.ordered_linkifier_ids);
       return {};
@@ -42,6 +45,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/realm/filters',
     params: linkifierParams,
+    response: z.object({ id: z.number().int() }),
     async handler({ app, realm, user, params: p }) {
       const id = await addLinkifier(app, realm, user, {
         pattern: p.pattern,
@@ -57,6 +61,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/realm/filters/:filter_id',
     params: linkifierParams,
+    response: z.object({}),
     async handler({ app, realm, user, params: p, path }) {
       await updateLinkifier(app, realm, user, filterId(path.filter_id), {
         pattern: p.pattern,
@@ -72,6 +77,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/realm/filters/:filter_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await removeLinkifier(app, realm, user, filterId(path.filter_id));
       return {};

@@ -5,6 +5,7 @@ import { updateMessage, type PropagateMode } from '../actions/messages-edit.ts';
 import { Field, bool, int, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { messageIdOf } from './messages.ts';
+import { attachment } from '../events/schemas.ts';
 
 const propagateMode = new Field<PropagateMode>('string', z.enum(['change_one', 'change_later', 'change_all']), true).default('change_one');
 
@@ -22,6 +23,7 @@ export const routes = [
       prev_content_sha256: str().optional(),
       stream_id: int().optional(),
     },
+    response: z.object({ detached_uploads: z.array(attachment).describe('Your uploads no message links to any more') }),
     async handler({ app, realm, user, params: p, path }) {
       return updateMessage(app, realm, user, messageIdOf(path.message_id), {
         topic: p.topic ?? p.subject,
@@ -38,6 +40,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/messages/:message_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await deleteMessage(app, realm, user, messageIdOf(path.message_id));
       return {};

@@ -10,6 +10,7 @@ import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages
 import { readReceipts } from '../queries/read-receipts.ts';
 import { narrowSchema } from '../queries/narrow.ts';
 import { searchTermsOf } from '../queries/search-highlight.ts';
+import { topicLink } from '../events/schemas.ts';
 
 const MAX_MESSAGES_PER_FETCH = 5000;
 
@@ -70,6 +71,62 @@ export function parseAnchor(anchor: string | undefined, useFirstUnread: boolean)
 
 export const nonNegative = () => json(z.number().int().min(0));
 
+const int = z.number().int();
+const editHistoryEntry = z.object({
+  user_id: int.nullable(),
+  timestamp: int,
+  prev_content: z.string().optional(),
+  prev_rendered_content: z.string().optional(),
+  prev_topic: z.string().optional(),
+  topic: z.string().optional(),
+  prev_stream: int.optional(),
+  stream: int.optional(),
+});
+
+/** A message as one viewer reads it (GET /messages and GET /messages/{id}). */
+export const apiMessage = z.object({
+  id: int,
+  sender_id: int,
+  content: z.string().describe('HTML, or the Markdown source without apply_markdown'),
+  content_type: z.enum(['text/html', 'text/x-markdown']),
+  recipient_id: int,
+  timestamp: int,
+  client: z.string(),
+  subject: z.string().describe('The topic'),
+  topic_links: z.array(topicLink),
+  is_me_message: z.boolean(),
+  reactions: z.array(z.object({ emoji_name: z.string(), emoji_code: z.string(), reaction_type: z.string(), user_id: int })),
+  submessages: z.array(z.unknown()),
+  sender_full_name: z.string(),
+  sender_email: z.string(),
+  sender_realm_str: z.string(),
+  avatar_url: z.string().nullable(),
+  type: z.enum(['stream', 'private']),
+  display_recipient: z.union([z.string(), z.array(z.object({ id: int, email: z.string(), full_name: z.string(), is_mirror_dummy: z.boolean() }))])
+    .describe("The channel's name, or the users of a direct conversation"),
+  stream_id: int.optional(),
+  last_edit_timestamp: int.optional(),
+  last_moved_timestamp: int.optional(),
+  edit_history: z.array(editHistoryEntry).optional(),
+  flags: z.array(z.string()),
+  match_content: z.string().optional().describe('Search results: the content with the matches highlighted'),
+  match_subject: z.string().optional().describe('Search results: the topic with the matches highlighted'),
+}).meta({ id: 'Message' });
+
+const messageSnapshot = z.object({
+  content: z.string(),
+  rendered_content: z.string(),
+  timestamp: int,
+  topic: z.string(),
+  user_id: int.nullable(),
+  prev_topic: z.string().optional(),
+  prev_content: z.string().optional(),
+  prev_rendered_content: z.string().optional(),
+  content_html_diff: z.string().optional(),
+  prev_stream: int.optional(),
+  stream: int.optional(),
+});
+
 export const routes = [
   userRoute({
     method: 'POST',
@@ -84,6 +141,7 @@ export const routes = [
       local_id: str().optional(),
       read_by_sender: bool().optional(),
     },
+    response: z.object({ id: int }),
     async handler({ app, realm, user, params, headers }) {
       const to = addressee(params.type, params.to, params.topic ?? params.subject);
       return sendMessage(app, realm, user, to, params.content, {
@@ -109,6 +167,14 @@ export const routes = [
       message_ids: intList().optional(),
       allow_empty_topic_name: bool().default(false),
     },
+    response: z.object({
+      messages: z.array(apiMessage),
+      anchor: z.number().optional().describe("The anchor message's id (10000000000000000 for newest, as Zulip)"),
+      found_anchor: z.boolean().optional(),
+      found_oldest: z.boolean().optional(),
+      found_newest: z.boolean().optional(),
+      history_limited: z.boolean(),
+    }).describe('With message_ids, only messages and history_limited'),
     async handler({ app, realm, user, params }) {
       const opts = { applyMarkdown: params.apply_markdown, clientGravatar: params.client_gravatar, allowEmptyTopicName: params.allow_empty_topic_name };
       if (params.message_ids) {
@@ -144,6 +210,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/messages/:message_id',
     params: { apply_markdown: bool().default(true), allow_empty_topic_name: bool().default(false) },
+    response: z.object({ raw_content: z.string(), message: apiMessage }),
     async handler({ app, realm, user, params, path }) {
       const { message, flags } = await accessMessage(app, realm, user, messageIdOf(path.message_id));
       const opts = { applyMarkdown: params.apply_markdown, clientGravatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
@@ -155,6 +222,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/messages/matches_narrow',
     params: { msg_ids: intList(), narrow: json(narrowSchema) },
+    response: z.object({ messages: z.record(z.string(), z.object({ match_content: z.string(), match_subject: z.string() })).describe('By message id') }),
     async handler({ app, realm, user, params }) {
       return { messages: await matchesNarrow(app, realm, user, params.msg_ids, params.narrow) };
     },
@@ -163,6 +231,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/messages/:message_id/read_receipts',
     params: {},
+    response: z.object({ user_ids: z.array(int) }),
     async handler({ app, realm, user, path }) {
       return { user_ids: await readReceipts(app, realm, user, messageIdOf(path.message_id)) };
     },
@@ -174,6 +243,7 @@ export const routes = [
       report_type: choice(Object.keys(REPORT_REASONS) as [ReportType, ...ReportType[]]),
       description: str(z.string().max(MAX_REPORT_DESCRIPTION_LENGTH)).default(''),
     },
+    response: z.object({}),
     async handler({ app, realm, user, params, path }) {
       await reportMessage(app, realm, user, messageIdOf(path.message_id), params.report_type, params.description);
       return {};
@@ -183,6 +253,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/messages/:message_id/history',
     params: { allow_empty_topic_name: bool().default(false) },
+    response: z.object({ message_history: z.array(messageSnapshot) }),
     async handler({ app, realm, user, params, path }) {
       if (!realm.settings.allow_edit_history) throw badRequest('Message edit history is disabled in this organization');
       const { message } = await accessMessage(app, realm, user, messageIdOf(path.message_id));

@@ -4,6 +4,7 @@ import { addNavigationView, removeNavigationView, updateNavigationView } from '.
 import { bool, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { navigationViews } from '../queries/navigation-views.ts';
+import { navigationView } from '../events/schemas.ts';
 
 const nonBlank = () => str(z.string().trim().min(1));
 
@@ -12,6 +13,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/navigation_views',
     params: {},
+    response: z.object({ navigation_views: z.array(navigationView) }),
     async handler({ app, user }) {
       return { navigation_views: await navigationViews(app, user.id) };
     },
@@ -20,6 +22,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/navigation_views',
     params: { fragment: nonBlank(), is_pinned: bool(), name: nonBlank().optional() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await addNavigationView(app, realm, user, params.fragment, params.is_pinned, params.name);
       return {};
@@ -29,6 +32,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/navigation_views/:fragment',
     params: { is_pinned: bool().optional(), name: nonBlank().optional() },
+    response: z.object({}),
     async handler({ app, realm, user, params, path }) {
       await updateNavigationView(app, realm, user, path.fragment!.trim(), { isPinned: params.is_pinned, name: params.name });
       return {};
@@ -38,6 +42,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/navigation_views/:fragment',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await removeNavigationView(app, realm, user, path.fragment!.trim());
       return {};

@@ -9,6 +9,15 @@ import { realmPresence, userPresence } from '../queries/presence.ts';
 
 const STATUSES = new Set<string>(['active', 'idle'] satisfies PresenceStatus[]);
 
+const modernPresence = z.object({ active_timestamp: z.number().int(), idle_timestamp: z.number().int() }).meta({ id: 'Presence' });
+const presenceStatus = z.enum(['active', 'idle']);
+const legacyPresence = z.object({
+  website: z.object({ client: z.literal('website'), status: presenceStatus, timestamp: z.number().int(), pushable: z.literal(false) }),
+  aggregated: z.object({ client: z.literal('website'), status: presenceStatus, timestamp: z.number().int() }),
+}).meta({ id: 'LegacyPresence' });
+/** The realm's presence: by user id (slim, the modern form) or by API email (legacy). */
+export const presences = z.record(z.string(), z.union([modernPresence, legacyPresence]));
+
 export const routes = [
   userRoute({
     method: 'POST',
@@ -22,6 +31,7 @@ export const routes = [
       last_update_id: json(z.number().int()).optional(),
       history_limit_days: json(z.number().int()).optional(),
     },
+    response: z.object({ presences: presences.optional(), server_timestamp: z.number().optional(), presence_last_update_id: z.number().int().optional() }).describe('Empty with ping_only'),
     async handler({ app, realm, user, params: p }) {
       if (user.isBot) throw badRequest('This endpoint does not accept bot requests.');
       if (!STATUSES.has(p.status)) throw badRequest(`Invalid status: ${p.status}`);
@@ -37,6 +47,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/realm/presence',
     params: {},
+    response: z.object({ presences, server_timestamp: z.number() }),
     async handler({ app, realm }) {
       const { presences } = await realmPresence(app, realm, { slim: false });
       return { presences, server_timestamp: Date.now() / 1000 };
@@ -46,6 +57,12 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/users/:user_id_or_email/presence',
     params: { slim_presence: bool().default(false) },
+    response: z.object({
+      presence: z.union([
+        modernPresence,
+        z.object({ website: z.object({ status: presenceStatus, timestamp: z.number().int() }), aggregated: z.object({ status: z.enum(['active', 'idle', 'offline']), timestamp: z.number().int() }) }),
+      ]),
+    }),
     async handler({ app, realm, user, path, params }) {
       return { presence: await userPresence(app, realm, user, path.user_id_or_email!, params.slim_presence) };
     },

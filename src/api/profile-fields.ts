@@ -14,6 +14,7 @@ import { badRequest } from '../errors.ts';
 import { bool, int, intList, json, pathId, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { profileFields } from '../queries/profile-fields.ts';
+import { profileField } from '../events/schemas.ts';
 
 const fieldData = () => json<FieldData>(z.record(z.string(), z.union([z.string(), z.record(z.string(), z.string())])));
 const fieldId = (path: Record<string, string>) => pathId(path.field_id, () => badRequest(`Field id ${path.field_id} not found.`));
@@ -25,6 +26,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/realm/profile_fields',
     params: {},
+    response: z.object({ custom_fields: z.array(profileField) }),
     async handler({ app, realm }) {
       return { custom_fields: await profileFields(app, realm.id) };
     },
@@ -41,6 +43,7 @@ export const routes = [
       required: bool().default(false),
       editable_by_user: bool().default(true),
     },
+    response: z.object({ id: z.number().int() }),
     async handler({ app, realm, user, params: p }) {
       const id = await createProfileField(app, realm, user, {
         name: p.name, hint: p.hint, fieldType: p.field_type, fieldData: p.field_data,
@@ -53,6 +56,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/realm/profile_fields',
     params: { order: intList() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await reorderProfileFields(app, realm, user, params.order);
       return {};
@@ -69,6 +73,7 @@ export const routes = [
       required: bool().optional(),
       editable_by_user: bool().optional(),
     },
+    response: z.object({}),
     async handler({ app, realm, user, params: p, path }) {
       await updateProfileField(app, realm, user, fieldId(path), {
         name: p.name, hint: p.hint, fieldData: p.field_data,
@@ -81,6 +86,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/realm/profile_fields/:field_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await deleteProfileField(app, realm, user, fieldId(path));
       return {};
@@ -90,6 +96,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/users/me/profile_data',
     params: { data: json(z.array(z.object({ id: z.number().int(), value: profileValue }).strict())) },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await updateOwnProfileData(app, realm, user, params.data);
       return {};
@@ -99,6 +106,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/users/me/profile_data',
     params: { data: intList() },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await removeOwnProfileData(app, realm, user, params.data);
       return {};

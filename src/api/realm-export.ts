@@ -10,10 +10,11 @@ import { EXPORT_STATUS, EXPORT_TYPE, EXPORT_TYPES, type ExportType } from '../do
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { json, pathId } from '../http/params.ts';
-import { RawResponse } from '../http/route.ts';
+import { RawResponse, RawSuccess } from '../http/route.ts';
 import { exportConsents, realmExports } from '../queries/realm-exports.ts';
 import { uploadFilePath } from '../queries/uploads.ts';
 import { publicRoute, userRoute } from './route.ts';
+import { realmExport } from '../events/schemas.ts';
 
 const exportType = json(z.number().int().refine((t) => EXPORT_TYPES.includes(t), 'Invalid export_type'));
 
@@ -24,6 +25,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/export/realm',
     params: { export_type: exportType.default(EXPORT_TYPE.PUBLIC) },
+    response: z.object({ id: z.number().int() }),
     async handler({ app, realm, user, params }) {
       return { id: await requestExport(app, realm, user, params.export_type as ExportType) };
     },
@@ -32,6 +34,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/export/realm',
     params: {},
+    response: z.object({ exports: z.array(realmExport) }),
     async handler({ app, realm, user }) {
       requireRole(user, Role.ADMINISTRATOR);
       return { exports: await realmExports(app, realm) };
@@ -41,6 +44,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/export/realm/:export_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await deleteExport(app, realm, user, pathId(path.export_id, () => badRequest('Invalid data export ID')));
       return {};
@@ -50,6 +54,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/export/realm/consents',
     params: {},
+    response: z.object({ export_consents: z.array(z.object({ user_id: z.number().int(), consented: z.boolean(), email_address_visibility: z.number().int() })) }),
     async handler({ app, realm, user }) {
       requireRole(user, Role.ADMINISTRATOR);
       return { export_consents: await exportConsents(app, realm) };
@@ -59,6 +64,7 @@ export const routes = [
     method: 'GET',
     path: '/user_avatars/exports/:realm_id/:token/:file_name',
     params: {},
+    response: new RawSuccess(200, 'application/gzip', 'The export tarball'),
     noRateLimit: true,
     async handler({ app, realm, path: p }) {
       const exportPath = `exports/${p.realm_id}/${p.token}/${p.file_name}`;

@@ -2,11 +2,12 @@
 import { z } from 'zod';
 import { deactivateRealm, REALM_PERMISSIONS, type RealmUpdate, updateRealm } from '../actions/realm.ts';
 import { updateRealmUserDefaults } from '../actions/realm-user-defaults.ts';
-import { groupSettingChangeSchema, type RealmPermission, type RealmSettings } from '../domain/realm-settings.ts';
+import { groupSettingChangeSchema, type RealmPermission, type RealmSettings, welcomeTextSchema } from '../domain/realm-settings.ts';
 import { REALM_DEFAULT_SETTINGS } from '../domain/user-settings.ts';
 import { bool, Field, json, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { sentSettings, settingParams as personalSettingParams } from './settings.ts';
+import { groupSetting } from '../events/schemas.ts';
 
 const MAX_REALM_NAME_LENGTH = 40;
 const MAX_REALM_DESCRIPTION_LENGTH = 1000;
@@ -35,6 +36,7 @@ const settingParams = {
   require_unique_names: optionalBool(),
   send_welcome_emails: optionalBool(),
   want_advertise_in_communities_directory: optionalBool(),
+  default_code_block_language: str().optional(),
   default_language: str().optional(),
   digest_weekday: optionalInt(z.number().int().min(0).max(6)),
   giphy_rating: optionalInt(),
@@ -49,11 +51,19 @@ const settingParams = {
   video_chat_provider: optionalInt(),
   waiting_period_threshold: optionalInt(z.number().int().min(0)),
   moderation_request_channel_id: optionalInt(),
+  welcome_message_custom_text: str(welcomeTextSchema).optional(),
 } satisfies Partial<Record<keyof RealmSettings, Field<unknown>>>;
 
 const permissionParams = Object.fromEntries(REALM_PERMISSIONS.map((s) => [s, json(groupSettingChangeSchema).optional()])) as Record<
   RealmPermission, Field<z.infer<typeof groupSettingChangeSchema> | undefined>
 >;
+
+const changedValue = z.union([z.boolean(), z.number(), z.string(), z.null()]);
+/** PATCH /realm answers the settings it changed, with their new values. */
+const changedSettings = z.object({
+  ...Object.fromEntries(['name', 'description', ...Object.keys(settingParams)].map((name) => [name, changedValue.optional()])),
+  ...Object.fromEntries(REALM_PERMISSIONS.map((name) => [name, groupSetting.optional()])),
+}).describe('The settings that changed, with their new values');
 
 export const routes = [
   userRoute({
@@ -65,6 +75,7 @@ export const routes = [
       ...settingParams,
       ...permissionParams,
     },
+    response: changedSettings,
     async handler({ app, realm, user, params }) {
       const picked = <K extends string>(keys: readonly K[]) =>
         Object.fromEntries(keys.filter((k) => params[k as keyof typeof params] !== undefined).map((k) => [k, params[k as keyof typeof params]]));
@@ -81,6 +92,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/realm/user_settings_defaults',
     params: personalSettingParams(REALM_DEFAULT_SETTINGS),
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await updateRealmUserDefaults(app, realm, user, sentSettings(REALM_DEFAULT_SETTINGS, params));
       return {};
@@ -90,6 +102,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/realm/deactivate',
     params: { deletion_delay_days: json(z.number().int().nullable()).default(null) },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await deactivateRealm(app, realm, user, params.deletion_delay_days);
       return {};

@@ -13,8 +13,9 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/messages/render',
     params: { content: str(content) },
-    async handler({ app, realm, params }) {
-      return { rendered: (await renderWithRealm(app, realm, params.content)).html };
+    response: z.object({ rendered: z.string() }),
+    async handler({ app, realm, user, params }) {
+      return { rendered: (await renderWithRealm(app, realm, params.content, { sender: user })).html };
     },
   }),
 ];

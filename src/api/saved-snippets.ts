@@ -5,6 +5,7 @@ import { MAX_MESSAGE_LENGTH } from '../domain/channel-settings.ts';
 import { pathId, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { listSnippets } from '../queries/drafts.ts';
+import { snippet } from '../events/schemas.ts';
 
 export const MAX_SNIPPET_TITLE_LENGTH = 60;
 
@@ -18,6 +19,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/saved_snippets',
     params: {},
+    response: z.object({ saved_snippets: z.array(snippet) }),
     async handler({ app, user }) {
       return { saved_snippets: await listSnippets(app, user.id) };
     },
@@ -26,6 +28,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/saved_snippets',
     params: { title, content },
+    response: z.object({ saved_snippet_id: z.number().int() }),
     async handler({ app, realm, user, params }) {
       return { saved_snippet_id: await createSnippet(app, realm, user, params.title, params.content) };
     },
@@ -34,6 +37,7 @@ export const routes = [
     method: 'PATCH',
     path: '/api/v1/saved_snippets/:saved_snippet_id',
     params: { title: title.optional(), content: content.optional() },
+    response: z.object({}),
     async handler({ app, realm, user, params, path }) {
       const id = pathId(path.saved_snippet_id, snippetNotFound);
       // Nothing to change: no write and no event, as in Zulip.
@@ -46,6 +50,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/saved_snippets/:saved_snippet_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await deleteSnippet(app, realm, user, pathId(path.saved_snippet_id, snippetNotFound));
       return {};

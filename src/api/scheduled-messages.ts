@@ -8,6 +8,7 @@ import { bool, choice, int, json, pathId, str } from '../http/params.ts';
 import { listScheduledMessages } from '../queries/scheduled-messages.ts';
 import { clientName } from './messages.ts';
 import { userRoute } from './route.ts';
+import { scheduledMessage } from '../events/schemas.ts';
 
 const messageType = () => choice(['direct', 'channel', 'stream', 'private']);
 /** A channel id, or a list of user ids; which one the type needs is the action's check. */
@@ -20,6 +21,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/scheduled_messages',
     params: {},
+    response: z.object({ scheduled_messages: z.array(scheduledMessage) }),
     async handler({ app, user }) {
       return { scheduled_messages: await listScheduledMessages(app, user.id) };
     },
@@ -36,6 +38,7 @@ export const routes = [
       topic: str().optional(),
       subject: str().optional(),
     },
+    response: z.object({ scheduled_message_id: z.number().int() }),
     async handler({ app, realm, user, params, headers }) {
       const deliverAt = deliveryTime(params.scheduled_delivery_timestamp);
       const id = await scheduleMessage(app, realm, user, {
@@ -61,6 +64,7 @@ export const routes = [
       topic: str().optional(),
       subject: str().optional(),
     },
+    response: z.object({}),
     async handler({ app, realm, user, params, path, headers }) {
       const id = pathId(path.scheduled_message_id, scheduledMessageNotFound);
       const topic = params.topic ?? params.subject;
@@ -79,6 +83,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/scheduled_messages/:scheduled_message_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await deleteScheduledMessage(app, realm, user, pathId(path.scheduled_message_id, scheduledMessageNotFound));
       return {};

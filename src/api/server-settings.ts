@@ -1,4 +1,5 @@
 // GET /server_settings: what a client reads before logging in (no authentication).
+import { z } from 'zod';
 import { publicRoute } from './route.ts';
 import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 
@@ -7,6 +8,23 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/server_settings',
     params: {},
+    response: z.object({
+      authentication_methods: z.record(z.string(), z.boolean()),
+      external_authentication_methods: z.array(z.unknown()),
+      zulip_feature_level: z.number().int(),
+      zulip_version: z.string(),
+      zulip_merge_base: z.string(),
+      push_notifications_enabled: z.boolean(),
+      is_incompatible: z.boolean(),
+      email_auth_enabled: z.boolean(),
+      require_email_format_usernames: z.boolean(),
+      realm_url: z.string(),
+      realm_uri: z.string(),
+      realm_name: z.string(),
+      realm_icon: z.string(),
+      realm_description: z.string(),
+      realm_web_public_access_enabled: z.boolean(),
+    }),
     noRateLimit: true,
     async handler({ app, realm }) {
       const url = app.realms.url(realm);
@@ -19,7 +37,7 @@ export const routes = [
         zulip_feature_level: FEATURE_LEVEL,
         zulip_version: ZULIP_VERSION,
         zulip_merge_base: ZULIP_MERGE_BASE,
-        push_notifications_enabled: false,
+        push_notifications_enabled: app.config.PUSH_RELAY_URL !== undefined,
         is_incompatible: false,
         email_auth_enabled: true,
         require_email_format_usernames: true,

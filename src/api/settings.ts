@@ -34,6 +34,7 @@ export const routes = ['/api/v1/settings', '/api/v1/settings/display', '/api/v1/
     method: 'PATCH',
     path,
     params,
+    response: z.object({}),
     async handler({ app, realm, user, params: p }) {
       await updateSettings(app, realm, user, {
         fullName: p.full_name, oldPassword: p.old_password, newPassword: p.new_password, timezone: p.timezone, settings: sentSettings(PERSONAL_SETTINGS, p),

@@ -1,4 +1,5 @@
 // Typing notifications: POST /typing, POST /messages/{id}/typing (editing a message).
+import { z } from 'zod';
 import { sendEditTyping, sendTyping } from '../actions/typing.ts';
 import { choice, int, intList, str } from '../http/params.ts';
 import { messageIdOf } from './messages.ts';
@@ -18,6 +19,7 @@ export const routes = [
       // The legacy name of `topic`, which Zulip still takes.
       subject: str().optional(),
     },
+    response: z.object({}),
     async handler({ app, realm, user, params }) {
       await sendTyping(app, realm, user, { type: params.type, op: params.op, to: params.to, streamId: params.stream_id, topic: (params.topic ?? params.subject)?.trim() });
       return {};
@@ -27,6 +29,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/messages/:message_id/typing',
     params: { op: choice(['start', 'stop']) },
+    response: z.object({}),
     async handler({ app, realm, user, params, path }) {
       await sendEditTyping(app, realm, user, messageIdOf(path.message_id), params.op);
       return {};

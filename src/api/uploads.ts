@@ -1,16 +1,20 @@
 // Files: POST /user_uploads; GET /user_uploads/{realm_id}/{path} (the file, for browsers and Basic
-// auth), its API twin that answers a temporary URL, the temporary URL itself, and the legacy
-// GET /thumbnail.
+// auth), its thumbnails at /user_uploads/thumbnail/{realm_id}/{path}/{format}, its API twin that
+// answers a temporary URL, the temporary URL itself, and the legacy GET /thumbnail.
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
 import type { App } from '../app.ts';
 import { deleteAttachment, uploadFile } from '../actions/uploads.ts';
 import type { Attachment, User } from '../db/generated/client.ts';
 import { servesInline } from '../domain/mime-types.ts';
+import { defaultFormat, formatName, type StoredThumbnail, storedFormat } from '../domain/thumbnails.ts';
 import { badRequest, notLoggedIn } from '../errors.ts';
 import { pathId, str } from '../http/params.ts';
-import { RawResponse } from '../http/route.ts';
+import { RawResponse, RawSuccess } from '../http/route.ts';
 import { optionalUserRoute, publicRoute, userRoute } from './route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl, uploadSpaceUsed, userAttachments } from '../queries/uploads.ts';
+import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl, uploadFilePath, uploadSpaceUsed, userAttachments } from '../queries/uploads.ts';
+import { attachment } from '../events/schemas.ts';
 
 /** Room for the multipart framing around a file of the largest allowed size. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -39,6 +43,29 @@ async function serveFile(app: App, a: Attachment): Promise<RawResponse> {
   );
 }
 
+const THUMBNAIL_FORMAT_RE = /^(\d+)x(\d+)(-anim)?\.(\w+)$/;
+
+/**
+ * `/user_uploads/thumbnail/<path id>/<format>`: a thumbnail made of an uploaded image, to whoever
+ * may download the image; a format not made falls back to the one messages show.
+ */
+async function serveThumbnail(app: App, a: Attachment, format: string): Promise<RawResponse> {
+  const row = await app.prisma.imageAttachment.findUnique({ where: { pathId: a.pathId } });
+  const made = (row?.thumbnailMetadata ?? []) as unknown as StoredThumbnail[];
+  if (!row || !THUMBNAIL_FORMAT_RE.test(format) || made.length === 0) return notFoundPage();
+  const names = made.map((t) => formatName(storedFormat(t)));
+  const name = names.includes(format) ? format : formatName(defaultFormat(row.frames));
+  if (!names.includes(name)) return notFoundPage();
+  let data: Buffer;
+  try {
+    data = await readFile(uploadFilePath(app, `thumbnail/${a.pathId}/${name}`));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new RawResponse(404, HTML, '<p>File not found</p>');
+    throw err;
+  }
+  return new RawResponse(200, { 'Content-Type': 'image/webp', 'Cache-Control': 'private, immutable', 'X-Content-Type-Options': 'nosniff' }, data);
+}
+
 /** The attachment behind a download path, or the page refusing it; without credentials, a 401. */
 async function downloadable(app: App, realm: RealmInfo, user: User | null, pathId: string): Promise<Attachment | RawResponse> {
   const a = await attachmentByPath(app, realm, pathId);
@@ -53,6 +80,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/attachments',
     params: {},
+    response: z.object({ attachments: z.array(attachment), upload_space_used: z.number().int() }),
     async handler({ app, realm, user }) {
       return { attachments: await userAttachments(app, user.id), upload_space_used: await uploadSpaceUsed(app, realm.id) };
     },
@@ -61,6 +89,7 @@ export const routes = [
     method: 'DELETE',
     path: '/api/v1/attachments/:attachment_id',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await deleteAttachment(app, realm, user, pathId(path.attachment_id, () => badRequest('Invalid attachment')));
       return {};
@@ -70,7 +99,9 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/user_uploads',
     params: {},
+    response: z.object({ uri: z.string().describe('The name of url before feature level 272'), url: z.string(), filename: z.string() }),
     maxBody: (config) => config.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES,
+    uploads: true,
     async handler({ app, realm, user, files }) {
       const { url, filename } = await uploadFile(app, realm, user, files);
       // `uri` is the pre-FL272 name of `url`; clients still read it.
@@ -81,6 +112,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/user_uploads/*',
     params: {},
+    response: z.object({ url: z.string().describe('Serves the file without authentication for a minute') }),
     async handler({ app, realm, user, path }) {
       const a = await downloadable(app, realm, user, path['*']!);
       return a instanceof RawResponse ? a : { url: temporaryUrl(app, a.pathId) };
@@ -90,10 +122,14 @@ export const routes = [
     method: 'GET',
     path: '/user_uploads/*',
     params: {},
+    response: new RawSuccess(200, '*/*', 'The file'),
     noRateLimit: true,
     async handler({ app, realm, user, path }) {
-      const a = await downloadable(app, realm, user, path['*']!);
-      return a instanceof RawResponse ? a : serveFile(app, a);
+      const wanted = path['*']!;
+      const thumbnail = /^thumbnail\/(.+)\/([^/]+)$/s.exec(wanted);
+      const a = await downloadable(app, realm, user, thumbnail ? thumbnail[1]! : wanted);
+      if (a instanceof RawResponse) return a;
+      return thumbnail ? serveThumbnail(app, a, thumbnail[2]!) : serveFile(app, a);
     },
   }),
   optionalUserRoute({
@@ -102,6 +138,7 @@ export const routes = [
     // itself (there is no smaller version of old uploads) and refuses anything else.
     path: '/thumbnail',
     params: { url: str(), size: str() },
+    response: new RawSuccess(200, '*/*', 'The uploaded file itself'),
     async handler({ app, realm, user, params }) {
       const upload = /^user_uploads\/(\d+)\/(.*)/s.exec(params.url);
       if (!upload) return new RawResponse(403, HTML, '');
@@ -113,6 +150,7 @@ export const routes = [
     method: 'GET',
     path: '/user_uploads/temporary/:token/:filename',
     params: {},
+    response: new RawSuccess(200, '*/*', 'The file'),
     noRateLimit: true,
     async handler({ app, realm, path }) {
       const pathId = pathIdOfToken(app, path.token!);

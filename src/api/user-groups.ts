@@ -10,6 +10,7 @@ import { bool, type Field, intList, json, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { activeUsers, directSubgroupIds, groupMemberIds, listGroups, readableGroup, recursiveSubgroupIds } from '../queries/user-groups.ts';
 import { userById } from '../queries/users.ts';
+import { group } from '../events/schemas.ts';
 
 type Value = z.infer<typeof groupSettingValueSchema>;
 type Change = z.infer<typeof groupSettingChangeSchema>;
@@ -29,6 +30,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/user_groups',
     params: { include_deactivated_groups: bool().default(false) },
+    response: z.object({ user_groups: z.array(group) }),
     async handler({ app, realm, user, params }) {
       requireNonGuest(user);
       return { user_groups: await listGroups(app, realm, params.include_deactivated_groups) };
@@ -44,6 +46,7 @@ export const routes = [
       subgroups: intList().optional(),
       ...settingParams(() => json(groupSettingValueSchema).optional()),
     },
+    response: z.object({ group_id: z.number().int() }),
     async handler({ app, realm, user, params }) {
       const { name, description, members, subgroups } = params;
       return { group_id: await createUserGroup(app, realm, user, { name, description, members, subgroups, settings: sent<Value>(params) }) };
@@ -58,6 +61,7 @@ export const routes = [
       deactivated: bool().optional(),
       ...settingParams(() => json(groupSettingChangeSchema).optional()),
     },
+    response: z.object({}),
     async handler({ app, realm, user, params, path }) {
       const { name, description, deactivated } = params;
       await updateUserGroup(app, realm, user, groupId(path), { name, description, deactivated, settings: sent<Change>(params) });
@@ -68,6 +72,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/user_groups/:user_group_id/members',
     params: { add: intList().optional(), delete: intList().optional(), add_subgroups: intList().optional(), delete_subgroups: intList().optional() },
+    response: z.object({}),
     async handler({ app, realm, user, params, path }) {
       const change = { add: params.add, delete: params.delete, addSubgroups: params.add_subgroups, deleteSubgroups: params.delete_subgroups };
       if (!anything(change)) throw badRequest(MEMBERS_NOTHING);
@@ -79,6 +84,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/user_groups/:user_group_id/subgroups',
     params: { add: intList().optional(), delete: intList().optional() },
+    response: z.object({}),
     async handler({ app, realm, user, params, path }) {
       const change = { addSubgroups: params.add, deleteSubgroups: params.delete };
       if (!anything(change)) throw badRequest(SUBGROUPS_NOTHING);
@@ -90,6 +96,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/user_groups/:user_group_id/members',
     params: { direct_member_only: bool().default(false) },
+    response: z.object({ members: z.array(z.number().int()) }),
     async handler({ app, realm, user, params, path }) {
       requireNonGuest(user);
       const [groups, users] = await Promise.all([app.realms.groups(realm.id), activeUsers(app, realm.id)]);
@@ -100,6 +107,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/user_groups/:user_group_id/members/:user_id',
     params: { direct_member_only: bool().default(false) },
+    response: z.object({ is_user_group_member: z.boolean() }),
     async handler({ app, realm, user, params, path }) {
       requireNonGuest(user);
       const [groups, users] = await Promise.all([app.realms.groups(realm.id), activeUsers(app, realm.id)]);
@@ -114,6 +122,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/user_groups/:user_group_id/subgroups',
     params: { direct_subgroup_only: bool().default(false) },
+    response: z.object({ subgroups: z.array(z.number().int()) }),
     async handler({ app, realm, user, params, path }) {
       requireNonGuest(user);
       const groups = await app.realms.groups(realm.id);
@@ -125,6 +134,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/user_groups/:user_group_id/deactivate',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await deactivateUserGroup(app, realm, user, groupId(path));
       return {};

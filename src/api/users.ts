@@ -1,8 +1,8 @@
 // Users: GET /users, /users/me, /users/{id|email}, POST /users; administration: PATCH and DELETE
-// /users/{id}, POST /users/{id}/reactivate; new API keys for oneself and for bots.
+// /users/{id}, POST /users/{id}/reactivate; DELETE /users/me; new API keys for oneself and for bots.
 import { z } from 'zod';
 import { accessBot, regenerateApiKey } from '../actions/api-keys.ts';
-import { deactivateUser, reactivateUser, updateUser } from '../actions/user-admin.ts';
+import { deactivateOwnUser, deactivateUser, reactivateUser, updateUser } from '../actions/user-admin.ts';
 import { createUser } from '../actions/users.ts';
 import { ROLES } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
@@ -11,6 +11,7 @@ import { profileValue } from './profile-fields.ts';
 import { userRoute } from './route.ts';
 import { accessibleUserIds, canAccessUser } from '../queries/user-access.ts';
 import { formatUser, maxMessageId, profileData, userByEmail, userById } from '../queries/users.ts';
+import { role } from '../events/schemas.ts';
 
 const profileDataSchema = z.array(z.object({ id: z.number().int(), value: profileValue.nullable() }));
 /** Administration addresses users by id only. */
@@ -19,6 +20,29 @@ const userId = (path: Record<string, string>) => {
   return Number(path.user);
 };
 
+const int = z.number().int();
+/** A user as GET /users and register show them (an inaccessible one as an "Unknown user" placeholder, without bot_type). */
+export const apiUser = z.object({
+  user_id: int,
+  delivery_email: z.string().nullable().describe('Null when the viewer may not see the real address'),
+  email: z.string().describe('The address clients name the user by (a dummy one when the real one is hidden)'),
+  full_name: z.string(),
+  date_joined: z.string(),
+  is_active: z.boolean(),
+  is_owner: z.boolean(),
+  is_admin: z.boolean(),
+  is_guest: z.boolean(),
+  is_bot: z.boolean(),
+  bot_type: int.nullable().optional(),
+  bot_owner_id: int.nullable().optional().describe('Bots only'),
+  role,
+  timezone: z.string(),
+  avatar_url: z.string().nullable().describe('Null when the client computes the Gravatar itself (client_gravatar)'),
+  avatar_version: int,
+  is_imported_stub: z.boolean(),
+  profile_data: z.record(z.string(), z.object({ value: z.string(), rendered_value: z.string().optional() })).optional().describe('By field id; humans, when asked for'),
+}).meta({ id: 'User' });
+
 const listParams = { client_gravatar: bool().default(true), include_custom_profile_fields: bool().default(false) };
 
 export const routes = [
@@ -26,6 +50,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/users/me/api_key/regenerate',
     params: {},
+    response: z.object({ api_key: z.string() }),
     async handler({ app, realm, user }) {
       return { api_key: await regenerateApiKey(app, realm, user) };
     },
@@ -34,6 +59,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/bots/:bot_id/api_key/regenerate',
     params: {},
+    response: z.object({ api_key: z.string() }),
     async handler({ app, realm, user, path }) {
       const bot = await accessBot(app, realm, user, pathId(path.bot_id, () => badRequest('No such bot')));
       return { api_key: await regenerateApiKey(app, realm, bot) };
@@ -43,6 +69,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/users',
     params: listParams,
+    response: z.object({ members: z.array(apiUser) }),
     async handler({ app, realm, user, params }) {
       // A guest limited by can_access_all_users_group gets only the users they can access (Zulip: no placeholders here).
       const accessible = await accessibleUserIds(app, realm, user);
@@ -58,6 +85,7 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/users/me',
     params: {},
+    response: apiUser.omit({ bot_type: true, bot_owner_id: true }).extend({ max_message_id: int }),
     async handler({ app, realm, user }) {
       const formatted = formatUser(app, realm, user, user, { clientGravatar: false, profileData: (await profileData(app, [user.id])).get(user.id) });
       const { bot_type: _bt, bot_owner_id: _bo, ...own } = formatted;
@@ -65,9 +93,20 @@ export const routes = [
     },
   }),
   userRoute({
+    method: 'DELETE',
+    path: '/api/v1/users/me',
+    params: {},
+    response: z.object({}),
+    async handler({ app, realm, user }) {
+      await deactivateOwnUser(app, realm, user);
+      return {};
+    },
+  }),
+  userRoute({
     method: 'GET',
     path: '/api/v1/users/:user',
     params: listParams,
+    response: z.object({ user: apiUser }),
     async handler({ app, realm, user, params, path }) {
       const target = /^\d+$/.test(path.user!) ? await userById(app, realm, Number(path.user)) : await userByEmail(app, realm, path.user!, user);
       if (!(await canAccessUser(app, realm, user, target))) throw badRequest('Insufficient permission');
@@ -79,6 +118,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/users',
     params: { email: str(), password: str(), full_name: str(z.string()) },
+    response: z.object({ user_id: int }),
     async handler({ app, realm, user, params }) {
       const created = await createUser(app, realm, { email: params.email, password: params.password, fullName: params.full_name }, user);
       return { user_id: created.id };
@@ -92,6 +132,7 @@ export const routes = [
       role: json(z.number().int().refine((r) => ROLES.includes(r), 'Invalid role')).optional(),
       profile_data: json(profileDataSchema).optional(),
     },
+    response: z.object({}),
     async handler({ app, realm, user, params, path }) {
       await updateUser(app, realm, user, userId(path), { fullName: params.full_name, role: params.role, profileData: params.profile_data });
       return {};
@@ -102,6 +143,7 @@ export const routes = [
     path: '/api/v1/users/:user',
     // The notification email the comment is for is not sent by this server.
     params: { deactivation_notification_comment: str(z.string().max(2000)).optional() },
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await deactivateUser(app, realm, user, userId(path));
       return {};
@@ -111,6 +153,7 @@ export const routes = [
     method: 'POST',
     path: '/api/v1/users/:user/reactivate',
     params: {},
+    response: z.object({}),
     async handler({ app, realm, user, path }) {
       await reactivateUser(app, realm, user, userId(path));
       return {};

@@ -4,6 +4,7 @@ import type { PrismaClient, User } from '../db/generated/client.ts';
 import { realmDeactivated, unauthorized } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { API_KEY_PATTERN, apiKeysEqual, generateApiKey } from './api-keys.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 const DUMMY_EMAIL = /^user(\d+)@/i;
 // Compared against when the email is unknown, so a miss takes as long as a wrong key.
@@ -35,7 +36,7 @@ export class UserAuthenticator {
     const dummy = DUMMY_EMAIL.exec(email);
     const generation = this.generation;
     const user =
-      (await this.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: email, mode: 'insensitive' } } })) ??
+      (await this.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(email) } })) ??
       (dummy ? await this.prisma.user.findFirst({ where: { realmId: realm.id, id: Number(dummy[1]) } }) : null);
     if (!user || generation !== this.generation) return user ?? undefined;
     this.cache.set(cacheKey, user);

@@ -4,6 +4,10 @@ import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 const KEY_LENGTH = 32;
 
+/** Zulip's password_min_length and password_max_length, in code points. */
+export const PASSWORD_MIN_LENGTH = 6;
+export const PASSWORD_MAX_LENGTH = 100;
+
 function derive(password: string, salt: Buffer, N: number): Promise<Buffer> {
   return new Promise((resolve, reject) =>
     scrypt(password, salt, KEY_LENGTH, { N, r: 8, p: 1, maxmem: 256 * N * 8 }, (err, key) => (err ? reject(err) : resolve(key))),

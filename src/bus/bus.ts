@@ -74,6 +74,8 @@ export interface EventBus {
    * however long NATS is away); null when it already is, as in one process, where delivery is a call.
    */
   settled(): Promise<void> | null;
+  /** Whether published events reach every process now (readiness); the in-process bus always does. */
+  connected(): boolean;
   close(): Promise<void>;
 }
 

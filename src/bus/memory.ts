@@ -39,6 +39,10 @@ export class MemoryBus implements EventBus {
     return null;
   }
 
+  connected(): boolean {
+    return true;
+  }
+
   async close(): Promise<void> {
     this.handlers.clear();
   }

@@ -91,6 +91,8 @@ export class NatsBus implements EventBus {
   private readonly parts = new Map<string, Uint8Array[]>();
   private readonly lastFrame = new Map<string, number>();
   private closed = false;
+  /** Whether the connection to NATS is up (it reconnects by itself after a loss). */
+  private online = true;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -142,6 +144,10 @@ export class NatsBus implements EventBus {
   listen(listener: BusListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  connected(): boolean {
+    return this.online && !this.closed && !this.nc.isClosed();
   }
 
   settled(): Promise<void> | null {
@@ -268,8 +274,12 @@ export class NatsBus implements EventBus {
   private async watchConnection(): Promise<void> {
     for await (const status of this.nc.status()) {
       if (this.closed) return;
-      if (status.type === Events.Disconnect) log.warn('lost the connection to NATS; reconnecting', { server: String(status.data) });
+      if (status.type === Events.Disconnect) {
+        this.online = false;
+        log.warn('lost the connection to NATS; reconnecting', { server: String(status.data) });
+      }
       if (status.type === Events.Reconnect) {
+        this.online = true;
         log.info('reconnected to NATS', { server: String(status.data) });
         this.follow().catch((err: unknown) => log.error('could not follow the event stream after reconnecting', { error: String(err) }));
       }

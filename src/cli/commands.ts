@@ -17,7 +17,8 @@ export const USAGE = `Usage:
   npm run cli -- init --org NAME --email E --password P [--name N] [--subdomain S]
   npm run cli -- create-user --email E --name N [--role 100|200|300|400|600] [--password P] [--bot] [--subdomain S]
   npm run cli -- reactivate-realm [--subdomain S]
-  npm run cli -- import FILE.tar.gz             restore a data export into an empty database (server stopped)`;
+  npm run cli -- import FILE.tar.gz             restore a data export into an empty database (server stopped)
+  npm run cli -- push-relay [--port N] [--host H] [--keys FILE]   print what the server sends to phones (PUSH_RELAY_URL)`;
 
 /** Bad command-line arguments: the CLI prints the usage and exits with 2. */
 export class UsageError extends Error {}

@@ -9,7 +9,7 @@ import type uWS from 'uWebSockets.js';
 import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import { ApiError, badQueueId } from '../errors.ts';
-import { closeFor, CloseCode, openQueue, writeFrames, type CloseReason, type SocketData, type SocketSource } from '../gateway/socket-source.ts';
+import { closeFor, CLOSE_REASONS, openQueue, writeFrames, type CloseReason, type SocketData, type SocketSource } from '../gateway/socket-source.ts';
 import type { ClusterNode } from './node.ts';
 import { NodeGone } from './node-errors.ts';
 import { errorReply, fromReply, type Reply } from './queue-proxy.ts';
@@ -49,6 +49,8 @@ class BridgedSocket implements SocketSource {
     readonly id: string,
     readonly owner: string,
     readonly queueId: string,
+    /** The authenticated user, if the client gave credentials (else the queue id alone proves ownership). */
+    readonly userId: number | undefined,
   ) {}
 
   open(ws: uWS.WebSocket<SocketData>): void {
@@ -100,6 +102,8 @@ class BridgedSocket implements SocketSource {
 
 /** The owner's side: feeds a queue's events to a socket on node `via`. */
 class RemoteConsumer implements Consumer {
+  readonly kind = 'socket';
+
   constructor(
     private readonly cluster: ClusterNode,
     readonly via: string,
@@ -147,7 +151,7 @@ export class SocketBridge {
       this.links.get(socketId)?.end(...closeFor(reason));
     });
     cluster.onDeparture((node) => {
-      for (const link of this.links.values()) if (link.owner === node) link.end(CloseCode.QUEUE_DELETED, 'queue deleted: its server left the cluster');
+      for (const link of this.links.values()) if (link.owner === node) link.end(CLOSE_REASONS.QUEUE_DELETED.code, 'queue deleted: its server left the cluster');
       for (const [socketId, feed] of this.feeds) if (feed.consumer.via === node) this.detached(socketId);
     });
     cluster.onConnection((state) => {
@@ -155,7 +159,7 @@ export class SocketBridge {
       // client acknowledged. The owner tells the sockets' nodes once it can reach them again.
       if (state === 'disconnected') {
         this.owed.push(...this.links.values());
-        for (const link of this.links.values()) link.end(CloseCode.SERVER_RESTART, 'connection to the event queue lost; reconnect');
+        for (const link of this.links.values()) link.end(CLOSE_REASONS.SERVER_RESTART.code, 'connection to the event queue lost; reconnect');
         return;
       }
       for (const link of this.owed.splice(0)) this.cluster.send(link.owner, 'socket-detach', link.id);
@@ -174,7 +178,7 @@ export class SocketBridge {
 
   /** Attaches a new client socket of this node to `owner`'s queue; throws what the owner refuses. */
   async connect(owner: string, queueId: string, userId: number | undefined, lastEventId: string | null): Promise<BridgedSocket> {
-    const link = new BridgedSocket(this, randomUUID(), owner, queueId);
+    const link = new BridgedSocket(this, randomUUID(), owner, queueId, userId);
     this.links.set(link.id, link);
     const call: AttachCall = { queueId, userId: userId ?? null, lastEventId, via: this.cluster.id, socketId: link.id };
     try {

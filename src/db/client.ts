@@ -2,14 +2,31 @@
 // one in DATA_DIR. Either way one pg pool behind Prisma's pg adapter.
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
+import { log } from '../log.ts';
 import { startEmbeddedPostgres } from './embedded.ts';
 import { PrismaClient } from './generated/client.ts';
+import { timedAdapter, type QueryTimer } from './timed-adapter.ts';
 
 export interface OpenDatabaseOptions {
   /** PostgreSQL connection string; when set, nothing is embedded. */
   databaseUrl?: string;
   /** Where the embedded PostgreSQL keeps its cluster (DATA_DIR/postgres) when there is no URL. */
   dataDir?: string;
+  /** Connections in the pool (pg's default, 10, when absent). */
+  poolSize?: number;
+  /** Told the duration of every statement Prisma runs (the query-time metric). */
+  onQuery?: QueryTimer;
+}
+
+/** The pool's connections at one moment. */
+export interface PoolStats {
+  /** Open connections, idle or in use. */
+  total: number;
+  idle: number;
+  /** Queries and transactions waiting for a connection. */
+  waiting: number;
+  /** The most connections the pool opens. */
+  max: number;
 }
 
 /** Plain SQL on one connection, outside Prisma. */
@@ -34,43 +51,57 @@ export interface Database {
    * advisory locks and multi-statement scripts (migrations, maintenance). Not for request paths.
    */
   withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  /** Resolves once the database answers a trivial query on a pooled connection. */
+  ping(): Promise<void>;
+  poolStats(): PoolStats;
   /** Disconnects Prisma, closes the pool and stops the embedded PostgreSQL; safe to call twice. */
   close(): Promise<void>;
 }
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl);
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts);
   if (opts.dataDir === undefined) throw new Error('openDatabase needs a databaseUrl or a dataDir');
   const embedded = await startEmbeddedPostgres(opts.dataDir);
   try {
-    return await openPostgres(embedded.url, embedded.stop);
+    return await openPostgres(embedded.url, opts, embedded.stop);
   } catch (err) {
     await embedded.stop();
     throw err;
   }
 }
 
-async function openPostgres(url: string, afterClose?: () => Promise<void>): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url });
+async function openPostgres(url: string, { poolSize, onQuery }: OpenDatabaseOptions, afterClose?: () => Promise<void>): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle connection dropped by the server must not crash the process; the pool replaces it.
-  pool.on('error', (err) => console.error(`PostgreSQL connection error: ${err.message}`));
+  pool.on('error', (err) => log.warn('PostgreSQL connection error', { error: err.message }));
   try {
     await pool.query('SELECT 1');
   } catch (err) {
     await pool.end();
     throw new Error(`Cannot connect to PostgreSQL at ${redactUrl(url)}: ${(err as Error).message}`, { cause: err });
   }
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const adapter = new PrismaPg(pool);
+  const prisma = new PrismaClient({ adapter: onQuery ? timedAdapter(adapter, onQuery) : adapter });
   return {
     prisma,
     url,
+    ping: async () => {
+      await pool.query('SELECT 1');
+    },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
     withSession: async (fn) => {
       const client = await pool.connect();
+      // A checked-out connection that dies emits 'error', which would end the process without a
+      // listener (the pool listens only while it is idle); the query in progress fails anyway.
+      const lost = (err: Error) => log.warn('PostgreSQL connection lost', { error: err.message });
+      client.on('error', lost);
       try {
         const result = await fn(pgSession(client));
+        client.off('error', lost);
         client.release();
         return result;
       } catch (err) {
+        client.off('error', lost);
         // Destroy rather than reuse the connection: it drops any session lock or state fn left.
         client.release(true);
         throw err;

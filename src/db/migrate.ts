@@ -94,6 +94,17 @@ export async function applyMigrations(db: Database, migrationsDir: string = MIGR
   });
 }
 
+/** Of these migration names, those the database has not applied (for readiness: a restored old backup, a failed start). */
+export async function unappliedMigrations(db: Database, names: readonly string[]): Promise<string[]> {
+  const rows = await db.withSession((session) =>
+    session.query<{ migration_name: string }>(
+      'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+    ),
+  );
+  const applied = new Set(rows.map((r) => r.migration_name));
+  return names.filter((name) => !applied.has(name));
+}
+
 function checkHistory(rows: MigrationRow[], migrations: Migration[]): void {
   const failed = rows.filter((r) => r.finished_at === null && r.rolled_back_at === null);
   if (failed.length > 0) {

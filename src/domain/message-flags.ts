@@ -13,6 +13,12 @@ export const FLAG_BITS = {
 } as const;
 export type FlagName = keyof typeof FLAG_BITS;
 
+/**
+ * Zulip's active_mobile_push_notification: the user's phones show a notification of the message,
+ * to be withdrawn when it is read or deleted. Internal: no API lists or changes it.
+ */
+export const PUSH_NOTIFIED = 1 << 8;
+
 /** Flags a client may add or remove with POST /messages/flags. */
 export const EDITABLE_FLAGS: readonly FlagName[] = ['read', 'starred', 'collapsed'];
 

@@ -27,6 +27,8 @@ export const realmSettingsSchema = z.object({
   avatar_changes_disabled: z.boolean().default(false),
   require_unique_names: z.boolean().default(false),
   inline_image_preview: z.boolean().default(true),
+  /** The language of code blocks whose fence names none; empty: none. */
+  default_code_block_language: z.string().default(''),
   inline_url_embed_preview: z.boolean().default(false),
   send_welcome_emails: z.boolean().default(true),
   message_content_allowed_in_email_notifications: z.boolean().default(true),
@@ -40,10 +42,18 @@ export const realmSettingsSchema = z.object({
   presence_disabled: z.boolean().default(false),
   /** The private channel that receives message reports; -1 when reporting is off. */
   moderation_request_channel_id: z.number().int().default(-1),
+  /** Markdown Welcome Bot sends new users after its own message; empty: nothing more. */
+  welcome_message_custom_text: z.string().default(''),
 });
 export type RealmSettings = z.infer<typeof realmSettingsSchema>;
 
 export const EMPTY_TOPIC_DISPLAY_NAME = 'general chat';
+
+/** Zulip's MAX_REALM_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, in code points. */
+export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
+export const welcomeTextSchema = z
+  .string()
+  .refine((text) => [...text].length <= MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, `welcome_message_custom_text is too long (limit: ${MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH} characters)`);
 
 /** Realm-level permission settings and the system group each defaults to. */
 export const REALM_PERMISSION_DEFAULTS = {

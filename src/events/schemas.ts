@@ -11,10 +11,10 @@ const str = z.string();
 const bool = z.boolean();
 const nullable = <T extends z.ZodType>(t: T) => t.nullable();
 /** A group-setting value: a group id, or an anonymous group of members and subgroups. */
-const groupSetting = z.union([int, z.strictObject({ direct_members: ids, direct_subgroups: ids })]);
-const role = z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)]);
+export const groupSetting = z.union([int, z.strictObject({ direct_members: ids, direct_subgroups: ids })]).meta({ id: 'GroupSettingValue' });
+export const role = z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)]).meta({ id: 'Role', description: 'owner 100, administrator 200, moderator 300, member 400, guest 600' });
 const reactionType = z.enum(['realm_emoji', 'unicode_emoji', 'zulip_extra_emoji', 'service_extra_emoji']);
-const topicLink = z.strictObject({ text: str, url: str });
+export const topicLink = z.strictObject({ text: str, url: str }).meta({ id: 'TopicLink' });
 const event = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) => z.strictObject({ type: z.literal(type), ...shape });
 const opEvent = <T extends string, O extends string, S extends z.ZodRawShape>(type: T, op: O, shape: S) =>
   z.strictObject({ type: z.literal(type), op: z.literal(op), ...shape });
@@ -36,12 +36,12 @@ const channelFields = {
   can_move_messages_within_channel_group: groupSetting, can_remove_subscribers_group: groupSetting, can_resolve_topics_group: groupSetting,
   can_send_message_group: groupSetting, can_subscribe_group: groupSetting,
 };
-const channel = z.strictObject(channelFields);
-const subscription = z.strictObject({
+export const channel = z.strictObject(channelFields).meta({ id: 'Channel' });
+export const subscription = z.strictObject({
   ...channelFields, color: str, is_muted: bool, in_home_view: bool, pin_to_top: bool, desktop_notifications: nullable(bool),
   audible_notifications: nullable(bool), push_notifications: nullable(bool), email_notifications: nullable(bool),
   wildcard_mentions_notify: nullable(bool), subscribers: ids,
-});
+}).meta({ id: 'Subscription' });
 
 const person = z.looseObject({
   user_id: int, email: str, avatar_url: nullable(str), avatar_version: int, full_name: str, is_admin: bool, is_owner: bool, is_guest: bool, role,
@@ -59,17 +59,17 @@ const personUpdate = z.union([
   z.strictObject({ user_id: int, is_active: bool }),
 ]);
 
-const group = z.strictObject({
+export const group = z.strictObject({
   id: int, name: str, creator_id: nullable(int), date_created: nullable(int), members: ids, direct_subgroup_ids: ids, description: str,
   is_system_group: bool, deactivated: bool, can_add_members_group: groupSetting, can_join_group: groupSetting, can_leave_group: groupSetting,
   can_manage_group: groupSetting, can_mention_group: groupSetting, can_remove_members_group: groupSetting,
-});
+}).meta({ id: 'UserGroup' });
 
-const draft = z.strictObject({ id: int, type: z.enum(['', 'private', 'stream']), to: ids, topic: str, content: str, timestamp: int });
-const snippet = z.strictObject({ id: int, title: str, content: str, date_created: int });
-const realmEmoji = z.strictObject({ id: str, name: str, source_url: str, deactivated: bool, author_id: nullable(int), still_url: nullable(str) });
-const attachment = z.strictObject({ id: int, name: str, size: int, path_id: str, create_time: int, message_ids: ids });
-const linkifier = z.strictObject({ id: int, pattern: str, url_template: str, example_input: nullable(str).optional(), reverse_template: nullable(str).optional(), alternative_url_templates: z.array(str) });
+export const draft = z.strictObject({ id: int, type: z.enum(['', 'private', 'stream']), to: ids, topic: str, content: str, timestamp: int }).meta({ id: 'Draft' });
+export const snippet = z.strictObject({ id: int, title: str, content: str, date_created: int }).meta({ id: 'SavedSnippet' });
+export const realmEmoji = z.strictObject({ id: str, name: str, source_url: str, deactivated: bool, author_id: nullable(int), still_url: nullable(str) }).meta({ id: 'RealmEmoji' });
+export const attachment = z.strictObject({ id: int, name: str, size: int, path_id: str, create_time: int, message_ids: ids }).meta({ id: 'Attachment' });
+export const linkifier = z.strictObject({ id: int, pattern: str, url_template: str, example_input: nullable(str).optional(), reverse_template: nullable(str).optional(), alternative_url_templates: z.array(str) }).meta({ id: 'Linkifier' });
 const typingPerson = z.strictObject({ user_id: int, email: str });
 const typingEditRecipient = z.union([
   z.strictObject({ type: z.literal('channel'), channel_id: int, topic: str }),
@@ -85,29 +85,35 @@ const flagsEvent = <O extends 'add' | 'remove'>(op: O) =>
     ...(op === 'remove' ? { message_details: z.record(str, z.looseObject({ type: z.enum(['private', 'stream']) })).optional() } : {}),
   });
 
-const channelFolder = z.strictObject({
+export const channelFolder = z.strictObject({
   id: int, name: str, description: str, rendered_description: str, order: int, date_created: int, creator_id: nullable(int), is_archived: bool,
-});
-const realmDomain = z.strictObject({ domain: str, allow_subdomains: bool });
+}).meta({ id: 'ChannelFolder' });
+export const navigationView = z.strictObject({ fragment: str, is_pinned: bool, name: nullable(str) }).meta({ id: 'NavigationView' });
+export const realmDomain = z.strictObject({ domain: str, allow_subdomains: bool }).meta({ id: 'RealmDomain' });
 const scheduledFields = { scheduled_message_id: int, content: str, rendered_content: str, scheduled_delivery_timestamp: int, failed: bool };
-const scheduledMessage = z.union([
+export const scheduledMessage = z.union([
   z.strictObject({ ...scheduledFields, type: z.literal('stream'), to: int, topic: str }),
   z.strictObject({ ...scheduledFields, type: z.literal('private'), to: ids }),
-]);
-const reminder = z.strictObject({
+]).meta({ id: 'ScheduledMessage' });
+export const reminder = z.strictObject({
   reminder_id: int, type: z.literal('private'), to: ids, content: str, rendered_content: str, scheduled_delivery_timestamp: int, failed: bool,
   reminder_target_message_id: int,
-});
-const defaultChannelGroup = z.strictObject({ name: str, id: int, description: str, streams: ids });
-const profileField = z.strictObject({
+}).meta({ id: 'Reminder' });
+export const defaultChannelGroup = z.strictObject({ name: str, id: int, description: str, streams: ids }).meta({ id: 'DefaultChannelGroup' });
+export const profileField = z.strictObject({
   id: int, name: str, type: int, hint: str, field_data: str, order: int, required: bool, editable_by_user: bool,
   display_in_profile_summary: z.literal(true).optional(),
-});
-const playground = z.strictObject({ id: int, name: str, pygments_language: str, url_template: str });
-const realmExport = z.strictObject({
+}).meta({ id: 'CustomProfileField' });
+export const playground = z.strictObject({ id: int, name: str, pygments_language: str, url_template: str }).meta({ id: 'RealmPlayground' });
+/** A bot as its administrators see it. */
+export const bot = z.strictObject({
+  email: str, user_id: int, full_name: str, bot_type: nullable(int), is_active: bool, api_key: str, default_sending_stream: nullable(str),
+  default_events_register_stream: nullable(str), default_all_public_streams: bool, owner_id: nullable(int), avatar_url: str, services: z.array(z.unknown()),
+}).meta({ id: 'Bot' });
+export const realmExport = z.strictObject({
   id: int, export_time: z.number(), acting_user_id: int, export_url: nullable(str), deleted_timestamp: nullable(z.number()),
   failed_timestamp: nullable(z.number()), pending: bool, export_type: z.union([z.literal(1), z.literal(2)]),
-});
+}).meta({ id: 'RealmExport' });
 
 /** Every event an action may publish, keyed `type` or `type/op`. */
 export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
@@ -177,17 +183,20 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_playgrounds': event('realm_playgrounds', { realm_playgrounds: z.array(playground) }),
   'attachment/add': opEvent('attachment', 'add', { attachment, upload_space_used: int }),
   'attachment/remove': opEvent('attachment', 'remove', { attachment: z.strictObject({ id: int }), upload_space_used: int }),
-  'realm_bot/add': opEvent('realm_bot', 'add', {
-    bot: z.strictObject({
-      email: str, user_id: int, full_name: str, bot_type: nullable(int), is_active: bool, api_key: str, default_sending_stream: nullable(str),
-      default_events_register_stream: nullable(str), default_all_public_streams: bool, owner_id: nullable(int), avatar_url: str, services: z.array(z.unknown()),
-    }),
+  'realm_bot/add': opEvent('realm_bot', 'add', { bot }),
+  'realm_bot/update': opEvent('realm_bot', 'update', {
+    bot: z.union([
+      z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str }), z.strictObject({ user_id: int, is_active: z.literal(false) }),
+    ]),
   }),
-  'realm_bot/update': opEvent('realm_bot', 'update', { bot: z.union([z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str })]) }),
+  // The list clients from before user_topic read: [channel name, topic, time muted].
+  'muted_topics': event('muted_topics', { muted_topics: z.array(z.tuple([str, str, int])) }),
+  'muted_users': event('muted_users', { muted_users: z.array(z.strictObject({ id: int, timestamp: int })) }),
+  'alert_words': event('alert_words', { alert_words: z.array(str) }),
   'user_status': event('user_status', {
     user_id: int, away: bool.optional(), status_text: str.optional(), emoji_name: str.optional(), emoji_code: str.optional(), reaction_type: str.optional(),
   }),
-  'navigation_view/add': opEvent('navigation_view', 'add', { navigation_view: z.strictObject({ fragment: str, is_pinned: bool, name: nullable(str) }) }),
+  'navigation_view/add': opEvent('navigation_view', 'add', { navigation_view: navigationView }),
   'navigation_view/update': opEvent('navigation_view', 'update', { fragment: str, data: z.strictObject({ name: str.optional(), is_pinned: bool.optional() }) }),
   'navigation_view/remove': opEvent('navigation_view', 'remove', { fragment: str }),
   'channel_folder/add': opEvent('channel_folder', 'add', { channel_folder: channelFolder }),
@@ -204,6 +213,14 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'default_stream_groups': event('default_stream_groups', { default_stream_groups: z.array(defaultChannelGroup) }),
   'realm_export': event('realm_export', { exports: z.array(realmExport) }),
   'realm_export_consent': event('realm_export_consent', { user_id: int, consented: bool }),
+  'device/add': opEvent('device', 'add', { device_id: int }),
+  'device/remove': opEvent('device', 'remove', { device_id: int }),
+  // Only the fields that changed: a new registration, a rotated key or token, the relay's answer.
+  'device/update': opEvent('device', 'update', {
+    device_id: int, push_key_id: int.optional(), push_token_id: nullable(str).optional(), pending_push_token_id: nullable(str).optional(),
+    push_token_last_updated_timestamp: int.optional(), push_registration_error_code: nullable(str).optional(),
+  }),
+  'invites_changed': event('invites_changed', {}),
   'presence': event('presence', {
     user_id: int, email: str, server_timestamp: z.number(),
     presence: z.record(str, z.strictObject({ client: str, status: z.enum(['active', 'idle']), timestamp: int, pushable: bool })),

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { App } from '../app.ts';
 import type { SqlExecutor } from '../db/client.ts';
+import { thumbnailImage } from '../actions/uploads.ts';
 import { uploadFilePath } from '../queries/uploads.ts';
 import { EXPORTED_TABLES, type ExportFile } from './tables.ts';
 import { extractTarGz } from './tar.ts';
@@ -103,6 +104,27 @@ async function restoreFiles(app: App, root: string): Promise<void> {
   }
 }
 
+/** The imported uploads that are images get their size and thumbnails, as new uploads do. */
+async function thumbnailImages(app: App, tx: SqlExecutor, realmId: number): Promise<void> {
+  const uploads = await tx.query<{ pathId: string; contentType: string }>('SELECT "pathId", "contentType" FROM "Attachment" WHERE "realmId" = $1 ORDER BY id', [realmId]);
+  const made: string[] = [];
+  try {
+    for (const upload of uploads) {
+      const data = await readFile(uploadFilePath(app, upload.pathId)).catch(() => null);
+      const image = data && (await thumbnailImage(app, upload.pathId, data, upload.contentType));
+      if (!image) continue;
+      made.push(upload.pathId);
+      await tx.query(
+        'INSERT INTO "ImageAttachment" ("realmId", "pathId", "originalWidthPx", "originalHeightPx", frames, "contentType", "thumbnailMetadata") VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)',
+        [realmId, upload.pathId, image.originalWidthPx, image.originalHeightPx, image.frames, image.contentType, JSON.stringify(image.thumbnailMetadata)],
+      );
+    }
+  } catch (err) {
+    await Promise.all(made.map((pathId) => rm(uploadFilePath(app, `thumbnail/${pathId}`), { recursive: true, force: true })));
+    throw err;
+  }
+}
+
 export interface ImportSummary {
   realm_id: number;
   subdomain: string;
@@ -137,6 +159,7 @@ export async function importRealm(app: App, file: string): Promise<ImportSummary
         await tx.query('UPDATE "Channel" c SET "firstMessageId" = (SELECT min(id) FROM "Message" m WHERE m."channelId" = c.id) WHERE c."realmId" = $1', [realm.id]);
         // Last, so a failure before leaves no files behind; the rows name them only once committed.
         await restoreFiles(app, root);
+        await thumbnailImages(app, tx, realm.id);
         return { realm_id: realm.id, subdomain: realm.subdomain, users: counts.User ?? 0, messages: counts.Message ?? 0 };
       }),
     );

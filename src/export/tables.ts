@@ -55,6 +55,8 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { table: 'NavigationView', file: 'realm', rows: ofPrivateUsers, key: 'id' },
   { table: 'UserTopic', file: 'realm', rows: ofPrivateUsers, key: 'id' },
   { table: 'ScheduledMessage', file: 'realm', rows: 't."senderId" = ANY(p.private_users)', key: 'id' },
+  { table: 'MutedUser', file: 'realm', rows: ofPrivateUsers, key: '"userId", "mutedUserId"' },
+  { table: 'AlertWord', file: 'realm', rows: ofPrivateUsers, key: 'id' },
   { table: 'Message', file: 'messages', rows: 't.id = ANY(p.messages)', key: 'id' },
   { table: 'UserMessage', file: 'messages', rows: 't."messageId" = ANY(p.messages) AND t."userId" = ANY(p.message_users)', key: '"messageId", "userId"' },
   { table: 'Reaction', file: 'messages', rows: 't."messageId" = ANY(p.messages)', key: 'id' },
@@ -65,10 +67,18 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
 
 /**
  * Tables that are no organization's data: migration bookkeeping, queues saved over a restart,
- * exports themselves, the server's shared secrets, and presence counters (an imported
- * organization's starts after its imported presences).
+ * exports themselves, and uploaded images' thumbnails, which an import makes again from the
+ * images (as Zulip's does); and push state, which belongs to this server: devices hold the secret
+ * keys their notifications are sealed with, and their tokens are registered with this server's
+ * relay (a restored organization's apps register again), and pending relay work is this server's too.
  */
-export const NOT_EXPORTED_TABLES: readonly string[] = ['_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport', 'ServerSecret', 'PresenceSequence'];
+export const NOT_EXPORTED_TABLES: readonly string[] = [
+  '_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport', 'ImageAttachment', 'Device', 'PushDeviceToken', 'PushOutbox',
+  // Invitations are links to this server, and their mail log its own: a restored organization invites anew.
+  'Invitation', 'MultiuseInvite', 'InvitationEmail',
+  // The server's shared secrets, and presence counters (an imported organization's starts after its imported presences).
+  'ServerSecret', 'PresenceSequence',
+];
 
 /** Messages per messages file (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */
 export const MESSAGES_PER_FILE = 1000;

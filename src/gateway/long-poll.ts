@@ -13,6 +13,7 @@ function pollAnswer(queue: EventQueue, events: string): JsonFields {
 /** A parked GET /events: answered with whatever the queue holds when it is flushed or closed. */
 function parkedPoll(respond: (result: JsonFields) => void): Consumer {
   return {
+    kind: 'poll',
     flush(queue) {
       respond(pollAnswer(queue, queue.pendingJson()));
       return true;

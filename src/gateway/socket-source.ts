@@ -7,16 +7,18 @@ import type { App } from '../app.ts';
 import { badQueueId, badRequest } from '../errors.ts';
 import { acknowledge } from './long-poll.ts';
 
-/** Close codes, in the range RFC 6455 leaves to applications. */
-export const CloseCode = {
-  REPLACED: 4001,
-  QUEUE_DELETED: 4004,
-  SLOW_CONSUMER: 4008,
-  SERVER_RESTART: 1012,
+/** Why the server closes a socket: codes in the range RFC 6455 leaves to applications, and its "service restart". */
+export const CLOSE_REASONS = {
+  REPLACED: { code: 4001, reason: 'another client took over this queue' },
+  QUEUE_DELETED: { code: 4004, reason: 'queue deleted' },
+  SLOW_CONSUMER: { code: 4008, reason: 'slow consumer: send buffer limit exceeded' },
+  SERVER_RESTART: { code: 1012, reason: 'server restarting' },
 } as const;
 
 /** What a client's socket reads: a queue of this node, or one another node holds (cluster/socket-bridge.ts). */
 export interface SocketSource {
+  /** The queue's owner, when known here (for the access log and metrics). */
+  readonly userId: number | undefined;
   /** The client is connected: events start flowing to `ws`. */
   open(ws: uWS.WebSocket<SocketData>): void;
   /** The client acknowledged everything up to `lastEventId`; `refuse` tells it why that made no sense. */
@@ -33,9 +35,8 @@ export type CloseReason = 'replaced' | 'deleted' | 'shutdown';
 
 /** The close code and message that tell the client why its socket ended. */
 export function closeFor(reason: CloseReason): [code: number, message: string] {
-  if (reason === 'replaced') return [CloseCode.REPLACED, 'another client took over this queue'];
-  if (reason === 'deleted') return [CloseCode.QUEUE_DELETED, 'queue deleted'];
-  return [CloseCode.SERVER_RESTART, 'server restarting'];
+  const { code, reason: message } = reason === 'replaced' ? CLOSE_REASONS.REPLACED : reason === 'deleted' ? CLOSE_REASONS.QUEUE_DELETED : CLOSE_REASONS.SERVER_RESTART;
+  return [code, message];
 }
 
 /**
@@ -46,11 +47,12 @@ export function closeFor(reason: CloseReason): [code: number, message: string] {
 export function writeFrames(ws: uWS.WebSocket<SocketData>, maxBuffered: number, write: (send: (json: string) => void) => void): boolean {
   ws.cork(() => write((json) => ws.send(json, false)));
   if (ws.getBufferedAmount() <= maxBuffered) return true;
-  ws.end(CloseCode.SLOW_CONSUMER, 'slow consumer: send buffer limit exceeded');
+  ws.end(CLOSE_REASONS.SLOW_CONSUMER.code, CLOSE_REASONS.SLOW_CONSUMER.reason);
   return false;
 }
 
 class SocketConsumer implements Consumer {
+  readonly kind = 'socket';
   private closed = false;
   /** Highest event id written to this socket. */
   private sentUpTo: number;
@@ -96,8 +98,12 @@ export class LocalSource implements SocketSource {
     private readonly resumeAfter: number,
   ) {}
 
+  get userId(): number {
+    return this.queue.userId;
+  }
+
   open(ws: uWS.WebSocket<SocketData>): void {
-    if (this.queue.state === 'expired') return ws.end(CloseCode.QUEUE_DELETED, 'queue deleted');
+    if (this.queue.state === 'expired') return ws.end(CLOSE_REASONS.QUEUE_DELETED.code, CLOSE_REASONS.QUEUE_DELETED.reason);
     this.consumer = new SocketConsumer(ws, () => this.app.config.WS_MAX_BUFFERED_BYTES, this.resumeAfter);
     this.app.queues.attach(this.queue, this.consumer);
   }

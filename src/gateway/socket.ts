@@ -4,13 +4,15 @@
 // which prunes the queue, and after a reconnect it passes the last id it received to resume
 // with no gap and no duplicate. Protocol details: README.md, "WebSocket events".
 import type uWS from 'uWebSockets.js';
+import { z } from 'zod';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
+import { deliveredEvent } from '../api/events.ts';
 import type { Scope } from '../api/route.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { ClientOrigin, TrustedProxies } from '../http/client-address.ts';
 import { authenticateBasic } from '../http/credentials.ts';
-import { requestOrigin, statusLine } from '../http/exchange.ts';
+import { markAborted, openPending, requestId, requestOrigin, writeResponse, type PendingResponse, type RequestObservers } from '../http/exchange.ts';
 import type { Gate } from '../http/route.ts';
 import { log } from '../log.ts';
 import { queueOwner } from '../cluster/queue-proxy.ts';
@@ -18,15 +20,18 @@ import { SocketBridge } from '../cluster/socket-bridge.ts';
 import { LocalSource, openQueue, type SocketData, type SocketSource } from './socket-source.ts';
 
 export const SOCKET_PATH = '/api/v1/events/socket';
+export { CLOSE_REASONS } from './socket-source.ts';
+const SWITCHING_PROTOCOLS = 101;
 
-function rejectUpgrade(res: uWS.HttpResponse, state: { aborted: boolean }, err: ApiError): void {
-  if (state.aborted) return;
-  res.cork(() => {
-    res.writeStatus(statusLine(err.status));
-    for (const [k, v] of Object.entries(err.headers)) res.writeHeader(k, v);
-    res.writeHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra }));
-  });
+/** What a client sends: an acknowledgement (other keys are ignored). */
+export const clientFrame = z.looseObject({ last_event_id: z.number().int() });
+const frameError = z.strictObject({ result: z.literal('error'), msg: z.string(), code: z.literal('BAD_REQUEST') });
+/** What the server sends: each event as GET /events would return it, or the answer to a bad client frame. */
+export const serverFrame = z.union([deliveredEvent, frameError]);
+const BAD_FRAME = JSON.stringify({ result: 'error', msg: 'Expected {"last_event_id": <integer>}', code: 'BAD_REQUEST' } satisfies z.infer<typeof frameError>);
+
+function rejectUpgrade(pending: PendingResponse, err: ApiError): void {
+  writeResponse(pending, err.status, { ...err.headers, 'Content-Type': 'application/json' }, JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra }));
 }
 
 const WEBSOCKET_VERSION = '13';
@@ -80,8 +85,10 @@ async function resolveSource(app: App, gate: Gate<Scope, User>, bridge: SocketBr
   return new LocalSource(app, queue, resumeAfter);
 }
 
-export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: TrustedProxies, uws: uWS.TemplatedApp): void {
+export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: TrustedProxies, uws: uWS.TemplatedApp, observers: RequestObservers): void {
   const bridge = app.cluster ? new SocketBridge(app) : null;
+  // The upgrade is a request like any other for the metrics and the access log (101 when it succeeds).
+  const observer = observers.route('GET', SOCKET_PATH);
   uws.ws<SocketData>(SOCKET_PATH, {
     idleTimeout: 120,
     sendPingsAutomatically: true,
@@ -89,45 +96,50 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
     // Far above WS_MAX_BUFFERED_BYTES, so uWS never drops a frame silently; we close slow clients ourselves.
     maxBackpressure: 64 * 1024 * 1024,
     upgrade: (res, req, context) => {
-      const state = { aborted: false };
-      res.onAborted(() => (state.aborted = true));
+      const pending = openPending(res, observer);
+      res.onAborted(() => markAborted(pending));
       const headers = readHeaders(req);
       const handshake = { headers, query: new URLSearchParams(req.getQuery() ?? ''), origin: requestOrigin(res, req, proxies) };
       resolveSource(app, gate, bridge, handshake).then(
         (source) => {
-          if (state.aborted) return source.closed();
+          if (pending.aborted) return source.closed();
+          pending.done = true;
+          pending.userId = source.userId ?? null;
           res.cork(() => {
             res.upgrade<SocketData>({ source }, headers['sec-websocket-key']!,
               headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
           });
+          observer.answered(pending, SWITCHING_PROTOCOLS);
         },
         (err) => {
-          if (err instanceof ApiError) return rejectUpgrade(res, state, err);
-          log.error('websocket upgrade failed', { error: String(err) });
-          rejectUpgrade(res, state, new ApiError('Internal server error', 'BAD_REQUEST', 500));
+          if (err instanceof ApiError) return rejectUpgrade(pending, err);
+          log.error('websocket upgrade failed', { request_id: requestId(pending), error: String(err) });
+          rejectUpgrade(pending, new ApiError('Internal server error', 'BAD_REQUEST', 500));
         },
       );
     },
     open: (ws) => ws.getUserData().source.open(ws),
     message: (ws, message) => {
-      let ack: unknown;
+      let frame: unknown;
       try {
-        ack = JSON.parse(Buffer.from(message).toString('utf8'));
+        frame = JSON.parse(Buffer.from(message).toString('utf8'));
       } catch {
-        ack = undefined;
+        frame = undefined;
       }
-      const lastEventId = (ack as { last_event_id?: unknown } | undefined)?.last_event_id;
-      const refuse = (msg: string) => void ws.send(JSON.stringify({ result: 'error', msg, code: 'BAD_REQUEST' }));
-      if (!Number.isInteger(lastEventId)) return refuse('Expected {"last_event_id": <integer>}');
-      ws.getUserData().source.acknowledge(lastEventId as number, refuse);
+      const ack = clientFrame.safeParse(frame);
+      if (!ack.success) {
+        ws.send(BAD_FRAME);
+        return;
+      }
+      ws.getUserData().source.acknowledge(ack.data.last_event_id, (msg) => void ws.send(JSON.stringify({ result: 'error', msg, code: 'BAD_REQUEST' })));
     },
     close: (ws) => ws.getUserData().source.closed(),
   });
   // uWS hands a request to the handlers above only if it carries a 24-character key; the rest of
   // the requests for this path get their RFC answer here.
   uws.any(SOCKET_PATH, (res, req) => {
-    const state = { aborted: false };
-    res.onAborted(() => (state.aborted = true));
-    rejectUpgrade(res, state, handshakeError(readHeaders(req)) ?? upgradeRequired('This endpoint speaks WebSocket only'));
+    const pending = openPending(res, observer);
+    res.onAborted(() => markAborted(pending));
+    rejectUpgrade(pending, handshakeError(readHeaders(req)) ?? upgradeRequired('This endpoint speaks WebSocket only'));
   });
 }

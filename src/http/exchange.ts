@@ -1,5 +1,7 @@
 // One request and its response on uWS: what was read from the request before the handler returned
-// (uWS frees the request then), and the one way a response is written.
+// (uWS frees the request then), and the one way a response is written, which also tells the
+// request's observer (metrics, access log) how it was answered.
+import { randomBytes } from 'node:crypto';
 import type uWS from 'uWebSockets.js';
 import type { ClientOrigin, TrustedProxies } from './client-address.ts';
 
@@ -8,11 +10,38 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'Payload Too Large', 426: 'Upgrade Required', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
+/** Told once how each request of a route was answered; made once per route at start, not per request. */
+export interface ResponseObserver {
+  /** After the response was written, or with CLIENT_CLOSED when the client left before it. */
+  answered(request: ObservedRequest, status: number): void;
+}
+
+/** Where observers come from: the layer above (metrics, access log) makes them. */
+export interface RequestObservers {
+  /** For every request to one route; asked once per route at start. */
+  route(method: string, pattern: string): ResponseObserver;
+  /** For a request no route takes: a 404, or a 405 for a method its path lacks. */
+  unmatched(method: string, path: string): ResponseObserver;
+}
+
+export interface ObservedRequest {
+  /** performance.now() when the request arrived. */
+  readonly startedAt: number;
+  /** The request's number in this process; requestId() makes its id in the logs from it. */
+  readonly seq: number;
+  /** The authenticated user, once known. */
+  userId: number | null;
+}
+
+/** The status the logs and metrics give a request whose client left before the answer (nginx's 499). */
+export const CLIENT_CLOSED = 499;
+
 /** A response that is written at most once, and not at all after the client left. */
-export interface PendingResponse {
+export interface PendingResponse extends ObservedRequest {
   res: uWS.HttpResponse;
   aborted: boolean;
   done: boolean;
+  observer: ResponseObserver;
 }
 
 export interface Exchange extends PendingResponse {
@@ -28,12 +57,27 @@ export function statusLine(status: number): string {
   return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
 }
 
+// Ids unique across the processes of a cluster without a random number per request: a random
+// prefix per process, then a counter; the id's string is made only when a line is written.
+const PROCESS_TAG = randomBytes(3).toString('hex');
+let lastSeq = 0;
+
+export const requestId = (request: ObservedRequest): string => `${PROCESS_TAG}-${request.seq.toString(36)}`;
+
+export function openPending(res: uWS.HttpResponse, observer: ResponseObserver): PendingResponse {
+  return { res, aborted: false, done: false, startedAt: performance.now(), seq: ++lastSeq, userId: null, observer };
+}
+
 /** Copies what the router needs from the request; only a few headers, since every long-poll passes here. */
-export function openExchange(res: uWS.HttpResponse, req: uWS.HttpRequest, proxies: TrustedProxies): Exchange {
+export function openExchange(res: uWS.HttpResponse, req: uWS.HttpRequest, proxies: TrustedProxies, observer: ResponseObserver): Exchange {
   return {
     res,
     aborted: false,
     done: false,
+    startedAt: performance.now(),
+    seq: ++lastSeq,
+    userId: null,
+    observer,
     abortHandlers: [],
     host: req.getHeader('host'),
     authorization: req.getHeader('authorization'),
@@ -72,4 +116,12 @@ export function writeResponse(ex: PendingResponse, status: number, headers: Read
     for (const k in headers) ex.res.writeHeader(k, headers[k]!);
     ex.res.end(body);
   });
+  ex.observer.answered(ex, status);
+}
+
+/** The client left before its answer: the observer hears it once, as CLIENT_CLOSED. */
+export function markAborted(ex: PendingResponse): void {
+  ex.aborted = true;
+  if (!ex.done) ex.observer.answered(ex, CLIENT_CLOSED);
+  ex.done = true;
 }

@@ -39,6 +39,11 @@ const quickString: QuickDecode = (value) => value;
 /** A string; with no schema of its own, any string is valid. */
 export const str = (schema?: z.ZodType<string>) => new Field<string>('string', schema ?? z.string(), true, undefined, schema ? undefined : quickString);
 export const json = <T>(schema: z.ZodType<T>) => new Field<T>('json', schema, true);
+/** A string of at most `max` characters as Zulip counts them (code points, not UTF-16 units). */
+export const maxChars = (max: number) =>
+  z.string().check((ctx) => {
+    if ([...ctx.value].length > max) ctx.issues.push({ code: 'too_big', origin: 'string', maximum: max, inclusive: true, input: ctx.value });
+  });
 /** A string that must be one of `values`. */
 export const choice = <const T extends string>(values: readonly [T, ...T[]]) => new Field<T>('string', z.enum(values), true);
 export const int = () => new Field<number>('json', z.number().int(), true, undefined, quickInt);
@@ -51,18 +56,18 @@ export type ParamsOf<F extends Fields> = { [K in keyof F]: F[K] extends Field<in
 export type RawParams = Map<string, string>;
 
 function describeFailure(name: string, issue: z.core.$ZodIssue | undefined): string {
+  // Zulip's validators name list items `x[0]` and dict values `x["key"]`.
+  const path = name + (issue?.path ?? []).map((p) => (typeof p === 'number' ? `[${p}]` : `["${String(p)}"]`)).join('');
   if (issue?.code === 'invalid_type') {
     const expected = (issue as { expected?: string }).expected;
-    // Zulip's validators name list items `x[0]` and dict values `x["key"]`.
-    const path = name + issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `["${String(p)}"]`)).join('');
     if (expected === 'number' || expected === 'int') return `${path} is not an integer`;
     if (expected === 'boolean') return `${path} is not a boolean`;
     if (expected === 'array') return `${path} is not a list`;
     if (expected === 'string') return `${path} is not a string`;
     if (expected === 'object' || expected === 'record') return `${path} is not a dict`;
   }
-  if (issue?.code === 'too_big' && issue.path.length === 0 && (issue as { origin?: string }).origin === 'string') {
-    return `${name} is too long (limit: ${(issue as { maximum: number }).maximum} characters)`;
+  if (issue?.code === 'too_big' && (issue as { origin?: string }).origin === 'string') {
+    return `${path} is too long (limit: ${(issue as { maximum: number }).maximum} characters)`;
   }
   if (issue?.code === 'too_small' && issue.path.length === 0 && (issue as { origin?: string }).origin === 'string') {
     return (issue as { minimum: number }).minimum === 1 ? `${name} cannot be blank` : `${name} is too short.`;

@@ -2,6 +2,7 @@
 // returns the data of a success response (or a RawResponse for files). The router knows nothing of
 // organizations or users: the layer above hands it a Gate, which names each request's scope (`S`,
 // merged into the handler's context) and turns Basic credentials into a user (`U`).
+import type { z } from 'zod';
 import type { Config, Scheme } from '../config.ts';
 import type { Fields, ParamsOf } from './params.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
@@ -62,6 +63,22 @@ export class JsonFields {
 
 export type HandlerResult = Record<string, unknown> | RawResponse | JsonFields;
 
+/** A success that is not Zulip's JSON envelope: a file, a page, a redirect or a document. */
+export class RawSuccess {
+  constructor(
+    readonly status: 200 | 302,
+    /** The media type, or a range of them such as `image/*`. */
+    readonly contentType: string,
+    readonly description: string,
+  ) {}
+}
+
+/**
+ * What a success answers: the fields beside `result` and `msg` (a zod object; the OpenAPI
+ * document and the tests' conformance check are made from it), or a RawSuccess.
+ */
+export type ResponseSpec = z.ZodObject | RawSuccess;
+
 interface RouteBase<F extends Fields> {
   method: Method;
   path: string;
@@ -70,6 +87,10 @@ interface RouteBase<F extends Fields> {
   maxBody?: (config: Config) => number;
   /** Skip the per-user/per-IP rate limits (file downloads, as Zulip does); failed credentials still count. */
   noRateLimit?: boolean;
+  /** Every route has one; src/api/openapi.ts lists the routes that lack it, and a test fails on them. */
+  response?: ResponseSpec;
+  /** Takes uploaded files (multipart/form-data), which the handler gets as `files`. */
+  uploads?: true;
 }
 
 type Handler<F extends Fields, S, U> = (ctx: RequestContext<F, S, U>) => Promise<HandlerResult>;

@@ -2,14 +2,13 @@
 // parameter decoding, Basic auth through the Gate of the layer above, rate limits, and the one place
 // where results and ApiErrors become Zulip's JSON envelope.
 import uWS, { closeApp as closeUws, listenExclusive } from './uws.ts';
-import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { log } from '../log.ts';
 import { ApiError, notLoggedIn, routeNotFound } from '../errors.ts';
 import { decodeBody, readBody } from './body.ts';
 import type { TrustedProxies } from './client-address.ts';
 import { authenticateBasic } from './credentials.ts';
-import { openExchange, writeResponse, type Exchange, type PendingResponse } from './exchange.ts';
+import { markAborted, openExchange, openPending, requestId, writeResponse, type Exchange, type RequestObservers, type ResponseObserver } from './exchange.ts';
 import { parseParams, parseUrlEncoded, type RawParams } from './params.ts';
 import { rateLimitHeaders, refusal, type RateDecision, type RateLimiter } from './rate-limit.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
@@ -32,8 +31,18 @@ export interface HttpOptions<S, U extends { id: number }> {
   /** Null when rate limiting is off. */
   limits: { user: RateLimiter; ip: RateLimiter } | null;
   proxies: TrustedProxies;
+  /** Metrics and access log of every request the router answers. */
+  observers: RequestObservers;
   /** Mounts handlers outside the router (the WebSocket gateway, the CLI's control route) before the catch-all 404. */
   attach?: (uws: uWS.TemplatedApp) => void;
+  /** Sees every answer a handler returned, as written (the tests check each against its route's OpenAPI response). */
+  inspectAnswer?: (route: Route<S, U>, answer: WrittenAnswer) => void;
+}
+
+export interface WrittenAnswer {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  body: string | Buffer;
 }
 
 /** Requests in progress, and whether the server is shutting down. */
@@ -50,7 +59,7 @@ export function startHttpServer<S, U extends { id: number }>(options: HttpOption
   const dispatch = dispatcher(options, lifecycle);
   for (const [pattern, methods] of routeTable(options.routes)) uws.any(pattern, routeHandler(pattern, methods, options, lifecycle, dispatch));
   options.attach?.(uws);
-  uws.any('/*', answerNotFound);
+  uws.any('/*', (res, req) => answerNotFound(res, options.observers.unmatched(req.getCaseSensitiveMethod(), req.getUrl())));
   return listen(uws, options.config, lifecycle);
 }
 
@@ -79,18 +88,19 @@ function routeHandler<S, U extends { id: number }>(
   const paramNames = [...pattern.matchAll(/:(\w+)/g)].map((m) => m[1]!);
   // A pattern ending in `/*` hands the rest of the path (several segments) to the handler.
   const wildcardPrefix = pattern.endsWith('/*') ? pattern.slice(0, -1) : null;
+  const observers = new Map<string, ResponseObserver>([...methods.values()].map((r) => [r.method, options.observers.route(r.method, r.path)]));
   return (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase();
-    const ex = openExchange(res, req, options.proxies);
+    const route = methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined);
+    const ex = openExchange(res, req, options.proxies, route ? observers.get(route.method)! : options.observers.unmatched(method, req.getUrl()));
     res.onAborted(() => {
-      ex.aborted = true;
+      markAborted(ex);
       lifecycle.inFlight.delete(ex);
       for (const cb of ex.abortHandlers) cb();
     });
     const path: Record<string, string> = {};
     for (let i = 0; i < paramNames.length; i++) path[paramNames[i]!] = decodePath(req.getParameter(i) ?? '');
     if (wildcardPrefix !== null) path['*'] = decodePath(req.getUrl().slice(wildcardPrefix.length));
-    const route = methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined);
     if (!route) {
       const body = JSON.stringify({ result: 'error', msg: 'Method Not Allowed', allowed_methods: [...methods.keys()] });
       writeResponse(ex, 405, { ...JSON_HEADERS, Allow: [...methods.keys()].join(', ') }, body);
@@ -147,9 +157,11 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       const { ip, scheme } = ex.origin;
       const scope = gate.scope({ host: ex.host, ip, scheme });
       const user = await identify(ex, scope, route);
+      ex.userId = user?.id ?? null;
       rate = spendRateLimit(route, user, ip);
       const { params, ignored } = parseParams(route.params, raw);
-      const answer = answerer(ex, rate, ignored);
+      const inspect = options.inspectAnswer;
+      const answer = answerer(ex, rate, ignored, inspect && ((written: WrittenAnswer) => inspect(route, written)));
       const result: HandlerResult = await (route.handler as (ctx: unknown) => Promise<HandlerResult>)({
         ...scope, user, params, path, files, query, ip, headers: { userAgent: ex.userAgent },
         onAbort: abortRegistrar(ex),
@@ -167,20 +179,23 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
 // These two return anonymous functions on purpose: tsx compiles with keepNames, which gives
 // every named closure (`const answer = () => ...`) a defineProperty call, and each request
 // (every re-parked long-poll) makes both.
-function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[]): (result: HandlerResult) => void {
+function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[], inspect?: (answer: WrittenAnswer) => void): (result: HandlerResult) => void {
   return (result) => {
+    let answer: WrittenAnswer;
     if (result instanceof RawResponse) {
-      writeResponse(ex, result.status, { ...(rate ? rateLimitHeaders(rate) : {}), ...result.headers }, result.body);
-      return;
-    }
-    const headers = rate ? { ...rateLimitHeaders(rate), ...JSON_HEADERS } : JSON_HEADERS;
-    if (result instanceof JsonFields) {
-      const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
-      writeResponse(ex, 200, headers, `{"result":"success","msg":"",${result.json}${extra}}`);
+      answer = { status: result.status, headers: { ...(rate ? rateLimitHeaders(rate) : {}), ...result.headers }, body: result.body };
     } else {
-      const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
-      writeResponse(ex, 200, headers, JSON.stringify(body));
+      const headers = rate ? { ...rateLimitHeaders(rate), ...JSON_HEADERS } : JSON_HEADERS;
+      if (result instanceof JsonFields) {
+        const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
+        answer = { status: 200, headers, body: `{"result":"success","msg":"",${result.json}${extra}}` };
+      } else {
+        const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
+        answer = { status: 200, headers, body: JSON.stringify(body) };
+      }
     }
+    inspect?.(answer);
+    writeResponse(ex, answer.status, answer.headers, answer.body);
   };
 }
 
@@ -207,14 +222,15 @@ function answerError(ex: Exchange, err: unknown, rate: RateDecision | undefined,
     writeResponse(ex, err.status, headers, JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra }));
     return;
   }
-  const requestId = randomUUID();
-  log.error('unhandled error', { requestId, route: `${route.method} ${route.path}`, error: err instanceof Error ? err.stack : String(err) });
-  writeResponse(ex, 500, JSON_HEADERS, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'BAD_REQUEST' }));
+  const id = requestId(ex);
+  log.error('unhandled error', { request_id: id, route: `${route.method} ${route.path}`, error: err instanceof Error ? err.stack : String(err) });
+  // The body stays Zulip's; the header lets whoever got the 500 point at its log line.
+  writeResponse(ex, 500, { ...JSON_HEADERS, 'X-Request-Id': id }, JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'BAD_REQUEST' }));
 }
 
-function answerNotFound(res: uWS.HttpResponse): void {
-  const ex: PendingResponse = { res, aborted: false, done: false };
-  res.onAborted(() => (ex.aborted = true));
+function answerNotFound(res: uWS.HttpResponse, observer: ResponseObserver): void {
+  const ex = openPending(res, observer);
+  res.onAborted(() => markAborted(ex));
   const err = routeNotFound();
   writeResponse(ex, err.status, JSON_HEADERS, JSON.stringify({ result: 'error', msg: err.message, code: err.code }));
 }

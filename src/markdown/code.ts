@@ -1,139 +1,35 @@
-// Code block HTML in the shape Zulip's codehilite wrapper produces. We do not
-// run a syntax highlighter (Pygments has no JS twin); the markup around the
-// code, the escaping and the data-code-language names are Zulip's.
-
-/** Pygments lexer display names for the aliases people actually type. */
-const LEXER_NAMES: Record<string, string> = {};
-const LEXERS: Array<[string, string[]]> = [
-  ['Python', ['python', 'py', 'sage', 'python3', 'py3', 'bazel', 'starlark']],
-  ['Python 2.x', ['python2', 'py2']],
-  ['Python console session', ['pycon', 'python-console']],
-  ['Python Traceback', ['pytb', 'py3tb']],
-  ['JavaScript', ['javascript', 'js']],
-  ['TypeScript', ['typescript', 'ts']],
-  ['JSX', ['jsx', 'react']],
-  ['TSX', ['tsx']],
-  ['JSON', ['json', 'json-object']],
-  ['YAML', ['yaml']],
-  ['TOML', ['toml']],
-  ['INI', ['ini', 'cfg', 'dosini']],
-  ['XML', ['xml']],
-  ['HTML', ['html']],
-  ['CSS', ['css']],
-  ['SCSS', ['scss']],
-  ['Sass', ['sass']],
-  ['Less', ['less']],
-  ['Bash', ['bash', 'sh', 'ksh', 'zsh', 'shell', 'openrc']],
-  ['Bash Session', ['console', 'shell-session']],
-  ['PowerShell', ['powershell', 'pwsh', 'posh', 'ps1', 'psm1']],
-  ['Batchfile', ['batch', 'bat', 'dosbatch', 'winbatch']],
-  ['C', ['c']],
-  ['C++', ['cpp', 'c++']],
-  ['C#', ['csharp', 'c#', 'cs']],
-  ['Objective-C', ['objective-c', 'objectivec', 'obj-c', 'objc']],
-  ['Java', ['java']],
-  ['Kotlin', ['kotlin']],
-  ['Scala', ['scala']],
-  ['Groovy', ['groovy']],
-  ['Go', ['go', 'golang']],
-  ['Rust', ['rust', 'rs']],
-  ['Ruby', ['ruby', 'rb', 'duby']],
-  ['PHP', ['php', 'php3', 'php4', 'php5']],
-  ['Perl', ['perl', 'pl']],
-  ['Lua', ['lua']],
-  ['R', ['splus', 's', 'r']],
-  ['Julia', ['julia', 'jl']],
-  ['Haskell', ['haskell', 'hs']],
-  ['OCaml', ['ocaml']],
-  ['F#', ['fsharp', 'f#']],
-  ['Elixir', ['elixir', 'ex', 'exs']],
-  ['Erlang', ['erlang']],
-  ['Clojure', ['clojure', 'clj']],
-  ['Common Lisp', ['common-lisp', 'cl', 'lisp']],
-  ['Scheme', ['scheme', 'scm']],
-  ['Racket', ['racket', 'rkt']],
-  ['Elm', ['elm']],
-  ['Dart', ['dart']],
-  ['Swift', ['swift']],
-  ['SQL', ['sql']],
-  ['PostgreSQL SQL dialect', ['postgresql', 'postgres']],
-  ['MySQL', ['mysql']],
-  ['Markdown', ['markdown', 'md']],
-  ['reStructuredText', ['restructuredtext', 'rst', 'rest']],
-  ['TeX', ['tex', 'latex']],
-  ['Diff', ['diff', 'udiff']],
-  ['Docker', ['docker', 'dockerfile']],
-  ['Makefile', ['make', 'makefile', 'mf', 'bsdmake']],
-  ['CMake', ['cmake']],
-  ['Nginx configuration file', ['nginx']],
-  ['VimL', ['vim']],
-  ['Matlab', ['matlab']],
-  ['Fortran', ['fortran', 'f90']],
-  ['Zig', ['zig']],
-  ['Nix', ['nixos', 'nix']],
-  ['Coq', ['coq']],
-  ['Lean', ['lean', 'lean3']],
-  ['Prolog', ['prolog']],
-  ['GraphQL', ['graphql']],
-  ['Protocol Buffer', ['protobuf', 'proto']],
-  ['Text only', ['text']],
-  ['Spitfire', ['spitfire']],
-  ['Delphi', ['delphi', 'pas', 'pascal', 'objectpascal']],
-  ['verilog', ['verilog', 'v']],
-  ['vhdl', ['vhdl']],
-  ['NASM', ['nasm']],
-  ['GAS', ['gas', 'asm']],
-  ['Awk', ['awk', 'gawk', 'mawk', 'nawk']],
-  ['Handlebars', ['handlebars']],
-  ['Django/Jinja', ['django', 'jinja']],
-  ['VB.net', ['vb.net', 'vbnet', 'lobas', 'oobas', 'sobas', 'visual-basic', 'visualbasic']],
-  ['Solidity', ['solidity']],
-  ['Terraform', ['terraform', 'tf', 'hcl']],
-];
-for (const [name, aliases] of LEXERS) for (const alias of aliases) LEXER_NAMES[alias] = name;
+// Code block HTML as Zulip's codehilite produces it: Pygments' token spans inside the
+// `codehilite` wrapper, and for a fence that names a language, the lexer's display name in
+// data-code-language (an unknown name is kept as typed, for playgrounds).
+import { highlight, highlighter, lexerName } from './highlight/index.ts';
 
 /** The value Zulip puts in data-code-language for a fence's language. */
 export function codeLanguageName(lang: string): string {
-  return LEXER_NAMES[lang] ?? lang;
+  return lexerName(lang) ?? lang;
 }
 
-function pygmentsEscape(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
+const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-function lxmlEscape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
+/** `:::lang`, `#!lang` or `#!/path/lang` on a block's first line. */
+const SHEBANG_RE = /^(?:(?:::+)|(#!))((?:\/[\p{L}\p{N}_]+)*[/ ])?([\p{L}\p{N}_#.+-]*)/u;
 
 /**
- * The codehilite block for a fenced code block. With a language, Zulip
- * re-serializes the block through lxml, which leaves quotes unescaped.
+ * A fenced code block. With a language, Zulip re-serializes the block through lxml (quotes are
+ * left unescaped) and tags it; without one, a `#!lang` or `:::lang` first line still picks the
+ * lexer, and the line stays (Zulip turns off upstream's hiding of it).
  */
 export function renderCodeBlock(lang: string | undefined, code: string): string {
-  const body = code.replace(/^\n+|\n+$/g, '') + '\n';
   if (lang) {
-    const language = codeLanguageName(lang).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-    return `<div class="codehilite" data-code-language="${language}"><pre><span></span><code>${lxmlEscape(body)}</code></pre></div>`;
+    return `<div class="codehilite" data-code-language="${escapeAttribute(codeLanguageName(lang))}">${highlight(highlighter(lang), code, true)}</div>`;
   }
-  return `<div class="codehilite"><pre><span></span><code>${pygmentsEscape(body)}</code></pre></div>`;
+  const header = SHEBANG_RE.exec(code.replace(/^\n+/, '').split('\n', 1)[0]!);
+  return `<div class="codehilite">${highlight(header ? highlighter(header[3]!) : undefined, code, false)}</div>`;
 }
 
-const SHEBANG_RE = /^(?:(?:::+)|(#!))((?:\/\w+)*[/ ])?([\w#.+-]*)\s*/;
-
-/** An indented code block: upstream codehilite drops a `:::lang` / `#!lang` first line. */
+/** An indented code block: upstream codehilite drops a `:::lang` / `#!lang` first line (one with a path stays). */
 export function renderIndentedCodeBlock(code: string): string {
-  const lines = code.split('\n');
-  const first = lines[0]!;
-  const m = SHEBANG_RE.exec(first);
-  if (m && m[2]) {
-    // A path (#!/usr/bin/python) keeps the line.
-  } else if (m) {
-    lines.shift();
-  }
-  return renderCodeBlock(undefined, lines.join('\n'));
+  const lines = code.replace(/^\n+/, '').split('\n');
+  const header = SHEBANG_RE.exec(lines[0]!);
+  if (header && !header[2]) lines.shift();
+  return `<div class="codehilite">${highlight(header ? highlighter(header[3]!) : undefined, lines.join('\n'), false)}</div>`;
 }

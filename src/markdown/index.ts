@@ -10,11 +10,12 @@ import { fromEt, InlineEngine, toEt } from './inline.ts';
 import { urlsplit } from './links.ts';
 import { type Collected, inlinePatterns, withPatternEnv } from './patterns.ts';
 import { FencedBlocks, hangingLists, HtmlStash, normalizeWhitespace, STASH_PLACEHOLDER_RE } from './preprocess.ts';
+import { addPreviews, rewriteThroughCamo } from './previews.ts';
 import { prettify, serialize } from './serialize.ts';
 import { type ElementNode, type Node, el, text } from './tree.ts';
 import type { MarkdownContext, RenderResult } from './types.ts';
 
-export type { MarkdownContext, MentionChannel, MentionGroup, MentionUser, RealmEmojiInfo, RenderResult } from './types.ts';
+export type { MarkdownContext, MentionChannel, MentionGroup, MentionUser, RealmEmojiInfo, RenderResult, UploadImage } from './types.ts';
 export {
   compileLinkifiers,
   LinkifierValidationError,
@@ -88,25 +89,36 @@ function unescapeText(node: ElementNode): void {
   }
 }
 
-function collectLinks(node: ElementNode, out: string[]): void {
+/** Link hrefs, and the sources of `![…](…)` images and audio, which may be uploads too. */
+function collectLinks(node: ElementNode, out: string[], media: string[]): void {
   for (const child of node.children) {
     if (child.type !== 'element') continue;
-    if (child.tagName === 'a' && child.properties.href !== undefined) out.push(child.properties.href);
-    collectLinks(child, out);
+    const p = child.properties;
+    if (child.tagName === 'a' && p.href !== undefined) out.push(p.href);
+    else if (child.tagName === 'img' && p['data-original-src'] !== undefined) media.push(p['data-original-src']);
+    else if (child.tagName === 'audio' && p.src !== undefined) media.push(p['data-original-url'] ?? p.src);
+    collectLinks(child, out, media);
   }
 }
 
+let lastRealmHost: [url: string, host: string] | undefined;
+
 function realmHost(realmUrl: string): string {
-  try {
-    return new URL(realmUrl).host;
-  } catch {
-    // Not an absolute URL: only relative upload links count.
-    return '';
+  if (lastRealmHost?.[0] !== realmUrl) {
+    let host = '';
+    try {
+      host = new URL(realmUrl).host;
+    } catch {
+      // Not an absolute URL: only relative upload links count.
+    }
+    lastRealmHost = [realmUrl, host];
   }
+  return lastRealmHost[1];
 }
 
 /** Zulip's maybe_add_attachment_path_id for each distinct link. */
 function uploadPathIds(links: string[], realmUrl: string): string[] {
+  if (links.length === 0) return [];
   const host = realmHost(realmUrl);
   const out: string[] = [];
   for (const link of new Set(links)) {
@@ -135,6 +147,7 @@ function emptyResult(isMeMessage: boolean): RenderResult {
     uploadPathIds: [],
     links: [],
     isMeMessage,
+    alertWordText: '',
   };
 }
 
@@ -157,6 +170,7 @@ function render(content: string, ctx: MarkdownContext): RenderResult {
   let lines = hangingLists(content.split('\n'));
   lines = normalizeWhitespace(lines);
   lines = new FencedBlocks(stash, ctx.defaultCodeBlockLanguage).run(lines);
+  const alertWordText = lines.join('\n');
   const root = blockParser.parseDocument(lines);
   hiliteIndentedCode(root, stash);
 
@@ -170,15 +184,20 @@ function render(content: string, ctx: MarkdownContext): RenderResult {
   unescapeText(tree);
 
   const links: string[] = [];
-  collectLinks(tree, links);
+  const media: string[] = [];
+  collectLinks(tree, links, media);
+  // The previews' links repeat ones already found.
+  if (links.length) addPreviews(tree, ctx);
+  rewriteThroughCamo(tree, ctx);
   const html = serialize(tree);
   if (html.length > MAX_RENDERED_LENGTH) throw new MarkdownRenderingError(`Rendered content exceeds ${MAX_RENDERED_LENGTH} characters`);
   return {
     html,
     ...collected,
-    uploadPathIds: uploadPathIds(links, ctx.realmUrl),
+    uploadPathIds: uploadPathIds(media.length ? [...links, ...media] : links, ctx.realmUrl),
     links: [...new Set(links)],
     isMeMessage,
+    alertWordText,
   };
 }
 

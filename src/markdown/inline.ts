@@ -14,6 +14,8 @@ export interface EtElement {
   atomic?: boolean;
   tailAtomic?: boolean;
   children: EtElement[];
+  /** Written in the order given rather than sorted (see ElementNode). */
+  attributeOrder?: 'given';
 }
 
 export function etElement(tag: string, attrib: Record<string, string> = {}, text: string | null = null, atomic = false): EtElement {
@@ -145,22 +147,11 @@ export class InlineEngine {
   /** Split text at placeholders into stashed nodes; text goes into `parent.text`/`parent.tail`. */
   private processPlaceholders(data: string | null, parent: EtElement, isText: boolean): EtElement[] {
     const result: EtElement[] = [];
-    const linkText = (value: string) => {
-      if (!value) return;
-      if (result.length) {
-        const last = result[result.length - 1]!;
-        last.tail = (last.tail ?? '') + value;
-      } else if (!isText) {
-        parent.tail = (parent.tail ?? '') + value;
-      } else {
-        parent.text = (parent.text ?? '') + value;
-      }
-    };
     let startIndex = 0;
     while (data) {
       const index = data.indexOf(PREFIX, startIndex);
       if (index === -1) {
-        linkText(data.slice(startIndex));
+        appendText(result, parent, isText, data.slice(startIndex));
         data = '';
         continue;
       }
@@ -169,14 +160,14 @@ export class InlineEngine {
       const node = id !== undefined ? this.stashed.get(id) : undefined;
       if (node === undefined) {
         const stop = index + PREFIX.length;
-        linkText(data.slice(startIndex, stop));
+        appendText(result, parent, isText, data.slice(startIndex, stop));
         startIndex = stop;
         continue;
       }
       const phEnd = index + m![0].length;
-      if (index > 0) linkText(data.slice(startIndex, index));
+      if (index > 0) appendText(result, parent, isText, data.slice(startIndex, index));
       if (typeof node === 'string') {
-        linkText(node);
+        appendText(result, parent, isText, node);
         startIndex = phEnd;
         continue;
       }
@@ -237,6 +228,19 @@ export class InlineEngine {
   }
 }
 
+/** Text after the last stashed node, or into the parent's text or tail when there is none yet. */
+function appendText(result: EtElement[], parent: EtElement, isText: boolean, value: string): void {
+  if (!value) return;
+  if (result.length) {
+    const last = result[result.length - 1]!;
+    last.tail = (last.tail ?? '') + value;
+  } else if (!isText) {
+    parent.tail = (parent.tail ?? '') + value;
+  } else {
+    parent.text = (parent.text ?? '') + value;
+  }
+}
+
 function itertext(node: EtElement): string {
   let out = node.text ?? '';
   for (const child of node.children) out += itertext(child) + (child.tail ?? '');
@@ -267,13 +271,11 @@ export function toEt(node: ElementNode): EtElement {
 /** Back to the children model; `code` text is marked atomic so it is escaped fully. */
 export function fromEt(node: EtElement): ElementNode {
   const out = el(node.tag, node.attrib);
-  const push = (value: string | null) => {
-    if (value) out.children.push(textNode(value));
-  };
-  push(node.text);
+  if (node.attributeOrder) out.attributeOrder = node.attributeOrder;
+  if (node.text) out.children.push(textNode(node.text));
   for (const child of node.children) {
     out.children.push(fromEt(child));
-    push(child.tail);
+    if (child.tail) out.children.push(textNode(child.tail));
   }
   return out;
 }

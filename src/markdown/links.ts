@@ -26,7 +26,8 @@ function buildWebLinkSource(): string {
   return (
     String.raw`(?<![^\s'"(,:<])` +
     '(?<url>' +
-    String.raw`(?:(?:https?://[${WORD}.:@-]+?|(?:(?:[${WORD}-]+\.)+(?:${tlds})))(?:/${nested})?)` +
+    // After the host: a path, or a query (whose `?` is not trailing punctuation).
+    String.raw`(?:(?:https?://[${WORD}.:@-]+?|(?:(?:[${WORD}-]+\.)+(?:${tlds})))(?:/${nested}|\?(?![)"\s]|$)${nested})?)` +
     String.raw`|(?:[${WORD}.-]+@[${WORD}.-]+\.[${WORD}]+)` +
     String.raw`|(?:bitcoin:[13][a-km-zA-HJ-NP-Z1-9]{25,34})` +
     ')' +

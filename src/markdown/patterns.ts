@@ -2,7 +2,8 @@
 import { emojiCodeByName, emojiCodeOfText, emojiNameByCode } from '../emoji/index.ts';
 import { etElement, type EtElement, type InlineEngine, type InlinePattern } from './inline.ts';
 import { ACTUAL_GROUP, BEFORE_GROUP, type CompiledLinkifiers, expandLinkifier } from './linkifiers.ts';
-import { encodeStream, hashUtilEncode, rewriteLocalLinkToRelative, sanitizeUrl, webLinkRegex, WORD } from './links.ts';
+import { encodeStream, hashUtilEncode, rewriteLocalLinkToRelative, sanitizeUrl, urlsplit, webLinkRegex, WORD } from './links.ts';
+import { mediaSource } from './previews.ts';
 import {
   EMPTY_TOPIC_FALLBACK_NAME,
   MENTIONS_SOURCE,
@@ -367,6 +368,111 @@ function linkPattern(): InlinePattern {
   };
 }
 
+const IMAGE_LINK_RE = /!\[/g;
+const SPINNER = '/static/images/loading/loader-black.svg';
+/** Python's mimetypes (with Zulip's additions) for the audio types browsers play (AUDIO_INLINE_MIME_TYPES). */
+const AUDIO_EXTENSIONS = new Set(['.aac', '.flac', '.m4a', '.mp2', '.mp3', '.wav', '.weba']);
+
+function isAudioUrl(url: string): boolean {
+  let path: string;
+  try {
+    path = urlsplit(url).path.toLowerCase();
+  } catch {
+    // Not a URL Python could split: no type to guess.
+    return false;
+  }
+  const dot = path.lastIndexOf('.');
+  return dot > path.lastIndexOf('/') && AUDIO_EXTENSIONS.has(path.slice(dot));
+}
+
+/** `![text](url)`: the bracketed text and the link after it, as Python-Markdown's image processor reads them. */
+function imageSyntax(m: RegExpExecArray, data: string): { text: string; href: string; title: string | null; end: number } | null {
+  const [text, afterText, textHandled] = getLinkText(data, m.index + m[0].length);
+  if (!textHandled) return null;
+  const unescape = (v: string) => env().engine.unescape(v);
+  const [href, title, end, handled] = getLink(data, afterText, unescape);
+  return handled ? { text, href, title, end } : null;
+}
+
+/** Zulip's AudioInlineProcessor: `![title](url)` of an audio file is a player. */
+function audioPattern(): InlinePattern {
+  return {
+    kind: 'search',
+    name: 'audio',
+    regex: IMAGE_LINK_RE,
+    handle: (m, data) => {
+      const found = imageSyntax(m, data);
+      if (!found || found.title !== null) return null;
+      const { ctx, engine } = env();
+      let src = sanitizeUrl(engine.unescape(found.href.trim()));
+      if (src === null) return null;
+      src = rewriteLocalLinkToRelative(ctx.realmUrl, src);
+      if (src.startsWith('/user_uploads/')) {
+        if (!ctx.uploads?.isAudio(src.slice('/user_uploads/'.length))) return null;
+      } else if (!isAudioUrl(src)) {
+        return null;
+      }
+      const shown = mediaSource(ctx, src);
+      const attrib: Record<string, string> = { src: shown, controls: 'controls', preload: 'metadata' };
+      const title = found.text.trim();
+      if (title) attrib.title = title;
+      if (shown !== src) attrib['data-original-url'] = src;
+      return { node: etElement('audio', attrib), start: m.index, end: found.end };
+    },
+  };
+}
+
+/**
+ * Zulip's ImageInlineProcessor: `![alt](url "title")` is an image; an upload shows its thumbnail
+ * (or the spinner while it is being made), and an upload that is no image is left as text.
+ */
+function imagePattern(): InlinePattern {
+  return {
+    kind: 'search',
+    name: 'image',
+    regex: IMAGE_LINK_RE,
+    handle: (m, data) => {
+      const found = imageSyntax(m, data);
+      if (!found) return null;
+      const { ctx, engine } = env();
+      let src = sanitizeUrl(engine.unescape(found.href.trim()));
+      if (src === null) return null;
+      src = rewriteLocalLinkToRelative(ctx.realmUrl, src);
+      const alt = engine.unescape(found.text);
+      if (!src.startsWith('/user_uploads/')) {
+        // Camo, when configured, comes after, for every image of the message.
+        const attrib: Record<string, string> = { src, alt, 'data-original-src': src };
+        if (found.title !== null) attrib.title = found.title;
+        return { node: etElement('img', attrib), start: m.index, end: found.end };
+      }
+      const image = ctx.uploads?.imageByPathId(src.slice('/user_uploads/'.length));
+      if (!image) return null;
+      const dimensions = `${image.width}x${image.height}`;
+      let node: EtElement;
+      if (image.thumbnailUrl === null) {
+        const attrib: Record<string, string> = { src: SPINNER, alt, 'data-original-src': src, class: 'inline-image image-loading-placeholder', 'data-original-dimensions': dimensions };
+        if (found.title !== null) attrib.title = found.title;
+        if (image.contentType) attrib['data-original-content-type'] = image.contentType;
+        node = etElement('img', attrib);
+      } else {
+        // Zulip edits the spinner once the thumbnail exists: its sorted attributes keep their
+        // places, the class is set again, and the new ones come last.
+        const attrib: Record<string, string> = { alt };
+        if (image.contentType) attrib['data-original-content-type'] = image.contentType;
+        attrib['data-original-dimensions'] = dimensions;
+        attrib['data-original-src'] = src;
+        attrib.src = image.thumbnailUrl;
+        if (found.title !== null) attrib.title = found.title;
+        attrib.class = 'inline-image';
+        if (image.animated) attrib['data-animated'] = 'true';
+        if (image.transcodedImage) attrib['data-transcoded-image'] = image.transcodedImage;
+        node = { ...etElement('img', attrib), attributeOrder: 'given' };
+      }
+      return { node, start: m.index, end: found.end };
+    },
+  };
+}
+
 function linkifierPatterns(linkifiers: CompiledLinkifiers): InlinePattern[] {
   return linkifiers.list.map((linkifier) => ({
     kind: 'search' as const,
@@ -478,6 +584,8 @@ function buildPatterns(linkifiers: CompiledLinkifiers): InlinePattern[] {
     timestamp,
     groupMention,
     linkPattern(),
+    audioPattern(),
+    imagePattern(),
     autolink,
     ...linkifierPatterns(linkifiers),
     entity,

@@ -63,10 +63,13 @@ function expandTabs(line: string, size: number): string {
 
 /** Python-Markdown's NormalizeWhitespace. */
 export function normalizeWhitespace(lines: string[]): string[] {
-  let source = lines.join('\n').replace(/[\u0002\u0003]/g, '');
-  source = source.replace(/\r\n/g, '\n').replace(/\r/g, '\n') + '\n\n';
-  source = source.split('\n').map((l) => expandTabs(l, 4)).join('\n');
-  source = source.replace(/(?<=\n) +\n/g, '\n');
+  let source = lines.join('\n');
+  // Each step only when its characters occur: most messages have none of them.
+  if (source.includes('\u0002') || source.includes('\u0003')) source = source.replace(/[\u0002\u0003]/g, '');
+  if (source.includes('\r')) source = source.replace(/\r\n/g, '\n').replace(/\r/g, '\n');
+  source += '\n\n';
+  if (source.includes('\t')) source = source.split('\n').map((l) => expandTabs(l, 4)).join('\n');
+  if (source.includes(' \n')) source = source.replace(/(?<=\n) +\n/g, '\n');
   return source.split('\n');
 }
 

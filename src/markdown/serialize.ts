@@ -10,12 +10,13 @@ const VOID = new Set(['area', 'base', 'basefont', 'br', 'col', 'frame', 'hr', 'i
 /** Every tag we ever emit; anything else is dropped with its content escaped as text. */
 const ALLOWED_TAGS = new Set([
   'a', 'blockquote', 'br', 'code', 'del', 'div', 'em', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'img',
-  'li', 'ol', 'p', 'pre', 'span', 'strong', 'table', 'tbody', 'td', 'th', 'thead', 'time', 'tr', 'ul', 'video',
+  'li', 'ol', 'p', 'pre', 'span', 'strong', 'table', 'tbody', 'td', 'th', 'thead', 'time', 'tr', 'ul', 'video', 'audio',
 ]);
 const ALLOWED_ATTRIBUTES = new Set([
   'href', 'title', 'class', 'src', 'alt', 'role', 'aria-label', 'aria-hidden', 'datetime', 'start', 'style',
   'data-user-id', 'data-user-group-id', 'data-stream-id', 'data-code-language', 'data-id',
-  'data-src-fullsize', 'data-video-original-url', 'preload',
+  'data-src-fullsize', 'data-video-original-url', 'preload', 'data-original-dimensions',
+  'data-original-content-type', 'data-animated', 'data-transcoded-image', 'data-original-src', 'data-original-url', 'controls',
 ]);
 
 const RE_AMP = /&(?!(?:#[0-9]+|#x[0-9a-f]+|[0-9a-z]+);)/gi;
@@ -140,10 +141,13 @@ function serializeNode(node: Node, out: string[], inCode: boolean): void {
     }
   }
   out.push('<', tag);
-  const names = Object.keys(node.properties).sort();
+  const names = node.attributeOrder === 'given' ? Object.keys(node.properties) : Object.keys(node.properties).sort();
   for (const name of names) {
     if (!ALLOWED_ATTRIBUTES.has(name)) continue;
-    out.push(' ', name, '="', escapeAttribute(node.properties[name]!), '"');
+    const value = node.properties[name]!;
+    // Python-Markdown writes an attribute whose value is its name as a bare boolean attribute.
+    if (value === name) out.push(' ', name);
+    else out.push(' ', name, '="', escapeAttribute(value), '"');
   }
   out.push('>');
   if (VOID.has(tag)) return;

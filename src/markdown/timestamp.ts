@@ -39,6 +39,8 @@ function isoString(ms: number, micros: number): string | null {
 
 function build(year: number, month: number, day: number, hour: number, minute: number, second: number, micros: number, offset: number): string | null {
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  // Python refuses a UTC offset of a day or more when converting to UTC.
+  if (Math.abs(offset) >= 24 * 60) return null;
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
   if (day > daysInMonth) return null;
   const date = new Date(0);

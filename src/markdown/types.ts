@@ -25,6 +25,18 @@ export interface RealmEmojiInfo {
   deactivated: boolean;
 }
 
+/** An uploaded image a message links to (Zulip's ImageAttachment row). */
+export interface UploadImage {
+  width: number;
+  height: number;
+  contentType: string | null;
+  /** The default thumbnail's URL (`/user_uploads/thumbnail/<path>/840x560.webp`); null while it is being made. */
+  thumbnailUrl: string | null;
+  animated: boolean;
+  /** For types browsers cannot show, the large transcoded thumbnail's format (`4032x3024.webp`). */
+  transcodedImage?: string;
+}
+
 /** Everything the renderer may look up; the caller preloads it, so rendering stays synchronous. */
 export interface MarkdownContext {
   /** e.g. "http://localhost:9991": links to it become relative, and uploads on it are collected. */
@@ -47,6 +59,12 @@ export interface MarkdownContext {
   defaultCodeBlockLanguage?: string;
   /** The sender's `translate_emoticons` setting. */
   translateEmoticons?: boolean;
+  /** Realm setting `inline_image_preview` (previews of images, videos and YouTube links); on when absent. */
+  inlineImagePreview?: boolean;
+  /** Uploads by path id (after `/user_uploads/`): images (others are absent), and which are audio. */
+  uploads?: { imageByPathId(pathId: string): UploadImage | undefined; isAudio(pathId: string): boolean };
+  /** External images and videos are shown through this Camo proxy, as Zulip's CAMO_URI and CAMO_KEY. */
+  camo?: { uri: string; key: string };
 }
 
 export interface RenderResult {
@@ -62,4 +80,6 @@ export interface RenderResult {
   /** Every link href in the rendered message, in document order. */
   links: string[];
   isMeMessage: boolean;
+  /** The source after the line preprocessors (fenced code stashed away): where alert words are looked for. */
+  alertWordText: string;
 }

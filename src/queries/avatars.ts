@@ -8,6 +8,7 @@ import type { User } from '../db/generated/client.ts';
 import type { RealmInfo } from './realms.ts';
 import { uploadFilePath } from './uploads.ts';
 import { apiEmail } from './users.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 export type AvatarVariant = 'original' | 'default' | 'medium';
 
@@ -49,7 +50,7 @@ export async function avatarOwner(app: App, realm: RealmInfo, emailOrId: string)
   const dummy = /^user(\d+)@/i.exec(emailOrId);
   const candidates = [
     dummy ? await byId(dummy[1]!) : null,
-    await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: emailOrId, mode: 'insensitive' } } }),
+    await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(emailOrId) } }),
   ];
   return candidates.find((u) => u && apiEmail(app, realm, u).toLowerCase() === emailOrId.toLowerCase()) ?? null;
 }

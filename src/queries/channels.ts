@@ -8,6 +8,7 @@ import { Role } from '../domain/roles.ts';
 import { isInGroupSetting, type PermissionSubject } from '../auth/permissions.ts';
 import { badRequest } from '../errors.ts';
 import { currentTransaction, inTransaction } from '../db/transaction.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 import type { GroupInfo, RealmInfo } from './realms.ts';
 import { defaultChannelIds } from './default-channels.ts';
 
@@ -124,7 +125,15 @@ export async function administrableChannel(app: App, realm: RealmInfo, user: Use
 }
 
 export async function channelByName(app: App, realm: RealmInfo, name: string): Promise<Channel | null> {
-  return app.prisma.channel.findFirst({ where: { realmId: realm.id, name: { equals: name.trim(), mode: 'insensitive' } } });
+  return app.prisma.channel.findFirst({ where: { realmId: realm.id, name: equalsIgnoringCase(name.trim()) } });
+}
+
+/** Zulip's access_stream_by_name: an active channel whose messages the user may read, else "Invalid channel name". */
+export async function accessibleChannelByName(app: App, realm: RealmInfo, user: User, name: string): Promise<Channel> {
+  const channel = await channelByName(app, realm, name);
+  const access = channel && !channel.isArchived && (await channelAccess(app, realm, user, channel));
+  if (!access || !access.content) throw badRequest(`Invalid channel name '${name}'`);
+  return access.channel;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { App } from '../app.ts';
 import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
 import { compiledLinkifiers } from './linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 import { FLAG_BITS, HISTORICAL_FLAGS, flagList } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
@@ -179,7 +180,7 @@ export async function actionRecipientIds(app: App, messageId: number, channel: C
 /** Ids of the topic's messages the user can read: all of them unless history is protected. */
 export async function visibleTopicMessages(app: App, user: User, channel: Channel, topic: string): Promise<{ id: number; dateSent: Date }[]> {
   const messages = await app.prisma.message.findMany({
-    where: { channelId: channel.id, topic: { equals: topic, mode: 'insensitive' } },
+    where: { channelId: channel.id, topic: equalsIgnoringCase(topic) },
     select: { id: true, dateSent: true },
     orderBy: { id: 'asc' },
   });

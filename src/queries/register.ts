@@ -16,9 +16,13 @@ import { realmPresence } from './presence.ts';
 import { realmUserStatuses } from './user-status.ts';
 import { navigationViews } from './navigation-views.ts';
 import { listReminders, listScheduledMessages } from './scheduled-messages.ts';
+import { userAlertWords } from './alert-words.ts';
+import { mutedUsers } from './muted-users.ts';
+import { mutedTopics, userTopics } from './user-topics.ts';
 import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
 import { defaultChannelGroups, defaultChannelIds, seesDefaultChannels } from './default-channels.ts';
 import { profileFields } from './profile-fields.ts';
+import { userDevices } from './devices.ts';
 import { realmDomains } from './realm-domains.ts';
 import { realmPlaygrounds } from './realm-playgrounds.ts';
 import { realmEmojiDict } from './realm-emoji.ts';
@@ -60,7 +64,7 @@ const LEGACY_POLICIES: [string, RealmPermission, Partial<Record<SystemGroupName,
 ];
 
 /** A stable id for the organization (realm_uuid), derived so that it needs no stored column. */
-function realmUuid(realm: RealmInfo): string {
+export function realmUuid(realm: RealmInfo): string {
   const hex = createHash('sha256').update(`realm:${realm.id}:${realm.dateCreated.toISOString()}`).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
@@ -106,7 +110,7 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
     realm_inline_image_preview: s.inline_image_preview,
     realm_inline_url_embed_preview: s.inline_url_embed_preview,
     realm_send_welcome_emails: s.send_welcome_emails,
-    realm_welcome_message_custom_text: '',
+    realm_welcome_message_custom_text: s.welcome_message_custom_text,
     realm_message_content_allowed_in_email_notifications: s.message_content_allowed_in_email_notifications,
     realm_digest_emails_enabled: s.digest_emails_enabled,
     realm_digest_weekday: s.digest_weekday,
@@ -125,7 +129,7 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
     realm_jitsi_server_url: s.jitsi_server_url,
     jitsi_server_url: s.jitsi_server_url ?? SERVER_JITSI_URL,
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
-    realm_push_notifications_enabled: false,
+    realm_push_notifications_enabled: app.config.PUSH_RELAY_URL !== undefined,
     realm_push_notifications_enabled_end_timestamp: null,
     realm_require_e2ee_push_notifications: false,
     realm_owner_full_content_access: false,
@@ -133,7 +137,7 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
     realm_enable_read_receipts: s.enable_read_receipts,
     realm_enable_guest_user_indicator: true,
     realm_enable_guest_user_dm_warning: true,
-    realm_default_code_block_language: '',
+    realm_default_code_block_language: s.default_code_block_language,
     realm_new_stream_announcements_stream_id: -1,
     realm_signup_announcements_stream_id: -1,
     realm_zulip_update_announcements_stream_id: -1,
@@ -331,8 +335,6 @@ function settingsObject(stored: unknown): State {
 
 /** Event types whose state is empty here because the feature behind them is not built (yet). */
 const EMPTY_STATE: Record<string, State> = {
-  alert_words: { alert_words: [] },
-  muted_users: { muted_users: [] },
   onboarding_steps: { onboarding_steps: [], navigation_tour_video_url: null },
   // The deprecated linkifier format, always empty since feature level 176.
   realm_filters: { realm_filters: [] },
@@ -343,7 +345,6 @@ const EMPTY_STATE: Record<string, State> = {
   stop_words: { stop_words: [] },
   video_calls: { has_zoom_token: false },
   giphy: { giphy_api_key: '', tenor_api_key: '' },
-  device: { devices: {} },
 };
 
 type Wants = (type: string) => boolean;
@@ -411,13 +412,12 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('channel_folders', async () => ({ channel_folders: await channelFolders(app, realm.id, true) }));
   query('user_status', async () => ({ user_status: await realmUserStatuses(app, realm, user) }));
   query('custom_profile_fields', async () => ({ custom_profile_fields: await profileFields(app, realm.id), custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }));
-  query('user_topic', async () => ({
-    user_topics: (await app.prisma.userTopic.findMany({ where: { userId: id } })).map((t) => ({
-      stream_id: t.channelId, topic_name: t.topic, last_updated: seconds(t.lastUpdated), visibility_policy: t.visibility,
-    })),
-  }));
-  if (wantsMutedTopics(wants, o)) query('muted_topics', () => mutedTopics(app, user));
+  query('user_topic', async () => ({ user_topics: await userTopics(app, id) }));
+  if (wantsMutedTopics(wants, o)) query('muted_topics', async () => ({ muted_topics: await mutedTopics(app, id) }));
+  query('muted_users', async () => ({ muted_users: await mutedUsers(app, id) }));
+  query('alert_words', async () => ({ alert_words: await userAlertWords(app, id) }));
   query('realm_bot', () => ownedBots(app, realm, user));
+  query('device', async () => ({ devices: await userDevices(app, id) }));
 }
 
 /** Who a spectator is in the state: an anonymous guest with id 0, as in Zulip. */
@@ -472,6 +472,7 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
   // Statuses need an account to be seen.
   query('user_status', () => ({ user_status: {} }));
   for (const [type, key] of NOTHING_FOR_SPECTATORS) query(type, () => ({ [key]: [] }));
+  query('device', () => ({ devices: {} }));
 }
 
 /** Personal lists a spectator has none of: [event type, key]. */
@@ -479,25 +480,18 @@ const NOTHING_FOR_SPECTATORS: [string, string][] = [
   ['drafts', 'drafts'], ['saved_snippets', 'saved_snippets'], ['navigation_views', 'navigation_views'], ['starred_messages', 'starred_messages'],
   ['recent_private_conversations', 'recent_private_conversations'], ['user_topic', 'user_topics'], ['realm_bot', 'realm_bots'],
   ['scheduled_messages', 'scheduled_messages'], ['reminders', 'reminders'],
+  ['muted_users', 'muted_users'], ['alert_words', 'alert_words'],
 ];
+
+/** Zulip sends at most the oldest 10,000 starred messages. */
+const MAX_STARRED_MESSAGES = 10000;
 
 async function starredMessages(app: App, user: User): Promise<State> {
   const rows = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
-    `SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.starred}) <> 0 ORDER BY "messageId"`,
+    `SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.starred}) <> 0 ORDER BY "messageId" LIMIT ${MAX_STARRED_MESSAGES}`,
     user.id,
   );
   return { starred_messages: rows.map((r) => r.messageId) };
-}
-
-/** Zulip's visibility_policy value for a muted topic. */
-const MUTED_VISIBILITY = 1;
-
-/** muted_topics: [channel name, topic, time muted] for each muted topic. */
-async function mutedTopics(app: App, user: User): Promise<State> {
-  const rows = await app.prisma.userTopic.findMany({ where: { userId: user.id, visibility: MUTED_VISIBILITY }, orderBy: { id: 'asc' } });
-  const channels = await app.prisma.channel.findMany({ where: { id: { in: [...new Set(rows.map((t) => t.channelId))] } }, select: { id: true, name: true } });
-  const names = new Map(channels.map((c) => [c.id, c.name]));
-  return { muted_topics: rows.filter((t) => names.has(t.channelId)).map((t) => [names.get(t.channelId), t.topic, seconds(t.lastUpdated)]) };
 }
 
 /** The bots the user administers: their own, or every bot for organization administrators. */

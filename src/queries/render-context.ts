@@ -3,11 +3,14 @@
 // are loaded: a render costs a few small queries whatever the size of the organization.
 import type { App } from '../app.ts';
 import { badRequest } from '../errors.ts';
-import { MarkdownRenderingError, renderMarkdown, type MarkdownContext, type MentionUser, type RenderResult } from '../markdown/index.ts';
+import { defaultFormat, formatName, type StoredThumbnail, storedFormat } from '../domain/thumbnails.ts';
+import { bareContentType, servesInline } from '../domain/mime-types.ts';
+import { MarkdownRenderingError, renderMarkdown, type MarkdownContext, type MentionUser, type RenderResult, type UploadImage } from '../markdown/index.ts';
 import { MENTIONS_RE, STREAM_LINK_SOURCE, USER_GROUP_MENTIONS_RE } from '../markdown/mention-syntax.ts';
 import { compiledLinkifiers } from './linkifiers.ts';
 import { emojiSourceUrl } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 const STREAM_LINK_RE = new RegExp(STREAM_LINK_SOURCE, 'gu');
 const EMOJI_RE = /:([\p{L}\p{N}_+-]+):/gu;
@@ -39,7 +42,7 @@ async function mentionUsers(app: App, realm: RealmInfo, names: Names): Promise<M
     ? await app.prisma.user.findMany({
         where: {
           realmId: realm.id,
-          OR: [{ id: { in: names.userIds } }, ...names.userNames.map((n) => ({ fullName: { equals: n, mode: 'insensitive' as const } }))],
+          OR: [{ id: { in: names.userIds } }, ...names.userNames.map((n) => ({ fullName: equalsIgnoringCase(n) }))],
         },
         select: { id: true, fullName: true, isActive: true },
       })
@@ -78,21 +81,76 @@ async function realmEmoji(app: App, realm: RealmInfo, names: string[]): Promise<
   };
 }
 
-export async function renderContext(app: App, realm: RealmInfo, content: string): Promise<MarkdownContext> {
+/** Who the content is rendered for: a message's sender, whose settings apply (Zulip's render_message_markdown). */
+export interface RenderOptions {
+  sender?: { settings: unknown };
+  /** Descriptions and profile fields: no inline previews (Zulip's no_previews). */
+  noPreviews?: boolean;
+}
+
+const UPLOAD_PATH_RE = /\/user_uploads\/(\d+\/[/\p{L}\p{N}_.-]+)/gu;
+
+/** Audio types browsers play (Zulip's AUDIO_INLINE_MIME_TYPES). */
+const AUDIO_INLINE_MIME_TYPES = new Set(['audio/aac', 'audio/flac', 'audio/mp4', 'audio/mpeg', 'audio/wav', 'audio/webm']);
+
+/** The uploaded images and audio the content may link to (Zulip's get_user_upload_previews). */
+async function uploadImages(app: App, realm: RealmInfo, content: string): Promise<MarkdownContext['uploads']> {
+  const pathIds = [...new Set(Array.from(content.matchAll(UPLOAD_PATH_RE), (m) => m[1]!))];
+  if (pathIds.length === 0) return undefined;
+  const where = { realmId: realm.id, pathId: { in: pathIds } };
+  const [rows, files] = await Promise.all([
+    app.prisma.imageAttachment.findMany({ where }),
+    app.prisma.attachment.findMany({ where, select: { pathId: true, contentType: true } }),
+  ]);
+  const audio = new Set(files.filter((f) => AUDIO_INLINE_MIME_TYPES.has(bareContentType(f.contentType))).map((f) => f.pathId));
+  const images = new Map<string, UploadImage>();
+  for (const row of rows) {
+    const made = row.thumbnailMetadata as unknown as StoredThumbnail[];
+    // For a type browsers cannot show, the largest thumbnail stands in for the original.
+    const largest = made.reduce<StoredThumbnail | undefined>((best, t) => (!best || t.width * t.height > best.width * best.height ? t : best), undefined);
+    const transcoded = row.contentType && !servesInline(row.contentType) && largest ? formatName(storedFormat(largest)) : undefined;
+    images.set(row.pathId, {
+      width: row.originalWidthPx,
+      height: row.originalHeightPx,
+      contentType: row.contentType,
+      thumbnailUrl: made.length ? `/user_uploads/thumbnail/${row.pathId}/${formatName(defaultFormat(row.frames))}` : null,
+      animated: row.frames > 1,
+      ...(transcoded ? { transcodedImage: transcoded } : {}),
+    });
+  }
+  return { imageByPathId: (pathId) => images.get(pathId), isAudio: (pathId) => audio.has(pathId) };
+}
+
+export async function renderContext(app: App, realm: RealmInfo, content: string, options: RenderOptions = {}): Promise<MarkdownContext> {
   const names = scanNames(content);
-  const [users, groups, channels, emoji, linkifiers] = await Promise.all([
+  const [users, groups, channels, emoji, linkifiers, uploads] = await Promise.all([
     mentionUsers(app, realm, names),
     mentionGroups(app, realm, content),
     linkedChannels(app, realm, names.channelNames),
     realmEmoji(app, realm, names.emojiNames),
     compiledLinkifiers(app, realm.id),
+    uploadImages(app, realm, content),
   ]);
-  return { realmUrl: app.realms.url(realm), users, groups, channels, realmEmoji: emoji, linkifiers };
+  const settings = realm.settings;
+  const { CAMO_URI, CAMO_KEY } = app.config;
+  return {
+    realmUrl: app.realms.url(realm),
+    users,
+    groups,
+    channels,
+    realmEmoji: emoji,
+    linkifiers,
+    defaultCodeBlockLanguage: settings.default_code_block_language || undefined,
+    translateEmoticons: (options.sender?.settings as { translate_emoticons?: unknown } | null)?.translate_emoticons === true,
+    inlineImagePreview: settings.inline_image_preview && !options.noPreviews,
+    ...(uploads ? { uploads } : {}),
+    ...(CAMO_URI ? { camo: { uri: CAMO_URI, key: CAMO_KEY } } : {}),
+  };
 }
 
 /** Markdown to HTML with the organization's users, groups, channels, emoji and linkifiers. */
-export async function renderWithRealm(app: App, realm: RealmInfo, content: string): Promise<RenderResult> {
-  const ctx = await renderContext(app, realm, content);
+export async function renderWithRealm(app: App, realm: RealmInfo, content: string, options: RenderOptions = {}): Promise<RenderResult> {
+  const ctx = await renderContext(app, realm, content, options);
   try {
     return renderMarkdown(content, ctx);
   } catch (error) {

@@ -1,11 +1,13 @@
 // The parts of the register response that describe the server rather than anyone's data: limits,
 // option lists and the rules of every permission setting, with Zulip's names and defaults.
 import type { App } from '../app.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/passwords.ts';
 import { MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from './channel-folders.ts';
 import { CHANNEL_PERMISSION_DEFAULTS, CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_REMINDER_NOTE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
 import { type GroupSettingRules, REALM_PERMISSION_DEFAULTS, REALM_PERMISSION_RULES } from '../domain/realm-settings.ts';
 import { USER_GROUP_PERMISSION_DEFAULTS, USER_GROUP_PERMISSION_RULES } from '../domain/user-groups.ts';
 import { DEFAULT_EXTERNAL_ACCOUNTS } from '../domain/profile-fields.ts';
+import { serverThumbnailFormats } from '../domain/thumbnails.ts';
 import { SERVER_GENERATION } from '../version.ts';
 
 type State = Record<string, unknown>;
@@ -31,8 +33,8 @@ export function serverLimits(app: App): State {
     max_avatar_file_size_mib: 5,
     max_icon_file_size_mib: 5,
     max_logo_file_size_mib: 5,
-    password_min_length: 6,
-    password_max_length: 100,
+    password_min_length: PASSWORD_MIN_LENGTH,
+    password_max_length: PASSWORD_MAX_LENGTH,
     password_min_guesses: 10000,
     event_queue_longpoll_timeout_seconds: 90,
     server_presence_ping_interval_seconds: 60,
@@ -44,8 +46,7 @@ export function serverLimits(app: App): State {
     server_needs_upgrade: false,
     server_inline_image_preview: true,
     server_inline_url_embed_preview: false,
-    // Uploaded images are served as they are: no thumbnail formats exist to ask for.
-    server_thumbnail_formats: [],
+    server_thumbnail_formats: serverThumbnailFormats(),
     server_avatar_changes_disabled: false,
     server_name_changes_disabled: false,
     server_web_public_streams_enabled: true,

@@ -6,6 +6,7 @@ import { EMAIL_VISIBILITY, userSettingsSchema } from '../domain/realm-settings.t
 import { Role, roleFlags } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
+import { equalsIgnoringCase } from '../db/text-match.ts';
 
 export interface Viewer {
   id: number;
@@ -165,7 +166,7 @@ export async function userByEmail(app: App, realm: RealmInfo, email: string, vie
 export async function findUserByEmail(app: App, realm: RealmInfo, email: string, viewer: Viewer): Promise<User | null> {
   const dummy = /^user(\d+)@(.+)$/i.exec(email);
   if (dummy && dummy[2]!.toLowerCase() === app.realms.emailDomain(realm)) return app.prisma.user.findFirst({ where: { id: Number(dummy[1]), realmId: realm.id } });
-  const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: email, mode: 'insensitive' } } });
+  const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(email) } });
   return user && canSeeEmail(user, viewer) ? user : null;
 }
 

@@ -187,9 +187,9 @@ const RULES: Record<string, Rule> = {
 
   async update_message(w, e) {
     if (!w.unread) return;
-    // Moved to a channel the user is not in: their copy is gone (Zulip sends them the move with
-    // the flags of a message they never had, `read`); Zulip reads max_message_id again.
-    if ('new_stream_id' in e && e.flags?.includes('read')) {
+    // Moved to a channel the user is not subscribed to: their copies are gone (the event's flags
+    // are those of the edited message, which may be read either way); Zulip reads max_message_id again.
+    if ('new_stream_id' in e && !byId(w.state.subscriptions ?? [], e.new_stream_id, 'stream_id')) {
       for (const id of e.message_ids) removeUnread(w, id);
       if ('max_message_id' in w.state) w.state.max_message_id = (await w.o.refetch(['message'])).max_message_id;
       return;
@@ -246,9 +246,15 @@ const RULES: Record<string, Rule> = {
     } else throw new Error(`apply-events: realm_bot/${e.op}`);
   },
 
-  stream(w, e) {
+  async stream(w, e) {
     if (e.op === 'create') return createStreams(w, e.streams);
-    if (e.op === 'delete') return deleteStreams(w, e.streams.map((c: State) => c.stream_id));
+    if (e.op === 'delete') {
+      // Archived or out of sight: the event does not say which, and only archiving takes the
+      // channel's topic settings out of the state; the client asks the server again.
+      await refetchTopicSettings(w);
+      return deleteStreams(w, e.streams.map((c: State) => c.stream_id));
+    }
+    if (e.op === 'update' && e.property === 'is_archived' && e.value === true) forgetTopicSettings(w, e.stream_id);
     if (e.op === 'update') return updateStream(w, e);
     throw new Error(`apply-events: stream/${e.op}`);
   },
@@ -415,6 +421,18 @@ const RULES: Record<string, Rule> = {
     else if (e.op === 'update') Object.assign(byId(s.navigation_views, e.fragment, 'fragment') ?? {}, e.data);
     else if (e.op === 'remove') s.navigation_views = s.navigation_views.filter((v: State) => v.fragment !== e.fragment);
     else throw new Error(`apply-events: navigation_view/${e.op}`);
+  },
+
+  device(w, e) {
+    const devices = w.state.devices;
+    const key = String(e.device_id);
+    if (e.op === 'add') {
+      devices[key] = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null };
+    } else if (e.op === 'remove') delete devices[key];
+    else if (e.op === 'update') {
+      const { type: _t, op: _o, device_id: _d, ...changed } = e;
+      Object.assign(devices[key], changed);
+    } else throw new Error(`apply-events: device/${e.op}`);
   },
 
   channel_folder(w, e) {
@@ -644,6 +662,26 @@ async function createStreams(w: Working, streams: State[]): Promise<void> {
   s.unsubscribed.sort(byName);
   s.never_subscribed.sort(byName);
   if ('streams' in s) s.streams.sort(byName);
+}
+
+/**
+ * Personal topic settings in archived channels are not in the state (Zulip's get_user_topics
+ * leaves them out) and no event says so: a client drops them with the channel.
+ */
+function forgetTopicSettings(w: Working, streamId: number): void {
+  const s = w.state;
+  if ('user_topics' in s) s.user_topics = s.user_topics.filter((t: State) => t.stream_id !== streamId);
+  if ('muted_topics' in s) {
+    const names = new Set(channelEntries(s, streamId, ['subscriptions', 'unsubscribed', 'never_subscribed', 'streams']).map((c) => c.name));
+    s.muted_topics = s.muted_topics.filter(([channel]: [string]) => !names.has(channel));
+  }
+}
+
+/** The topic settings as the server has them now (user_topics and the legacy muted_topics come from separate asks). */
+async function refetchTopicSettings(w: Working): Promise<void> {
+  const s = w.state;
+  if ('user_topics' in s) s.user_topics = (await w.o.refetch(['user_topic'])).user_topics;
+  if ('muted_topics' in s) s.muted_topics = (await w.o.refetch(['muted_topics'])).muted_topics;
 }
 
 function deleteStreams(w: Working, ids: number[]): void {

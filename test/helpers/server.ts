@@ -10,6 +10,7 @@ import { scratchServer, type ScratchServer } from '../../src/db/scratch.ts';
 import { setLogLevel } from '../../src/log.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { Client } from './client.ts';
+import { runCheck } from './openapi-check.ts';
 
 export const TEST_ENV = {
   HOST: '127.0.0.1',
@@ -20,6 +21,8 @@ export const TEST_ENV = {
   HEARTBEAT_SECONDS: '2',
   HEARTBEAT_JITTER_SECONDS: '0',
   EVENT_SCHEMA_CHECK: 'strict',
+  // Many test servers share one PostgreSQL (max_connections 100 by default): each keeps pg's 10.
+  DATABASE_POOL_SIZE: '10',
 };
 
 let shared: Promise<RunningServer> | undefined;
@@ -47,7 +50,7 @@ export function tempDir(): string {
 export async function startTestServer(env: Record<string, string | undefined> = {}): Promise<RunningServer> {
   const config = loadConfig({ ...TEST_ENV, DATA_DIR: tempDir(), ...env, DATABASE_URL: env.DATABASE_URL ?? (await freshDatabase()) });
   setLogLevel(config.LOG_LEVEL);
-  return startServer(config);
+  return startServer(config, { inspectAnswer: runCheck.inspect });
 }
 
 export function sharedServer(): Promise<RunningServer> {

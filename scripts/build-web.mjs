@@ -1,0 +1,80 @@
+// Bundles the web client (web/) into build/web/, which the server serves at `/` (src/http/static.ts):
+// the Preact app and its stylesheet, the shared stylesheet that server-rendered pages link too,
+// and KaTeX's fonts, every file named by its content hash so browsers may cache it for good;
+// index.html names them and is the one file revalidated. Text files get .gz and .br twins made
+// here, once, so the server compresses nothing at run time. Run by `npm install` (postinstall)
+// and `npm start` (scripts/build.mjs); takes about a second.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const WEB_OUT_DIR = path.join(ROOT, 'build', 'web');
+const COMPRESSIBLE = /\.(js|css|html|svg)$/;
+
+// KaTeX's stylesheet offers each font as woff2, woff and ttf; every browser the client runs in
+// reads woff2, so only those are bundled (a third of the files).
+const woff2Only = {
+  name: 'katex-woff2-only',
+  setup(b) {
+    b.onLoad({ filter: /katex[\\/]dist[\\/]katex\.css$/ }, (args) => ({
+      contents: readFileSync(args.path, 'utf8').replace(/,\s*url\([^)]+\.woff\) format\("woff"\),\s*url\([^)]+\.ttf\) format\("truetype"\)/g, ''),
+      loader: 'css',
+    }));
+  },
+};
+
+function compress(file) {
+  const data = readFileSync(file);
+  writeFileSync(`${file}.gz`, gzipSync(data, { level: 9 }));
+  writeFileSync(`${file}.br`, brotliCompressSync(data, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
+}
+
+/** Builds into a scratch directory and swaps it in, so a server starting meanwhile never reads half a build. */
+export async function buildWeb() {
+  const scratch = `${WEB_OUT_DIR}.tmp-${process.pid}`;
+  rmSync(scratch, { recursive: true, force: true });
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: { app: 'web/src/main.tsx', base: 'web/styles/base.css' },
+    outdir: scratch,
+    entryNames: '[name]-[hash]',
+    assetNames: 'fonts/[name]-[hash]',
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['es2022', 'chrome110', 'firefox110', 'safari16'],
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    loader: { '.woff2': 'file' },
+    minify: true,
+    sourcemap: 'linked',
+    metafile: true,
+    plugins: [woff2Only],
+    logLevel: 'warning',
+  });
+  const outputs = result.metafile.outputs;
+  const relative = (file) => path.relative(scratch, path.resolve(ROOT, file));
+  const outputOf = (entry) => {
+    const file = Object.keys(outputs).find((f) => outputs[f].entryPoint === entry);
+    if (!file) throw new Error(`no output for ${entry}`);
+    return file;
+  };
+  const appJs = outputOf('web/src/main.tsx');
+  const names = { 'base.css': relative(outputOf('web/styles/base.css')), 'app.css': relative(outputs[appJs].cssBundle), 'app.js': relative(appJs) };
+  const html = readFileSync(path.join(ROOT, 'web', 'index.html'), 'utf8')
+    .replace(/\{\{([\w.]+)\}\}/g, (_, name) => `/static/${names[name]}`);
+  writeFileSync(path.join(scratch, 'index.html'), html);
+  // The stylesheet server-rendered pages link keeps a name they can write down: /static/base.css.
+  writeFileSync(path.join(scratch, 'stable-names.json'), JSON.stringify({ 'base.css': names['base.css'] }));
+  for (const file of [...Object.keys(outputs).map((f) => path.resolve(ROOT, f)), path.join(scratch, 'index.html')]) if (COMPRESSIBLE.test(file)) compress(file);
+  mkdirSync(path.dirname(WEB_OUT_DIR), { recursive: true });
+  const old = `${WEB_OUT_DIR}.old-${process.pid}`;
+  if (existsSync(WEB_OUT_DIR)) renameSync(WEB_OUT_DIR, old);
+  renameSync(scratch, WEB_OUT_DIR);
+  rmSync(old, { recursive: true, force: true });
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await buildWeb();

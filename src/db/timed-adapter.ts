@@ -1,0 +1,38 @@
+// Times every statement Prisma sends, for the query-time metric: the pg adapter's connection and
+// each transaction it opens get their query methods wrapped, so exactly Prisma's statements count
+// (migrations and maintenance sessions go around Prisma and are not timed).
+import type { SqlDriverAdapterFactory, SqlQueryable } from '@prisma/driver-adapter-utils';
+
+/** Told each statement's duration in seconds. */
+export type QueryTimer = (seconds: number) => void;
+
+function timed<A, R>(run: (arg: A) => Promise<R>, onQuery: QueryTimer): (arg: A) => Promise<R> {
+  return async (arg) => {
+    const start = performance.now();
+    try {
+      return await run(arg);
+    } finally {
+      onQuery((performance.now() - start) / 1000);
+    }
+  };
+}
+
+function timeQueries<T extends SqlQueryable>(target: T, onQuery: QueryTimer): T {
+  target.queryRaw = timed(target.queryRaw.bind(target), onQuery);
+  target.executeRaw = timed(target.executeRaw.bind(target), onQuery);
+  return target;
+}
+
+/** The factory Prisma is given: connects through `inner`, and times what the connection and its transactions run. */
+export function timedAdapter(inner: SqlDriverAdapterFactory, onQuery: QueryTimer): SqlDriverAdapterFactory {
+  return {
+    provider: inner.provider,
+    adapterName: inner.adapterName,
+    async connect() {
+      const adapter = timeQueries(await inner.connect(), onQuery);
+      const startTransaction = adapter.startTransaction.bind(adapter);
+      adapter.startTransaction = async (isolationLevel) => timeQueries(await startTransaction(isolationLevel), onQuery);
+      return adapter;
+    },
+  };
+}

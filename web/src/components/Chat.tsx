@@ -1,0 +1,157 @@
+// The logged-in page: top bar, conversations on the side, the narrow's messages and the compose box.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { describeError } from '../api.ts';
+import { isResolved, type ChatClient } from '../client.ts';
+import type { Connection } from '../events.ts';
+import { narrowTitle } from '../format.ts';
+import { parseHash } from '../narrow.ts';
+import type { AppState } from '../state.ts';
+import { Compose } from './Compose.tsx';
+import { MessageList } from './MessageList.tsx';
+import { Sidebar } from './Sidebar.tsx';
+import { TypingNotice } from './TypingNotice.tsx';
+
+const CONNECTION_LABELS: Record<Connection, string> = {
+  connecting: 'Connecting…',
+  socket: 'Live',
+  polling: 'Live (long-polling)',
+  offline: 'Offline, retrying…',
+};
+
+/** Keys that act on the page when no text field has focus. */
+function isTyping(target: EventTarget | null): boolean {
+  return target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
+}
+
+export function Chat({ client, state }: { client: ChatClient; state: AppState }) {
+  const [sidebarOpen, setSidebarOpen] = useState(false);
+  const searchRef = useRef<HTMLInputElement>(null);
+  const listRef = useRef<HTMLDivElement>(null);
+  const title = narrowTitle(state, state.view.narrow);
+
+  useEffect(() => {
+    const onHash = () => {
+      client.open(parseHash(location.hash));
+      setSidebarOpen(false);
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') setSidebarOpen(false);
+      if (isTyping(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.key === '/') {
+        e.preventDefault();
+        searchRef.current?.focus();
+      } else if (e.key === 'c') {
+        e.preventDefault();
+        document.getElementById('compose-content')?.focus();
+      }
+    };
+    window.addEventListener('hashchange', onHash);
+    window.addEventListener('keydown', onKey);
+    return () => {
+      window.removeEventListener('hashchange', onHash);
+      window.removeEventListener('keydown', onKey);
+    };
+  }, [client]);
+
+  const unreadTotal = state.unread.size;
+  useEffect(() => {
+    document.title = `${unreadTotal ? `(${unreadTotal}) ` : ''}${title} · ${state.realmName}`;
+  }, [unreadTotal, title, state.realmName]);
+
+  function search(e: Event) {
+    e.preventDefault();
+    const query = searchRef.current?.value.trim();
+    location.hash = query ? client.hashOf({ kind: 'search', query }) : '#';
+  }
+
+  return (
+    <div class={`chat${sidebarOpen ? ' sidebar-open' : ''}`}>
+      <button type="button" class="skip-link" onClick={() => listRef.current?.focus()}>Skip to messages</button>
+      <header class="topbar">
+        <button
+          type="button"
+          class="icon-button menu-button"
+          aria-label="Conversations"
+          aria-expanded={sidebarOpen}
+          aria-controls="sidebar"
+          onClick={() => setSidebarOpen(!sidebarOpen)}
+        >
+          ☰
+        </button>
+        <a class="realm-name" href="#">{state.realmName}</a>
+        <form class="search" role="search" onSubmit={search}>
+          <label for="search-input" class="visually-hidden">Search messages</label>
+          <input id="search-input" ref={searchRef} type="search" placeholder="Search ( / )" aria-keyshortcuts="/" />
+        </form>
+        <span class={`connection connection-${state.connection}`} role="status" data-connection={state.connection}>
+          {CONNECTION_LABELS[state.connection]}
+        </span>
+        <span class="me" title={state.me.email}>{state.me.fullName}</span>
+        <button type="button" class="button button-secondary" onClick={() => void client.logout()}>Log out</button>
+      </header>
+      <Sidebar state={state} client={client} />
+      <main class="conversation" aria-labelledby="narrow-title">
+        <NarrowHeader client={client} state={state} title={title} />
+        <MessageList client={client} state={state} listRef={listRef} />
+        <TypingNotice state={state} />
+        <Compose client={client} state={state} />
+      </main>
+      {sidebarOpen && <div class="backdrop" onClick={() => setSidebarOpen(false)} />}
+    </div>
+  );
+}
+
+function NarrowHeader({ client, state, title }: { client: ChatClient; state: AppState; title: string }) {
+  const { narrow } = state.view;
+  const [error, setError] = useState<string | null>(null);
+  const [moving, setMoving] = useState(false);
+  useEffect(() => {
+    setError(null);
+    setMoving(false);
+  }, [narrow]);
+  const act = (action: Promise<void>) => action.catch((err) => setError(describeError(err)));
+  const sub = narrow.kind === 'channel' || narrow.kind === 'topic' ? state.subs.get(narrow.streamId) : undefined;
+  return (
+    <div class="narrow-header">
+      <h1 id="narrow-title">{title}</h1>
+      {narrow.kind === 'topic' && (
+        <>
+          <button type="button" class="button button-secondary button-small" onClick={() => act(client.setResolved(narrow.streamId, narrow.topic, !isResolved(narrow.topic)))}>
+            {isResolved(narrow.topic) ? 'Unresolve topic' : 'Resolve topic'}
+          </button>
+          <button type="button" class="button button-secondary button-small" aria-expanded={moving} onClick={() => setMoving(!moving)}>
+            Move topic
+          </button>
+        </>
+      )}
+      {narrow.kind === 'channel' && sub && (
+        <button type="button" class="button button-secondary button-small" aria-pressed={sub.is_muted} onClick={() => act(client.setChannelMuted(sub.stream_id, !sub.is_muted))}>
+          {sub.is_muted ? 'Unmute channel' : 'Mute channel'}
+        </button>
+      )}
+      {moving && narrow.kind === 'topic' && <MoveTopicForm client={client} state={state} streamId={narrow.streamId} topic={narrow.topic} onError={setError} />}
+      {error && <p class="alert alert-error" role="alert">{error}</p>}
+    </div>
+  );
+}
+
+/** Where to move the topic on screen: a new name, another channel, or both. */
+function MoveTopicForm({ client, state, streamId, topic, onError }: { client: ChatClient; state: AppState; streamId: number; topic: string; onError: (msg: string) => void }) {
+  const [to, setTo] = useState({ streamId, topic });
+  const subs = [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
+  function submit(e: Event) {
+    e.preventDefault();
+    client.moveTopic(streamId, topic, { streamId: to.streamId, topic: to.topic.trim() }).catch((err) => onError(describeError(err)));
+  }
+  return (
+    <form class="move-topic" onSubmit={submit} aria-label="Move topic">
+      <label for="move-channel">Channel</label>
+      <select id="move-channel" value={to.streamId} onChange={(e) => setTo({ ...to, streamId: Number(e.currentTarget.value) })}>
+        {subs.map((s) => <option key={s.stream_id} value={s.stream_id}>#{s.name}</option>)}
+      </select>
+      <label for="move-topic-name">Topic</label>
+      <input id="move-topic-name" value={to.topic} required onInput={(e) => setTo({ ...to, topic: e.currentTarget.value })} />
+      <button type="submit" class="button button-small" disabled={!to.topic.trim() || (to.streamId === streamId && to.topic.trim() === topic)}>Move</button>
+    </form>
+  );
+}

@@ -1,0 +1,191 @@
+// One message: sender, time, the server's HTML, reactions, and the actions on it (react, and
+// for one's own messages edit and delete).
+import { Component } from 'preact';
+import { describeError } from '../api.ts';
+import type { ChatClient } from '../client.ts';
+import { emojiFromCode } from '../content.ts';
+import { formatFullDate, formatTime } from '../format.ts';
+import type { Message, Reaction, RealmEmoji, User } from '../types.ts';
+import { Avatar } from './Avatar.tsx';
+
+/** The reactions offered in one click (names and codes of the server's emoji set). */
+const QUICK_REACTIONS: [name: string, code: string][] = [
+  ['+1', '1f44d'], ['tada', '1f389'], ['heart', '2764'], ['smile', '1f642'], ['joy', '1f602'], ['eyes', '1f440'], ['check', '2705'], ['rocket', '1f680'],
+];
+
+interface Props {
+  client: ChatClient;
+  message: Message;
+  /** Same sender as the message above, shortly after: no name and avatar again. */
+  continued: boolean;
+  mine: boolean;
+  canEdit: boolean;
+  /** The message the address asked for. */
+  near: boolean;
+  users: Map<number, User>;
+  realmEmoji: Map<string, RealmEmoji>;
+  myId: number;
+}
+
+interface State {
+  editing: boolean;
+  draft: string | null;
+  picking: boolean;
+  error: string | null;
+  busy: boolean;
+}
+
+function ReactionEmoji({ reaction, realmEmoji }: { reaction: Reaction; realmEmoji: Map<string, RealmEmoji> }) {
+  if (reaction.reaction_type === 'realm_emoji') {
+    const emoji = realmEmoji.get(reaction.emoji_name);
+    if (emoji) return <img class="emoji" src={emoji.source_url} alt={`:${reaction.emoji_name}:`} />;
+  }
+  const text = reaction.reaction_type === 'unicode_emoji' ? emojiFromCode(reaction.emoji_code) : null;
+  return <span class="emoji">{text ?? `:${reaction.emoji_name}:`}</span>;
+}
+
+/** Reactions grouped by emoji, in the order they first appeared. */
+function groupReactions(reactions: Reaction[]): { first: Reaction; userIds: number[] }[] {
+  const groups = new Map<string, { first: Reaction; userIds: number[] }>();
+  for (const r of reactions) {
+    const key = `${r.reaction_type}:${r.emoji_code}`;
+    const group = groups.get(key) ?? { first: r, userIds: [] };
+    group.userIds.push(r.user_id);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}
+
+export class MessageRow extends Component<Props, State> {
+  state: State = { editing: false, draft: null, picking: false, error: null, busy: false };
+
+  shouldComponentUpdate(next: Props, nextState: State): boolean {
+    const p = this.props;
+    return nextState !== this.state || next.message !== p.message || next.continued !== p.continued || next.canEdit !== p.canEdit || next.near !== p.near || next.users !== p.users || next.realmEmoji !== p.realmEmoji;
+  }
+
+  componentDidUpdate(_prev: Props, prevState: State): void {
+    // The raw content has arrived: editing starts in the box.
+    if (prevState.draft === null && this.state.draft !== null) document.getElementById(`edit-${this.props.message.id}`)?.focus();
+  }
+
+  private async run(action: () => Promise<void>, after: Partial<State> = {}): Promise<void> {
+    this.setState({ busy: true, error: null });
+    try {
+      await action();
+      this.setState({ busy: false, ...after });
+    } catch (err) {
+      this.setState({ busy: false, error: describeError(err) });
+    }
+  }
+
+  private startEditing = (): void => {
+    this.setState({ editing: true, draft: null, error: null, picking: false });
+    this.props.client.rawContent(this.props.message.id).then(
+      (draft) => this.setState({ draft }),
+      (err) => this.setState({ editing: false, error: describeError(err) }),
+    );
+  };
+
+  private saveEdit = (): void => {
+    const { draft } = this.state;
+    if (draft === null || !draft.trim()) return;
+    void this.run(() => this.props.client.edit(this.props.message.id, draft), { editing: false, draft: null });
+  };
+
+  private remove = (): void => {
+    if (!confirm('Delete this message?')) return;
+    void this.run(() => this.props.client.remove(this.props.message.id));
+  };
+
+  private react = (name: string): void => {
+    this.setState({ picking: false });
+    void this.run(() => this.props.client.toggleReaction(this.props.message, name));
+  };
+
+  private onEditKey = (e: KeyboardEvent): void => {
+    if (e.key === 'Escape') this.setState({ editing: false, draft: null });
+    else if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      this.saveEdit();
+    }
+  };
+
+  private names(ids: number[]): string {
+    return ids.map((id) => (id === this.props.myId ? 'You' : this.props.users.get(id)?.full_name ?? `User ${id}`)).join(', ');
+  }
+
+  render() {
+    const { message: m, continued, mine, canEdit, near, users, realmEmoji, myId } = this.props;
+    const { editing, draft, picking, error, busy } = this.state;
+    const unread = !m.flags.includes('read');
+    const sender = users.get(m.sender_id) ?? { user_id: m.sender_id, full_name: m.sender_full_name, avatar_url: m.avatar_url };
+    const editId = `edit-${m.id}`;
+    const mentioned = m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
+    const classes = ['message', continued && 'continued', unread && 'unread', mine && 'mine', mentioned && 'mentioned', near && 'near', m.is_me_message && 'me-message']
+      .filter(Boolean)
+      .join(' ');
+    return (
+      <article class={classes} data-message-id={m.id} tabIndex={-1} aria-label={`${m.sender_full_name}, ${formatFullDate(m.timestamp)}`}>
+        <div class="message-gutter">{!continued && <Avatar user={sender} />}</div>
+        <div class="message-body">
+          {!continued && (
+            <div class="message-meta">
+              <span class="sender">{m.sender_full_name}</span>
+              <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>{formatTime(m.timestamp)}</time>
+            </div>
+          )}
+          {editing ? (
+            <div class="edit-box">
+              <label for={editId} class="visually-hidden">Edit message</label>
+              <textarea id={editId} value={draft ?? ''} disabled={draft === null || busy} onInput={(e) => this.setState({ draft: e.currentTarget.value })} onKeyDown={this.onEditKey} rows={3} />
+              <div class="actions">
+                <button type="button" class="button button-small" onClick={this.saveEdit} disabled={busy || !draft?.trim()}>Save</button>
+                <button type="button" class="button button-small button-secondary" onClick={() => this.setState({ editing: false, draft: null })}>Cancel</button>
+                <span class="hint">Ctrl+Enter saves, Esc cancels</span>
+              </div>
+            </div>
+          ) : (
+            <div class="message-content rendered" dangerouslySetInnerHTML={{ __html: m.content }} />
+          )}
+          {m.last_edit_timestamp !== undefined && !editing && <span class="edited" title={`Edited ${formatFullDate(m.last_edit_timestamp)}`}>(edited)</span>}
+          {m.reactions.length > 0 && (
+            <div class="reactions" role="group" aria-label="Reactions">
+              {groupReactions(m.reactions).map(({ first, userIds }) => (
+                <button
+                  type="button"
+                  key={`${first.reaction_type}:${first.emoji_code}`}
+                  class="reaction"
+                  aria-pressed={userIds.includes(myId)}
+                  title={`${this.names(userIds)} reacted with :${first.emoji_name}:`}
+                  aria-label={`${first.emoji_name}: ${userIds.length}`}
+                  onClick={() => this.react(first.emoji_name)}
+                >
+                  <ReactionEmoji reaction={first} realmEmoji={realmEmoji} /> {userIds.length}
+                </button>
+              ))}
+            </div>
+          )}
+          {picking && (
+            <div class="reaction-picker" role="group" aria-label="Add a reaction">
+              {QUICK_REACTIONS.map(([name, code]) => (
+                <button type="button" key={name} class="icon-button" aria-label={name} title={`:${name}:`} onClick={() => this.react(name)}>
+                  {emojiFromCode(code)}
+                </button>
+              ))}
+            </div>
+          )}
+          {error && <p class="alert alert-error" role="alert">{error}</p>}
+        </div>
+        {!editing && (
+          <div class="message-actions">
+            <time class="message-time-small" aria-hidden="true">{continued ? formatTime(m.timestamp) : ''}</time>
+            <button type="button" class="icon-button" aria-label="Add reaction" aria-expanded={picking} title="Add reaction" onClick={() => this.setState({ picking: !picking })}>☺</button>
+            {canEdit && <button type="button" class="icon-button" aria-label="Edit message" title="Edit" onClick={this.startEditing}>✎</button>}
+            {mine && <button type="button" class="icon-button" aria-label="Delete message" title="Delete" onClick={this.remove}>🗑</button>}
+          </div>
+        )}
+      </article>
+    );
+  }
+}

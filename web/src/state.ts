@@ -1,0 +1,394 @@
+// The client's whole state, made from the register snapshot and kept equal to what a fresh
+// register would give by applying each event (Zulip's apply_events, for the parts shown here).
+// Updates are immutable: every change makes new objects along its path, so views re-render by identity.
+import type { Connection, ServerEvent } from './events.ts';
+import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './narrow.ts';
+import { prepareContent } from './content.ts';
+import { TopicVisibility, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User } from './types.ts';
+
+export interface View {
+  narrow: Narrow;
+  /** The message to show first, else the first unread one. */
+  near: number | null;
+  messages: Message[];
+  foundOldest: boolean;
+  foundNewest: boolean;
+  loading: 'initial' | 'older' | 'newer' | null;
+  error: string | null;
+}
+
+export interface Presence {
+  active: number;
+  idle: number;
+}
+
+export interface AppState {
+  me: { userId: number; email: string; fullName: string };
+  realmName: string;
+  allowEditing: boolean;
+  /** Seconds after sending that content may still be edited (null: always). */
+  editLimitSeconds: number | null;
+  users: Map<number, User>;
+  subs: Map<number, Subscription>;
+  folders: ChannelFolder[];
+  /** Topic visibility policies, keyed by topicKey(). */
+  topicPolicies: Map<string, number>;
+  unread: Map<number, UnreadPlace>;
+  /** Messages that mention the user; those still in `unread` count as unread mentions. */
+  mentions: Set<number>;
+  /** Direct-message conversations by dmKey(), with their newest message id. */
+  recentDms: Map<string, number>;
+  /** Each channel's topics, once fetched, newest first. */
+  topics: Map<number, Topic[]>;
+  presence: Map<number, Presence>;
+  /** Who is typing where (placeKey()), until when (ms). */
+  typing: Map<string, Map<number, number>>;
+  realmEmoji: Map<string, RealmEmoji>;
+  view: View;
+  connection: Connection;
+}
+
+export const topicKey = (streamId: number, topic: string) => `${streamId}:${topic.toLowerCase()}`;
+
+/** Where typing happens: a channel's topic or a direct-message conversation. */
+export const placeKey = (place: { streamId: number; topic: string } | { dm: string }) =>
+  'dm' in place ? `dm:${place.dm}` : `topic:${topicKey(place.streamId, place.topic)}`;
+
+/** Typing notifications expire if their sender goes quiet (Zulip's clients wait 15 s between renewals). */
+export const TYPING_EXPIRY_MS = 25_000;
+
+export function emptyView(narrow: Narrow, near: number | null): View {
+  return { narrow, near, messages: [], foundOldest: false, foundNewest: false, loading: 'initial', error: null };
+}
+
+function unreadFromSnapshot(unreadMsgs: any, myId: number): Map<number, UnreadPlace> {
+  const unread = new Map<number, UnreadPlace>();
+  for (const s of unreadMsgs.streams ?? []) for (const id of s.unread_message_ids) unread.set(id, { kind: 'stream', streamId: s.stream_id, topic: s.topic });
+  for (const p of unreadMsgs.pms ?? []) for (const id of p.unread_message_ids) unread.set(id, { kind: 'dm', key: dmKey([p.other_user_id], myId) });
+  for (const h of unreadMsgs.huddles ?? []) {
+    const key = dmKey(String(h.user_ids_string).split(',').map(Number), myId);
+    for (const id of h.unread_message_ids) unread.set(id, { kind: 'dm', key });
+  }
+  return unread;
+}
+
+export function stateFromRegister(r: any, view: View): AppState {
+  const users = new Map<number, User>();
+  for (const u of r.realm_users ?? []) users.set(u.user_id, { ...u, is_active: true });
+  for (const u of r.realm_non_active_users ?? []) users.set(u.user_id, { ...u, is_active: false });
+  return {
+    me: { userId: r.user_id, email: r.email, fullName: r.full_name },
+    realmName: r.realm_name,
+    allowEditing: r.realm_allow_message_editing,
+    editLimitSeconds: r.realm_message_content_edit_limit_seconds ?? null,
+    users,
+    subs: new Map((r.subscriptions ?? []).map((s: Subscription) => [s.stream_id, s])),
+    folders: r.channel_folders ?? [],
+    topicPolicies: new Map((r.user_topics ?? []).map((t: any) => [topicKey(t.stream_id, t.topic_name), t.visibility_policy])),
+    unread: unreadFromSnapshot(r.unread_msgs ?? {}, r.user_id),
+    mentions: new Set(r.unread_msgs?.mentions ?? []),
+    recentDms: new Map((r.recent_private_conversations ?? []).map((c: any) => [dmKey(c.user_ids, r.user_id), c.max_message_id])),
+    topics: new Map(),
+    presence: new Map(Object.entries(r.presences ?? {}).map(([id, p]: [string, any]) => [Number(id), { active: p.active_timestamp, idle: p.idle_timestamp }])),
+    typing: new Map(),
+    realmEmoji: new Map(Object.values(r.realm_emoji ?? {}).map((e: any) => [e.name, e])),
+    view,
+    connection: 'connecting',
+  };
+}
+
+/** The message as this client keeps it: content prepared for the page (search results with their matches marked), flags on the message. */
+export function ingestMessage(raw: any, myId: number, flags?: string[]): Message {
+  return { ...raw, content: prepareContent(raw.match_content ?? raw.content, myId), flags: flags ?? raw.flags ?? [], reactions: raw.reactions ?? [] };
+}
+
+export function isTopicMuted(state: AppState, streamId: number, topic: string): boolean {
+  const policy = state.topicPolicies.get(topicKey(streamId, topic)) ?? TopicVisibility.NONE;
+  if (state.subs.get(streamId)?.is_muted) return policy !== TopicVisibility.UNMUTED && policy !== TopicVisibility.FOLLOWED;
+  return policy === TopicVisibility.MUTED;
+}
+
+export function isMessageMuted(state: AppState, m: Message): boolean {
+  return m.type === 'stream' && m.stream_id !== undefined && isTopicMuted(state, m.stream_id, m.subject);
+}
+
+const MENTION_FLAGS = new Set(['mentioned', 'stream_wildcard_mentioned', 'topic_wildcard_mentioned', 'wildcard_mentioned']);
+
+const unreadPlaceOf = (m: Message, myId: number): UnreadPlace =>
+  m.type === 'stream' ? { kind: 'stream', streamId: m.stream_id!, topic: m.subject } : { kind: 'dm', key: messageDmKey(m, myId) };
+
+function withMessages(state: AppState, update: (messages: Message[]) => Message[]): AppState {
+  const messages = update(state.view.messages);
+  return messages === state.view.messages ? state : { ...state, view: { ...state.view, messages } };
+}
+
+/** Applies `change` to the listed messages of the view that exist there. */
+function changeMessages(state: AppState, ids: Iterable<number>, change: (m: Message) => Message): AppState {
+  const wanted = new Set(ids);
+  return withMessages(state, (messages) => (messages.some((m) => wanted.has(m.id)) ? messages.map((m) => (wanted.has(m.id) ? change(m) : m)) : messages));
+}
+
+function onMessage(state: AppState, event: ServerEvent): AppState {
+  const myId = state.me.userId;
+  const message = ingestMessage(event.message, myId, event.flags);
+  let next = state;
+  if (!message.flags.includes('read')) {
+    next = { ...next, unread: new Map(next.unread).set(message.id, unreadPlaceOf(message, myId)) };
+    if (message.flags.some((f) => MENTION_FLAGS.has(f))) next = { ...next, mentions: new Set(next.mentions).add(message.id) };
+  }
+  if (message.type === 'private') next = { ...next, recentDms: new Map(next.recentDms).set(messageDmKey(message, myId), message.id) };
+  const known = message.stream_id !== undefined ? next.topics.get(message.stream_id) : undefined;
+  if (known) {
+    const topics = [{ name: message.subject, max_id: message.id }, ...known.filter((t) => !sameTopic(t.name, message.subject))];
+    next = { ...next, topics: new Map(next.topics).set(message.stream_id!, topics) };
+  }
+  const view = next.view;
+  // While the view loads its newer end, live messages are kept for the loader to place (client.ts withNewer).
+  const appends = view.foundNewest || view.loading === 'initial' || view.loading === 'newer';
+  if (appends && !view.messages.some((m) => m.id === message.id) && narrowMatches(view.narrow, message, myId, (m) => isMessageMuted(next, m))) {
+    next = { ...next, view: { ...view, messages: [...view.messages, message] } };
+  }
+  return stopTyping(next, typingPlaceOf(message, myId), message.sender_id);
+}
+
+const typingPlaceOf = (m: Message, myId: number) => placeKey(m.type === 'stream' ? { streamId: m.stream_id!, topic: m.subject } : { dm: messageDmKey(m, myId) });
+
+function stopTyping(state: AppState, place: string, userId: number): AppState {
+  if (!state.typing.get(place)?.has(userId)) return state;
+  const who = new Map(state.typing.get(place));
+  who.delete(userId);
+  return { ...state, typing: new Map(state.typing).set(place, who) };
+}
+
+function onTyping(state: AppState, e: ServerEvent): AppState {
+  const myId = state.me.userId;
+  const userId: number = e.sender.user_id;
+  if (userId === myId) return state;
+  const place = e.message_type === 'stream' ? placeKey({ streamId: e.stream_id, topic: e.topic }) : placeKey({ dm: dmKey(e.recipients.map((r: { user_id: number }) => r.user_id), myId) });
+  if (e.op === 'stop') return stopTyping(state, place, userId);
+  const who = new Map(state.typing.get(place)).set(userId, Date.now() + TYPING_EXPIRY_MS);
+  return { ...state, typing: new Map(state.typing).set(place, who) };
+}
+
+function onFlags(state: AppState, e: ServerEvent): AppState {
+  const ids: number[] = e.messages;
+  let next = changeMessages(state, ids, (m) => ({
+    ...m,
+    flags: e.op === 'add' ? [...new Set([...m.flags, e.flag])] : m.flags.filter((f) => f !== e.flag),
+  }));
+  if (e.flag !== 'read') return next;
+  if (e.op === 'add' && e.all) {
+    next = { ...next, unread: new Map() };
+    return withMessages(next, (messages) => messages.map((m) => (m.flags.includes('read') ? m : { ...m, flags: [...m.flags, 'read'] })));
+  }
+  const unread = new Map(next.unread);
+  const mentions = new Set(next.mentions);
+  if (e.op === 'add') for (const id of ids) unread.delete(id);
+  else {
+    for (const id of ids) {
+      const d = e.message_details?.[id];
+      if (!d) continue;
+      unread.set(id, d.type === 'stream' ? { kind: 'stream', streamId: d.stream_id, topic: d.topic } : { kind: 'dm', key: dmKey(d.user_ids ?? [], state.me.userId) });
+      if (d.mentioned) mentions.add(id);
+    }
+  }
+  return { ...next, unread, mentions };
+}
+
+function onUpdateMessage(state: AppState, e: ServerEvent): AppState {
+  let next = state;
+  if (e.rendered_content !== undefined) {
+    next = changeMessages(next, [e.message_id], (m) => ({
+      ...m,
+      content: prepareContent(e.rendered_content, state.me.userId),
+      ...(e.rendering_only ? {} : { last_edit_timestamp: e.edit_timestamp }),
+    }));
+  }
+  const moved = e.subject !== undefined || e.new_stream_id !== undefined;
+  if (!moved) return next;
+  const streamId: number = e.new_stream_id ?? e.stream_id;
+  const ids: number[] = e.message_ids;
+  next = changeMessages(next, ids, (m) => ({
+    ...m,
+    stream_id: streamId,
+    subject: e.subject ?? m.subject,
+    display_recipient: next.subs.get(streamId)?.name ?? m.display_recipient,
+    last_moved_timestamp: e.edit_timestamp,
+  }));
+  const unread = new Map(next.unread);
+  for (const id of ids) {
+    const place = unread.get(id);
+    if (place?.kind === 'stream') unread.set(id, { kind: 'stream', streamId, topic: e.subject ?? place.topic });
+  }
+  // Moved messages leave a channel or topic view they no longer belong to.
+  const { narrow } = next.view;
+  const stays = (m: Message) => !ids.includes(m.id) || narrowMatches(narrow, m, next.me.userId, () => false) || narrow.kind === 'home' || narrow.kind === 'search' || narrow.kind === 'mentions';
+  next = withMessages({ ...next, unread }, (messages) => (messages.every(stays) ? messages : messages.filter(stays)));
+  // The channels' topic lists are fetched again (client.ts): which topics remain is the server's to say.
+  const topics = new Map(next.topics);
+  topics.delete(e.stream_id);
+  topics.delete(streamId);
+  return { ...next, topics };
+}
+
+function onDelete(state: AppState, e: ServerEvent): AppState {
+  const ids = new Set<number>(e.message_ids ?? [e.message_id]);
+  const unread = new Map(state.unread);
+  for (const id of ids) unread.delete(id);
+  const next = withMessages({ ...state, unread }, (messages) => messages.filter((m) => !ids.has(m.id)));
+  if (e.message_type !== 'stream') return next;
+  const topics = new Map(next.topics);
+  topics.delete(e.stream_id);
+  return { ...next, topics };
+}
+
+function onReaction(state: AppState, e: ServerEvent): AppState {
+  const same = (r: { emoji_code: string; reaction_type: string; user_id: number }) => r.emoji_code === e.emoji_code && r.reaction_type === e.reaction_type && r.user_id === e.user_id;
+  return changeMessages(state, [e.message_id], (m) => ({
+    ...m,
+    reactions: e.op === 'add'
+      ? m.reactions.some(same) ? m.reactions : [...m.reactions, { emoji_name: e.emoji_name, emoji_code: e.emoji_code, reaction_type: e.reaction_type, user_id: e.user_id }]
+      : m.reactions.filter((r) => !same(r)),
+  }));
+}
+
+function updateSub(state: AppState, streamId: number, change: Partial<Subscription>): AppState {
+  const sub = state.subs.get(streamId);
+  return sub ? { ...state, subs: new Map(state.subs).set(streamId, { ...sub, ...change }) } : state;
+}
+
+function onSubscription(state: AppState, e: ServerEvent): AppState {
+  switch (e.op) {
+    case 'add': {
+      const subs = new Map(state.subs);
+      for (const s of e.subscriptions) subs.set(s.stream_id, s);
+      return { ...state, subs };
+    }
+    case 'remove': {
+      const subs = new Map(state.subs);
+      for (const s of e.subscriptions) subs.delete(s.stream_id);
+      return { ...state, subs };
+    }
+    case 'update':
+      if (e.property === 'in_home_view') return updateSub(state, e.stream_id, { is_muted: !e.value });
+      return updateSub(state, e.stream_id, { [e.property]: e.value });
+    default:
+      return state;
+  }
+}
+
+function onStream(state: AppState, e: ServerEvent): AppState {
+  if (e.op === 'update') return updateSub(state, e.stream_id, { [e.property]: e.value });
+  if (e.op !== 'delete') return state;
+  const subs = new Map(state.subs);
+  for (const id of e.stream_ids ?? e.streams.map((s: { stream_id: number }) => s.stream_id)) subs.delete(id);
+  return { ...state, subs };
+}
+
+function onFolder(state: AppState, e: ServerEvent): AppState {
+  if (e.op === 'add') return { ...state, folders: [...state.folders, e.channel_folder] };
+  if (e.op === 'update') return { ...state, folders: state.folders.map((f) => (f.id === e.channel_folder_id ? { ...f, ...e.data } : f)) };
+  if (e.op === 'reorder') return { ...state, folders: state.folders.map((f) => ({ ...f, order: e.order.indexOf(f.id) })) };
+  return state;
+}
+
+function onRealmUser(state: AppState, e: ServerEvent): AppState {
+  const id: number = e.person.user_id;
+  const known = state.users.get(id);
+  if (e.op === 'add') return { ...state, users: new Map(state.users).set(id, { ...e.person, is_active: true }) };
+  if (e.op !== 'update' || !known) return state;
+  const p = e.person;
+  const change: Partial<User> = {
+    ...(p.full_name !== undefined && { full_name: p.full_name }),
+    ...(p.avatar_url !== undefined && { avatar_url: p.avatar_url }),
+    ...(p.new_email !== undefined && { email: p.new_email }),
+    ...(p.delivery_email !== undefined && { delivery_email: p.delivery_email }),
+    ...(p.is_active !== undefined && { is_active: p.is_active }),
+  };
+  return {
+    ...state,
+    me: id === state.me.userId && change.full_name ? { ...state.me, fullName: change.full_name } : state.me,
+    users: new Map(state.users).set(id, { ...known, ...change }),
+  };
+}
+
+function onRealm(state: AppState, e: ServerEvent): AppState {
+  if (e.op !== 'update_dict' && e.op !== 'update') return state;
+  const data = e.op === 'update' ? { [e.property]: e.value } : e.data;
+  return {
+    ...state,
+    realmName: data.name ?? state.realmName,
+    allowEditing: data.allow_message_editing ?? state.allowEditing,
+    editLimitSeconds: 'message_content_edit_limit_seconds' in data ? data.message_content_edit_limit_seconds : state.editLimitSeconds,
+  };
+}
+
+export function applyEvent(state: AppState, e: ServerEvent): AppState {
+  switch (e.type) {
+    case 'message':
+      return onMessage(state, e);
+    case 'update_message':
+      return onUpdateMessage(state, e);
+    case 'delete_message':
+      return onDelete(state, e);
+    case 'update_message_flags':
+      return onFlags(state, e);
+    case 'reaction':
+      return onReaction(state, e);
+    case 'typing':
+      return onTyping(state, e);
+    case 'subscription':
+      return onSubscription(state, e);
+    case 'stream':
+      return onStream(state, e);
+    case 'channel_folder':
+      return onFolder(state, e);
+    case 'realm_user':
+      return onRealmUser(state, e);
+    case 'realm':
+      return onRealm(state, e);
+    case 'realm_emoji':
+      return { ...state, realmEmoji: new Map(Object.values(e.realm_emoji as Record<string, RealmEmoji>).map((r) => [r.name, r])) };
+    case 'user_topic':
+      return { ...state, topicPolicies: new Map(state.topicPolicies).set(topicKey(e.stream_id, e.topic_name), e.visibility_policy) };
+    case 'presence': {
+      const presence = new Map(state.presence);
+      for (const [id, p] of Object.entries(e.presences as Record<string, { active_timestamp: number; idle_timestamp: number }>)) {
+        presence.set(Number(id), { active: p.active_timestamp, idle: p.idle_timestamp });
+      }
+      return { ...state, presence };
+    }
+    default:
+      return state;
+  }
+}
+
+/** Unread counts: per channel (muted topics left out, unless the whole channel is muted), per topic, per conversation. */
+export interface UnreadCounts {
+  channels: Map<number, number>;
+  topics: Map<string, number>;
+  dms: Map<string, number>;
+}
+
+export function unreadCounts(state: AppState): UnreadCounts {
+  const counts: UnreadCounts = { channels: new Map(), topics: new Map(), dms: new Map() };
+  const add = <K,>(map: Map<K, number>, key: K) => map.set(key, (map.get(key) ?? 0) + 1);
+  for (const place of state.unread.values()) {
+    if (place.kind === 'dm') {
+      add(counts.dms, place.key);
+      continue;
+    }
+    add(counts.topics, topicKey(place.streamId, place.topic));
+    if (!isTopicMuted(state, place.streamId, place.topic) || state.subs.get(place.streamId)?.is_muted) add(counts.channels, place.streamId);
+  }
+  return counts;
+}
+
+export type PresenceStatus = 'active' | 'idle' | 'offline';
+
+/** Zulip's rule: seen within the last 140 seconds. */
+export function presenceStatus(p: Presence | undefined, nowSeconds: number): PresenceStatus {
+  if (p && nowSeconds - p.active < 140) return 'active';
+  if (p && nowSeconds - p.idle < 140) return 'idle';
+  return 'offline';
+}

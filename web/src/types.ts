@@ -1,0 +1,74 @@
+// The shapes of the API's objects this client reads (a subset of each).
+
+export interface Reaction {
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: 'unicode_emoji' | 'realm_emoji' | 'zulip_extra_emoji';
+  user_id: number;
+}
+
+export interface Message {
+  id: number;
+  sender_id: number;
+  sender_full_name: string;
+  sender_email: string;
+  avatar_url: string | null;
+  /** The server's HTML, prepared for this page (see content.ts). */
+  content: string;
+  timestamp: number;
+  type: 'stream' | 'private';
+  stream_id?: number;
+  subject: string;
+  display_recipient: string | { id: number; email: string; full_name: string }[];
+  flags: string[];
+  reactions: Reaction[];
+  last_edit_timestamp?: number;
+  last_moved_timestamp?: number;
+  is_me_message: boolean;
+}
+
+export interface User {
+  user_id: number;
+  full_name: string;
+  email: string;
+  /** The real address, when the viewer may see it (else `email` is a stand-in). */
+  delivery_email?: string | null;
+  avatar_url: string | null;
+  is_bot: boolean;
+  is_active: boolean;
+}
+
+export interface Subscription {
+  stream_id: number;
+  name: string;
+  color: string;
+  description: string;
+  invite_only: boolean;
+  is_muted: boolean;
+  pin_to_top: boolean;
+  folder_id: number | null;
+}
+
+export interface ChannelFolder {
+  id: number;
+  name: string;
+  order: number;
+  is_archived: boolean;
+}
+
+export interface Topic {
+  name: string;
+  max_id: number;
+}
+
+export interface RealmEmoji {
+  name: string;
+  source_url: string;
+  deactivated: boolean;
+}
+
+/** Where an unread message is: what its counts add to. */
+export type UnreadPlace = { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; key: string };
+
+/** Zulip's topic visibility policies (user_topics). */
+export const TopicVisibility = { NONE: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
