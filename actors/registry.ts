@@ -17,6 +17,8 @@ export interface RegistrySettings {
   /** A queue holding more unacknowledged events than this, or more bytes of them, is discarded. */
   maxEvents: number;
   maxBytes: number;
+  /** Starts every queue id: the node's id in a cluster (`node:`), so any node knows whose a queue is. */
+  idPrefix?: string;
   now?: () => number;
 }
 
@@ -58,12 +60,14 @@ export class QueueRegistry {
   private closing = false;
   readonly optionsPool = new OptionsPool();
   private readonly ticker: NodeJS.Timeout;
-  private readonly unsubscribe: () => void;
+  private readonly unsubscribe: (() => void)[];
   private readonly now: () => number;
 
   constructor(bus: EventBus, readonly settings: RegistrySettings) {
     this.now = settings.now ?? Date.now;
-    this.unsubscribe = bus.subscribe((envelope) => this.deliver(envelope));
+    // Queues that may have missed events end: their clients register again and read the
+    // database, so nothing they acknowledged is lost.
+    this.unsubscribe = [bus.subscribe((envelope) => this.deliver(envelope)), bus.listen({ lost: () => this.deleteAll() })];
     this.ticker = setInterval(() => this.tick(), settings.tickMs);
     this.ticker.unref();
   }
@@ -73,7 +77,7 @@ export class QueueRegistry {
   }
 
   create(userId: number, realmId: number, options: QueueOptions): EventQueue {
-    const queue = new EventQueue(randomUUID(), userId, realmId, this.optionsPool.acquire(options), this.now());
+    const queue = new EventQueue(`${this.settings.idPrefix ?? ''}${randomUUID()}`, userId, realmId, this.optionsPool.acquire(options), this.now());
     this.add(queue);
     return queue;
   }
@@ -115,6 +119,10 @@ export class QueueRegistry {
     this.ending.delete(queue);
     this.optionsPool.release(queue.options);
     queue.expire(reason);
+  }
+
+  private deleteAll(): void {
+    for (const queue of this.all()) this.delete(queue);
   }
 
   /** Readers attached now: parked long-polls and open WebSockets (a metric: one pass over the queues). */
@@ -282,6 +290,6 @@ export class QueueRegistry {
 
   stop(): void {
     clearInterval(this.ticker);
-    this.unsubscribe();
+    for (const stop of this.unsubscribe) stop();
   }
 }

@@ -62,11 +62,17 @@ export const serialMachine = setup({
 
 type SerialActor = ActorRefFrom<typeof serialMachine>;
 
+/** Wraps each write of one id, e.g. in a lock that makes the writes of a cluster's nodes take turns too. */
+export type Turn = <T>(id: number, write: () => Promise<T>) => Promise<T>;
+
 /** Finds or spawns the actor of a channel (or user) by id; an actor removes itself when it stops. */
 export class SerialActors {
   private readonly actors = new Map<number, SerialActor>();
 
-  constructor(private readonly idleMs = 30_000) {}
+  constructor(
+    private readonly idleMs = 30_000,
+    private readonly turn: Turn | null = null,
+  ) {}
 
   get size(): number {
     return this.actors.size;
@@ -78,9 +84,11 @@ export class SerialActors {
   }
 
   protected enqueue<T>(id: number, write: () => Promise<T>): Promise<T> {
+    const turn = this.turn;
+    const job = turn ? () => turn(id, write) : write;
     return new Promise<T>((resolve, reject) => {
       // The write runs in its caller's async context, not in that of the write before it.
-      this.actorFor(id).send({ type: 'RUN', job: { run: AsyncLocalStorage.bind(write), resolve: resolve as (v: unknown) => void, reject } });
+      this.actorFor(id).send({ type: 'RUN', job: { run: AsyncLocalStorage.bind(job), resolve: resolve as (v: unknown) => void, reject } });
     });
   }
 

@@ -13,9 +13,15 @@ import { log } from './log.ts';
 import { Outbox } from './mail/mailer.ts';
 import { QueueRegistry } from '../actors/registry.ts';
 import { ChannelActors } from '../actors/channels.ts';
-import { SerialActors } from '../actors/serial.ts';
+import { SerialActors, type Turn } from '../actors/serial.ts';
 import { transactionAware } from './db/transaction.ts';
 import { DeliveryScheduler } from './scheduler.ts';
+import { TokenSigner } from './auth/signed-tokens.ts';
+import { serverSecret } from './db/server-secrets.ts';
+import type { ClusterNode } from './cluster/node.ts';
+import { LockSpace } from './cluster/locks.ts';
+import { followCacheChanges } from './cluster/cache-sync.ts';
+import { shareRateLimits } from './cluster/rate-gossip.ts';
 import { busCheck, databaseCheck, migrationsCheck, Readiness } from './ops/health.ts';
 import { ServerMetrics } from './ops/metrics.ts';
 
@@ -38,6 +44,10 @@ export interface App {
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter; sendsEmail: RateLimiter } | null;
   /** Outgoing mail, delivered after the transactions that queue it. */
   mail: Outbox;
+  /** Signs temporary upload URLs and call links with the deployment's shared key. */
+  tokens: TokenSigner;
+  /** This process as a node of a cluster; null for a single process. */
+  cluster: ClusterNode | null;
   startedAt: number;
   metrics: ServerMetrics;
   /** What /health/ready checks. */
@@ -56,35 +66,45 @@ export async function createApp(config: Config): Promise<App> {
     const prisma = transactionAware(db.prisma);
     const realms = new RealmDirectory(prisma, config.externalHost, config.externalScheme);
     await realms.loadAll();
-    const bus = new MemoryBus();
-    const queues = new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES });
+    const tokens = new TokenSigner(Buffer.from(await serverSecret(db.prisma, 'token_key', 32), 'hex'));
+    // NATS's client is loaded only by a node of a cluster.
+    const cluster = config.cluster ? await (await import('./cluster/node.ts')).ClusterNode.join(config.cluster, await serverSecret(db.prisma, 'cluster_id', 6), db.url) : null;
+    const bus: EventBus = cluster?.bus ?? new MemoryBus();
+    const limits = config.RATE_LIMIT
+      ? {
+          user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
+          ip: new RateLimiter(config.RATE_LIMIT_IP_PER_MINUTE, 60),
+          loginFailures: new RateLimiter(config.RATE_LIMIT_LOGIN_FAILURES, config.RATE_LIMIT_LOGIN_WINDOW_SECONDS),
+          // Zulip's sends_email_by_ip: five a day.
+          sendsEmail: new RateLimiter(5, 86400),
+        }
+      : null;
+    if (cluster && limits) shareRateLimits(cluster, limits);
+    const turnsOf = (space: number): Turn | null => cluster && ((id, write) => cluster.locks.turn(space, id, write));
+    const queues = new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES, idPrefix: cluster ? `${cluster.id}:` : '' });
     metrics.watch({ queues, db });
-    return {
+    const app: App = {
       config,
       db,
       prisma,
       realms,
       auth: new UserAuthenticator(prisma),
       bus,
-      channels: new ChannelActors(),
-      users: new SerialActors(),
+      channels: new ChannelActors(undefined, turnsOf(LockSpace.CHANNEL)),
+      users: new SerialActors(undefined, turnsOf(LockSpace.USER)),
       scheduler: new DeliveryScheduler(),
       pushes: new DeliveryScheduler('push notification delivery'),
       queues,
-      limits: config.RATE_LIMIT
-        ? {
-            user: new RateLimiter(config.RATE_LIMIT_USER_PER_MINUTE, 60),
-            ip: new RateLimiter(config.RATE_LIMIT_IP_PER_MINUTE, 60),
-            loginFailures: new RateLimiter(config.RATE_LIMIT_LOGIN_FAILURES, config.RATE_LIMIT_LOGIN_WINDOW_SECONDS),
-            // Zulip's sends_email_by_ip: five a day.
-            sendsEmail: new RateLimiter(5, 86400),
-          }
-        : null,
+      limits,
       mail: new Outbox(config),
+      tokens,
+      cluster,
       startedAt: Math.floor(Date.now() / 1000),
       metrics,
       readiness: new Readiness([databaseCheck(db), await migrationsCheck(db), busCheck(bus)]),
     };
+    followCacheChanges(app);
+    return app;
   } catch (err) {
     await db.close();
     throw err;
@@ -99,5 +119,6 @@ export async function closeApp(app: App): Promise<void> {
   app.users.stop();
   await app.mail.close();
   await app.bus.close();
+  await app.cluster?.leave();
   await app.db.close();
 }

@@ -1,6 +1,8 @@
 // Every setting of the server, read once from the environment and validated, so a typo in a
 // deployment fails at start instead of at the first request that needs the value.
 import net from 'node:net';
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -105,6 +107,19 @@ const configSchema = z.object({
   /** An event that does not match its schema: `strict` fails the action (tests, development), `log` logs it. */
   EVENT_SCHEMA_CHECK: z.enum(['strict', 'log']).default('log'),
   /**
+   * `nats` runs this process as one node of a cluster: several processes on one PostgreSQL, with
+   * events and cache changes between them through NATS (README, "Cluster"). On by default when
+   * NATS_URL is set; `off` keeps a single process even then.
+   */
+  CLUSTER: z.enum(['nats', 'off']).optional(),
+  /** NATS server(s) of the cluster, comma-separated; JetStream must be enabled. */
+  NATS_URL: z.string().optional(),
+  /**
+   * This node's name, unique in the cluster and kept across restarts (queue ids carry it, and a
+   * restarted node takes back the queues it saved); defaults to host name and port.
+   */
+  NODE_ID: z.string().regex(/^[A-Za-z0-9_-]{1,48}$/, 'expected 1-48 letters, digits, - or _').optional(),
+  /**
    * Zulip's CAMO_URI and CAMO_KEY: external images and videos in messages are shown through this
    * Camo proxy (`https://camo.example.com/`, signed with the key); empty: straight from their site.
    */
@@ -124,8 +139,16 @@ export type Config = z.infer<typeof configSchema> & {
   externalScheme: Scheme;
   uploadsDir: string;
   supportEmail: string;
+  /** Set when this process is a node of a cluster. */
+  cluster: { natsUrl: string; nodeId: string } | null;
   mailFrom: string;
 };
+
+/** host-port, made a valid node id; a random one when the port is chosen at start (PORT=0). */
+function defaultNodeId(port: number): string {
+  if (port === 0) return `node-${randomBytes(6).toString('hex')}`;
+  return `${os.hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40)}-${port}`;
+}
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = configSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
@@ -144,6 +167,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     externalScheme: url?.protocol === 'https:' ? 'https' : 'http',
     uploadsDir: c.UPLOADS_DIR ?? path.join(c.DATA_DIR, 'uploads'),
     supportEmail: c.ZULIP_ADMINISTRATOR ?? `admin@${new URL(`http://${externalHost}`).hostname}`,
+    cluster: (c.CLUSTER ?? (c.NATS_URL ? 'nats' : 'off')) === 'nats' ? { natsUrl: c.NATS_URL ?? 'nats://127.0.0.1:4222', nodeId: c.NODE_ID ?? defaultNodeId(c.PORT) } : null,
     mailFrom: c.MAIL_FROM ?? `noreply@${externalHost.replace(/:\d+$/, '')}`,
   };
 }

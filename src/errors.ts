@@ -16,6 +16,8 @@ export class ApiError extends Error {
 
 export const badRequest = (msg: string, extra: Record<string, unknown> = {}) => new ApiError(msg, 'BAD_REQUEST', 400, extra);
 
+export const badQueueId = (queueId: string) => new ApiError(`Bad event queue ID: ${queueId}`, 'BAD_EVENT_QUEUE_ID', 400, { queue_id: queueId });
+
 export const unauthorized = (msg: string) =>
   new ApiError(msg, 'UNAUTHORIZED', 401, {}, { 'WWW-Authenticate': 'Basic realm="zulip"' });
 

@@ -46,6 +46,8 @@ async function admin(config: Config, cmd: AdminCommand): Promise<Record<string, 
   // An import needs an empty database, and a running server has made its first organization.
   if (running && cmd.command === 'import') throw new Error('a server is running on this database: import into a fresh one with the server stopped');
   if (running) return runOnServer(running, cmd);
+  // A command is a short-lived node of its own, so it never passes for the server's node.
+  if (config.cluster) config.cluster = { ...config.cluster, nodeId: `cli-${process.pid}-${Date.now().toString(36)}` };
   const { closeApp, createApp } = await import('./app.ts');
   const app = await createApp(config);
   try {

@@ -10,6 +10,7 @@ import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate, type Scope } from './api/route.ts';
 import { attachSocketGateway } from './gateway/socket.ts';
+import { serveQueues } from './cluster/queue-proxy.ts';
 import type { Config } from './config.ts';
 import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpOptions, type HttpServer } from './http/server.ts';
@@ -57,7 +58,9 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
     },
   });
   try {
-    await restoreEventQueues(app);
+    // Delivery starts once the saved queues are back, where they left the stream.
+    await app.bus.resume(await restoreEventQueues(app));
+    if (app.cluster) serveQueues(app);
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
     const observers = requestObservers(app.metrics);
@@ -121,11 +124,20 @@ export async function bootstrapFirstRealm(server: RunningServer, env: Record<str
   if (app.realms.count > 0) return null;
   const password = env.INIT_PASSWORD || randomBytes(12).toString('base64url');
   const email = env.INIT_EMAIL || 'owner@example.com';
-  const { realm, owner } = await createRealm(app, {
-    subdomain: '',
-    name: env.INIT_ORG || 'My Organization',
-    owner: { email, fullName: env.INIT_NAME || 'Owner', password },
-  });
+  let made: Awaited<ReturnType<typeof createRealm>>;
+  try {
+    made = await createRealm(app, {
+      subdomain: '',
+      name: env.INIT_ORG || 'My Organization',
+      owner: { email, fullName: env.INIT_NAME || 'Owner', password },
+    });
+  } catch (err) {
+    // Another node of a cluster, starting at the same time, made it first.
+    await app.realms.loadAll();
+    if (app.realms.count > 0) return null;
+    throw err;
+  }
+  const { realm, owner } = made;
   log.info('created the first organization', { realm: realm.id });
   return { url: app.realms.url(realm), email, password, apiKey: owner.apiKey };
 }

@@ -34,6 +34,33 @@ function assertRateLimited(r: Reply, maxRetryAfter: number): void {
 /** Request options that make the limited server see the request as coming from `ip`. */
 const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
 
+test('limiter: requests other nodes counted take capacity in time order, and leave the window at their time', () => {
+  const c = clock(1000);
+  const limiter = c.limiter(3, 60);
+  const counted: [string, number][] = [];
+  limiter.onCounted = (key, time) => counted.push([key, time]);
+  limiter.hit('a');
+  c.now = 1010;
+  // Counted elsewhere before the local one and after it; a request older than the window is ignored.
+  limiter.record('a', 995);
+  limiter.record('a', 1005);
+  limiter.record('a', 900);
+  assert.equal(counted, [['a', 1000]], 'only what this limiter counted is passed on');
+  const refused = limiter.hit('a');
+  assert.is(refused.allowed, false);
+  // The oldest (995) leaves first.
+  assert.is(refused.reset, 995 + 60);
+  c.now = 1056;
+  assert.is(limiter.hit('a').allowed, true);
+  assert.is(limiter.hit('a').allowed, false);
+  // A full log keeps the newest three: a remote request older than all of them changes nothing,
+  // a newer one pushes the oldest out.
+  limiter.record('a', 999);
+  assert.is(limiter.isExhausted('a').reset, 1000 + 60);
+  limiter.record('a', 1001);
+  assert.is(limiter.isExhausted('a').reset, 1001 + 60);
+});
+
 test('limiter: at most N requests in any window, with exact Remaining, Reset and Retry-After', () => {
   const c = clock(1000);
   const limiter = c.limiter(3, 60);

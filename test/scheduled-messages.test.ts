@@ -4,6 +4,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { deliverDueMessages } from '../src/actions/scheduled-delivery.ts';
+import { notificationBot } from '../src/actions/messages.ts';
+import { atomic } from '../src/actions/transaction.ts';
 import type { RunningServer } from '../src/server.ts';
 import { Client } from './helpers/client.ts';
 import { openQueue } from './helpers/queues.ts';
@@ -339,6 +341,22 @@ test('two processes sending from one database never send a row twice (FOR UPDATE
     }
     const rows = await a.app.prisma.scheduledMessage.findMany({ where: { realmId: realm.id } });
     assert.ok(rows.length === 12 && rows.every((r) => r.delivered && !r.failed && r.deliveredMessageId !== null), JSON.stringify(rows));
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
+test('two processes that need the Notification Bot at once, inside their transactions, make it once', async () => {
+  const database = { DATABASE_URL: await freshDatabase() };
+  const [a, b] = [await startTestServer(database), await startTestServer(database)];
+  try {
+    for (let round = 0; round < 3; round++) {
+      const realm = await newRealm(a);
+      const inB = (await b.app.realms.reload(realm.id))!;
+      const bots = await Promise.all([atomic(a.app, () => notificationBot(a.app, a.app.realms.byId(realm.id)!)), atomic(b.app, () => notificationBot(b.app, inB))]);
+      assert.is(bots[0].id, bots[1].id);
+    }
   } finally {
     await a.stop();
     await b.stop();

@@ -92,8 +92,9 @@ async function waitUntilServing(url: string, proc: ServerProcess): Promise<void>
 export async function startSelfServer(): Promise<SelfServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-data-'));
   // Setup creates many users by password: a cheap hash cost keeps that out of the way (it is not measured).
-  // DATABASE_URL emptied: the server runs on its embedded PostgreSQL even where one is set.
-  const env = { HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', RATE_LIMIT: 'off', PASSWORD_HASH_COST: '1024' };
+  // DATABASE_URL emptied: the server runs on its embedded PostgreSQL even where one is set; and as
+  // one process even where NATS_URL is set.
+  const env = { HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', CLUSTER: 'off', RATE_LIMIT: 'off', PASSWORD_HASH_COST: '1024' };
   let proc: ServerProcess | undefined;
   const stop = async () => {
     await proc?.stop();

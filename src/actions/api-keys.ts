@@ -8,6 +8,7 @@ import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { humanAdminIds } from '../queries/users.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 /** Zulip's access_bot_by_id: the bot's owner or an administrator of its organization. */
 export async function accessBot(app: App, realm: RealmInfo, actor: User, botId: number): Promise<User> {
@@ -22,7 +23,7 @@ export async function regenerateApiKey(app: App, realm: RealmInfo, target: User)
   const apiKey = generateApiKey();
   await atomic(app, async () => {
     await app.prisma.user.update({ where: { id: target.id }, data: { apiKey } });
-    onCommit(() => app.auth.forget(target.id));
+    onCommit(() => cacheChanged(app, { cache: 'user', userId: target.id }));
     if (!target.isBot) return;
     sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, target), event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, api_key: apiKey } } });
   });

@@ -18,6 +18,7 @@ import { avatarChange, avatarUrl, MEDIUM_AVATAR_SIZE } from '../queries/users.ts
 import { botManagerIds } from './api-keys.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { sendAboutUser } from './user-access.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 /** Zulip's MAX_AVATAR_FILE_SIZE_MIB. */
 const MAX_AVATAR_FILE_MIB = 5;
@@ -84,7 +85,7 @@ async function changeAvatar(app: App, realm: RealmInfo, user: User, change: (bef
     const fields = change(before);
     if (!fields) return { before, after: before };
     const after = await app.prisma.user.update({ where: { id: user.id }, data: { ...fields, avatarVersion: { increment: 1 } } });
-    onCommit(() => app.auth.forget(user.id));
+    onCommit(() => cacheChanged(app, { cache: 'user', userId: user.id }));
     if (after.isBot) {
       sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, after), event: { type: 'realm_bot', op: 'update', bot: { user_id: after.id, avatar_url: avatarUrl(after) } } });
     }

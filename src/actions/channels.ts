@@ -21,6 +21,7 @@ import { forgetArchivedChannel, isDefaultChannel, markDefault, unmarkDefault } f
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
 import { unsetChannelSettings } from './realm.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
 type GroupSettings = Partial<Record<ChannelPermission, GroupSettingValue>>;
@@ -273,7 +274,7 @@ async function applyChannelUpdate(app: App, realm: RealmInfo, channel: Channel, 
   if (plan.events.length === 0) return;
   const before = new Set(await metadataUserIds(app, realm, channel));
   const updated = await app.prisma.channel.update({ where: { id: channel.id }, data: plan.data });
-  onCommit(() => app.channels.forgetRows());
+  onCommit(() => cacheChanged(app, { cache: 'channel-rows' }));
   const after = await metadataUserIds(app, realm, updated);
   const unchanged = after.filter((id) => before.has(id));
   const postPolicy = (c: Channel) => postPolicyFields(realm, c);
@@ -300,7 +301,7 @@ export async function archiveChannel(app: App, realm: RealmInfo, user: User, cha
     if (channel.isArchived) throw badRequest('Channel is already deactivated');
     const recipients = await metadataUserIds(app, realm, channel);
     await app.prisma.channel.update({ where: { id: channel.id }, data: { isArchived: true } });
-    onCommit(() => app.channels.forgetRows());
+    onCommit(() => cacheChanged(app, { cache: 'channel-rows' }));
     await forgetArchivedChannel(app, realm, channel);
     await unsetChannelSettings(app, realm, channel.id);
     sendToUsers(realm, recipients, { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'is_archived', value: true });

@@ -26,9 +26,14 @@ interface Batch {
   events: Map<QueuedEvent, number>;
 }
 
-/** Saves queues batch by batch until `deadline` (ms since epoch) and removes them; the rest are dropped. */
+/**
+ * Saves queues batch by batch until `deadline` (ms since epoch) and removes them; the rest are
+ * dropped. In a cluster the bus stops delivering first, and its position is saved with the
+ * queues: restored, they get what was published while their node was down.
+ */
 export async function saveEventQueues(app: App, deadline: number, batchBytes = BATCH_BYTES): Promise<{ saved: number; dropped: number }> {
   const saveId = randomUUID();
+  const busPosition = await app.bus.pause();
   const stored = new Map<QueuedEvent, number>();
   let nextPosition = 0;
   let saved = 0;
@@ -55,7 +60,7 @@ export async function saveEventQueues(app: App, deadline: number, batchBytes = B
       batch.states.push(state);
     }
     try {
-      await writeBatch(app, saveId, batch, batchBytes);
+      await writeBatch(app, saveId, batch, batchBytes, busPosition);
     } catch (err) {
       log.error('could not save event queues', { count: batch.queues.length, error: String(err) });
       continue;
@@ -70,7 +75,7 @@ export async function saveEventQueues(app: App, deadline: number, batchBytes = B
   return { saved, dropped: dropped.length };
 }
 
-async function writeBatch(app: App, saveId: string, batch: Batch, batchBytes: number): Promise<void> {
+async function writeBatch(app: App, saveId: string, batch: Batch, batchBytes: number, busPosition: string | null): Promise<void> {
   const writes: Prisma.PrismaPromise<unknown>[] = [];
   let rows: { saveId: string; position: number; json: string }[] = [];
   let bytes = 0;
@@ -84,7 +89,7 @@ async function writeBatch(app: App, saveId: string, batch: Batch, batchBytes: nu
     }
   }
   if (rows.length) writes.push(app.prisma.savedQueueEvent.createMany({ data: rows }));
-  const data = batch.states.map((state) => ({ id: state.id, userId: state.userId, saveId, state: state as unknown as Prisma.InputJsonObject }));
+  const data = batch.states.map((state) => ({ id: state.id, userId: state.userId, saveId, state: { ...state, busPosition } as unknown as Prisma.InputJsonObject }));
   writes.push(app.prisma.savedEventQueue.createMany({ data, skipDuplicates: true }));
   await app.prisma.$transaction(writes);
 }
@@ -94,7 +99,13 @@ const missing = (): never => {
   throw new MissingEvent();
 };
 
-export async function restoreEventQueues(app: App): Promise<number> {
+/**
+ * Brings back the saved queues and returns where the bus should resume for them (null: from now).
+ * A node of a cluster takes back only the queues it saved (their ids start with its id).
+ */
+export async function restoreEventQueues(app: App): Promise<string | null> {
+  const prefix = app.cluster ? `${app.cluster.id}:` : undefined;
+  let busPosition: string | null = null;
   const saves = new Map<string, Map<number, QueuedEvent>>();
   const restored: EventQueue[] = [];
   let after: string | undefined;
@@ -102,7 +113,7 @@ export async function restoreEventQueues(app: App): Promise<number> {
     const rows = await app.prisma.savedEventQueue.findMany({
       orderBy: { id: 'asc' },
       take: RESTORE_PAGE,
-      ...(after === undefined ? {} : { where: { id: { gt: after } } }),
+      where: { id: { ...(after === undefined ? {} : { gt: after }), ...(prefix === undefined ? {} : { startsWith: prefix }) } },
     });
     if (rows.length === 0) break;
     after = rows.at(-1)!.id;
@@ -113,6 +124,7 @@ export async function restoreEventQueues(app: App): Promise<number> {
         events = new Map(eventRows.map((e) => [e.position, new QueuedEvent(e.json)]));
         saves.set(row.saveId, events);
       }
+      busPosition ??= (row.state as { busPosition?: string | null }).busPosition ?? null;
       const found = events;
       const eventAt = (position: number) => found.get(position) ?? missing();
       try {
@@ -123,7 +135,7 @@ export async function restoreEventQueues(app: App): Promise<number> {
       }
     }
   }
-  if (saves.size === 0) return 0;
+  if (saves.size === 0) return null;
   const saveIds = [...saves.keys()];
   await app.prisma.$transaction([
     app.prisma.savedEventQueue.deleteMany({ where: { saveId: { in: saveIds } } }),
@@ -132,5 +144,5 @@ export async function restoreEventQueues(app: App): Promise<number> {
   const restart = { type: 'restart', zulip_version: ZULIP_VERSION, zulip_merge_base: ZULIP_MERGE_BASE, zulip_feature_level: FEATURE_LEVEL, server_generation: SERVER_GENERATION, immediate: false };
   for (const queue of restored) app.queues.pushTo(queue, [restart]);
   log.info('restored event queues', { count: restored.length });
-  return restored.length;
+  return busPosition;
 }

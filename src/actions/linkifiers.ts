@@ -7,10 +7,11 @@ import type { Prisma, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { LinkifierValidationError, validateLinkifier } from '../markdown/index.ts';
-import { alternativeTemplates, forgetLinkifiers, loadLinkifiers } from '../queries/linkifiers.ts';
+import { alternativeTemplates, loadLinkifiers } from '../queries/linkifiers.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { realmViewers } from '../queries/users.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 export interface LinkifierInput {
   pattern: string;
@@ -75,7 +76,7 @@ const columns = (l: LinkifierInput) => ({
 
 /** The linkifiers as the transaction leaves them, to every active user (bots included, as Zulip does); the cached set goes at commit. */
 async function sendLinkifiers(app: App, realm: RealmInfo): Promise<void> {
-  onCommit(() => forgetLinkifiers(app, realm.id));
+  onCommit(() => cacheChanged(app, { cache: 'linkifiers', realmId: realm.id }));
   const userIds = (await realmViewers(app, realm.id)).map((u) => u.id);
   sendOnCommit({ realmId: realm.id, userIds, event: { type: 'realm_linkifiers', realm_linkifiers: await loadLinkifiers(app.prisma, realm.id) } });
 }

@@ -21,6 +21,7 @@ import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { atomic, onCommit, sendCommitted, sendOnCommit } from './transaction.ts';
 import { createUser } from './users.ts';
+import { LockSpace } from '../cluster/locks.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
 export const WILDCARD_MENTION_THRESHOLD = 15;
@@ -493,14 +494,12 @@ export async function systemBot(app: App, realm: RealmInfo, bot: keyof typeof SY
   const find = () => app.prisma.user.findUnique({ where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } } });
   const existing = await find();
   if (existing) return existing;
-  try {
-    return await createUser(app, realm, { email, fullName: SYSTEM_BOTS[bot].name, isBot: true, botType: 1 });
-  } catch (err) {
-    // Another request created it meanwhile.
-    const created = await find();
-    if (created) return created;
-    throw err;
-  }
+  // Made under a lock, so two requests (or two processes) that need it at once make it once, and
+  // a failed insert never aborts the transaction the caller may be running in.
+  return atomic(app, async () => {
+    await app.prisma.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(${LockSpace.SYSTEM_BOTS}, ${realm.id})`;
+    return (await find()) ?? createUser(app, realm, { email, fullName: SYSTEM_BOTS[bot].name, isBot: true, botType: 1 });
+  });
 }
 
 /** The Notification Bot, which posts the server's own messages. */

@@ -4,9 +4,9 @@
 // and publishes a `presence` event only when the user comes online: first ping ever, or active
 // after being away long enough that others would soon show them offline.
 //
-// The update ids (`last_update_id`) count per realm in memory, seeded once from the database.
-// In a cluster each process would count on its own: that needs a per-realm sequence row (Zulip's
-// PresenceSequence) in the schema.
+// The update ids (`last_update_id`) count per realm in its PresenceSequence row (Zulip's), taken
+// in the transaction that writes the presence and held until it commits, so ids grow in commit
+// order on every node of a cluster: a client that asks for updates after id N misses none.
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { legacyPresence, modernPresence, OFFLINE_THRESHOLD_SECONDS, sharesPresence } from '../queries/presence.ts';
@@ -33,8 +33,6 @@ interface StoredPresence {
 interface PresenceCache {
   /** Each user's stored times (ms), or null for no row yet. */
   users: Map<number, Promise<StoredPresence | null>>;
-  /** The last update id given out per realm. */
-  sequences: Map<number, Promise<{ last: number }>>;
 }
 
 // Keyed by app: tests run several servers (with their own databases) in one process.
@@ -42,7 +40,7 @@ const caches = new WeakMap<App, PresenceCache>();
 
 function cacheOf(app: App): PresenceCache {
   let cache = caches.get(app);
-  if (!cache) caches.set(app, (cache = { users: new Map(), sequences: new Map() }));
+  if (!cache) caches.set(app, (cache = { users: new Map() }));
   return cache;
 }
 
@@ -69,12 +67,17 @@ async function storedPresence(app: App, userId: number): Promise<StoredPresence 
   });
 }
 
+/**
+ * The realm's next update id, inside the caller's transaction: the sequence row stays locked until
+ * it commits. A realm without a row yet (new, or imported) starts after its stored presences.
+ */
 async function nextUpdateId(app: App, realmId: number): Promise<number> {
-  const sequence = await remembered(cacheOf(app).sequences, realmId, async () => {
-    const max = await app.prisma.presence.aggregate({ where: { user: { realmId } }, _max: { lastUpdateId: true } });
-    return { last: max._max.lastUpdateId ?? 0 };
-  });
-  return ++sequence.last;
+  const [row] = await app.prisma.$queryRaw<{ id: number }[]>`
+    INSERT INTO "PresenceSequence" ("realmId", "lastUpdateId")
+    VALUES (${realmId}, (SELECT coalesce(max(p."lastUpdateId"), 0) + 1 FROM "Presence" p JOIN "User" u ON u.id = p."userId" WHERE u."realmId" = ${realmId}))
+    ON CONFLICT ("realmId") DO UPDATE SET "lastUpdateId" = "PresenceSequence"."lastUpdateId" + 1
+    RETURNING "lastUpdateId" AS id`;
+  return row!.id;
 }
 
 /** The times to store after a ping at `now`, or null when the stored ones are fresh enough. */
@@ -100,15 +103,16 @@ export async function updatePresence(app: App, realm: RealmInfo, user: User, sta
   const cache = cacheOf(app).users;
   // Taken before the write, so a concurrent ping of the same user sees it and writes nothing.
   cache.set(user.id, Promise.resolve(next));
-  const data = {
-    lastActiveTime: next.active === null ? null : new Date(next.active),
-    lastConnectedTime: next.connected === null ? null : new Date(next.connected),
-    lastUpdateId: await nextUpdateId(app, realm.id),
-  };
   const backOnline = status === 'active' && (old?.active == null || now - old.active > BACK_ONLINE_MS);
   await atomic(app, async () => {
-    await app.prisma.presence.upsert({ where: { userId: user.id }, create: { userId: user.id, ...data }, update: data });
     if (!realm.settings.presence_disabled && (old === null || backOnline)) await announcePresence(app, realm, user, next);
+    // Last, so the realm's sequence row is held only for the upsert and the commit.
+    const data = {
+      lastActiveTime: next.active === null ? null : new Date(next.active),
+      lastConnectedTime: next.connected === null ? null : new Date(next.connected),
+      lastUpdateId: await nextUpdateId(app, realm.id),
+    };
+    await app.prisma.presence.upsert({ where: { userId: user.id }, create: { userId: user.id, ...data }, update: data });
   }).catch((err: unknown) => {
     cache.delete(user.id);
     throw err;

@@ -10,6 +10,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { sendToRealm } from './realm.ts';
 import { checkSettingValues } from './settings.ts';
 import { atomic, onCommit } from './transaction.ts';
+import { realmChanged } from '../cluster/cache-sync.ts';
 
 export async function updateRealmUserDefaults(app: App, realm: RealmInfo, actor: User, requested: Partial<UserSettings>): Promise<void> {
   requireRole(actor, Role.ADMINISTRATOR);
@@ -27,7 +28,7 @@ export async function updateRealmUserDefaults(app: App, realm: RealmInfo, actor:
     if (changed.length === 0) return;
     await app.prisma.realm.update({ where: { id: realm.id }, data: { userSettingsDefaults: { ...stored, ...Object.fromEntries(changed) } as Prisma.InputJsonObject } });
     onCommit(async () => {
-      await app.realms.reload(realm.id);
+      await realmChanged(app, realm.id);
     });
     // Register reads the defaults from the realm cache, hence alwaysDeliver (as for PATCH /realm).
     for (const [property, value] of changed) {

@@ -14,6 +14,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { MAX_DEACTIVATED_REALM_DELETION_DAYS, MIN_DEACTIVATED_REALM_DELETION_DAYS } from '../queries/server-state.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { realmChanged } from '../cluster/cache-sync.ts';
 
 type Event = Record<string, unknown>;
 
@@ -119,7 +120,7 @@ async function writeSettings(app: App, realmId: number, settings: Record<string,
   const row = await app.prisma.realm.findUniqueOrThrow({ where: { id: realmId }, select: { settings: true } });
   await app.prisma.realm.update({ where: { id: realmId }, data: { ...data, settings: { ...(row.settings as object), ...settings } as Prisma.InputJsonObject } });
   onCommit(async () => {
-    await app.realms.reload(realmId);
+    await realmChanged(app, realmId);
   });
 }
 
@@ -234,7 +235,7 @@ export async function deactivateRealm(app: App, realm: RealmInfo, actor: User, d
     const { count } = await app.prisma.realm.updateMany({ where: { id: realm.id, deactivated: false }, data: { deactivated: true } });
     if (count === 0) return;
     onCommit(async () => {
-      await app.realms.reload(realm.id);
+      await realmChanged(app, realm.id);
     });
     await sendToRealm(app, realm, { type: 'realm', op: 'deactivated', realm_id: realm.id }, { alwaysDeliver: true });
   });
@@ -243,5 +244,5 @@ export async function deactivateRealm(app: App, realm: RealmInfo, actor: User, d
 /** The CLI's reactivate-realm (Zulip's do_reactivate_realm): its users can authenticate again. */
 export async function reactivateRealm(app: App, realm: RealmInfo): Promise<void> {
   await app.prisma.realm.update({ where: { id: realm.id }, data: { deactivated: false } });
-  await app.realms.reload(realm.id);
+  await realmChanged(app, realm.id);
 }

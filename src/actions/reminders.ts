@@ -13,6 +13,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { DeliveryType, formatReminder } from '../queries/scheduled-messages.ts';
 import { prepareMessage, silentMention, truncate } from './messages.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 export const reminderNotFound = () => notFound('Reminder does not exist');
 
@@ -91,7 +92,7 @@ export async function createReminder(app: App, realm: RealmInfo, user: User, mes
       },
     });
     announce(realm, user, { op: 'add', reminders: [formatReminder(row)] });
-    onCommit(() => app.scheduler.wake(row.scheduledTimestamp));
+    onCommit(() => cacheChanged(app, { cache: 'schedule', at: row.scheduledTimestamp.getTime() }));
     return row.id;
   });
 }

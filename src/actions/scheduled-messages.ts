@@ -9,6 +9,7 @@ import { DeliveryType, formatScheduledMessage } from '../queries/scheduled-messa
 import type { RealmInfo } from '../queries/realms.ts';
 import { defaultReadBySender, prepareMessage, type Addressee, type PreparedMessage } from './messages.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 export type MessageKind = 'stream' | 'private';
 /** `to` as the API takes it: a channel id, or a list of user ids. */
@@ -69,7 +70,7 @@ function announce(realm: RealmInfo, user: User, event: Record<string, unknown>):
 
 /** After the commit: the scheduler plans for the new delivery time. */
 function wakeScheduler(app: App, at: Date): void {
-  onCommit(() => app.scheduler.wake(at));
+  onCommit(() => cacheChanged(app, { cache: 'schedule', at: at.getTime() }));
 }
 
 /** POST /scheduled_messages: checked as a message sent now would be; returns the new id. */

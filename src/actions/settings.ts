@@ -15,6 +15,7 @@ import { whoCanAccess } from '../queries/user-access.ts';
 import { apiEmail, avatarChange, canSeeEmail, emailVisibility, humanAdminIds, realmViewers, type Viewer } from '../queries/users.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { checkFullName, checkNameAvailable } from './users.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 const MAX_BATCHING_PERIOD_SECONDS = 7 * 24 * 60 * 60;
 
@@ -80,7 +81,7 @@ export async function updateSettings(app: App, realm: RealmInfo, user: User, cha
     });
     // Turning synchronization off forgets the stored drafts, without events: the clients keep theirs.
     if (settings.enable_drafts_synchronization === false) await tx.draft.deleteMany({ where: { userId: user.id } });
-    onCommit(() => app.auth.forget(user.id));
+    onCommit(() => cacheChanged(app, { cache: 'user', userId: user.id }));
     await announce(app, realm, before, after, settings);
   });
 }

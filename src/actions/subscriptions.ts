@@ -36,6 +36,7 @@ import {
   sendToUsers,
 } from './channels.ts';
 import { atomic, onCommit } from './transaction.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 
 /** Zulip's check_color: 3 to 6 hex digits. */
@@ -253,7 +254,7 @@ export async function addSubscriptions(app: App, realm: RealmInfo, targets: User
   const announceAccess = await trackAccess(app, realm, async () => [...targets.map((t) => t.id), ...(await subscribersOf(app, existing))]);
   const channels = [...existing, ...created];
   const { added, already } = await writeSubscriptions(app.prisma, targets, channels, colors);
-  onCommit(() => app.channels.forgetSubscribers(added.map((a) => a.channel.id)));
+  onCommit(() => cacheChanged(app, { cache: 'subscribers', channelIds: added.map((a) => a.channel.id) }));
   await announceSubscriptions(app, realm, channels, before, added);
   await announceAccess();
   return { added, already };
@@ -310,7 +311,7 @@ export async function createChannel(app: App, realm: RealmInfo, user: User, req:
     const announceAccess = await trackAccess(app, realm, async () => targets.map((t) => t.id));
     const channel = await insertChannel(app, data, name, description);
     const { added } = await writeSubscriptions(app.prisma, targets, [channel], new Map());
-    onCommit(() => app.channels.forgetSubscribers([channel.id]));
+    onCommit(() => cacheChanged(app, { cache: 'subscribers', channelIds: [channel.id] }));
     await announceSubscriptions(app, realm, [channel], new Map(), added);
     if (req.options.isDefault) await markDefault(app, realm, channel);
     await announceAccess();
@@ -351,7 +352,7 @@ async function unsubscribeInTransaction(app: App, realm: RealmInfo, user: User, 
   const announceAccess = await trackAccess(app, realm, () => subscribersOf(app, touched));
 
   await app.prisma.subscription.updateMany({ where: { id: { in: active.map((s) => s.id) } }, data: { active: false } });
-  onCommit(() => app.channels.forgetSubscribers(touched.map((c) => c.id)));
+  onCommit(() => cacheChanged(app, { cache: 'subscribers', channelIds: touched.map((c) => c.id) }));
 
   for (const t of targets) {
     const mine = removed.filter((r) => r.user.id === t.id).map((r) => ({ name: r.channel.name, stream_id: r.channel.id }));

@@ -4,7 +4,7 @@
 // committed, in the order recorded, carrying its xid (db/commits.ts); never when it rolled back.
 // Every event is checked against its schema (src/events/schemas.ts) on the way.
 import type { App } from '../app.ts';
-import type { EventEnvelope } from '../bus/bus.ts';
+import { storedOrLater, type EventEnvelope } from '../bus/bus.ts';
 import { transactionId } from '../db/commits.ts';
 import { currentTransaction, runInTransaction, type OpenTransaction } from '../db/transaction.ts';
 import { checkEvent } from '../events/schemas.ts';
@@ -26,6 +26,7 @@ interface Pending {
 
 const pending = new WeakMap<OpenTransaction, Pending>();
 
+
 /**
  * Runs `body` in one transaction (or as part of the one already open) and publishes the events it
  * recorded after the commit, before resolving: an action run by a channel's actor has published
@@ -44,6 +45,10 @@ export async function atomic<T>(app: App, body: () => Promise<T>): Promise<T> {
   } finally {
     for (const e of scope.events) app.bus.publish(e.alwaysDeliver ? e.envelope : { ...e.envelope, xid });
   }
+  // In a cluster, answered once the events are on their way to every node: what the client does
+  // next, on any node, comes after them (unless NATS is away: then after a while anyway).
+  const stored = storedOrLater(app.bus);
+  if (stored) await stored;
   return result;
 }
 

@@ -16,6 +16,7 @@ import { adminSetProfileData } from './profile-fields.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { sendAboutUser, trackAccess } from './user-access.ts';
 import { checkNameAvailable, checkFullName } from './users.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 type Event = Record<string, unknown>;
 
@@ -67,7 +68,7 @@ export async function updateUser(app: App, realm: RealmInfo, actor: User, userId
     const rename = u.fullName !== undefined && u.fullName !== target.fullName && u.fullName.trim() !== '';
     const fullName = rename ? await checkNewName(app, realm, target, u.fullName!) : undefined;
     if (role !== undefined || fullName !== undefined) await app.prisma.user.update({ where: { id: target.id }, data: { role, fullName } });
-    onCommit(() => app.auth.forget(target.id));
+    onCommit(() => cacheChanged(app, { cache: 'user', userId: target.id }));
     const person = (fields: Event) => ({ type: 'realm_user', op: 'update', person: { user_id: target.id, ...fields } });
     if (role !== undefined) {
       await sendAboutUser(app, realm, target, person({ role }));
@@ -103,12 +104,6 @@ async function announcePeers(app: App, realm: RealmInfo, userId: number, op: 'pe
   }
 }
 
-/** A deactivated user can't authenticate, and their event queues end. */
-function signOut(app: App, userId: number): void {
-  app.auth.forget(userId);
-  for (const queue of [...app.queues.queuesOf(userId)]) app.queues.delete(queue);
-}
-
 /**
  * In the caller's transaction, before its checks: deactivations of one organization run one at a
  * time, since each checks who else stays active (the last owner, the last user).
@@ -127,10 +122,10 @@ async function deactivateWithBots(app: App, realm: RealmInfo, target: User): Pro
   const announceAccess = await trackAccess(app, realm, async () => (await realmViewers(app, realm.id)).map((v) => v.id).filter((id) => !ids.includes(id)));
   await app.prisma.user.updateMany({ where: { id: { in: ids } }, data: { isActive: false } });
   await expireInvitationsOf(app, realm, ids);
-  // Subscriber sets count active users only.
+  // Subscriber sets count active users only; a deactivated user can't authenticate, and their event queues end.
   onCommit(() => {
-    app.channels.forgetSubscribers('all');
-    for (const id of ids) signOut(app, id);
+    cacheChanged(app, { cache: 'subscribers', channelIds: 'all' });
+    for (const id of ids) cacheChanged(app, { cache: 'sign-out', userId: id });
   });
   for (const user of users) {
     await announcePeers(app, realm, user.id, 'peer_remove');
@@ -177,8 +172,8 @@ export async function reactivateUser(app: App, realm: RealmInfo, actor: User, us
     if (target.isActive) return;
     await app.prisma.user.update({ where: { id: target.id }, data: { isActive: true } });
     onCommit(() => {
-      app.channels.forgetSubscribers('all');
-      app.auth.forget(target.id);
+      cacheChanged(app, { cache: 'subscribers', channelIds: 'all' });
+      cacheChanged(app, { cache: 'user', userId: target.id });
     });
     await sendAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } });
     await announcePeers(app, realm, target.id, 'peer_add');

@@ -16,6 +16,7 @@ import { activeUsers, apiSettingValue, formatGroup, groupPermission, recursiveSu
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
 import { sendToRealm } from './realm.ts';
 import { atomic, onCommit } from './transaction.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 type Groups = Map<number, GroupInfo>;
 type Event = Record<string, unknown>;
@@ -148,7 +149,7 @@ export async function createUserGroup(app: App, realm: RealmInfo, user: User, in
 /** In a transaction that changed groups: later reads in it see the change, and the cache goes at commit. */
 function groupsChanged(app: App, realm: RealmInfo): void {
   app.realms.forgetGroups(realm.id);
-  onCommit(() => app.realms.forgetGroups(realm.id));
+  onCommit(() => cacheChanged(app, { cache: 'groups', realmId: realm.id }));
 }
 
 export interface UserGroupUpdate {

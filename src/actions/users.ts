@@ -13,6 +13,7 @@ import { unknownUser, whoCanAccess } from '../queries/user-access.ts';
 import { botDict, canSeeEmail, formatUser, realmViewers, type Viewer } from '../queries/users.ts';
 import { joinDefaultChannels } from './subscriptions.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import { realmChanged } from '../cluster/cache-sync.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 
 const emailSchema = z.string().email();
@@ -106,7 +107,7 @@ export async function createRealm(app: App, input: { subdomain: string; name: st
     const owner = await insertUser(tx, realm.id, { ...input.owner, role: Role.OWNER, canCreateUsers: true }, passwordHash);
     return { realmId: realm.id, owner };
   });
-  const realm = (await app.realms.reload(realmId))!;
+  const realm = (await realmChanged(app, realmId))!;
   return { realm, owner };
 }
 

@@ -3,7 +3,6 @@
 // meeting's details signed into it), and following it says the server has no BigBlueButton.
 import { z } from 'zod';
 import { randomInt } from 'node:crypto';
-import { signToken } from '../auth/signed-tokens.ts';
 import { badRequest } from '../errors.ts';
 import { bool, str } from '../http/params.ts';
 import { RawSuccess } from '../http/route.ts';
@@ -35,9 +34,9 @@ export const routes = [
     path: '/api/v1/calls/bigbluebutton/create',
     params: { meeting_name: str(), voice_only: bool().default(false) },
     response: z.object({ url: z.string() }),
-    async handler({ user, params }) {
+    async handler({ app, user, params }) {
       const meeting = { meeting_id: `zulip-${randomInt(100_000_000_000, 999_999_999_999)}`, name: params.meeting_name, lock_settings_disable_cam: params.voice_only, moderator: user.id };
-      return { url: `/calls/bigbluebutton/join?${new URLSearchParams({ bigbluebutton: signToken(JSON.stringify(meeting)) })}` };
+      return { url: `/calls/bigbluebutton/join?${new URLSearchParams({ bigbluebutton: app.tokens.sign(JSON.stringify(meeting)) })}` };
     },
   }),
   optionalUserRoute({

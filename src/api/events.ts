@@ -3,15 +3,17 @@
 // parses, checks ownership and answers.
 import { z } from 'zod';
 import { CAPABILITIES, type Capability, hasCapability, type QueueOptions } from '../../actors/queue-options.ts';
-import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
+import type { EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
-import { ApiError, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
+import { badQueueId, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
-import { JsonFields } from '../http/route.ts';
+import type { JsonFields } from '../http/route.ts';
 import { registerResponse } from './register-state.ts';
 import { optionalUserRoute, userRoute } from './route.ts';
+import { proxyDelete, proxyPoll, queueOwner } from '../cluster/queue-proxy.ts';
+import { acknowledge, pollQueue } from '../gateway/long-poll.ts';
 import { currentSnapshot } from '../db/commits.ts';
 import { fetchInitialState, type SnapshotOptions } from '../queries/register.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -53,8 +55,6 @@ export const deliveredEvent = z.looseObject({ id: z.number().int(), type: z.stri
   description: "One of the Event.* schemas as its queue shaped it for the client's options, with the event's id in the queue",
 });
 
-export const badQueueId = (queueId: string) => new ApiError(`Bad event queue ID: ${queueId}`, 'BAD_EVENT_QUEUE_ID', 400, { queue_id: queueId });
-
 function queueOptions(user: User | null, p: ParamsOf<typeof queueParams>): QueueOptions {
   const allPublicStreams = p.all_public_streams ?? false;
   if (allPublicStreams && user && user.role === Role.GUEST) throw badRequest('User not authorized for this query');
@@ -76,24 +76,6 @@ function queueOptions(user: User | null, p: ParamsOf<typeof queueParams>): Queue
 
 function versionFields() {
   return { zulip_version: ZULIP_VERSION, zulip_feature_level: FEATURE_LEVEL, zulip_merge_base: ZULIP_MERGE_BASE };
-}
-
-function pollAnswer(queue: EventQueue, events: string): JsonFields {
-  return new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);
-}
-
-/** A parked GET /events: answered with whatever the queue holds when it is flushed or closed. */
-function parkedPoll(respond: (result: JsonFields) => void): Consumer {
-  return {
-    kind: 'poll',
-    flush(queue) {
-      respond(pollAnswer(queue, queue.pendingJson()));
-      return true;
-    },
-    close(queue) {
-      respond(pollAnswer(queue, '[]'));
-    },
-  };
 }
 
 async function register(app: App, realm: RealmInfo, user: User | null, p: ParamsOf<typeof registerParams>) {
@@ -149,38 +131,19 @@ async function readConsistentState(app: App, realm: RealmInfo, user: User | null
 }
 
 async function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typeof eventsParams>, onAbort: (cb: () => void) => void, answer: (result: JsonFields) => void) {
-  let queue: EventQueue;
-  let created = false;
   if (p.queue_id === undefined) {
     if (!p.dont_block) throw missingArgument('queue_id');
-    queue = app.queues.create(user.id, realm.id, queueOptions(user, p));
-    created = true;
-  } else {
-    if (p.last_event_id === undefined) throw missingArgument('last_event_id');
-    const found = app.queues.get(p.queue_id, user.id);
-    if (!found) throw badQueueId(p.queue_id);
-    queue = found;
-    try {
-      queue.prune(p.last_event_id);
-    } catch (err) {
-      if (err instanceof QueueError) throw badRequest(err.message);
-      throw err;
-    }
+    const queue = app.queues.create(user.id, realm.id, queueOptions(user, p));
+    return pollQueue(app, queue, { dontBlock: true, created: true });
   }
-  if (queue.size > 0 || p.dont_block) {
-    app.queues.release(queue);
-    queue.lastConnection = Date.now();
-    return new JsonFields(`"events":${queue.pendingJson()}${created ? `,"queue_id":${JSON.stringify(queue.id)}` : ''}`);
-  }
-  const parked = queue;
-  return new Promise<JsonFields>((resolve) => {
-    const consumer = parkedPoll((result) => {
-      answer(result);
-      resolve(result);
-    });
-    app.queues.attach(parked, consumer);
-    onAbort(() => app.queues.detach(parked, consumer));
-  });
+  if (p.last_event_id === undefined) throw missingArgument('last_event_id');
+  // Another node's queue: that node answers.
+  const owner = queueOwner(app, p.queue_id);
+  if (owner) return proxyPoll(app, owner, { queueId: p.queue_id, userId: user.id, lastEventId: p.last_event_id, dontBlock: p.dont_block });
+  const queue = app.queues.get(p.queue_id, user.id);
+  if (!queue) throw badQueueId(p.queue_id);
+  acknowledge(queue, p.last_event_id);
+  return pollQueue(app, queue, { dontBlock: p.dont_block, onAbort, answer });
 }
 
 const eventsParams = {
@@ -212,6 +175,8 @@ export const routes = [
     params: { queue_id: str() },
     response: z.object({}),
     async handler({ app, user, params }) {
+      const owner = queueOwner(app, params.queue_id);
+      if (owner) return proxyDelete(app, owner, { queueId: params.queue_id, userId: user.id });
       const queue = app.queues.get(params.queue_id, user.id);
       if (!queue) throw badQueueId(params.queue_id);
       app.queues.delete(queue);

@@ -115,7 +115,7 @@ export const routes = [
     response: z.object({ url: z.string().describe('Serves the file without authentication for a minute') }),
     async handler({ app, realm, user, path }) {
       const a = await downloadable(app, realm, user, path['*']!);
-      return a instanceof RawResponse ? a : { url: temporaryUrl(a.pathId) };
+      return a instanceof RawResponse ? a : { url: temporaryUrl(app, a.pathId) };
     },
   }),
   optionalUserRoute({
@@ -153,7 +153,7 @@ export const routes = [
     response: new RawSuccess(200, '*/*', 'The file'),
     noRateLimit: true,
     async handler({ app, realm, path }) {
-      const pathId = pathIdOfToken(path.token!);
+      const pathId = pathIdOfToken(app, path.token!);
       if (pathId === null) throw badRequest('Invalid token');
       if (pathId.split('/').at(-1) !== path.filename) throw badRequest('Invalid filename');
       const a = await attachmentByPath(app, realm, pathId);

@@ -1,7 +1,10 @@
-import type { EventBus, EventEnvelope, EventHandler } from './bus.ts';
+import type { BusListener, EventBus, EventEnvelope, EventHandler } from './bus.ts';
 import { log } from '../log.ts';
 
-/** The single-process bus: delivery is a direct call, so ordering is publication order. */
+/**
+ * The single-process bus: delivery is a direct call, so ordering is publication order, nothing
+ * is lost, and there is no other process to tell of cache changes.
+ */
 export class MemoryBus implements EventBus {
   private readonly handlers = new Set<EventHandler>();
 
@@ -18,6 +21,22 @@ export class MemoryBus implements EventBus {
   subscribe(handler: EventHandler): () => void {
     this.handlers.add(handler);
     return () => this.handlers.delete(handler);
+  }
+
+  announce(): void {}
+
+  listen(_listener: BusListener): () => void {
+    return () => {};
+  }
+
+  async resume(): Promise<void> {}
+
+  async pause(): Promise<null> {
+    return null;
+  }
+
+  settled(): null {
+    return null;
   }
 
   connected(): boolean {

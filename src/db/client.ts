@@ -44,6 +44,8 @@ export interface SqlSession extends SqlExecutor {
 
 export interface Database {
   prisma: PrismaClient;
+  /** The connection string (of the embedded server too), for pools of their own such as cluster/locks.ts. */
+  url: string;
   /**
    * Runs fn on one connection held for its whole duration, for what Prisma cannot do: session
    * advisory locks and multi-statement scripts (migrations, maintenance). Not for request paths.
@@ -82,6 +84,7 @@ async function openPostgres(url: string, { poolSize, onQuery }: OpenDatabaseOpti
   const prisma = new PrismaClient({ adapter: onQuery ? timedAdapter(adapter, onQuery) : adapter });
   return {
     prisma,
+    url,
     ping: async () => {
       await pool.query('SELECT 1');
     },

@@ -76,6 +76,8 @@ export const NOT_EXPORTED_TABLES: readonly string[] = [
   '_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport', 'ImageAttachment', 'Device', 'PushDeviceToken', 'PushOutbox',
   // Invitations are links to this server, and their mail log its own: a restored organization invites anew.
   'Invitation', 'MultiuseInvite', 'InvitationEmail',
+  // The server's shared secrets, and presence counters (an imported organization's starts after its imported presences).
+  'ServerSecret', 'PresenceSequence',
 ];
 
 /** Messages per messages file (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */

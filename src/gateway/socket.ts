@@ -5,11 +5,9 @@
 // with no gap and no duplicate. Protocol details: README.md, "WebSocket events".
 import type uWS from 'uWebSockets.js';
 import { z } from 'zod';
-import type { Consumer, EventQueue } from '../../actors/queue.ts';
-import { QueueError } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
-import { badQueueId, deliveredEvent } from '../api/events.ts';
+import { deliveredEvent } from '../api/events.ts';
 import type { Scope } from '../api/route.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { ClientOrigin, TrustedProxies } from '../http/client-address.ts';
@@ -17,18 +15,13 @@ import { authenticateBasic } from '../http/credentials.ts';
 import { markAborted, openPending, requestId, requestOrigin, writeResponse, type PendingResponse, type RequestObservers } from '../http/exchange.ts';
 import type { Gate } from '../http/route.ts';
 import { log } from '../log.ts';
+import { queueOwner } from '../cluster/queue-proxy.ts';
+import { SocketBridge } from '../cluster/socket-bridge.ts';
+import { LocalSource, openQueue, type SocketData, type SocketSource } from './socket-source.ts';
 
 export const SOCKET_PATH = '/api/v1/events/socket';
+export { CLOSE_REASONS } from './socket-source.ts';
 const SWITCHING_PROTOCOLS = 101;
-
-/** Why the server closes a socket: codes in the range RFC 6455 leaves to applications, and its "service restart". */
-export const CLOSE_REASONS = {
-  REPLACED: { code: 4001, reason: 'another client took over this queue' },
-  QUEUE_DELETED: { code: 4004, reason: 'queue deleted' },
-  SLOW_CONSUMER: { code: 4008, reason: 'slow consumer: send buffer limit exceeded' },
-  SERVER_RESTART: { code: 1012, reason: 'server restarting' },
-} as const;
-type CloseReason = (typeof CLOSE_REASONS)[keyof typeof CLOSE_REASONS];
 
 /** What a client sends: an acknowledgement (other keys are ignored). */
 export const clientFrame = z.looseObject({ last_event_id: z.number().int() });
@@ -36,56 +29,6 @@ const frameError = z.strictObject({ result: z.literal('error'), msg: z.string(),
 /** What the server sends: each event as GET /events would return it, or the answer to a bad client frame. */
 export const serverFrame = z.union([deliveredEvent, frameError]);
 const BAD_FRAME = JSON.stringify({ result: 'error', msg: 'Expected {"last_event_id": <integer>}', code: 'BAD_REQUEST' } satisfies z.infer<typeof frameError>);
-
-interface SocketData {
-  queue: EventQueue;
-  consumer?: SocketConsumer;
-}
-
-class SocketConsumer implements Consumer {
-  readonly kind = 'socket';
-  private closed = false;
-  /** Highest event id written to this socket. */
-  private sentUpTo: number;
-
-  constructor(
-    private readonly ws: uWS.WebSocket<SocketData>,
-    private readonly maxBuffered: () => number,
-    resumeAfter: number,
-  ) {
-    this.sentUpTo = resumeAfter;
-  }
-
-  flush(queue: EventQueue): boolean {
-    if (this.closed) return false;
-    this.ws.cork(() => {
-      queue.forEachAfter(this.sentUpTo, (id, json) => {
-        this.ws.send(json, false);
-        this.sentUpTo = id;
-      });
-    });
-    // A client that reads slower than we write would make us buffer without end: drop it; its
-    // queue keeps every unacknowledged event for the reconnect.
-    if (this.ws.getBufferedAmount() > this.maxBuffered()) this.end(CLOSE_REASONS.SLOW_CONSUMER);
-    return false;
-  }
-
-  close(_queue: EventQueue, reason: 'replaced' | 'deleted' | 'shutdown'): void {
-    if (reason === 'replaced') this.end(CLOSE_REASONS.REPLACED);
-    else if (reason === 'deleted') this.end(CLOSE_REASONS.QUEUE_DELETED);
-    else this.end(CLOSE_REASONS.SERVER_RESTART);
-  }
-
-  markClosed(): void {
-    this.closed = true;
-  }
-
-  private end({ code, reason }: CloseReason): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.ws.end(code, reason);
-  }
-}
 
 function rejectUpgrade(pending: PendingResponse, err: ApiError): void {
   writeResponse(pending, err.status, { ...err.headers, 'Content-Type': 'application/json' }, JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra }));
@@ -125,8 +68,8 @@ interface Handshake {
   origin: ClientOrigin;
 }
 
-/** Who is connecting and to which queue: Basic credentials, or the queue id alone (a 122-bit secret). */
-async function resolveQueue(app: App, gate: Gate<Scope, User>, { headers, query, origin }: Handshake): Promise<{ queue: EventQueue; resumeAfter: number }> {
+/** Who is connecting and to which queue (Basic credentials, or the queue id alone), here or on another node. */
+async function resolveSource(app: App, gate: Gate<Scope, User>, bridge: SocketBridge | null, { headers, query, origin }: Handshake): Promise<SocketSource> {
   const refused = handshakeError(headers);
   if (refused) throw refused;
   const queueId = query.get('queue_id');
@@ -136,24 +79,14 @@ async function resolveQueue(app: App, gate: Gate<Scope, User>, { headers, query,
     const scope = gate.scope({ host: headers.host ?? '', ...origin });
     userId = (await authenticateBasic(gate, scope, headers.authorization, origin.ip, app.limits?.ip ?? null)).id;
   }
-  const candidate = app.queues.peek(queueId);
-  const queue = candidate && (userId === undefined || candidate.userId === userId) ? candidate : undefined;
-  if (!queue) throw badQueueId(queueId);
-  const raw = query.get('last_event_id');
-  if (raw === null) return { queue, resumeAfter: queue.newestPrunedId };
-  const lastEventId = Number(raw);
-  if (!Number.isInteger(lastEventId)) throw badRequest('last_event_id is not an integer');
-  try {
-    queue.prune(lastEventId);
-  } catch (err) {
-    if (err instanceof QueueError) throw badRequest(err.message);
-    throw err;
-  }
-  return { queue, resumeAfter: lastEventId };
+  const owner = queueOwner(app, queueId);
+  if (owner) return bridge!.connect(owner, queueId, userId, query.get('last_event_id'));
+  const { queue, resumeAfter } = openQueue(app, queueId, userId, query.get('last_event_id'));
+  return new LocalSource(app, queue, resumeAfter);
 }
 
 export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: TrustedProxies, uws: uWS.TemplatedApp, observers: RequestObservers): void {
-  const maxBuffered = () => app.config.WS_MAX_BUFFERED_BYTES;
+  const bridge = app.cluster ? new SocketBridge(app) : null;
   // The upgrade is a request like any other for the metrics and the access log (101 when it succeeds).
   const observer = observers.route('GET', SOCKET_PATH);
   uws.ws<SocketData>(SOCKET_PATH, {
@@ -167,13 +100,13 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
       res.onAborted(() => markAborted(pending));
       const headers = readHeaders(req);
       const handshake = { headers, query: new URLSearchParams(req.getQuery() ?? ''), origin: requestOrigin(res, req, proxies) };
-      resolveQueue(app, gate, handshake).then(
-        ({ queue, resumeAfter }) => {
-          if (pending.aborted) return;
+      resolveSource(app, gate, bridge, handshake).then(
+        (source) => {
+          if (pending.aborted) return source.closed();
           pending.done = true;
-          pending.userId = queue.userId;
+          pending.userId = source.userId ?? null;
           res.cork(() => {
-            res.upgrade<SocketData>({ queue, resumeAfter } as SocketData & { resumeAfter: number }, headers['sec-websocket-key']!,
+            res.upgrade<SocketData>({ source }, headers['sec-websocket-key']!,
               headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
           });
           observer.answered(pending, SWITCHING_PROTOCOLS);
@@ -185,17 +118,8 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
         },
       );
     },
-    open: (ws) => {
-      const data = ws.getUserData() as SocketData & { resumeAfter: number };
-      if (data.queue.state === 'expired') {
-        ws.end(CLOSE_REASONS.QUEUE_DELETED.code, CLOSE_REASONS.QUEUE_DELETED.reason);
-        return;
-      }
-      data.consumer = new SocketConsumer(ws, maxBuffered, data.resumeAfter);
-      app.queues.attach(data.queue, data.consumer);
-    },
+    open: (ws) => ws.getUserData().source.open(ws),
     message: (ws, message) => {
-      const { queue } = ws.getUserData();
       let frame: unknown;
       try {
         frame = JSON.parse(Buffer.from(message).toString('utf8'));
@@ -207,19 +131,9 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
         ws.send(BAD_FRAME);
         return;
       }
-      try {
-        queue.prune(ack.data.last_event_id);
-      } catch (err) {
-        if (!(err instanceof QueueError)) throw err;
-        ws.send(JSON.stringify({ result: 'error', msg: err.message, code: 'BAD_REQUEST' }));
-      }
+      ws.getUserData().source.acknowledge(ack.data.last_event_id, (msg) => void ws.send(JSON.stringify({ result: 'error', msg, code: 'BAD_REQUEST' })));
     },
-    close: (ws) => {
-      const { queue, consumer } = ws.getUserData();
-      if (!consumer) return;
-      consumer.markClosed();
-      app.queues.detach(queue, consumer);
-    },
+    close: (ws) => ws.getUserData().source.closed(),
   });
   // uWS hands a request to the handlers above only if it carries a 24-character key; the rest of
   // the requests for this path get their RFC answer here.

@@ -1,6 +1,7 @@
 // Rate limits with Zulip's rules: at most N requests in any window of W seconds (a sliding log,
 // as Zulip's backends keep). Each active key holds the times of its last N requests in a ring;
-// keys idle for a whole window are swept, so memory follows the active keys.
+// keys idle for a whole window are swept, so memory follows the active keys. In a cluster every
+// node also counts the requests the others counted (cluster/rate-gossip.ts).
 import { rateLimitHit } from '../errors.ts';
 
 export interface RateDecision {
@@ -23,6 +24,8 @@ interface Log {
 export class RateLimiter {
   private readonly logs = new Map<string, Log>();
   private sweepAt = 0;
+  /** Told of each request this limiter counts (a cluster passes them on to the other nodes). */
+  onCounted: ((key: string, time: number) => void) | null = null;
 
   constructor(
     readonly limit: number,
@@ -34,16 +37,46 @@ export class RateLimiter {
   hit(key: string): RateDecision {
     const now = this.now();
     this.sweep(now);
+    const log = this.logOf(key);
+    this.expire(log, now);
+    if (log.count >= this.limit) return this.refusal(log, now);
+    log.times[(log.head + log.count) % this.limit] = now;
+    log.count++;
+    this.onCounted?.(key, now);
+    return { allowed: true, limit: this.limit, remaining: this.limit - log.count, reset: this.resetOf(log), retryAfter: 0 };
+  }
+
+  /**
+   * Counts a request another node counted at `time`, in its place by time (it may be older than
+   * requests counted here since); when the log is full the oldest entry makes room.
+   */
+  record(key: string, time: number): void {
+    const now = this.now();
+    if (time <= now - this.windowSeconds) return;
+    this.sweep(now);
+    const log = this.logOf(key);
+    this.expire(log, now);
+    if (log.count === this.limit) {
+      if (time <= log.times[log.head]!) return;
+      log.head = (log.head + 1) % this.limit;
+      log.count--;
+    }
+    let at = log.count;
+    while (at > 0 && log.times[(log.head + at - 1) % this.limit]! > time) {
+      log.times[(log.head + at) % this.limit] = log.times[(log.head + at - 1) % this.limit]!;
+      at--;
+    }
+    log.times[(log.head + at) % this.limit] = time;
+    log.count++;
+  }
+
+  private logOf(key: string): Log {
     let log = this.logs.get(key);
     if (!log) {
       log = { times: new Float64Array(this.limit), head: 0, count: 0 };
       this.logs.set(key, log);
     }
-    this.expire(log, now);
-    if (log.count >= this.limit) return this.refusal(log, now);
-    log.times[(log.head + log.count) % this.limit] = now;
-    log.count++;
-    return { allowed: true, limit: this.limit, remaining: this.limit - log.count, reset: this.resetOf(log), retryAfter: 0 };
+    return log;
   }
 
   /** Whether `key` has no capacity left, without counting anything. */

@@ -1,7 +1,7 @@
 // An organization's linkifiers: the ordered list the API shows, and the compiled set the renderer
 // applies. Both are cached per realm, since every rendered message needs them; actions call
-// forgetLinkifiers after each committed change. The cache is per process: in a cluster, other
-// processes need that call too when they see the change.
+// forgetLinkifiers after each committed change (through cluster/cache-sync.ts, which tells the
+// other processes of a cluster too).
 import type { App } from '../app.ts';
 import type { Prisma } from '../db/generated/client.ts';
 import { compileLinkifiers, type CompiledLinkifiers } from '../markdown/index.ts';

@@ -3,7 +3,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { App } from '../app.ts';
-import { signToken, verifyToken } from '../auth/signed-tokens.ts';
 import type { Attachment, Channel, User } from '../db/generated/client.ts';
 import { readsChannelHistory, timestamp } from './messages.ts';
 import type { RealmInfo } from './realms.ts';
@@ -57,14 +56,14 @@ export async function canDownload(app: App, realm: RealmInfo, user: User | null,
 const TEMPORARY_URL_SECONDS = 60;
 
 /** A URL that serves the file without authentication for a minute. */
-export function temporaryUrl(pathId: string, now = Date.now()): string {
-  const token = signToken(`${pathId}\n${Math.floor(now / 1000) + TEMPORARY_URL_SECONDS}`);
+export function temporaryUrl(app: App, pathId: string, now = Date.now()): string {
+  const token = app.tokens.sign(`${pathId}\n${Math.floor(now / 1000) + TEMPORARY_URL_SECONDS}`);
   return `/user_uploads/temporary/${token}/${encodeURIComponent(pathId.split('/').at(-1)!)}`;
 }
 
 /** The path id a temporary URL's token grants, or null when it is forged or expired. */
-export function pathIdOfToken(token: string, now = Date.now()): string | null {
-  const payload = verifyToken(token);
+export function pathIdOfToken(app: App, token: string, now = Date.now()): string | null {
+  const payload = app.tokens.verify(token);
   if (payload === null) return null;
   const [pathId, expires] = payload.split('\n');
   return pathId && Number(expires) * 1000 >= now ? pathId : null;

@@ -1,0 +1,356 @@
+// The bus of a cluster: every process publishes to one JetStream stream (subject
+// `chat.<cluster>.events`) and reads all of it back through an ordered consumer, its own events
+// included, so every process delivers every event in the one order the stream gives them: the
+// order in which their publishers stored them. A channel's writers take turns (cluster/locks.ts)
+// and each waits until its events are stored before the next one starts (`settled`), so each
+// channel's events keep their commit order on every node.
+//
+// Publishing: events wait in an outbox and leave in frames (a JSON array of items), one frame in
+// flight at a time, so a process's events are stored in the order it published them; each frame
+// has a message id, so a frame sent again after a lost acknowledgment is stored once (and a
+// reader drops any repeat it still sees). While NATS is down the outbox keeps everything and
+// sends it, in order, once NATS is back: nothing published is dropped, and `settled` waits until
+// then (callers answer their clients earlier: bus.ts, `storedOrLater`).
+//
+// Reading: the stream is file-backed and keeps events for a while (retentionMs), so a process
+// that was cut off resumes where it stopped, and one that restarts resumes after the position it
+// saved with its queues (`pause`, `resume`). If the stream lost events a process has not read
+// (NATS lost its storage, or the process was away longer than the retention) the process tells
+// its listeners (`lost`): the event queues end and their clients register again.
+import { randomBytes } from 'node:crypto';
+import {
+  DeliverPolicy,
+  DiscardPolicy,
+  Events,
+  headers,
+  nanos,
+  StorageType,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type NatsConnection,
+  type StreamInfo,
+} from 'nats';
+import { storedOrLater, type BusListener, type CacheChange, type EventBus, type EventEnvelope, type EventHandler } from './bus.ts';
+import { log } from '../log.ts';
+
+/** Items are gathered into frames of about this size; a bigger item is sent in several parts. */
+const FRAME_BYTES = 256 * 1024;
+const PUBLISH_TIMEOUT_MS = 2_000;
+/** How long closing waits for NATS to store what is queued. */
+const CLOSE_WAIT_MS = 5_000;
+const RETRY_MAX_MS = 2_000;
+
+export interface NatsBusOptions {
+  connection: NatsConnection;
+  /** Names the stream and its subject: the processes of one deployment share it, no other does. */
+  clusterId: string;
+  nodeId: string;
+  /** How long the stream keeps events: a process cut off for longer loses some and starts over. */
+  retentionMs?: number;
+}
+
+/** One item of a frame: an event, or a cache change. */
+type WireItem = { e: WireEnvelope } | { c: CacheChange };
+/** An envelope with its per-user additions grouped by value: most recipients of a message share one. */
+type WireEnvelope = Omit<EventEnvelope, 'perUser'> & { perUserGroups?: [Record<string, unknown>, number[]][] };
+
+interface Waiter {
+  upTo: number;
+  resolve: () => void;
+}
+
+const isNotFound = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code === 10059 || /stream not found/i.test(String(err));
+
+export class NatsBus implements EventBus {
+  private readonly handlers = new Set<EventHandler>();
+  private readonly listeners = new Set<BusListener>();
+  private readonly js: JetStreamClient;
+  private readonly subject: string;
+  private readonly stream: string;
+  /** This process's run: frames are numbered per run. */
+  private readonly origin: string;
+  private readonly retentionMs: number;
+  // Publishing.
+  private outbox: string[] = [];
+  private queued = 0;
+  private stored = 0;
+  private waiters: Waiter[] = [];
+  private pumping = false;
+  private frameNumber = 0;
+  // Reading.
+  private consumer: ConsumerMessages | null = null;
+  /** Between `resume` and `pause`. */
+  private reading = false;
+  /** The stream's creation time as last seen: another one means NATS lost the stream. */
+  private streamCreated = '';
+  private nextSequence = 0;
+  private following: Promise<void> = Promise.resolve();
+  /** Parts of a big item, by origin, until its last part arrives. */
+  private readonly parts = new Map<string, Uint8Array[]>();
+  private readonly lastFrame = new Map<string, number>();
+  private closed = false;
+  /** Whether the connection to NATS is up (it reconnects by itself after a loss). */
+  private online = true;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    opts: NatsBusOptions,
+  ) {
+    this.js = nc.jetstream();
+    this.subject = `chat.${opts.clusterId}.events`;
+    this.stream = `chat_${opts.clusterId}`;
+    this.origin = `${opts.nodeId}.${randomBytes(6).toString('hex')}`;
+    this.retentionMs = opts.retentionMs ?? 10 * 60_000;
+  }
+
+  /** Connects to the cluster's stream, creating it if needed; delivery starts with `resume`. */
+  static async open(opts: NatsBusOptions): Promise<NatsBus> {
+    const bus = new NatsBus(opts.connection, await opts.connection.jetstreamManager(), opts);
+    await bus.streamInfo();
+    void bus.watchConnection();
+    return bus;
+  }
+
+  async resume(position: string | null): Promise<void> {
+    this.reading = true;
+    const [created, sequence] = position?.split('|') ?? [];
+    await this.follow({ created: created ?? '', sequence: Number(sequence ?? 0) });
+  }
+
+  async pause(): Promise<string> {
+    this.reading = false;
+    this.consumer?.stop();
+    this.consumer = null;
+    await this.following.catch((err: unknown) => log.error('could not follow the event stream', { error: String(err) }));
+    return `${this.streamCreated}|${this.nextSequence - 1}`;
+  }
+
+  publish(envelope: EventEnvelope): void {
+    this.enqueue(JSON.stringify({ e: toWire(envelope) }));
+  }
+
+  announce(change: CacheChange): void {
+    this.enqueue(JSON.stringify({ c: change }));
+  }
+
+  subscribe(handler: EventHandler): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  listen(listener: BusListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  connected(): boolean {
+    return this.online && !this.closed && !this.nc.isClosed();
+  }
+
+  settled(): Promise<void> | null {
+    if (this.stored === this.queued) return null;
+    return new Promise((resolve) => this.waiters.push({ upTo: this.queued, resolve }));
+  }
+
+  /** Sends what is queued (for a few seconds at most), then stops reading. The connection stays open. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await storedOrLater(this, CLOSE_WAIT_MS);
+    this.closed = true;
+    this.consumer?.stop();
+    for (const w of this.waiters) w.resolve();
+    this.waiters = [];
+    this.handlers.clear();
+    this.listeners.clear();
+  }
+
+  /** Removes the stream (tests, and a deployment being taken down). */
+  async destroy(): Promise<void> {
+    await this.close();
+    await this.jsm.streams.delete(this.stream).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  }
+
+  private enqueue(item: string): void {
+    if (this.closed) return void log.warn('an event published after the bus closed is dropped');
+    this.outbox.push(item);
+    this.queued++;
+    if (!this.pumping) {
+      this.pumping = true;
+      // Everything published in the same tick (a batch of messages) leaves in one frame.
+      queueMicrotask(() => void this.pump());
+    }
+  }
+
+  private async pump(): Promise<void> {
+    let failures = 0;
+    while (this.outbox.length > 0 && !this.closed) {
+      const { chunks, count } = this.nextFrame();
+      for (let i = 0; i < chunks.length && !this.closed; ) {
+        const h = headers();
+        h.set('Chat-Origin', this.origin);
+        h.set('Chat-Frame', String(this.frameNumber));
+        if (i < chunks.length - 1) h.set('Chat-More', '1');
+        try {
+          await this.js.publish(this.subject, chunks[i], { msgID: `${this.origin}.${this.frameNumber}`, headers: h, timeout: PUBLISH_TIMEOUT_MS });
+          this.frameNumber++;
+          i++;
+          if (failures > 0) log.info('NATS stores events again', { after: failures });
+          failures = 0;
+        } catch (err) {
+          if (failures++ === 0) log.warn('NATS did not store events; retrying', { error: String(err) });
+          // No stream (NATS lost it): make it again, and read the new one.
+          if (/503|no responders/i.test(String(err)) || isNotFound(err)) {
+            await this.follow().catch((e: unknown) => log.warn('could not make the event stream again yet', { error: String(e) }));
+          }
+          await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** failures, RETRY_MAX_MS)));
+        }
+      }
+      this.stored += count;
+      while (this.waiters.length > 0 && this.waiters[0]!.upTo <= this.stored) this.waiters.shift()!.resolve();
+    }
+    this.pumping = false;
+  }
+
+  /** Takes the next items off the outbox: one frame, in parts when one item is too big for a message. */
+  private nextFrame(): { chunks: Uint8Array[]; count: number } {
+    let bytes = 0;
+    let count = 0;
+    while (count < this.outbox.length && (count === 0 || bytes + this.outbox[count]!.length < FRAME_BYTES)) bytes += this.outbox[count++]!.length;
+    const data = Buffer.from(`[${this.outbox.splice(0, count).join(',')}]`);
+    // Room for the headers under the server's largest message.
+    const limit = Math.max(1024, (this.nc.info?.max_payload ?? 1024 * 1024) - 4096);
+    const chunks: Uint8Array[] = [];
+    for (let at = 0; at < data.length; at += limit) chunks.push(data.subarray(at, at + limit));
+    return { chunks, count };
+  }
+
+  /**
+   * Starts reading at `resumeAt` (after that sequence, if the stream is still the one it names;
+   * else after the stream's end, and the events in between are lost), or, after a reconnection or
+   * when publishing found no stream, starts over if NATS lost the stream we were reading.
+   */
+  private follow(resumeAt?: { created: string; sequence: number }): Promise<void> {
+    this.following = this.following.then(() => this.followNow(resumeAt), () => this.followNow(resumeAt));
+    return this.following;
+  }
+
+  private async followNow(resumeAt?: { created: string; sequence: number }): Promise<void> {
+    if (this.closed || !this.reading) return;
+    const info = await this.streamInfo();
+    if (!resumeAt && info.created === this.streamCreated) return;
+    const replaced = this.streamCreated !== '' && info.created !== this.streamCreated;
+    const continues = resumeAt?.created === info.created;
+    this.streamCreated = info.created;
+    this.consumer?.stop();
+    this.nextSequence = continues ? resumeAt!.sequence + 1 : info.state.last_seq + 1;
+    this.parts.clear();
+    const consumer = await this.js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.nextSequence });
+    this.consumer = await consumer.consume({ callback: (m) => this.receive(m), max_messages: 1000 });
+    if (replaced) this.reportLoss('NATS lost the event stream; it was made again');
+    else if (resumeAt?.created && !continues) this.reportLoss('the stream the saved queues were reading is gone');
+  }
+
+  private async streamInfo(): Promise<StreamInfo> {
+    try {
+      return await this.jsm.streams.info(this.stream);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    return this.jsm.streams.add({
+      name: this.stream,
+      subjects: [this.subject],
+      storage: StorageType.File,
+      discard: DiscardPolicy.Old,
+      max_age: nanos(this.retentionMs),
+      duplicate_window: nanos(this.retentionMs),
+    });
+  }
+
+  private async watchConnection(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (this.closed) return;
+      if (status.type === Events.Disconnect) {
+        this.online = false;
+        log.warn('lost the connection to NATS; reconnecting', { server: String(status.data) });
+      }
+      if (status.type === Events.Reconnect) {
+        this.online = true;
+        log.info('reconnected to NATS', { server: String(status.data) });
+        this.follow().catch((err: unknown) => log.error('could not follow the event stream after reconnecting', { error: String(err) }));
+      }
+    }
+  }
+
+  private reportLoss(reason: string): void {
+    log.warn('events may have been lost; event queues start over', { reason });
+    for (const listener of this.listeners) listener.lost?.();
+  }
+
+  private receive(m: JsMsg): void {
+    if (!this.reading || m.seq < this.nextSequence) return;
+    if (m.seq > this.nextSequence) {
+      this.parts.clear();
+      this.reportLoss(`stream messages ${this.nextSequence}-${m.seq - 1} expired before this process read them`);
+    }
+    this.nextSequence = m.seq + 1;
+    const origin = m.headers?.get('Chat-Origin') ?? '';
+    const frame = Number(m.headers?.get('Chat-Frame'));
+    if (frame <= (this.lastFrame.get(origin) ?? -1)) return;
+    this.lastFrame.set(origin, frame);
+    const held = this.parts.get(origin);
+    if (m.headers?.has('Chat-More')) {
+      if (held) held.push(m.data);
+      else this.parts.set(origin, [m.data]);
+      return;
+    }
+    this.parts.delete(origin);
+    let items: WireItem[];
+    try {
+      items = JSON.parse(Buffer.concat([...(held ?? []), m.data]).toString('utf8')) as WireItem[];
+    } catch (err) {
+      log.error('unreadable frame on the event stream', { origin, error: String(err) });
+      return this.reportLoss('an unreadable frame');
+    }
+    const own = origin === this.origin;
+    for (const item of items) {
+      if ('e' in item) this.deliver(fromWire(item.e));
+      else if (!own) for (const listener of this.listeners) listener.changed?.(item.c);
+    }
+  }
+
+  private deliver(envelope: EventEnvelope): void {
+    for (const handler of this.handlers) {
+      try {
+        handler(envelope);
+      } catch (err) {
+        log.error('event handler failed', { error: String(err), type: envelope.event.type });
+      }
+    }
+  }
+}
+
+function toWire(envelope: EventEnvelope): WireEnvelope {
+  const { perUser, ...rest } = envelope;
+  if (!perUser) return rest;
+  const groups = new Map<string, [Record<string, unknown>, number[]]>();
+  for (const [id, extra] of Object.entries(perUser)) {
+    const key = JSON.stringify(extra);
+    const group = groups.get(key);
+    if (group) group[1].push(Number(id));
+    else groups.set(key, [extra, [Number(id)]]);
+  }
+  return { ...rest, perUserGroups: [...groups.values()] };
+}
+
+function fromWire(wire: WireEnvelope): EventEnvelope {
+  const { perUserGroups, ...rest } = wire;
+  if (!perUserGroups) return rest;
+  const perUser: Record<number, Record<string, unknown>> = {};
+  for (const [extra, ids] of perUserGroups) for (const id of ids) perUser[id] = extra;
+  return { ...rest, perUser };
+}

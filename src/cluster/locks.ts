@@ -1,0 +1,67 @@
+// Writes that must not interleave (a channel's messages, moves and reactions; a user's read
+// flags) take turns across the cluster as they do inside one process (actors/serial.ts): each
+// holds a PostgreSQL advisory lock on the channel (or user) from before it writes until its
+// events are stored in the stream (the bus's `settled`), so the next writer, on any node,
+// publishes after it and every node delivers the channel's events in commit order. Session
+// locks on connections of their own: a write holds one while it uses the main pool, and a node
+// that dies releases its locks with its connections.
+//
+// Measured against the alternative, routing each channel's writes to one owner node by
+// consistent hashing: a turn costs two round trips to PostgreSQL (lock, unlock) per group-commit
+// batch, and needs no membership, no hand-over when nodes come and go, and no second way of
+// calling an action; routing would cost a NATS request per write from every other node and a
+// serialized form of every channel action. README.md, "Cluster", has the figures.
+import pg from 'pg';
+import { ANSWER_WITHIN_MS, waitAtMost, type EventBus } from '../bus/bus.ts';
+import { log } from '../log.ts';
+
+/** The first key of the two-key advisory locks: which kind of thing is locked (SYSTEM_BOTS: per realm, while one is made). */
+export const LockSpace = { CHANNEL: 1, USER: 2, SYSTEM_BOTS: 3 } as const;
+
+export class ClusterLocks {
+  private readonly pool: pg.Pool;
+
+  constructor(databaseUrl: string, private readonly bus: EventBus) {
+    // Few connections, dropped soon when idle: every node of the cluster keeps its own.
+    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 8, idleTimeoutMillis: 10_000 });
+    this.pool.on('error', (err) => log.error('advisory lock connection failed', { error: err.message }));
+  }
+
+  /**
+   * Runs `write` while holding the lock of (`space`, `id`), which is released once its events are
+   * stored, however long NATS takes: the order holds across a NATS outage. The caller has the
+   * result as soon as the events are stored, or after ANSWER_WITHIN_MS while NATS is away; the
+   * next write of the same channel, on any node, waits for the lock.
+   */
+  async turn<T>(space: number, id: number, write: () => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1, $2)', [space, id]);
+    } catch (err) {
+      client.release(true);
+      throw err;
+    }
+    try {
+      return await write();
+    } finally {
+      await waitAtMost(this.release(client, space, id), ANSWER_WITHIN_MS);
+    }
+  }
+
+  private async release(client: pg.PoolClient, space: number, id: number): Promise<void> {
+    const stored = this.bus.settled();
+    if (stored) await stored;
+    try {
+      await client.query('SELECT pg_advisory_unlock($1, $2)', [space, id]);
+      client.release();
+    } catch (err) {
+      // The connection is dropped, and its lock with it.
+      log.error('could not release an advisory lock', { space, id, error: String(err) });
+      client.release(true);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+}

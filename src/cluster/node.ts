@@ -1,0 +1,225 @@
+// This process as a node of a cluster: its NATS connection, the event bus over it, which other
+// nodes are alive, and requests to a named node (the queue proxy uses them). Made at start when
+// CLUSTER=nats (or NATS_URL is set); the rest of the server sees only the bus and these calls.
+//
+// Liveness: every node says it is alive on `chat.<cluster>.alive` each second; a node not heard
+// from for DEPARTED_AFTER_MS is gone (a killed process is silent at once; NATS drops its
+// subscriptions as soon as its socket closes, so requests to it fail with "no responders").
+// While this node itself is cut off from NATS it hears nobody, so it judges nobody.
+import { Events, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { NatsBus } from '../bus/nats.ts';
+import { log } from '../log.ts';
+import { connectNats } from './connection.ts';
+import { ClusterLocks } from './locks.ts';
+import { NodeGone, NodeUnreachable } from './node-errors.ts';
+
+const HEARTBEAT_MS = 1_000;
+const DEPARTED_AFTER_MS = 3_500;
+
+interface Waiting {
+  node: string;
+  reject: (err: Error) => void;
+}
+
+export class ClusterNode {
+  private readonly lastSeen = new Map<string, number>();
+  private readonly departureHandlers = new Set<(node: string) => void>();
+  private readonly connectionHandlers = new Set<(state: 'disconnected' | 'reconnected') => void>();
+  private readonly waiting = new Set<Waiting>();
+  private readonly subscriptions: Subscription[] = [];
+  private readonly timer: NodeJS.Timeout;
+  private connected = true;
+  private leaving = false;
+
+  private constructor(
+    readonly id: string,
+    /** Names the deployment's NATS subjects; shared through the database. */
+    readonly clusterId: string,
+    readonly nc: NatsConnection,
+    readonly bus: NatsBus,
+    /** Channel and user writes take turns across the nodes. */
+    readonly locks: ClusterLocks,
+  ) {
+    this.subscriptions.push(
+      nc.subscribe(this.aliveSubject, {
+        callback: (_err, msg) => {
+          const [node, state] = msg.string().split(' ');
+          if (!node || node === this.id) return;
+          if (state === 'leaving') this.depart(node, true);
+          else this.lastSeen.set(node, Date.now());
+        },
+      }),
+    );
+    this.timer = setInterval(() => this.beat(), HEARTBEAT_MS);
+    this.timer.unref();
+    this.beat();
+    void this.watchConnection();
+  }
+
+  static async join(settings: { natsUrl: string; nodeId: string }, clusterId: string, databaseUrl: string): Promise<ClusterNode> {
+    const nc = await connectNats(settings.natsUrl, `chat-${settings.nodeId}`);
+    try {
+      // Two nodes of one name would answer each other's queue requests.
+      const taken = await nc.request(`chat.${clusterId}.node.${settings.nodeId}.ping`, '', { timeout: 1_000 }).then(() => true, () => false);
+      if (taken) throw new Error(`another node of this cluster runs as NODE_ID=${settings.nodeId}`);
+      const bus = await NatsBus.open({ connection: nc, clusterId, nodeId: settings.nodeId });
+      const node = new ClusterNode(settings.nodeId, clusterId, nc, bus, new ClusterLocks(databaseUrl, bus));
+      node.serve('ping', () => ({}));
+      return node;
+    } catch (err) {
+      await nc.close();
+      throw err;
+    }
+  }
+
+  private get aliveSubject(): string {
+    return `chat.${this.clusterId}.alive`;
+  }
+
+  private subject(node: string, name: string): string {
+    return `chat.${this.clusterId}.node.${node}.${name}`;
+  }
+
+  onDeparture(handler: (node: string) => void): () => void {
+    this.departureHandlers.add(handler);
+    return () => this.departureHandlers.delete(handler);
+  }
+
+  /** Called when this node loses its NATS connection and when it has it back. */
+  onConnection(handler: (state: 'disconnected' | 'reconnected') => void): void {
+    this.connectionHandlers.add(handler);
+  }
+
+  /** Answers requests named `name` sent to this node; what `handler` returns (JSON) is the reply. */
+  serve(name: string, handler: (data: unknown) => unknown): void {
+    this.subscriptions.push(
+      this.nc.subscribe(this.subject(this.id, name), {
+        callback: (_err, msg: Msg) => {
+          Promise.resolve()
+            .then(() => handler(msg.json()))
+            .then(
+              (reply) => msg.respond(JSON.stringify(reply ?? null)),
+              (err: unknown) => {
+                log.error('cluster request failed', { name, error: err instanceof Error ? err.stack : String(err) });
+                msg.respond(JSON.stringify({ failed: String(err) }));
+              },
+            );
+        },
+      }),
+    );
+  }
+
+  /**
+   * Sends a request to `node` and resolves with its reply. Rejects with NodeGone when no such
+   * node listens or it departs while we wait, NodeUnreachable on a timeout or a NATS failure.
+   */
+  call<T>(node: string, name: string, data: unknown, timeoutMs: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const waiting: Waiting = { node, reject };
+      this.waiting.add(waiting);
+      const settle = () => this.waiting.delete(waiting);
+      this.nc.request(this.subject(node, name), JSON.stringify(data), { timeout: timeoutMs }).then(
+        (msg) => {
+          settle();
+          const reply = msg.json<T & { failed?: string }>();
+          if (reply && typeof reply === 'object' && 'failed' in reply) reject(new NodeUnreachable(`node ${node} failed: ${reply.failed}`));
+          else resolve(reply);
+        },
+        (err: unknown) => {
+          settle();
+          const code = (err as { code?: string }).code;
+          reject(code === '503' ? new NodeGone(`node ${node} is not in the cluster`) : new NodeUnreachable(`node ${node}: ${String(err)}`));
+        },
+      );
+    });
+  }
+
+  /**
+   * A one-way message to `node`. NATS may lose it when a connection breaks; both ends hear of
+   * that (onConnection), and callers start over then.
+   */
+  send(node: string, name: string, text: string): void {
+    this.nc.publish(this.subject(node, name), text);
+  }
+
+  /** A one-way message to every other node (lost if NATS drops it). */
+  broadcast(name: string, text: string): void {
+    this.nc.publish(`chat.${this.clusterId}.all.${name}`, `${this.id}\n${text}`);
+  }
+
+  /** Handles what the other nodes broadcast under `name`. */
+  onBroadcast(name: string, handler: (text: string) => void): void {
+    this.subscriptions.push(
+      this.nc.subscribe(`chat.${this.clusterId}.all.${name}`, {
+        callback: (_err, msg) => {
+          const text = msg.string();
+          const newline = text.indexOf('\n');
+          if (text.slice(0, newline) === this.id) return;
+          try {
+            handler(text.slice(newline + 1));
+          } catch (err) {
+            log.error('cluster broadcast failed', { name, error: err instanceof Error ? err.stack : String(err) });
+          }
+        },
+      }),
+    );
+  }
+
+  /** Handles one-way messages named `name` sent to this node. */
+  on(name: string, handler: (text: string) => void): void {
+    this.subscriptions.push(
+      this.nc.subscribe(this.subject(this.id, name), {
+        callback: (_err, msg) => {
+          try {
+            handler(msg.string());
+          } catch (err) {
+            log.error('cluster message failed', { name, error: err instanceof Error ? err.stack : String(err) });
+          }
+        },
+      }),
+    );
+  }
+
+  private beat(): void {
+    if (this.leaving) return;
+    this.nc.publish(this.aliveSubject, this.id);
+    if (!this.connected) return;
+    const cutoff = Date.now() - DEPARTED_AFTER_MS;
+    for (const [node, seen] of this.lastSeen) if (seen < cutoff) this.depart(node);
+  }
+
+  private depart(node: string, said = false): void {
+    if (!this.lastSeen.delete(node)) return;
+    if (said) log.info('a cluster node left', { node });
+    else log.warn('a cluster node is gone (not heard from)', { node });
+    for (const w of this.waiting) if (w.node === node) w.reject(new NodeGone(`node ${node} left the cluster`));
+    for (const handler of this.departureHandlers) handler(node);
+  }
+
+  private async watchConnection(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type === Events.Disconnect) {
+        this.connected = false;
+        for (const handler of this.connectionHandlers) handler('disconnected');
+      }
+      if (status.type === Events.Reconnect) {
+        this.connected = true;
+        // Nobody was heard while we were away: everyone gets a fresh grace period.
+        const now = Date.now();
+        for (const node of this.lastSeen.keys()) this.lastSeen.set(node, now);
+        for (const handler of this.connectionHandlers) handler('reconnected');
+      }
+    }
+  }
+
+  /** Tells the others this node is going, sends what its bus holds, and disconnects. */
+  async leave(): Promise<void> {
+    this.leaving = true;
+    clearInterval(this.timer);
+    if (!this.nc.isClosed()) this.nc.publish(this.aliveSubject, `${this.id} leaving`);
+    await this.bus.close();
+    await this.locks.close();
+    for (const s of this.subscriptions) s.unsubscribe();
+    if (!this.nc.isClosed()) await this.nc.drain();
+  }
+}

@@ -1,0 +1,96 @@
+// Queues live on the node that made them, and a queue's id starts with that node's id
+// (`node:uuid`). A GET or DELETE /events that reaches another node (a load balancer needs no
+// stickiness) goes to the owner as a NATS request, authenticated here already: the owner answers
+// as if the client had come to it. A queue whose node is gone (killed, or stopped) is answered
+// with BAD_EVENT_QUEUE_ID, and its client registers again on a live node; the messages it had
+// not read are in the database. A poll the network lost on the way is answered with no events:
+// the client polls again with the same last_event_id, so it misses nothing.
+import type { App } from '../app.ts';
+import { ApiError, badQueueId } from '../errors.ts';
+import { acknowledge, pollQueue } from '../gateway/long-poll.ts';
+import { JsonFields } from '../http/route.ts';
+import { log } from '../log.ts';
+import { NodeGone } from './node-errors.ts';
+
+/** The node that holds the queue when it is another one; null when it is this one (or no cluster). */
+export function queueOwner(app: App, queueId: string): string | null {
+  if (!app.cluster) return null;
+  const colon = queueId.indexOf(':');
+  if (colon <= 0) return null;
+  const node = queueId.slice(0, colon);
+  return node === app.cluster.id ? null : node;
+}
+
+interface PollCall {
+  queueId: string;
+  userId: number;
+  lastEventId: number;
+  dontBlock: boolean;
+}
+
+interface DeleteCall {
+  queueId: string;
+  userId: number;
+}
+
+export type Reply = { fields?: string; error?: { msg: string; code: string; status: number; extra: Record<string, unknown> } };
+
+export function errorReply(err: unknown): Reply {
+  if (!(err instanceof ApiError)) throw err;
+  return { error: { msg: err.message, code: err.code, status: err.status, extra: err.extra } };
+}
+
+export function fromReply(reply: Reply): void {
+  if (reply.error) throw new ApiError(reply.error.msg, reply.error.code, reply.error.status, reply.error.extra);
+}
+
+/** How long a passed-on poll may take: the owner answers parked polls with a heartbeat before this. */
+function pollTimeout(app: App, dontBlock: boolean): number {
+  return dontBlock ? 10_000 : (app.config.HEARTBEAT_SECONDS + app.config.HEARTBEAT_JITTER_SECONDS + 10) * 1000;
+}
+
+export async function proxyPoll(app: App, owner: string, call: PollCall): Promise<JsonFields> {
+  let reply: Reply;
+  try {
+    reply = await app.cluster!.call<Reply>(owner, 'poll', call, pollTimeout(app, call.dontBlock));
+  } catch (err) {
+    if (err instanceof NodeGone) throw badQueueId(call.queueId);
+    log.warn('a passed-on poll got no answer; the client polls again', { owner, error: String(err) });
+    return new JsonFields(`"events":[],"queue_id":${JSON.stringify(call.queueId)}`);
+  }
+  fromReply(reply);
+  return new JsonFields(reply.fields!);
+}
+
+export async function proxyDelete(app: App, owner: string, call: DeleteCall): Promise<Record<string, never>> {
+  try {
+    fromReply(await app.cluster!.call<Reply>(owner, 'delete', call, 10_000));
+  } catch (err) {
+    if (err instanceof NodeGone) throw badQueueId(call.queueId);
+    throw err;
+  }
+  return {};
+}
+
+/** The owner's side: answers the polls and deletions other nodes pass on. */
+export function serveQueues(app: App): void {
+  const cluster = app.cluster!;
+  cluster.serve('poll', async (data): Promise<Reply> => {
+    const call = data as PollCall;
+    const queue = app.queues.get(call.queueId, call.userId);
+    if (!queue) return errorReply(badQueueId(call.queueId));
+    try {
+      acknowledge(queue, call.lastEventId);
+    } catch (err) {
+      return errorReply(err);
+    }
+    return { fields: (await pollQueue(app, queue, { dontBlock: call.dontBlock })).json };
+  });
+  cluster.serve('delete', (data): Reply => {
+    const call = data as DeleteCall;
+    const queue = app.queues.get(call.queueId, call.userId);
+    if (!queue) return errorReply(badQueueId(call.queueId));
+    app.queues.delete(queue);
+    return {};
+  });
+}

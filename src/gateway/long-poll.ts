@@ -1,0 +1,61 @@
+// Reading an event queue by long-polling (GET /events): answer at once with what the queue holds,
+// or park until the next flush or heartbeat. The same for a poll that reached this node directly
+// and one another node of the cluster passed on (cluster/queue-proxy.ts).
+import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
+import type { App } from '../app.ts';
+import { badRequest } from '../errors.ts';
+import { JsonFields } from '../http/route.ts';
+
+function pollAnswer(queue: EventQueue, events: string): JsonFields {
+  return new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);
+}
+
+/** A parked GET /events: answered with whatever the queue holds when it is flushed or closed. */
+function parkedPoll(respond: (result: JsonFields) => void): Consumer {
+  return {
+    kind: 'poll',
+    flush(queue) {
+      respond(pollAnswer(queue, queue.pendingJson()));
+      return true;
+    },
+    close(queue) {
+      respond(pollAnswer(queue, '[]'));
+    },
+  };
+}
+
+/** Acknowledges what the client has (`last_event_id`), with Zulip's errors for ids that make no sense. */
+export function acknowledge(queue: EventQueue, lastEventId: number): void {
+  try {
+    queue.prune(lastEventId);
+  } catch (err) {
+    if (err instanceof QueueError) throw badRequest(err.message);
+    throw err;
+  }
+}
+
+export interface PollRequest {
+  dontBlock: boolean;
+  /** The queue was made by this request (GET /events without a queue id): its id goes in the answer. */
+  created?: boolean;
+  onAbort?: (cb: () => void) => void;
+  /** Answers a parked poll in the flush that completes it, without a promise hop. */
+  answer?: (result: JsonFields) => void;
+}
+
+/** The answer to a poll of `queue`, acknowledged already: now, or once something arrives. */
+export function pollQueue(app: App, queue: EventQueue, { dontBlock, created, onAbort, answer }: PollRequest): JsonFields | Promise<JsonFields> {
+  if (queue.size > 0 || dontBlock) {
+    app.queues.release(queue);
+    queue.lastConnection = Date.now();
+    return new JsonFields(`"events":${queue.pendingJson()}${created ? `,"queue_id":${JSON.stringify(queue.id)}` : ''}`);
+  }
+  return new Promise<JsonFields>((resolve) => {
+    const consumer = parkedPoll((result) => {
+      answer?.(result);
+      resolve(result);
+    });
+    app.queues.attach(queue, consumer);
+    onAbort?.(() => app.queues.detach(queue, consumer));
+  });
+}
