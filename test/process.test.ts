@@ -189,7 +189,8 @@ test('SIGKILL leaves PostgreSQL running; the next start stops it and finds the d
   const anonymous = new Client(server.port, `localhost:${server.port}`);
   const login = await anonymous.post('/fetch_api_key', { username: printed.email, password: printed.password });
   assert.equal([login.status, login.body.api_key], [200, printed.apiKey]);
-  assert.is((await stop(server)).code, 0);
+  const stopped = await stop(server);
+  assert.is(stopped.code, 0, stopped.stderr);
 });
 
 test.run();

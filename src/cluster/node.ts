@@ -139,12 +139,18 @@ export class ClusterNode {
    * that (onConnection), and callers start over then.
    */
   send(node: string, name: string, text: string): void {
-    this.nc.publish(this.subject(node, name), text);
+    this.publish(this.subject(node, name), text);
   }
 
   /** A one-way message to every other node (lost if NATS drops it). */
   broadcast(name: string, text: string): void {
-    this.nc.publish(`chat.${this.clusterId}.all.${name}`, `${this.id}\n${text}`);
+    this.publish(`chat.${this.clusterId}.all.${name}`, `${this.id}\n${text}`);
+  }
+
+  /** One-way messages are dropped once the node is leaving (a timer may still fire then): NATS would throw. */
+  private publish(subject: string, text: string): void {
+    if (this.nc.isClosed() || this.nc.isDraining()) return;
+    this.nc.publish(subject, text);
   }
 
   /** Handles what the other nodes broadcast under `name`. */
