@@ -1,6 +1,7 @@
 // Structured logs with pino: one JSON object per line on stderr, or pino-pretty's human format
 // when stderr is a terminal. stdout stays for what commands print (the CLI's JSON answer, the
 // first-run credentials), so a log line never mixes into it. Tests run it silent.
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
@@ -48,12 +49,56 @@ export function setLogLevel(level: LogLevel): void {
   root.level = level;
 }
 
-export const log = {
-  debug: (m: string, f?: Fields) => (f ? root.debug(f, m) : root.debug(m)),
-  info: (m: string, f?: Fields) => (f ? root.info(f, m) : root.info(m)),
-  warn: (m: string, f?: Fields) => (f ? root.warn(f, m) : root.warn(m)),
-  error: (m: string, f?: Fields) => (f ? root.error(f, m) : root.error(m)),
+/** Where lines go: the process's `log`, or a request's `RequestLog`. */
+export interface Log {
+  debug(message: string, fields?: Fields): void;
+  info(message: string, fields?: Fields): void;
+  warn(message: string, fields?: Fields): void;
+  error(message: string, fields?: Fields): void;
+}
+
+/** Lines of the process itself (start, stop, background work); lines of a request go through its RequestLog. */
+export const log: Log = {
+  debug: (m, f) => (f ? root.debug(f, m) : root.debug(m)),
+  info: (m, f) => (f ? root.info(f, m) : root.info(m)),
+  warn: (m, f) => (f ? root.warn(f, m) : root.warn(m)),
+  error: (m, f) => (f ? root.error(f, m) : root.error(m)),
 };
+
+// Ids unique across the processes of a cluster without a random number per request: a random
+// prefix per process, then the request's number; the id's string is made only when a line is written.
+const PROCESS_TAG = randomBytes(3).toString('hex');
+export const requestIdOf = (seq: number): string => `${PROCESS_TAG}-${seq.toString(36)}`;
+
+/**
+ * The log of one request (or WebSocket, for the lines its frames cause): every line carries the
+ * request's id, as its access line does. Handed down as an argument to the code that writes
+ * lines: on Node 20 the AsyncLocalStorage that would find it instead switches on promise hooks for
+ * the whole process, which costs every request (README, "Logs").
+ */
+export class RequestLog implements Log {
+  constructor(private readonly seq: number) {}
+
+  debug(m: string, f?: Fields): void {
+    if (root.isLevelEnabled('debug')) root.debug(this.fields(f), m);
+  }
+
+  info(m: string, f?: Fields): void {
+    root.info(this.fields(f), m);
+  }
+
+  warn(m: string, f?: Fields): void {
+    root.warn(this.fields(f), m);
+  }
+
+  error(m: string, f?: Fields): void {
+    root.error(this.fields(f), m);
+  }
+
+  private fields(f: Fields | undefined): Fields {
+    return { request_id: requestIdOf(this.seq), ...f };
+  }
+}
 
 /** One line of the access log: what was asked, how it was answered, by whom; never credentials or parameters. */
 export interface AccessLine {

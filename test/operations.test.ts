@@ -1,10 +1,12 @@
 // What an operator sees of a running server, from outside, on a server process of its own (its
 // log is what it writes to stderr): /metrics in Prometheus' text format, counters that move with
 // traffic, /health/ready failing while the database is unreachable (a relay the test cuts) or
-// lacks a migration and recovering after, and log lines that are JSON, carry request ids and
-// hold no credentials.
+// lacks a migration and recovering after, and log lines that are JSON, carry request ids (also
+// those written deep below the request's handler) and hold no credentials.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -32,6 +34,7 @@ interface ServerProcess {
 }
 
 let databaseUrl: string;
+let dataDir: string;
 let proxy: DatabaseProxy;
 let server: ServerProcess;
 let owner: Client;
@@ -62,12 +65,24 @@ async function startServerProcess(env: Record<string, string>): Promise<ServerPr
   return { child, port: Number(listening[1]), apiKey, stderr: () => stderr, exited };
 }
 
+/** A port nothing listens on: an SMTP server there refuses every connection. */
+async function closedPort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
+  probe.close();
+  await once(probe, 'close');
+  return port;
+}
+
 test.before(async () => {
   databaseUrl = await freshDatabase();
   proxy = await DatabaseProxy.start(databaseUrl);
+  dataDir = tempDir();
   server = await startServerProcess({
     DATABASE_URL: proxy.url,
-    DATA_DIR: tempDir(),
+    DATA_DIR: dataDir,
+    SMTP_URL: `smtp://mailer:smtp-password-never-logged@127.0.0.1:${await closedPort()}`,
     LOG_LEVEL: 'info',
     METRICS_TOKEN: TOKEN,
     INIT_EMAIL: EMAIL,
@@ -293,6 +308,40 @@ test('readiness fails while a migration of this release is not applied', async (
   }
 });
 
+function logRecords(): Record<string, unknown>[] {
+  return server.stderr().split('\n').filter((l) => l !== '').map((line) => {
+    try {
+      return JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      throw new Error(`not a JSON log line: ${line}`);
+    }
+  });
+}
+
+test('lines a request causes far below its handler carry its id: a mail SMTP refused, a file an export missed', async () => {
+  assert.is((await owner.post('/invites', { invitee_emails: 'invitee@ops.test', stream_ids: [] })).status, 200);
+  const upload = await owner.postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'gone.txt', contentType: 'text/plain', data: Buffer.from('gone') }]);
+  assert.is(upload.status, 200);
+  const url = upload.body.url as string;
+  assert.is((await owner.post('/messages', { type: 'stream', to: 'ops', topic: 'files', content: `[gone.txt](${url})` })).status, 200);
+  await rm(path.join(dataDir, 'uploads', url.slice('/user_uploads/'.length)));
+  assert.is((await owner.post('/export/realm')).status, 200);
+
+  const records = await until('the mail and the export have said what went wrong', async () => logRecords(),
+    (rs) => rs.some((r) => r.msg === 'mail not sent') && rs.some((r) => r.msg === 'export: file missing on disk'));
+  const line = (msg: string) => records.find((r) => r.msg === msg)!;
+  const accessLine = (route: string) => records.find((r) => r.msg === 'request' && r.route === route && r.status === 200)!;
+  assert.is(line('mail not sent').request_id, accessLine('/api/v1/invites').request_id);
+  assert.match(String(line('mail not sent').error), /ECONNREFUSED/);
+  assert.is(line('export: file missing on disk').request_id, accessLine('/api/v1/export/realm').request_id);
+
+  // The refused mail went to mail.log instead; its link (a secret, as a password is) stays out of the log.
+  const link = /http\S+\/accounts\/do_confirm\/\S+/.exec(await readFile(path.join(dataDir, 'mail.log'), 'utf8'))?.[0];
+  assert.ok(link, 'the invitation link is in mail.log');
+  assert.not.ok(server.stderr().includes(link.split('/').at(-1)!), 'no invitation key in the log');
+  assert.not.ok(server.stderr().includes('smtp-password-never-logged'), 'no SMTP password in the log');
+});
+
 test('log lines are JSON; each request has an access line with its id; no key, password or Authorization in any', async () => {
   const login = await anonymous.post('/fetch_api_key', { username: EMAIL, password: PASSWORD });
   assert.is(login.status, 200);
@@ -310,14 +359,7 @@ test('log lines are JSON; each request has an access line with its id; no key, p
   for (const secret of secrets) assert.not.ok(stderr.includes(secret), `the log holds a secret: ${secret.slice(0, 6)}…`);
   assert.not.ok(/authorization/i.test(stderr), 'no Authorization header in the log');
 
-  const lines = stderr.split('\n').filter((l) => l !== '');
-  const records = lines.map((line) => {
-    try {
-      return JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      throw new Error(`not a JSON log line: ${line}`);
-    }
-  });
+  const records = logRecords();
   for (const r of records) assert.ok(typeof r.level === 'string' && typeof r.time === 'number' && typeof r.msg === 'string', JSON.stringify(r));
 
   const access = records.filter((r) => r.msg === 'request');

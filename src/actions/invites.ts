@@ -8,6 +8,7 @@ import { hasRealmPermission, requireRole } from '../auth/permissions.ts';
 import type { Channel, Invitation, MultiuseInvite, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
+import type { Log } from '../log.ts';
 import { accessRules, subscribedChannelIds } from '../queries/channels.ts';
 import { defaultChannelIds } from '../queries/default-channels.ts';
 import { confirmationLink, INVITE_STATUS, multiuseLink } from '../queries/invites.ts';
@@ -176,7 +177,7 @@ async function checkInvitees(app: App, realm: RealmInfo, emails: string[]): Prom
 }
 
 /** The mail of an email invitation; it leaves once the transaction committed. */
-async function mailInvitation(app: App, realm: RealmInfo, invitation: Invitation, referrer: User): Promise<void> {
+async function mailInvitation(app: App, realm: RealmInfo, invitation: Invitation, referrer: User, log: Log): Promise<void> {
   await app.prisma.invitationEmail.create({ data: { realmId: realm.id } });
   const expiry = invitation.expiresAt ? `This link expires on ${invitation.expiresAt.toUTCString()}.` : 'This link does not expire.';
   const text = [
@@ -187,7 +188,7 @@ async function mailInvitation(app: App, realm: RealmInfo, invitation: Invitation
     'If you did not expect this invitation, you can ignore this message.',
   ].join('\n\n');
   const mail = { to: invitation.email, subject: `${referrer.fullName} invited you to join ${realm.name}`, text };
-  onCommit(() => app.mail.send(mail));
+  onCommit(() => app.mail.send(mail, log));
 }
 
 export interface EmailInviteRequest extends InvitationTerms {
@@ -199,7 +200,7 @@ export interface EmailInviteRequest extends InvitationTerms {
  * POST /invites. Returns normally when every address was invited; throws INVITATION_FAILED when
  * some were skipped (after inviting the rest) or none could be invited (then nothing was written).
  */
-export async function inviteUsers(app: App, realm: RealmInfo, user: User, req: EmailInviteRequest): Promise<void> {
+export async function inviteUsers(app: App, realm: RealmInfo, user: User, req: EmailInviteRequest, log: Log): Promise<void> {
   requireMemberOrAdmin(user);
   if (!(await hasRealmPermission(app.realms, realm, user, 'can_invite_users_group'))) throw badRequest('Insufficient permission');
   checkInviteRole(user, req.invitedAs);
@@ -219,7 +220,7 @@ export async function inviteUsers(app: App, realm: RealmInfo, user: User, req: E
       const invitation = await app.prisma.invitation.create({
         data: { ...terms, invitedAt: createdAt, email, notifyReferrerOnJoin: req.notifyReferrerOnJoin, key: generateKey() },
       });
-      await mailInvitation(app, realm, invitation, user);
+      await mailInvitation(app, realm, invitation, user, log);
     }
     await notifyInvitesChanged(app, realm, [user.id]);
     return taken;
@@ -266,14 +267,14 @@ export async function revokeInvitation(app: App, realm: RealmInfo, user: User, i
 }
 
 /** POST /invites/{id}/resend: the same link again, counted against the daily limit. */
-export async function resendInvitation(app: App, realm: RealmInfo, user: User, id: number): Promise<void> {
+export async function resendInvitation(app: App, realm: RealmInfo, user: User, id: number, log: Log): Promise<void> {
   requireMemberOrAdmin(user);
   await atomic(app, async () => {
     const invitation = await accessInvitation(app, realm, user, id);
     await lockRealm(app, realm);
     await checkDailyLimit(app, realm, 1);
     const referrer = await app.prisma.user.findUniqueOrThrow({ where: { id: invitation.referredById! } });
-    await mailInvitation(app, realm, invitation, referrer);
+    await mailInvitation(app, realm, invitation, referrer, log);
   });
 }
 

@@ -12,7 +12,7 @@ import { EXPORT_STATUS, type ExportType } from '../domain/realm-export.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { writeRealmExport } from '../export/write-export.ts';
-import { log } from '../log.ts';
+import type { Log } from '../log.ts';
 import { realmExports } from '../queries/realm-exports.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { uploadFilePath, uploadSpaceUsed } from '../queries/uploads.ts';
@@ -39,7 +39,7 @@ async function notifyRealmExport(app: App, realm: RealmInfo): Promise<void> {
 }
 
 /** POST /export/realm: records the request and starts the export once it is committed; returns its id. */
-export async function requestExport(app: App, realm: RealmInfo, user: User, exportType: ExportType): Promise<number> {
+export async function requestExport(app: App, realm: RealmInfo, user: User, exportType: ExportType, log: Log): Promise<number> {
   requireRole(user, Role.ADMINISTRATOR);
   return atomic(app, async () => {
     // Two requests at once must not both pass the weekly limit.
@@ -54,7 +54,7 @@ export async function requestExport(app: App, realm: RealmInfo, user: User, expo
     await notifyRealmExport(app, realm);
     // Not awaited: the request answers now, the export takes its time (Zulip's deferred_work queue).
     onCommit(() => {
-      runExport(app, realm, row.id).catch((err: unknown) => log.error('data export lost', { export: row.id, error: String(err) }));
+      runExport(app, realm, row.id, log).catch((err: unknown) => log.error('data export lost', { export: row.id, error: String(err) }));
     });
     return row.id;
   });
@@ -66,8 +66,8 @@ function newExportPath(realmId: number): string {
   return `exports/${realmId}/${randomBytes(18).toString('base64url')}/${name}`;
 }
 
-/** Writes the export in the background; marks it succeeded or failed, and tells the administrators either way. */
-async function runExport(app: App, realm: RealmInfo, exportId: number): Promise<void> {
+/** Writes the export in the background (its lines in the log of the request that asked); marks it succeeded or failed, and tells the administrators either way. */
+async function runExport(app: App, realm: RealmInfo, exportId: number, log: Log): Promise<void> {
   const started = await app.prisma.realmExport.updateMany({ where: { id: exportId, status: EXPORT_STATUS.REQUESTED }, data: { status: EXPORT_STATUS.STARTED, dateStarted: new Date() } });
   if (started.count === 0) return;
   const row = await app.prisma.realmExport.findUniqueOrThrow({ where: { id: exportId } });
@@ -76,7 +76,7 @@ async function runExport(app: App, realm: RealmInfo, exportId: number): Promise<
   let succeeded = false;
   try {
     await mkdir(path.dirname(file), { recursive: true });
-    const { sha256 } = await writeRealmExport(app, realm.id, row.exportType as ExportType, file);
+    const { sha256 } = await writeRealmExport(app, realm.id, row.exportType as ExportType, file, log);
     await app.prisma.realmExport.update({ where: { id: exportId }, data: { status: EXPORT_STATUS.SUCCEEDED, dateSucceeded: new Date(), exportPath, sha256 } });
     succeeded = true;
   } catch (err) {

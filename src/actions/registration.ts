@@ -5,7 +5,7 @@ import type { App } from '../app.ts';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/passwords.ts';
 import type { Invitation, MultiuseInvite, User } from '../db/generated/client.ts';
 import { badRequest } from '../errors.ts';
-import { log } from '../log.ts';
+import type { Log } from '../log.ts';
 import { defaultChannelIds } from '../queries/default-channels.ts';
 import { confirmationLink, INVITE_STATUS, invitationByKey, type LinkState, linkState } from '../queries/invites.ts';
 import { realmEmailChecker } from '../queries/realm-domains.ts';
@@ -54,7 +54,7 @@ async function checkNewAddress(app: App, realm: RealmInfo, email: string): Promi
  * POST /join/<key>/: the address someone gives on a reusable link's page gets a confirmation link
  * carrying the link's terms. Returns the address.
  */
-export async function requestSignup(app: App, realm: RealmInfo, key: string, rawEmail: string): Promise<string> {
+export async function requestSignup(app: App, realm: RealmInfo, key: string, rawEmail: string, log: Log): Promise<string> {
   checkRealmOpen(realm);
   const email = rawEmail.trim();
   await atomic(app, async () => {
@@ -81,7 +81,7 @@ export async function requestSignup(app: App, realm: RealmInfo, key: string, raw
       `This link expires on ${signup.expiresAt!.toUTCString()}.`,
       'If you did not ask for an account, you can ignore this message.',
     ].join('\n\n');
-    onCommit(() => app.mail.send({ to: email, subject: `Confirm your email address for ${realm.name}`, text }));
+    onCommit(() => app.mail.send({ to: email, subject: `Confirm your email address for ${realm.name}`, text }, log));
   });
   return email;
 }
@@ -135,7 +135,7 @@ async function createInvitedAccount(app: App, realm: RealmInfo, form: Registrati
 }
 
 /** POST /accounts/register/: creates the account; Welcome Bot and the inviter speak once it exists. */
-export async function register(app: App, realm: RealmInfo, form: RegistrationForm): Promise<User> {
+export async function register(app: App, realm: RealmInfo, form: RegistrationForm, log: Log): Promise<User> {
   checkRealmOpen(realm);
   const name = checkFullName(form.fullName);
   checkPassword(form.password);

@@ -10,6 +10,7 @@ import { Role } from '../domain/roles.ts';
 import { badQueueId, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
 import type { JsonFields } from '../http/route.ts';
+import type { Log } from '../log.ts';
 import { registerResponse } from './register-state.ts';
 import { optionalUserRoute, userRoute } from './route.ts';
 import { proxyDelete, proxyPoll, queueOwner } from '../cluster/queue-proxy.ts';
@@ -130,7 +131,7 @@ async function readConsistentState(app: App, realm: RealmInfo, user: User | null
   );
 }
 
-async function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typeof eventsParams>, onAbort: (cb: () => void) => void, answer: (result: JsonFields) => void) {
+async function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typeof eventsParams>, onAbort: (cb: () => void) => void, answer: (result: JsonFields) => void, log: Log) {
   if (p.queue_id === undefined) {
     if (!p.dont_block) throw missingArgument('queue_id');
     const queue = app.queues.create(user.id, realm.id, queueOptions(user, p));
@@ -139,7 +140,7 @@ async function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typ
   if (p.last_event_id === undefined) throw missingArgument('last_event_id');
   // Another node's queue: that node answers.
   const owner = queueOwner(app, p.queue_id);
-  if (owner) return proxyPoll(app, owner, { queueId: p.queue_id, userId: user.id, lastEventId: p.last_event_id, dontBlock: p.dont_block });
+  if (owner) return proxyPoll(app, owner, { queueId: p.queue_id, userId: user.id, lastEventId: p.last_event_id, dontBlock: p.dont_block }, log);
   const queue = app.queues.get(p.queue_id, user.id);
   if (!queue) throw badQueueId(p.queue_id);
   acknowledge(queue, p.last_event_id);
@@ -167,7 +168,7 @@ export const routes = [
     params: eventsParams,
     // queue_id comes back when the call made the queue (dont_block without queue_id).
     response: z.object({ events: z.array(deliveredEvent), queue_id: z.string().optional() }),
-    handler: ({ app, realm, user, params, onAbort, answer }) => getEvents(app, realm, user, params, onAbort, answer),
+    handler: ({ app, realm, user, params, onAbort, answer, log }) => getEvents(app, realm, user, params, onAbort, answer, log),
   }),
   userRoute({
     method: 'DELETE',

@@ -73,8 +73,8 @@ export const routes = [
     path: '/api/v1/invites',
     params: { ...termParams, invitee_emails: str(), stream_ids: intList(), notify_referrer_on_join: bool().default(true) },
     response: z.object({}),
-    async handler({ app, realm, user, params }) {
-      await inviteUsers(app, realm, user, { ...terms(app.config, params), inviteeEmails: params.invitee_emails, notifyReferrerOnJoin: params.notify_referrer_on_join });
+    async handler({ app, realm, user, params, log }) {
+      await inviteUsers(app, realm, user, { ...terms(app.config, params), inviteeEmails: params.invitee_emails, notifyReferrerOnJoin: params.notify_referrer_on_join }, log);
       return {};
     },
   }),
@@ -102,8 +102,8 @@ export const routes = [
     path: '/api/v1/invites/:invite_id/resend',
     params: {},
     response: z.object({}),
-    async handler({ app, realm, user, path }) {
-      await resendInvitation(app, realm, user, inviteId(path));
+    async handler({ app, realm, user, path, log }) {
+      await resendInvitation(app, realm, user, inviteId(path), log);
       return {};
     },
   }),

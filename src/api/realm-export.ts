@@ -26,8 +26,8 @@ export const routes = [
     path: '/api/v1/export/realm',
     params: { export_type: exportType.default(EXPORT_TYPE.PUBLIC) },
     response: z.object({ id: z.number().int() }),
-    async handler({ app, realm, user, params }) {
-      return { id: await requestExport(app, realm, user, params.export_type as ExportType) };
+    async handler({ app, realm, user, params, log }) {
+      return { id: await requestExport(app, realm, user, params.export_type as ExportType, log) };
     },
   }),
   userRoute({

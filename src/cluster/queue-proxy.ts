@@ -9,7 +9,7 @@ import type { App } from '../app.ts';
 import { ApiError, badQueueId } from '../errors.ts';
 import { acknowledge, pollQueue } from '../gateway/long-poll.ts';
 import { JsonFields } from '../http/route.ts';
-import { log } from '../log.ts';
+import type { Log } from '../log.ts';
 import { NodeGone } from './node-errors.ts';
 
 /** The node that holds the queue when it is another one; null when it is this one (or no cluster). */
@@ -49,7 +49,7 @@ function pollTimeout(app: App, dontBlock: boolean): number {
   return dontBlock ? 10_000 : (app.config.HEARTBEAT_SECONDS + app.config.HEARTBEAT_JITTER_SECONDS + 10) * 1000;
 }
 
-export async function proxyPoll(app: App, owner: string, call: PollCall): Promise<JsonFields> {
+export async function proxyPoll(app: App, owner: string, call: PollCall, log: Log): Promise<JsonFields> {
   let reply: Reply;
   try {
     reply = await app.cluster!.call<Reply>(owner, 'poll', call, pollTimeout(app, call.dontBlock));

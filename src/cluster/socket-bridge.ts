@@ -13,7 +13,7 @@ import { closeFor, CLOSE_REASONS, openQueue, writeFrames, type CloseReason, type
 import type { ClusterNode } from './node.ts';
 import { NodeGone } from './node-errors.ts';
 import { errorReply, fromReply, type Reply } from './queue-proxy.ts';
-import { log } from '../log.ts';
+import type { Log } from '../log.ts';
 
 /** A flush is sent in parts of at most this many characters (NATS's default largest message is 1 MB). */
 const PART_CHARS = 256 * 1024;
@@ -69,7 +69,7 @@ class BridgedSocket implements SocketSource {
     if (!writeFrames(this.ws, this.bridge.maxBuffered, (send) => events.forEach(send))) this.finish();
   }
 
-  acknowledge(lastEventId: number, refuse: (msg: string) => void): void {
+  acknowledge(lastEventId: number, refuse: (msg: string) => void, log: Log): void {
     this.bridge.acknowledge(this, lastEventId).then(
       (msg) => msg !== null && !this.done && refuse(msg),
       // Not taken: the events stay in the queue, and the client acknowledges again later.

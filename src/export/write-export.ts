@@ -20,7 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import type { App } from '../app.ts';
 import type { SqlExecutor } from '../db/client.ts';
 import { EXPORT_TYPE, type ExportType } from '../domain/realm-export.ts';
-import { log } from '../log.ts';
+import type { Log } from '../log.ts';
 import { avatarFilePath, type AvatarVariant } from '../queries/avatars.ts';
 import { emojiImagePath } from '../queries/realm-emoji.ts';
 import { uploadFilePath } from '../queries/uploads.ts';
@@ -96,7 +96,7 @@ interface FileRecord {
 }
 
 /** Adds the files that exist under `dir/` with their records.json; a file missing on disk is left out, and logged. */
-async function addFiles(tar: TarWriter, top: string, dir: string, records: FileRecord[], source: (r: FileRecord) => string, stats: Record<string, number>): Promise<void> {
+async function addFiles(tar: TarWriter, top: string, dir: string, records: FileRecord[], source: (r: FileRecord) => string, stats: Record<string, number>, log: Log): Promise<void> {
   const kept: FileRecord[] = [];
   for (const record of records) {
     let data: Buffer;
@@ -117,14 +117,14 @@ async function addFiles(tar: TarWriter, top: string, dir: string, records: FileR
 const AVATAR_VARIANTS: AvatarVariant[] = ['original', 'default', 'medium'];
 
 /** Uploads, avatars and emoji images of the export, each folder with its records. */
-async function addAllFiles(app: App, tx: SqlExecutor, tar: TarWriter, top: string, scope: Scope, stats: Record<string, number>): Promise<void> {
+async function addAllFiles(app: App, tx: SqlExecutor, tar: TarWriter, top: string, scope: Scope, stats: Record<string, number>, log: Log): Promise<void> {
   const uploads = await tx.query<{ pathId: string; ownerId: number; contentType: string }>(
     `SELECT a."pathId", a."ownerId", a."contentType" FROM "Attachment" a
       WHERE a.id IN (SELECT "attachmentId" FROM "AttachmentMessage" WHERE "messageId" = ANY($1::int[])) ORDER BY a.id`,
     [scope.messages],
   );
   const uploadRecords = uploads.map((u) => ({ path: u.pathId, realm_id: scope.realm, user_profile_id: u.ownerId, content_type: u.contentType }));
-  await addFiles(tar, top, 'uploads', uploadRecords, (r) => uploadFilePath(app, r.path), stats);
+  await addFiles(tar, top, 'uploads', uploadRecords, (r) => uploadFilePath(app, r.path), stats, log);
 
   const avatars = await tx.query<{ id: number; avatarKey: string; avatarVersion: number }>(
     `SELECT id, "avatarKey", "avatarVersion" FROM "User" WHERE "realmId" = $1 AND "avatarSource" = 'U' AND "avatarKey" IS NOT NULL ORDER BY id`,
@@ -136,14 +136,14 @@ async function addAllFiles(app: App, tx: SqlExecutor, tar: TarWriter, top: strin
       realm_id: scope.realm, user_profile_id: u.id, avatar_version: u.avatarVersion,
     })),
   );
-  await addFiles(tar, top, 'avatars', avatarRecords, (r) => uploadFilePath(app, r.path), stats);
+  await addFiles(tar, top, 'avatars', avatarRecords, (r) => uploadFilePath(app, r.path), stats, log);
 
   const emoji = await tx.query<{ id: number; fileName: string; authorId: number | null }>(`SELECT id, "fileName", "authorId" FROM "RealmEmoji" WHERE "realmId" = $1 ORDER BY id`, [scope.realm]);
   const emojiRecords = emoji.map((e) => ({
     path: path.relative(app.config.uploadsDir, emojiImagePath(app, scope.realm, e.fileName)).split(path.sep).join('/'),
     realm_id: scope.realm, user_profile_id: e.authorId, file_name: e.fileName,
   }));
-  await addFiles(tar, top, 'emoji', emojiRecords, (r) => uploadFilePath(app, r.path), stats);
+  await addFiles(tar, top, 'emoji', emojiRecords, (r) => uploadFilePath(app, r.path), stats, log);
 }
 
 /** The migrations the exported rows follow, so an import can tell whether it knows their shape. */
@@ -154,9 +154,10 @@ export async function appliedMigrations(tx: SqlExecutor): Promise<string[]> {
 
 /**
  * Writes the export of realm `realmId` to `file` (a .tar.gz whose name, without the extension, is
- * the archive's top folder); returns the tarball's SHA-256 and what it holds.
+ * the archive's top folder); returns the tarball's SHA-256 and what it holds. Files missing on
+ * disk are told to `log`, the log of the request that asked for the export.
  */
-export async function writeRealmExport(app: App, realmId: number, exportType: ExportType, file: string): Promise<{ sha256: string; stats: Record<string, number> }> {
+export async function writeRealmExport(app: App, realmId: number, exportType: ExportType, file: string, log: Log): Promise<{ sha256: string; stats: Record<string, number> }> {
   const top = path.basename(file).replace(/\.tar\.gz$/, '');
   const stats: Record<string, number> = {};
   await app.db.withSession((session) =>
@@ -175,7 +176,7 @@ export async function writeRealmExport(app: App, realmId: number, exportType: Ex
           await tar.add(`${top}/${messagesFileName(i + 1)}`, await fileJson(tx, 'messages', chunk, stats));
         }
         await tar.add(`${top}/attachment.json`, await fileJson(tx, 'attachment', scope, stats));
-        await addAllFiles(app, tx, tar, top, scope, stats);
+        await addAllFiles(app, tx, tar, top, scope, stats, log);
         await tar.add(`${top}/migration_status.json`, Buffer.from(JSON.stringify({ migrations: await appliedMigrations(tx) }, null, 2)));
         await tar.add(`${top}/stats.json`, Buffer.from(JSON.stringify({ export_type: exportType, realm_id: realmId, ...stats }, null, 2)));
         await tar.close();

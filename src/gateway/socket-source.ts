@@ -5,6 +5,7 @@ import type uWS from 'uWebSockets.js';
 import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import { badQueueId, badRequest } from '../errors.ts';
+import type { Log } from '../log.ts';
 import { acknowledge } from './long-poll.ts';
 
 /** Why the server closes a socket: codes in the range RFC 6455 leaves to applications, and its "service restart". */
@@ -21,14 +22,16 @@ export interface SocketSource {
   readonly userId: number | undefined;
   /** The client is connected: events start flowing to `ws`. */
   open(ws: uWS.WebSocket<SocketData>): void;
-  /** The client acknowledged everything up to `lastEventId`; `refuse` tells it why that made no sense. */
-  acknowledge(lastEventId: number, refuse: (msg: string) => void): void;
+  /** The client acknowledged everything up to `lastEventId`; `refuse` tells it why that made no sense; `log` is the socket's. */
+  acknowledge(lastEventId: number, refuse: (msg: string) => void, log: Log): void;
   /** The client went away (or never finished connecting). */
   closed(): void;
 }
 
 export interface SocketData {
   source: SocketSource;
+  /** The log of the request that opened the socket: the lines its frames cause carry that request's id. */
+  log: Log;
 }
 
 export type CloseReason = 'replaced' | 'deleted' | 'shutdown';

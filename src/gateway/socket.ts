@@ -12,9 +12,9 @@ import type { Scope } from '../api/route.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { ClientOrigin, TrustedProxies } from '../http/client-address.ts';
 import { authenticateBasic } from '../http/credentials.ts';
-import { markAborted, openPending, requestId, requestOrigin, writeResponse, type PendingResponse, type RequestObservers } from '../http/exchange.ts';
+import { markAborted, openPending, requestOrigin, writeResponse, type PendingResponse, type RequestObservers } from '../http/exchange.ts';
 import type { Gate } from '../http/route.ts';
-import { log } from '../log.ts';
+import { RequestLog } from '../log.ts';
 import { queueOwner } from '../cluster/queue-proxy.ts';
 import { SocketBridge } from '../cluster/socket-bridge.ts';
 import { LocalSource, openQueue, type SocketData, type SocketSource } from './socket-source.ts';
@@ -97,6 +97,7 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
     maxBackpressure: 64 * 1024 * 1024,
     upgrade: (res, req, context) => {
       const pending = openPending(res, observer);
+      const log = new RequestLog(pending.seq);
       res.onAborted(() => markAborted(pending));
       const headers = readHeaders(req);
       const handshake = { headers, query: new URLSearchParams(req.getQuery() ?? ''), origin: requestOrigin(res, req, proxies) };
@@ -106,14 +107,14 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
           pending.done = true;
           pending.userId = source.userId ?? null;
           res.cork(() => {
-            res.upgrade<SocketData>({ source }, headers['sec-websocket-key']!,
+            res.upgrade<SocketData>({ source, log }, headers['sec-websocket-key']!,
               headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
           });
           observer.answered(pending, SWITCHING_PROTOCOLS);
         },
         (err) => {
           if (err instanceof ApiError) return rejectUpgrade(pending, err);
-          log.error('websocket upgrade failed', { request_id: requestId(pending), error: String(err) });
+          log.error('websocket upgrade failed', { error: String(err) });
           rejectUpgrade(pending, new ApiError('Internal server error', 'BAD_REQUEST', 500));
         },
       );
@@ -131,7 +132,8 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
         ws.send(BAD_FRAME);
         return;
       }
-      ws.getUserData().source.acknowledge(ack.data.last_event_id, (msg) => void ws.send(JSON.stringify({ result: 'error', msg, code: 'BAD_REQUEST' })));
+      const { source, log } = ws.getUserData();
+      source.acknowledge(ack.data.last_event_id, (msg) => void ws.send(JSON.stringify({ result: 'error', msg, code: 'BAD_REQUEST' })), log);
     },
     close: (ws) => ws.getUserData().source.closed(),
   });

@@ -1,9 +1,9 @@
 // One request and its response on uWS: what was read from the request before the handler returned
 // (uWS frees the request then), and the one way a response is written, which also tells the
 // request's observer (metrics, access log) how it was answered.
-import { randomBytes } from 'node:crypto';
 import type uWS from 'uWebSockets.js';
 import type { ClientOrigin, TrustedProxies } from './client-address.ts';
+import { requestIdOf } from '../log.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
@@ -57,12 +57,9 @@ export function statusLine(status: number): string {
   return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
 }
 
-// Ids unique across the processes of a cluster without a random number per request: a random
-// prefix per process, then a counter; the id's string is made only when a line is written.
-const PROCESS_TAG = randomBytes(3).toString('hex');
 let lastSeq = 0;
 
-export const requestId = (request: ObservedRequest): string => `${PROCESS_TAG}-${request.seq.toString(36)}`;
+export const requestId = (request: ObservedRequest): string => requestIdOf(request.seq);
 
 export function openPending(res: uWS.HttpResponse, observer: ResponseObserver): PendingResponse {
   return { res, aborted: false, done: false, startedAt: performance.now(), seq: ++lastSeq, userId: null, observer };

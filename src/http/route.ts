@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { Config, Scheme } from '../config.ts';
 import type { Fields, ParamsOf } from './params.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
+import type { Log } from '../log.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -35,6 +36,8 @@ export type RequestContext<F extends Fields, S, U> = S & {
   query: string;
   ip: string;
   headers: { userAgent: string };
+  /** This request's log: every line carries its id. Hand it to the code below that writes lines. */
+  log: Log;
   /** Called if the client goes away before the response; long-polls use it to detach. */
   onAbort(callback: () => void): void;
   /**

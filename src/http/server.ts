@@ -3,7 +3,7 @@
 // where results and ApiErrors become Zulip's JSON envelope.
 import uWS, { closeApp as closeUws, listenExclusive } from './uws.ts';
 import type { Config } from '../config.ts';
-import { log } from '../log.ts';
+import { log, RequestLog } from '../log.ts';
 import { ApiError, notLoggedIn, routeNotFound } from '../errors.ts';
 import { decodeBody, readBody } from './body.ts';
 import type { TrustedProxies } from './client-address.ts';
@@ -164,6 +164,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       const answer = answerer(ex, rate, ignored, inspect && ((written: WrittenAnswer) => inspect(route, written)));
       const result: HandlerResult = await (route.handler as (ctx: unknown) => Promise<HandlerResult>)({
         ...scope, user, params, path, files, query, ip, headers: { userAgent: ex.userAgent },
+        log: new RequestLog(ex.seq),
         onAbort: abortRegistrar(ex),
         answer,
       });

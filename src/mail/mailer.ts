@@ -6,7 +6,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../config.ts';
-import { log } from '../log.ts';
+import { log as processLog, type Log } from '../log.ts';
 
 export interface Mail {
   to: string;
@@ -31,9 +31,9 @@ export class Outbox {
     this.description = config.SMTP_URL ? `sent through SMTP at ${new URL(config.SMTP_URL).host}` : `not sent (no SMTP_URL): written to ${this.logFile}`;
   }
 
-  /** Queues a message; it leaves after those queued before it. */
-  send(mail: Mail): void {
-    this.tail = this.tail.then(() => this.deliver(mail));
+  /** Queues a message; it leaves after those queued before it. A failure is told to `log` (the log of the request that queued it). */
+  send(mail: Mail, log: Log = processLog): void {
+    this.tail = this.tail.then(() => this.deliver(mail, log));
   }
 
   /** Resolves once every queued message has been sent or logged. */
@@ -46,7 +46,7 @@ export class Outbox {
     this.transport?.close();
   }
 
-  private async deliver(mail: Mail): Promise<void> {
+  private async deliver(mail: Mail, log: Log): Promise<void> {
     try {
       if (!this.transport) return await this.append(mail, null);
       try {

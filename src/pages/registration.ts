@@ -96,12 +96,12 @@ export const routes = [
     path: '/accounts/register/',
     params: { key: str().optional(), full_name: str().optional(), password: str().optional() },
     response: htmlPage,
-    async handler({ app, realm, params }) {
+    async handler({ app, realm, params, log }) {
       const key = params.key ?? '';
       const fullName = params.full_name ?? '';
       if (!KEY_RE.test(key)) return unusable(app, realm, 'invalid');
       try {
-        const user = await register(app, realm, { key, fullName, password: params.password ?? '' });
+        const user = await register(app, realm, { key, fullName, password: params.password ?? '' }, log);
         const url = app.realms.url(realm);
         return page(
           200,
@@ -132,7 +132,7 @@ export const routes = [
     path: '/join/:key/',
     params: { email: str().optional() },
     response: htmlPage,
-    async handler({ app, realm, path, params, ip }) {
+    async handler({ app, realm, path, params, ip, log }) {
       const key = path.key!;
       const email = params.email ?? '';
       if (!KEY_RE.test(key)) return unusable(app, realm, 'invalid');
@@ -143,7 +143,7 @@ export const routes = [
         return page(429, 'Too many requests', html`<p>Too many sign-up emails were asked for from your network. Try again later.</p>`, { 'Retry-After': String(Math.ceil(exhausted.retryAfter)) });
       }
       try {
-        const sent = await requestSignup(app, realm, key, email);
+        const sent = await requestSignup(app, realm, key, email, log);
         limiter?.hit(ip);
         return page(200, 'Check your email', html`<p>We sent a link to <strong>${sent}</strong>. Open it within a day to finish creating your account in ${realm.name}.</p>`);
       } catch (err) {
