@@ -16,6 +16,7 @@ COPY prisma ./prisma
 COPY scripts ./scripts
 COPY actors ./actors
 COPY src ./src
+COPY web ./web
 RUN node scripts/prisma-generate.mjs && node scripts/build.mjs
 
 # The runtime dependencies alone, without what a container does not run (the Prisma CLI, the
