@@ -38,7 +38,9 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/build ./build
 COPY package.json ./
 COPY prisma/migrations ./prisma/migrations
-RUN mkdir -p /data && chown node:node /data
+# uploads/ exists in the image so that a volume mounted there (deploy/compose.yaml shares one
+# between the nodes) starts out the unprivileged user's, as /data does.
+RUN mkdir -p /data/uploads && chown -R node:node /data
 USER node
 VOLUME /data
 EXPOSE 9991
