@@ -6,13 +6,13 @@
 // what the build and the server need fails here.
 import { once } from 'node:events';
 import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { containerEnv, healthy, imageConfig, parseDockerfile, rehearseBuild, runContainer } from './helpers/dockerfile.ts';
+import { freePort } from './helpers/nats.ts';
 import { freshDatabase } from './helpers/server.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,14 +20,6 @@ const DOCKERFILE = path.join(ROOT, 'Dockerfile');
 const config = imageConfig(parseDockerfile(readFileSync(DOCKERFILE, 'utf8')));
 // Docker's official node images name their unprivileged user `node`; as root, this machine's `nobody` stands in.
 const RUN_AS = process.getuid!() === 0 ? { uid: 65534, gid: 65534 } : { uid: process.getuid!(), gid: process.getgid!() };
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  return port;
-}
 
 test("the image's last stage runs its server as an unprivileged user, with a HEALTHCHECK on readiness", () => {
   assert.ok(config.user, 'a USER instruction');

@@ -6,7 +6,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -15,6 +14,7 @@ import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { Client, type Reply } from './helpers/client.ts';
 import { DatabaseProxy } from './helpers/db-proxy.ts';
+import { freePort } from './helpers/nats.ts';
 import { freshDatabase, sharedServer, tempDir } from './helpers/server.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -65,16 +65,6 @@ async function startServerProcess(env: Record<string, string>): Promise<ServerPr
   return { child, port: Number(listening[1]), apiKey, stderr: () => stderr, exited };
 }
 
-/** A port nothing listens on: an SMTP server there refuses every connection. */
-async function closedPort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
-
 test.before(async () => {
   databaseUrl = await freshDatabase();
   proxy = await DatabaseProxy.start(databaseUrl);
@@ -82,7 +72,8 @@ test.before(async () => {
   server = await startServerProcess({
     DATABASE_URL: proxy.url,
     DATA_DIR: dataDir,
-    SMTP_URL: `smtp://mailer:smtp-password-never-logged@127.0.0.1:${await closedPort()}`,
+    // A free port: nothing listens there, so every mail is refused.
+    SMTP_URL: `smtp://mailer:smtp-password-never-logged@127.0.0.1:${await freePort()}`,
     LOG_LEVEL: 'info',
     METRICS_TOKEN: TOKEN,
     INIT_EMAIL: EMAIL,

@@ -22,6 +22,8 @@ import { LocalSource, openQueue, type SocketData, type SocketSource } from './so
 export const SOCKET_PATH = '/api/v1/events/socket';
 export { CLOSE_REASONS } from './socket-source.ts';
 const SWITCHING_PROTOCOLS = 101;
+/** A socket that says nothing this long is closed; uWS pings it before then, so a proxy's read timeout must be longer. */
+export const SOCKET_IDLE_SECONDS = 120;
 
 /** What a client sends: an acknowledgement (other keys are ignored). */
 export const clientFrame = z.looseObject({ last_event_id: z.number().int() });
@@ -90,7 +92,7 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
   // The upgrade is a request like any other for the metrics and the access log (101 when it succeeds).
   const observer = observers.route('GET', SOCKET_PATH);
   uws.ws<SocketData>(SOCKET_PATH, {
-    idleTimeout: 120,
+    idleTimeout: SOCKET_IDLE_SECONDS,
     sendPingsAutomatically: true,
     maxPayloadLength: 16 * 1024,
     // Far above WS_MAX_BUFFERED_BYTES, so uWS never drops a frame silently; we close slow clients ourselves.
