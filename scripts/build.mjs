@@ -8,7 +8,7 @@
 // It builds the web client too (scripts/build-web.mjs), which the server serves at `/`.
 // `npm start` also sets glibc's malloc to two arenas that return freed memory early: without
 // that, memory freed after start-up on Node's other threads stays mapped (measured: about 40 MB).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { buildWeb } from './build-web.mjs';
@@ -43,6 +43,9 @@ const prismaWasmFromFile = {
     });
   },
 };
+
+// Chunk names carry a hash: the last build's would otherwise pile up beside the new ones.
+rmSync('build/chunks', { recursive: true, force: true });
 
 // Split where the code imports a module lazily: the cluster's side (and NATS's client with it) is
 // a chunk of its own, loaded only by a node of a cluster.
