@@ -183,11 +183,11 @@ test('uploads named by images and audio count as the message\'s attachments', ()
 // Emoticons, for a sender who translates them.
 run([
   ['emoticons', ':) (: :( <3 :| :/ ;) :D :o :O :p :P',
-    `<p>${[['1f642', 'smile'], ['1f642', 'smile'], ['1f641', 'frown'], ['2764', 'heart'], ['1f610', 'neutral'], ['1f615', 'confused'], ['1f609', 'wink'], ['1f600', 'grinning'], ['1f62e', 'open_mouth'], ['1f62e', 'open_mouth'], ['1f61b', 'stuck_out_tongue'], ['1f61b', 'stuck_out_tongue']].map(([c, n]) => emoji(c!, n!)).join(' ')}</p>`],
-  ['between punctuation', 'Yes!:)? (;))', `<p>Yes!${emoji('1f642', 'smile')}? (${emoji('1f609', 'wink')})</p>`],
+    `<p>${[['1f642', 'slight_smile'], ['1f642', 'slight_smile'], ['1f641', 'frown'], ['2764', 'heart'], ['1f610', 'neutral'], ['1f615', 'confused'], ['1f609', 'wink'], ['1f604', 'smile'], ['1f62e', 'open_mouth'], ['1f62e', 'open_mouth'], ['1f61b', 'stuck_out_tongue'], ['1f61b', 'stuck_out_tongue']].map(([c, n]) => emoji(c!, n!)).join(' ')}</p>`],
+  ['between punctuation', 'Yes!:)? (;))', `<p>Yes!${emoji('1f642', 'slight_smile')}? (${emoji('1f609', 'wink')})</p>`],
   ['not inside words, nor right after a link', 'a:)b http://x.io:)', '<p>a:)b <a href="http://x.io">http://x.io</a>:)</p>'],
   ['not in code', '`:)`', '<p><code>:)</code></p>'],
-  ['each line', ':) a\n:) b', `<p>${emoji('1f642', 'smile')} a<br>\n${emoji('1f642', 'smile')} b</p>`],
+  ['each line', ':) a\n:) b', `<p>${emoji('1f642', 'slight_smile')} a<br>\n${emoji('1f642', 'slight_smile')} b</p>`],
 ], makeContext({ translateEmoticons: true }));
 run([['emoticons stay for senders who do not translate', ':) <3', '<p>:) &lt;3</p>']], makeContext());
 

@@ -72,8 +72,8 @@ const TEXT_PRESENTATION_RE = /^\P{Emoji_Presentation}\u20E3?$/u;
 const ID_SYNTAX_RE = /^(.+)?\|(\d+)$/s;
 
 const EMOTICON_CONVERSIONS: Record<string, string> = {
-  ':)': ':smile:', '(:': ':smile:', ':(': ':frown:', '<3': ':heart:', ':|': ':neutral:', ':/': ':confused:',
-  ';)': ':wink:', ':D': ':grinning:', ':o': ':open_mouth:', ':O': ':open_mouth:', ':p': ':stuck_out_tongue:',
+  ':)': ':slight_smile:', '(:': ':slight_smile:', ':(': ':frown:', '<3': ':heart:', ':|': ':neutral:', ':/': ':confused:',
+  ';)': ':wink:', ':D': ':smile:', ':o': ':open_mouth:', ':O': ':open_mouth:', ':p': ':stuck_out_tongue:',
   ':P': ':stuck_out_tongue:',
 };
 const TERMINAL = String.raw`,.;?!()\[\] "'\n\t`;
