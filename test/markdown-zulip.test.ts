@@ -195,7 +195,7 @@ run([
   ['an autolink with a query and no path', 'see https://podcasts.example.com?feed=abc.',
     '<p>see <a href="https://podcasts.example.com?feed=abc">https://podcasts.example.com?feed=abc</a>.</p>'],
   ['a trailing question mark is punctuation', 'really https://example.com?', '<p>really <a href="https://example.com">https://example.com</a>?</p>'],
-  ['a UTC offset of a day or more is no time', '<time:2024-01-01T00:00:00+24:00>', '<p><span class="timestamp-error">Invalid time format: 2024-01-01T00:00:00+24:00</span></p>'],
+  ['a UTC offset of a day or more is no time', '<time:2024-01-01T00:00:00+24:00>', '<p>&lt;time:2024-01-01T00:00:00+24:00&gt;</p>'],
 ], makeContext());
 
 // Where a linkifier may match: after whitespace (Unicode's too) or an opening delimiter, and not

@@ -558,7 +558,8 @@ function buildPatterns(linkifiers: CompiledLinkifiers): InlinePattern[] {
   const timestamp = legacy('timestamp', TIMESTAMP_RE, (m) => {
     const input = m[1]!;
     const iso = parseTimestamp(input);
-    if (iso === null) return atomicEl('span', { class: 'timestamp-error' }, `Invalid time format: ${input}`);
+    // Zulip leaves a time it cannot read as the text it was, with no Markdown inside.
+    if (iso === null) return m[0];
     return atomicEl('time', { datetime: iso }, input);
   });
   const autolink = legacy('autolink', webLinkRegex(), (m) => urlToA(m.groups!.url!));
