@@ -6,7 +6,7 @@ import { makeContext } from './markdown-helpers.ts';
 
 const ctx = makeContext();
 const html = (input: string) => renderMarkdown(input, ctx).html;
-const a = (url: string) => `<a href="${url.startsWith('http') ? url : url.includes('@') ? 'mailto:' + url : 'http://' + url}">${url}</a>`;
+const a = (url: string) => `<a href="${url.startsWith('http') || url.includes('://') ? url : url.includes('@') ? 'mailto:' + url : 'http://' + url}">${url}</a>`;
 
 // Autolinks: [input, expected with %s for the link, linked text] (Zulip's linkify cases).
 const autolinks: Array<[string, string, string]> = [
@@ -57,6 +57,18 @@ const autolinks: Array<[string, string, string]> = [
   ['nested with autodetection zulip.us/(we_like_(to_n(e)st_)_n(es)t)_nest', '<p>nested with autodetection %s</p>', 'zulip.us/(we_like_(to_n(e)st_)_n(es)t)_nest'],
   ['bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2', '<p><a href="bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2">bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2</a></p>', ''],
   ['**bold**http://x.com', '<p><strong>bold</strong>http://x.com</p>', ''],
+  // Desktop apps' links, and links right after letters of other scripts (current Zulip).
+  ['obsidian://open?vault=MyVault', '<p>%s</p>', 'obsidian://open?vault=MyVault'],
+  ['see zotero://select/library/items/C495WKPX', '<p>see %s</p>', 'zotero://select/library/items/C495WKPX'],
+  ['hansoft://Project/Task/12345', '<p>%s</p>', 'hansoft://Project/Task/12345'],
+  ['asanadesktop://task/123456789', '<p>%s</p>', 'asanadesktop://task/123456789'],
+  ['slack://open?team=T1', '<p>slack://open?team=T1</p>', ''],
+  ['日本語https://google.com', '<p>日本語%s</p>', 'https://google.com'],
+  ['Приветhttps://google.com', '<p>Привет%s</p>', 'https://google.com'],
+  ['foohttps://google.com', '<p>foohttps://google.com</p>', ''],
+  ['[message](mid:960830.1639@XIson.com)', '<p><a href="mid:960830.1639@XIson.com">message</a></p>', ''],
+  ['[Asana Task](asanadesktop://task/123456789)', '<p><a href="asanadesktop://task/123456789">Asana Task</a></p>', ''],
+  ['[x](slack://open)', '<p>[x](slack://open)</p>', ''],
 ];
 
 for (const [input, expected, url] of autolinks) {
