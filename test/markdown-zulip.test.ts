@@ -149,8 +149,17 @@ run([
       '<img class="image-loading-placeholder" data-original-content-type="image/tiff" data-original-dimensions="10x20" src="/static/images/loading/loader-black.svg"></a></div>'],
   ['a type browsers cannot show names its transcoded version', '[s](/user_uploads/2/ab/scan.tiff)',
     '<p><a href="/user_uploads/2/ab/scan.tiff">s</a></p>\n<div class="message_inline_image"><a href="/user_uploads/2/ab/scan.tiff" title="s">' +
-      '<img data-original-content-type="image/tiff" data-original-dimensions="10x20" src="/user_uploads/thumbnail/2/ab/scan.tiff/840x560.webp" data-transcoded-image="4032x3024.webp"></a></div>'],
+      '<img data-original-content-type="image/tiff" data-original-dimensions="10x20" data-transcoded-image="4032x3024.webp" src="/user_uploads/thumbnail/2/ab/scan.tiff/840x560.webp"></a></div>'],
   ['an upload that is not an image has no preview', '[doc.png](/user_uploads/2/ab/other.png)', '<p><a href="/user_uploads/2/ab/other.png">doc.png</a></p>'],
+], uploads);
+
+// Zulip puts a thumbnail in by parsing the rendered message with BeautifulSoup and writing it back
+// whole (rewrite_thumbnailed_images): the expected HTML is BeautifulSoup's own output.
+run([
+  ["a message with a thumbnail is written back as BeautifulSoup writes it: entities decoded", "It's \"done\": [done.png](/user_uploads/2/ab/done.png)\n```\nprint(\"a'b\")\n```",
+    "<p>It's \"done\": <a href=\"/user_uploads/2/ab/done.png\">done.png</a></p>\n<div class=\"message_inline_image\"><a href=\"/user_uploads/2/ab/done.png\" title=\"done.png\"><img data-original-content-type=\"image/png\" data-original-dimensions=\"1000x600\" src=\"/user_uploads/thumbnail/2/ab/done.png/840x560.webp\"></a></div><div class=\"codehilite\"><pre><span></span><code>print(\"a'b\")\n</code></pre></div>"],
+  ["…attributes holding quotes quoted with ', named entities decoded, only & < > escaped", "[a \"quoted\" title](/user_uploads/2/ab/done.png 'it\"s') &copy; &ampfoo; 5 > 3 & 2 < 4",
+    "<p><a href=\"/user_uploads/2/ab/done.png\" title='it\"s'>a \"quoted\" title</a> © &amp;ampfoo 5 &gt; 3 &amp; 2 &lt; 4</p>\n<div class=\"message_inline_image\"><a href=\"/user_uploads/2/ab/done.png\" title='a \"quoted\" title'><img data-original-content-type=\"image/png\" data-original-dimensions=\"1000x600\" src=\"/user_uploads/thumbnail/2/ab/done.png/840x560.webp\"></a></div>"],
 ], uploads);
 
 // `![alt](url)`: images and audio in the text.
@@ -159,7 +168,7 @@ run([
   ['an image with a title, and one without alt text', '![foo](/url "the title") ![](/url)',
     '<p><img alt="foo" data-original-src="/url" src="/url" title="the title"> <img alt="" data-original-src="/url" src="/url"></p>'],
   ['an uploaded image shows its thumbnail', '![d](/user_uploads/2/ab/done.png)',
-    '<p><img alt="d" data-original-content-type="image/png" data-original-dimensions="1000x600" data-original-src="/user_uploads/2/ab/done.png" src="/user_uploads/thumbnail/2/ab/done.png/840x560.webp" class="inline-image"></p>'],
+    '<p><img alt="d" class="inline-image" data-original-content-type="image/png" data-original-dimensions="1000x600" data-original-src="/user_uploads/2/ab/done.png" src="/user_uploads/thumbnail/2/ab/done.png/840x560.webp"></p>'],
   ['an uploaded image being thumbnailed shows the spinner', '![p](/user_uploads/2/ab/pending.tiff)',
     '<p><img alt="p" class="inline-image image-loading-placeholder" data-original-content-type="image/tiff" data-original-dimensions="10x20" data-original-src="/user_uploads/2/ab/pending.tiff" src="/static/images/loading/loader-black.svg"></p>'],
   ['an upload that is no image stays text', '![x](/user_uploads/2/ab/other.png)', '<p>![x](/user_uploads/2/ab/other.png)</p>'],

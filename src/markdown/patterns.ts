@@ -455,8 +455,6 @@ function imagePattern(): InlinePattern {
         if (image.contentType) attrib['data-original-content-type'] = image.contentType;
         node = etElement('img', attrib);
       } else {
-        // Zulip edits the spinner once the thumbnail exists: its sorted attributes keep their
-        // places, the class is set again, and the new ones come last.
         const attrib: Record<string, string> = { alt };
         if (image.contentType) attrib['data-original-content-type'] = image.contentType;
         attrib['data-original-dimensions'] = dimensions;
@@ -466,7 +464,7 @@ function imagePattern(): InlinePattern {
         attrib.class = 'inline-image';
         if (image.animated) attrib['data-animated'] = 'true';
         if (image.transcodedImage) attrib['data-transcoded-image'] = image.transcodedImage;
-        node = { ...etElement('img', attrib), attributeOrder: 'given' };
+        node = etElement('img', attrib);
       }
       return { node, start: m.index, end: found.end };
     },
