@@ -101,11 +101,11 @@ run([
     '<p><a href="https://example.com/clip.webm">clip</a></p>\n<div class="message_inline_image message_inline_video"><a href="https://example.com/clip.webm" title="clip"><video preload="metadata" src="https://example.com/clip.webm"></video></a></div>'],
   ['a YouTube link keeps its paragraph and adds the thumbnail', 'https://www.youtube.com/watch?v=dQw4w9WgXcQ',
     '<p><a href="https://www.youtube.com/watch?v=dQw4w9WgXcQ">https://www.youtube.com/watch?v=dQw4w9WgXcQ</a></p>\n' +
-      '<div class="youtube-video message_inline_image"><a data-id="dQw4w9WgXcQ" href="https://www.youtube.com/watch?v=dQw4w9WgXcQ"><img src="https://i.ytimg.com/vi/dQw4w9WgXcQ/default.jpg"></a></div>'],
+      '<div class="youtube-video message_inline_image"><a data-id="dQw4w9WgXcQ" href="https://www.youtube.com/watch?v=dQw4w9WgXcQ"><img src="https://i.ytimg.com/vi/dQw4w9WgXcQ/mqdefault.jpg"></a></div>'],
   ['youtu.be and shorts links', 'https://youtu.be/abc_DEF-1 https://youtube.com/shorts/xyz',
     '<p><a href="https://youtu.be/abc_DEF-1">https://youtu.be/abc_DEF-1</a> <a href="https://youtube.com/shorts/xyz">https://youtube.com/shorts/xyz</a></p>\n' +
-      '<div class="youtube-video message_inline_image"><a data-id="abc_DEF-1" href="https://youtu.be/abc_DEF-1"><img src="https://i.ytimg.com/vi/abc_DEF-1/default.jpg"></a></div>' +
-      '<div class="youtube-video message_inline_image"><a data-id="xyz" href="https://youtube.com/shorts/xyz"><img src="https://i.ytimg.com/vi/xyz/default.jpg"></a></div>'],
+      '<div class="youtube-video message_inline_image"><a data-id="abc_DEF-1" href="https://youtu.be/abc_DEF-1"><img src="https://i.ytimg.com/vi/abc_DEF-1/mqdefault.jpg"></a></div>' +
+      '<div class="youtube-video message_inline_image"><a data-id="xyz" href="https://youtube.com/shorts/xyz"><img src="https://i.ytimg.com/vi/xyz/mqdefault.jpg"></a></div>'],
   ['links into the organization are not previewed', '[x](/#narrow/channel/1-Denmark)', '<p><a href="/#narrow/channel/1-Denmark">x</a></p>'],
   ['more than 24 different URLs: no previews at all', Array.from({ length: 25 }, (_, i) => `https://example.com/${i}.png`).join(' '),
     `<p>${Array.from({ length: 25 }, (_, i) => `<a href="https://example.com/${i}.png">https://example.com/${i}.png</a>`).join(' ')}</p>`],

@@ -279,7 +279,7 @@ class Previewer {
       const youtube = this.youtubeId(parts);
       if (youtube !== null) {
         const info = this.placement(link);
-        this.addImage(info.parent, `https://i.ytimg.com/vi/${youtube}/default.jpg`, url, { cls: 'youtube-video message_inline_image', dataId: youtube, index: info.index });
+        this.addImage(info.parent, `https://i.ytimg.com/vi/${youtube}/mqdefault.jpg`, url, { cls: 'youtube-video message_inline_image', dataId: youtube, index: info.index });
       }
     }
   }
