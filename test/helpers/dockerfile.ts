@@ -336,7 +336,7 @@ class StageRun {
         throw new Error(`${where}: ${dir} is in the lock file but not in ${this.options.nodeModules}`);
       }
       const version = (JSON.parse(readFileSync(path.join(src, 'package.json'), 'utf8')) as { version: string }).version;
-      if (entry.version && version !== entry.version) throw new Error(`${where}: ${dir} is ${version} here, ${entry.version} in the lock file`);
+      if (entry.version && version !== entry.version) throw new Error(`${where}: ${dir} is ${version} in ${this.options.nodeModules}, ${entry.version} in the lock file: that node_modules was not installed from this package-lock.json (npm ci)`);
       wanted.add(dir);
     }
     // Each package with its own files only: its nested node_modules/ are packages of the lock file too.
