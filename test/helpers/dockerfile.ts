@@ -47,10 +47,9 @@ export interface ImageConfig {
   cmd: string[];
   healthcheck: HealthCheck | null;
   volumes: string[];
-  exposed: string[];
 }
 
-/** Instructions the rehearsal carries out (or, for EXPOSE, records); any other fails the parse. */
+/** Instructions the rehearsal carries out (EXPOSE only documents a port); any other fails the parse. */
 const KNOWN = new Set(['ARG', 'FROM', 'WORKDIR', 'COPY', 'RUN', 'ENV', 'USER', 'VOLUME', 'EXPOSE', 'HEALTHCHECK', 'CMD']);
 
 /** Logical lines: continuations joined, comments (and the `# syntax=` directive) and blank lines dropped. */
@@ -128,6 +127,8 @@ function parseExec(args: string, where: string): string[] {
   throw new Error(`${where}: only the exec form (a JSON array) is rehearsed: ${args}`);
 }
 
+const volumes = (args: string, where: string): string[] => (args.startsWith('[') ? parseExec(args, where) : args.split(/\s+/));
+
 const seconds = (value: string): number => {
   const m = /^(\d+)(ms|s|m)$/.exec(value);
   if (!m) throw new Error(`duration ${value}`);
@@ -152,7 +153,7 @@ function parseHealthcheck(args: string, where: string): HealthCheck {
 /** How the last stage runs: the image's config (ENV, USER, WORKDIR, CMD, HEALTHCHECK, ...). */
 export function imageConfig(stages: Stage[]): ImageConfig {
   const last = stages.at(-1)!;
-  const config: ImageConfig = { base: last.base, workdir: '/', env: {}, user: null, cmd: [], healthcheck: null, volumes: [], exposed: [] };
+  const config: ImageConfig = { base: last.base, workdir: '/', env: {}, user: null, cmd: [], healthcheck: null, volumes: [] };
   for (const { keyword, args, line } of last.instructions) {
     const where = `Dockerfile line ${line}`;
     if (keyword === 'ENV') Object.assign(config.env, Object.fromEntries(parseEnv(args, where)));
@@ -160,8 +161,7 @@ export function imageConfig(stages: Stage[]): ImageConfig {
     else if (keyword === 'USER') config.user = args;
     else if (keyword === 'CMD') config.cmd = parseExec(args, where);
     else if (keyword === 'HEALTHCHECK') config.healthcheck = parseHealthcheck(args, where);
-    else if (keyword === 'VOLUME') config.volumes.push(...(args.startsWith('[') ? parseExec(args, where) : args.split(/\s+/)));
-    else if (keyword === 'EXPOSE') config.exposed.push(...args.split(/\s+/));
+    else if (keyword === 'VOLUME') config.volumes.push(...volumes(args, where));
   }
   return config;
 }
@@ -240,7 +240,7 @@ class StageRun {
           if (value.startsWith('/')) this.ownPaths.add(value);
         }
       } else if (keyword === 'VOLUME') {
-        for (const volume of args.startsWith('[') ? parseExec(args, where) : args.split(/\s+/)) this.ownPaths.add(volume);
+        for (const volume of volumes(args, where)) this.ownPaths.add(volume);
       } else if (keyword === 'COPY') {
         this.copy(args, where);
       } else if (keyword === 'RUN') {
