@@ -34,6 +34,15 @@ export function machineFacts() {
 
 const isIdle = (r: CaseResult) => r.kind.startsWith('idle');
 
+/**
+ * CPU the server and its database spent per message accepted or event delivered, in ms: what
+ * decides how far more cores would take it, whatever the machine left it meanwhile.
+ */
+function cpuMsPerItem(r: CaseResult): number | undefined {
+  if (r.serverCpuPercent === undefined || !r.delivered) return undefined;
+  return (((r.serverCpuPercent + (r.dbCpuPercent ?? 0)) / 100) * r.seconds * 1000) / r.delivered;
+}
+
 export function renderTables(results: CaseResult[]): string {
   const out: string[] = [];
   const active = results.filter((r) => !isIdle(r));
@@ -57,11 +66,12 @@ export function renderTables(results: CaseResult[]): string {
   const cluster = results.filter((r) => r.nodes !== undefined);
   if (cluster.length) {
     const scaled = new Map(scaling(results).map((r) => [r.label, r]));
-    out.push('cluster (CPU: % of one core; x: the figure / the same case on 1 node):\n' + renderTable(
-      ['case', 'node CPU%', 'PostgreSQL CPU%', 'throughput x', 'p50 x', 'p99 x'],
+    out.push('cluster (CPU: % of one core; CPU ms: nodes and PostgreSQL per message sent or event delivered; x: the figure / the same case on 1 node):\n' + renderTable(
+      ['case', 'node CPU%', 'PostgreSQL CPU%', 'CPU ms', 'throughput x', 'p50 x', 'p99 x'],
       cluster.map((r) => {
         const x = scaled.get(caseLabel(r));
-        return [caseLabel(r), r.nodeCpuPercent?.map((c) => num(c, 0)).join(' + ') ?? '-', num(r.dbCpuPercent, 0), num(x?.throughput, 2), num(x?.p50, 2), num(x?.p99, 2)];
+        return [caseLabel(r), r.nodeCpuPercent?.map((c) => num(c, 0)).join(' + ') ?? '-', num(r.dbCpuPercent, 0), num(cpuMsPerItem(r), 2),
+          num(x?.throughput, 2), num(x?.p50, 2), num(x?.p99, 2)];
       })));
   }
   const failing = results.filter((r) => r.errorSamples.length);
