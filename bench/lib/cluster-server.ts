@@ -61,9 +61,12 @@ export async function startSelfCluster(databases: ScratchServer, natsUrl: string
       const id = `node${i + 1}`;
       nodes[i] = await startServing(id, { ...shared, CLUSTER: 'nats', NODE_ID: id, DATA_DIR: join(dir, id) });
     };
-    // The first alone, then the others together, as `npm run cluster` starts them.
+    // The first alone, then the others together, as `npm run cluster` starts them; all settled
+    // before a failure stops the rest (a node still starting could make the stream again).
     await start(0);
-    await Promise.all(Array.from({ length: count - 1 }, (_, i) => start(i + 1)));
+    const others = await Promise.allSettled(Array.from({ length: count - 1 }, (_, i) => start(i + 1)));
+    const failed = others.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
     const databaseBackends = async () => {
       const { rows } = await monitor.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
       return rows.map((row) => row.pid);
