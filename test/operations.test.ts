@@ -14,7 +14,7 @@ import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { Client, type Reply } from './helpers/client.ts';
 import { DatabaseProxy } from './helpers/db-proxy.ts';
-import { freePort } from './helpers/nats.ts';
+import { freePort, removeStreamOf } from './helpers/nats.ts';
 import { freshDatabase, sharedServer, tempDir } from './helpers/server.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -85,8 +85,12 @@ test.before(async () => {
 });
 
 test.after(async () => {
-  if (server?.child.exitCode === null) server.child.kill('SIGKILL');
+  if (server?.child.exitCode === null) {
+    server.child.kill('SIGKILL');
+    await server.exited;
+  }
   await proxy?.cut();
+  if (databaseUrl) await removeStreamOf(databaseUrl);
 });
 
 // --- Prometheus' text format (exposition format 0.0.4) ---
