@@ -64,7 +64,7 @@ export async function createApp(config: Config): Promise<App> {
     if (applied.length) log.info('applied migrations', { applied });
     // Inside an action's transaction app.prisma is that transaction (actions/transaction.ts).
     const prisma = transactionAware(db.prisma);
-    const realms = new RealmDirectory(prisma, config.externalHost, config.externalScheme);
+    const realms = new RealmDirectory(prisma, config.externalHost, config.externalScheme, config.FAKE_EMAIL_DOMAIN);
     await realms.loadAll();
     const tokens = new TokenSigner(Buffer.from(await serverSecret(db.prisma, 'token_key', 32), 'hex'));
     // NATS's client is loaded only by a node of a cluster.

@@ -5,6 +5,7 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
+import { isValidEmail } from './domain/email-address.ts';
 
 const flag = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
 const seconds = z.coerce.number().positive();
@@ -50,6 +51,8 @@ const configSchema = z.object({
   UPLOADS_DIR: z.string().optional(),
   /** Host clients use to reach the server (realm URLs, dummy emails); defaults to HOST:PORT. */
   EXTERNAL_HOST: z.string().optional(),
+  /** Domain of bots' and dummy user addresses where the host cannot form one (`localhost`, an IP address). */
+  FAKE_EMAIL_DOMAIN: z.string().default('fake-domain.invalid').refine((d) => isValidEmail(`bot@${d}`), 'not a domain that can form email addresses'),
   /** Scheme and host clients use (`https://chat.example.com`): replaces EXTERNAL_HOST and fixes the scheme of every URL. */
   EXTERNAL_URL: externalUrl.optional(),
   /** Peers whose X-Forwarded-For and X-Forwarded-Proto are believed (reverse proxies); nobody's by default. */

@@ -103,6 +103,19 @@ test('npm start on an empty data directory: one organization, its credentials pr
   assert.equal([login.status, login.body.api_key, login.body.email], [200, printed.apiKey, printed.email]);
   const me = await anonymous.withCredentials(printed.email, printed.apiKey).get('/users/me');
   assert.equal([me.status, me.body.role, me.body.email], [200, 100, printed.email]);
+  // The organization lives at `localhost`, which cannot form an address: the Notification Bot
+  // that reports a resolved topic gets one at FAKE_EMAIL_DOMAIN instead (Zulip's get_fake_email_domain).
+  const owner = anonymous.withCredentials(printed.email, printed.apiKey);
+  const channel = 'general';
+  assert.is((await owner.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: channel }]) })).status, 200);
+  const sent = await owner.post('/messages', { type: 'stream', to: channel, topic: 'question', content: 'anyone?' });
+  const resolved = await owner.patch(`/messages/${sent.body.id}`, { topic: '✔ question', propagate_mode: 'change_all' });
+  assert.is(resolved.status, 200, JSON.stringify(resolved.body));
+  const notice = await owner.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0 });
+  assert.equal(
+    [notice.body.messages[0].sender_email, notice.body.messages[0].subject],
+    ['notification-bot@fake-domain.invalid', '✔ question'],
+  );
 
   assert.is(statSync(path.join(dataDir, 'admin-token')).mode & 0o777, 0o600);
   // PostgreSQL logs to its file, not to the server's output.

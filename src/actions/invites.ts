@@ -18,7 +18,7 @@ import { systemBotEmail } from './messages.ts';
 import { canAddSubscribers } from './subscriptions.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { accessGroupForUpdate } from './user-groups.ts';
-import { isValidEmail } from './users.ts';
+import { isValidEmail } from '../domain/email-address.ts';
 
 /** Zulip's INVITES_MIN_USER_AGE_DAYS: where no invitation is required, newer accounts may not invite. */
 const MIN_INVITER_AGE_DAYS = 3;

@@ -16,7 +16,8 @@ import { sendWelcomeMessages } from './onboarding.ts';
 import { addSubscriptions } from './subscriptions.ts';
 import { atomic, onCommit } from './transaction.ts';
 import { addUserToGroups } from './user-groups.ts';
-import { announceNewUser, checkFullName, checkNameAvailable, insertUser, isValidEmail } from './users.ts';
+import { isValidEmail } from '../domain/email-address.ts';
+import { announceNewUser, checkFullName, checkNameAvailable, insertUser } from './users.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 
 /** Zulip's CONFIRMATION_LINK_DEFAULT_VALIDITY_DAYS: an address confirmed through a reusable link has a day to sign up. */

@@ -1,4 +1,5 @@
 // Creating organizations and users: validation, the writes in one transaction, then the events.
+import { isValidEmail } from '../domain/email-address.ts';
 import { z } from 'zod';
 import type { App } from '../app.ts';
 import { generateApiKey } from '../auth/api-keys.ts';
@@ -16,7 +17,6 @@ import { atomic, sendOnCommit } from './transaction.ts';
 import { realmChanged } from '../cluster/cache-sync.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 
-const emailSchema = z.string().email();
 const subdomainSchema = z.string().regex(/^([a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)?$/);
 export const MAX_NAME_LENGTH = 100;
 
@@ -52,8 +52,6 @@ export async function checkNameAvailable(db: Pick<Prisma.TransactionClient, 'use
   const others = await db.user.findMany({ where: { realmId: realm.id, id: { not: exceptUserId } }, select: { fullName: true } });
   if (others.some((o) => fold(o.fullName) === fold(name))) throw badRequest('Unique names required in this organization.');
 }
-
-export const isValidEmail = (email: string): boolean => emailSchema.safeParse(email).success;
 
 function checkNewUser(u: NewUser): void {
   if (!isValidEmail(u.email)) throw badRequest(`Invalid address: ${u.email}`);

@@ -18,13 +18,21 @@ import { log } from '../log.ts';
 /** The first key of the two-key advisory locks: which kind of thing is locked (SYSTEM_BOTS: per realm, while one is made). */
 export const LockSpace = { CHANNEL: 1, USER: 2, SYSTEM_BOTS: 3 } as const;
 
+const logLockConnectionError = (err: Error) => log.error('advisory lock connection failed', { error: err.message });
+
+/** Returns a client to the pool (`destroy`: closing its connection, and any lock it held with it). */
+function giveBack(client: pg.PoolClient, destroy: boolean): void {
+  client.off('error', logLockConnectionError);
+  client.release(destroy);
+}
+
 export class ClusterLocks {
   private readonly pool: pg.Pool;
 
   constructor(databaseUrl: string, private readonly bus: EventBus) {
     // Few connections, dropped soon when idle: every node of the cluster keeps its own.
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: 8, idleTimeoutMillis: 10_000 });
-    this.pool.on('error', (err) => log.error('advisory lock connection failed', { error: err.message }));
+    this.pool.on('error', logLockConnectionError);
   }
 
   /**
@@ -35,10 +43,13 @@ export class ClusterLocks {
    */
   async turn<T>(space: number, id: number, write: () => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // While checked out, a client's connection errors go to it, not the pool: unheard, they would
+    // end the process; the failing query reports them.
+    client.on('error', logLockConnectionError);
     try {
       await client.query('SELECT pg_advisory_lock($1, $2)', [space, id]);
     } catch (err) {
-      client.release(true);
+      giveBack(client, true);
       throw err;
     }
     try {
@@ -53,11 +64,11 @@ export class ClusterLocks {
     if (stored) await stored;
     try {
       await client.query('SELECT pg_advisory_unlock($1, $2)', [space, id]);
-      client.release();
+      giveBack(client, false);
     } catch (err) {
       // The connection is dropped, and its lock with it.
       log.error('could not release an advisory lock', { space, id, error: String(err) });
-      client.release(true);
+      giveBack(client, true);
     }
   }
 

@@ -1,5 +1,6 @@
 // Organizations and their groups, cached in memory: every request resolves its realm from the Host
 // header and most permission checks read group membership, so neither may cost a query.
+import { isValidEmail } from '../domain/email-address.ts';
 import type { Scheme } from '../config.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
 import { currentTransaction, type OpenTransaction } from '../db/transaction.ts';
@@ -55,6 +56,8 @@ export class RealmDirectory {
     /** host[:port] of the root domain; organization N lives at N.<root>. */
     public externalHost: string,
     private readonly scheme: Scheme,
+    /** The domain of bots' and dummy addresses when the host cannot form one (`localhost`, an IP address). */
+    private readonly fakeEmailDomain: string,
   ) {}
 
   async loadAll(): Promise<void> {
@@ -133,9 +136,13 @@ export class RealmDirectory {
     return `${realm.scheme ?? this.scheme}://${this.host(realm)}`;
   }
 
-  /** Domain for the dummy API emails `user{id}@{domain}` (no port: it must be a valid address). */
+  /**
+   * Domain of the dummy API emails `user{id}@{domain}` and of system bots: the host without its
+   * port, or FAKE_EMAIL_DOMAIN where that would not make a valid address (Zulip's get_fake_email_domain).
+   */
   emailDomain(realm: RealmInfo): string {
-    return stripPort(this.host(realm));
+    const host = stripPort(this.host(realm));
+    return isValidEmail(`bot@${host}`) ? host : this.fakeEmailDomain;
   }
 
   groups(realmId: number): Promise<Map<number, GroupInfo>> {
