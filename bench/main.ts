@@ -6,6 +6,7 @@ import type { CaseResult } from './lib/results.ts';
 import { baselineScenario, fanoutScenario } from './scenarios/fanout.ts';
 import { renderScenario } from './scenarios/render.ts';
 import { sendScenario } from './scenarios/send.ts';
+import { flagsScenario, reactScenario } from './scenarios/reactions-flags.ts';
 import { mixedScenario } from './scenarios/mixed.ts';
 import { idleScenario } from './scenarios/idle.ts';
 
@@ -14,6 +15,8 @@ function run(opts: BenchOptions): Promise<CaseResult[]> {
     case 'longpoll-fanout': return fanoutScenario(opts, 'longpoll');
     case 'ws-fanout': return fanoutScenario(opts, 'ws');
     case 'send': return sendScenario(opts);
+    case 'react': return reactScenario(opts);
+    case 'flags': return flagsScenario(opts);
     case 'mixed': return mixedScenario(opts);
     case 'idle': return idleScenario(opts);
     case 'baseline': return baselineScenario(opts);
