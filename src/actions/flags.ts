@@ -146,21 +146,29 @@ async function writeRows(app: App, userId: number, rows: BatchRows): Promise<voi
 const userRows = (app: App, userId: number, ids: number[]) =>
   app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>('SELECT "messageId", flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = ANY($2::int[])', userId, ids);
 
+/** Whether a change marks messages unread (its event then carries what clients need to count them again). */
+const marksUnread = (c: FlagChange): c is Extract<FlagChange, { kind: 'messages' }> => c.kind === 'messages' && c.op === 'remove' && c.flag === 'read';
+
+/** Where marking unread is ignored: the channel of each message in a channel the user does not follow. */
+async function unfollowedChannels(app: App, userId: number, ids: number[]): Promise<Map<number, number>> {
+  const subscribed = await subscribedChannelIds(app, userId);
+  const messages = await app.prisma.message.findMany({ where: { id: { in: ids } }, select: { id: true, channelId: true } });
+  return new Map(messages.flatMap((m) => (m.channelId !== null && !subscribed.has(m.channelId) ? [[m.id, m.channelId] as const] : [])));
+}
+
 /**
  * Messages the user has no row for get a historical one (after the access check) — except that
  * channel messages can't be marked unread without a subscription: those are skipped and reported.
  */
-async function changeListed(app: App, realm: RealmInfo, rows: BatchRows, { user, ids: listed, op, flag }: Extract<FlagChange, { kind: 'messages' }>): Promise<FlagResult> {
+async function changeListed(app: App, realm: RealmInfo, rows: BatchRows, unfollowed: Map<number, number>, { user, ids: listed, op, flag }: Extract<FlagChange, { kind: 'messages' }>): Promise<FlagResult> {
   const ids = [...new Set(listed)];
   const missing = ids.filter((id) => !rows.has(id));
   for (const id of missing) await accessMessage(app, realm, user, id);
   let targets = ids;
   const ignored = new Set<number>();
   if (op === 'remove' && flag === 'read') {
-    const subscribed = await subscribedChannelIds(app, user.id);
-    const messages = await app.prisma.message.findMany({ where: { id: { in: ids } }, select: { id: true, channelId: true } });
-    const skip = new Set(messages.filter((m) => m.channelId !== null && !subscribed.has(m.channelId)).map((m) => (ignored.add(m.channelId!), m.id)));
-    targets = ids.filter((id) => !skip.has(id));
+    for (const id of ids) if (unfollowed.has(id)) ignored.add(unfollowed.get(id)!);
+    targets = ids.filter((id) => !unfollowed.has(id));
   }
   const targeted = new Set(targets);
   for (const id of missing) if (targeted.has(id)) rows.create(id);
@@ -200,20 +208,22 @@ async function writeFlagBatch(app: App, realm: RealmInfo, changes: FlagChange[])
     const rows = new BatchRows();
     const listed = [...new Set(changes.flatMap((c) => (c.kind === 'messages' ? c.ids : [])))];
     if (listed.length) rows.found(await userRows(app, userId, listed));
+    const toUnread = changes.filter(marksUnread).flatMap((c) => c.ids);
+    const unfollowed = toUnread.length ? await unfollowedChannels(app, userId, [...new Set(toUnread)]) : new Map<number, number>();
     const read = { ids: new Set<number>(), all: false };
-    const outcomes: ({ event: Record<string, unknown>; result: FlagResult } | ApiError)[] = [];
+    const outcomes: ({ change: FlagChange; event: Record<string, unknown>; result: FlagResult } | ApiError)[] = [];
     for (const change of changes) {
       try {
         if (change.kind === 'messages') {
-          const result = await changeListed(app, realm, rows, change);
+          const result = await changeListed(app, realm, rows, unfollowed, change);
           if (change.op === 'add' && change.flag === 'read') for (const id of result.changed) read.ids.add(id);
-          outcomes.push({ event: eventOf(change.op, change.flag, result.changed), result });
+          outcomes.push({ change, event: eventOf(change.op, change.flag, result.changed), result });
         } else {
           const changed = await markRead(app, rows, change);
           for (const id of changed) read.ids.add(id);
           read.all ||= change.kind === 'all';
           // Clients reload after marking all read, so that event lists no message.
-          outcomes.push({ event: eventOf('add', 'read', change.kind === 'all' ? [] : changed, change.kind === 'all'), result: { changed, ignoredChannels: [] } });
+          outcomes.push({ change, event: eventOf('add', 'read', change.kind === 'all' ? [] : changed, change.kind === 'all'), result: { changed, ignoredChannels: [] } });
         }
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
@@ -222,18 +232,16 @@ async function writeFlagBatch(app: App, realm: RealmInfo, changes: FlagChange[])
     }
     await writeRows(app, userId, rows);
     await withdrawNotifications(app, realm.id, userId, read.all ? null : [...read.ids]);
-    const unread = outcomes.flatMap((o) => (o instanceof ApiError || !isUnread(o.event) ? [] : o.result.changed));
+    const unread = outcomes.flatMap((o) => (o instanceof ApiError || !marksUnread(o.change) ? [] : o.result.changed));
     const details = unread.length ? await unreadDetails(app, userId, unread) : {};
     return outcomes.map((o) => {
       if (o instanceof ApiError) return o;
-      if (isUnread(o.event)) o.event.message_details = Object.fromEntries(o.result.changed.map((id) => [String(id), details[String(id)]]));
+      if (marksUnread(o.change)) o.event.message_details = Object.fromEntries(o.result.changed.map((id) => [String(id), details[String(id)]]));
       sendOnCommit({ realmId: realm.id, userIds: [userId], event: o.event });
       return o.result;
     });
   });
 }
-
-const isUnread = (event: Record<string, unknown>) => event.op === 'remove' && event.flag === 'read';
 
 /** A user's flag changes go through their actor; those that wait there meanwhile, as one batch. */
 function changeFlags(app: App, realm: RealmInfo, change: FlagChange): Promise<FlagResult> {

@@ -8,7 +8,7 @@ import type { App } from '../app.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import { HISTORICAL_FLAGS } from '../domain/message-flags.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import { accessMessage, actionRecipientIds, checkHistoryAccess, invalidMessage } from '../queries/messages.ts';
+import { actionRecipientIds, checkHistoryAccess, invalidMessage } from '../queries/messages.ts';
 import { canonicalReactionType, checkEmojiRequest, emojiByName, requestedEmoji, type EmojiRef } from '../queries/reactions.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail } from '../queries/users.ts';
@@ -115,21 +115,32 @@ const channelOf = (batch: BatchReactions, messageId: number): Channel | null => 
   return channelId === null ? null : batch.channels.get(channelId)!;
 };
 
-/** Reads what a batch needs, in four queries, holding its messages' rows until the commit. */
+/**
+ * The users' rows and the votes for each emoji the batch names, in one statement: an array of
+ * `[userId, messageId]` pairs and the votes oldest first.
+ */
+const READ_ROWS_AND_VOTES = `SELECT
+  (SELECT coalesce(json_agg(json_build_array(um."userId", um."messageId")), '[]') FROM "UserMessage" um
+    WHERE (um."userId", um."messageId") IN (SELECT * FROM unnest($1::int[], $2::int[]))) AS rows,
+  (SELECT coalesce(json_agg(v ORDER BY v.id), '[]') FROM (
+    SELECT id, "messageId", "userId", "emojiName", "emojiCode", "reactionType" FROM "Reaction"
+    WHERE ("messageId", "emojiCode", "reactionType") IN (SELECT * FROM unnest($3::int[], $4::text[], $5::text[]))) v) AS votes`;
+
+type VoteRow = Required<Vote> & { messageId: number; emojiCode: string; reactionType: string };
+
+/**
+ * Reads what a batch needs, holding its messages' rows until the commit. The lock comes first,
+ * on its own: a statement that waited for it would read the other tables as they were before.
+ */
 async function readBatch(app: App, changes: ReactionChange[]): Promise<BatchReactions> {
   const ids = [...new Set(changes.map((c) => c.messageId))];
   const messages = await app.prisma.$queryRawUnsafe<MessageRow[]>('SELECT id, "realmId", "channelId" FROM "Message" WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE', ids);
   const channelIds = [...new Set(messages.flatMap((m) => (m.channelId === null ? [] : [m.channelId])))];
-  const keys = changes.flatMap((c) => (c.emoji instanceof ApiError ? [] : [[c.messageId, c.emoji.code, c.emoji.type] as const]));
-  // One after the other: a transaction's queries share its connection.
   const channels = channelIds.length ? await app.prisma.channel.findMany({ where: { id: { in: channelIds } } }) : [];
-  const rows = await app.prisma.$queryRawUnsafe<{ userId: number; messageId: number }[]>(
-    'SELECT "userId", "messageId" FROM "UserMessage" WHERE ("userId", "messageId") IN (SELECT * FROM unnest($1::int[], $2::int[]))',
-    changes.map((c) => c.user.id), changes.map((c) => c.messageId));
-  const votes = await app.prisma.$queryRawUnsafe<(Vote & { id: number; messageId: number; emojiCode: string; reactionType: string })[]>(
-    `SELECT id, "messageId", "userId", "emojiName", "emojiCode", "reactionType" FROM "Reaction"
-     WHERE ("messageId", "emojiCode", "reactionType") IN (SELECT * FROM unnest($1::int[], $2::text[], $3::text[])) ORDER BY id`,
-    keys.map((k) => k[0]), keys.map((k) => k[1]), keys.map((k) => k[2]));
+  const keys = changes.flatMap((c) => (c.emoji instanceof ApiError ? [] : [[c.messageId, c.emoji.code, c.emoji.type] as const]));
+  const [read] = await app.prisma.$queryRawUnsafe<{ rows: [number, number][]; votes: VoteRow[] }[]>(READ_ROWS_AND_VOTES,
+    changes.map((c) => c.user.id), changes.map((c) => c.messageId), keys.map((k) => k[0]), keys.map((k) => k[1]), keys.map((k) => k[2]));
+  const { rows, votes } = read!;
   const byKey = new Map<string, Vote[]>();
   for (const v of votes) {
     const key = voteKey(v.messageId, v.emojiCode, v.reactionType);
@@ -137,7 +148,7 @@ async function readBatch(app: App, changes: ReactionChange[]): Promise<BatchReac
     byKey.set(key, list);
     list.push({ id: v.id, userId: v.userId, emojiName: v.emojiName });
   }
-  return new BatchReactions(new Map(messages.map((m) => [m.id, m])), new Map(channels.map((c) => [c.id, c])), new Set(rows.map((r) => `${r.userId}:${r.messageId}`)), byKey);
+  return new BatchReactions(new Map(messages.map((m) => [m.id, m])), new Map(channels.map((c) => [c.id, c])), new Set(rows.map(([userId, messageId]) => `${userId}:${messageId}`)), byKey);
 }
 
 /** The message, if the user may react to it: readable, and not in an archived channel (under its row lock). */
@@ -272,7 +283,9 @@ function reactionEvent(app: App, realm: RealmInfo, { user, messageId, op }: Reac
  * message's alone, in its own transaction.
  */
 async function changeReaction(app: App, realm: RealmInfo, change: ReactionChange): Promise<void> {
-  const { message: seen } = await accessMessage(app, realm, change.user, change.messageId);
+  // Only where it goes: who may react is checked in the batch, under the message's lock.
+  const seen = await app.prisma.message.findFirst({ where: { id: change.messageId, realmId: realm.id }, select: { channelId: true } });
+  if (!seen) throw invalidMessage();
   const write = (changes: ReactionChange[]) => writeReactionBatch(app, realm, changes);
   if (seen.channelId !== null) return app.channels.inBatch<ReactionChange, void>(seen.channelId, 'reactions', change, write);
   const [outcome] = await write([change]);
