@@ -6,7 +6,7 @@ import { makeContext } from './markdown-helpers.ts';
 
 const ctx = makeContext();
 const html = (input: string) => renderMarkdown(input, ctx).html;
-const a = (url: string) => `<a href="${url.startsWith('http') ? url : url.includes('@') ? 'mailto:' + url : 'http://' + url}">${url}</a>`;
+const a = (url: string) => `<a href="${url.startsWith('http') || url.includes('://') ? url : url.includes('@') ? 'mailto:' + url : 'http://' + url}">${url}</a>`;
 
 // Autolinks: [input, expected with %s for the link, linked text] (Zulip's linkify cases).
 const autolinks: Array<[string, string, string]> = [
@@ -57,6 +57,18 @@ const autolinks: Array<[string, string, string]> = [
   ['nested with autodetection zulip.us/(we_like_(to_n(e)st_)_n(es)t)_nest', '<p>nested with autodetection %s</p>', 'zulip.us/(we_like_(to_n(e)st_)_n(es)t)_nest'],
   ['bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2', '<p><a href="bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2">bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2</a></p>', ''],
   ['**bold**http://x.com', '<p><strong>bold</strong>http://x.com</p>', ''],
+  // Desktop apps' links, and links right after letters of other scripts (current Zulip).
+  ['obsidian://open?vault=MyVault', '<p>%s</p>', 'obsidian://open?vault=MyVault'],
+  ['see zotero://select/library/items/C495WKPX', '<p>see %s</p>', 'zotero://select/library/items/C495WKPX'],
+  ['hansoft://Project/Task/12345', '<p>%s</p>', 'hansoft://Project/Task/12345'],
+  ['asanadesktop://task/123456789', '<p>%s</p>', 'asanadesktop://task/123456789'],
+  ['slack://open?team=T1', '<p>slack://open?team=T1</p>', ''],
+  ['日本語https://google.com', '<p>日本語%s</p>', 'https://google.com'],
+  ['Приветhttps://google.com', '<p>Привет%s</p>', 'https://google.com'],
+  ['foohttps://google.com', '<p>foohttps://google.com</p>', ''],
+  ['[message](mid:960830.1639@XIson.com)', '<p><a href="mid:960830.1639@XIson.com">message</a></p>', ''],
+  ['[Asana Task](asanadesktop://task/123456789)', '<p><a href="asanadesktop://task/123456789">Asana Task</a></p>', ''],
+  ['[x](slack://open)', '<p>[x](slack://open)</p>', ''],
 ];
 
 for (const [input, expected, url] of autolinks) {
@@ -213,7 +225,6 @@ test('alternative url templates', () => {
 });
 
 test('emoji table', () => {
-  assert.is(emojiCodeByName('smile'), '1f642');
   assert.is(emojiCodeByName('+1'), '1f44d');
   assert.is(emojiCodeByName('thumbs_up'), '1f44d');
   assert.is(emojiNameByCode('1f44d'), '+1');
@@ -227,5 +238,42 @@ test('emoji table', () => {
   assert.is(emojiCodeOfText('🇺🇸'), '1f1fa-1f1f8');
   assert.is(emojiNameByCode('1f1fa-1f1f8'), 'flag_united_states');
 });
+
+// Names as current Zulip has them (Zulip 11 moved smile to 😄 and slight_smile to 🙂; curated names
+// come before CLDR's): [name, code it means (null: no such name), the emoji's canonical name].
+const NAMES: [name: string, code: string | null, canonical: string | null][] = [
+  ['smile', '1f604', 'smile'],
+  ['slight_smile', '1f642', 'slight_smile'],
+  ['big_smile', null, null],
+  ['smiling_face', '263a', 'smiling_face'],
+  ['relaxed', '263a', 'smiling_face'],
+  ['grinning', '1f600', 'grinning'],
+  ['gold', '1f947', 'first_place'],
+  ['number_one', '1f947', 'first_place'],
+  ['kitten', '1f431', 'kitten'],
+  ['cat_face', null, null],
+  ['working_on_it', '1f6e0', 'working_on_it'],
+  ['coffee', '2615', 'coffee'],
+  ['mine', '26cf', 'mine'],
+];
+for (const [name, code, canonical] of NAMES) {
+  test(`emoji name ${name}: the table, :${name}:, and the character`, () => {
+    assert.is(emojiCodeByName(name) ?? null, code);
+    const typed = renderMarkdown(`:${name}:`, makeContext()).html;
+    if (code === null || canonical === null) {
+      assert.is(typed, `<p>:${name}:</p>`);
+      return;
+    }
+    assert.is(emojiNameByCode(code), canonical);
+    const span = (shown: string) => {
+      const title = shown.replace(/_/g, ' ');
+      return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${shown}:</span>`;
+    };
+    assert.is(typed, `<p>${span(name)}</p>`);
+    // Characters shown as text by default are emoji with U+FE0F after them.
+    const character = String.fromCodePoint(...code.split('-').map((h) => parseInt(h, 16))).replace(/^\P{Emoji_Presentation}$/u, '$&\uFE0F');
+    assert.is(renderMarkdown(character, makeContext()).html, `<p>${span(canonical)}</p>`);
+  });
+}
 
 test.run();

@@ -59,7 +59,7 @@ test('a direct message reaches the phone, sealed with its key, with sender and c
   assert.equal(got, {
     realm_name: server.app.realms.byId(realm.id)!.name, realm_url: realmUrl(realm), user_id: realm.owner.id,
     type: 'message', message_id: id, sender_id: bob.id, sender_full_name: 'Bob Builder', sender_avatar_url: avatar(bob.email),
-    time: got.time, content: 'Can we fix it? 🙂', recipient_type: 'direct', recipient_user_ids: [realm.owner.id, bob.id].sort((a, b) => a - b),
+    time: got.time, content: 'Can we fix it? 😄', recipient_type: 'direct', recipient_user_ids: [realm.owner.id, bob.id].sort((a, b) => a - b),
   });
   const row = await server.app.prisma.message.findUniqueOrThrow({ where: { id } });
   assert.is(got.time, Math.floor(row.dateSent.getTime() / 1000));

@@ -39,10 +39,10 @@ test('add by name only; the message shows it; the event reaches the subscribers 
   const r = await react(bob, id, { emoji_name: 'smile' });
   events.stop();
   assert.equal([r.status, r.body], [200, SUCCESS]);
-  assert.equal(await reactionsOf(realm.owner, id), [{ emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'unicode_emoji', user_id: bob.id }]);
+  assert.equal(await reactionsOf(realm.owner, id), [{ emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji', user_id: bob.id }]);
   const polled = await bob.client.get('/events', { queue_id: reg.body.queue_id, last_event_id: -1, dont_block: true });
   assert.equal(polled.body.events, [{
-    type: 'reaction', op: 'add', id: 0, message_id: id, emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'unicode_emoji',
+    type: 'reaction', op: 'add', id: 0, message_id: id, emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji',
     user_id: bob.id, user: { user_id: bob.id, email: await apiEmail(bob), full_name: 'Bob' },
   }]);
   const [sent] = events.ofType('reaction');
@@ -63,7 +63,7 @@ test('remove: by name, by code, from the query string; the event and the message
   assert.equal(viaQuery.body, SUCCESS);
   assert.equal(await reactionsOf(bob, id), []);
   const removed = events.ofType('reaction');
-  assert.equal(removed.map((e) => [e.event.op, e.event.emoji_name, e.event.emoji_code]), [['remove', 'smile', '1f642'], ['remove', 'tada', '1f389'], ['remove', 'octopus', '1f419']]);
+  assert.equal(removed.map((e) => [e.event.op, e.event.emoji_name, e.event.emoji_code]), [['remove', 'smile', '1f604'], ['remove', 'tada', '1f389'], ['remove', 'octopus', '1f419']]);
   assert.equal([...removed[0]!.userIds].sort((a, b) => a - b), [realm.owner.id, bob.id]);
 });
 
@@ -75,7 +75,7 @@ test('errors, exactly as Zulip words them', async () => {
   assert.equal((await react(o, id, { emoji_name: 'smile' })).body, SUCCESS);
   const cases: [Promise<{ status: number; body: unknown }>, unknown][] = [
     [react(o, id, { emoji_name: 'smile' }), errorBody('Reaction already exists.', 'REACTION_ALREADY_EXISTS')],
-    [react(o, id, { emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'unicode_emoji' }), errorBody('Reaction already exists.', 'REACTION_ALREADY_EXISTS')],
+    [react(o, id, { emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji' }), errorBody('Reaction already exists.', 'REACTION_ALREADY_EXISTS')],
     [unreact(o, id, { emoji_name: 'tada' }), errorBody("Reaction doesn't exist.", 'REACTION_DOES_NOT_EXIST')],
     [unreact(o, id, {}), errorBody('At least one of the following arguments must be present: emoji_name, emoji_code')],
     [react(o, id, {}), errorBody("Missing 'emoji_name' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'emoji_name' })],
@@ -96,7 +96,7 @@ test('errors, exactly as Zulip words them', async () => {
     assert.equal([r.status, r.body], [400, body]);
   }
   assert.is((await realm.anonymous.post(`/messages/${id}/reactions`, { emoji_name: 'tada' })).status, 401);
-  assert.equal(await reactionsOf(o, id), [{ emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'unicode_emoji', user_id: o.id }]);
+  assert.equal(await reactionsOf(o, id), [{ emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji', user_id: o.id }]);
 });
 
 test('a second user with the same code votes for the existing reaction and keeps its name', async () => {
@@ -114,6 +114,58 @@ test('a second user with the same code votes for the existing reaction and keeps
     { emoji_name: 'thumbs_up', emoji_code: '1f44d', reaction_type: 'unicode_emoji', user_id: realm.owner.id },
     { emoji_name: 'thumbs_up', emoji_code: '1f44d', reaction_type: 'unicode_emoji', user_id: bob.id },
   ]);
+});
+
+// Names whose code changed as current Zulip names them (smile and its neighbours since Zulip 11,
+// the curated names over CLDR's), and names Zulip no longer has.
+const RENAMED: [name: string, code: string | null][] = [
+  ['smile', '1f604'],
+  ['slight_smile', '1f642'],
+  ['big_smile', null],
+  ['first_place', '1f947'],
+  ['gold', '1f947'],
+  ['kitten', '1f431'],
+  ['puppy', '1f436'],
+  ['working_on_it', '1f6e0'],
+  ['mine', '26cf'],
+  ['cat_face', null],
+];
+
+test('reactions by name follow the current names; a name that is gone does not exist', async () => {
+  const realm = await newRealm();
+  for (const [name, code] of RENAMED) {
+    const id = await sendDm(realm.owner, [realm.owner.id], name);
+    const r = await react(realm.owner, id, { emoji_name: name });
+    if (code === null) {
+      assert.equal([r.status, r.body], [400, errorBody(`Emoji '${name}' does not exist`)], name);
+      continue;
+    }
+    assert.equal([r.status, r.body], [200, SUCCESS], name);
+    assert.equal(await reactionsOf(realm.owner, id), [{ emoji_name: name, emoji_code: code, reaction_type: 'unicode_emoji', user_id: realm.owner.id }], name);
+  }
+});
+
+test('a reaction stored under a name that now means another emoji keeps its name and code', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser();
+  const id = await sendDm(realm.owner, [bob.id], 'from before the rename');
+  await realm.server.app.prisma.reaction.create({ data: { messageId: id, userId: realm.owner.id, emojiName: 'smile', emojiCode: '1f642', reactionType: 'unicode_emoji' } });
+  // Clicking the old reaction votes for it: name and code as the server showed them.
+  assert.equal((await react(bob, id, { emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'unicode_emoji' })).body, SUCCESS);
+  // "smile" alone is 😄 now: another reaction.
+  assert.equal((await react(bob, id, { emoji_name: 'smile' })).body, SUCCESS);
+  assert.equal((await reactionsOf(bob, id)).map((r: { emoji_name: string; emoji_code: string; user_id: number }) => [r.emoji_name, r.emoji_code, r.user_id]), [
+    ['smile', '1f642', realm.owner.id],
+    ['smile', '1f642', bob.id],
+    ['smile', '1f604', bob.id],
+  ]);
+  // A new reaction pairing the old name with the old code is refused, as in Zulip.
+  const other = await sendDm(realm.owner, [bob.id], 'after the rename');
+  const r = await react(bob, other, { emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'unicode_emoji' });
+  assert.equal([r.status, r.body], [400, errorBody('Invalid emoji name.')]);
+  assert.equal((await unreact(bob, id, { emoji_code: '1f642', reaction_type: 'unicode_emoji' })).body, SUCCESS);
+  assert.equal((await unreact(realm.owner, id, { emoji_code: '1f642', reaction_type: 'unicode_emoji' })).body, SUCCESS);
+  assert.equal((await reactionsOf(bob, id)).map((r: { emoji_code: string }) => r.emoji_code), ['1f604']);
 });
 
 test('custom emoji: by name and by id; deactivated ones can be voted for and removed, not added', async () => {

@@ -10,7 +10,7 @@ import { newRealm } from './helpers/server.ts';
 const render = async (client: { post: (path: string, body: Record<string, unknown>) => Promise<{ body: { rendered: string } }> }, content: string) =>
   (await client.post('/messages/render', { content })).body.rendered;
 
-const slightSmile = '<span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span>';
+const slightSmile = '<span aria-label="slight smile" class="emoji emoji-1f642" role="img" title="slight smile">:slight_smile:</span>';
 
 test('default_code_block_language: PATCH /realm, its event, register, and fences without a language', async () => {
   const realm = await newRealm();

@@ -54,7 +54,7 @@ test('an animated GIF shows its animated thumbnail', async () => {
   const rendered = (await realm.owner.client.post('/messages/render', { content: `[spin.gif](${url})` })).body.rendered;
   assert.is(
     rendered,
-    `<p><a href="${url}">spin.gif</a></p>\n<div class="message_inline_image"><a href="${url}" title="spin.gif"><img data-original-content-type="image/gif" data-original-dimensions="40x30" src="/user_uploads/thumbnail/${pathId}/840x560-anim.webp" data-animated="true"></a></div>`,
+    `<p><a href="${url}">spin.gif</a></p>\n<div class="message_inline_image"><a href="${url}" title="spin.gif"><img data-animated="true" data-original-content-type="image/gif" data-original-dimensions="40x30" src="/user_uploads/thumbnail/${pathId}/840x560-anim.webp"></a></div>`,
   );
 });
 

@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
+import { loadSharp } from './load-sharp.ts';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { bareContentType, guessContentType } from '../domain/mime-types.ts';
@@ -55,6 +56,7 @@ function checkAvatarFile(realm: RealmInfo, user: User, files: UploadedFile[]): U
  * to a square; a still of the first frame for animations; oriented as its EXIF data says.
  */
 async function resizeAvatar(data: Buffer, size: number): Promise<Buffer> {
+  const sharp = await loadSharp();
   let meta: Metadata;
   try {
     meta = await sharp(data).metadata();

@@ -4,7 +4,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
+import { loadSharp } from './load-sharp.ts';
 import type { App } from '../app.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { bareContentType, guessContentType, servesInline } from '../domain/mime-types.ts';
@@ -84,6 +85,7 @@ export interface ImageRow {
 export async function thumbnailImage(app: App, pathId: string, data: Buffer, contentType: string): Promise<ImageRow | null> {
   const type = bareContentType(contentType);
   if (!THUMBNAIL_ACCEPT_IMAGE_TYPES.has(type)) return null;
+  const sharp = await loadSharp();
   let meta: Metadata;
   try {
     meta = await sharp(data).metadata();

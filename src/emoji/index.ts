@@ -12,12 +12,12 @@ const { name_to_codepoint, codepoint_to_name }: EmojiData = data;
 const nameToCode = new Map(Object.entries(name_to_codepoint));
 const codeToName = new Map(Object.entries(codepoint_to_name));
 
-/** The code for a name or alias ("smile" -> "1f642"). */
+/** The code for a name or alias ("smile" -> "1f604"). */
 export function emojiCodeByName(name: string): string | undefined {
   return nameToCode.get(name);
 }
 
-/** The canonical name for a code ("1f642" -> "smile"). */
+/** The canonical name for a code ("1f642" -> "slight_smile"). */
 export function emojiNameByCode(code: string): string | undefined {
   return codeToName.get(code);
 }

@@ -12,6 +12,7 @@ import { type Collected, inlinePatterns, withPatternEnv } from './patterns.ts';
 import { FencedBlocks, hangingLists, HtmlStash, normalizeWhitespace, STASH_PLACEHOLDER_RE } from './preprocess.ts';
 import { addPreviews, rewriteThroughCamo } from './previews.ts';
 import { prettify, serialize } from './serialize.ts';
+import { asBeautifulSoupWrites } from './soup.ts';
 import { type ElementNode, type Node, el, text } from './tree.ts';
 import type { MarkdownContext, RenderResult } from './types.ts';
 
@@ -99,6 +100,16 @@ function collectLinks(node: ElementNode, out: string[], media: string[]): void {
     else if (child.tagName === 'audio' && p.src !== undefined) media.push(p['data-original-url'] ?? p.src);
     collectLinks(child, out, media);
   }
+}
+
+/** Whether an uploaded image is shown by its thumbnail: a spinner Zulip has replaced. */
+function showsThumbnail(node: ElementNode): boolean {
+  return node.children.some((child) => {
+    if (child.type !== 'element') return false;
+    const p = child.properties;
+    if (child.tagName === 'img' && p['data-original-dimensions'] !== undefined && !(p.class ?? '').split(' ').includes('image-loading-placeholder')) return true;
+    return showsThumbnail(child);
+  });
 }
 
 let lastRealmHost: [url: string, host: string] | undefined;
@@ -189,12 +200,15 @@ function render(content: string, ctx: MarkdownContext): RenderResult {
   // The previews' links repeat ones already found.
   if (links.length) addPreviews(tree, ctx);
   rewriteThroughCamo(tree, ctx);
-  const html = serialize(tree);
+  const uploads = uploadPathIds(media.length ? [...links, ...media] : links, ctx.realmUrl);
+  let html = serialize(tree);
+  // Zulip puts thumbnails in by parsing the message and writing it back whole.
+  if (uploads.length && showsThumbnail(tree)) html = asBeautifulSoupWrites(html);
   if (html.length > MAX_RENDERED_LENGTH) throw new MarkdownRenderingError(`Rendered content exceeds ${MAX_RENDERED_LENGTH} characters`);
   return {
     html,
     ...collected,
-    uploadPathIds: uploadPathIds(media.length ? [...links, ...media] : links, ctx.realmUrl),
+    uploadPathIds: uploads,
     links: [...new Set(links)],
     isMeMessage,
     alertWordText,

@@ -14,8 +14,6 @@ export interface EtElement {
   atomic?: boolean;
   tailAtomic?: boolean;
   children: EtElement[];
-  /** Written in the order given rather than sorted (see ElementNode). */
-  attributeOrder?: 'given';
 }
 
 export function etElement(tag: string, attrib: Record<string, string> = {}, text: string | null = null, atomic = false): EtElement {
@@ -271,7 +269,6 @@ export function toEt(node: ElementNode): EtElement {
 /** Back to the children model; `code` text is marked atomic so it is escaped fully. */
 export function fromEt(node: EtElement): ElementNode {
   const out = el(node.tag, node.attrib);
-  if (node.attributeOrder) out.attributeOrder = node.attributeOrder;
   if (node.text) out.children.push(textNode(node.text));
   for (const child of node.children) {
     out.children.push(fromEt(child));

@@ -8,6 +8,9 @@ export const WORD = String.raw`\p{L}\p{N}_`;
 
 const COMMON_FALSE_POSITIVES = new Set(['java', 'md', 'mov', 'py', 'zip']);
 
+/** Desktop apps' link schemes Zulip links, in text as well as in `[text](url)`. */
+const APP_SCHEMES = ['hansoft', 'obsidian', 'zotero', 'asanadesktop'];
+
 function escapeRegExp(value: string): string {
   return value.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 }
@@ -24,10 +27,11 @@ function buildWebLinkSource(): string {
   for (let i = 0; i < 6; i++) nested = nested.replace('%s', parenGroup);
   nested = nested.replace('%s', inner);
   return (
-    String.raw`(?<![^\s'"(,:<])` +
+    // Letters of other scripts may run straight into a link ("日本語https://…").
+    String.raw`(?<![^\s'"(,:<\x80-\u{10FFFF}])` +
     '(?<url>' +
     // After the host: a path, or a query (whose `?` is not trailing punctuation).
-    String.raw`(?:(?:https?://[${WORD}.:@-]+?|(?:(?:[${WORD}-]+\.)+(?:${tlds})))(?:/${nested}|\?(?![)"\s]|$)${nested})?)` +
+    String.raw`(?:(?:(?:https?|${APP_SCHEMES.join('|')})://[${WORD}.:@-]+?|(?:(?:[${WORD}-]+\.)+(?:${tlds})))(?:/${nested}|\?(?![)"\s]|$)${nested})?)` +
     String.raw`|(?:[${WORD}.-]+@[${WORD}.-]+\.[${WORD}]+)` +
     String.raw`|(?:bitcoin:[13][a-km-zA-HJ-NP-Z1-9]{25,34})` +
     ')' +
@@ -107,7 +111,7 @@ export function urlunsplit({ scheme, netloc, path, query, fragment }: SplitUrl):
 }
 
 const SAFELISTED_SCHEMES = ['bitcoin', 'geo', 'im', 'irc', 'ircs', 'magnet', 'mailto', 'matrix', 'mms', 'news', 'nntp', 'openpgp4fpr', 'sip', 'sms', 'smsto', 'ssh', 'tel', 'urn', 'webcal', 'wtai', 'xmpp'];
-const ALLOWED_SCHEMES = new Set(['http', 'https', 'ftp', 'file', ...SAFELISTED_SCHEMES]);
+const ALLOWED_SCHEMES = new Set(['http', 'https', 'ftp', 'file', 'mid', ...SAFELISTED_SCHEMES, ...APP_SCHEMES]);
 
 /** Zulip's sanitize_url: null means "not a link, leave the text alone". */
 export function sanitizeUrl(url: string): string | null {

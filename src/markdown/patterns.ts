@@ -72,8 +72,8 @@ const TEXT_PRESENTATION_RE = /^\P{Emoji_Presentation}\u20E3?$/u;
 const ID_SYNTAX_RE = /^(.+)?\|(\d+)$/s;
 
 const EMOTICON_CONVERSIONS: Record<string, string> = {
-  ':)': ':smile:', '(:': ':smile:', ':(': ':frown:', '<3': ':heart:', ':|': ':neutral:', ':/': ':confused:',
-  ';)': ':wink:', ':D': ':grinning:', ':o': ':open_mouth:', ':O': ':open_mouth:', ':p': ':stuck_out_tongue:',
+  ':)': ':slight_smile:', '(:': ':slight_smile:', ':(': ':frown:', '<3': ':heart:', ':|': ':neutral:', ':/': ':confused:',
+  ';)': ':wink:', ':D': ':smile:', ':o': ':open_mouth:', ':O': ':open_mouth:', ':p': ':stuck_out_tongue:',
   ':P': ':stuck_out_tongue:',
 };
 const TERMINAL = String.raw`,.;?!()\[\] "'\n\t`;
@@ -455,8 +455,6 @@ function imagePattern(): InlinePattern {
         if (image.contentType) attrib['data-original-content-type'] = image.contentType;
         node = etElement('img', attrib);
       } else {
-        // Zulip edits the spinner once the thumbnail exists: its sorted attributes keep their
-        // places, the class is set again, and the new ones come last.
         const attrib: Record<string, string> = { alt };
         if (image.contentType) attrib['data-original-content-type'] = image.contentType;
         attrib['data-original-dimensions'] = dimensions;
@@ -466,7 +464,7 @@ function imagePattern(): InlinePattern {
         attrib.class = 'inline-image';
         if (image.animated) attrib['data-animated'] = 'true';
         if (image.transcodedImage) attrib['data-transcoded-image'] = image.transcodedImage;
-        node = { ...etElement('img', attrib), attributeOrder: 'given' };
+        node = etElement('img', attrib);
       }
       return { node, start: m.index, end: found.end };
     },
@@ -558,7 +556,8 @@ function buildPatterns(linkifiers: CompiledLinkifiers): InlinePattern[] {
   const timestamp = legacy('timestamp', TIMESTAMP_RE, (m) => {
     const input = m[1]!;
     const iso = parseTimestamp(input);
-    if (iso === null) return atomicEl('span', { class: 'timestamp-error' }, `Invalid time format: ${input}`);
+    // Zulip leaves a time it cannot read as the text it was, with no Markdown inside.
+    if (iso === null) return m[0];
     return atomicEl('time', { datetime: iso }, input);
   });
   const autolink = legacy('autolink', webLinkRegex(), (m) => urlToA(m.groups!.url!));

@@ -279,7 +279,7 @@ class Previewer {
       const youtube = this.youtubeId(parts);
       if (youtube !== null) {
         const info = this.placement(link);
-        this.addImage(info.parent, `https://i.ytimg.com/vi/${youtube}/default.jpg`, url, { cls: 'youtube-video message_inline_image', dataId: youtube, index: info.index });
+        this.addImage(info.parent, `https://i.ytimg.com/vi/${youtube}/mqdefault.jpg`, url, { cls: 'youtube-video message_inline_image', dataId: youtube, index: info.index });
       }
     }
   }
@@ -376,15 +376,13 @@ function uploadImage(image: UploadImage): ElementNode {
     if (image.contentType) props['data-original-content-type'] = image.contentType;
     return el('img', props);
   }
-  // Zulip edits the placeholder in place, so its attributes keep the placeholder's (sorted)
-  // order and the ones it adds come last.
   const props: Record<string, string> = {};
   if (image.contentType) props['data-original-content-type'] = image.contentType;
   props['data-original-dimensions'] = dimensions;
   props.src = image.thumbnailUrl;
   if (image.animated) props['data-animated'] = 'true';
   if (image.transcodedImage) props['data-transcoded-image'] = image.transcodedImage;
-  return { ...el('img', props), attributeOrder: 'given' };
+  return el('img', props);
 }
 
 /** Add the inline previews of a rendered message's links. */

@@ -141,8 +141,7 @@ function serializeNode(node: Node, out: string[], inCode: boolean): void {
     }
   }
   out.push('<', tag);
-  const names = node.attributeOrder === 'given' ? Object.keys(node.properties) : Object.keys(node.properties).sort();
-  for (const name of names) {
+  for (const name of Object.keys(node.properties).sort()) {
     if (!ALLOWED_ATTRIBUTES.has(name)) continue;
     const value = node.properties[name]!;
     // Python-Markdown writes an attribute whose value is its name as a bare boolean attribute.

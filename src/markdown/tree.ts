@@ -19,8 +19,6 @@ export interface ElementNode {
   tagName: string;
   properties: Record<string, string>;
   children: Node[];
-  /** Attributes are written sorted by name, as Python-Markdown does, unless `given`. */
-  attributeOrder?: 'given';
 }
 
 export type Node = TextNode | RawNode | ElementNode;

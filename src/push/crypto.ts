@@ -4,11 +4,17 @@
 // key under a random nonce, sent as standard Base64 of nonce followed by ciphertext (PyNaCl's
 // layout, which Zulip's mobile app opens).
 import { createHash } from 'node:crypto';
-import sodium from 'sodium-native';
+import { createRequire } from 'node:module';
+
+// Loaded when the first notification is sealed or opened, not at start: libsodium costs about
+// 13 MB of memory, which a server without push never needs.
+let loaded: typeof import('sodium-native') | undefined;
+const loadSodium = () => (loaded ??= createRequire(import.meta.url)('sodium-native') as typeof import('sodium-native'));
 
 /** The first byte of a push key for crypto_secretbox_easy. */
 export const SECRETBOX_PREFIX = 0x31;
-const PUSH_KEY_BYTES = 1 + sodium.crypto_secretbox_KEYBYTES;
+/** The prefix and secretbox's 32-byte key (crypto_secretbox_KEYBYTES). */
+const PUSH_KEY_BYTES = 1 + 32;
 
 /** Decodes strict standard Base64 (RFC 4648, padded), or null for anything else. */
 export function decodeBase64(text: string): Buffer | null {
@@ -24,6 +30,7 @@ export function parsePushKey(text: string): Buffer | null {
 
 /** `payload` as JSON, sealed for the device holding `pushKey` (prefix and key, as stored). */
 export function encryptNotification(pushKey: Uint8Array, payload: unknown): string {
+  const sodium = loadSodium();
   const key = Buffer.from(pushKey.subarray(1));
   const message = Buffer.from(JSON.stringify(payload), 'utf8');
   const nonce = Buffer.alloc(sodium.crypto_secretbox_NONCEBYTES);
@@ -36,6 +43,7 @@ export function encryptNotification(pushKey: Uint8Array, payload: unknown): stri
 
 /** What the phone does with a notification: opens `encrypted` with its key and parses the JSON; null when the key does not open it. */
 export function openNotification(pushKey: Uint8Array, encrypted: string): unknown {
+  const sodium = loadSodium();
   const bytes = Buffer.from(encrypted, 'base64');
   if (bytes.length < sodium.crypto_secretbox_NONCEBYTES + sodium.crypto_secretbox_MACBYTES) return null;
   const nonce = bytes.subarray(0, sodium.crypto_secretbox_NONCEBYTES);

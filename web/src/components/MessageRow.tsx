@@ -10,7 +10,7 @@ import { Avatar } from './Avatar.tsx';
 
 /** The reactions offered in one click (names and codes of the server's emoji set). */
 const QUICK_REACTIONS: [name: string, code: string][] = [
-  ['+1', '1f44d'], ['tada', '1f389'], ['heart', '2764'], ['smile', '1f642'], ['joy', '1f602'], ['eyes', '1f440'], ['check', '2705'], ['rocket', '1f680'],
+  ['+1', '1f44d'], ['tada', '1f389'], ['heart', '2764'], ['slight_smile', '1f642'], ['joy', '1f602'], ['eyes', '1f440'], ['check', '2705'], ['rocket', '1f680'],
 ];
 
 interface Props {
