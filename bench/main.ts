@@ -3,12 +3,17 @@
 import { FD_MARGIN, openFileLimit, parseOptions, type BenchOptions } from './lib/options.ts';
 import { describeMachine, machineFacts, renderTables, writeReport } from './lib/report.ts';
 import type { CaseResult } from './lib/results.ts';
+import { tearDownEarly } from './lib/server-process.ts';
 import { baselineScenario, fanoutScenario } from './scenarios/fanout.ts';
 import { renderScenario } from './scenarios/render.ts';
 import { sendScenario } from './scenarios/send.ts';
 import { flagsScenario, reactScenario } from './scenarios/reactions-flags.ts';
 import { mixedScenario } from './scenarios/mixed.ts';
+import { clusterScenario } from './scenarios/cluster.ts';
 import { idleScenario } from './scenarios/idle.ts';
+
+/** How long an early stop waits for what it must undo (stopping a cluster, removing its stream). */
+const EARLY_TEARDOWN_MS = 15_000;
 
 function run(opts: BenchOptions): Promise<CaseResult[]> {
   switch (opts.scenario) {
@@ -18,6 +23,7 @@ function run(opts: BenchOptions): Promise<CaseResult[]> {
     case 'react': return reactScenario(opts);
     case 'flags': return flagsScenario(opts);
     case 'mixed': return mixedScenario(opts);
+    case 'cluster': return clusterScenario(opts);
     case 'idle': return idleScenario(opts);
     case 'baseline': return baselineScenario(opts);
     case 'render': return renderScenario(opts);
@@ -50,12 +56,14 @@ async function main(): Promise<number> {
     return 2;
   }
   const command = `npm run bench -- ${redactApiKey(process.argv.slice(2)).join(' ')}`;
-  // Hard bound on the whole run; exiting kills the servers (see server-process.ts).
+  // Hard bound on the whole run; exiting kills the servers (see server-process.ts) after what
+  // must be undone otherwise.
+  const stopEarly = (code: number) => void tearDownEarly(EARLY_TEARDOWN_MS).then(() => process.exit(code));
   setTimeout(() => {
     console.error(`\nbench: --max-time ${opts.maxTimeS} s reached, stopping`);
-    process.exit(3);
+    stopEarly(3);
   }, opts.maxTimeS * 1000).unref();
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stopEarly(130));
 
   const startedAt = new Date();
   // Taken before the run: afterwards the figures would mostly show the bench's own load.

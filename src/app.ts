@@ -17,7 +17,7 @@ import { SerialActors, type Turn } from '../actors/serial.ts';
 import { transactionAware } from './db/transaction.ts';
 import { DeliveryScheduler } from './scheduler.ts';
 import { TokenSigner } from './auth/signed-tokens.ts';
-import { serverSecret } from './db/server-secrets.ts';
+import { CLUSTER_ID_SECRET, serverSecret } from './db/server-secrets.ts';
 import type { ClusterNode } from './cluster/node.ts';
 import { LockSpace } from './cluster/locks.ts';
 import { followCacheChanges } from './cluster/cache-sync.ts';
@@ -68,7 +68,7 @@ export async function createApp(config: Config): Promise<App> {
     await realms.loadAll();
     const tokens = new TokenSigner(Buffer.from(await serverSecret(db.prisma, 'token_key', 32), 'hex'));
     // NATS's client is loaded only by a node of a cluster.
-    const cluster = config.cluster ? await (await import('./cluster/node.ts')).ClusterNode.join(config.cluster, await serverSecret(db.prisma, 'cluster_id', 6), db.url) : null;
+    const cluster = config.cluster ? await (await import('./cluster/node.ts')).ClusterNode.join(config.cluster, await serverSecret(db.prisma, CLUSTER_ID_SECRET, 6), db.url) : null;
     const bus: EventBus = cluster?.bus ?? new MemoryBus();
     const limits = config.RATE_LIMIT
       ? {

@@ -17,6 +17,7 @@ import { EXPORTED_TABLES, NOT_EXPORTED_TABLES } from '../src/export/tables.ts';
 import { extractTarGz } from '../src/export/tar.ts';
 import { Client } from './helpers/client.ts';
 import { captureEvents } from './helpers/events.ts';
+import { removeStreamOf } from './helpers/nats.ts';
 import { openQueue } from './helpers/queues.ts';
 import { freshDatabase, newRealm, startTestServer, tempDir, type TestRealm, type TestUser } from './helpers/server.ts';
 import { errorBody, makeChannel, send, sendDm } from './messages-helpers.ts';
@@ -302,9 +303,11 @@ test('an organization exported and imported into a fresh database answers the sa
   }
   // And the command itself, as an operator types it.
   const dataDir = tempDir();
+  const databaseUrl = await freshDatabase();
   const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'import', fetched.file], {
-    cwd: ROOT, env: { ...process.env, DATABASE_URL: await freshDatabase(), DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, encoding: 'utf8',
+    cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, encoding: 'utf8',
   });
+  await removeStreamOf(databaseUrl);
   assert.is(cli.status, 0, cli.stderr);
   assert.equal(JSON.parse(cli.stdout), { realm_id: realm.id, subdomain: realm.subdomain, ...counts });
   assert.is(await readFile(path.join(dataDir, 'uploads', upload.slice('/user_uploads/'.length)), 'utf8'), 'the notes');

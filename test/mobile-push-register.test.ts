@@ -5,30 +5,19 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkEvent } from '../src/events/schemas.ts';
-import type { RunningServer } from '../src/server.ts';
 import { captureEvents } from './helpers/events.ts';
-import { devicesOf, eventually, newDevice, newTestDevice, openNotification, registered, registrationParams, TestRelay } from './helpers/push-relay.ts';
-import { newRealm, startTestServer } from './helpers/server.ts';
+import { devicesOf, eventually, newDevice, newTestDevice, openNotification, registered, registrationParams, relayAndServer } from './helpers/push-relay.ts';
+import { newRealm } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
 import { expectError } from './messages-helpers.ts';
 
-const relay = new TestRelay();
-let server: RunningServer;
-
-test.before(async () => {
-  await relay.start();
-  server = await startTestServer({ PUSH_RELAY_URL: relay.url });
-});
-
-test.after(async () => {
-  await server?.stop();
-  await relay.stop();
-});
+const suite = relayAndServer(test);
+const { relay } = suite;
 
 const NULL_DEVICE = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null };
 
 test('register_client_device and remove_client_device, with register state and events', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const o = realm.owner;
   const before = await devicesOf(o);
   assert.equal(before, {});
@@ -52,18 +41,18 @@ test('without a push relay: PUSH_SERVICE_NOT_CONFIGURED, and the server says pus
   const r = await realm.owner.client.post('/mobile_push/register', registrationParams(id, newTestDevice()));
   expectError(r, 'Server is not configured to use push notification service.', 400, 'PUSH_SERVICE_NOT_CONFIGURED');
   assert.is((await realm.anonymous.get('/server_settings')).body.push_notifications_enabled, false);
-  const withRelay = await newRealm(server);
+  const withRelay = await newRealm(suite.server);
   assert.is((await withRelay.anonymous.get('/server_settings')).body.push_notifications_enabled, true);
   const state = (await withRelay.owner.client.post('/register', { fetch_event_types: ['realm'] })).body;
   assert.is(state.realm_push_notifications_enabled, true);
 });
 
 test('a first registration: both field groups, a pending token, then the relay makes it the token', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const o = realm.owner;
   const d = newTestDevice(2408);
   const id = await newDevice(o);
-  const capture = captureEvents(server.app, realm.id);
+  const capture = captureEvents(suite.server.app, realm.id);
   const seen = relay.registrations.length;
   const before = Math.floor(Date.now() / 1000);
   const r = await o.client.post('/mobile_push/register', registrationParams(id, d));
@@ -92,7 +81,7 @@ test('a first registration: both field groups, a pending token, then the relay m
 });
 
 test('every error of POST /mobile_push/register', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const o = realm.owner;
   const d = newTestDevice();
   const id = await newDevice(o);
@@ -132,7 +121,7 @@ test('every error of POST /mobile_push/register', async () => {
 });
 
 test('key rotation: the key fields alone; the same key again is no change', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const o = realm.owner;
   const d = newTestDevice(1);
   const id = await registered(o, d);
@@ -142,13 +131,13 @@ test('key rotation: the key fields alone; the same key again is no change', asyn
   assert.equal(events[0]!.event, { type: 'device', op: 'update', device_id: id, push_key_id: 1144 });
   await verifyAction(realm, () => o.client.post('/mobile_push/register', rotate), []);
   expectError(await o.client.post('/mobile_push/register', { ...rotate, push_key: 'abcd' }), 'Invalid `push_key`');
-  const row = await server.app.prisma.device.findUniqueOrThrow({ where: { id } });
+  const row = await suite.server.app.prisma.device.findUniqueOrThrow({ where: { id } });
   assert.ok(Buffer.from(row.pushKey!).equals(next.pushKey));
   assert.equal((await devicesOf(o))[id]!.push_token_id, d.tokenId);
 });
 
 test('token rotation: the token fields alone; pending until the relay answers; one registration at a time', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const o = realm.owner;
   const d = newTestDevice();
   const id = await registered(o, d);
@@ -174,11 +163,11 @@ test('token rotation: the token fields alone; pending until the relay answers; o
 });
 
 test("the relay refuses a registration: the error code is the device's, and registering again is allowed", async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const o = realm.owner;
   const d = newTestDevice();
   const id = await newDevice(o);
-  const capture = captureEvents(server.app, realm.id);
+  const capture = captureEvents(suite.server.app, realm.id);
   relay.refuseWith = 'INVALID_BOUNCER_PUBLIC_KEY';
   try {
     assert.is((await o.client.post('/mobile_push/register', registrationParams(id, d))).status, 200);
@@ -195,7 +184,7 @@ test("the relay refuses a registration: the error code is the device's, and regi
 });
 
 test('legacy token routes, and the legacy registration of the same token goes once the device is registered', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const o = realm.owner.client;
   expectError(await o.post('/users/me/apns_device_token', { token: 'c0ffee' }), "Missing 'appid' argument", 400, 'REQUEST_VARIABLE_MISSING', { var_name: 'appid' });
   expectError(await o.post('/users/me/apns_device_token', { token: 'not hex', appid: 'org.zulip.Zulip' }), 'Invalid APNS token');
@@ -216,25 +205,25 @@ test('legacy token routes, and the legacy registration of the same token goes on
 });
 
 test('test notifications: legacy tokens through the relay, E2EE devices sealed with their key', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const o = realm.owner;
   expectError(await o.client.post('/mobile_push/test_notification', { token: 'nope' }), 'Device not recognized', 400, 'INVALID_PUSH_DEVICE_TOKEN');
   assert.is((await o.client.post('/users/me/android_gcm_reg_id', { token: 'legacy-token' })).status, 200);
   const seen = relay.legacyTests.length;
   assert.equal((await o.client.post('/mobile_push/test_notification', { token: 'legacy-token' })).body, { result: 'success', msg: '' });
   const sent = await eventually(() => relay.legacyTests[seen], 15_000, 'the legacy test');
-  assert.equal([sent.user_id, sent.token, sent.token_kind, (sent.base_payload as Record<string, unknown>).realm_name], [o.id, 'legacy-token', 2, server.app.realms.byId(realm.id)!.name]);
+  assert.equal([sent.user_id, sent.token, sent.token_kind, (sent.base_payload as Record<string, unknown>).realm_name], [o.id, 'legacy-token', 2, suite.server.app.realms.byId(realm.id)!.name]);
   expectError(await o.client.post('/mobile_push/e2ee/test_notification'), 'No active registered push device', 400, 'NO_ACTIVE_PUSH_DEVICE');
   const d = newTestDevice();
   const id = await registered(o, d);
   expectError(await o.client.post('/mobile_push/e2ee/test_notification', { device_id: id + 1000 }), 'No active registered push device', 400, 'NO_ACTIVE_PUSH_DEVICE');
-  const row = await server.app.prisma.device.findUniqueOrThrow({ where: { id } });
+  const row = await suite.server.app.prisma.device.findUniqueOrThrow({ where: { id } });
   const before = relay.requestsFor(Number(row.relayDeviceId)).length;
   assert.is((await o.client.post('/mobile_push/e2ee/test_notification', { device_id: id })).status, 200);
   const request = await eventually(() => relay.requestsFor(Number(row.relayDeviceId))[before], 15_000, 'the E2EE test');
   assert.is(request.payload.push_key_id, d.pushKeyId);
   const payload = openNotification(d.pushKey, request.payload.encrypted_data);
-  assert.equal(payload, { realm_name: payload.realm_name, realm_url: server.app.realms.url(server.app.realms.byId(realm.id)!), user_id: o.id, type: 'test', time: payload.time });
+  assert.equal(payload, { realm_name: payload.realm_name, realm_url: suite.server.app.realms.url(suite.server.app.realms.byId(realm.id)!), user_id: o.id, type: 'test', time: payload.time });
 });
 
 test.run();

@@ -13,6 +13,7 @@ import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { Client, type Reply } from './helpers/client.ts';
 import { DatabaseProxy } from './helpers/db-proxy.ts';
+import { removeStreamOf } from './helpers/nats.ts';
 import { freshDatabase, sharedServer, tempDir } from './helpers/server.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -79,8 +80,12 @@ test.before(async () => {
 });
 
 test.after(async () => {
-  if (server?.child.exitCode === null) server.child.kill('SIGKILL');
+  if (server?.child.exitCode === null) {
+    server.child.kill('SIGKILL');
+    await server.exited;
+  }
   await proxy?.cut();
+  if (databaseUrl) await removeStreamOf(databaseUrl);
 });
 
 // --- Prometheus' text format (exposition format 0.0.4) ---

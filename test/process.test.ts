@@ -10,8 +10,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isRunning } from '../src/db/embedded.ts';
+import { isRunning, startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { Client } from './helpers/client.ts';
+import { NATS_URL, removeStreamOf } from './helpers/nats.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'chat-process-test-'));
@@ -74,6 +75,15 @@ let printed: { url: string; email: string; password: string; apiKey: string };
 
 test.after(async () => {
   if (server?.child.exitCode === null) await stop(server);
+  // With NATS_URL set the servers joined a cluster: its stream's name is in the stopped database.
+  if (NATS_URL) {
+    const db = await startEmbeddedPostgres(dataDir);
+    try {
+      await removeStreamOf(db.url);
+    } finally {
+      await db.stop();
+    }
+  }
   rmSync(dataDir, { recursive: true, force: true });
 });
 

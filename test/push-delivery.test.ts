@@ -6,23 +6,12 @@
 import { createHash } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { RunningServer } from '../src/server.ts';
-import { eventually, newTestDevice, openNotification, registered, TestRelay, type TestDevice } from './helpers/push-relay.ts';
-import { newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
+import { eventually, newTestDevice, openNotification, registered, relayAndServer, type TestDevice } from './helpers/push-relay.ts';
+import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
 
-const relay = new TestRelay();
-let server: RunningServer;
-
-test.before(async () => {
-  await relay.start();
-  server = await startTestServer({ PUSH_RELAY_URL: relay.url });
-});
-
-test.after(async () => {
-  await server?.stop();
-  await relay.stop();
-});
+const suite = relayAndServer(test);
+const { relay } = suite;
 
 interface Phone {
   device: TestDevice;
@@ -35,7 +24,7 @@ interface Phone {
 async function phoneOf(user: TestUser): Promise<Phone> {
   const device = newTestDevice();
   const id = await registered(user, device);
-  const relayId = Number((await server.app.prisma.device.findUniqueOrThrow({ where: { id } })).relayDeviceId);
+  const relayId = Number((await suite.server.app.prisma.device.findUniqueOrThrow({ where: { id } })).relayDeviceId);
   const received = () => relay.requestsFor(relayId).map((r) => {
     assert.is(r.payload.push_key_id, device.pushKeyId);
     return openNotification(device.pushKey, r.payload.encrypted_data);
@@ -45,30 +34,30 @@ async function phoneOf(user: TestUser): Promise<Phone> {
 
 /** Waits until the push worker has taken all of the organization's work. */
 const drained = (realm: TestRealm) =>
-  eventually(async () => ((await server.app.prisma.pushOutbox.count({ where: { realmId: realm.id } })) === 0 ? true : undefined), 20_000, 'an empty outbox');
+  eventually(async () => ((await suite.server.app.prisma.pushOutbox.count({ where: { realmId: realm.id } })) === 0 ? true : undefined), 20_000, 'an empty outbox');
 
-const realmUrl = (realm: TestRealm) => server.app.realms.url(server.app.realms.byId(realm.id)!);
+const realmUrl = (realm: TestRealm) => suite.server.app.realms.url(suite.server.app.realms.byId(realm.id)!);
 const avatar = (email: string) => `https://secure.gravatar.com/avatar/${createHash('md5').update(email.toLowerCase()).digest('hex')}?d=identicon&version=1`;
 
 test('a direct message reaches the phone, sealed with its key, with sender and content', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const bob = await realm.addUser({ name: 'Bob Builder' });
   const phone = await phoneOf(realm.owner);
   const id = await sendDm(bob, [realm.owner.id], 'Can we **fix** it? :smile:');
   const got = await phone.nth(0);
   assert.equal(got, {
-    realm_name: server.app.realms.byId(realm.id)!.name, realm_url: realmUrl(realm), user_id: realm.owner.id,
+    realm_name: suite.server.app.realms.byId(realm.id)!.name, realm_url: realmUrl(realm), user_id: realm.owner.id,
     type: 'message', message_id: id, sender_id: bob.id, sender_full_name: 'Bob Builder', sender_avatar_url: avatar(bob.email),
     time: got.time, content: 'Can we fix it? 😄', recipient_type: 'direct', recipient_user_ids: [realm.owner.id, bob.id].sort((a, b) => a - b),
   });
-  const row = await server.app.prisma.message.findUniqueOrThrow({ where: { id } });
+  const row = await suite.server.app.prisma.message.findUniqueOrThrow({ where: { id } });
   assert.is(got.time, Math.floor(row.dateSent.getTime() / 1000));
   // FCM requests go out at high priority, as Zulip's.
   assert.is(relay.notifications.at(-1)!.push_requests[0]!.fcm_priority, 'high');
 });
 
 test('channel messages: a mention, a group mention, a followed topic; the rest stays quiet', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const bob = await realm.addUser({ name: 'Bob' });
   const channel = await makeChannel(realm, 'general', [realm.owner, bob]);
   const phone = await phoneOf(realm.owner);
@@ -86,7 +75,7 @@ test('channel messages: a mention, a group mention, a followed topic; the rest s
   const viaGroup = await phone.nth(1);
   assert.equal([viaGroup.message_id, viaGroup.mentioned_user_group_id, viaGroup.mentioned_user_group_name, viaGroup.topic], [groupMention, group, 'crew', 'general chat']);
   // Followed as POST /user_topics would (not served here yet) leave it: visibility policy 3.
-  await server.app.prisma.userTopic.create({ data: { userId: realm.owner.id, channelId: channel, topic: 'followed', visibility: 3 } });
+  await suite.server.app.prisma.userTopic.create({ data: { userId: realm.owner.id, channelId: channel, topic: 'followed', visibility: 3 } });
   const followed = await send(bob, channel, 'followed', 'news in a followed topic');
   assert.is((await phone.nth(2)).message_id, followed);
   // The owner's own messages and messages in an unfollowed topic do not notify.
@@ -102,7 +91,7 @@ test('channel messages: a mention, a group mention, a followed topic; the rest s
 });
 
 test('reading and deleting messages withdraws their notifications', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const bob = await realm.addUser({ name: 'Bob' });
   const phone = await phoneOf(realm.owner);
   const first = await sendDm(bob, [realm.owner.id], 'one');
@@ -128,7 +117,7 @@ test('reading and deleting messages withdraws their notifications', async () => 
 });
 
 test('a message read before the worker sends it is not notified', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const bob = await realm.addUser({ name: 'Bob' });
   const phone = await phoneOf(realm.owner);
   await relay.stop();
@@ -146,7 +135,7 @@ test('a message read before the worker sends it is not notified', async () => {
 });
 
 test('with online notifications off: nothing while the user is active in another client, a notification when they are not', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const bob = await realm.addUser({ name: 'Bob' });
   const owner = realm.owner;
   assert.is((await owner.client.patch('/settings', { enable_online_push_notifications: false })).status, 200);
@@ -171,7 +160,7 @@ test('with online notifications off: nothing while the user is active in another
 });
 
 test('a relay that is down loses nothing: the notification goes once it is back', async () => {
-  const realm = await newRealm(server);
+  const realm = await newRealm(suite.server);
   const bob = await realm.addUser({ name: 'Bob' });
   const phone = await phoneOf(realm.owner);
   await relay.stop();
@@ -180,7 +169,7 @@ test('a relay that is down loses nothing: the notification goes once it is back'
     id = await sendDm(bob, [realm.owner.id], 'while the relay sleeps');
     // The worker tried and failed at least once, and kept the work.
     const row = await eventually(async () => {
-      const r = await server.app.prisma.pushOutbox.findFirst({ where: { realmId: realm.id, messageId: id } });
+      const r = await suite.server.app.prisma.pushOutbox.findFirst({ where: { realmId: realm.id, messageId: id } });
       return r && r.attempts >= 1 ? r : undefined;
     }, 15_000, 'a failed attempt');
     assert.is(row.kind, 'message');

@@ -24,3 +24,13 @@ export async function waitFor(done: () => boolean | Promise<boolean>, timeoutMs:
   }
   return true;
 }
+
+/** `items` dealt round robin into `parts` lists (clients over nodes, work over workers). */
+export function spread<T>(items: readonly T[], parts: number): T[][] {
+  return Array.from({ length: parts }, (_, part) => items.filter((_, i) => i % parts === part));
+}
+
+/** `total` split into `parts` whole shares that differ by one at most, the larger first. */
+export function evenShares(total: number, parts: number): number[] {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
+}

@@ -9,6 +9,8 @@ export interface LongPollSpec {
   path: (lastEventId: number) => string;
   headers: Record<string, string>;
   lastEventId: number;
+  /** The server this client polls, when not the fleet's (a queue lives on one node of a cluster). */
+  endpoint?: Endpoint;
 }
 
 interface Client {
@@ -33,7 +35,7 @@ export class LongPollFleet {
   async connect(specs: LongPollSpec[], label: string): Promise<void> {
     const progress = new Progress(`${label}: connect`, specs.length);
     this.clients = await mapLimit(specs, CONNECT_CONCURRENCY, async (spec) => ({
-      conn: await HttpConnection.open(this.endpoint),
+      conn: await HttpConnection.open(spec.endpoint ?? this.endpoint),
       spec,
       lastEventId: spec.lastEventId,
     }), () => progress.tick());

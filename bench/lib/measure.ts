@@ -5,7 +5,7 @@ import { mapLimit, sleep, waitFor } from './concurrency.ts';
 import { DeliveryTracker, ErrorLog } from './deliveries.ts';
 import { LongPollFleet, type LongPollSpec } from './longpoll-fleet.ts';
 import { WsFleet, type WsSpec } from './ws-fleet.ts';
-import { ProcSampler, SelfCpu, rssMB } from './proc-sampler.ts';
+import { ProcSampler, ProcessSetCpu, SelfCpu, rssMB } from './proc-sampler.ts';
 import { Progress } from './progress.ts';
 import { percentiles } from './stats.ts';
 import type { CaseKind, CaseResult, Target } from './results.ts';
@@ -19,6 +19,37 @@ export interface ServerHandle {
   pid?: number;
   /** Set when the bench started the server: heap after GC via the memory probe. */
   memory?: () => Promise<MemorySnapshot>;
+  /** A cluster the bench started: each node's process, and its database's backends as they are now. */
+  cluster?: { nodePids: number[]; databaseBackends: () => Promise<number[]> };
+}
+
+type ServerUsage = Pick<CaseResult, 'serverCpuPercent' | 'serverRssPeakMB' | 'dbPssPeakMB' | 'nodeCpuPercent' | 'dbCpuPercent'>;
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+/**
+ * Starts sampling what the server uses on this machine (its process and embedded PostgreSQL, or
+ * each node of a cluster and its database's backends); the function returned ends the window.
+ */
+async function sampleServer(server: ServerHandle): Promise<() => Promise<ServerUsage>> {
+  if (server.cluster) {
+    const database = new ProcessSetCpu(server.cluster.databaseBackends);
+    await database.start();
+    const nodes = server.cluster.nodePids.map((pid) => new ProcSampler(pid));
+    for (const node of nodes) node.start();
+    return async () => {
+      const used = nodes.map((node) => node.stop());
+      const nodeCpuPercent = used.map((u) => u.cpuPercent);
+      return { serverCpuPercent: sum(nodeCpuPercent), serverRssPeakMB: sum(used.map((u) => u.rssPeakMB)), nodeCpuPercent, dbCpuPercent: await database.stop() };
+    };
+  }
+  if (server.pid === undefined) return async () => ({});
+  const sampler = new ProcSampler(server.pid);
+  sampler.start();
+  return async () => {
+    const used = sampler.stop();
+    return { serverCpuPercent: used.cpuPercent, serverRssPeakMB: used.rssPeakMB, dbPssPeakMB: used.childrenPssPeakMB };
+  };
 }
 
 export interface Publisher {
@@ -79,8 +110,7 @@ async function fanoutWaves(kind: CaseKind, server: ServerHandle, count: number, 
   await publisher.publish(tracker.content(WARMUP_SEQ));
   await waitFor(() => tracker.deliveredCount(WARMUP_SEQ) >= count, opts.waveTimeoutMs, 1);
   tracker.latenciesMs.length = 0;
-  const sampler = server.pid ? new ProcSampler(server.pid) : undefined;
-  sampler?.start();
+  const endSampling = await sampleServer(server);
   const loaderCpu = new SelfCpu();
   const startedAt = performance.now();
   const progress = new Progress(`${label}: publish`, opts.messages);
@@ -104,7 +134,7 @@ async function fanoutWaves(kind: CaseKind, server: ServerHandle, count: number, 
     progress.tick();
   }
   progress.finish();
-  const usage = sampler?.stop();
+  const usage = await endSampling();
   const expected = opts.messages * count;
   return {
     kind,
@@ -116,9 +146,7 @@ async function fanoutWaves(kind: CaseKind, server: ServerHandle, count: number, 
     delivered,
     errors: errors.count + clientErrors.count,
     errorSamples: [...errors.samples, ...clientErrors.samples],
-    serverCpuPercent: usage?.cpuPercent,
-    serverRssPeakMB: usage?.rssPeakMB,
-    dbPssPeakMB: usage?.childrenPssPeakMB,
+    ...usage,
     loaderCpuPercent: loaderCpu.percent(),
     seconds: (performance.now() - startedAt) / 1000,
   };
@@ -131,6 +159,8 @@ export interface SenderSpec {
    * `own` counts this sender's requests, for senders that alternate (add, then remove).
    */
   request: (content: string, seq: number, own: number) => { method: 'POST' | 'DELETE'; path: string; body: string };
+  /** The server this sender posts to, when not the one measured (a node of a cluster). */
+  endpoint?: Endpoint;
 }
 
 export interface SendOptions {
@@ -143,15 +173,14 @@ export interface SendOptions {
  * runs out. `kind` names what the requests do (send: messages; react, flags).
  */
 export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, senders: SenderSpec[], opts: SendOptions, kind: CaseKind = 'send'): Promise<CaseResult> {
-  const conns = await mapLimit(senders, 50, () => HttpConnection.open(endpoint));
+  const conns = await mapLimit(senders, 50, (spec) => HttpConnection.open(spec.endpoint ?? endpoint));
   const errors = new ErrorLog();
   const latencies: number[] = [];
   let started = 0;
   let accepted = 0;
   const label = `${server.target} ${kind} ${senders.length}`;
   const progress = new Progress(`${label}: post`, opts.maxMessages);
-  const sampler = server.pid ? new ProcSampler(server.pid) : undefined;
-  sampler?.start();
+  const endSampling = await sampleServer(server);
   const loaderCpu = new SelfCpu();
   const startedAt = performance.now();
   const endAt = startedAt + opts.durationMs;
@@ -181,7 +210,7 @@ export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, s
   }
   const seconds = (performance.now() - startedAt) / 1000;
   progress.finish();
-  const usage = sampler?.stop();
+  const usage = await endSampling();
   return {
     kind,
     target: server.target,
@@ -192,9 +221,7 @@ export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, s
     delivered: accepted,
     errors: errors.count,
     errorSamples: errors.samples,
-    serverCpuPercent: usage?.cpuPercent,
-    serverRssPeakMB: usage?.rssPeakMB,
-    dbPssPeakMB: usage?.childrenPssPeakMB,
+    ...usage,
     loaderCpuPercent: loaderCpu.percent(),
     seconds,
   };
@@ -225,7 +252,7 @@ export async function mixedLoad(server: ServerHandle, endpoint: Endpoint, client
   const tracker = newTracker();
   const polls = new LongPollFleet(endpoint, tracker);
   const sockets = new WsFleet(tracker);
-  const conns = await mapLimit(clients.publishers, 50, () => HttpConnection.open(endpoint));
+  const conns = await mapLimit(clients.publishers, 50, (spec) => HttpConnection.open(spec.endpoint ?? endpoint));
   const errors = new ErrorLog();
   const count = clients.longPolls.length + clients.sockets.length;
   const total = Math.round((opts.rate * opts.durationMs) / 1000);
@@ -235,8 +262,7 @@ export async function mixedLoad(server: ServerHandle, endpoint: Endpoint, client
     await sockets.connect(clients.sockets, `${label} websockets`);
     polls.start();
     if (!(await waitFor(() => polls.inFlight === polls.alive, 30_000, 10))) errors.add('long-polls not all parked before the first message');
-    const sampler = server.pid ? new ProcSampler(server.pid) : undefined;
-    sampler?.start();
+    const endSampling = await sampleServer(server);
     const loaderCpu = new SelfCpu();
     const progress = new Progress(`${label}: publish`, total);
     const startedAt = performance.now();
@@ -260,7 +286,7 @@ export async function mixedLoad(server: ServerHandle, endpoint: Endpoint, client
     progress.finish();
     const allIn = () => Array.from({ length: total }, (_, seq) => tracker.deliveredCount(seq)).every((n) => n >= count);
     await waitFor(allIn, opts.drainMs, 20);
-    const usage = sampler?.stop();
+    const usage = await endSampling();
     let delivered = 0;
     let incomplete = 0;
     for (let seq = 0; seq < total; seq++) {
@@ -279,9 +305,7 @@ export async function mixedLoad(server: ServerHandle, endpoint: Endpoint, client
       delivered,
       errors: errors.count + polls.errors.count + sockets.errors.count,
       errorSamples: [...errors.samples, ...polls.errors.samples, ...sockets.errors.samples],
-      serverCpuPercent: usage?.cpuPercent,
-      serverRssPeakMB: usage?.rssPeakMB,
-      dbPssPeakMB: usage?.childrenPssPeakMB,
+      ...usage,
       loaderCpuPercent: loaderCpu.percent(),
       seconds,
     };

@@ -83,7 +83,11 @@ export class ProcSampler {
     this.startAt = performance.now();
     this.peak = rssMB(this.pid);
     this.timer = setInterval(() => {
-      this.peak = Math.max(this.peak, rssMB(this.pid));
+      try {
+        this.peak = Math.max(this.peak, rssMB(this.pid));
+      } catch {
+        return; // the process ended (a bench stopped early stops its servers)
+      }
       // Reading every child's memory map costs more: every fifth sample.
       if (this.samples++ % 5 === 0) this.sampleChildren();
     }, this.everyMs);
@@ -105,6 +109,48 @@ export class ProcSampler {
       rssEndMB: end,
       childrenPssPeakMB: this.childrenPeak,
     };
+  }
+}
+
+/**
+ * CPU used between start() and stop() by a set of processes listed anew at each end (a database's
+ * backends), percent of one core. One that ended meanwhile is missed; one that began counts whole.
+ */
+export class ProcessSetCpu {
+  private before = new Map<number, number>();
+  private startAt = 0;
+
+  constructor(private readonly list: () => Promise<number[]>) {}
+
+  async start(): Promise<void> {
+    this.before = new Map((await this.list()).flatMap((pid) => {
+      const used = cpuSecondsIfAny(pid);
+      return used === undefined ? [] : [[pid, used] as const];
+    }));
+    this.startAt = performance.now();
+  }
+
+  /** Undefined when no process of the set could be read (a database on another machine). */
+  async stop(): Promise<number | undefined> {
+    const seconds = (performance.now() - this.startAt) / 1000;
+    let used = 0;
+    let seen = 0;
+    for (const pid of await this.list()) {
+      const now = cpuSecondsIfAny(pid);
+      if (now === undefined) continue;
+      used += now - (this.before.get(pid) ?? 0);
+      seen++;
+    }
+    return seen ? (used / seconds) * 100 : undefined;
+  }
+}
+
+/** A process that is gone (or not ours to read) used nothing we can see. */
+function cpuSecondsIfAny(pid: number): number | undefined {
+  try {
+    return cpuSeconds(pid);
+  } catch {
+    return undefined;
   }
 }
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { caseLabel, ratios, type CaseResult, type Ratio } from './results.ts';
+import { caseLabel, ratios, scaling, type CaseResult, type Ratio } from './results.ts';
 import { num, renderTable } from './table.ts';
 import { renderSvg, type BarPanel } from './svg-chart.ts';
 import { openFileLimit, type BenchOptions } from './options.ts';
@@ -34,6 +34,15 @@ export function machineFacts() {
 
 const isIdle = (r: CaseResult) => r.kind.startsWith('idle');
 
+/**
+ * CPU the server and its database spent per message accepted or event delivered, in ms: what
+ * decides how far more cores would take it, whatever the machine left it meanwhile.
+ */
+function cpuMsPerItem(r: CaseResult): number | undefined {
+  if (r.serverCpuPercent === undefined || !r.delivered) return undefined;
+  return (((r.serverCpuPercent + (r.dbCpuPercent ?? 0)) / 100) * r.seconds * 1000) / r.delivered;
+}
+
 export function renderTables(results: CaseResult[]): string {
   const out: string[] = [];
   const active = results.filter((r) => !isIdle(r));
@@ -54,9 +63,31 @@ export function renderTables(results: CaseResult[]): string {
     out.push('server / baseline:\n' + renderTable(['case', 'throughput x', 'p50 x', 'p99 x', 'RSS/item x'],
       rs.map((r) => [r.label, num(r.throughput, 3), num(r.p50, 2), num(r.p99, 2), num(r.rssPerItem, 2)])));
   }
+  const cluster = results.filter((r) => r.nodes !== undefined);
+  if (cluster.length) {
+    const scaled = new Map(scaling(results).map((r) => [r.label, r]));
+    out.push('cluster (CPU: % of one core; CPU ms: nodes and PostgreSQL per message sent or event delivered; x: the figure / the same case on 1 node):\n' + renderTable(
+      ['case', 'node CPU%', 'PostgreSQL CPU%', 'CPU ms', 'throughput x', 'p50 x', 'p99 x'],
+      cluster.map((r) => {
+        const x = scaled.get(caseLabel(r));
+        return [caseLabel(r), r.nodeCpuPercent?.map((c) => num(c, 0)).join(' + ') ?? '-', num(r.dbCpuPercent, 0), num(cpuMsPerItem(r), 2),
+          num(x?.throughput, 2), num(x?.p50, 2), num(x?.p99, 2)];
+      })));
+  }
   const failing = results.filter((r) => r.errorSamples.length);
   for (const r of failing) out.push(`errors in ${r.target} ${caseLabel(r)}:\n  ${r.errorSamples.join('\n  ')}`);
   return out.join('\n\n');
+}
+
+/** One bar per ratio a case has. */
+function ratioPanel(title: string, rs: Ratio[]): BarPanel {
+  return { title, categories: rs.map((r) => r.label),
+    series: [
+      { name: 'throughput x', values: rs.map((r) => r.throughput) },
+      { name: 'p50 x', values: rs.map((r) => r.p50) },
+      { name: 'p99 x', values: rs.map((r) => r.p99) },
+      { name: 'RSS/item x', values: rs.map((r) => r.rssPerItem) },
+    ].filter((s) => s.values.some((v) => v !== undefined)) };
 }
 
 function chartPanels(results: CaseResult[], rs: Ratio[]): BarPanel[] {
@@ -80,15 +111,9 @@ function chartPanels(results: CaseResult[], rs: Ratio[]): BarPanel[] {
     panels.push({ title: 'Memory per idle item, KB', categories,
       series: targets.flatMap((t) => [{ name: `${t} RSS`, values: pick(t, (r) => r.perItemKB?.rss) }, { name: `${t} heap`, values: pick(t, (r) => r.perItemKB?.heap) }]) });
   }
-  if (rs.length) {
-    panels.push({ title: 'Server / baseline (throughput: higher is better; latency, memory: lower is better)', categories: rs.map((r) => r.label),
-      series: [
-        { name: 'throughput x', values: rs.map((r) => r.throughput) },
-        { name: 'p50 x', values: rs.map((r) => r.p50) },
-        { name: 'p99 x', values: rs.map((r) => r.p99) },
-        { name: 'RSS/item x', values: rs.map((r) => r.rssPerItem) },
-      ].filter((s) => s.values.some((v) => v !== undefined)) });
-  }
+  const scaled = scaling(results);
+  if (scaled.length) panels.push(ratioPanel('Cluster / 1 node (throughput: higher is better; latency: lower is better)', scaled));
+  if (rs.length) panels.push(ratioPanel('Server / baseline (throughput: higher is better; latency, memory: lower is better)', rs));
   return panels;
 }
 
@@ -105,7 +130,7 @@ export async function writeReport(opts: BenchOptions, command: string, startedAt
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
   const rs = ratios(results);
   const options = opts.remote ? { ...opts, remote: { ...opts.remote, apiKey: '***' } } : opts;
-  const record = { scenario: opts.scenario, command, startedAt: startedAt.toISOString(), machine, options, results, ratios: rs };
+  const record = { scenario: opts.scenario, command, startedAt: startedAt.toISOString(), machine, options, results, ratios: rs, scaling: scaling(results) };
   const json = `${JSON.stringify(record, null, 2)}\n`;
   const base = join(opts.outDir, `${opts.scenario}-${stamp}`);
   const subtitle = `${command} | ${describeMachine(machine)} | ${startedAt.toISOString()}`;

@@ -10,6 +10,10 @@ export interface CaseResult {
   target: Target;
   /** Clients, queues, sockets or senders. */
   count: number;
+  /** Channels the messages went to, when more than one (send). */
+  channels?: number;
+  /** Nodes of the cluster measured (cluster scenario). */
+  nodes?: number;
   latencyMs?: Percentiles;
   /** Events delivered per second (fan-out), or requests accepted per second (send, react, flags). */
   throughput?: number;
@@ -23,6 +27,10 @@ export interface CaseResult {
   serverRssPeakMB?: number;
   /** The server's own PostgreSQL (its child processes), peak PSS, apart from the server's RSS. */
   dbPssPeakMB?: number;
+  /** A cluster: CPU of each node (serverCpuPercent is their sum, serverRssPeakMB the sum of their peaks). */
+  nodeCpuPercent?: number[];
+  /** A cluster: CPU of the PostgreSQL backends serving its database. */
+  dbCpuPercent?: number;
   /** Load generator's own CPU: near 100 % means the figures are the client's limit, not the server's. */
   loaderCpuPercent?: number;
   /** Idle cases: memory added per idle item. */
@@ -30,8 +38,9 @@ export interface CaseResult {
   seconds: number;
 }
 
-export function caseLabel(r: Pick<CaseResult, 'kind' | 'count'>): string {
-  return `${r.kind} ${r.count}`;
+export function caseLabel(r: Pick<CaseResult, 'kind' | 'count' | 'channels' | 'nodes'>): string {
+  const channels = r.channels !== undefined && r.channels > 1 ? ` ${r.channels}ch` : '';
+  return `${r.kind} ${r.count}${channels}${r.nodes ? ` @${r.nodes}n` : ''}`;
 }
 
 export interface Ratio {
@@ -42,13 +51,14 @@ export interface Ratio {
   rssPerItem?: number;
 }
 
+const div = (x?: number, y?: number) => (x !== undefined && y !== undefined && y > 0 ? x / y : undefined);
+
 /** server / baseline for every server case that has a baseline case of the same kind and count. */
 export function ratios(results: CaseResult[]): Ratio[] {
   const out: Ratio[] = [];
   for (const s of results.filter((r) => r.target === 'server')) {
     const b = results.find((r) => r.target === 'baseline' && r.kind === s.kind && r.count === s.count);
     if (!b) continue;
-    const div = (x?: number, y?: number) => (x !== undefined && y !== undefined && y > 0 ? x / y : undefined);
     out.push({
       label: caseLabel(s),
       throughput: div(s.throughput, b.throughput),
@@ -56,6 +66,17 @@ export function ratios(results: CaseResult[]): Ratio[] {
       p99: div(s.latencyMs?.p99, b.latencyMs?.p99),
       rssPerItem: div(s.perItemKB?.rss, b.perItemKB?.rss),
     });
+  }
+  return out;
+}
+
+/** cluster / one node: every case on several nodes against the same case on one. */
+export function scaling(results: CaseResult[]): Ratio[] {
+  const out: Ratio[] = [];
+  for (const s of results.filter((r) => r.target === 'server' && (r.nodes ?? 1) > 1)) {
+    const one = results.find((r) => r.target === 'server' && r.nodes === 1 && r.kind === s.kind && r.count === s.count && r.channels === s.channels);
+    if (!one) continue;
+    out.push({ label: caseLabel(s), throughput: div(s.throughput, one.throughput), p50: div(s.latencyMs?.p50, one.latencyMs?.p50), p99: div(s.latencyMs?.p99, one.latencyMs?.p99) });
   }
   return out;
 }

@@ -1,4 +1,5 @@
-// --self: the project's own server on a fresh embedded database, rate limits off, loopback only.
+// --self: the project's own server on a fresh embedded database, rate limits off, loopback only
+// (and the pieces the cluster scenario starts its nodes with, cluster-server.ts).
 // Everything that depends on the server's CLI contract lives here:
 //   node --import tsx src/main.ts init --org NAME --email E --password P   → JSON {user_id, email, api_key, ...}
 //   the start script of package.json (built bundle, its env and Node flags)   with env PORT, HOST=127.0.0.1, DATA_DIR, RATE_LIMIT=off
@@ -14,11 +15,12 @@ import { PROJECT_ROOT, ServerProcess } from './server-process.ts';
 import { HttpConnection, parseEndpoint } from './http-client.ts';
 import { sleep } from './concurrency.ts';
 import { readFileSync } from 'node:fs';
+import type { Credentials } from './zulip-api.ts';
 
 /**
  * The server as `npm start` runs it (package.json: `node scripts/build.mjs && VAR=value ... exec
  * node [flags] build/main.mjs serve`): its environment settings, Node flags and entry, so the
- * bench measures what users run. The build step is run by startSelfServer.
+ * bench measures what users run. The build step is run by startServing.
  */
 const START = (() => {
   const script = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
@@ -34,7 +36,6 @@ const START = (() => {
   if (node !== 0 || entry < 0) throw new Error(`bench: cannot read the start script: ${script}`);
   return { env, nodeFlags: words.slice(1, entry), entry: words[entry]! };
 })();
-import type { Credentials } from './zulip-api.ts';
 
 const CLI_ENTRY = 'src/main.ts';
 const ADMIN_EMAIL = 'admin@bench.example.com';
@@ -89,12 +90,41 @@ async function waitUntilServing(url: string, proc: ServerProcess): Promise<void>
   throw new Error(`server did not answer within ${START_TIMEOUT_MS / 1000} s\n${proc.logTail}`);
 }
 
+/**
+ * Settings of every server the bench starts: loopback only, rate limits off, and a cheap password
+ * hash, since setup creates many users by password (it is not measured).
+ */
+export const BENCH_SERVER_ENV = { HOST: '127.0.0.1', RATE_LIMIT: 'off', PASSWORD_HASH_COST: '1024' };
+
+/** Makes the first organization through the CLI (`init`, with `env` naming the database); returns its administrator. */
+export async function initOrganization(env: NodeJS.ProcessEnv): Promise<Credentials> {
+  const init = await runCli(['init', '--org', 'bench', '--email', ADMIN_EMAIL, '--password', randomBytes(12).toString('hex')], env);
+  if (typeof init.api_key !== 'string') throw new Error(`init printed no api_key: ${JSON.stringify(init)}`);
+  return { email: String(init.email ?? ADMIN_EMAIL), apiKey: init.api_key };
+}
+
+let built: Promise<unknown> | undefined;
+
+/** The server as `npm start` runs it (its bundle built once per bench run), with `env`, on a free port; resolves once it answers. */
+export async function startServing(name: string, env: NodeJS.ProcessEnv): Promise<{ url: string; process: ServerProcess }> {
+  await (built ??= promisify(execFile)(process.execPath, ['scripts/build.mjs'], { cwd: PROJECT_ROOT }));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const proc = ServerProcess.start(name, START.entry, ['serve'], { ...START.env, ...env, PORT: String(port) }, START.nodeFlags);
+  try {
+    await waitUntilServing(url, proc);
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+  return { url, process: proc };
+}
+
 export async function startSelfServer(): Promise<SelfServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-data-'));
-  // Setup creates many users by password: a cheap hash cost keeps that out of the way (it is not measured).
   // DATABASE_URL emptied: the server runs on its embedded PostgreSQL even where one is set; and as
   // one process even where NATS_URL is set.
-  const env = { HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', CLUSTER: 'off', RATE_LIMIT: 'off', PASSWORD_HASH_COST: '1024' };
+  const env = { ...BENCH_SERVER_ENV, DATA_DIR: dataDir, DATABASE_URL: '', CLUSTER: 'off' };
   let proc: ServerProcess | undefined;
   const stop = async () => {
     await proc?.stop();
@@ -102,15 +132,11 @@ export async function startSelfServer(): Promise<SelfServer> {
   };
   try {
     process.stderr.write('server: creating the organization...\n');
-    const init = await runCli(['init', '--org', 'bench', '--email', ADMIN_EMAIL, '--password', randomBytes(12).toString('hex')], env);
-    if (typeof init.api_key !== 'string') throw new Error(`init printed no api_key: ${JSON.stringify(init)}`);
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
+    const admin = await initOrganization(env);
     process.stderr.write('server: starting...\n');
-    await promisify(execFile)(process.execPath, ['scripts/build.mjs'], { cwd: PROJECT_ROOT });
-    proc = ServerProcess.start('server', START.entry, ['serve'], { ...START.env, ...env, PORT: String(port) }, START.nodeFlags);
-    await waitUntilServing(url, proc);
-    return { url, admin: { email: String(init.email ?? ADMIN_EMAIL), apiKey: init.api_key }, process: proc, stop };
+    const server = await startServing('server', env);
+    proc = server.process;
+    return { url: server.url, admin, process: proc, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -13,6 +13,29 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
+const teardowns: (() => Promise<void>)[] = [];
+
+/**
+ * Runs `teardown` should the bench be stopped before it is done (--max-time, Ctrl-C) while it is
+ * registered: what killing the servers on exit does not undo (a database, a NATS stream). Returns
+ * the function that unregisters it.
+ */
+export function onEarlyStop(teardown: () => Promise<void>): () => void {
+  teardowns.push(teardown);
+  return () => {
+    const at = teardowns.indexOf(teardown);
+    if (at >= 0) teardowns.splice(at, 1);
+  };
+}
+
+/** Runs what onEarlyStop registered, the latest first, for `withinMs` at most. */
+export async function tearDownEarly(withinMs: number): Promise<void> {
+  const all = (async () => {
+    for (const teardown of teardowns.splice(0).reverse()) await teardown().catch((err: unknown) => console.error(`bench: teardown failed: ${String(err)}`));
+  })();
+  await Promise.race([all, new Promise((resolve) => setTimeout(resolve, withinMs).unref())]);
+}
+
 export interface MemorySnapshot {
   rss: number;
   heapUsed: number;

@@ -1,7 +1,7 @@
 // A Zulip-API server (started by the bench or given by --url) seen through the bench's interfaces.
 import { randomBytes } from 'node:crypto';
 import { parseEndpoint, type Endpoint } from './http-client.ts';
-import { mapLimit } from './concurrency.ts';
+import { evenShares, mapLimit, spread } from './concurrency.ts';
 import { Progress } from './progress.ts';
 import { FORM_HEADERS, ZulipClient, basicAuth, formEncode, type Credentials, type Queue } from './zulip-api.ts';
 import type { LongPollSpec } from './longpoll-fleet.ts';
@@ -40,7 +40,7 @@ export class ZulipTarget {
     const password = randomBytes(12).toString('hex');
     const indexes = Array.from({ length: missing }, (_, i) => i + this.users.length);
     // One connection carries one request at a time: each worker gets its own admin and anonymous one.
-    const chunks = Array.from({ length: SETUP_CONCURRENCY }, (_, w) => indexes.filter((i) => i % SETUP_CONCURRENCY === w)).filter((c) => c.length);
+    const chunks = spread(indexes, SETUP_CONCURRENCY).filter((c) => c.length);
     const progress = new Progress('server: create users', missing);
     try {
       const created = await mapLimit(chunks, SETUP_CONCURRENCY, (chunk) =>
@@ -78,7 +78,8 @@ export class ZulipTarget {
 
   /** `count` event queues spread evenly over `users`, each user's registered on one connection. */
   async registerQueues(users: Credentials[], count: number): Promise<Queue[]> {
-    const perUser = users.map((user, i) => ({ user, n: Math.floor(count / users.length) + (i < count % users.length ? 1 : 0) }));
+    const shares = evenShares(count, users.length);
+    const perUser = users.map((user, i) => ({ user, n: shares[i]! }));
     const progress = new Progress('server: register queues', count);
     try {
       const lists = await mapLimit(perUser.filter((u) => u.n > 0), SETUP_CONCURRENCY, ({ user, n }) =>
@@ -125,6 +126,7 @@ export class ZulipTarget {
       path: (lastEventId: number) => `/api/v1/events?${formEncode({ queue_id: q.queueId, last_event_id: lastEventId })}`,
       headers: { Authorization: basicAuth(q.user) },
       lastEventId: q.lastEventId,
+      endpoint: this.endpoint,
     }));
   }
 
@@ -145,6 +147,7 @@ export class ZulipTarget {
         path: '/api/v1/messages',
         body: formEncode({ type: 'stream', to: channels[seq % channels.length]!, topic: TOPIC, content }),
       }),
+      endpoint: this.endpoint,
     }));
   }
 
@@ -169,6 +172,7 @@ export class ZulipTarget {
         path: `/api/v1/messages/${messageIds[(i + Math.floor(own / 2)) % messageIds.length]!}/reactions`,
         body: formEncode({ emoji_name: 'tada' }),
       }),
+      endpoint: this.endpoint,
     }));
   }
 
@@ -185,6 +189,7 @@ export class ZulipTarget {
         path: '/api/v1/messages/flags',
         body: formEncode({ messages: [messageIds[(i + Math.floor(own / 2)) % messageIds.length]!], op: own % 2 === 0 ? 'add' : 'remove', flag: 'read' }),
       }),
+      endpoint: this.endpoint,
     }));
   }
 

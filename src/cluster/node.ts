@@ -8,6 +8,7 @@
 // While this node itself is cut off from NATS it hears nobody, so it judges nobody.
 import { Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 import { NatsBus } from '../bus/nats.ts';
+import { CLUSTER_ID_SECRET, readServerSecret } from '../db/server-secrets.ts';
 import { log } from '../log.ts';
 import { connectNats } from './connection.ts';
 import { ClusterLocks } from './locks.ts';
@@ -227,5 +228,23 @@ export class ClusterNode {
     await this.locks.close();
     for (const s of this.subscriptions) s.unsubscribe();
     if (!this.nc.isClosed()) await this.nc.drain();
+  }
+}
+
+/**
+ * Removes the event stream of the cluster whose database is at `databaseUrl` (nothing when no
+ * node ever joined it), once its nodes are stopped: a deployment taken down, and the tests and the
+ * bench, which make a cluster per throwaway database and would otherwise leave NATS a stream, and
+ * its files, for each.
+ */
+export async function removeClusterStream(natsUrl: string, databaseUrl: string): Promise<void> {
+  const clusterId = await readServerSecret(databaseUrl, CLUSTER_ID_SECRET);
+  if (!clusterId) return;
+  const nc = await connectNats(natsUrl, 'chat-stream-removal');
+  try {
+    const bus = await NatsBus.open({ connection: nc, clusterId, nodeId: 'stream-removal' });
+    await bus.destroy();
+  } finally {
+    await nc.close();
   }
 }

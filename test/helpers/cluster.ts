@@ -47,6 +47,7 @@ export async function startCluster(natsUrl: string, nodeIds: string[], extra: Re
     await Promise.all(nodeIds.map(start));
   } catch (err) {
     await Promise.all(nodes.map((n) => n.kill()));
+    await a.app.cluster?.bus.destroy();
     await a.stop();
     throw err;
   }

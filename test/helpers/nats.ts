@@ -3,10 +3,19 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
+import { removeClusterStream } from '../../src/cluster/node.ts';
 import { tempDir } from './server.ts';
 
 export const NATS_URL = process.env.NATS_URL || undefined;
 export const hasNatsServer = () => spawnSync('nats-server', ['--version']).status === 0;
+
+/**
+ * A server process started with this run's environment joins NATS_URL's cluster, whose stream
+ * (one per database) NATS keeps until removed: call this once its processes on `databaseUrl` ended.
+ */
+export async function removeStreamOf(databaseUrl: string): Promise<void> {
+  if (NATS_URL) await removeClusterStream(NATS_URL, databaseUrl);
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -4,7 +4,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import { openNotification as open } from '../../src/push/crypto.ts';
 import { DevRelay, type NotifyBody, type PushRequest, type Registration, type RelayRequest } from '../../src/push/dev-relay.ts';
-import type { TestUser } from './server.ts';
+import type { Test } from 'uvu';
+import type { RunningServer } from '../../src/server.ts';
+import { startTestServer, type TestUser } from './server.ts';
 
 /** A device as its app holds it: the key it registered, and what it sends to register it. */
 export interface TestDevice {
@@ -107,4 +109,24 @@ export async function registered(user: TestUser, d: TestDevice): Promise<number>
   assert.is(r.status, 200, r.text);
   await eventually(async () => ((await devicesOf(user))[id]!.push_token_id === d.tokenId ? true : undefined), 15_000, 'the relay registration');
   return id;
+}
+
+/** A test relay and a server that pushes to it, started before the suite and stopped after it. */
+export function relayAndServer(suite: Test): { relay: TestRelay; readonly server: RunningServer } {
+  const relay = new TestRelay();
+  let server: RunningServer | undefined;
+  suite.before(async () => {
+    await relay.start();
+    server = await startTestServer({ PUSH_RELAY_URL: relay.url });
+  });
+  suite.after(async () => {
+    await server?.stop();
+    await relay.stop();
+  });
+  return {
+    relay,
+    get server() {
+      return server!;
+    },
+  };
 }
