@@ -3,19 +3,10 @@
 // loaded on first use, dropped after every subscription change (once it committed), and goes
 // with the actor when it stops after a quiet spell, so an idle channel keeps nothing in memory.
 // It also caches the channels' rows for the send path, dropped whole on any channel change.
-// Group commit: messages that arrive while the channel is writing wait in one batch, written and
-// published together by the channel's next write.
 import { SerialActors } from './serial.ts';
-
-interface Batch {
-  items: unknown[];
-  settles: { resolve: (value: unknown) => void; reject: (error: unknown) => void }[];
-}
 
 export class ChannelActors extends SerialActors {
   private readonly subscriberSets = new Map<number, Promise<readonly number[]>>();
-  /** Per channel, the batch queued behind its running write that later items may still join. */
-  private readonly openBatches = new Map<number, Batch>();
   /** Channel rows found by id or by a realm-scoped name key; misses are not kept. */
   private readonly rows = new Map<number | string, Promise<unknown>>();
 
@@ -37,42 +28,6 @@ export class ChannelActors extends SerialActors {
 
   private forgetRowIf(key: number | string, row: Promise<unknown>): void {
     if (this.rows.get(key) === row) this.rows.delete(key);
-  }
-
-  /**
-   * Any other write closes the channel's open batch: a message sent after it is written after it.
-   */
-  override run<T>(id: number, write: () => Promise<T>): Promise<T> {
-    this.openBatches.delete(id);
-    return super.run(id, write);
-  }
-
-  /**
-   * Adds `item` to the channel's open batch, or opens one queued behind the channel's earlier
-   * writes. `writeAll` (the first item's; every item of a channel's batches comes from the same
-   * caller) writes the whole batch and returns one result per item, in order.
-   */
-  inBatch<T, R>(id: number, item: T, writeAll: (items: T[]) => Promise<R[]>): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      const open = this.openBatches.get(id);
-      const settle = { resolve: resolve as (value: unknown) => void, reject };
-      if (open) {
-        open.items.push(item);
-        open.settles.push(settle);
-        return;
-      }
-      const batch: Batch = { items: [item], settles: [settle] };
-      this.openBatches.set(id, batch);
-      this.enqueue(id, async () => {
-        if (this.openBatches.get(id) === batch) this.openBatches.delete(id);
-        try {
-          const results = await writeAll(batch.items as T[]);
-          batch.settles.forEach((s, i) => s.resolve(results[i]));
-        } catch (err) {
-          for (const s of batch.settles) s.reject(err);
-        }
-      }).catch(() => {});
-    });
   }
 
   /** The channel's active subscribers who are active users, from `load` when not held yet. */
@@ -100,7 +55,6 @@ export class ChannelActors extends SerialActors {
 
   protected override stopped(channelId: number): void {
     this.subscriberSets.delete(channelId);
-    this.openBatches.delete(channelId);
   }
 
   private forgetIf(channelId: number, set: Promise<readonly number[]>): void {

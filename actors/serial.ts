@@ -3,6 +3,8 @@
 // flags). Each write publishes its events before the next one starts, so every client sees them
 // in commit order, also on PostgreSQL with many connections. Reads never queue here. An actor
 // stops itself after a quiet spell and is spawned again by the next write.
+// Group commit: requests of one kind (messages, reactions, flag changes) that arrive while their
+// actor is writing wait in one batch, written and published together by the actor's next write.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { assign, createActor, fromPromise, setup, type ActorRefFrom } from 'xstate';
 
@@ -11,6 +13,24 @@ interface Job {
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
+
+interface Settle {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Batch {
+  kind: string;
+  items: unknown[];
+  settles: Settle[];
+}
+
+/**
+ * Writes a whole batch in order; returns one result per item, or an Error for an item that failed
+ * on its own (the others written). Throwing fails the whole batch: its items are then written one
+ * at a time.
+ */
+export type BatchWriter<T, R> = (items: T[]) => Promise<(R | Error)[]>;
 
 export const serialMachine = setup({
   types: {
@@ -68,6 +88,8 @@ export type Turn = <T>(id: number, write: () => Promise<T>) => Promise<T>;
 /** Finds or spawns the actor of a channel (or user) by id; an actor removes itself when it stops. */
 export class SerialActors {
   private readonly actors = new Map<number, SerialActor>();
+  /** Per id, the batch queued behind its running write that later items of its kind may still join. */
+  private readonly openBatches = new Map<number, Batch>();
 
   constructor(
     private readonly idleMs = 30_000,
@@ -78,9 +100,38 @@ export class SerialActors {
     return this.actors.size;
   }
 
-  /** Runs `write` after the earlier writes of `id` have finished; resolves with its result. */
+  /**
+   * Runs `write` after the earlier writes of `id` have finished; resolves with its result. It
+   * closes the open batch of `id`: what is sent after it is written after it.
+   */
   run<T>(id: number, write: () => Promise<T>): Promise<T> {
+    this.openBatches.delete(id);
     return this.enqueue(id, write);
+  }
+
+  /**
+   * Adds `item` to the open batch of `id` if it is of the same `kind`, or opens one queued behind
+   * the earlier writes of `id` (an item of another kind closes the open batch, as `run` does).
+   * `writeAll` (the first item's: every batch of a kind comes from one caller) writes the batch.
+   * When a batch fails as a whole, its items are written again one by one, so one bad item fails
+   * only its own caller.
+   */
+  inBatch<T, R>(id: number, kind: string, item: T, writeAll: BatchWriter<T, R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const open = this.openBatches.get(id);
+      const settle = { resolve: resolve as (value: unknown) => void, reject };
+      if (open?.kind === kind) {
+        open.items.push(item);
+        open.settles.push(settle);
+        return;
+      }
+      const batch: Batch = { kind, items: [item], settles: [settle] };
+      this.openBatches.set(id, batch);
+      this.enqueue(id, () => {
+        if (this.openBatches.get(id) === batch) this.openBatches.delete(id);
+        return writeBatch(batch, writeAll as BatchWriter<unknown, unknown>);
+      }).catch(() => {});
+    });
   }
 
   protected enqueue<T>(id: number, write: () => Promise<T>): Promise<T> {
@@ -116,5 +167,18 @@ export class SerialActors {
       this.stopped(id);
     }
     this.actors.clear();
+    this.openBatches.clear();
   }
+}
+
+async function writeBatch(batch: Batch, writeAll: BatchWriter<unknown, unknown>): Promise<void> {
+  let results: unknown[];
+  try {
+    results = await writeAll(batch.items);
+  } catch (err) {
+    if (batch.items.length === 1) return batch.settles[0]!.reject(err);
+    for (const [i, item] of batch.items.entries()) await writeBatch({ kind: batch.kind, items: [item], settles: [batch.settles[i]!] }, writeAll);
+    return;
+  }
+  batch.settles.forEach((s, i) => (results[i] instanceof Error ? s.reject(results[i]) : s.resolve(results[i])));
 }

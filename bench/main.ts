@@ -7,6 +7,7 @@ import { tearDownEarly } from './lib/server-process.ts';
 import { baselineScenario, fanoutScenario } from './scenarios/fanout.ts';
 import { renderScenario } from './scenarios/render.ts';
 import { sendScenario } from './scenarios/send.ts';
+import { flagsScenario, reactScenario } from './scenarios/reactions-flags.ts';
 import { mixedScenario } from './scenarios/mixed.ts';
 import { clusterScenario } from './scenarios/cluster.ts';
 import { idleScenario } from './scenarios/idle.ts';
@@ -19,6 +20,8 @@ function run(opts: BenchOptions): Promise<CaseResult[]> {
     case 'longpoll-fanout': return fanoutScenario(opts, 'longpoll');
     case 'ws-fanout': return fanoutScenario(opts, 'ws');
     case 'send': return sendScenario(opts);
+    case 'react': return reactScenario(opts);
+    case 'flags': return flagsScenario(opts);
     case 'mixed': return mixedScenario(opts);
     case 'cluster': return clusterScenario(opts);
     case 'idle': return idleScenario(opts);

@@ -1,8 +1,11 @@
-// Read state: POST /messages/flags, /messages/flags/narrow, /mark_all_as_read, /mark_stream_as_read, /mark_topic_as_read.
+// Read state: POST /messages/flags, /messages/flags/narrow, /mark_all_as_read, /mark_stream_as_read,
+// /mark_topic_as_read, and their group commit through the user's actor.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { captureEvents } from './helpers/events.ts';
-import { newRealm } from './helpers/server.ts';
+import { holdActor } from './helpers/held-actor.ts';
+import { openQueue, type OpenQueue } from './helpers/queues.ts';
+import { newRealm, type TestUser } from './helpers/server.ts';
 import { errorBody, makeChannel, send, sendDm } from './messages-helpers.ts';
 
 const flagsOf = async (client: { get: Function }, id: number) => (await client.get(`/messages/${id}`)).body.message.flags;
@@ -90,6 +93,106 @@ test('mark_all_as_read, mark_stream_as_read, mark_topic_as_read', async () => {
   assert.equal(all.body, { result: 'success', msg: '', complete: true });
   assert.equal([await flagsOf(alice.client, c), await flagsOf(alice.client, d)], [['read'], ['read']]);
   assert.equal(events.ofType('update_message_flags').map((e) => [e.event.messages, e.event.all]), [[[b], false], [[a], false], [[], true]]);
+});
+
+
+const post = (u: TestUser, [path, params]: Change) => u.client.post(path, params).then((r) => [r.status, r.body]);
+type Change = [string, Record<string, unknown>];
+
+async function eventsOf(queue: OpenQueue, n: number): Promise<Record<string, any>[]> {
+  const seen: Record<string, any>[] = [];
+  while (seen.length < n) seen.push(...(await queue.next()));
+  seen.push(...(await queue.pending()));
+  return seen;
+}
+
+test('group commit: changes that wait for the user\'s actor are one batch in one transaction, each answered and announced as if alone', async () => {
+  const realm = await newRealm();
+  const alice = await realm.addUser();
+  const bob = await realm.addUser();
+  const sid = await makeChannel(realm, 'general', [realm.owner, alice, bob]);
+  const other = await makeChannel(realm, 'other', [realm.owner]);
+  const ids: number[] = [];
+  for (let i = 0; i < 4; i++) ids.push(await send(realm.owner, sid, i < 2 ? 'a' : 'b', `m${i}`));
+  const elsewhere = await send(realm.owner, other, 't', 'in a channel they do not follow');
+  const [m0, m1, m2, m3] = ids as [number, number, number, number];
+  const changes: Change[] = [
+    ['/messages/flags', { messages: [m0, m1], op: 'add', flag: 'read' }],
+    ['/messages/flags', { messages: [m1, m2], op: 'add', flag: 'read' }],
+    ['/messages/flags', { messages: [m1], op: 'remove', flag: 'read' }],
+    ['/messages/flags', { messages: [999999], op: 'add', flag: 'starred' }],
+    ['/messages/flags', { messages: [m0, elsewhere], op: 'add', flag: 'starred' }],
+    ['/messages/flags', { messages: [elsewhere], op: 'remove', flag: 'read' }],
+    ['/messages/flags', { messages: [elsewhere, m3], op: 'remove', flag: 'starred' }],
+    ['/mark_topic_as_read', { stream_id: sid, topic_name: 'A' }],
+    ['/messages/flags', { messages: [m3], op: 'add', flag: 'starred' }],
+    ['/mark_all_as_read', {}],
+    ['/messages/flags', { messages: [m3], op: 'remove', flag: 'read' }],
+    ['/mark_stream_as_read', { stream_id: sid }],
+  ];
+  const bobQueue = await openQueue(bob, { event_types: ['update_message_flags'] });
+  const alone = [];
+  for (const change of changes) alone.push(await post(bob, change));
+  const aliceQueue = await openQueue(alice, { event_types: ['update_message_flags'] });
+  const held = holdActor<unknown[]>(realm.server.app, realm.server.app.users, alice.id);
+  for (const change of changes) await held.enqueue(() => post(alice, change));
+  const { results, batches, writes, transactions } = await held.release();
+  assert.equal([batches.map((b) => b.length), writes, transactions], [[changes.length], 0, 1]);
+  assert.equal(results, alone);
+  assert.equal(results[3], [400, errorBody('Invalid message(s)')], 'the bad change fails alone');
+  const events = await eventsOf(aliceQueue, changes.length - 1);
+  assert.equal(events, await eventsOf(bobQueue, changes.length - 1));
+  assert.equal(events.map((e) => [e.op, e.flag, e.messages, e.all]), [
+    ['add', 'read', [m0, m1], false], ['add', 'read', [m2], false], ['remove', 'read', [m1], false], ['add', 'starred', [m0, elsewhere], false],
+    ['remove', 'read', [], false], ['remove', 'starred', [elsewhere], false], ['add', 'read', [m1], false], ['add', 'starred', [m3], false],
+    ['add', 'read', [], true], ['remove', 'read', [m3], false], ['add', 'read', [m3], false],
+  ]);
+  for (const id of [...ids, elsewhere]) assert.equal(await flagsOf(alice.client, id), await flagsOf(bob.client, id));
+});
+
+test('group commit keeps the order of the user\'s other writes: a change after a mute is written after it', async () => {
+  const realm = await newRealm();
+  const alice = await realm.addUser();
+  const sid = await makeChannel(realm, 'general', [realm.owner, alice]);
+  const id = await send(realm.owner, sid, 't', 'x');
+  await alice.client.post('/messages/flags', { messages: [id], op: 'add', flag: 'read' });
+  const queue = await openQueue(alice, { event_types: ['update_message_flags', 'muted_users'] });
+  const held = holdActor<number>(realm.server.app, realm.server.app.users, alice.id);
+  const unread = () => alice.client.post('/messages/flags', { messages: [id], op: 'remove', flag: 'read' }).then((r) => r.status);
+  await held.enqueue(unread);
+  await held.enqueue(() => alice.client.post(`/users/me/muted_users/${realm.owner.id}`).then((r) => r.status));
+  await held.enqueue(unread);
+  const { results, batches, writes } = await held.release();
+  assert.equal([results, batches.map((b) => b.length), writes], [[200, 200, 200], [1, 1], 1]);
+  const events = await eventsOf(queue, 4);
+  assert.equal(events.map((e) => (e.type === 'muted_users' ? 'muted' : `${e.op} ${e.messages}`)), [`remove ${id}`, `add ${id}`, 'muted', `remove ${id}`]);
+  assert.equal(await flagsOf(alice.client, id), []);
+});
+
+test('concurrent flag changes of one user: every change announced once, in the same order to each of the user\'s clients, and that order is the state\'s', async () => {
+  const realm = await newRealm();
+  const alice = await realm.addUser();
+  const sid = await makeChannel(realm, 'general', [realm.owner, alice]);
+  const ids: number[] = [];
+  for (let i = 0; i < 10; i++) ids.push(await send(realm.owner, sid, 't', `m${i}`));
+  const queues = [await openQueue(alice, { event_types: ['update_message_flags'] }), await openQueue(alice, { event_types: ['update_message_flags'] })];
+  const changes = Array.from({ length: 40 }, (_, i) => ({ id: ids[i % 10]!, op: Math.floor(i / 10) % 2 === 0 ? 'add' : 'remove' }));
+  const answers = await Promise.all(changes.map((c) => alice.client.post('/messages/flags', { messages: [c.id], op: c.op, flag: 'read' })));
+  assert.equal(answers.map((r) => r.status), changes.map(() => 200));
+  const [events, other] = [await eventsOf(queues[0]!, 40), await eventsOf(queues[1]!, 40)];
+  assert.equal(other, events, 'both clients see the same events in the same order');
+  assert.is(events.length, 40, 'one event per change, none twice');
+  assert.equal(events.filter((e) => e.op === 'add').length, 20);
+  // Replayed in order from all unread, each event changes exactly what it names; it ends as stored.
+  const read = new Set<number>();
+  for (const e of events) {
+    for (const id of e.messages as number[]) {
+      assert.is(read.has(id), e.op === 'remove', `${e.op} ${id} changes it`);
+      if (e.op === 'add') read.add(id);
+      else read.delete(id);
+    }
+  }
+  for (const id of ids) assert.equal(await flagsOf(alice.client, id), read.has(id) ? ['read'] : []);
 });
 
 test.run();

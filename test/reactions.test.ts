@@ -1,8 +1,11 @@
 // POST and DELETE /messages/{id}/reactions: by name or by code, the three emoji namespaces,
-// votes, errors, who may react, and who hears of it (mirrors Zulip's test_reactions.py).
+// votes, errors, who may react, and who hears of it (mirrors Zulip's test_reactions.py); and the
+// group commit of a channel's reactions through its actor.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { captureEvents } from './helpers/events.ts';
+import { holdActor } from './helpers/held-actor.ts';
+import { openQueue, type OpenQueue } from './helpers/queues.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 import { errorBody, makeChannel, send, sendDm, setChannelRow } from './messages-helpers.ts';
 
@@ -275,6 +278,117 @@ test('private channel with shared history: every subscriber hears of a reaction'
   const recipients = [...events.ofType('reaction')[0]!.userIds].sort((a, b) => a - b);
   assert.equal(recipients, [realm.owner.id, bob.id, late.id]);
   assert.not.ok(recipients.includes(outsider.id));
+});
+
+type Change = [TestUser, 'add' | 'remove', 'm' | 'x', Record<string, unknown>];
+
+test('group commit: reactions that wait for the channel\'s actor are one batch in one transaction, each answered and announced as if alone', async () => {
+  const realm = await newRealm();
+  const [alice, bob, carol, dave, erin] = [await realm.addUser(), await realm.addUser(), await realm.addUser(), await realm.addUser(), await realm.addUser()];
+  const members = [realm.owner, alice, bob, carol];
+  // The same changes on two channels: one after the other on `twin`, waiting as one batch on `general`.
+  const setUp = async (name: string) => {
+    const sid = await makeChannel(realm, name, members);
+    const messages = { m: await send(realm.owner, sid, 't', 'm'), x: await send(realm.owner, sid, 't', 'x') };
+    assert.equal((await react(carol, messages.m, { emoji_name: 'tada' })).body, SUCCESS);
+    return { sid, messages };
+  };
+  const [twin, general] = [await setUp('twin'), await setUp('general')];
+  const changes: Change[] = [
+    [alice, 'add', 'm', { emoji_name: 'octopus' }],
+    [bob, 'add', 'm', { emoji_name: 'not_a_name', emoji_code: '1f419', reaction_type: 'unicode_emoji' }],
+    [alice, 'add', 'm', { emoji_name: 'octopus' }],
+    [alice, 'remove', 'm', { emoji_name: 'octopus' }],
+    [carol, 'remove', 'm', { emoji_code: '1f389' }],
+    [carol, 'add', 'm', { emoji_name: 'tada' }],
+    [dave, 'add', 'x', { emoji_name: 'smile' }],
+    [erin, 'add', 'x', { emoji_name: 'smile' }],
+    [bob, 'remove', 'm', { emoji_name: 'tada' }],
+    [alice, 'add', 'm', { emoji_name: 'no_such_emoji' }],
+    [erin, 'remove', 'x', { emoji_name: 'smile' }],
+  ];
+  const run = ([user, op, target, params]: Change, messages: Record<'m' | 'x', number>) =>
+    (op === 'add' ? react : unreact)(user, messages[target], params).then((r) => [r.status, r.body]);
+  const announced = async (channel: typeof general, write: () => Promise<unknown>) => {
+    const events = captureEvents(realm.server.app, realm.id);
+    await write();
+    events.stop();
+    const names = new Map(Object.entries(channel.messages).map(([k, id]) => [id, k]));
+    return events.ofType('reaction').map((e) => [[...e.userIds].sort((a, b) => a - b), { ...e.event, message_id: names.get(e.event.message_id as number) }]);
+  };
+  const alone: unknown[] = [];
+  const twinEvents = await announced(twin, async () => {
+    for (const change of changes) alone.push(await run(change, twin.messages));
+  });
+  const held = holdActor<unknown[]>(realm.server.app, realm.server.app.channels, general.sid);
+  const batchedEvents = await announced(general, async () => {
+    for (const change of changes) await held.enqueue(() => run(change, general.messages));
+    const { results, batches, writes, transactions } = await held.release();
+    assert.equal([batches.map((b) => b.length), writes, transactions], [[changes.length], 0, 1]);
+    assert.equal(results, alone);
+  });
+  assert.equal(alone.map((r) => (r as [number])[0]), [200, 200, 400, 200, 200, 200, 200, 200, 400, 400, 200]);
+  assert.equal(batchedEvents, twinEvents);
+  const [subscribers, withDave] = [members.map((u) => u.id), [...members.map((u) => u.id), dave.id]];
+  // The refused changes have no event: the last three are dave's, erin's and erin's.
+  assert.equal(batchedEvents.slice(5).map(([userIds]) => userIds), [
+    withDave.sort((a, b) => a - b), [...withDave, erin.id].sort((a, b) => a - b), [...withDave, erin.id].sort((a, b) => a - b),
+  ], 'a user the batch gave a historical row hears of the changes from theirs on');
+  assert.equal(batchedEvents.slice(0, 5).map(([userIds]) => userIds), Array(5).fill(subscribers.sort((a, b) => a - b)));
+  for (const key of ['m', 'x'] as const) assert.equal(await reactionsOf(realm.owner, general.messages[key]), await reactionsOf(realm.owner, twin.messages[key]));
+  assert.equal((await reactionsOf(realm.owner, general.messages.m)).map((r: { user_id: number; emoji_name: string }) => [r.user_id, r.emoji_name]), [[bob.id, 'octopus'], [carol.id, 'tada']]);
+});
+
+test('group commit keeps the order of the channel\'s other writes: a reaction after a deletion is refused', async () => {
+  const realm = await newRealm();
+  const [alice, bob] = [await realm.addUser(), await realm.addUser()];
+  const sid = await makeChannel(realm, 'general', [realm.owner, alice, bob]);
+  const id = await send(realm.owner, sid, 't', 'soon gone');
+  const held = holdActor<number>(realm.server.app, realm.server.app.channels, sid);
+  await held.enqueue(() => react(alice, id, { emoji_name: 'smile' }).then((r) => r.status));
+  await held.enqueue(() => realm.owner.client.delete(`/messages/${id}`).then((r) => r.status));
+  await held.enqueue(() => react(bob, id, { emoji_name: 'smile' }).then((r) => r.status));
+  const { results, batches, writes } = await held.release();
+  assert.equal([results, batches.map((b) => b.length), writes], [[200, 200, 400], [1, 1], 1]);
+});
+
+test('concurrent reactions to one message: every change announced once, in the same order to every client, and that order is the stored one', async () => {
+  const realm = await newRealm();
+  const users = [realm.owner];
+  for (let i = 0; i < 5; i++) users.push(await realm.addUser());
+  const sid = await makeChannel(realm, 'general', users);
+  const id = await send(realm.owner, sid, 't', 'react to me');
+  const queues: OpenQueue[] = [];
+  for (const u of [realm.owner, users[1]!, users[1]!, users[5]!]) queues.push(await openQueue(u, { event_types: ['reaction'] }));
+  const steps: ['add' | 'remove', string][] = [['add', 'tada'], ['add', 'smile'], ['remove', 'tada'], ['add', 'tada'], ['remove', 'smile']];
+  // Each user's own changes one after the other (a removal needs its reaction); the users at once.
+  const statuses = await Promise.all(users.map(async (u) => {
+    const out: number[] = [];
+    for (const [op, emoji] of steps) out.push((await (op === 'add' ? react : unreact)(u, id, { emoji_name: emoji })).status);
+    return out;
+  }));
+  assert.equal(statuses, users.map(() => steps.map(() => 200)));
+  const total = users.length * steps.length;
+  const seen = [];
+  for (const q of queues) {
+    const events: Record<string, any>[] = [];
+    while (events.length < total) events.push(...(await q.next()));
+    events.push(...(await q.pending()));
+    seen.push(events);
+  }
+  for (const events of seen.slice(1)) assert.equal(events, seen[0], 'every client sees the same events in the same order');
+  const events = seen[0]!;
+  assert.is(events.length, total, 'one event per change, none twice');
+  for (const u of users) assert.equal(events.filter((e) => e.user_id === u.id).map((e) => [e.op, e.emoji_name]), steps, 'each user\'s changes in the order made');
+  // Replayed in order from none, each event is valid where it stands and ends as stored, in the stored order.
+  const held: [number, string][] = [];
+  for (const e of events) {
+    const at = held.findIndex(([user, name]) => user === e.user_id && name === e.emoji_name);
+    assert.is(at >= 0, e.op === 'remove', `${e.op} ${e.emoji_name} by ${e.user_id}`);
+    if (e.op === 'add') held.push([e.user_id, e.emoji_name]);
+    else held.splice(at, 1);
+  }
+  assert.equal((await reactionsOf(realm.owner, id)).map((r: { user_id: number; emoji_name: string }) => [r.user_id, r.emoji_name]), held);
 });
 
 test.run();

@@ -136,7 +136,7 @@ test('messages acknowledged while the server stops are in every restored queue e
   void channels.run(channelId, () => new Promise<void>((r) => (release = r)));
   const inBatch = channels.inBatch.bind(channels);
   let waiting = 0;
-  channels.inBatch = (id, item, writeAll) => (waiting++, inBatch(id, item, writeAll));
+  channels.inBatch = (id, kind, item, writeAll) => (waiting++, inBatch(id, kind, item, writeAll));
   const sends = Array.from({ length: 20 }, (_, n) =>
     realm.owner.client.post('/messages', { type: 'stream', to: 'busy', topic: 't', content: `m${n}` }).catch(() => null),
   );

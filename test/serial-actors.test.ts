@@ -91,15 +91,55 @@ test('group commit: messages that arrive while a channel writes go out together 
     return items.map((i) => i.toUpperCase());
   };
   const first = actors.run(1, () => sleep(20).then(() => 'move'));
-  const sends = ['a', 'b', 'c'].map((m) => actors.inBatch(1, m, writeAll));
+  const sends = ['a', 'b', 'c'].map((m) => actors.inBatch(1, 'messages', m, writeAll));
   const move = actors.run(1, async () => 'edit');
-  const late = actors.inBatch(1, 'd', writeAll);
+  const late = actors.inBatch(1, 'messages', 'd', writeAll);
   assert.equal(await Promise.all([first, ...sends, move, late]), ['move', 'A', 'B', 'C', 'edit', 'D']);
   assert.equal(batches, [['a', 'b', 'c'], ['d']], 'd came after the edit, so it is written after it');
-  const failing = actors.inBatch(2, 'x', async () => {
-    throw new Error('disk full');
+  actors.stop();
+});
+
+test('group commit of several kinds on one actor: an item of another kind closes the open batch, so arrival order holds', async () => {
+  const actors = new SerialActors(1000);
+  const log: string[] = [];
+  const writer = (kind: string) => async (items: string[]) => {
+    log.push(`${kind}:${items.join('')}`);
+    return items;
+  };
+  const busy = actors.run(7, () => sleep(20));
+  const results = [
+    actors.inBatch(7, 'reactions', 'a', writer('reactions')),
+    actors.inBatch(7, 'reactions', 'b', writer('reactions')),
+    actors.inBatch(7, 'messages', 'c', writer('messages')),
+    actors.inBatch(7, 'messages', 'd', writer('messages')),
+    actors.inBatch(7, 'reactions', 'e', writer('reactions')),
+  ];
+  await busy;
+  assert.equal(await Promise.all(results), ['a', 'b', 'c', 'd', 'e']);
+  assert.equal(log, ['reactions:ab', 'messages:cd', 'reactions:e']);
+  actors.stop();
+});
+
+test('group commit isolates failures: a failing batch is written again item by item, and only the bad item fails', async () => {
+  const actors = new SerialActors(1000);
+  const writes: string[][] = [];
+  // Fails as a whole when it holds 'bad' (as a constraint violation aborts a transaction)...
+  const writeAll = async (items: string[]) => {
+    writes.push([...items]);
+    if (items.includes('bad')) throw new Error('disk full');
+    // ...and answers an Error for an item refused on its own, the others written.
+    return items.map((i) => (i === 'refused' ? new Error('not allowed') : i.toUpperCase()));
+  };
+  const busy = actors.run(3, () => sleep(20));
+  const outcomes = ['a', 'bad', 'refused', 'b'].map((i) => actors.inBatch(3, 'flags', i, writeAll).catch((e: Error) => `failed: ${e.message}`));
+  await busy;
+  assert.equal(await Promise.all(outcomes), ['A', 'failed: disk full', 'failed: not allowed', 'B']);
+  assert.equal(writes, [['a', 'bad', 'refused', 'b'], ['a'], ['bad'], ['refused'], ['b']]);
+  const alone = actors.inBatch(4, 'flags', 'x', async () => {
+    throw new Error('boom');
   });
-  assert.match(String(await failing.catch((e: Error) => e)), /disk full/);
+  assert.match(String(await alone.catch((e: Error) => e)), /boom/);
+  assert.is(await actors.run(3, async () => 'still writing'), 'still writing');
   actors.stop();
 });
 

@@ -39,7 +39,7 @@ export class BaselineTarget {
   }
 
   senders(k: number): SenderSpec[] {
-    return Array.from({ length: k }, () => ({ path: '/publish', headers: JSON_HEADERS, body: publishBody }));
+    return Array.from({ length: k }, () => ({ headers: JSON_HEADERS, request: (content: string) => ({ method: 'POST' as const, path: '/publish', body: publishBody(content) }) }));
   }
 
   readonly publisher: Publisher = {

@@ -153,10 +153,12 @@ async function fanoutWaves(kind: CaseKind, server: ServerHandle, count: number, 
 }
 
 export interface SenderSpec {
-  path: string;
   headers: Record<string, string>;
-  /** The request body posting `content` as message number `seq` (which may pick its channel). */
-  body: (content: string, seq: number) => string;
+  /**
+   * The request carrying `content` as number `seq` of the run (which may pick its channel);
+   * `own` counts this sender's requests, for senders that alternate (add, then remove).
+   */
+  request: (content: string, seq: number, own: number) => { method: 'POST' | 'DELETE'; path: string; body: string };
   /** The server this sender posts to, when not the one measured (a node of a cluster). */
   endpoint?: Endpoint;
 }
@@ -166,14 +168,17 @@ export interface SendOptions {
   durationMs: number;
 }
 
-/** K senders, each on its own keep-alive connection, posting back to back until the time or count runs out. */
-export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, senders: SenderSpec[], opts: SendOptions): Promise<CaseResult> {
+/**
+ * K senders, each on its own keep-alive connection, posting back to back until the time or count
+ * runs out. `kind` names what the requests do (send: messages; react, flags).
+ */
+export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, senders: SenderSpec[], opts: SendOptions, kind: CaseKind = 'send'): Promise<CaseResult> {
   const conns = await mapLimit(senders, 50, (spec) => HttpConnection.open(spec.endpoint ?? endpoint));
   const errors = new ErrorLog();
   const latencies: number[] = [];
   let started = 0;
   let accepted = 0;
-  const label = `${server.target} send ${senders.length}`;
+  const label = `${server.target} ${kind} ${senders.length}`;
   const progress = new Progress(`${label}: post`, opts.maxMessages);
   const endSampling = await sampleServer(server);
   const loaderCpu = new SelfCpu();
@@ -182,11 +187,12 @@ export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, s
   try {
     await Promise.all(senders.map(async (spec, i) => {
       const conn = conns[i]!;
-      while (started < opts.maxMessages && performance.now() < endAt) {
+      for (let own = 0; started < opts.maxMessages && performance.now() < endAt; own++) {
         const seq = started++;
         const t0 = performance.now();
         try {
-          const res = await conn.request('POST', spec.path, spec.headers, spec.body(`bench:${RUN_ID}:send:${seq}`, seq));
+          const { method, path, body } = spec.request(`bench:${RUN_ID}:send:${seq}`, seq, own);
+          const res = await conn.request(method, path, spec.headers, body);
           if (res.status === 200) {
             accepted++;
             latencies.push(performance.now() - t0);
@@ -206,7 +212,7 @@ export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, s
   progress.finish();
   const usage = await endSampling();
   return {
-    kind: 'send',
+    kind,
     target: server.target,
     count: senders.length,
     latencyMs: percentiles(latencies),
@@ -263,12 +269,13 @@ export async function mixedLoad(server: ServerHandle, endpoint: Endpoint, client
     let next = 0;
     await Promise.all(conns.map(async (conn, i) => {
       const spec = clients.publishers[i]!;
-      for (let seq = next++; seq < total; seq = next++) {
+      for (let seq = next++, own = 0; seq < total; seq = next++, own++) {
         const wait = startedAt + (seq * 1000) / opts.rate - performance.now();
         if (wait > 0) await sleep(wait);
         tracker.markPublished(seq);
         try {
-          const res = await conn.request('POST', spec.path, spec.headers, spec.body(tracker.content(seq), seq));
+          const { method, path, body } = spec.request(tracker.content(seq), seq, own);
+          const res = await conn.request(method, path, spec.headers, body);
           if (res.status !== 200) errors.add(`publish: HTTP ${res.status} ${res.body.slice(0, 200)}`);
         } catch (err) {
           errors.add(err);

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 
-export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'mixed', 'cluster', 'idle', 'baseline', 'render'] as const;
+export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'react', 'flags', 'mixed', 'cluster', 'idle', 'baseline', 'render'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -39,9 +39,9 @@ scenarios: ${SCENARIOS.join(', ')}
   --channels N       channels the messages go to, round robin, each followed by every bench user (default 1; mixed 4;
                      cluster: its many-channel send case, 24)
   --rate R           messages per second for mixed (default 100)
-  --messages M       messages per fan-out case (default 20; cluster 10); cap on messages for send (default 1000000)
-  --senders K        concurrent senders for send (default 8; cluster 12)
-  --duration S       seconds of sending for send, mixed and cluster (default 10; mixed 60; cluster 3), of rendering per case for render
+  --messages M       messages per fan-out case (default 20; cluster 10); cap on requests for send, react, flags (default 1000000)
+  --senders K        concurrent senders for send, react (one user each) and flags (one user's connections) (default 8; cluster 12)
+  --duration S       seconds of sending for send, react, flags, mixed and cluster (default 10; mixed 60; cluster 3), of rendering per case for render
   --wave-timeout S   how long one message may take to reach every client (default 30)
   --max-time S       hard limit for the whole run (default 1800; with --smoke 60, cluster 180)
   --smoke            a tiny run of about 10 s (cluster: about a minute)
@@ -51,6 +51,8 @@ const DEFAULT_COUNTS: Record<Scenario, number[]> = {
   'longpoll-fanout': [10_000],
   'ws-fanout': [10_000],
   send: [],
+  react: [],
+  flags: [],
   mixed: [10_000, 1000, 500],
   cluster: [1000],
   idle: [10_000, 50_000],
@@ -61,6 +63,8 @@ const SMOKE_COUNTS: Record<Scenario, number[]> = {
   'longpoll-fanout': [100],
   'ws-fanout': [100],
   send: [],
+  react: [],
+  flags: [],
   mixed: [100, 20, 10],
   cluster: [60],
   idle: [200],
@@ -123,7 +127,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     remote,
     counts,
     users: values.users ? positiveInt('users', values.users) : mixed ? (smoke ? 20 : 1000) : undefined,
-    messages: scenario === 'send' ? int('messages', 1_000_000, 5000) : int('messages', cluster ? 10 : 20, 3),
+    messages: ['send', 'react', 'flags'].includes(scenario) ? int('messages', 1_000_000, 5000) : int('messages', cluster ? 10 : 20, 3),
     senders: int('senders', cluster ? 12 : 8, 2),
     channels: int('channels', mixed ? 4 : cluster ? 24 : 1, mixed || cluster ? 2 : 1),
     rate: int('rate', 100, 20),

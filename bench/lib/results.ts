@@ -3,7 +3,7 @@ import type { Percentiles } from './stats.ts';
 export type Target = 'server' | 'baseline';
 
 /** What one measured case exercises; a server case and a baseline case of the same kind and count are compared. */
-export type CaseKind = 'longpoll' | 'ws' | 'send' | 'mixed' | 'idle-queue' | 'idle-longpoll' | 'idle-ws' | 'render';
+export type CaseKind = 'longpoll' | 'ws' | 'send' | 'react' | 'flags' | 'mixed' | 'idle-queue' | 'idle-longpoll' | 'idle-ws' | 'render';
 
 export interface CaseResult {
   kind: CaseKind;
@@ -15,7 +15,7 @@ export interface CaseResult {
   /** Nodes of the cluster measured (cluster scenario). */
   nodes?: number;
   latencyMs?: Percentiles;
-  /** Events delivered per second (fan-out) or messages accepted per second (send). */
+  /** Events delivered per second (fan-out), or requests accepted per second (send, react, flags). */
   throughput?: number;
   /** Events or messages expected, and how many arrived. */
   expected?: number;

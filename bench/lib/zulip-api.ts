@@ -62,8 +62,9 @@ export class ZulipClient {
     await this.call('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: channel }], ...(principals ? { principals } : {}) });
   }
 
-  async sendToChannel(channel: string, topic: string, content: string): Promise<void> {
-    await this.call('POST', '/api/v1/messages', { type: 'stream', to: channel, topic, content });
+  /** Returns the new message's id. */
+  async sendToChannel(channel: string, topic: string, content: string): Promise<number> {
+    return Number((await this.call('POST', '/api/v1/messages', { type: 'stream', to: channel, topic, content })).id);
   }
 
   /** Needs an account allowed to create users (an administrator). */

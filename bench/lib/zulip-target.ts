@@ -19,7 +19,7 @@ export class ZulipTarget {
 
   private constructor(readonly handle: ServerHandle, private readonly admin: Credentials, private readonly adminClient: ZulipClient) {
     this.endpoint = parseEndpoint(handle.url);
-    this.publisher = { publish: (content) => adminClient.sendToChannel(CHANNEL, TOPIC, content) };
+    this.publisher = { publish: async (content) => void (await adminClient.sendToChannel(CHANNEL, TOPIC, content)) };
   }
 
   static async connect(handle: ServerHandle, admin: Credentials): Promise<ZulipTarget> {
@@ -141,9 +141,54 @@ export class ZulipTarget {
   /** K senders as the given users in turn; message n goes to channel n mod the channels' count. */
   senders(users: Credentials[], k: number, channels: string[] = [CHANNEL]): SenderSpec[] {
     return Array.from({ length: k }, (_, i) => ({
-      path: '/api/v1/messages',
       headers: { ...FORM_HEADERS, Authorization: basicAuth(users[i % users.length]!) },
-      body: (content: string, seq: number) => formEncode({ type: 'stream', to: channels[seq % channels.length]!, topic: TOPIC, content }),
+      request: (content: string, seq: number) => ({
+        method: 'POST' as const,
+        path: '/api/v1/messages',
+        body: formEncode({ type: 'stream', to: channels[seq % channels.length]!, topic: TOPIC, content }),
+      }),
+      endpoint: this.endpoint,
+    }));
+  }
+
+  /** `n` messages posted to the bench channel by the admin, for the bench to react to or flag. */
+  async postMessages(n: number): Promise<number[]> {
+    const ids: number[] = [];
+    for (let i = 0; i < n; i++) ids.push(await this.adminClient.sendToChannel(CHANNEL, TOPIC, `bench target ${i}`));
+    return ids;
+  }
+
+  /**
+   * K reactors as the given users in turn: each adds an emoji to a message, then takes it back,
+   * then moves on to the next message, so reactors with the same user never collide and every
+   * message collects votes for the same emoji from several users at once.
+   */
+  reactors(users: Credentials[], k: number, messageIds: number[]): SenderSpec[] {
+    if (k > users.length) throw new Error('react needs a user per reactor: --users at least --senders');
+    return Array.from({ length: k }, (_, i) => ({
+      headers: { ...FORM_HEADERS, Authorization: basicAuth(users[i]!) },
+      request: (_content: string, _seq: number, own: number) => ({
+        method: own % 2 === 0 ? ('POST' as const) : ('DELETE' as const),
+        path: `/api/v1/messages/${messageIds[(i + Math.floor(own / 2)) % messageIds.length]!}/reactions`,
+        body: formEncode({ emoji_name: 'tada' }),
+      }),
+      endpoint: this.endpoint,
+    }));
+  }
+
+  /**
+   * K connections of one user changing its read flags, as a client marking messages read as they
+   * arrive (and, every other request, unread again): each marks a message read, then unread, then
+   * moves on to the next message.
+   */
+  flaggers(user: Credentials, k: number, messageIds: number[]): SenderSpec[] {
+    return Array.from({ length: k }, (_, i) => ({
+      headers: { ...FORM_HEADERS, Authorization: basicAuth(user) },
+      request: (_content: string, _seq: number, own: number) => ({
+        method: 'POST' as const,
+        path: '/api/v1/messages/flags',
+        body: formEncode({ messages: [messageIds[(i + Math.floor(own / 2)) % messageIds.length]!], op: own % 2 === 0 ? 'add' : 'remove', flag: 'read' }),
+      }),
       endpoint: this.endpoint,
     }));
   }

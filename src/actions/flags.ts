@@ -1,10 +1,14 @@
 // Personal message flags (read, starred, collapsed): POST /messages/flags, its narrow form and the
 // deprecated mark-as-read endpoints, each publishing one update_message_flags event to the user.
 // Reading a message withdraws its push notification from the user's phones.
+// Group commit: a user's changes that arrive while their actor is writing wait in one batch (the
+// client that marks messages read as they arrive), worked out in order against the rows the batch
+// read and written with one statement per table in one transaction; each change still has its
+// own answer and its own event.
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { API_FLAGS, EDITABLE_FLAGS, FLAG_BITS, HISTORICAL_FLAGS, type FlagName } from '../domain/message-flags.ts';
-import { badRequest } from '../errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
 import { subscribedChannelIds } from '../queries/channels.ts';
 import { unmutedTopicCheck } from '../queries/subscriptions.ts';
 import { accessMessage, memberIds } from '../queries/messages.ts';
@@ -21,15 +25,17 @@ function checkFlag(op: string, flag: string): FlagName {
   return flag as FlagName;
 }
 
+type UnreadDetails = Record<string, Record<string, unknown>>;
+
 /**
  * What clients need to put re-unread messages back into their unread data (Zulip's
  * format_unread_message_details): `unmuted_stream_msg` says whether a channel message counts, and
  * `mentioned` follows the register's mentions (wildcards only where the message counts).
  */
-async function unreadDetails(app: App, user: User, ids: number[]): Promise<Record<string, Record<string, unknown>>> {
+async function unreadDetails(app: App, userId: number, ids: number[]): Promise<UnreadDetails> {
   const [rows, unmuted] = await Promise.all([
-    app.prisma.userMessage.findMany({ where: { userId: user.id, messageId: { in: ids } }, select: { messageId: true, flags: true } }),
-    unmutedTopicCheck(app, user.id),
+    app.prisma.userMessage.findMany({ where: { userId, messageId: { in: ids } }, select: { messageId: true, flags: true } }),
+    unmutedTopicCheck(app, userId),
   ]);
   const messages = await app.prisma.message.findMany({
     where: { id: { in: rows.map((r) => r.messageId) } },
@@ -44,7 +50,7 @@ async function unreadDetails(app: App, user: User, ids: number[]): Promise<Recor
       const details: Record<string, unknown> =
         m.channelId !== null
           ? { type: 'stream', stream_id: m.channelId, topic: m.topic, unmuted_stream_msg: counted }
-          : { type: 'private', user_ids: memberIds(m.directGroup!.memberKey).filter((id) => id !== user.id) };
+          : { type: 'private', user_ids: memberIds(m.directGroup!.memberKey).filter((id) => id !== userId) };
       if (r.flags & FLAG_BITS.mentioned || (r.flags & wildcard && counted)) details.mentioned = true;
       return [String(r.messageId), details];
     }),
@@ -56,61 +62,204 @@ export interface FlagResult {
   ignoredChannels: number[];
 }
 
+/** A change of one user's flags, waiting in the user's batch. */
+type FlagChange = { user: User } & (
+  | { kind: 'messages'; ids: number[]; op: FlagOp; flag: FlagName }
+  | { kind: 'channel'; channelId: number; topic?: string }
+  | { kind: 'all' }
+);
+
+/**
+ * The user's rows a batch has looked at: their flags before it (historical ones for rows it
+ * creates), and as its changes so far leave them, so each change sees the ones before it.
+ */
+class BatchRows {
+  private readonly before = new Map<number, number>();
+  private readonly now = new Map<number, number>();
+  private readonly created = new Set<number>();
+
+  has(id: number): boolean {
+    return this.now.has(id);
+  }
+
+  ids(): number[] {
+    return [...this.now.keys()];
+  }
+
+  /** Rows as read from the database; those the batch already holds keep its state. */
+  found(rows: readonly { messageId: number; flags: number }[]): void {
+    for (const r of rows) {
+      if (this.now.has(r.messageId)) continue;
+      this.before.set(r.messageId, r.flags);
+      this.now.set(r.messageId, r.flags);
+    }
+  }
+
+  create(id: number): void {
+    this.before.set(id, HISTORICAL_FLAGS);
+    this.now.set(id, HISTORICAL_FLAGS);
+    this.created.add(id);
+  }
+
+  /** Sets or clears `bit` on a held row; whether that changed it. */
+  apply(id: number, bit: number, op: FlagOp): boolean {
+    const flags = this.now.get(id)!;
+    const next = op === 'add' ? flags | bit : flags & ~bit;
+    this.now.set(id, next);
+    return next !== flags;
+  }
+
+  /** Per row to write: the bits the batch set and cleared, and whether it creates the row. */
+  writes(): { ids: number[]; set: number[]; clear: number[]; created: boolean[] } {
+    const out = { ids: [] as number[], set: [] as number[], clear: [] as number[], created: [] as boolean[] };
+    for (const [id, flags] of this.now) {
+      const before = this.before.get(id)!;
+      if (flags === before && !this.created.has(id)) continue;
+      out.ids.push(id);
+      out.set.push(flags & ~before);
+      out.clear.push(before & ~flags);
+      out.created.push(this.created.has(id));
+    }
+    return out;
+  }
+}
+
+/**
+ * The batch's new rows and changed flags in one statement. Only the bits the batch changed are
+ * written, so a concurrent change of other bits (mentions on an edit, the push worker's mark)
+ * stands. A new row that appeared meanwhile is not inserted but updated like the others: the
+ * update sees rows committed before the statement, and not the ones the insert adds.
+ */
+const WRITE_FLAGS = `WITH input AS (SELECT * FROM unnest($2::int[], $3::int[], $4::int[], $5::bool[]) AS t(id, set_bits, clear_bits, created)),
+  inserted AS (
+    INSERT INTO "UserMessage" ("userId", "messageId", flags)
+    SELECT $1, id, (${HISTORICAL_FLAGS} | set_bits) & ~clear_bits FROM input WHERE created
+    ON CONFLICT DO NOTHING)
+  UPDATE "UserMessage" um SET flags = (um.flags | input.set_bits) & ~input.clear_bits
+  FROM input WHERE um."userId" = $1 AND um."messageId" = input.id`;
+
+async function writeRows(app: App, userId: number, rows: BatchRows): Promise<void> {
+  const w = rows.writes();
+  if (w.ids.length) await app.prisma.$executeRawUnsafe(WRITE_FLAGS, userId, w.ids, w.set, w.clear, w.created);
+}
+
+const userRows = (app: App, userId: number, ids: number[]) =>
+  app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>('SELECT "messageId", flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = ANY($2::int[])', userId, ids);
+
+/** Whether a change marks messages unread (its event then carries what clients need to count them again). */
+const marksUnread = (c: FlagChange): c is Extract<FlagChange, { kind: 'messages' }> => c.kind === 'messages' && c.op === 'remove' && c.flag === 'read';
+
+/** Where marking unread is ignored: the channel of each message in a channel the user does not follow. */
+async function unfollowedChannels(app: App, userId: number, ids: number[]): Promise<Map<number, number>> {
+  const subscribed = await subscribedChannelIds(app, userId);
+  const messages = await app.prisma.message.findMany({ where: { id: { in: ids } }, select: { id: true, channelId: true } });
+  return new Map(messages.flatMap((m) => (m.channelId !== null && !subscribed.has(m.channelId) ? [[m.id, m.channelId] as const] : [])));
+}
+
 /**
  * Messages the user has no row for get a historical one (after the access check) — except that
  * channel messages can't be marked unread without a subscription: those are skipped and reported.
  */
-async function targetRows(app: App, realm: RealmInfo, user: User, ids: number[], op: FlagOp, flag: FlagName): Promise<{ ids: number[]; ignoredChannels: number[] }> {
-  const existing = new Set((await app.prisma.userMessage.findMany({ where: { userId: user.id, messageId: { in: ids } }, select: { messageId: true } })).map((r) => r.messageId));
-  const missing = ids.filter((id) => !existing.has(id));
+async function changeListed(app: App, realm: RealmInfo, rows: BatchRows, unfollowed: Map<number, number>, { user, ids: listed, op, flag }: Extract<FlagChange, { kind: 'messages' }>): Promise<FlagResult> {
+  const ids = [...new Set(listed)];
+  const missing = ids.filter((id) => !rows.has(id));
   for (const id of missing) await accessMessage(app, realm, user, id);
   let targets = ids;
   const ignored = new Set<number>();
   if (op === 'remove' && flag === 'read') {
-    const subscribed = await subscribedChannelIds(app, user.id);
-    const messages = await app.prisma.message.findMany({ where: { id: { in: ids } }, select: { id: true, channelId: true } });
-    const skip = new Set(messages.filter((m) => m.channelId !== null && !subscribed.has(m.channelId)).map((m) => (ignored.add(m.channelId!), m.id)));
-    targets = ids.filter((id) => !skip.has(id));
+    for (const id of ids) if (unfollowed.has(id)) ignored.add(unfollowed.get(id)!);
+    targets = ids.filter((id) => !unfollowed.has(id));
   }
-  const create = missing.filter((id) => targets.includes(id));
-  if (create.length) await app.prisma.userMessage.createMany({ data: create.map((messageId) => ({ userId: user.id, messageId, flags: HISTORICAL_FLAGS })), skipDuplicates: true });
-  return { ids: targets, ignoredChannels: [...ignored].sort((a, b) => a - b) };
+  const targeted = new Set(targets);
+  for (const id of missing) if (targeted.has(id)) rows.create(id);
+  const changed = targets.filter((id) => rows.apply(id, FLAG_BITS[flag], op)).sort((a, b) => a - b);
+  return { changed, ignoredChannels: [...ignored].sort((a, b) => a - b) };
 }
 
-/** A user's flag changes run one at a time through their actor, each in one transaction. */
+/**
+ * Marks read the user's unread messages of a channel (or topic), or all of them: the unread rows
+ * are read, with those the batch changed before (the database does not have its state yet).
+ */
+async function markRead(app: App, rows: BatchRows, change: Extract<FlagChange, { kind: 'channel' | 'all' }>): Promise<number[]> {
+  const unreadOrHeld = `((um.flags & ${FLAG_BITS.read}) = 0 OR um."messageId" = ANY($2::int[]))`;
+  const found = change.kind === 'all'
+    ? await app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>(
+      `SELECT um."messageId", um.flags FROM "UserMessage" um WHERE um."userId" = $1 AND ${unreadOrHeld}`, change.user.id, rows.ids())
+    : await app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>(
+      `SELECT um."messageId", um.flags FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
+       WHERE um."userId" = $1 AND m."channelId" = $3 ${change.topic === undefined ? '' : 'AND lower(m.topic) = lower($4)'} AND ${unreadOrHeld}`,
+      ...[change.user.id, rows.ids(), change.channelId, ...(change.topic === undefined ? [] : [change.topic])]);
+  rows.found(found);
+  return found.map((r) => r.messageId).filter((id) => rows.apply(id, FLAG_BITS.read, 'add')).sort((a, b) => a - b);
+}
+
+function eventOf(op: FlagOp, flag: FlagName, ids: number[], all = false): Record<string, unknown> {
+  return { type: 'update_message_flags', op, operation: op, flag, messages: ids, all };
+}
+
+/**
+ * A user's batch of flag changes in one transaction: each worked out in order (a change refused
+ * on its own answers its error, the others go on), then the rows written at once, then one event
+ * per change, in order.
+ */
+async function writeFlagBatch(app: App, realm: RealmInfo, changes: FlagChange[]): Promise<(FlagResult | ApiError)[]> {
+  const userId = changes[0]!.user.id;
+  return atomic(app, async () => {
+    const rows = new BatchRows();
+    const listed = [...new Set(changes.flatMap((c) => (c.kind === 'messages' ? c.ids : [])))];
+    if (listed.length) rows.found(await userRows(app, userId, listed));
+    const toUnread = changes.filter(marksUnread).flatMap((c) => c.ids);
+    const unfollowed = toUnread.length ? await unfollowedChannels(app, userId, [...new Set(toUnread)]) : new Map<number, number>();
+    const read = { ids: new Set<number>(), all: false };
+    const outcomes: ({ change: FlagChange; event: Record<string, unknown>; result: FlagResult } | ApiError)[] = [];
+    for (const change of changes) {
+      try {
+        if (change.kind === 'messages') {
+          const result = await changeListed(app, realm, rows, unfollowed, change);
+          if (change.op === 'add' && change.flag === 'read') for (const id of result.changed) read.ids.add(id);
+          outcomes.push({ change, event: eventOf(change.op, change.flag, result.changed), result });
+        } else {
+          const changed = await markRead(app, rows, change);
+          for (const id of changed) read.ids.add(id);
+          read.all ||= change.kind === 'all';
+          // Clients reload after marking all read, so that event lists no message.
+          outcomes.push({ change, event: eventOf('add', 'read', change.kind === 'all' ? [] : changed, change.kind === 'all'), result: { changed, ignoredChannels: [] } });
+        }
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        outcomes.push(err);
+      }
+    }
+    await writeRows(app, userId, rows);
+    await withdrawNotifications(app, realm.id, userId, read.all ? null : [...read.ids]);
+    const unread = outcomes.flatMap((o) => (o instanceof ApiError || !marksUnread(o.change) ? [] : o.result.changed));
+    const details = unread.length ? await unreadDetails(app, userId, unread) : {};
+    return outcomes.map((o) => {
+      if (o instanceof ApiError) return o;
+      if (marksUnread(o.change)) o.event.message_details = Object.fromEntries(o.result.changed.map((id) => [String(id), details[String(id)]]));
+      sendOnCommit({ realmId: realm.id, userIds: [userId], event: o.event });
+      return o.result;
+    });
+  });
+}
+
+/** A user's flag changes go through their actor; those that wait there meanwhile, as one batch. */
+function changeFlags(app: App, realm: RealmInfo, change: FlagChange): Promise<FlagResult> {
+  return app.users.inBatch<FlagChange, FlagResult>(change.user.id, 'flags', change, (batch) => writeFlagBatch(app, realm, batch));
+}
+
+/** A change run by the user's actor on its own, in one transaction (muting a sender marks their messages read). */
 export const asUser = <T>(app: App, user: User, change: () => Promise<T>): Promise<T> => app.users.run(user.id, () => atomic(app, change));
 
 /** Sets or clears one flag on the user's rows; returns the ids whose flag changed. */
 export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: number[], op: string, flagName: string): Promise<FlagResult> {
   const flag = checkFlag(op, flagName);
-  const bit = FLAG_BITS[flag];
-  return asUser(app, user, async () => {
-    const targets = await targetRows(app, realm, user, [...new Set(ids)], op as FlagOp, flag);
-    const changed = targets.ids.length === 0 ? [] : await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
-      `UPDATE "UserMessage" SET flags = ${op === 'add' ? `flags | ${bit}` : `flags & ~${bit}`}
-       WHERE "userId" = $1 AND "messageId" = ANY($2::int[]) AND (flags & ${bit}) ${op === 'add' ? '= 0' : '<> 0'} RETURNING "messageId"`,
-      user.id, targets.ids,
-    );
-    const sorted = changed.map((r) => r.messageId).sort((a, b) => a - b);
-    if (op === 'add' && flag === 'read') await withdrawNotifications(app, realm.id, user.id, sorted);
-    await sendFlags(app, realm, user, op as FlagOp, flag, sorted);
-    return { changed: sorted, ignoredChannels: targets.ignoredChannels };
-  });
+  return changeFlags(app, realm, { kind: 'messages', user, ids, op: op as FlagOp, flag });
 }
 
-async function sendFlags(app: App, realm: RealmInfo, user: User, op: FlagOp, flag: FlagName, ids: number[], all = false): Promise<void> {
-  const event: Record<string, unknown> = { type: 'update_message_flags', op, operation: op, flag, messages: ids, all };
-  if (op === 'remove' && flag === 'read') event.message_details = await unreadDetails(app, user, ids);
-  sendOnCommit({ realmId: realm.id, userIds: [user.id], event });
-}
-
-/** POST /mark_all_as_read: every unread row at once; clients reload, so the event lists none. */
+/** POST /mark_all_as_read: every unread row at once. */
 export async function markAllAsRead(app: App, realm: RealmInfo, user: User): Promise<void> {
-  await asUser(app, user, async () => {
-    await app.prisma.$executeRawUnsafe(`UPDATE "UserMessage" SET flags = flags | ${FLAG_BITS.read} WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0`, user.id);
-    await withdrawNotifications(app, realm.id, user.id, null);
-    await sendFlags(app, realm, user, 'add', 'read', [], true);
-  });
+  await changeFlags(app, realm, { kind: 'all', user });
 }
 
 /**
@@ -124,21 +273,10 @@ export async function markSenderAsRead(app: App, realm: RealmInfo, user: User, s
      RETURNING um."messageId"`,
     user.id, senderId,
   );
-  if (changed.length) await sendFlags(app, realm, user, 'add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b));
+  if (changed.length) sendOnCommit({ realmId: realm.id, userIds: [user.id], event: eventOf('add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b)) });
 }
 
 /** POST /mark_stream_as_read and /mark_topic_as_read. */
 export async function markChannelAsRead(app: App, realm: RealmInfo, user: User, channelId: number, topic?: string): Promise<void> {
-  const topicFilter = topic === undefined ? '' : 'AND lower(m.topic) = lower($3)';
-  await asUser(app, user, async () => {
-    const changed = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
-      `UPDATE "UserMessage" um SET flags = um.flags | ${FLAG_BITS.read} FROM "Message" m
-       WHERE m.id = um."messageId" AND um."userId" = $1 AND m."channelId" = $2 ${topicFilter} AND (um.flags & ${FLAG_BITS.read}) = 0
-       RETURNING um."messageId"`,
-      ...[user.id, channelId, ...(topic === undefined ? [] : [topic])],
-    );
-    const ids = changed.map((r) => r.messageId).sort((a, b) => a - b);
-    await withdrawNotifications(app, realm.id, user.id, ids);
-    await sendFlags(app, realm, user, 'add', 'read', ids);
-  });
+  await changeFlags(app, realm, { kind: 'channel', user, channelId, topic });
 }

@@ -385,24 +385,16 @@ async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage,
 /**
  * A channel's batch of plain messages (no uploads to claim), in one statement that is its own
  * transaction (an interactive one costs two more round trips); the events leave in id order.
- * When the batch fails, each message is tried alone, so one bad message fails only its sender.
  */
-async function writeChannelBatch(app: App, realm: RealmInfo, outgoing: Outgoing[]): Promise<(number | Error)[]> {
-  try {
-    const batch = await withFlags(app, realm, outgoing);
-    const { messages, xid, firsts } = await storeMessages(app, realm, batch);
-    app.metrics.messagesSent.inc({ kind: 'channel' }, messages.length);
-    for (const [i, message] of messages.entries()) {
-      sendCommitted(app, { ...(await messageEnvelope(app, realm, message, batch[i]!)), xid });
-      if (firsts.has(message.id)) sendCommitted(app, { ...(await firstMessageNews(app, realm, message, batch[i]!)), xid });
-    }
-    return messages.map((m) => m.id);
-  } catch (err) {
-    if (outgoing.length === 1) return [err instanceof Error ? err : new Error(String(err))];
-    const results: (number | Error)[] = [];
-    for (const item of outgoing) results.push(...(await writeChannelBatch(app, realm, [item])));
-    return results;
+async function writeChannelBatch(app: App, realm: RealmInfo, outgoing: Outgoing[]): Promise<number[]> {
+  const batch = await withFlags(app, realm, outgoing);
+  const { messages, xid, firsts } = await storeMessages(app, realm, batch);
+  app.metrics.messagesSent.inc({ kind: 'channel' }, messages.length);
+  for (const [i, message] of messages.entries()) {
+    sendCommitted(app, { ...(await messageEnvelope(app, realm, message, batch[i]!)), xid });
+    if (firsts.has(message.id)) sendCommitted(app, { ...(await firstMessageNews(app, realm, message, batch[i]!)), xid });
   }
+  return messages.map((m) => m.id);
 }
 
 /** The batch's messages with their recipients' flags, from one read of their settings. */
@@ -436,9 +428,7 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
   if (p.channel === null || p.rendered.uploadPathIds.length > 0 || inTransaction()) {
     return inChannelOrder(app, p.channel?.id ?? null, () => writeMessage(app, realm, p, opts));
   }
-  const result = await app.channels.inBatch(p.channel.id, { p, opts }, (batch) => writeChannelBatch(app, realm, batch));
-  if (result instanceof Error) throw result;
-  return result;
+  return app.channels.inBatch(p.channel.id, 'messages', { p, opts }, (batch: Outgoing[]) => writeChannelBatch(app, realm, batch));
 }
 
 /**

@@ -143,10 +143,13 @@ export async function accessMessage(app: App, realm: RealmInfo, user: User, id: 
   if (!message) throw invalidMessage();
   const um = await app.prisma.userMessage.findUnique({ where: { userId_messageId: { userId: user.id, messageId: id } } });
   if (um) return { message, flags: um.flags };
-  if (!message.channelId) throw invalidMessage();
-  const channel = await app.prisma.channel.findUniqueOrThrow({ where: { id: message.channelId } });
-  if (!(await readsChannelHistory(app, realm, user, channel))) throw invalidMessage();
+  await checkHistoryAccess(app, realm, user, message.channelId === null ? null : await app.prisma.channel.findUniqueOrThrow({ where: { id: message.channelId } }));
   return { message, flags: null };
+}
+
+/** The access rule for a message the user holds no row for: only channel history shared with subscribers. */
+export async function checkHistoryAccess(app: App, realm: RealmInfo, user: User, channel: Channel | null): Promise<void> {
+  if (!channel || !(await readsChannelHistory(app, realm, user, channel))) throw invalidMessage();
 }
 
 /** Whether the user reads the channel's messages without having received them. */
