@@ -19,6 +19,13 @@ interface Settle {
   reject: (error: unknown) => void;
 }
 
+/**
+ * The most items one batch takes; later ones open the next batch. Requests that pile up behind a
+ * slow write (a flood into one channel) then go out as several statements of bounded size rather
+ * than one whose arrays grow with the flood.
+ */
+export const MAX_BATCH_ITEMS = 500;
+
 interface Batch {
   kind: string;
   items: unknown[];
@@ -111,7 +118,8 @@ export class SerialActors {
 
   /**
    * Adds `item` to the open batch of `id` if it is of the same `kind`, or opens one queued behind
-   * the earlier writes of `id` (an item of another kind closes the open batch, as `run` does).
+   * the earlier writes of `id` (an item of another kind closes the open batch, as `run` does; so
+   * does a full one, at MAX_BATCH_ITEMS).
    * `writeAll` (the first item's: every batch of a kind comes from one caller) writes the batch.
    * When a batch fails as a whole, its items are written again one by one, so one bad item fails
    * only its own caller.
@@ -120,7 +128,7 @@ export class SerialActors {
     return new Promise<R>((resolve, reject) => {
       const open = this.openBatches.get(id);
       const settle = { resolve: resolve as (value: unknown) => void, reject };
-      if (open?.kind === kind) {
+      if (open?.kind === kind && open.items.length < MAX_BATCH_ITEMS) {
         open.items.push(item);
         open.settles.push(settle);
         return;

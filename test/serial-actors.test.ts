@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ChannelActors } from '../actors/channels.ts';
-import { SerialActors } from '../actors/serial.ts';
+import { MAX_BATCH_ITEMS, SerialActors } from '../actors/serial.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -96,6 +96,21 @@ test('group commit: messages that arrive while a channel writes go out together 
   const late = actors.inBatch(1, 'messages', 'd', writeAll);
   assert.equal(await Promise.all([first, ...sends, move, late]), ['move', 'A', 'B', 'C', 'edit', 'D']);
   assert.equal(batches, [['a', 'b', 'c'], ['d']], 'd came after the edit, so it is written after it');
+  actors.stop();
+});
+
+test('group commit: a batch takes MAX_BATCH_ITEMS at most; the rest follow in the next, in order', async () => {
+  const actors = new ChannelActors(1000);
+  const sizes: number[] = [];
+  const writeAll = async (items: number[]) => {
+    sizes.push(items.length);
+    return items;
+  };
+  const first = actors.run(1, () => sleep(20).then(() => -1));
+  const count = MAX_BATCH_ITEMS * 2 + 3;
+  const sends = Array.from({ length: count }, (_, i) => actors.inBatch(1, 'messages', i, writeAll));
+  assert.equal(await Promise.all([first, ...sends]), [-1, ...Array.from({ length: count }, (_, i) => i)]);
+  assert.equal(sizes, [MAX_BATCH_ITEMS, MAX_BATCH_ITEMS, 3]);
   actors.stop();
 });
 
