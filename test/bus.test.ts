@@ -180,30 +180,40 @@ const natsUrl = NATS_URL;
 if (natsUrl) contract('NATS bus', () => natsWorld(natsUrl));
 else test('NATS bus: skipped, NATS_URL is not set', () => {});
 
+/** Two processes on a NATS of the test's own, which it may kill and restart, each recording what it gets. */
+async function onPrivateNats(
+  check: (c: { nats: PrivateNats; a: EventBus; b: EventBus; onA: ReturnType<typeof record>; onB: ReturnType<typeof record> }) => Promise<void>,
+): Promise<void> {
+  const nats = await PrivateNats.start();
+  const world = natsWorld(nats.url);
+  try {
+    const [a, b] = await world.processes(2);
+    await check({ nats, a: a!, b: b!, onA: record(a!), onB: record(b!) });
+  } finally {
+    await world.close().catch(() => {});
+    await nats.stop();
+  }
+}
+
 if (hasNatsServer()) {
-  test('NATS bus: NATS killed and restarted on its disk: what was published meanwhile arrives after, in order, once; queues keep going', async () => {
-    const nats = await PrivateNats.start();
-    const world = natsWorld(nats.url);
-    try {
-      const [a, b] = await world.processes(2);
-      const onA = record(a!);
-      const onB = record(b!);
-      for (let i = 0; i < 10; i++) a!.publish(envelope(0, i));
+  test('NATS bus: NATS killed and restarted on its disk: what was published meanwhile arrives after, in order, once; queues keep going', () =>
+    onPrivateNats(async ({ nats, a, b, onA, onB }) => {
+      for (let i = 0; i < 10; i++) a.publish(envelope(0, i));
       await until('the first events', () => onB.got.length >= 10);
-      assert.ok(a!.connected(), 'connected (readiness) while NATS is up');
+      assert.ok(a.connected(), 'connected (readiness) while NATS is up');
       await nats.stop('SIGKILL');
-      await until('readiness sees NATS gone', () => !a!.connected());
+      await until('readiness sees NATS gone', () => !a.connected());
       // Published while NATS is down: kept in the outbox; settled waits for NATS to be back.
-      for (let i = 10; i < 20; i++) a!.publish(envelope(0, i));
-      for (let i = 0; i < 5; i++) b!.publish(envelope(1, i));
+      for (let i = 10; i < 20; i++) a.publish(envelope(0, i));
+      for (let i = 0; i < 5; i++) b.publish(envelope(1, i));
       let stored = false;
-      const storing = a!.settled()!.then(() => (stored = true));
+      const storing = a.settled()!.then(() => (stored = true));
       await new Promise((r) => setTimeout(r, 500));
       assert.is(stored, false, 'not stored while NATS is down');
       await nats.start();
       await storing;
-      await until('readiness sees NATS back', () => a!.connected());
-      for (let i = 20; i < 30; i++) a!.publish(envelope(0, i));
+      await until('readiness sees NATS back', () => a.connected());
+      for (let i = 20; i < 30; i++) a.publish(envelope(0, i));
       await until('every event on both after the restart', () => onA.got.length >= 35 && onB.got.length >= 35, 20_000);
       await new Promise((r) => setTimeout(r, 200));
       for (const s of [onA, onB]) {
@@ -211,34 +221,23 @@ if (hasNatsServer()) {
         assert.equal(ofPublisher(s.got, 1), range(0, 5));
         assert.is(s.lost(), 0, 'nothing was lost, so no queue has to start over');
       }
-    } finally {
-      await world.close().catch(() => {});
-      await nats.stop();
-    }
-  });
+    }),
+  );
 
-  test('NATS bus: NATS restarted without its disk: every process is told events were lost, then delivery resumes', async () => {
-    const nats = await PrivateNats.start();
-    const world = natsWorld(nats.url);
-    try {
-      const [a, b] = await world.processes(2);
-      const onA = record(a!);
-      const onB = record(b!);
-      a!.publish(envelope(0, 0));
+  test('NATS bus: NATS restarted without its disk: every process is told events were lost, then delivery resumes', () =>
+    onPrivateNats(async ({ nats, a, b, onA, onB }) => {
+      a.publish(envelope(0, 0));
       await until('the first event', () => onB.got.length >= 1);
       await nats.stop('SIGKILL');
       await nats.start(true);
       await until('both told of the loss', () => onA.lost() > 0 && onB.lost() > 0, 20_000);
-      a!.publish(envelope(0, 1));
-      b!.publish(envelope(1, 0));
+      a.publish(envelope(0, 1));
+      b.publish(envelope(1, 0));
       await until('new events on both', () => onA.got.length >= 3 && onB.got.length >= 3, 20_000);
       assert.equal(ofPublisher(onB.got, 0), [0, 1]);
       assert.equal(ofPublisher(onA.got, 1), [0]);
-    } finally {
-      await world.close().catch(() => {});
-      await nats.stop();
-    }
-  });
+    }),
+  );
 } else {
   test('NATS bus restarts: skipped, nats-server is not installed', () => {});
 }
