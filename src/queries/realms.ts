@@ -49,6 +49,8 @@ export class RealmDirectory {
   private readonly groupCache = new Map<number, Promise<Map<number, GroupInfo>>>();
   /** Each organization as seen through a proxy that reports the other scheme, made once per load. */
   private readonly otherSchemeViews = new Map<number, RealmInfo>();
+  /** The address domain of each host seen (one per organization): see emailDomain. */
+  private readonly emailDomains = new Map<string, string>();
   private readonly transactionGroups = new WeakMap<OpenTransaction, Map<number, Promise<Map<number, GroupInfo>>>>();
 
   constructor(
@@ -142,7 +144,13 @@ export class RealmDirectory {
    */
   emailDomain(realm: RealmInfo): string {
     const host = stripPort(this.host(realm));
-    return isValidEmail(`bot@${host}`) ? host : this.fakeEmailDomain;
+    // Asked for every user a register lists: each host is checked once.
+    let domain = this.emailDomains.get(host);
+    if (domain === undefined) {
+      domain = isValidEmail(`bot@${host}`) ? host : this.fakeEmailDomain;
+      this.emailDomains.set(host, domain);
+    }
+    return domain;
   }
 
   groups(realmId: number): Promise<Map<number, GroupInfo>> {
