@@ -23,6 +23,16 @@ export interface Consumer {
 export class QueueError extends Error {}
 
 /**
+ * Where a queue's events wait while nobody reads it: its user's log in the registry, shared by
+ * all the user's queues. `end` is the position after the newest entry; `catchUp` moves the
+ * queue's own events from its cursor to the end.
+ */
+export interface EventLog {
+  readonly end: number;
+  catchUp(queue: EventQueue): void;
+}
+
+/**
  * An event as queues hold it: serialized once per fan-out and shared by every queue that gets the
  * same bytes, so a pending event costs a queue one reference; its id is written when it is read.
  */
@@ -64,8 +74,7 @@ export class EventQueue {
   /** Pending events are `events[head..]`; their ids are consecutive and end at `nextEventId - 1`. */
   private events: QueuedEvent[] = [];
   private head = 0;
-  /** UTF-8 size of the pending events' JSON. */
-  bytes = 0;
+  private pendingBytes = 0;
   nextEventId = 0;
   newestPrunedId = -1;
   consumer: Consumer | null = null;
@@ -76,6 +85,13 @@ export class EventQueue {
    * even when their events are published after register answered (commit comes before publish).
    */
   snapshot: Snapshot | null = null;
+  /**
+   * Events for a queue nobody reads wait in its user's log, not in the queue: a queue costs the
+   * fan-out nothing until it is read. Null for queues given every event at once (all_public_streams).
+   */
+  log: EventLog | null = null;
+  /** The log position of the first entry this queue has not taken yet. */
+  cursor = 0;
 
   constructor(
     readonly id: string,
@@ -86,9 +102,21 @@ export class EventQueue {
     public lastConnection: number,
   ) {}
 
+  /** Takes what waits for this queue in its user's log. */
+  sync(): void {
+    if (this.log !== null && this.cursor < this.log.end) this.log.catchUp(this);
+  }
+
   /** How many events are pending. */
   get size(): number {
+    this.sync();
     return this.events.length - this.head;
+  }
+
+  /** UTF-8 size of the pending events' JSON. */
+  get bytes(): number {
+    this.sync();
+    return this.pendingBytes;
   }
 
   /** Whether the client's register state already holds the change made by transaction `xid`. */
@@ -99,17 +127,18 @@ export class EventQueue {
   push(events: readonly QueuedEvent[]): void {
     for (const event of events) {
       this.events.push(event);
-      this.bytes += event.bytes;
+      this.pendingBytes += event.bytes;
     }
     this.nextEventId += events.length;
   }
 
   /** Acknowledges every event up to `lastEventId`, with Zulip's two consistency errors. */
   prune(lastEventId: number): void {
+    this.sync();
     if (lastEventId < this.newestPrunedId) throw new QueueError(`An event newer than ${this.newestPrunedId} has already been pruned!`);
     const cut = Math.min(lastEventId - this.firstId() + 1, this.size);
     if (cut > 0) {
-      for (let i = this.head; i < this.head + cut; i++) this.bytes -= this.events[i]!.bytes;
+      for (let i = this.head; i < this.head + cut; i++) this.pendingBytes -= this.events[i]!.bytes;
       this.newestPrunedId = this.firstId() + cut - 1;
       this.head += cut;
       if (this.head === this.events.length) this.clear();
@@ -127,16 +156,18 @@ export class EventQueue {
    * so the events kept are numbered afresh from the first id.
    */
   applySnapshot(snapshot: Snapshot): void {
+    this.sync();
     this.snapshot = snapshot;
     const kept = this.events.slice(this.head).filter((e) => !this.alreadyHas(e.xid));
     this.nextEventId = this.firstId() + kept.length;
     this.events = kept;
     this.head = 0;
-    this.bytes = kept.reduce((sum, e) => sum + e.bytes, 0);
+    this.pendingBytes = kept.reduce((sum, e) => sum + e.bytes, 0);
   }
 
   /** Calls `send` with each pending event newer than `after`, as JSON, oldest first. */
   forEachAfter(after: number, send: (id: number, json: string) => void): void {
+    this.sync();
     const first = this.firstId();
     for (let i = Math.max(this.head, this.head + after - first + 1); i < this.events.length; i++) {
       send(first + i - this.head, `{"id":${first + i - this.head},${this.events[i]!.tail}`);
@@ -157,7 +188,7 @@ export class EventQueue {
   private clear(): void {
     this.events = [];
     this.head = 0;
-    this.bytes = 0;
+    this.pendingBytes = 0;
   }
 
   attach(consumer: Consumer, now: number, heartbeatDue: number): void {
@@ -186,12 +217,14 @@ export class EventQueue {
     const consumer = this.consumer;
     this.consumer = null;
     this.state = 'expired';
+    this.log = null;
     this.clear();
     consumer?.close(this, reason);
   }
 
   /** The queue's state, its pending events given by `positionOf` in the list saved with it. */
   save(positionOf: (event: QueuedEvent) => number): SavedQueue {
+    this.sync();
     const { id, userId, realmId, options, nextEventId, newestPrunedId, lastConnection } = this;
     const runs: number[] = [];
     for (let i = this.head; i < this.events.length; i++) {

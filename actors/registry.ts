@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventBus, EventEnvelope } from '../src/bus/bus.ts';
 import { log } from '../src/log.ts';
 import { ownParts, passesNarrow, shapeEvent, type Event } from './event-format.ts';
-import { EventQueue, QueuedEvent, type Consumer, type SavedQueue } from './queue.ts';
+import { EventQueue, QueuedEvent, type Consumer, type EventLog, type SavedQueue } from './queue.ts';
 import { OptionsPool, type QueueOptions } from './queue-options.ts';
 
 export interface RegistrySettings {
@@ -32,9 +32,60 @@ function endsQueues(event: Record<string, unknown>): boolean {
 
 /** One event's fan-out: the shapes serialized so far, by the queue options they are for. */
 interface Fanout {
-  envelope: EventEnvelope;
+  /** What of the envelope its queues need: not its recipients, which idle queues' logs would keep. */
+  envelope: Pick<EventEnvelope, 'event' | 'xid' | 'perQueue'>;
   shapes: Map<QueueOptions, { bases: string[]; byParts: Map<string, QueuedEvent[]> }>;
   ends: boolean;
+}
+
+/** A recipient's own parts of an event (message flags), and the same as JSON members. */
+interface Parts {
+  own: Event;
+  extras: string;
+}
+
+/**
+ * One user's events that not every queue of theirs has taken yet, oldest first. A queue nobody
+ * reads keeps only its position here, so an event costs a user one entry however many idle
+ * queues they hold (a load test or a busy bot holds thousands), and an idle queue costs the
+ * fan-out nothing; a queue takes its events when it is read. The registry drops the entries
+ * every queue has taken.
+ */
+class UserLog implements EventLog {
+  /** Pairs: an event's fan-out, then the user's parts of it. */
+  private entries: (Fanout | Parts)[] = [];
+  /** The position of the oldest entry. */
+  private first = 0;
+
+  constructor(private readonly take: (fanout: Fanout, queue: EventQueue, parts: Parts) => void) {}
+
+  get end(): number {
+    return this.first + this.entries.length / 2;
+  }
+
+  get empty(): boolean {
+    return this.entries.length === 0;
+  }
+
+  append(fanout: Fanout, parts: Parts): void {
+    this.entries.push(fanout, parts);
+  }
+
+  catchUp(queue: EventQueue): void {
+    const from = 2 * (queue.cursor - this.first);
+    const to = this.entries.length;
+    // Moved first: taking an event reads the queue, which must not catch up again.
+    queue.cursor = this.end;
+    for (let i = from; i < to && queue.state !== 'expired'; i += 2) this.take(this.entries[i] as Fanout, queue, this.entries[i + 1] as Parts);
+  }
+
+  /** Forgets the entries before `position`. */
+  dropBefore(position: number): void {
+    const count = 2 * (position - this.first);
+    if (count <= 0) return;
+    this.entries = count === this.entries.length ? [] : this.entries.slice(count);
+    this.first = position;
+  }
 }
 
 /** A recipient's own parts as JSON members to append to the shared event (`,"flags":[...]`). */
@@ -48,6 +99,8 @@ export class QueueRegistry {
   private readonly queues = new Map<string, EventQueue>();
   /** Sets, not arrays: a bot or load test may hold thousands of queues, and removal must stay O(1). */
   private readonly byUser = new Map<number, Set<EventQueue>>();
+  private readonly logs = new Map<number, UserLog>();
+  private readonly take = (fanout: Fanout, queue: EventQueue, parts: Parts) => this.takeEvent(fanout, queue, parts);
   /** Queues registered with all_public_streams, by realm: they also get public channels' messages. */
   private readonly allPublic = new Map<number, Set<EventQueue>>();
   private readonly dirty = new Set<EventQueue>();
@@ -88,21 +141,34 @@ export class QueueRegistry {
     if (set) set.add(queue);
     else this.byUser.set(queue.userId, new Set([queue]));
     if (queue.options.allPublicStreams) {
+      // Given every event at once: public channels' messages reach them apart from their user's.
       const set = this.allPublic.get(queue.realmId) ?? new Set();
       set.add(queue);
       this.allPublic.set(queue.realmId, set);
+    } else {
+      let log = this.logs.get(queue.userId);
+      if (!log) this.logs.set(queue.userId, (log = new UserLog(this.take)));
+      queue.log = log;
+      queue.cursor = log.end;
     }
   }
 
   /** The queue, if it exists and belongs to `userId` (another user's queue is as good as none). */
   get(queueId: string, userId: number): EventQueue | undefined {
     const queue = this.queues.get(queueId);
-    return queue && queue.userId === userId ? queue : undefined;
+    return queue && queue.userId === userId ? this.current(queue) : undefined;
   }
 
   /** The queue by id alone, for callers that prove ownership by knowing the id. */
   peek(queueId: string): EventQueue | undefined {
-    return this.queues.get(queueId);
+    const queue = this.queues.get(queueId);
+    return queue && this.current(queue);
+  }
+
+  /** The queue with what waited for it in its user's log, unless that took it over its bound. */
+  private current(queue: EventQueue): EventQueue | undefined {
+    queue.sync();
+    return queue.state === 'expired' ? undefined : queue;
   }
 
   queuesOf(userId: number): ReadonlySet<EventQueue> {
@@ -113,7 +179,10 @@ export class QueueRegistry {
     if (!this.queues.delete(queue.id)) return;
     const set = this.byUser.get(queue.userId);
     set?.delete(queue);
-    if (set?.size === 0) this.byUser.delete(queue.userId);
+    if (set?.size === 0) {
+      this.byUser.delete(queue.userId);
+      this.logs.delete(queue.userId);
+    }
     this.allPublic.get(queue.realmId)?.delete(queue);
     this.dirty.delete(queue);
     this.ending.delete(queue);
@@ -136,8 +205,9 @@ export class QueueRegistry {
     return { polls, sockets };
   }
 
-  /** Every queue, in creation order. */
+  /** Every queue, in creation order, each with what waited for it. */
   all(): EventQueue[] {
+    for (const queue of this.queues.values()) queue.sync();
     return [...this.queues.values()];
   }
 
@@ -178,6 +248,8 @@ export class QueueRegistry {
   }
 
   private append(queue: EventQueue, events: readonly QueuedEvent[]): void {
+    // After what waits in the log: a queue's events keep their order.
+    queue.sync();
     queue.push(events);
     if (queue.size > this.settings.maxEvents || queue.bytes > this.settings.maxBytes) {
       // Its client gets BAD_EVENT_QUEUE_ID and registers again, as after any lost queue.
@@ -194,10 +266,12 @@ export class QueueRegistry {
     // to it once, so most recipients of a message share one event object. A recipient's own parts
     // are worked out once for all their queues: a wide channel's message visits every queue of
     // every subscriber, so that loop does as little as it can.
-    const fanout: Fanout = { envelope, shapes: new Map(), ends: endsQueues(envelope.event) };
+    const fanout: Fanout = { envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue }, shapes: new Map(), ends: endsQueues(envelope.event) };
     const publicQueues = envelope.publicChannelMessage ? this.allPublic.get(envelope.realmId) : undefined;
     // Recipients with the same parts usually share one object (a message's flags): serialized once.
-    const byPerUser = new Map<unknown, { own: Event; extras: string }>();
+    // Alike parts are one object whatever the publisher gave: idle queues' logs keep them.
+    const byPerUser = new Map<unknown, Parts>();
+    const byExtras = new Map<string, Parts>();
     for (const userId of envelope.userIds) {
       const queues = this.byUser.get(userId);
       if (queues === undefined) continue;
@@ -205,16 +279,20 @@ export class QueueRegistry {
       let parts = byPerUser.get(perUser);
       if (!parts) {
         const own = ownParts(envelope, userId, null);
-        parts = { own, extras: partsJson(own) };
+        const extras = partsJson(own);
+        parts = byExtras.get(extras) ?? { own, extras };
+        byExtras.set(extras, parts);
         byPerUser.set(perUser, parts);
       }
-      const { own, extras } = parts;
+      this.logs.get(userId)?.append(fanout, parts);
       for (const queue of queues) {
-        // Those also get every public channel's messages: below, once.
-        if (publicQueues?.has(queue)) continue;
-        const forQueue = envelope.perQueue?.[queue.id];
-        if (forQueue === undefined) this.deliverTo(fanout, queue, own, extras);
-        else this.deliverTo(fanout, queue, { ...own, ...forQueue }, partsJson({ ...own, ...forQueue }));
+        // A queue being read takes the event now; an idle one when its client comes back, or now
+        // when the event ends it. Those with all_public_streams get public channels' messages below.
+        if (queue.log !== null) {
+          if (queue.consumer !== null || fanout.ends) queue.sync();
+        } else if (!publicQueues?.has(queue)) {
+          this.takeEvent(fanout, queue, parts);
+        }
       }
     }
     if (publicQueues) {
@@ -223,6 +301,13 @@ export class QueueRegistry {
         this.deliverTo(fanout, queue, own, partsJson(own));
       }
     }
+  }
+
+  /** One recipient's event into one of their queues, with what the queue alone gets (local_message_id). */
+  private takeEvent(fanout: Fanout, queue: EventQueue, { own, extras }: Parts): void {
+    const forQueue = fanout.envelope.perQueue?.[queue.id];
+    if (forQueue === undefined) this.deliverTo(fanout, queue, own, extras);
+    else this.deliverTo(fanout, queue, { ...own, ...forQueue }, partsJson({ ...own, ...forQueue }));
   }
 
   private deliverTo({ envelope, shapes, ends }: Fanout, queue: EventQueue, own: Event, extras: string): void {
@@ -278,6 +363,29 @@ export class QueueRegistry {
       } else if (queue.isIdleExpired(now)) {
         this.delete(queue);
       }
+    }
+    this.trimLogs();
+  }
+
+  /**
+   * Drops the log entries every queue of their user has taken. A queue further behind than the
+   * event bound is discarded without taking them (that would hold what the bound is there to
+   * free): its client registers again, as after any lost queue.
+   */
+  private trimLogs(): void {
+    for (const [userId, userLog] of this.logs) {
+      if (userLog.empty) continue;
+      let oldest = userLog.end;
+      for (const queue of this.byUser.get(userId) ?? []) {
+        if (queue.log !== userLog || queue.cursor === userLog.end) continue;
+        if (userLog.end - queue.cursor > this.settings.maxEvents) {
+          log.warn('discarded an event queue over its bound', { userId, behind: userLog.end - queue.cursor });
+          this.delete(queue);
+        } else {
+          oldest = Math.min(oldest, queue.cursor);
+        }
+      }
+      userLog.dropBefore(oldest);
     }
   }
 
