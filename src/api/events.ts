@@ -9,7 +9,7 @@ import type { User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { badQueueId, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
-import type { JsonFields } from '../http/route.ts';
+import type { HandlerOutcome, JsonFields } from '../http/route.ts';
 import type { Log } from '../log.ts';
 import { registerResponse } from './register-state.ts';
 import { optionalUserRoute, userRoute } from './route.ts';
@@ -131,7 +131,8 @@ async function readConsistentState(app: App, realm: RealmInfo, user: User | null
   );
 }
 
-async function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typeof eventsParams>, onAbort: (cb: () => void) => void, answer: (result: JsonFields) => void, log: Log) {
+/** Synchronous unless the queue is another node's: a re-parked poll costs no promise. */
+function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typeof eventsParams>, onAbort: (cb: () => void) => void, answer: (result: JsonFields) => void, log: Log): HandlerOutcome {
   if (p.queue_id === undefined) {
     if (!p.dont_block) throw missingArgument('queue_id');
     const queue = app.queues.create(user.id, realm.id, queueOptions(user, p));

@@ -4,7 +4,7 @@
 import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import { badRequest } from '../errors.ts';
-import { JsonFields } from '../http/route.ts';
+import { ANSWER_PENDING, JsonFields } from '../http/route.ts';
 
 function pollAnswer(queue: EventQueue, events: string): JsonFields {
   return new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);
@@ -39,23 +39,31 @@ export interface PollRequest {
   /** The queue was made by this request (GET /events without a queue id): its id goes in the answer. */
   created?: boolean;
   onAbort?: (cb: () => void) => void;
-  /** Answers a parked poll in the flush that completes it, without a promise hop. */
+  /** Answers a parked poll in the flush that completes it, without a promise. */
   answer?: (result: JsonFields) => void;
 }
 
-/** The answer to a poll of `queue`, acknowledged already: now, or once something arrives. */
-export function pollQueue(app: App, queue: EventQueue, { dontBlock, created, onAbort, answer }: PollRequest): JsonFields | Promise<JsonFields> {
+/**
+ * The answer to a poll of `queue`, acknowledged already: now, or once something arrives. Parked
+ * with an `answer` callback, the poll is answered through it and this returns ANSWER_PENDING
+ * (no promise waits for it); without one (a poll passed on by another node), a promise.
+ */
+export function pollQueue(app: App, queue: EventQueue, request: PollRequest & { answer: (result: JsonFields) => void }): JsonFields | typeof ANSWER_PENDING;
+export function pollQueue(app: App, queue: EventQueue, request: PollRequest): JsonFields | Promise<JsonFields>;
+export function pollQueue(app: App, queue: EventQueue, { dontBlock, created, onAbort, answer }: PollRequest): JsonFields | Promise<JsonFields> | typeof ANSWER_PENDING {
   if (queue.size > 0 || dontBlock) {
     app.queues.release(queue);
     queue.lastConnection = Date.now();
     return new JsonFields(`"events":${queue.pendingJson()}${created ? `,"queue_id":${JSON.stringify(queue.id)}` : ''}`);
   }
-  return new Promise<JsonFields>((resolve) => {
-    const consumer = parkedPoll((result) => {
-      answer?.(result);
-      resolve(result);
-    });
+  const park = (respond: (result: JsonFields) => void) => {
+    const consumer = parkedPoll(respond);
     app.queues.attach(queue, consumer);
     onAbort?.(() => app.queues.detach(queue, consumer));
-  });
+  };
+  if (answer) {
+    park(answer);
+    return ANSWER_PENDING;
+  }
+  return new Promise<JsonFields>(park);
 }

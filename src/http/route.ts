@@ -23,7 +23,7 @@ export interface Gate<S, U extends { id: number }> {
   /** The request's scope; throws an ApiError when there is none (an unknown organization). */
   scope(head: RequestHead): S;
   /** The user of these credentials in that scope; throws a 401 ApiError when there is none. */
-  authenticate(scope: S, username: string, apiKey: string): Promise<U>;
+  authenticate(scope: S, username: string, apiKey: string): U | Promise<U>;
 }
 
 export type RequestContext<F extends Fields, S, U> = S & {
@@ -41,8 +41,9 @@ export type RequestContext<F extends Fields, S, U> = S & {
   /** Called if the client goes away before the response; long-polls use it to detach. */
   onAbort(callback: () => void): void;
   /**
-   * Answers now, before the handler's promise settles (which is then ignored): a fan-out
-   * completes thousands of parked polls in one pass without a promise hop each.
+   * Answers now, before the handler's promise settles (which is then ignored), or later for a
+   * handler that returned ANSWER_PENDING: a fan-out completes thousands of parked polls in one
+   * pass without a promise each.
    */
   answer(result: HandlerResult): void;
 };
@@ -65,6 +66,11 @@ export class JsonFields {
 }
 
 export type HandlerResult = Record<string, unknown> | RawResponse | JsonFields;
+
+/** A handler's result when it will call `answer` itself (a parked long-poll). */
+export const ANSWER_PENDING = Symbol('answer pending');
+
+export type HandlerOutcome = HandlerResult | Promise<HandlerResult> | typeof ANSWER_PENDING;
 
 /** A success that is not Zulip's JSON envelope: a file, a page, a redirect or a document. */
 export class RawSuccess {
@@ -96,7 +102,7 @@ interface RouteBase<F extends Fields> {
   uploads?: true;
 }
 
-type Handler<F extends Fields, S, U> = (ctx: RequestContext<F, S, U>) => Promise<HandlerResult>;
+type Handler<F extends Fields, S, U> = (ctx: RequestContext<F, S, U>) => HandlerOutcome;
 
 export type Route<S, U> =
   | (RouteBase<Fields> & { auth: 'user'; handler: Handler<Fields, S, U> })

@@ -12,7 +12,7 @@ import { markAborted, openExchange, openPending, requestId, writeResponse, type 
 import { parseParams, parseUrlEncoded, type RawParams } from './params.ts';
 import { rateLimitHeaders, refusal, type RateDecision, type RateLimiter } from './rate-limit.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
-import { JsonFields, RawResponse, type Gate, type HandlerResult, type Route } from './route.ts';
+import { ANSWER_PENDING, JsonFields, RawResponse, type Gate, type HandlerOutcome, type HandlerResult, type Route } from './route.ts';
 
 export interface HttpServer {
   uws: uWS.TemplatedApp;
@@ -75,7 +75,7 @@ function routeTable<R extends { method: string; path: string }>(routes: R[]): Ma
   return byPath;
 }
 
-type Dispatch<S, U> = (ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, query: string, hasBody: boolean) => Promise<void>;
+type Dispatch<S, U> = (ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, query: string, hasBody: boolean) => void;
 
 /** The synchronous part of a request: everything uWS lets us read only before the handler returns. */
 function routeHandler<S, U extends { id: number }>(
@@ -114,7 +114,7 @@ function routeHandler<S, U extends { id: number }>(
       raw = new Map();
     }
     lifecycle.inFlight.add(ex);
-    void dispatch(ex, route, raw, path, query, method !== 'GET' && method !== 'HEAD');
+    dispatch(ex, route, raw, path, query, method !== 'GET' && method !== 'HEAD');
   };
 }
 
@@ -127,11 +127,15 @@ function decodePath(raw: string): string {
   }
 }
 
-/** The asynchronous part: body, scope, user, rate limit, parameters, handler, answer. */
+/**
+ * The rest: body, scope, user, rate limit, parameters, handler, answer. It runs synchronously as
+ * far as it can (no body, a user already known, a handler that answers or parks at once): a
+ * re-parked long-poll, the most frequent request, then costs no promise.
+ */
 function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lifecycle: Lifecycle): Dispatch<S, U> {
   const { gate, limits, config } = options;
 
-  async function identify(ex: Exchange, scope: S, route: Route<S, U>): Promise<U | null> {
+  function identify(ex: Exchange, scope: S, route: Route<S, U>): U | null | Promise<U> {
     if (route.auth === 'none') return null;
     if (!ex.authorization) {
       if (route.auth === 'optional') return null;
@@ -147,32 +151,81 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
     return decision;
   }
 
-  return async (ex, route, raw, path, query, hasBody) => {
-    let rate: RateDecision | undefined;
+  function fail(ex: Exchange, err: unknown, rate: RateDecision | undefined, route: Route<S, U>): void {
+    answerError(ex, err, rate, route);
+    lifecycle.inFlight.delete(ex);
+  }
+
+  function scoped(ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, query: string, files: UploadedFile[]): void {
     try {
-      // Clients retry a 503; a restarted server will have their queues back.
-      if (lifecycle.closing) throw new ApiError('The server is restarting', 'SERVER_RESTARTING', 503, {}, { Connection: 'close' });
-      const files: UploadedFile[] = [];
-      if (hasBody) decodeBody(await readBody(ex, route.maxBody?.(config) ?? config.MAX_BODY_BYTES), ex.contentType, raw, files);
       const { ip, scheme } = ex.origin;
       const scope = gate.scope({ host: ex.host, ip, scheme });
-      const user = await identify(ex, scope, route);
+      const user = identify(ex, scope, route);
+      if (user instanceof Promise) {
+        user.then(
+          (known) => handle(ex, route, raw, path, query, files, scope, known),
+          (err: unknown) => fail(ex, err, undefined, route),
+        );
+      } else {
+        handle(ex, route, raw, path, query, files, scope, user);
+      }
+    } catch (err) {
+      fail(ex, err, undefined, route);
+    }
+  }
+
+  function handle(ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, query: string, files: UploadedFile[], scope: S, user: U | null): void {
+    let rate: RateDecision | undefined;
+    try {
       ex.userId = user?.id ?? null;
+      const ip = ex.origin.ip;
       rate = spendRateLimit(route, user, ip);
       const { params, ignored } = parseParams(route.params, raw);
       const inspect = options.inspectAnswer;
-      const answer = answerer(ex, rate, ignored, inspect && ((written: WrittenAnswer) => inspect(route, written)));
-      const result: HandlerResult = await (route.handler as (ctx: unknown) => Promise<HandlerResult>)({
+      const answer = answerer(ex, rate, ignored, lifecycle, inspect && ((written: WrittenAnswer) => inspect(route, written)));
+      const result = (route.handler as (ctx: unknown) => HandlerOutcome)({
         ...scope, user, params, path, files, query, ip, headers: { userAgent: ex.userAgent },
         log: new RequestLog(ex.seq),
         onAbort: abortRegistrar(ex),
         answer,
       });
-      if (!ex.done) answer(result);
+      if (result === ANSWER_PENDING) return;
+      if (result instanceof Promise) {
+        const settled = rate;
+        result.then(
+          (value) => {
+            if (!ex.done) answer(value);
+            lifecycle.inFlight.delete(ex);
+          },
+          (err: unknown) => fail(ex, err, settled, route),
+        );
+      } else if (!ex.done) {
+        answer(result);
+      }
     } catch (err) {
-      answerError(ex, err, rate, route);
-    } finally {
-      lifecycle.inFlight.delete(ex);
+      fail(ex, err, rate, route);
+    }
+  }
+
+  return (ex, route, raw, path, query, hasBody) => {
+    try {
+      // Clients retry a 503; a restarted server will have their queues back.
+      if (lifecycle.closing) throw new ApiError('The server is restarting', 'SERVER_RESTARTING', 503, {}, { Connection: 'close' });
+      if (!hasBody) return scoped(ex, route, raw, path, query, []);
+      readBody(ex, route.maxBody?.(config) ?? config.MAX_BODY_BYTES).then(
+        (body) => {
+          const files: UploadedFile[] = [];
+          try {
+            decodeBody(body, ex.contentType, raw, files);
+          } catch (err) {
+            return fail(ex, err, undefined, route);
+          }
+          scoped(ex, route, raw, path, query, files);
+        },
+        (err: unknown) => fail(ex, err, undefined, route),
+      );
+    } catch (err) {
+      fail(ex, err, undefined, route);
     }
   };
 }
@@ -180,7 +233,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
 // These two return anonymous functions on purpose: tsx compiles with keepNames, which gives
 // every named closure (`const answer = () => ...`) a defineProperty call, and each request
 // (every re-parked long-poll) makes both.
-function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[], inspect?: (answer: WrittenAnswer) => void): (result: HandlerResult) => void {
+function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[], lifecycle: Lifecycle, inspect?: (answer: WrittenAnswer) => void): (result: HandlerResult) => void {
   return (result) => {
     let answer: WrittenAnswer;
     if (result instanceof RawResponse) {
@@ -197,6 +250,7 @@ function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[
     }
     inspect?.(answer);
     writeResponse(ex, answer.status, answer.headers, answer.body);
+    lifecycle.inFlight.delete(ex);
   };
 }
 
