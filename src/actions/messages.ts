@@ -19,7 +19,8 @@ import { findUserByEmail } from '../queries/users.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { inTransaction } from '../db/transaction.ts';
-import { atomic, onCommit, sendCommitted, sendOnCommit } from './transaction.ts';
+import { GroupCommit } from '../db/group-commit.ts';
+import { atomic, onCommit, rawQuery, sendCommitted, sendOnCommit } from './transaction.ts';
 import { createUser } from './users.ts';
 import { LockSpace } from '../cluster/locks.ts';
 
@@ -290,18 +291,18 @@ const insertMessages = (withPush: boolean) => `WITH ids AS (
     SELECT nextval(pg_get_serial_sequence('"Message"', 'id')) AS id FROM generate_series(1, $1::int)),
   numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM ids),
   input AS (
-    SELECT * FROM unnest($3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[], $11::bool[], $12::bool[])
-      WITH ORDINALITY AS t(sender, channel, direct_group, topic, content, rendered, client, is_me, has_link, has_image, n)),
+    SELECT * FROM unnest($2::int[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bool[], $11::bool[], $12::bool[])
+      WITH ORDINALITY AS t(realm, sender, channel, direct_group, topic, content, rendered, client, is_me, has_link, has_image, n)),
   m AS (
     INSERT INTO "Message" (id, "realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "sendingClient", "isMeMessage", "hasLink", "hasImage")
-    SELECT numbered.id, $2, sender, channel, direct_group, topic, content, rendered, client, is_me, has_link, has_image FROM input JOIN numbered USING (n)
+    SELECT numbered.id, realm, sender, channel, direct_group, topic, content, rendered, client, is_me, has_link, has_image FROM input JOIN numbered USING (n)
     RETURNING *),
   um AS (
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
     SELECT u, numbered.id, f FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n)),${withPush ? `
   push AS (
     INSERT INTO "PushOutbox" (kind, "realmId", "messageId", "nextAttemptAt", "createdAt")
-    SELECT 'message', $2, numbered.id, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC' FROM input JOIN numbered USING (n)
+    SELECT 'message', realm, numbered.id, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC' FROM input JOIN numbered USING (n)
     WHERE EXISTS (
       SELECT 1 FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN "Device" d ON d."userId" = r.u
       WHERE r.n = input.n AND r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND d."relayDeviceId" IS NOT NULL AND d."pushKey" IS NOT NULL)
@@ -315,16 +316,31 @@ const insertMessages = (withPush: boolean) => `WITH ids AS (
 const INSERT_MESSAGES = insertMessages(false);
 const INSERT_MESSAGES_QUEUEING_PUSH = insertMessages(true);
 
+/** Messages of one organization to store together, and what storing them gave. */
+interface StoreRequest {
+  realm: RealmInfo;
+  batch: readonly MessageToStore[];
+}
+
+interface Stored {
+  messages: FullMessage[];
+  xid: number;
+  firsts: Set<number>;
+}
+
 /**
- * Writes the messages; returns each as a loaded message, built from what is known, not read back,
- * and which of them are their channel's first.
+ * Writes the messages of several requests in one statement (insertMessages); returns each
+ * request's messages as loaded messages, built from what is known, not read back, and which of
+ * them are their channel's first. Each request's messages get ascending ids, in its order.
  */
-async function storeMessages(app: App, realm: RealmInfo, batch: readonly MessageToStore[]): Promise<{ messages: FullMessage[]; xid: number; firsts: Set<number> }> {
-  const column = <T>(pick: (m: MessageToStore) => T) => batch.map(pick);
-  const recipients = batch.flatMap((m, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
-  const rows = await app.prisma.$queryRawUnsafe<(Message & { xid: string; firstInChannel: boolean; pushQueued: boolean })[]>(
+async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<Stored[]> {
+  const items = requests.flatMap(({ realm, batch }) => batch.map((m) => ({ m, realmId: realm.id })));
+  const column = <T>(pick: (m: MessageToStore) => T) => items.map(({ m }) => pick(m));
+  const recipients = items.flatMap(({ m }, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
+  const rows = await rawQuery<Message & { xid: string; firstInChannel: boolean; pushQueued: boolean }>(
+    app,
     app.config.PUSH_RELAY_URL ? INSERT_MESSAGES_QUEUEING_PUSH : INSERT_MESSAGES,
-    batch.length, realm.id,
+    items.length, items.map((i) => i.realmId),
     column((m) => m.p.sender.id), column((m) => m.p.channel?.id ?? null), column((m) => m.directGroupId),
     column((m) => m.p.topic), column((m) => m.p.content), column((m) => m.p.rendered.html), column((m) => m.opts.client),
     column((m) => m.p.rendered.isMeMessage), column((m) => m.p.rendered.links.length > 0), column((m) => linksImage(m.p.rendered.links)),
@@ -335,18 +351,45 @@ async function storeMessages(app: App, realm: RealmInfo, batch: readonly Message
     if (inTransaction()) onCommit(() => app.pushes.wake(new Date()));
     else app.pushes.wake(new Date());
   }
-  const messages = rows.map(({ xid: _, firstInChannel: __, pushQueued: ___, ...message }, i): FullMessage => {
-    const { p, directGroupId } = batch[i]!;
-    const c = p.channel;
-    return {
-      ...message,
-      sender: p.sender,
-      channel: c && { id: c.id, name: c.name, inviteOnly: c.inviteOnly, historyPublicToSubscribers: c.historyPublicToSubscribers },
-      directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
-      reactions: [],
-    };
+  const xid = Number(rows[0]!.xid);
+  let next = 0;
+  return requests.map(({ batch }) => {
+    const own = rows.slice(next, (next += batch.length));
+    const messages = own.map(({ xid: _, firstInChannel: __, pushQueued: ___, ...message }, i): FullMessage => {
+      const { p, directGroupId } = batch[i]!;
+      const c = p.channel;
+      return {
+        ...message,
+        sender: p.sender,
+        channel: c && { id: c.id, name: c.name, inviteOnly: c.inviteOnly, historyPublicToSubscribers: c.historyPublicToSubscribers },
+        directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
+        reactions: [],
+      };
+    });
+    return { messages, xid, firsts: new Set(own.filter((r) => r.firstInChannel).map((r) => r.id)) };
   });
-  return { messages, xid: Number(rows[0]!.xid), firsts: new Set(rows.filter((r) => r.firstInChannel).map((r) => r.id)) };
+}
+
+/**
+ * Statements of channel batches in flight at once. Batches that arrive while they run wait and go
+ * together in the next: the fewer in flight, the more messages each commit carries.
+ */
+const STATEMENTS_IN_FLIGHT = 4;
+/** Channel batches one statement takes at most (each holds up to actors/serial.ts MAX_BATCH_ITEMS messages). */
+const BATCHES_PER_STATEMENT = 32;
+
+/** Channels' batches ready at once share a statement (src/db/group-commit.ts); one per app. */
+const channelWrites = new WeakMap<App, GroupCommit<StoreRequest, Stored>>();
+
+/**
+ * Writes the messages: in the open transaction if there is one, else together with other
+ * channels' batches ready at the same time.
+ */
+async function storeMessages(app: App, realm: RealmInfo, batch: readonly MessageToStore[]): Promise<Stored> {
+  if (inTransaction()) return (await storeAll(app, [{ realm, batch }]))[0]!;
+  let writes = channelWrites.get(app);
+  if (!writes) channelWrites.set(app, (writes = new GroupCommit((requests) => storeAll(app, requests), STATEMENTS_IN_FLIGHT, BATCHES_PER_STATEMENT)));
+  return writes.write({ realm, batch });
 }
 
 /** A channel's first message is news to those who see the channel but get no message event. */

@@ -109,7 +109,8 @@ export function writeResponse(ex: PendingResponse, status: number, headers: Read
   if (ex.aborted || ex.done) return;
   ex.done = true;
   ex.res.cork(() => {
-    ex.res.writeStatus(statusLine(status));
+    // uWS writes 200 OK itself: one call less into it for most answers.
+    if (status !== 200) ex.res.writeStatus(statusLine(status));
     for (const k in headers) ex.res.writeHeader(k, headers[k]!);
     ex.res.end(body);
   });

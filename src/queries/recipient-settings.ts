@@ -4,6 +4,7 @@
 // whole group-committed batch at once.
 import type { App } from '../app.ts';
 import { AlertWordMatcher } from '../markdown/alert-words.ts';
+import { rawQuery } from '../actions/transaction.ts';
 
 export interface RecipientSettings {
   /** By sender: the recipients who muted them. */
@@ -20,7 +21,8 @@ function collectWords(rows: { userId: number; word: string }[]): Map<number, str
 
 /** The settings that bear on messages from `senders` to `recipients`. */
 export async function recipientSettings(app: App, senders: readonly number[], recipients: readonly number[]): Promise<RecipientSettings> {
-  const rows = await app.prisma.$queryRawUnsafe<{ userId: number; word: string | null; muted: number | null }[]>(
+  const rows = await rawQuery<{ userId: number; word: string | null; muted: number | null }>(
+    app,
     `SELECT "userId", word, NULL::int AS muted FROM "AlertWord" WHERE "userId" = ANY($1::int[])
      UNION ALL
      SELECT "userId", NULL, "mutedUserId" FROM "MutedUser" WHERE "mutedUserId" = ANY($2::int[]) AND "userId" = ANY($1::int[])`,
