@@ -120,6 +120,20 @@ test('DELETE /realm/emoji/{name}: 404 when absent, author or admin only, deactiv
   assert.is(image.status, 200, 'old messages still show a deactivated emoji');
 });
 
+test('new messages see an emoji from its upload on, and not after it was removed (the renderer caches them)', async () => {
+  const realm = await newRealm();
+  const rendered = async () => {
+    const sent = await realm.owner.client.post('/messages', { type: 'direct', to: [realm.owner.id], content: 'hi :party_parrot:' });
+    assert.is(sent.status, 200, sent.text);
+    return (await realm.owner.client.get(`/messages/${sent.body.id}`)).body.message.content as string;
+  };
+  assert.is(await rendered(), '<p>hi :party_parrot:</p>');
+  assert.is((await upload(realm.owner, 'party_parrot')).status, 200);
+  assert.match(await rendered(), /<img alt=":party_parrot:" class="emoji" src="[^"]+" title="party parrot">/);
+  assert.is((await realm.owner.client.delete('/realm/emoji/party_parrot')).status, 200);
+  assert.is(await rendered(), '<p>hi :party_parrot:</p>');
+});
+
 const register = async (user: TestUser, capabilities: Record<string, boolean> = {}) => {
   const r = await user.client.post('/register', { event_types: ['realm_emoji'], client_capabilities: capabilities });
   assert.is(r.status, 200, r.text);

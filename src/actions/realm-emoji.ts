@@ -16,7 +16,8 @@ import type { UploadedFile } from '../domain/uploaded-file.ts';
 import { activeEmojiByName, emojiImagePath, emojiInfo, realmEmojiDict } from '../queries/realm-emoji.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { realmViewers } from '../queries/users.ts';
-import { atomic, sendOnCommit } from './transaction.ts';
+import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { cacheChanged } from '../cluster/cache-sync.ts';
 
 /** Zulip's MAX_EMOJI_FILE_SIZE_MIB. */
 const MAX_EMOJI_FILE_MIB = 5;
@@ -58,6 +59,7 @@ async function lockRealmEmoji(tx: Prisma.TransactionClient, realmId: number): Pr
 async function sendEmojiChange(app: App, realm: RealmInfo, change: Record<string, unknown>): Promise<void> {
   const userIds = (await realmViewers(app, realm.id)).map((u) => u.id);
   sendOnCommit({ realmId: realm.id, userIds, event: { type: 'realm_emoji', ...change, realm_emoji: await realmEmojiDict(app.prisma, realm.id) } });
+  onCommit(() => cacheChanged(app, { cache: 'realm-emoji', realmId: realm.id }));
 }
 
 /** POST /realm/emoji/{emoji_name}: spaces in the name count as underscores. */

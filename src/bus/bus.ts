@@ -42,6 +42,7 @@ export type CacheChange =
   | { cache: 'subscribers'; channelIds: number[] | 'all' }
   | { cache: 'channel-rows' }
   | { cache: 'linkifiers'; realmId: number }
+  | { cache: 'realm-emoji'; realmId: number }
   /** A scheduled message or reminder now falls due at `at` (ms): every scheduler wakes then. */
   | { cache: 'schedule'; at: number };
 

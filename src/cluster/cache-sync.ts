@@ -1,5 +1,5 @@
 // Caches every process keeps (users by credentials, organizations, groups, channel rows and
-// subscriber sets, linkifiers, the scheduler's next due time) and what changes them. An action
+// subscriber sets, linkifiers, custom emoji, the scheduler's next due time) and what changes them. An action
 // reports a committed change with `cacheChanged`: this process updates its copy at once, and the
 // bus carries the change to the other processes of a cluster, ahead of the events published
 // after it, so a node that delivers an event has already dropped what the event made stale. In
@@ -9,6 +9,7 @@ import type { App } from '../app.ts';
 import type { CacheChange } from '../bus/bus.ts';
 import { log } from '../log.ts';
 import { forgetLinkifiers } from '../queries/linkifiers.ts';
+import { forgetRealmEmoji } from '../queries/realm-emoji.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 
 /** Brings this process's caches up to a change some process made. */
@@ -31,6 +32,8 @@ function apply(app: App, change: CacheChange): void {
       return app.channels.forgetRows();
     case 'linkifiers':
       return forgetLinkifiers(app, change.realmId);
+    case 'realm-emoji':
+      return forgetRealmEmoji(app, change.realmId);
     case 'schedule':
       return app.scheduler.wake(new Date(change.at));
   }

@@ -5,6 +5,7 @@
 import type { App } from '../app.ts';
 import type { Prisma } from '../db/generated/client.ts';
 import { compileLinkifiers, type CompiledLinkifiers } from '../markdown/index.ts';
+import { realmCache } from './realm-cache.ts';
 
 /** A linkifier as GET /realm/linkifiers, POST /register and `realm_linkifiers` events show it. */
 export interface LinkifierDict {
@@ -41,37 +42,20 @@ export async function loadLinkifiers(db: Reader, realmId: number): Promise<Linki
   }));
 }
 
-// Keyed by app: tests run several servers (with their own databases) in one process.
-const caches = new WeakMap<App, Map<number, Promise<RealmLinkifiers>>>();
-
-function cacheOf(app: App): Map<number, Promise<RealmLinkifiers>> {
-  let cache = caches.get(app);
-  if (!cache) caches.set(app, (cache = new Map()));
-  return cache;
-}
-
-function cached(app: App, realmId: number): Promise<RealmLinkifiers> {
-  const cache = cacheOf(app);
-  let entry = cache.get(realmId);
-  if (!entry) {
-    const loading = loadLinkifiers(app.prisma, realmId).then((list) => ({ list, compiled: compileLinkifiers(list) }));
-    entry = loading;
-    cache.set(realmId, loading);
-    // A failed load must not stick; a newer entry (after an invalidation) stays.
-    loading.catch(() => cache.get(realmId) === loading && cache.delete(realmId));
-  }
-  return entry;
-}
+const linkifiers = realmCache(async (app, realmId): Promise<RealmLinkifiers> => {
+  const list = await loadLinkifiers(app.prisma, realmId);
+  return { list, compiled: compileLinkifiers(list) };
+});
 
 export async function realmLinkifiers(app: App, realmId: number): Promise<LinkifierDict[]> {
-  return (await cached(app, realmId)).list;
+  return (await linkifiers.get(app, realmId)).list;
 }
 
 /** The compiled set for MarkdownContext.linkifiers and topicLinks. */
 export async function compiledLinkifiers(app: App, realmId: number): Promise<CompiledLinkifiers> {
-  return (await cached(app, realmId)).compiled;
+  return (await linkifiers.get(app, realmId)).compiled;
 }
 
 export function forgetLinkifiers(app: App, realmId: number): void {
-  cacheOf(app).delete(realmId);
+  linkifiers.forget(app, realmId);
 }

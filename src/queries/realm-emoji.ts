@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { App } from '../app.ts';
 import type { Prisma, RealmEmoji } from '../db/generated/client.ts';
 import { uploadFilePath } from './uploads.ts';
+import { realmCache } from './realm-cache.ts';
 
 export interface EmojiInfo {
   id: string;
@@ -28,6 +29,18 @@ type Reader = Pick<Prisma.TransactionClient, 'realmEmoji'>;
 export async function realmEmojiDict(db: Reader, realmId: number): Promise<Record<string, EmojiInfo>> {
   const rows = await db.realmEmoji.findMany({ where: { realmId }, orderBy: { id: 'asc' } });
   return Object.fromEntries(rows.map((e) => [String(e.id), emojiInfo(e)]));
+}
+
+/**
+ * Every custom emoji row of the realm, oldest first, cached: the renderer reads them for every
+ * message with a `:name:` in it. Emoji actions forget it after they commit.
+ */
+const emojiRows = realmCache((app, realmId) => app.db.prisma.realmEmoji.findMany({ where: { realmId }, orderBy: { id: 'asc' } }));
+
+export const realmEmojiRows = (app: App, realmId: number): Promise<RealmEmoji[]> => emojiRows.get(app, realmId);
+
+export function forgetRealmEmoji(app: App, realmId: number): void {
+  emojiRows.forget(app, realmId);
 }
 
 export function activeEmojiByName(db: Reader, realmId: number, name: string): Promise<RealmEmoji | null> {

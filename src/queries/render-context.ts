@@ -8,7 +8,7 @@ import { bareContentType, servesInline } from '../domain/mime-types.ts';
 import { MarkdownRenderingError, renderMarkdown, type MarkdownContext, type MentionUser, type RenderResult, type UploadImage } from '../markdown/index.ts';
 import { MENTIONS_RE, STREAM_LINK_SOURCE, USER_GROUP_MENTIONS_RE } from '../markdown/mention-syntax.ts';
 import { compiledLinkifiers } from './linkifiers.ts';
-import { emojiSourceUrl } from './realm-emoji.ts';
+import { emojiSourceUrl, realmEmojiRows } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 
@@ -69,7 +69,8 @@ async function linkedChannels(app: App, realm: RealmInfo, names: string[]): Prom
 }
 
 async function realmEmoji(app: App, realm: RealmInfo, names: string[]): Promise<MarkdownContext['realmEmoji']> {
-  const rows = names.length ? await app.prisma.realmEmoji.findMany({ where: { realmId: realm.id, name: { in: names } }, orderBy: { id: 'asc' } }) : [];
+  const wanted = new Set(names);
+  const rows = names.length ? (await realmEmojiRows(app, realm.id)).filter((e) => wanted.has(e.name)) : [];
   // The newest active emoji of a name wins over deactivated ones, as in Zulip's name lookup.
   const byName = new Map(rows.map((e) => [e.name, e]));
   for (const e of rows) if (!e.deactivated) byName.set(e.name, e);
