@@ -191,13 +191,12 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       });
       if (result === ANSWER_PENDING) return;
       if (result instanceof Promise) {
-        const settled = rate;
         result.then(
           (value) => {
             if (!ex.done) answer(value);
             lifecycle.inFlight.delete(ex);
           },
-          (err: unknown) => fail(ex, err, settled, route),
+          (err: unknown) => fail(ex, err, rate, route),
         );
       } else if (!ex.done) {
         answer(result);
