@@ -32,15 +32,19 @@ export async function realmEmojiDict(db: Reader, realmId: number): Promise<Recor
 }
 
 /**
- * Every custom emoji row of the realm, oldest first, cached: the renderer reads them for every
- * message with a `:name:` in it. Emoji actions forget it after they commit.
+ * Every custom emoji row of the realm by name, each name's oldest first, cached: the renderer
+ * looks names up for every message with a `:name:` in it. Emoji actions forget it after they commit.
  */
-const emojiRows = realmCache((app, realmId) => app.db.prisma.realmEmoji.findMany({ where: { realmId }, orderBy: { id: 'asc' } }));
+const emojiByName = realmCache(async (app, realmId) => {
+  const byName = new Map<string, RealmEmoji[]>();
+  for (const e of await app.db.prisma.realmEmoji.findMany({ where: { realmId }, orderBy: { id: 'asc' } })) byName.set(e.name, [...(byName.get(e.name) ?? []), e]);
+  return byName;
+});
 
-export const realmEmojiRows = (app: App, realmId: number): Promise<RealmEmoji[]> => emojiRows.get(app, realmId);
+export const realmEmojiByName = (app: App, realmId: number): Promise<ReadonlyMap<string, RealmEmoji[]>> => emojiByName.get(app, realmId);
 
 export function forgetRealmEmoji(app: App, realmId: number): void {
-  emojiRows.forget(app, realmId);
+  emojiByName.forget(app, realmId);
 }
 
 export function activeEmojiByName(db: Reader, realmId: number, name: string): Promise<RealmEmoji | null> {

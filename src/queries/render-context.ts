@@ -8,7 +8,7 @@ import { bareContentType, servesInline } from '../domain/mime-types.ts';
 import { MarkdownRenderingError, renderMarkdown, type MarkdownContext, type MentionUser, type RenderResult, type UploadImage } from '../markdown/index.ts';
 import { MENTIONS_RE, STREAM_LINK_SOURCE, USER_GROUP_MENTIONS_RE } from '../markdown/mention-syntax.ts';
 import { compiledLinkifiers } from './linkifiers.ts';
-import { emojiSourceUrl, realmEmojiRows } from './realm-emoji.ts';
+import { emojiSourceUrl, realmEmojiByName } from './realm-emoji.ts';
 import type { RealmInfo } from './realms.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 
@@ -69,8 +69,8 @@ async function linkedChannels(app: App, realm: RealmInfo, names: string[]): Prom
 }
 
 async function realmEmoji(app: App, realm: RealmInfo, names: string[]): Promise<MarkdownContext['realmEmoji']> {
-  const wanted = new Set(names);
-  const rows = names.length ? (await realmEmojiRows(app, realm.id)).filter((e) => wanted.has(e.name)) : [];
+  const all = names.length ? await realmEmojiByName(app, realm.id) : undefined;
+  const rows = [...new Set(names)].flatMap((name) => all?.get(name) ?? []);
   // The newest active emoji of a name wins over deactivated ones, as in Zulip's name lookup.
   const byName = new Map(rows.map((e) => [e.name, e]));
   for (const e of rows) if (!e.deactivated) byName.set(e.name, e);
