@@ -31,7 +31,7 @@ import { formatSubscription, subscribersByChannel, unmutedTopicCheck, userSubscr
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, unknownUser } from './user-access.ts';
-import { avatarUrl, botDict, formatUser, gravatarUrl, profileData } from './users.ts';
+import { avatarUrl, botDict, formatUser, gravatarUrl, profileData, realmUserRows } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
 
@@ -159,7 +159,7 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
 
 async function realmUserSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {
   const [all, accessible, groups] = await Promise.all([
-    app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } }),
+    realmUserRows(app, realm.id),
     accessibleUserIds(app, realm, user),
     app.realms.groups(realm.id),
   ]);
@@ -435,7 +435,7 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
     return channels.map((c) => formatChannel(realm, c, stats.get(c.id)!));
   };
   query('realm_user', async () => {
-    const users = await app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
+    const users = await realmUserRows(app, realm.id);
     const entries = users.map((u) => formatUser(app, realm, u, null, { clientGravatar: false }));
     const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e);
 

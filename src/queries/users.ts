@@ -7,6 +7,7 @@ import { Role, roleFlags } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
+import { rawQuery } from '../db/transaction.ts';
 
 export interface Viewer {
   id: number;
@@ -15,11 +16,14 @@ export interface Viewer {
 
 /** Zulip's timestamps for date_joined: Python's isoformat with microseconds and +00:00. */
 export function isoTimestamp(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000+00:00');
+  // toISOString always ends in .mmmZ (years 0 to 9999): cut rather than match, register formats every user's.
+  return `${date.toISOString().slice(0, -1)}000+00:00`;
 }
 
 export function emailVisibility(user: User): number {
-  return userSettingsSchema.parse(user.settings ?? {}).email_address_visibility;
+  // One field of the stored settings, not the whole schema: register asks this of every user.
+  const stored = (user.settings as { email_address_visibility?: unknown } | null)?.email_address_visibility;
+  return userSettingsSchema.shape.email_address_visibility.parse(stored);
 }
 
 /** Whether `viewer` may see `target`'s real address (bots' addresses are always visible). */
@@ -133,6 +137,11 @@ export async function profileData(app: App, userIds: number[]): Promise<Map<numb
     result.get(row.userId)![String(row.fieldId)] = row.renderedValue === null ? { value: row.value } : { value: row.value, rendered_value: row.renderedValue };
   }
   return result;
+}
+
+/** Every user of the organization, as Prisma reads them, straight from the pool: register lists them all. */
+export function realmUserRows(app: App, realmId: number): Promise<User[]> {
+  return rawQuery<User>(app, 'SELECT * FROM "User" WHERE "realmId" = $1 ORDER BY id', realmId);
 }
 
 export async function realmViewers(app: App, realmId: number): Promise<Viewer[]> {
