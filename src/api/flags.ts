@@ -68,8 +68,7 @@ export const routes = [
     params: {},
     response: z.object({ complete: z.boolean() }),
     async handler({ app, realm, user }) {
-      await markAllAsRead(app, realm, user);
-      return { complete: true };
+      return { complete: await markAllAsRead(app, realm, user) };
     },
   }),
   userRoute({
