@@ -6,12 +6,11 @@ import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
 import { topicLinkSyntax } from '../markdown/link-syntax.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
-import { equalsIgnoringCase } from '../db/text-match.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { subscriberIds } from '../queries/channels.ts';
-import { timestamp, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
+import { timestamp, topicHasMessages, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
 import { alertedUsers, messageAlertWords } from '../queries/recipient-settings.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { topicFollowers } from '../queries/user-topics.ts';
@@ -197,10 +196,6 @@ export interface AppliedEdit {
   resolvedTopicFollowers: number[];
 }
 
-/** Whether a channel topic holds any message. */
-async function topicHasMessages(app: App, channel: Channel, topic: string): Promise<boolean> {
-  return (await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) }, select: { id: true } })) !== null;
-}
 
 /**
  * PATCH /messages/{id} after its checks, in their transaction: the writes and their events, and
@@ -209,7 +204,7 @@ async function topicHasMessages(app: App, channel: Channel, topic: string): Prom
 export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Promise<AppliedEdit> {
   const now = new Date();
   const ids = await changedMessageIds(app, p);
-  const targetHadMessages = moved(p) && (await topicHasMessages(app, p.targetChannel!, p.targetTopic));
+  const targetHadMessages = moved(p) && (await topicHasMessages(app, p.targetChannel!.id, p.targetTopic));
   const { detached, access } = await writeUpdate(app, realm, p, ids, now);
   const movedAll = moved(p) && (p.propagateMode === 'change_all' || (await visibleTopicMessages(app, p.user, p.origChannel!, p.message.topic)).length === 0);
   // As in Zulip: the old topic's followers before their settings move with it, else the new topic's.
