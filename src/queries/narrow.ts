@@ -98,7 +98,8 @@ function isCondition(value: string, sql: SqlParams): string {
     case 'alerted':
       return `(um.flags & ${FLAG_BITS.has_alert_word}) <> 0`;
     case 'resolved':
-      return `(m."channelId" IS NOT NULL AND m.topic LIKE ${sql.add('✔ %')})`;
+      // A constant, so the planner can match the partial index Message_resolved_idx.
+      return `(m."channelId" IS NOT NULL AND m.topic LIKE '✔ %')`;
     default:
       throw badNarrow(`unknown 'is' operand ${value}`);
   }
