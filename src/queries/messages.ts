@@ -218,6 +218,28 @@ export interface RangeResult {
 
 type Row = { id: number; flags: number | null };
 
+/** The user's unread messages that first_unread looks through before it falls back to the whole narrow. */
+const FIRST_UNREAD_SCAN = 50_000;
+
+/**
+ * The narrow's oldest unread message: looked for among the user's unread messages (the unread
+ * index, however long the narrow's history), the oldest FIRST_UNREAD_SCAN of them; past those,
+ * in the whole narrow.
+ */
+async function firstUnread(app: App, from: string, where: string, params: unknown[]): Promise<number | null> {
+  const unread = `(um.flags & ${FLAG_BITS.read}) = 0`;
+  const [found] = await app.prisma.$queryRawUnsafe<{ id: number | null; scanned: number }[]>(
+    `WITH unread AS MATERIALIZED (
+       SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0 ORDER BY "messageId" LIMIT ${FIRST_UNREAD_SCAN})
+     SELECT (SELECT min(m.id) FROM unread, ${from} WHERE m.id = unread."messageId" AND ${where} AND ${unread}) AS id,
+            (SELECT count(*)::int FROM unread) AS scanned`,
+    ...params,
+  );
+  if (found!.id !== null || found!.scanned < FIRST_UNREAD_SCAN) return found!.id;
+  const [first] = await app.prisma.$queryRawUnsafe<Row[]>(`SELECT m.id FROM ${from} WHERE ${where} AND um.flags IS NOT NULL AND ${unread} ORDER BY m.id LIMIT 1`, ...params);
+  return first?.id ?? null;
+}
+
 /** Messages around an anchor in a narrow, with Zulip's found_* bookkeeping. */
 export async function fetchRange(app: App, realm: RealmInfo, user: User, q: RangeQuery): Promise<RangeResult> {
   const narrow = await compileNarrow(app, realm, user, q.narrow, [user.id]);
@@ -227,10 +249,8 @@ export async function fetchRange(app: App, realm: RealmInfo, user: User, q: Rang
   let anchor: number;
   if (q.anchor === 'newest') anchor = LARGER_THAN_MAX_MESSAGE_ID;
   else if (q.anchor === 'oldest') anchor = 0;
-  else if (q.anchor === 'first_unread') {
-    const [first] = await select(`um.flags IS NOT NULL AND (um.flags & ${FLAG_BITS.read}) = 0`, 'ASC', 1);
-    anchor = first?.id ?? LARGER_THAN_MAX_MESSAGE_ID;
-  } else anchor = Math.max(q.anchor, 0);
+  else if (q.anchor === 'first_unread') anchor = (await firstUnread(app, from, where, narrow.params)) ?? LARGER_THAN_MAX_MESSAGE_ID;
+  else anchor = Math.max(q.anchor, 0);
   const toRight = anchor === LARGER_THAN_MAX_MESSAGE_ID;
   const toLeft = anchor === 0;
   const withAnchor = q.includeAnchor && !toLeft && !toRight;
