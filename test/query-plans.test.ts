@@ -91,7 +91,7 @@ test('GET /messages: channel + topic, the newest of a flag, first unread', async
 });
 
 test('search: a word nobody wrote and a common word both stay on indexes', async () => {
-  await assertIndexed(`SELECT id FROM "Message" WHERE "searchVector" @@ $1::tsquery AND "realmId" = $2 LIMIT 1001`, [`'nobodywrotethis'`, 1], 'Message_searchVector_idx');
+  await assertIndexed(`SELECT id FROM "Message" WHERE "searchVector" @@ $1::tsquery LIMIT 1001`, [`'nobodywrotethis'`], 'Message_searchVector_idx');
   await assertIndexed(
     `SELECT m.id, um.flags FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
       WHERE um."userId" = $1 AND m."searchVector" @@ $2::tsquery AND m.id < 10000000000000000 ORDER BY m.id DESC LIMIT 50`, [1, `'common'`], 'Message_pkey');

@@ -120,7 +120,7 @@ export function searchPhrases(value: string): string[] {
 /** The text-search configuration of Message.searchVector (migration 20261128080000). */
 export const SEARCH_CONFIG = 'english';
 
-/** A search matching at most this many messages of the organization is looked up by its matches first. */
+/** A search matching at most this many messages (of any organization) is looked up by its matches first. */
 const RARE_SEARCH_MATCHES = 1000;
 
 /**
@@ -130,10 +130,10 @@ const RARE_SEARCH_MATCHES = 1000;
  * common, all of history for a word nobody wrote; so the matches are counted first, up to
  * RARE_SEARCH_MATCHES: fewer, and the narrow reads just those; more, and the newest come soon.
  */
-async function searchCondition(app: App, realm: RealmInfo, value: string, sql: SqlParams): Promise<string> {
+async function searchCondition(app: App, value: string, sql: SqlParams): Promise<string> {
   const [found] = await app.prisma.$queryRaw<{ query: string; ids: number[] }[]>`
     WITH q AS (SELECT plainto_tsquery(${SEARCH_CONFIG}::regconfig, ${value}) AS query)
-    SELECT q.query::text AS query, array(SELECT id FROM "Message", q WHERE "searchVector" @@ q.query AND "realmId" = ${realm.id} LIMIT ${RARE_SEARCH_MATCHES + 1}) AS ids FROM q`;
+    SELECT q.query::text AS query, array(SELECT id FROM "Message", q WHERE "searchVector" @@ q.query LIMIT ${RARE_SEARCH_MATCHES + 1}) AS ids FROM q`;
   const { query, ids } = found!;
   const words = `m."searchVector" @@ ${sql.add(query)}::tsquery${ids.length <= RARE_SEARCH_MATCHES ? ` AND m.id = ANY(${sql.add(ids)}::int[])` : ''}`;
   const phrases = searchPhrases(value).map((phrase) => {
@@ -217,7 +217,7 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
       if (!(text in HAS_CONDITIONS)) throw badNarrow(`unknown 'has' operand ${text}`);
       return { cond: HAS_CONDITIONS[text]! };
     case 'search':
-      return { cond: await searchCondition(app, realm, text, sql) };
+      return { cond: await searchCondition(app, text, sql) };
     case 'id':
       if (!/^\d+$/.test(text)) throw badNarrow('Invalid message ID');
       return { cond: `m.id = ${sql.add(Number(text))}` };
