@@ -155,10 +155,10 @@ test('a topic of more than one batch moves a batch per transaction, each announc
   const r = await realm.owner.client.patch(`/messages/${edited}`, { topic: 'new', propagate_mode: 'change_all', send_notification_to_old_thread: true, send_notification_to_new_thread: false });
   events.stop();
   assert.equal(r.body, { result: 'success', msg: '', detached_uploads: [] });
-  const updates = events.ofType('update_message').map((e) => e.event);
+  const updates = events.ofType('update_message').map((e) => e.event as { message_id: number; message_ids: number[]; orig_subject: string; subject: string; propagate_mode: string });
   // The edited message's batch first (it and the 999 oldest others), then the rest.
   assert.equal(updates.map((u) => u.message_ids.length), [1000, 50]);
-  assert.equal(updates.flatMap((u) => u.message_ids).sort((x: number, y: number) => x - y), ids);
+  assert.equal(updates.flatMap((u) => u.message_ids).sort((x, y) => x - y), ids);
   assert.ok(updates.every((u) => u.message_id === edited && u.orig_subject === 'old' && u.subject === 'new' && u.propagate_mode === 'change_all'));
   const inTopic = async (topic: string) => (await alice.client.get('/messages', { anchor: 'newest', num_before: 2000, num_after: 0, narrow: [{ operator: 'channel', operand: sid }, { operator: 'topic', operand: topic }] })).body.messages.map((m: { id: number }) => m.id);
   assert.equal(await inTopic('new'), ids);

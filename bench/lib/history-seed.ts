@@ -12,10 +12,13 @@
 //   the others 20 channels each. Everyone else joined their channels after the history was written
 //   (no rows), so they cost the seed nothing and the reads measured nothing either.
 // - Of each bench user's rows: 0.5 % unread, 0.1 % starred, 1 % mentioned, 0.5 % wildcard
-//   mentioned, 0.1 % with an alert word; 1 % of messages carry a reaction.
+//   mentioned, 0.1 % with an alert word; 1 % of messages carry a reaction. Rows of direct
+//   messages carry the internal is_private bit, and channel traffic is counted at the end, as the
+//   server does for what it writes (README, "Upgrading a database with a long history").
 // Bulk loading drops the two tables' secondary indexes and builds them again afterwards, then
 // VACUUM ANALYZE, as a database that has lived with its history would be.
 import pg from 'pg';
+import { FLAG_BITS, IS_PRIVATE } from '../../src/domain/message-flags.ts';
 
 export const USERS = 10_000;
 export const CHANNELS = 200;
@@ -179,7 +182,7 @@ async function seed(db: pg.Client, t: SeedTemplates, messageCount: number): Prom
   await db.query(`INSERT INTO seed_text SELECT s, (SELECT string_agg(($1::text[])[1 + floor(random() ^ 2 * $2)::int], ' ') FROM generate_series(1, 4 + (s * 7) % 22) w)
                   FROM generate_series(1, 20000) s`, [WORDS, WORDS.length]);
   await db.query(`CREATE TEMP TABLE seed_topic (n int PRIMARY KEY, name text NOT NULL)`);
-  await db.query(`INSERT INTO seed_topic SELECT s, ($1::text[])[1 + (s * 31) % $2] || ' ' || ($1::text[])[1 + (s * 97) % $2] FROM generate_series(0, 299) s`, [WORDS.slice(100), WORDS.length - 100]);
+  await db.query(`INSERT INTO seed_topic SELECT s, ($1::text[])[1 + (s * 31) % $2] || ' ' || ($1::text[])[1 + (s * 97 + 41) % $2] FROM generate_series(0, 299) s`, [WORDS.slice(100), WORDS.length - 100]);
   seconds.setup = elapsed(t0);
   log(`${USERS} users, ${CHANNELS} channels, ${dmCount} DM conversations in ${seconds.setup.toFixed(1)} s`);
 
@@ -219,18 +222,18 @@ async function seed(db: pg.Client, t: SeedTemplates, messageCount: number): Prom
 
   // UserMessage rows: every bench user's channel messages, every member's direct messages.
   t0 = performance.now();
-  const flags = `(CASE WHEN random() < 0.005 THEN 0 ELSE 1 END)
-               | (CASE WHEN random() < 0.001 THEN 2 ELSE 0 END)
-               | (CASE WHEN random() < 0.01 THEN 8 ELSE 0 END)
-               | (CASE WHEN random() < 0.005 THEN 16 ELSE 0 END)
-               | (CASE WHEN random() < 0.001 THEN 64 ELSE 0 END)`;
+  const flags = `(CASE WHEN random() < 0.005 THEN 0 ELSE ${FLAG_BITS.read} END)
+               | (CASE WHEN random() < 0.001 THEN ${FLAG_BITS.starred} ELSE 0 END)
+               | (CASE WHEN random() < 0.01 THEN ${FLAG_BITS.mentioned} ELSE 0 END)
+               | (CASE WHEN random() < 0.005 THEN ${FLAG_BITS.stream_wildcard_mentioned} ELSE 0 END)
+               | (CASE WHEN random() < 0.001 THEN ${FLAG_BITS.has_alert_word} ELSE 0 END)`;
   await db.query(`CREATE TEMP TABLE seed_bench_sub AS SELECT s.user_id, s.channel_id FROM seed_sub s JOIN seed_user u ON u.id = s.user_id AND u.n <= ${BENCH_USERS}`);
   for (let lo = base + 1; lo <= base + messageCount; lo += BATCH) {
     const hi = Math.min(base + messageCount, lo + BATCH - 1);
     await db.query(`INSERT INTO "UserMessage" ("userId", "messageId", flags)
                     SELECT s.user_id, m.id, ${flags} FROM "Message" m JOIN seed_bench_sub s ON s.channel_id = m."channelId" WHERE m.id BETWEEN $1 AND $2
                     UNION ALL
-                    SELECT member, m.id, ${flags} FROM "Message" m JOIN seed_dm d ON d.group_id = m."directGroupId" CROSS JOIN unnest(d.members) member
+                    SELECT member, m.id, ${flags} | ${IS_PRIVATE} FROM "Message" m JOIN seed_dm d ON d.group_id = m."directGroupId" CROSS JOIN unnest(d.members) member
                      WHERE m.id BETWEEN $1 AND $2 AND m."directGroupId" IS NOT NULL`, [lo, hi]);
     await db.query(`INSERT INTO "Reaction" ("messageId", "userId", "emojiName", "emojiCode", "reactionType")
                     SELECT m.id, m."senderId", 'thumbs_up', '1f44d', 'unicode_emoji' FROM "Message" m WHERE m.id BETWEEN $1 AND $2 AND random() < 0.01`, [lo, hi]);
@@ -243,6 +246,8 @@ async function seed(db: pg.Client, t: SeedTemplates, messageCount: number): Prom
     await db.query(index.def);
     log(`index ${index.name} (${elapsed(t0).toFixed(0)} s)`);
   }
+  // What the server's upkeep job would have counted as the messages came (stream_weekly_traffic).
+  await db.query('SELECT count_channel_traffic(NULL)');
   await db.query(`UPDATE "Channel" c SET "firstMessageId" = f.first FROM (SELECT "channelId", min(id) AS first FROM "Message" WHERE "channelId" IS NOT NULL GROUP BY "channelId") f WHERE f."channelId" = c.id`);
   seconds.indexes = elapsed(t0);
 

@@ -198,7 +198,7 @@ async function markRead(app: App, rows: BatchRows, change: Extract<FlagChange, {
       `SELECT um."messageId", um.flags FROM "UserMessage" um WHERE um."userId" = $1 AND ${unreadOrHeld} ORDER BY um."messageId" LIMIT ${MARK_ALL_BATCH}`, change.user.id, rows.ids())
     : await app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>(
       `SELECT um."messageId", um.flags FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
-       WHERE um."userId" = $1 AND m."channelId" = $3 ${change.topic === undefined ? '' : 'AND lower(m.topic) = lower($4)'} AND ${unreadOrHeld}`,
+       WHERE um."userId" = $1 AND m."channelId" = $3 ${change.topic === undefined ? '' : 'AND upper(m.topic) = upper($4)'} AND ${unreadOrHeld}`,
       ...[change.user.id, rows.ids(), change.channelId, ...(change.topic === undefined ? [] : [change.topic])]);
   rows.found(found);
   const changed = found.map((r) => r.messageId).filter((id) => rows.apply(id, FLAG_BITS.read, 'add')).sort((a, b) => a - b);

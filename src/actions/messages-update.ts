@@ -6,12 +6,11 @@ import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
 import { topicLinkSyntax } from '../markdown/link-syntax.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
-import { equalsIgnoringCase, exactPattern } from '../db/text-match.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { subscriberIds } from '../queries/channels.ts';
-import { timestamp, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
+import { timestamp, topicHasMessages, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
 import { alertedUsers, messageAlertWords } from '../queries/recipient-settings.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { topicFollowers } from '../queries/user-topics.ts';
@@ -168,8 +167,8 @@ async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, batch: numbe
     const rows = await tx.$queryRawUnsafe<{ id: number }[]>(
       // Resolving a topic is not a move for lastMovedTime (null leaves it as it was).
       `UPDATE "Message" SET topic = $1, "channelId" = $2, "lastMovedTime" = COALESCE($5::timestamp(3), "lastMovedTime")
-        WHERE id = ANY($3::int[]) AND "channelId" = $4 AND topic ILIKE $6 RETURNING id`,
-      p.targetTopic, p.targetChannel!.id, batch, p.origChannel!.id, p.resolve ? null : now.toISOString(), exactPattern(p.message.topic),
+        WHERE id = ANY($3::int[]) AND "channelId" = $4 AND upper(topic) = upper($6) RETURNING id`,
+      p.targetTopic, p.targetChannel!.id, batch, p.origChannel!.id, p.resolve ? null : now.toISOString(), p.message.topic,
     );
     ids = rows.map((r) => r.id).sort((a, b) => a - b);
     if (p.channelChanged && ids.length) access = await moveUserMessages(tx, p, ids);
@@ -231,10 +230,6 @@ export interface AppliedEdit {
   resolvedTopicFollowers: number[];
 }
 
-/** Whether a channel topic holds any message. */
-async function topicHasMessages(app: App, channel: Channel, topic: string): Promise<boolean> {
-  return (await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) }, select: { id: true } })) !== null;
-}
 
 /**
  * PATCH /messages/{id} after its checks, in their transaction: the writes and their events, and
@@ -244,7 +239,7 @@ export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Prom
   const now = new Date();
   const { ids: all, movedAll } = await changedMessageIds(app, p);
   const [first, ...rest] = moveBatches(all, p.message.id);
-  const targetHadMessages = moved(p) && (await topicHasMessages(app, p.targetChannel!, p.targetTopic));
+  const targetHadMessages = moved(p) && (await topicHasMessages(app, p.targetChannel!.id, p.targetTopic));
   const { ids, detached, access } = await writeUpdate(app, realm, p, first!, now);
   // As in Zulip: the old topic's followers before their settings move with it, else the new topic's.
   const resolvedTopicFollowers = p.resolve ? await topicFollowers(app, p.origChannel!.id, movedAll ? p.message.topic : p.targetTopic) : [];

@@ -4,14 +4,13 @@
 import type { App } from '../app.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Message, Prisma, User } from '../db/generated/client.ts';
-import { equalsIgnoringCase } from '../db/text-match.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
-import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
+import { FLAG_BITS, flagList, IS_PRIVATE } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { cachedChannel, isSubscribed, metadataUserIds, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
-import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
+import { conversationUsers, messageObject, topicHasMessages, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { alertedUsers, recipientSettings, type RecipientSettings } from '../queries/recipient-settings.ts';
@@ -94,8 +93,7 @@ export async function checkCanPost(app: App, realm: RealmInfo, user: User, chann
 /** can_create_topic_group: only needed when the topic has no message yet. */
 export async function checkCanCreateTopic(app: App, realm: RealmInfo, user: User, channel: Channel, topic: string): Promise<void> {
   if (await hasChannelPermissionOrOwner(app, realm, user, channel, 'can_create_topic_group')) return;
-  const exists = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) }, select: { id: true } });
-  if (!exists) throw badRequest('You do not have permission to create new topics in this channel.');
+  if (!(await topicHasMessages(app, channel.id, topic))) throw badRequest('You do not have permission to create new topics in this channel.');
 }
 
 /** Zulip's access_stream_for_send_message. */
@@ -170,7 +168,8 @@ export interface PreparedMessage {
 }
 
 async function topicParticipants(app: App, channelId: number, topic: string): Promise<Set<number>> {
-  const rows = await app.prisma.message.findMany({ where: { channelId, topic: equalsIgnoringCase(topic) }, select: { senderId: true }, distinct: ['senderId'] });
+  const rows = await app.prisma.$queryRaw<{ senderId: number }[]>`
+    SELECT DISTINCT "senderId" FROM "Message" WHERE "channelId" = ${channelId} AND upper(topic) = upper(${topic})`;
   return new Set(rows.map((r) => r.senderId));
 }
 
@@ -287,6 +286,9 @@ interface Outgoing {
  * in the message's own transaction, so the work exists exactly when the message does, even if the
  * server stops right after the commit; the worker decides later, off the request, who is told.
  */
+/** Message's columns but the search vector, which only the database reads. */
+const MESSAGE_COLUMNS = `id, "realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "renderingVersion",
+    "dateSent", "sendingClient", "lastEditTime", "lastMovedTime", "editHistory", "isMeMessage", "hasAttachment", "hasImage", "hasLink"`;
 const insertMessages = (withPush: boolean) => `WITH ids AS (
     SELECT nextval(pg_get_serial_sequence('"Message"', 'id')) AS id FROM generate_series(1, $1::int)),
   numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM ids),
@@ -296,10 +298,11 @@ const insertMessages = (withPush: boolean) => `WITH ids AS (
   m AS (
     INSERT INTO "Message" (id, "realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "sendingClient", "isMeMessage", "hasLink", "hasImage")
     SELECT numbered.id, realm, sender, channel, direct_group, topic, content, rendered, client, is_me, has_link, has_image FROM input JOIN numbered USING (n)
-    RETURNING *),
+    RETURNING ${MESSAGE_COLUMNS}),
   um AS (
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
-    SELECT u, numbered.id, f FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n)),${withPush ? `
+    SELECT u, numbered.id, CASE WHEN input.direct_group IS NULL THEN f ELSE f | ${IS_PRIVATE} END
+      FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n) JOIN input USING (n)),${withPush ? `
   push AS (
     INSERT INTO "PushOutbox" (kind, "realmId", "messageId", "nextAttemptAt", "createdAt")
     SELECT 'message', realm, numbered.id, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC' FROM input JOIN numbered USING (n)

@@ -9,7 +9,7 @@ import { userRoute } from './route.ts';
 import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages, matchesNarrow, messageHistory, presentMessages, type RangeQuery } from '../queries/messages.ts';
 import { readReceipts } from '../queries/read-receipts.ts';
 import { narrowSchema } from '../queries/narrow.ts';
-import { searchTermsOf } from '../queries/search-highlight.ts';
+import { searchOperandsOf } from '../queries/search-highlight.ts';
 import { topicLink } from '../events/schemas.ts';
 
 const MAX_MESSAGES_PER_FETCH = 5000;
@@ -182,7 +182,7 @@ export const routes = [
           throw badRequest('Unsupported parameter combination: anchor, message_ids');
         }
         const rows = await filterByNarrow(app, realm, user, params.message_ids, params.narrow);
-        const messages = await presentMessages(app, realm, user, await loadMessages(app, rows.map((r) => r.id)), new Map(rows.map((r) => [r.id, r.flags])), opts, searchTermsOf(params.narrow));
+        const messages = await presentMessages(app, realm, user, await loadMessages(app, rows.map((r) => r.id)), new Map(rows.map((r) => [r.id, r.flags])), opts, searchOperandsOf(params.narrow));
         return { messages, history_limited: false };
       }
       if (params.num_before === undefined) throw badRequest("Missing 'num_before' argument");
@@ -197,7 +197,7 @@ export const routes = [
       });
       const loaded = await loadMessages(app, range.rows.map((r) => r.id));
       return {
-        messages: await presentMessages(app, realm, user, loaded, new Map(range.rows.map((r) => [r.id, r.flags])), opts, searchTermsOf(params.narrow)),
+        messages: await presentMessages(app, realm, user, loaded, new Map(range.rows.map((r) => [r.id, r.flags])), opts, searchOperandsOf(params.narrow)),
         anchor: range.anchor,
         found_anchor: range.foundAnchor,
         found_oldest: range.foundOldest,

@@ -78,6 +78,8 @@ export const NOT_EXPORTED_TABLES: readonly string[] = [
   'Invitation', 'MultiuseInvite', 'InvitationEmail',
   // The server's shared secrets, and presence counters (an imported organization's starts after its imported presences).
   'ServerSecret', 'PresenceSequence',
+  // Derived from the messages again after an import (src/ops/history-upkeep.ts): traffic counts and backfill bookkeeping.
+  'ChannelMessageDay', 'ChannelTrafficState', 'HistoryBackfill',
 ];
 
 /** Messages per messages file (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */
