@@ -6,6 +6,7 @@ import { closeApp, createApp, type App } from './app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { deliverDueMessages } from './actions/scheduled-delivery.ts';
 import { drainPushOutbox } from './push/worker.ts';
+import { drainOutgoingWebhooks } from './webhooks/outgoing-worker.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate, type Scope } from './api/route.ts';
@@ -94,6 +95,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
   // and the address is known (reminders link to messages).
   app.scheduler.start(() => deliverDueMessages(app));
   if (config.PUSH_RELAY_URL) app.pushes.start(() => drainPushOutbox(app));
+  app.outgoingWebhooks.start(() => drainOutgoingWebhooks(app));
   return {
     app,
     http,
@@ -108,6 +110,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
         // A delivery in progress finishes and reaches the queues before they are saved.
         await app.scheduler.stop();
         await app.pushes.stop();
+        await app.outgoingWebhooks.stop();
         app.queues.closeConsumers();
         await http.drain((deadline - Date.now()) / 2);
         const { saved } = await saveEventQueues(app, deadline);

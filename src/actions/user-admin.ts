@@ -114,7 +114,7 @@ async function serializeDeactivations(app: App, realm: RealmInfo, userId: number
 }
 
 /** Zulip's do_deactivate_user, in the caller's transaction: the bots the user owns first, then the user. */
-async function deactivateWithBots(app: App, realm: RealmInfo, target: User): Promise<void> {
+export async function deactivateWithBots(app: App, realm: RealmInfo, target: User): Promise<void> {
   const bots = await app.prisma.user.findMany({ where: { realmId: realm.id, botOwnerId: target.id, isActive: true }, orderBy: { id: 'asc' } });
   const users = [...bots, target];
   const ids = users.map((u) => u.id);
