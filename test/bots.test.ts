@@ -121,6 +121,12 @@ test('DELETE /bots/{id} deactivates the bot; its key stops working', async () =>
   assert.equal((await bob.client.get('/bots')).body.bots, []);
   const reg = await realm.owner.client.post('/register', { fetch_event_types: JSON.stringify(['realm_bot']) });
   assert.is(reg.body.realm_bots.find((b: { user_id: number }) => b.user_id === id).is_active, false);
+  assert.is((await bob.client.get(`/bots/${id}/api_key`)).status, 200, 'a deactivated bot keeps its key for its owner');
+  // Reactivated, it is back in its owner's lists.
+  const q = await openQueue(bob, { event_types: ['realm_bot'] });
+  assert.is((await realm.owner.client.post(`/users/${id}/reactivate`)).status, 200);
+  assert.equal(await q.next(), [{ type: 'realm_bot', op: 'update', bot: { user_id: id, is_active: true } }]);
+  assert.equal((await bob.client.get('/bots')).body.bots.map((b: { full_name: string }) => b.full_name), ['Temp Bot']);
 });
 
 test('events of bot management match their schemas', async () => {

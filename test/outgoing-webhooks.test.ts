@@ -256,4 +256,31 @@ test('a call queued before a restart is made after it', async () => {
   }
 });
 
+test('two servers on one database: each call is made once', async () => {
+  const database = await freshDatabase();
+  const servers = [
+    await startTestServer({ DATABASE_URL: database, OUTGOING_WEBHOOK_TIMEOUT_SECONDS: '1' }),
+    await startTestServer({ DATABASE_URL: database, OUTGOING_WEBHOOK_TIMEOUT_SECONDS: '1' }),
+  ];
+  try {
+    const realm = await newRealm(servers[0]);
+    const bob = await realm.addUser({ name: 'Bob' });
+    const channelId = await makeChannel(realm, 'general', [realm.owner, bob]);
+    const bot = await makeBot(realm.owner, 'Once', endpoint.url);
+    // Answers slowly, so both workers would be draining while a call is in flight.
+    endpoint.answer = (req, res) => setTimeout(() => res.end(JSON.stringify({ content: `re: ${JSON.parse(req.body).data}` })), 200);
+    const wake = servers.map((s) => () => s.app.outgoingWebhooks.wake(new Date()));
+    for (let i = 0; i < 6; i++) {
+      await send(bob, channelId, 't', `@**Once** ${i}`);
+      for (const w of wake) w();
+    }
+    const replies = await replyFrom(bob, bot.id, [{ operator: 'channel', operand: channelId }], 6);
+    assert.equal([...replies].sort(), [0, 1, 2, 3, 4, 5].map((i) => `re: @**Once** ${i}`));
+    await new Promise((r) => setTimeout(r, 500));
+    assert.is(endpoint.received.length, 6);
+  } finally {
+    for (const s of servers) await s.stop();
+  }
+});
+
 test.run();

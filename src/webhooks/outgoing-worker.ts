@@ -126,7 +126,8 @@ async function handle(app: App, row: CallRow): Promise<boolean> {
 }
 
 async function loadCall(app: App, row: CallRow): Promise<Call | null> {
-  const realm = app.realms.byId(row.realmId);
+  // An organization another process created may not be known here yet.
+  const realm = app.realms.byId(row.realmId) ?? (await app.realms.reload(row.realmId));
   if (!realm) return null;
   const [bot, service, [message]] = await Promise.all([
     app.prisma.user.findUnique({ where: { id: row.botId } }),
