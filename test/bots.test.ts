@@ -3,11 +3,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Role } from '../src/domain/roles.ts';
-import { multipart } from './helpers/client.ts';
+import { Client, multipart } from './helpers/client.ts';
 import { openQueue } from './helpers/queues.ts';
 import { newRealm } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
-import { makeChannel, setRealmSettings, systemGroup } from './messages-helpers.ts';
+import { makeChannel, send, setRealmSettings, systemGroup } from './messages-helpers.ts';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
@@ -127,6 +127,35 @@ test('DELETE /bots/{id} deactivates the bot; its key stops working', async () =>
   assert.is((await realm.owner.client.post(`/users/${id}/reactivate`)).status, 200);
   assert.equal(await q.next(), [{ type: 'realm_bot', op: 'update', bot: { user_id: id, is_active: true } }]);
   assert.equal((await bob.client.get('/bots')).body.bots.map((b: { full_name: string }) => b.full_name), ['Temp Bot']);
+});
+
+test('a bot\'s default channels: where it sends without `to`, what its queue hears without a narrow', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const general = await makeChannel(realm, 'general', [realm.owner, bob]);
+  const other = await makeChannel(realm, 'other', [realm.owner, bob]);
+  const made = await bob.client.post('/bots', { full_name: 'Default Bot', short_name: 'dflt', default_sending_stream: 'general', default_events_register_stream: 'general' });
+  assert.is(made.status, 200, made.text);
+  const domain = realm.host.replace(/:\d+$/, '');
+  const bot = { id: made.body.user_id, email: `dflt-bot@${domain}`, apiKey: made.body.api_key, password: '', client: new Client(realm.server.port, realm.host, { email: `dflt-bot@${domain}`, apiKey: made.body.api_key }) };
+  const sent = await bot.client.post('/messages', { type: 'stream', topic: 'hello', content: 'to my default' });
+  assert.is(sent.status, 200, sent.text);
+  assert.is((await bob.client.get(`/messages/${sent.body.id}`)).body.message.stream_id, general);
+  const noDefault = await bob.client.post('/messages', { type: 'stream', topic: 'hello', content: 'nowhere' });
+  assert.equal(noDefault.body.msg, 'Missing channel');
+  // Its queue narrows to the default channel; the bot is subscribed to neither channel.
+  await realm.owner.client.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'general' }, { name: 'other' }]), principals: JSON.stringify([bot.id]) });
+  const q = await openQueue(bot, { event_types: ['message'] });
+  await send(bob, other, 't', 'elsewhere');
+  await send(bob, general, 't', 'here');
+  const [event] = await q.next();
+  assert.is(event!.message.content, 'here');
+  // default_all_public_streams: its queue hears public channels it is not in.
+  assert.is((await bob.client.patch(`/bots/${bot.id}`, { default_events_register_stream: '', default_all_public_streams: 'true' })).status, 200);
+  const lurker = await makeChannel(realm, 'lurk', [realm.owner]);
+  const all = await openQueue(bot, { event_types: ['message'] });
+  await send(realm.owner, lurker, 't', 'public news');
+  assert.is((await all.next())[0]!.message.content, 'public news');
 });
 
 test('events of bot management match their schemas', async () => {
