@@ -14,7 +14,7 @@ import type { UploadedFile } from '../domain/uploaded-file.ts';
 import { badRequest } from '../errors.ts';
 import { accessibleChannelByName } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { botDicts, serviceDicts } from '../queries/users.ts';
+import { apiEmail, botDicts, serviceDicts } from '../queries/users.ts';
 import { accessBot, botManagerIds } from './api-keys.ts';
 import { setAvatar } from './avatars.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
@@ -52,8 +52,6 @@ async function checkMayCreate(app: App, realm: RealmInfo, actor: User, botType: 
   const mayCreateAll = await hasRealmPermission(app.realms, realm, actor, 'can_create_bots_group');
   const writeOnly = botType === BOT_TYPES.INCOMING_WEBHOOK && (await hasRealmPermission(app.realms, realm, actor, 'can_create_write_only_bots_group'));
   if (!mayCreateAll && !writeOnly) throw badRequest('Insufficient permission');
-  // Embedded bots run Python bots inside Zulip's server; this server has none to run.
-  if (botType === BOT_TYPES.EMBEDDED) throw badRequest('Embedded bots are not enabled.');
   if (!Object.values(BOT_TYPES).includes(botType as never)) throw badRequest('Invalid bot type');
 }
 
@@ -69,6 +67,8 @@ export async function createBot(app: App, realm: RealmInfo, actor: User, input: 
   const email = `${short}-bot@${app.realms.emailDomain(realm)}`;
   if (!isValidEmail(email)) throw badRequest('Bad name or username');
   const fullName = checkFullName(input.fullName);
+  // Embedded bots run Python bots inside Zulip's server; this server has none to run.
+  if (input.botType === BOT_TYPES.EMBEDDED) throw badRequest('Embedded bots are not enabled.');
   const chosen = files.filter((f) => f.filename !== '');
   if (chosen.length > 1) throw badRequest('You may only upload one file at a time');
   const bot = await atomic(app, async () => {
@@ -180,7 +180,7 @@ export async function updateBot(app: App, realm: RealmInfo, actor: User, botId: 
     default_sending_stream: dict!.default_sending_stream,
     default_events_register_stream: dict!.default_events_register_stream,
     default_all_public_streams: dict!.default_all_public_streams,
-    ...(owner ? { bot_owner: owner.deliveryEmail } : {}),
+    ...(owner ? { bot_owner: apiEmail(app, realm, owner) } : {}),
   };
 }
 
