@@ -104,7 +104,12 @@ test('PATCH /bots/{id}: names, default channels, service, owner; owner or admini
   // A new owner: the previous owner (not an administrator) loses the bot from their list, the new one gains it.
   const failed = await bob.client.patch(`/bots/${id}`, { bot_owner_id: 99999 });
   assert.is(failed.body.msg, 'Failed to change owner, no such user');
+  const [bobQ, zoeQ, ownerQ] = await Promise.all([bob, zoe, realm.owner].map((u) => openQueue(u, { event_types: ['realm_bot'] })));
   assert.is((await bob.client.patch(`/bots/${id}`, { bot_owner_id: zoe.id })).status, 200);
+  assert.equal(await bobQ.next(), [{ type: 'realm_bot', op: 'delete', bot: { user_id: id } }]);
+  const [added] = await zoeQ.next();
+  assert.equal([added!.op, added!.bot.user_id, added!.bot.owner_id], ['add', id, zoe.id]);
+  assert.equal(await ownerQ.next(), [{ type: 'realm_bot', op: 'update', bot: { user_id: id, owner_id: zoe.id } }]);
   const regZoe = await zoe.client.post('/register', { fetch_event_types: JSON.stringify(['realm_bot']) });
   assert.equal(regZoe.body.realm_bots.map((b: { user_id: number; owner_id: number }) => [b.user_id, b.owner_id]), [[id, zoe.id]]);
   const regBob = await bob.client.post('/register', { fetch_event_types: JSON.stringify(['realm_bot']) });

@@ -200,13 +200,17 @@ async function changeOwner(app: App, realm: RealmInfo, bot: User, ownerId: numbe
   if (owner.id === bot.botOwnerId) return;
   const previous = bot.botOwnerId === null ? null : await app.prisma.user.findUnique({ where: { id: bot.botOwnerId } });
   const after = await app.prisma.user.update({ where: { id: bot.id }, data: { botOwnerId: owner.id } });
+  // Administrators see every bot: their lists only change owner; the owners' lists lose or gain it.
+  const updated = new Set(await botManagerIds(app, realm, after));
   if (previous && previous.role > Role.ADMINISTRATOR) {
     sendOnCommit({ realmId: realm.id, userIds: [previous.id], event: { type: 'realm_bot', op: 'delete', bot: { user_id: bot.id } } });
+    updated.delete(previous.id);
   }
   if (owner.role > Role.ADMINISTRATOR) {
     sendOnCommit({ realmId: realm.id, userIds: [owner.id], event: { type: 'realm_bot', op: 'add', bot: (await botDicts(app, realm, [after]))[0] } });
+    updated.delete(owner.id);
   }
-  sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, after), event: { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, owner_id: owner.id } } });
+  sendOnCommit({ realmId: realm.id, userIds: [...updated], event: { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, owner_id: owner.id } } });
   await sendAboutUser(app, realm, after, { type: 'realm_user', op: 'update', person: { user_id: bot.id, bot_owner_id: owner.id } });
 }
 
