@@ -120,7 +120,7 @@ test('a mention in a channel posts Zulip\'s payload; the answer is posted back a
   });
 });
 
-test('a direct message to the bot triggers `private_message`; the answer goes to the same conversation', async () => {
+test('a direct message to the bot triggers `direct_message`; the answer goes to the same conversation', async () => {
   const { realm, bob } = await setup();
   const bot = await makeBot(realm.owner, 'Helper', endpoint.url);
   endpoint.answer = (_req, res) => res.end(JSON.stringify({ content: 'at your service' }));
@@ -128,7 +128,7 @@ test('a direct message to the bot triggers `private_message`; the answer goes to
   const [content] = await replyFrom(bob, bot.id, [{ operator: 'dm', operand: [bot.id] }]);
   assert.is(content, 'at your service');
   const payload = JSON.parse(endpoint.received[0]!.body);
-  assert.is(payload.trigger, 'private_message');
+  assert.is(payload.trigger, 'direct_message');
   assert.is(payload.data, 'help me');
   assert.is(payload.message.type, 'private');
 });

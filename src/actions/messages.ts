@@ -275,7 +275,7 @@ interface MessageToStore extends Outgoing, RecipientFlags {
  */
 interface ServiceTrigger {
   userId: number;
-  trigger: 'mention' | 'private_message';
+  trigger: 'mention' | 'direct_message';
 }
 
 interface RecipientFlags {
@@ -287,7 +287,7 @@ interface RecipientFlags {
 function serviceTriggers(p: PreparedMessage, mentioned: Set<number>): ServiceTrigger[] {
   if (p.sender.isBot) return [];
   if (p.channel) return [...mentioned].map((userId) => ({ userId, trigger: 'mention' }));
-  return p.recipients.filter((id) => id !== p.sender.id).map((userId) => ({ userId, trigger: 'private_message' }));
+  return p.recipients.filter((id) => id !== p.sender.id).map((userId) => ({ userId, trigger: 'direct_message' }));
 }
 
 /** A message waiting in its channel's batch: its flags are worked out with the whole batch's. */
