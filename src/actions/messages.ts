@@ -6,7 +6,7 @@ import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Message, Prisma, User } from '../db/generated/client.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
-import { OUTGOING_WEBHOOK_BOT } from '../domain/bots.ts';
+import { BOT_TYPES } from '../domain/bots.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
@@ -333,7 +333,7 @@ const insertMessages = (withPush: boolean, withHooks: boolean) => `WITH ids AS (
     INSERT INTO "OutgoingWebhookCall" ("realmId", "botId", "messageId", trigger, "nextAttemptAt", "createdAt")
     SELECT u."realmId", u.id, numbered.id, t.trigger, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC'
     FROM unnest($16::int[], $17::int[], $18::text[]) AS t(n, u, trigger) JOIN numbered USING (n)
-    JOIN "User" u ON u.id = t.u AND u."botType" = ${OUTGOING_WEBHOOK_BOT} AND u."isActive"
+    JOIN "User" u ON u.id = t.u AND u."botType" = ${BOT_TYPES.OUTGOING_WEBHOOK} AND u."isActive"
     RETURNING "messageId"),` : ''}
   first AS (
     UPDATE "Channel" c SET "firstMessageId" = f.id

@@ -26,7 +26,7 @@ import { apiEmail } from '../queries/users.ts';
 import { ZULIP_VERSION } from '../version.ts';
 
 /** Zulip's MAX_REQUEST_RETRIES: a call that timed out or could not connect is tried this many more times. */
-export const MAX_REQUEST_RETRIES = 3;
+const MAX_REQUEST_RETRIES = 3;
 /** Calls made at once: a slow bot must not hold up the others. */
 const BATCH = 20;
 const POLL_MS = 10_000;
@@ -275,9 +275,10 @@ async function notifyBotOwner(app: App, call: Call, what: { status?: number; fai
 
 /**
  * Python's repr() of the answer, as Zulip's notice shows it: `b'...'` for bytes (non-ASCII as
- * \xNN), `'...'` for text; double quotes when the text has a single quote and no double one.
+ * \xNN), `'...'` for text (control characters as \xNN); double quotes when the text has a single
+ * quote and no double one.
  */
-export function pyRepr(value: Buffer | string, kind: 'bytes' | 'str'): string {
+function pyRepr(value: Buffer | string, kind: 'bytes' | 'str'): string {
   const text = typeof value === 'string' ? value : value.toString('latin1');
   const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
   let out = '';
@@ -287,7 +288,7 @@ export function pyRepr(value: Buffer | string, kind: 'bytes' | 'str'): string {
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
-    else if (code < 0x20 || code === 0x7f || (kind === 'bytes' && code > 0x7f)) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else if (code < 0x20 || (code >= 0x7f && code <= 0xa0) || (kind === 'bytes' && code > 0x7f)) out += `\\x${code.toString(16).padStart(2, '0')}`;
     else out += ch;
   }
   return `${kind === 'bytes' ? 'b' : ''}${quote}${out}${quote}`;
