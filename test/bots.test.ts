@@ -45,6 +45,25 @@ test('POST /bots makes a bot owned by its creator; GET /bots lists it; register 
   assert.equal(me.body, { result: 'success', msg: '', api_key: apiKey });
 });
 
+test('POST /bots with an avatar: the bot starts with it; one file at most; a bot\'s key for its owner and administrators only', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const zoe = await realm.addUser({ name: 'Zoe' });
+  const file = (name: string) => ({ field: name, filename: `${name}.png`, contentType: 'image/png', data: PNG });
+  const r = await bob.client.postMultipart('/bots', { full_name: 'Pic Bot', short_name: 'pic' }, [file('avatar')]);
+  assert.is(r.status, 200, r.text);
+  assert.match(r.body.avatar_url, new RegExp(`^/user_avatars/${realm.id}/[0-9a-f]{40}\\.png$`));
+  assert.is((await realm.anonymous.request('GET', r.body.avatar_url)).status, 200);
+  assert.is((await bob.client.get('/bots')).body.bots[0].avatar_url, r.body.avatar_url);
+  const two = await bob.client.postMultipart('/bots', { full_name: 'Two Bot', short_name: 'two' }, [file('a'), file('b')]);
+  assert.equal([two.status, two.body.msg], [400, 'You may only upload one file at a time']);
+  assert.equal((await bob.client.get('/bots')).body.bots.length, 1);
+  assert.equal((await zoe.client.get(`/bots/${r.body.user_id}/api_key`)).body.msg, 'Insufficient permission');
+  assert.equal((await realm.owner.client.get(`/bots/${r.body.user_id}/api_key`)).body.api_key, r.body.api_key);
+  assert.equal((await bob.client.get(`/bots/${bob.id}/api_key`)).body.msg, 'No such bot');
+  assert.equal((await bob.client.get('/bots/99999999999/api_key')).body.msg, 'No such bot');
+});
+
 test('POST /bots refuses what Zulip refuses, and changes nothing', async () => {
   const realm = await newRealm();
   const bob = await realm.addUser({ name: 'Bob' });
