@@ -134,6 +134,10 @@ test('PATCH /bots/{id}: names, default channels, service, owner; owner or admini
   const regBob = await bob.client.post('/register', { fetch_event_types: JSON.stringify(['realm_bot']) });
   assert.equal(regBob.body.realm_bots, []);
   assert.is((await bob.client.patch(`/bots/${id}`, { full_name: 'Again' })).body.msg, 'Insufficient permission');
+  // The role: administrators only, as for users.
+  assert.is((await zoe.client.patch(`/bots/${id}`, { role: Role.MODERATOR })).body.msg, 'Must be an organization administrator');
+  assert.is((await realm.owner.client.patch(`/bots/${id}`, { role: Role.MODERATOR })).status, 200);
+  assert.is((await realm.owner.client.get(`/users/${id}`)).body.user.role, Role.MODERATOR);
 });
 
 test('DELETE /bots/{id} deactivates the bot; its key stops working', async () => {

@@ -128,9 +128,10 @@ export async function updateBot(app: App, realm: RealmInfo, actor: User, botId: 
   if (chosen.length > 1) throw badRequest('You may only upload one file at a time');
   await atomic(app, async () => {
     await lockUser(app, botId);
-    const bot = await accessBot(app, realm, actor, botId);
-    const tell = async (fields: Record<string, unknown>, target = bot) =>
-      sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, target), event: { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, ...fields } } });
+    let bot = await accessBot(app, realm, actor, botId);
+    // To who manages the bot at that point of the change (a new owner hears what follows).
+    const tell = async (fields: Record<string, unknown>) =>
+      sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, bot), event: { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, ...fields } } });
     if (u.fullName !== undefined) {
       const fullName = checkFullName(u.fullName);
       if (fullName !== bot.fullName) {
@@ -141,7 +142,7 @@ export async function updateBot(app: App, realm: RealmInfo, actor: User, botId: 
       }
     }
     if (u.role !== undefined) await updateUser(app, realm, actor, bot.id, { role: u.role });
-    if (u.botOwnerId !== undefined) await changeOwner(app, realm, bot, u.botOwnerId);
+    if (u.botOwnerId !== undefined) bot = await changeOwner(app, realm, bot, u.botOwnerId);
     if (u.defaultSendingStream !== undefined) {
       const channel = u.defaultSendingStream === '' ? null : await accessibleChannelByName(app, realm, actor, u.defaultSendingStream);
       await app.prisma.user.update({ where: { id: bot.id }, data: { defaultSendingChannelId: channel?.id ?? null } });
@@ -192,12 +193,12 @@ async function updateService(app: App, bot: User, baseUrl: string, interfaceType
 }
 
 /** Zulip's do_change_bot_owner: the new owner's list gains the bot, the previous owner's loses it. */
-async function changeOwner(app: App, realm: RealmInfo, bot: User, ownerId: number): Promise<void> {
+async function changeOwner(app: App, realm: RealmInfo, bot: User, ownerId: number): Promise<User> {
   const owner = await app.prisma.user.findFirst({ where: { id: ownerId, realmId: realm.id } });
   if (!owner) throw badRequest('Failed to change owner, no such user');
   if (!owner.isActive) throw badRequest('Failed to change owner, user is deactivated');
   if (owner.isBot) throw badRequest("Failed to change owner, bots can't own other bots");
-  if (owner.id === bot.botOwnerId) return;
+  if (owner.id === bot.botOwnerId) return bot;
   const previous = bot.botOwnerId === null ? null : await app.prisma.user.findUnique({ where: { id: bot.botOwnerId } });
   const after = await app.prisma.user.update({ where: { id: bot.id }, data: { botOwnerId: owner.id } });
   // Administrators see every bot: their lists only change owner; the owners' lists lose or gain it.
@@ -212,6 +213,7 @@ async function changeOwner(app: App, realm: RealmInfo, bot: User, ownerId: numbe
   }
   sendOnCommit({ realmId: realm.id, userIds: [...updated], event: { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, owner_id: owner.id } } });
   await sendAboutUser(app, realm, after, { type: 'realm_user', op: 'update', person: { user_id: bot.id, bot_owner_id: owner.id } });
+  return after;
 }
 
 /** DELETE /bots/{bot_id}: deactivates the bot (Zulip's deactivate_bot_backend). */
