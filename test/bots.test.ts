@@ -171,6 +171,7 @@ test('a bot\'s default channels: where it sends without `to`, what its queue hea
   assert.is((await bob.client.get(`/messages/${sent.body.id}`)).body.message.stream_id, general);
   const noDefault = await bob.client.post('/messages', { type: 'stream', topic: 'hello', content: 'nowhere' });
   assert.equal(noDefault.body.msg, 'Missing channel');
+  assert.equal((await bob.client.post('/messages', { type: 'direct', content: 'to nobody' })).body.msg, 'Message must have recipients');
   // Its queue narrows to the default channel; the bot is subscribed to neither channel.
   await realm.owner.client.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'general' }, { name: 'other' }]), principals: JSON.stringify([bot.id]) });
   const q = await openQueue(bot, { event_types: ['message'] });
