@@ -42,6 +42,8 @@ export interface App {
   pushes: DeliveryScheduler;
   /** Channel traffic counts and backfills of old rows (src/ops/history-upkeep.ts). */
   upkeep: DeliveryScheduler;
+  /** Makes the calls to outgoing-webhook bots that messages queued (started by the server). */
+  outgoingWebhooks: DeliveryScheduler;
   /** `sendsEmail`: mail a visitor makes the server send (sign-up confirmations), per address. */
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter; sendsEmail: RateLimiter } | null;
   /** Outgoing mail, delivered after the transactions that queue it. */
@@ -97,6 +99,7 @@ export async function createApp(config: Config): Promise<App> {
       scheduler: new DeliveryScheduler(),
       pushes: new DeliveryScheduler('push notification delivery'),
       upkeep: new DeliveryScheduler('history upkeep'),
+      outgoingWebhooks: new DeliveryScheduler('outgoing webhook calls'),
       queues,
       limits,
       mail: new Outbox(config),
@@ -118,6 +121,7 @@ export async function closeApp(app: App): Promise<void> {
   await app.scheduler.stop();
   await app.pushes.stop();
   await app.upkeep.stop();
+  await app.outgoingWebhooks.stop();
   app.queues.stop();
   app.channels.stop();
   app.users.stop();

@@ -6,6 +6,7 @@ import { closeApp, createApp, type App } from './app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { deliverDueMessages } from './actions/scheduled-delivery.ts';
 import { drainPushOutbox } from './push/worker.ts';
+import { drainOutgoingWebhooks } from './webhooks/outgoing-worker.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate, type Scope } from './api/route.ts';
@@ -96,6 +97,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
   app.scheduler.start(() => deliverDueMessages(app));
   if (config.PUSH_RELAY_URL) app.pushes.start(() => drainPushOutbox(app));
   app.upkeep.start(() => historyUpkeep(app));
+  app.outgoingWebhooks.start(() => drainOutgoingWebhooks(app));
   return {
     app,
     http,
@@ -111,6 +113,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
         await app.scheduler.stop();
         await app.pushes.stop();
         await app.upkeep.stop();
+        await app.outgoingWebhooks.stop();
         app.queues.closeConsumers();
         await http.drain((deadline - Date.now()) / 2);
         const { saved } = await saveEventQueues(app, deadline);

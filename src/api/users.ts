@@ -1,12 +1,12 @@
 // Users: GET /users, /users/me, /users/{id|email}, POST /users; administration: PATCH and DELETE
-// /users/{id}, POST /users/{id}/reactivate; DELETE /users/me; new API keys for oneself and for bots.
+// /users/{id}, POST /users/{id}/reactivate; DELETE /users/me; a new API key for oneself (bots' are in api/bots.ts).
 import { z } from 'zod';
-import { accessBot, regenerateApiKey } from '../actions/api-keys.ts';
+import { regenerateApiKey } from '../actions/api-keys.ts';
 import { deactivateOwnUser, deactivateUser, reactivateUser, updateUser } from '../actions/user-admin.ts';
 import { createUser } from '../actions/users.ts';
 import { ROLES } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
-import { bool, json, pathId, str } from '../http/params.ts';
+import { bool, json, str } from '../http/params.ts';
 import { profileValue } from './profile-fields.ts';
 import { userRoute } from './route.ts';
 import { accessibleUserIds, canAccessUser } from '../queries/user-access.ts';
@@ -53,16 +53,6 @@ export const routes = [
     response: z.object({ api_key: z.string() }),
     async handler({ app, realm, user }) {
       return { api_key: await regenerateApiKey(app, realm, user) };
-    },
-  }),
-  userRoute({
-    method: 'POST',
-    path: '/api/v1/bots/:bot_id/api_key/regenerate',
-    params: {},
-    response: z.object({ api_key: z.string() }),
-    async handler({ app, realm, user, path }) {
-      const bot = await accessBot(app, realm, user, pathId(path.bot_id, () => badRequest('No such bot')));
-      return { api_key: await regenerateApiKey(app, realm, bot) };
     },
   }),
   userRoute({

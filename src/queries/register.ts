@@ -31,7 +31,7 @@ import { formatSubscription, subscribersByChannel, unmutedTopicCheck, userSubscr
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, unknownUser } from './user-access.ts';
-import { avatarUrl, botDict, formatUser, gravatarUrl, profileData, realmUserRows } from './users.ts';
+import { avatarUrl, botDicts, formatUser, gravatarUrl, profileData, realmUserRows } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
 
@@ -509,7 +509,7 @@ async function ownedBots(app: App, realm: RealmInfo, user: User): Promise<State>
     where: { realmId: realm.id, isBot: true, ...(user.role <= Role.ADMINISTRATOR ? {} : { botOwnerId: user.id }) },
     orderBy: { id: 'asc' },
   });
-  return { realm_bots: bots.map((b) => botDict(app, realm, b)) };
+  return { realm_bots: await botDicts(app, realm, bots) };
 }
 
 async function linkifierSection(app: App, realm: RealmInfo, o: SnapshotOptions): Promise<State> {
