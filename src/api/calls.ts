@@ -1,6 +1,7 @@
 // Video calls (Zulip's zerver/views/video_calls.py) on a server with no call provider configured:
-// Zoom and Webex refuse as Zulip does without credentials; a BigBlueButton link is created (the
-// meeting's details signed into it), and following it says the server has no BigBlueButton.
+// Zoom and Webex refuse as Zulip does without credentials, Nextcloud Talk and Constructor Groups as
+// it does without their server; a BigBlueButton link is created (the meeting's details signed into
+// it), and following it says the server has no BigBlueButton.
 import { z } from 'zod';
 import { randomInt } from 'node:crypto';
 import { badRequest } from '../errors.ts';
@@ -27,6 +28,24 @@ export const routes = [
     response: z.object({ url: z.string() }).describe('Never answered here: no Webex credentials are configured'),
     async handler() {
       throw notConfigured('Webex');
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/calls/nextcloud_talk/create',
+    params: { room_name: str() },
+    response: z.object({ url: z.string() }).describe('Never answered here: no Nextcloud server is configured'),
+    async handler() {
+      throw badRequest('Nextcloud Talk is not configured.');
+    },
+  }),
+  userRoute({
+    method: 'POST',
+    path: '/api/v1/calls/constructorgroups/create',
+    params: { is_video_call: bool().default(true) },
+    response: z.object({ url: z.string() }).describe('Never answered here: no Constructor Groups server is configured'),
+    async handler() {
+      throw badRequest('Constructor Groups is not configured.');
     },
   }),
   userRoute({
