@@ -5,7 +5,7 @@ import { MAX_REPORT_DESCRIPTION_LENGTH, REPORT_REASONS, reportMessage, type Repo
 import { sendMessage, type Addressee } from '../actions/messages.ts';
 import type { User } from '../db/generated/client.ts';
 import { badRequest } from '../errors.ts';
-import { bool, choice, intList, json, str } from '../http/params.ts';
+import { bool, choice, intList, json, pathId, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages, matchesNarrow, messageHistory, presentMessages, type RangeQuery } from '../queries/messages.ts';
 import { readReceipts } from '../queries/read-receipts.ts';
@@ -269,6 +269,5 @@ export const routes = [
 ];
 
 export function messageIdOf(segment: string | undefined): number {
-  if (!segment || !/^\d+$/.test(segment) || Number(segment) > 2 ** 31 - 1) throw invalidMessage();
-  return Number(segment);
+  return pathId(segment, invalidMessage);
 }
