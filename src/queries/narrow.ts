@@ -84,7 +84,7 @@ async function userIdsOf(app: App, realm: RealmInfo, user: User, value: NarrowTe
   return ids;
 }
 
-function isCondition(value: string, sql: SqlParams): string {
+function isCondition(value: string): string {
   switch (value) {
     case 'dm':
     case 'private':
@@ -113,7 +113,7 @@ const HAS_CONDITIONS: Record<string, string> = {
 };
 
 /** The "quoted phrases" of a search operand (Zulip's re.findall(r'"[^"]+"|\S+') keeping the quoted ones). */
-export function searchPhrases(value: string): string[] {
+function searchPhrases(value: string): string[] {
   return [...value.matchAll(/"([^"]+)"|\S+/g)].flatMap((m) => (m[1] === undefined ? [] : [m[1]]));
 }
 
@@ -212,7 +212,7 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
       if (text !== 'home') throw badNarrow(`unknown 'in' operand ${text}`);
       return { cond: homeCondition(sql, user) };
     case 'is':
-      return { cond: isCondition(text, sql) };
+      return { cond: isCondition(text) };
     case 'has':
       if (!(text in HAS_CONDITIONS)) throw badNarrow(`unknown 'has' operand ${text}`);
       return { cond: HAS_CONDITIONS[text]! };
