@@ -130,7 +130,7 @@ const RARE_SEARCH_MATCHES = 1000;
  * common, all of history for a word nobody wrote; so the matches are counted first, up to
  * RARE_SEARCH_MATCHES: fewer, and the narrow reads just those; more, and the newest come soon.
  */
-async function searchCondition(app: App, value: string, sql: SqlParams): Promise<string> {
+async function searchConditions(app: App, value: string, sql: SqlParams): Promise<string[]> {
   const [found] = await app.prisma.$queryRaw<{ query: string; ids: number[] }[]>`
     WITH q AS (SELECT plainto_tsquery(${SEARCH_CONFIG}::regconfig, ${value}) AS query)
     SELECT q.query::text AS query, array(SELECT id FROM "Message", q WHERE "searchVector" @@ q.query LIMIT ${RARE_SEARCH_MATCHES + 1}) AS ids FROM q`;
@@ -140,7 +140,7 @@ async function searchCondition(app: App, value: string, sql: SqlParams): Promise
     const p = sql.add(`%${likeEscape(phrase)}%`);
     return `(m.content ILIKE ${p} OR m.topic ILIKE ${p})`;
   });
-  return [words, ...phrases].join(' AND ');
+  return [words, ...phrases];
 }
 
 async function dmCondition(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand'], sql: SqlParams): Promise<string> {
@@ -179,7 +179,13 @@ function checkNotChannelAndDm(narrow: readonly NarrowTerm[]): void {
   }
 }
 
-async function termCondition(app: App, realm: RealmInfo, user: User, term: NarrowTerm, sql: SqlParams): Promise<{ cond: string; history?: boolean }> {
+/** A term's SQL: `parts` all hold; negated, none of them may (Zulip negates a search's parts one by one). */
+interface TermSql {
+  parts: string[];
+  history?: boolean;
+}
+
+async function termCondition(app: App, realm: RealmInfo, user: User, term: NarrowTerm, sql: SqlParams): Promise<{ cond: string; history?: boolean } | TermSql> {
   const value = term.operand;
   const text = String(value);
   switch (term.operator) {
@@ -217,7 +223,7 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
       if (!(text in HAS_CONDITIONS)) throw badNarrow(`unknown 'has' operand ${text}`);
       return { cond: HAS_CONDITIONS[text]! };
     case 'search':
-      return { cond: await searchCondition(app, text, sql) };
+      return { parts: await searchConditions(app, text, sql) };
     case 'id':
       if (!/^\d+$/.test(text)) throw badNarrow('Invalid message ID');
       return { cond: `m.id = ${sql.add(Number(text))}` };
@@ -244,9 +250,10 @@ export async function compileNarrow(app: App, realm: RealmInfo, user: User, narr
     checkNotChannelAndDm(terms.slice(0, terms.indexOf(term) + 1));
     const compiled = await termCondition(app, realm, user, term, sql);
     // Zulip ignores the negation of in:home and in:all.
-    if (term.negated && term.operator !== 'in') conditions.push(`NOT COALESCE((${compiled.cond}), FALSE)`);
+    const parts = 'parts' in compiled ? compiled.parts : [compiled.cond];
+    if (term.negated && term.operator !== 'in') conditions.push(...parts.map((part) => `NOT COALESCE((${part}), FALSE)`));
     else {
-      conditions.push(compiled.cond);
+      conditions.push(...parts);
       if (compiled.history) history = true;
     }
   }
