@@ -265,7 +265,10 @@ export async function compileNarrow(app: App, realm: RealmInfo, user: User, narr
 export function narrowSource(narrow: CompiledNarrow): { from: string; where: string } {
   if (narrow.history) {
     return {
-      from: '"Message" m LEFT JOIN "UserMessage" um ON um."messageId" = m.id AND um."userId" = $1',
+      // The user's row looked up per message (a lateral join, LIMIT 1 so it is not flattened): as a
+      // plain join PostgreSQL may merge with the messageId index from its very start, reading every
+      // row of history before an anchor (3M messages, a channel from id 500,000: 2.1 s).
+      from: '"Message" m LEFT JOIN LATERAL (SELECT flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = m.id LIMIT 1) um ON TRUE',
       where: ['TRUE', ...narrow.conditions].join(' AND '),
     };
   }
