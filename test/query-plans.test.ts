@@ -90,6 +90,13 @@ test('GET /messages: channel + topic, the newest of a flag, first unread', async
       WHERE m."channelId" = $2 AND m.id > 0 ORDER BY m.id ASC LIMIT 50`, [1, 3], 'Message_channelId_id_idx', 'Message_pkey');
 });
 
+test('GET /messages: a channel from an anchor looks up the user rows per message, not the messageId index from its start', async () => {
+  const nodes = await planNodes(
+    `SELECT m.id, um.flags FROM "Message" m LEFT JOIN LATERAL (SELECT flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = m.id LIMIT 1) um ON TRUE
+      WHERE m."channelId" = $2 AND m.id > $3 ORDER BY m.id ASC LIMIT 25`, [1, 2, MESSAGES / 2]);
+  assert.ok(nodes.every((n) => n.index !== 'UserMessage_messageId_idx' && n.type !== 'Seq Scan' && n.type !== 'Merge Join'), JSON.stringify(nodes));
+});
+
 test('search: a word nobody wrote and a common word both stay on indexes', async () => {
   await assertIndexed(`SELECT id FROM "Message" WHERE "searchVector" @@ $1::tsquery LIMIT 1001`, [`'nobodywrotethis'`], 'Message_searchVector_idx');
   await assertIndexed(

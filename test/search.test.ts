@@ -33,10 +33,13 @@ test('every word must match, in any order; a quoted phrase must occur as written
   const { ann, channel, ids } = await setup();
   const a = await send(ann, channel, 't', 'the quick brown fox');
   const b = await send(ann, channel, 't', 'brown is the quick colour');
-  await send(ann, channel, 't', 'quick only');
+  const c = await send(ann, channel, 't', 'quick only');
   assert.equal(await ids(ann, [{ operator: 'search', operand: 'brown quick' }]), [a, b]);
   assert.equal(await ids(ann, [{ operator: 'search', operand: '"quick brown"' }]), [a]);
   assert.equal(await ids(ann, [{ operator: 'search', operand: '"brown quick"' }]), []);
+  // Negated, each part is negated on its own, as Zulip does: neither the words nor the phrase.
+  const inChannel = { operator: 'channel', operand: channel };
+  assert.equal(await ids(ann, [inChannel, { operator: 'search', operand: '"quick brown"', negated: true }]), [c]);
 });
 
 test('stop words are left out: a search of stop words alone finds nothing', async () => {

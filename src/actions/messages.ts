@@ -295,6 +295,10 @@ interface Outgoing {
   opts: DeliveryOptions;
 }
 
+/** Message's columns but the search vector, which only the database reads. */
+const MESSAGE_COLUMNS = `id, "realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "renderingVersion",
+    "dateSent", "sendingClient", "lastEditTime", "lastMovedTime", "editHistory", "isMeMessage", "hasAttachment", "hasImage", "hasLink"`;
+
 /**
  * Messages and their UserMessage rows (from array parameters: building a thousand-row createMany
  * costs Prisma more than the database spends inserting it), plus a channel's first message id
@@ -308,9 +312,6 @@ interface Outgoing {
  * server stops right after the commit; the worker decides later, off the request, who is told.
  * Likewise a call for each outgoing-webhook bot the message triggers (src/webhooks/outgoing-worker.ts).
  */
-/** Message's columns but the search vector, which only the database reads. */
-const MESSAGE_COLUMNS = `id, "realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "renderingVersion",
-    "dateSent", "sendingClient", "lastEditTime", "lastMovedTime", "editHistory", "isMeMessage", "hasAttachment", "hasImage", "hasLink"`;
 const insertMessages = (withPush: boolean, withHooks: boolean) => `WITH ids AS (
     SELECT nextval(pg_get_serial_sequence('"Message"', 'id')) AS id FROM generate_series(1, $1::int)),
   numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM ids),

@@ -5,7 +5,6 @@
 // long; every node may run it, the row locks let one of them work at a time.
 import type { App } from '../app.ts';
 import { IS_PRIVATE } from '../domain/message-flags.ts';
-import { log } from '../log.ts';
 
 /** Message ids per batch: a statement of well under a second on a 2-core machine. */
 const BATCH_IDS = 20_000;
@@ -23,14 +22,14 @@ const BACKFILLS: Record<string, string> = {
 /** One batch of one backfill; false once none is left (or another node holds them). */
 async function backfillBatch(app: App): Promise<boolean> {
   return app.prisma.$transaction(async (tx) => {
+    // Only the kinds this release knows: a newer node of the cluster may have added others.
     const [job] = await tx.$queryRaw<{ name: string; nextId: number; untilId: number }[]>`
-      SELECT name, "nextId", "untilId" FROM "HistoryBackfill" ORDER BY name LIMIT 1 FOR UPDATE SKIP LOCKED`;
+      SELECT name, "nextId", "untilId" FROM "HistoryBackfill" WHERE name = ANY(${Object.keys(BACKFILLS)}::text[])
+       ORDER BY name LIMIT 1 FOR UPDATE SKIP LOCKED`;
     if (!job) return false;
     const to = Math.min(job.nextId + BATCH_IDS - 1, job.untilId);
-    const sql = BACKFILLS[job.name];
-    if (sql) await tx.$executeRawUnsafe(sql, job.nextId, to);
-    else log.warn('unknown history backfill skipped', { name: job.name });
-    if (!sql || to >= job.untilId) await tx.$executeRaw`DELETE FROM "HistoryBackfill" WHERE name = ${job.name}`;
+    await tx.$executeRawUnsafe(BACKFILLS[job.name]!, job.nextId, to);
+    if (to >= job.untilId) await tx.$executeRaw`DELETE FROM "HistoryBackfill" WHERE name = ${job.name}`;
     else await tx.$executeRaw`UPDATE "HistoryBackfill" SET "nextId" = ${to + 1} WHERE name = ${job.name}`;
     return true;
   });

@@ -84,7 +84,7 @@ async function userIdsOf(app: App, realm: RealmInfo, user: User, value: NarrowTe
   return ids;
 }
 
-function isCondition(value: string, sql: SqlParams): string {
+function isCondition(value: string): string {
   switch (value) {
     case 'dm':
     case 'private':
@@ -113,7 +113,7 @@ const HAS_CONDITIONS: Record<string, string> = {
 };
 
 /** The "quoted phrases" of a search operand (Zulip's re.findall(r'"[^"]+"|\S+') keeping the quoted ones). */
-export function searchPhrases(value: string): string[] {
+function searchPhrases(value: string): string[] {
   return [...value.matchAll(/"([^"]+)"|\S+/g)].flatMap((m) => (m[1] === undefined ? [] : [m[1]]));
 }
 
@@ -130,7 +130,7 @@ const RARE_SEARCH_MATCHES = 1000;
  * common, all of history for a word nobody wrote; so the matches are counted first, up to
  * RARE_SEARCH_MATCHES: fewer, and the narrow reads just those; more, and the newest come soon.
  */
-async function searchCondition(app: App, value: string, sql: SqlParams): Promise<string> {
+async function searchConditions(app: App, value: string, sql: SqlParams): Promise<string[]> {
   const [found] = await app.prisma.$queryRaw<{ query: string; ids: number[] }[]>`
     WITH q AS (SELECT plainto_tsquery(${SEARCH_CONFIG}::regconfig, ${value}) AS query)
     SELECT q.query::text AS query, array(SELECT id FROM "Message", q WHERE "searchVector" @@ q.query LIMIT ${RARE_SEARCH_MATCHES + 1}) AS ids FROM q`;
@@ -140,7 +140,7 @@ async function searchCondition(app: App, value: string, sql: SqlParams): Promise
     const p = sql.add(`%${likeEscape(phrase)}%`);
     return `(m.content ILIKE ${p} OR m.topic ILIKE ${p})`;
   });
-  return [words, ...phrases].join(' AND ');
+  return [words, ...phrases];
 }
 
 async function dmCondition(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand'], sql: SqlParams): Promise<string> {
@@ -179,7 +179,13 @@ function checkNotChannelAndDm(narrow: readonly NarrowTerm[]): void {
   }
 }
 
-async function termCondition(app: App, realm: RealmInfo, user: User, term: NarrowTerm, sql: SqlParams): Promise<{ cond: string; history?: boolean }> {
+/** A term's SQL: `parts` all hold; negated, none of them may (Zulip negates a search's parts one by one). */
+interface TermSql {
+  parts: string[];
+  history?: boolean;
+}
+
+async function termCondition(app: App, realm: RealmInfo, user: User, term: NarrowTerm, sql: SqlParams): Promise<{ cond: string; history?: boolean } | TermSql> {
   const value = term.operand;
   const text = String(value);
   switch (term.operator) {
@@ -212,12 +218,12 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
       if (text !== 'home') throw badNarrow(`unknown 'in' operand ${text}`);
       return { cond: homeCondition(sql, user) };
     case 'is':
-      return { cond: isCondition(text, sql) };
+      return { cond: isCondition(text) };
     case 'has':
       if (!(text in HAS_CONDITIONS)) throw badNarrow(`unknown 'has' operand ${text}`);
       return { cond: HAS_CONDITIONS[text]! };
     case 'search':
-      return { cond: await searchCondition(app, text, sql) };
+      return { parts: await searchConditions(app, text, sql) };
     case 'id':
       if (!/^\d+$/.test(text)) throw badNarrow('Invalid message ID');
       return { cond: `m.id = ${sql.add(Number(text))}` };
@@ -244,9 +250,10 @@ export async function compileNarrow(app: App, realm: RealmInfo, user: User, narr
     checkNotChannelAndDm(terms.slice(0, terms.indexOf(term) + 1));
     const compiled = await termCondition(app, realm, user, term, sql);
     // Zulip ignores the negation of in:home and in:all.
-    if (term.negated && term.operator !== 'in') conditions.push(`NOT COALESCE((${compiled.cond}), FALSE)`);
+    const parts = 'parts' in compiled ? compiled.parts : [compiled.cond];
+    if (term.negated && term.operator !== 'in') conditions.push(...parts.map((part) => `NOT COALESCE((${part}), FALSE)`));
     else {
-      conditions.push(compiled.cond);
+      conditions.push(...parts);
       if (compiled.history) history = true;
     }
   }
@@ -258,7 +265,10 @@ export async function compileNarrow(app: App, realm: RealmInfo, user: User, narr
 export function narrowSource(narrow: CompiledNarrow): { from: string; where: string } {
   if (narrow.history) {
     return {
-      from: '"Message" m LEFT JOIN "UserMessage" um ON um."messageId" = m.id AND um."userId" = $1',
+      // The user's row looked up per message (a lateral join, LIMIT 1 so it is not flattened): as a
+      // plain join PostgreSQL may merge with the messageId index from its very start, reading every
+      // row of history before an anchor (3M messages, a channel from id 500,000: 2.1 s).
+      from: '"Message" m LEFT JOIN LATERAL (SELECT flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = m.id LIMIT 1) um ON TRUE',
       where: ['TRUE', ...narrow.conditions].join(' AND '),
     };
   }

@@ -246,16 +246,16 @@ async function trimToPartial(app: App, subscriptions: State[]): Promise<void> {
   }
 }
 
-/**
- * Zulip's get_raw_unread_data + aggregate_unread_data: conversations sorted by key (channel and
- * lower-cased topic, other user, member list), `count` and wildcard mentions only for messages
- * outside muted channels and topics (an unmuted or followed topic of a muted channel counts).
- */
 /** Zulip's MAX_UNREAD_MESSAGES: register lists the newest unread messages up to this many. */
 const MAX_UNREAD_MESSAGES = 50_000;
 /** Zulip's RECENT_CONVERSATIONS_LIMIT: recent conversations come from this many newest direct messages. */
 const RECENT_CONVERSATIONS_LIMIT = 1000;
 
+/**
+ * Zulip's get_raw_unread_data + aggregate_unread_data: conversations sorted by key (channel and
+ * lower-cased topic, other user, member list), `count` and wildcard mentions only for messages
+ * outside muted channels and topics (an unmuted or followed topic of a muted channel counts).
+ */
 async function unreadSection(app: App, user: User, o: SnapshotOptions): Promise<State> {
   const [unread, unmuted] = await Promise.all([
     app.prisma.$queryRawUnsafe<{ messageId: number; flags: number; channelId: number | null; topic: string; memberKey: string | null }[]>(
