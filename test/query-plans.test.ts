@@ -65,6 +65,17 @@ test('register: unread, starred and recent direct messages come from the partial
     `SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & 512) <> 0 ORDER BY "messageId" DESC LIMIT 1000`, [1], 'UserMessage_is_private_idx');
 });
 
+test('the planner knows how rare each flag is (statistics on the flag expressions)', async () => {
+  // Without them it takes half of a user's rows for starred ones, and at millions of rows walks the
+  // messageId index for is:starred instead of the starred partial index (2.5 s against 3 ms at 10M).
+  for (const [flag, actual] of [['(flags & 2) <> 0', MESSAGES / 500], ['(flags & 56) <> 0', MESSAGES / 100], ['(flags & 1) = 0', MESSAGES / 200]] as const) {
+    const [row] = await db.withSession((s) => s.query<{ 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM "UserMessage" WHERE ${flag}`));
+    const estimate = row!['QUERY PLAN'][0]!.Plan['Plan Rows'];
+    const rows = 2 * actual;
+    assert.ok(estimate > rows / 5 && estimate < rows * 5, `${flag}: ${estimate} rows expected, ${rows} there`);
+  }
+});
+
 test('register: channel traffic is read from the daily counts, not Message', async () => {
   const nodes = await planNodes(
     `SELECT "channelId", sum(messages) FILTER (WHERE day > $2::date), max(day) FROM "ChannelMessageDay"
@@ -82,6 +93,11 @@ test('GET /messages: channel + topic, the newest of a flag, first unread', async
   await assertIndexed(
     `SELECT m.id, um.flags FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
       WHERE um."userId" = $1 AND (um.flags & 56) <> 0 AND m.id < 10000000000000000 ORDER BY m.id DESC LIMIT 50`, [1], 'UserMessage_mentioned_idx');
+  // Without statistics on the flag expressions the planner took half of a user's rows as starred
+  // and walked the messageId index instead.
+  await assertIndexed(
+    `SELECT m.id, um.flags FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
+      WHERE um."userId" = $1 AND (um.flags & 2) <> 0 AND m.id < 10000000000000000 ORDER BY m.id DESC LIMIT 50`, [1], 'UserMessage_starred_idx');
   await assertIndexed(
     `SELECT m.id, um.flags FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
       WHERE um."userId" = $1 AND um.flags IS NOT NULL AND (um.flags & 1) = 0 ORDER BY m.id ASC LIMIT 1`, [1], 'UserMessage_unread_idx');
