@@ -103,7 +103,11 @@ function clusterDir(dir: string, user: OsUser | undefined): string {
   const inData = path.join(dir, 'postgres');
   // A link made at an earlier start leads to the cluster elsewhere.
   if (existsSync(inData) && lstatSync(inData).isSymbolicLink()) return realpathSync.native(inData);
-  if (!user || existsSync(inData)) return inData;
+  if (!user) return inData;
+  if (existsSync(inData)) {
+    if (!canEnter(user, inData)) throw new Error(`PostgreSQL runs as the user postgres, which cannot reach the cluster ${inData}: make its parents searchable by others (chmod o+x), or move DATA_DIR.`);
+    return inData;
+  }
   // DATA_DIR itself (mkdtemp makes it 0700) gets search permission for others, without read.
   const mode = statSync(dir).mode;
   if (!(mode & 0o001)) chmodSync(dir, (mode & 0o7777) | 0o001);
@@ -174,6 +178,8 @@ function spawnLogged(program: string, args: string[], cluster: string, logFile: 
 
 /** In the environment of the PostgreSQL we start: names the DATA_DIR it serves, so a later start knows it for ours. */
 const OWNER_MARK = 'TEAM_CHAT_DATA_DIR';
+/** The mark's value: one for every path that leads to DATA_DIR. */
+const markOf = (dir: string) => realpathSync.native(dir);
 
 async function startPostmaster(bin: string, dir: string, cluster: string, logFile: string, durable: boolean): Promise<ChildProcess> {
   // Run as the cluster's owner: PostgreSQL refuses root, and as root initdb ran as `postgres`.
@@ -187,7 +193,7 @@ async function startPostmaster(bin: string, dir: string, cluster: string, logFil
     cluster,
     logFile,
     owner,
-    { detached: true, env: { ...process.env, [OWNER_MARK]: dir } },
+    { detached: true, env: { ...process.env, [OWNER_MARK]: markOf(dir) } },
   );
   // From now on, however this process ends, PostgreSQL is told to stop (a graceful stop waits for it).
   const stopOnExit = () => postmaster.kill('SIGINT');
@@ -267,9 +273,10 @@ async function stopLeftovers(dir: string, cluster: string): Promise<void> {
 
 /** Live postmasters started for DATA_DIR `dir` (their backends, which share the mark, aside), with their parents. */
 function postmastersOf(dir: string): [pid: number, parent: number][] {
-  const mark = `\0${OWNER_MARK}=${dir}\0`;
+  const mark = `\0${OWNER_MARK}=${markOf(dir)}\0`;
   const marked = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
+  // Without /proc (macOS) the postmaster.pid check alone applies.
+  for (const entry of existsSync('/proc') ? readdirSync('/proc') : []) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     try {
