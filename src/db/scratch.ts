@@ -1,12 +1,12 @@
 // Throwaway databases, for the schema engine and the tests: on the server at a given URL, or else
 // on an embedded PostgreSQL in a temporary directory that goes away with them.
 // On a shared server each database carries a comment naming the process that made it (machine,
-// boot, pid, start time): they are dropped when it closes them, when it exits (process.exit
+// boot, pid namespace, pid, start time): they are dropped when it closes them, when it exits (process.exit
 // included), and, for a process that died without either (killed, crashed), by the next scratch
 // server of that machine, which drops those whose process is gone and never those of a live one.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -90,6 +90,8 @@ const PREFIX = 'chat_scratch_';
 interface ProcessMark {
   host: string;
   boot: string;
+  /** The pid namespace: containers sharing a host name and kernel see other pids. */
+  pids: string;
   pid: number;
   /** Clock ticks from boot: a pid used again belongs to a later process. */
   start: string;
@@ -98,9 +100,10 @@ interface ProcessMark {
 function processMark(pid: number): ProcessMark | null {
   try {
     const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const pids = readlinkSync('/proc/self/ns/pid');
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
-    return { host: hostname(), boot, pid, start };
+    return { host: hostname(), boot, pids, pid, start };
   } catch {
     return null;
   }
@@ -119,7 +122,7 @@ async function dropStale(onServer: <Row>(sql: string) => Promise<Row[]>): Promis
     } catch {
       continue;
     }
-    if (owner.host !== here.host || owner.boot !== here.boot) continue;
+    if (owner.host !== here.host || owner.boot !== here.boot || owner.pids !== here.pids) continue;
     const live = isAlive(owner.pid) && processMark(owner.pid)?.start === owner.start;
     if (!live) await onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
   }
