@@ -2,8 +2,8 @@
 // the Preact app and its stylesheet, the shared stylesheet that server-rendered pages link too,
 // and KaTeX's fonts, every file named by its content hash so browsers may cache it for good;
 // index.html names them and is the one file revalidated. Text files get .gz and .br twins made
-// here, once, so the server compresses nothing at run time. Run by `npm install` (postinstall)
-// and `npm start` (scripts/build.mjs); takes about a second.
+// here, once, so the server compresses nothing at run time. Run by scripts/build.mjs (`npm install`,
+// and `npm start` when a source changed); takes about a second.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

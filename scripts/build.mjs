@@ -8,10 +8,32 @@
 // It builds the web client too (scripts/build-web.mjs), which the server serves at `/`.
 // `npm start` also sets glibc's malloc to two arenas that return freed memory early: without
 // that, memory freed after start-up on Node's other threads stays mapped (measured: about 40 MB).
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { build } from 'esbuild';
-import { buildWeb } from './build-web.mjs';
+
+/** What the bundles are made of, and what they are: a bundle older than a source is stale. */
+const SOURCES = ['src', 'web', 'package.json', 'scripts/build.mjs', 'scripts/build-web.mjs'];
+const OUTPUTS = ['build/main.mjs', 'build/web/index.html'];
+
+function newestMtime(file) {
+  const stat = statSync(file);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(file).reduce((newest, name) => Math.max(newest, newestMtime(path.join(file, name))), stat.mtimeMs);
+}
+
+function upToDate() {
+  try {
+    return Math.min(...OUTPUTS.map((f) => statSync(f).mtimeMs)) >= Math.max(...SOURCES.map(newestMtime));
+  } catch (err) {
+    if (err.code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+if (process.argv.includes('--if-stale') && upToDate()) process.exit(0);
+// Loaded only now: the check above is all a restart with nothing to build pays.
+const { build } = await import('esbuild');
+const { buildWeb } = await import('./build-web.mjs');
 
 // npm packages stay imports, resolved by Node at run time, except those whose entry is JSON
 // (tlds): Node's ESM loader would want an import attribute for them, so they are inlined.

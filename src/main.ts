@@ -8,11 +8,39 @@ import { loadConfig, type Config } from './config.ts';
 import { log, setLogLevel } from './log.ts';
 
 async function serve(config: Config): Promise<void> {
+  let stop: (() => Promise<void>) | undefined;
+  let stopping = false;
+  const shutdown = (reason: string) => {
+    // npm passes a signal on to the server that the process group got too: one shutdown.
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal: reason });
+    // Still starting: the exit tells the embedded PostgreSQL to stop.
+    if (!stop) process.exit(0);
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error('shutdown failed', { error: String(err) });
+        process.exit(1);
+      },
+    );
+  };
+  // SIGHUP: the terminal `npm start` ran in was closed.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => shutdown(signal));
+  // Run by `npm start`, the server ends with npm, however npm ended (killed, its terminal gone).
+  if (process.env.npm_lifecycle_event) {
+    const npm = process.ppid;
+    setInterval(() => process.ppid !== npm && shutdown('npm exited'), 1000).unref();
+  }
+  const { listenWhileStarting } = await import('./http/starting.ts');
+  const starting = await listenWhileStarting(config);
+  log.info('answering 503 while starting', { port: starting.port });
   const { createControlChannel } = await import('./cli/control.ts');
   const { bootstrapFirstRealm, startServer } = await import('./server.ts');
   const control = createControlChannel(config);
-  const server = await startServer(config, { attach: control.attach });
+  const server = await startServer(config, { attach: control.attach, starting });
   control.publish(server.port);
+  stop = () => control.close().then(() => server.stop());
   const creds = await bootstrapFirstRealm(server, process.env);
   // One write, so whoever reads the output sees the credentials together with the address.
   process.stdout.write(
@@ -23,21 +51,6 @@ async function serve(config: Config): Promise<void> {
           `Try: curl -u '${creds.email}:${creds.apiKey}' ${creds.url}/api/v1/users/me\n(These are shown only once.)\n\n`
         : ''),
   );
-  const shutdown = (signal: string) => {
-    log.info('shutting down', { signal });
-    control
-      .close()
-      .then(() => server.stop())
-      .then(
-        () => process.exit(0),
-        (err) => {
-          log.error('shutdown failed', { error: String(err) });
-          process.exit(1);
-        },
-      );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
 }
 
 async function admin(config: Config, cmd: AdminCommand): Promise<Record<string, unknown>> {

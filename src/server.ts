@@ -15,6 +15,7 @@ import { serveQueues } from './cluster/queue-proxy.ts';
 import type { Config } from './config.ts';
 import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpOptions, type HttpServer } from './http/server.ts';
+import type { StartingListener } from './http/starting.ts';
 import type { User } from './db/generated/client.ts';
 import { log } from './log.ts';
 import { attachOperations } from './ops/endpoints.ts';
@@ -46,9 +47,11 @@ export interface ServerHooks {
   attach?: (uws: TemplatedApp, app: App) => void;
   /** Sees every answer of the API's handlers (the tests' OpenAPI conformance check). */
   inspectAnswer?: HttpOptions<Scope, User>['inspectAnswer'];
+  /** Held the port while the server started (answering 503); the server takes its port over. */
+  starting?: StartingListener;
 }
 
-export async function startServer(config: Config, { attach, inspectAnswer }: ServerHooks = {}): Promise<RunningServer> {
+export async function startServer(config: Config, { attach, inspectAnswer, starting }: ServerHooks = {}): Promise<RunningServer> {
   const app = await createApp(config);
   let http: HttpServer;
   let stopping: Promise<void> | undefined;
@@ -82,6 +85,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
         attach?.(uws, app);
       },
       inspectAnswer,
+      takeOver: starting,
     });
   } catch (err) {
     await closeApp(app);

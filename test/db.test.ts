@@ -1,12 +1,14 @@
 // The database layer: the migration runner and its bookkeeping in Prisma's `_prisma_migrations`,
 // the embedded PostgreSQL (its data directory, lock, user and stale files), and that the
 // migrations match the schema.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import pg from 'pg';
+import { scratchServer } from '../src/db/scratch.ts';
 import { openDatabase, type Database } from '../src/db/client.ts';
 import { applyMigrations, migrationChecksum, readMigrations } from '../src/db/migrate.ts';
 import { checkDrift } from '../src/db/check-drift.ts';
@@ -191,6 +193,50 @@ test('migrations: concurrent starts apply every migration exactly once', async (
   } finally {
     for (const db of opened) await db.close();
   }
+});
+
+/** A process holding a scratch database on `serverUrl`; answers its name, exits when its stdin ends. */
+async function scratchHolder(serverUrl: string): Promise<{ child: ChildProcess; name: string }> {
+  const scratch = JSON.stringify(path.resolve('src/db/scratch.ts'));
+  const code = `const { scratchServer } = await import(${scratch}); const s = await scratchServer(process.argv[1]);
+console.log(new URL(await s.createDatabase()).pathname.slice(1)); process.stdin.on('end', () => process.exit(0)); process.stdin.resume();`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code, serverUrl], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  return { child, name: String(line).trim() };
+}
+
+test('scratch databases: dropped at process.exit, swept once their process died, kept while it lives', async () => {
+  const serverUrl = (await testDatabaseServer()).url;
+  const names = async () => {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      return (await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'chat_scratch_%'`)).rows.map((r) => r.datname);
+    } finally {
+      await admin.end();
+    }
+  };
+  const exiting = await scratchHolder(serverUrl);
+  const killed = await scratchHolder(serverUrl);
+  const living = await scratchHolder(serverUrl);
+  try {
+    exiting.child.stdin!.end();
+    await once(exiting.child, 'exit');
+    killed.child.kill('SIGKILL');
+    await once(killed.child, 'exit');
+    let present = await names();
+    assert.not.ok(present.includes(exiting.name), 'dropped by its process at exit');
+    assert.ok(present.includes(killed.name) && present.includes(living.name));
+    const sweeper = await scratchServer(serverUrl);
+    await sweeper.close();
+    present = await names();
+    assert.not.ok(present.includes(killed.name), "a dead process's database is swept");
+    assert.ok(present.includes(living.name), "a live process's database is kept");
+  } finally {
+    living.child.stdin!.end();
+    await once(living.child, 'exit');
+  }
+  assert.not.ok((await names()).includes(living.name));
 });
 
 test('a session whose connection is lost fails its query; the process lives on', async () => {

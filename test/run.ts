@@ -37,6 +37,8 @@ const watchdog = setTimeout(() => {
   process.exit(1);
 }, WATCHDOG_MS);
 watchdog.unref();
+// Stopped from outside, the run still exits through process.exit, whose handlers drop its scratch databases.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(1));
 
 // uvu prints its totals but returns nothing, so read them from what it writes.
 let output = '';

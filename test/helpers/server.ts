@@ -60,8 +60,12 @@ export function sharedServer(): Promise<RunningServer> {
 /** Stops the shared server, drops the run's databases, stops the embedded PostgreSQL, removes the directories. */
 export async function endTestRun(): Promise<void> {
   try {
-    if (shared) await (await shared).stop();
-    if (databases) await (await databases).close();
+    // The databases go even when the shared server fails to stop.
+    try {
+      if (shared) await (await shared).stop();
+    } finally {
+      if (databases) await (await databases).close();
+    }
   } finally {
     shared = undefined;
     databases = undefined;
