@@ -11,6 +11,7 @@ import pg from 'pg';
 import { scratchServer } from '../src/db/scratch.ts';
 import { openDatabase, type Database } from '../src/db/client.ts';
 import { applyMigrations, migrationChecksum, readMigrations } from '../src/db/migrate.ts';
+import { historySettings } from '../src/db/embedded.ts';
 import { checkDrift } from '../src/db/check-drift.ts';
 import { DatabaseProxy } from './helpers/db-proxy.ts';
 import { freshDatabase, tempDir, testDatabaseServer } from './helpers/server.ts';
@@ -143,6 +144,13 @@ test('embedded: a data directory is used by one server at a time, and PostgreSQL
     () => {},
   );
   await applyMigrations(first);
+  const settings = await first.withSession((s) => s.query<{ name: string; setting: string; unit: string | null }>(
+    "SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'random_page_cost', 'autovacuum_vacuum_insert_scale_factor')"));
+  const shown = Object.fromEntries(settings.map((r) => [r.name, r.setting]));
+  // shared_buffers counts 8 kB pages, work_mem kB.
+  assert.equal(shown, {
+    shared_buffers: String(Number(historySettings().shared_buffers.replace('MB', '')) * 128), work_mem: '16384', random_page_cost: '1.1', autovacuum_vacuum_insert_scale_factor: '0.05',
+  }, 'the embedded PostgreSQL is sized for a long history');
   await rejects(openDatabase({ dataDir }), /already open in this process/);
   await first.close();
   assert.not.ok(existsSync(pidFile), 'close removes the pid file');

@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import {
   chmodSync, chownSync, closeSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync,
 } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { log } from '../log.ts';
@@ -181,6 +182,31 @@ const OWNER_MARK = 'TEAM_CHAT_DATA_DIR';
 /** The mark's value: one for every path that leads to DATA_DIR. */
 const markOf = (dir: string) => realpathSync.native(dir);
 
+const MB = 2 ** 20;
+const clampMB = (bytes: number, min: number, max: number) => `${Math.round(Math.min(max, Math.max(min, bytes / MB)))}MB`;
+
+/**
+ * Settings for a cluster that keeps an organization's whole history (millions of messages, tens of
+ * millions of UserMessage rows) rather than PostgreSQL's defaults for a small database: shared
+ * buffers an eighth of the memory (128 MB to 2 GB), the rest counted as the OS's cache, more memory
+ * per sort and per index build, random reads priced as on an SSD, fewer checkpoints under bulk
+ * writes, and autovacuum that visits big tables after 5 % of them changed (not 20 %) and analyzes
+ * after 2 %, so index-only scans and the planner's statistics keep up with an insert-mostly history.
+ */
+export function historySettings(totalMemory = os.totalmem()): Record<string, string> {
+  return {
+    shared_buffers: clampMB(totalMemory / 8, 128, 2048),
+    effective_cache_size: clampMB(totalMemory / 2, 512, 65536),
+    work_mem: '16MB',
+    maintenance_work_mem: clampMB(totalMemory / 16, 64, 1024),
+    random_page_cost: '1.1',
+    max_wal_size: '2GB',
+    autovacuum_vacuum_scale_factor: '0.05',
+    autovacuum_vacuum_insert_scale_factor: '0.05',
+    autovacuum_analyze_scale_factor: '0.02',
+  };
+}
+
 async function startPostmaster(bin: string, dir: string, cluster: string, logFile: string, durable: boolean): Promise<ChildProcess> {
   // Run as the cluster's owner: PostgreSQL refuses root, and as root initdb ran as `postgres`.
   const owner = isRoot() ? statSync(cluster) : undefined;
@@ -188,7 +214,9 @@ async function startPostmaster(bin: string, dir: string, cluster: string, logFil
     path.join(bin, 'postgres'),
     [
       ...['-D', cluster, '-p', String(SOCKET_PORT), '-c', 'listen_addresses=', '-c', `unix_socket_directories="${cluster.replaceAll('"', '""')}"`],
-      ...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+      ...(durable
+        ? Object.entries(historySettings()).flatMap(([name, value]) => ['-c', `${name}=${value}`])
+        : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
     ],
     cluster,
     logFile,
