@@ -40,6 +40,8 @@ export interface App {
   scheduler: DeliveryScheduler;
   /** Drains the push outbox to the push relay (started by the server when PUSH_RELAY_URL is set). */
   pushes: DeliveryScheduler;
+  /** Sends missed-message and digest emails when due (started by the server). */
+  notificationEmails: DeliveryScheduler;
   /** `sendsEmail`: mail a visitor makes the server send (sign-up confirmations), per address. */
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter; sendsEmail: RateLimiter } | null;
   /** Outgoing mail, delivered after the transactions that queue it. */
@@ -94,6 +96,7 @@ export async function createApp(config: Config): Promise<App> {
       users: new SerialActors(undefined, turnsOf(LockSpace.USER)),
       scheduler: new DeliveryScheduler(),
       pushes: new DeliveryScheduler('push notification delivery'),
+      notificationEmails: new DeliveryScheduler('notification emails'),
       queues,
       limits,
       mail: new Outbox(config),
@@ -114,6 +117,7 @@ export async function createApp(config: Config): Promise<App> {
 export async function closeApp(app: App): Promise<void> {
   await app.scheduler.stop();
   await app.pushes.stop();
+  await app.notificationEmails.stop();
   app.queues.stop();
   app.channels.stop();
   app.users.stop();

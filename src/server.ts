@@ -20,6 +20,7 @@ import { attachOperations } from './ops/endpoints.ts';
 import { requestObservers } from './ops/requests.ts';
 import { attachWebClient, loadWebAssets } from './http/static.ts';
 import { PROJECT_ROOT } from './paths.ts';
+import { sendNotificationEmails } from './mail/missed-messages.ts';
 
 /** Where scripts/build-web.mjs puts the web client. */
 const WEB_DIR = path.join(PROJECT_ROOT, 'build', 'web');
@@ -94,6 +95,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
   // and the address is known (reminders link to messages).
   app.scheduler.start(() => deliverDueMessages(app));
   if (config.PUSH_RELAY_URL) app.pushes.start(() => drainPushOutbox(app));
+  app.notificationEmails.start(() => sendNotificationEmails(app));
   return {
     app,
     http,
@@ -108,6 +110,7 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
         // A delivery in progress finishes and reaches the queues before they are saved.
         await app.scheduler.stop();
         await app.pushes.stop();
+        await app.notificationEmails.stop();
         app.queues.closeConsumers();
         await http.drain((deadline - Date.now()) / 2);
         const { saved } = await saveEventQueues(app, deadline);

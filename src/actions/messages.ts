@@ -286,7 +286,12 @@ interface Outgoing {
  * that has an unread recipient, other than its sender, with a device that can get notifications:
  * in the message's own transaction, so the work exists exactly when the message does, even if the
  * server stops right after the commit; the worker decides later, off the request, who is told.
+ *
+ * Likewise every unread direct message, mention, wildcard mention and alert word is noted for a
+ * missed-message email (src/mail/missed-messages.ts), which checks settings and reads when due.
  */
+/** The flags that make a channel message worth a missed-message email. */
+const EMAIL_WORTHY = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned | FLAG_BITS.has_alert_word;
 const insertMessages = (withPush: boolean) => `WITH ids AS (
     SELECT nextval(pg_get_serial_sequence('"Message"', 'id')) AS id FROM generate_series(1, $1::int)),
   numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM ids),
@@ -299,7 +304,12 @@ const insertMessages = (withPush: boolean) => `WITH ids AS (
     RETURNING *),
   um AS (
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
-    SELECT u, numbered.id, f FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n)),${withPush ? `
+    SELECT u, numbered.id, f FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n)),
+  missed AS (
+    INSERT INTO "MissedMessageEmail" ("userId", "messageId", "createdAt")
+    SELECT r.u, numbered.id, now() AT TIME ZONE 'UTC' FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN input USING (n) JOIN numbered USING (n)
+    WHERE r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND (input.channel IS NULL OR (r.f & ${EMAIL_WORTHY}) <> 0)
+    RETURNING 1),${withPush ? `
   push AS (
     INSERT INTO "PushOutbox" (kind, "realmId", "messageId", "nextAttemptAt", "createdAt")
     SELECT 'message', realm, numbered.id, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC' FROM input JOIN numbered USING (n)
@@ -312,7 +322,7 @@ const insertMessages = (withPush: boolean) => `WITH ids AS (
     FROM (SELECT "channelId", min(id) AS id FROM m WHERE "channelId" IS NOT NULL GROUP BY "channelId") f
     WHERE c.id = f."channelId" AND c."firstMessageId" IS NULL RETURNING c."firstMessageId" AS id)
   SELECT m.*, pg_current_xact_id()::text AS xid, m.id IN (SELECT id FROM first) AS "firstInChannel",
-    ${withPush ? 'm.id IN (SELECT "messageId" FROM push)' : 'false'} AS "pushQueued" FROM m ORDER BY m.id`;
+    ${withPush ? 'm.id IN (SELECT "messageId" FROM push)' : 'false'} AS "pushQueued", EXISTS (SELECT 1 FROM missed) AS "emailNoted" FROM m ORDER BY m.id`;
 const INSERT_MESSAGES = insertMessages(false);
 const INSERT_MESSAGES_QUEUEING_PUSH = insertMessages(true);
 
@@ -337,7 +347,7 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
   const items = requests.flatMap(({ realm, batch }) => batch.map((m) => ({ m, realmId: realm.id })));
   const column = <T>(pick: (m: MessageToStore) => T) => items.map(({ m }) => pick(m));
   const recipients = items.flatMap(({ m }, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
-  const rows = await rawQuery<Message & { xid: string; firstInChannel: boolean; pushQueued: boolean }>(
+  const rows = await rawQuery<Message & { xid: string; firstInChannel: boolean; pushQueued: boolean; emailNoted: boolean }>(
     app,
     app.config.PUSH_RELAY_URL ? INSERT_MESSAGES_QUEUEING_PUSH : INSERT_MESSAGES,
     items.length, items.map((i) => i.realmId),
@@ -351,11 +361,17 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
     if (inTransaction()) onCommit(() => app.pushes.wake(new Date()));
     else app.pushes.wake(new Date());
   }
+  if (rows[0]!.emailNoted) {
+    // The shortest batching period is a second: the email worker looks then, when it falls due.
+    const wake = () => app.notificationEmails.wake(new Date(Date.now() + 1000));
+    if (inTransaction()) onCommit(wake);
+    else wake();
+  }
   const xid = Number(rows[0]!.xid);
   let next = 0;
   return requests.map(({ batch }) => {
     const own = rows.slice(next, (next += batch.length));
-    const messages = own.map(({ xid: _, firstInChannel: __, pushQueued: ___, ...message }, i): FullMessage => {
+    const messages = own.map(({ xid: _, firstInChannel: __, pushQueued: ___, emailNoted: ____, ...message }, i): FullMessage => {
       const { p, directGroupId } = batch[i]!;
       const c = p.channel;
       return {
