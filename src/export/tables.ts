@@ -78,6 +78,8 @@ export const NOT_EXPORTED_TABLES: readonly string[] = [
   'Invitation', 'MultiuseInvite', 'InvitationEmail',
   // The server's shared secrets, and presence counters (an imported organization's starts after its imported presences).
   'ServerSecret', 'PresenceSequence',
+  // Pending notification emails and when digests went out: this server's mail, not the organization's data.
+  'MissedMessageEmail', 'DigestEmail',
 ];
 
 /** Messages per messages file (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */
