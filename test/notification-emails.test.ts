@@ -104,6 +104,21 @@ test('wildcard mentions follow the wildcard settings; alert words are emailed', 
   assert.ok(mails[1]!.text.includes('You are receiving this because a message contained one of your alert words.'));
 });
 
+test('an edit that mentions someone notes the message for them, as a new mention would be', async () => {
+  const { bob, zoe, channelId } = await setup();
+  const id = await send(zoe, channelId, 'plans', 'who can help?');
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(mailsTo(bob), []);
+  await ok(await zoe.client.patch(`/messages/${id}`, { content: 'who can help? @**Bob**' }));
+  const [mail] = await waitForMail(bob);
+  assert.is(mail!.subject, '#Verona > plans');
+  assert.ok(mail!.text.includes('Zoe:\nwho can help? @**Bob**\n'), mail!.text);
+  // Editing again, still mentioning Bob, sends nothing more.
+  await ok(await zoe.client.patch(`/messages/${id}`, { content: 'who can help? @**Bob** please' }));
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.is(mailsTo(bob).length, 1);
+});
+
 test('a message read before the batching period is over is not emailed; settings off, nothing is sent', async () => {
   const { bob, zoe } = await setup(2);
   const read = await sendDm(zoe, [bob.id], 'read at once');

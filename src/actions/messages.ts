@@ -326,6 +326,13 @@ const insertMessages = (withPush: boolean) => `WITH ids AS (
 const INSERT_MESSAGES = insertMessages(false);
 const INSERT_MESSAGES_QUEUEING_PUSH = insertMessages(true);
 
+/** Missed-message email notes were written: the worker looks when the first could fall due (the shortest batching period is a second). */
+export function wakeEmailWorker(app: App): void {
+  const wake = () => app.notificationEmails.wake(new Date(Date.now() + 1000));
+  if (inTransaction()) onCommit(wake);
+  else wake();
+}
+
 /** Messages of one organization to store together, and what storing them gave. */
 interface StoreRequest {
   realm: RealmInfo;
@@ -361,12 +368,7 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
     if (inTransaction()) onCommit(() => app.pushes.wake(new Date()));
     else app.pushes.wake(new Date());
   }
-  if (rows[0]!.emailNoted) {
-    // The shortest batching period is a second: the email worker looks then, when it falls due.
-    const wake = () => app.notificationEmails.wake(new Date(Date.now() + 1000));
-    if (inTransaction()) onCommit(wake);
-    else wake();
-  }
+  if (rows[0]!.emailNoted) wakeEmailWorker(app);
   const xid = Number(rows[0]!.xid);
   let next = 0;
   return requests.map(({ batch }) => {
