@@ -52,7 +52,7 @@ export async function sendDueDigests(app: App): Promise<Date> {
 async function awayUsers(app: App, realm: RealmInfo): Promise<User[]> {
   const awaySince = new Date(Date.now() - DIGEST_AWAY_DAYS * DAY_MS);
   const candidates = await app.prisma.user.findMany({
-    where: { realmId: realm.id, isActive: true, isBot: false, NOT: { presence: { is: { lastActiveTime: { gte: awaySince } } } } },
+    where: { realmId: realm.id, isActive: true, isBot: false, isImportedStub: false, NOT: { presence: { is: { lastActiveTime: { gte: awaySince } } } } },
     orderBy: { id: 'asc' },
   });
   const wanting = candidates.filter((u) => userSettingsSchema.parse(u.settings ?? {}).enable_digest_emails);

@@ -88,7 +88,7 @@ async function emailUser(app: App, userId: number): Promise<void> {
   if (claimed.length === 0) return;
   const user = await app.prisma.user.findUnique({ where: { id: userId } });
   const realm = user && app.realms.byId(user.realmId);
-  if (!user || !realm || !user.isActive || user.isBot) return;
+  if (!user || !realm || realm.deactivated || !user.isActive || user.isBot || user.isImportedStub) return;
   if (!(await idleUserIds(app, realm, [userId])).has(userId)) return;
   const ids = claimed.map((c) => c.messageId);
   const [messages, userMessages] = await Promise.all([
