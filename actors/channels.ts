@@ -42,6 +42,11 @@ export class ChannelActors extends SerialActors {
     return set;
   }
 
+  /** Whether the channel's subscriber set is held (or being read) now. */
+  holdsSubscribers(channelId: number): boolean {
+    return this.subscriberSets.has(channelId);
+  }
+
   /** After a change of who subscribes (or who is active): the channels' sets are read again. */
   forgetSubscribers(channelIds: Iterable<number> | 'all'): void {
     if (channelIds === 'all') this.subscriberSets.clear();

@@ -11,6 +11,7 @@ import { flagsScenario, reactScenario } from './scenarios/reactions-flags.ts';
 import { mixedScenario } from './scenarios/mixed.ts';
 import { clusterScenario } from './scenarios/cluster.ts';
 import { idleScenario } from './scenarios/idle.ts';
+import { historyScenario } from './scenarios/history.ts';
 
 /** How long an early stop waits for what it must undo (stopping a cluster, removing its stream). */
 const EARLY_TEARDOWN_MS = 15_000;
@@ -27,6 +28,7 @@ function run(opts: BenchOptions): Promise<CaseResult[]> {
     case 'idle': return idleScenario(opts);
     case 'baseline': return baselineScenario(opts);
     case 'render': return renderScenario(opts);
+    case 'history': return historyScenario(opts);
   }
 }
 

@@ -40,6 +40,10 @@ export interface App {
   scheduler: DeliveryScheduler;
   /** Drains the push outbox to the push relay (started by the server when PUSH_RELAY_URL is set). */
   pushes: DeliveryScheduler;
+  /** Channel traffic counts and backfills of old rows (src/ops/history-upkeep.ts). */
+  upkeep: DeliveryScheduler;
+  /** Makes the calls to outgoing-webhook bots that messages queued (started by the server). */
+  outgoingWebhooks: DeliveryScheduler;
   /** Sends missed-message and digest emails when due (started by the server). */
   notificationEmails: DeliveryScheduler;
   /** `sendsEmail`: mail a visitor makes the server send (sign-up confirmations), per address. */
@@ -96,6 +100,8 @@ export async function createApp(config: Config): Promise<App> {
       users: new SerialActors(undefined, turnsOf(LockSpace.USER)),
       scheduler: new DeliveryScheduler(),
       pushes: new DeliveryScheduler('push notification delivery'),
+      upkeep: new DeliveryScheduler('history upkeep'),
+      outgoingWebhooks: new DeliveryScheduler('outgoing webhook calls'),
       notificationEmails: new DeliveryScheduler('notification emails'),
       queues,
       limits,
@@ -117,6 +123,8 @@ export async function createApp(config: Config): Promise<App> {
 export async function closeApp(app: App): Promise<void> {
   await app.scheduler.stop();
   await app.pushes.stop();
+  await app.upkeep.stop();
+  await app.outgoingWebhooks.stop();
   await app.notificationEmails.stop();
   app.queues.stop();
   app.channels.stop();

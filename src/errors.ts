@@ -25,6 +25,10 @@ export const unauthorized = (msg: string) =>
 export const realmDeactivated = (headers: Record<string, string> = {}) =>
   new ApiError('This organization has been deactivated', 'REALM_DEACTIVATED', 401, {}, headers);
 
+/** The account was deactivated (Zulip's UserDeactivatedError, the code clients branch on); `headers` for a Basic-auth challenge. */
+export const userDeactivated = (headers: Record<string, string> = {}) =>
+  new ApiError('Account is deactivated', 'USER_DEACTIVATED', 401, {}, headers);
+
 export const notLoggedIn = () => unauthorized('Not logged in: API authentication or user session required');
 
 /**

@@ -6,6 +6,7 @@ import { closeApp, createApp, type App } from './app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { deliverDueMessages } from './actions/scheduled-delivery.ts';
 import { drainPushOutbox } from './push/worker.ts';
+import { drainOutgoingWebhooks } from './webhooks/outgoing-worker.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate, type Scope } from './api/route.ts';
@@ -18,6 +19,7 @@ import type { User } from './db/generated/client.ts';
 import { log } from './log.ts';
 import { attachOperations } from './ops/endpoints.ts';
 import { requestObservers } from './ops/requests.ts';
+import { historyUpkeep } from './ops/history-upkeep.ts';
 import { attachWebClient, loadWebAssets } from './http/static.ts';
 import { PROJECT_ROOT } from './paths.ts';
 import { sendNotificationEmails } from './mail/missed-messages.ts';
@@ -95,6 +97,8 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
   // and the address is known (reminders link to messages).
   app.scheduler.start(() => deliverDueMessages(app));
   if (config.PUSH_RELAY_URL) app.pushes.start(() => drainPushOutbox(app));
+  app.upkeep.start(() => historyUpkeep(app));
+  app.outgoingWebhooks.start(() => drainOutgoingWebhooks(app));
   app.notificationEmails.start(() => sendNotificationEmails(app));
   return {
     app,
@@ -110,6 +114,8 @@ export async function startServer(config: Config, { attach, inspectAnswer }: Ser
         // A delivery in progress finishes and reaches the queues before they are saved.
         await app.scheduler.stop();
         await app.pushes.stop();
+        await app.upkeep.stop();
+        await app.outgoingWebhooks.stop();
         await app.notificationEmails.stop();
         app.queues.closeConsumers();
         await http.drain((deadline - Date.now()) / 2);

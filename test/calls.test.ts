@@ -14,6 +14,18 @@ test('Zoom and Webex: not configured', async () => {
   assert.is(anonymous.status, 401);
 });
 
+test('Nextcloud Talk and Constructor Groups: not configured, after their parameters are checked', async () => {
+  const realm = await newRealm();
+  const talk = await realm.owner.client.post('/calls/nextcloud_talk/create', { room_name: 'general conversation' });
+  assert.equal([talk.status, talk.body], [400, errorBody('Nextcloud Talk is not configured.')]);
+  const unnamed = await realm.owner.client.post('/calls/nextcloud_talk/create');
+  assert.equal([unnamed.status, unnamed.body], [400, errorBody("Missing 'room_name' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'room_name' })]);
+  const groups = await realm.owner.client.post('/calls/constructorgroups/create', { is_video_call: false });
+  assert.equal([groups.status, groups.body], [400, errorBody('Constructor Groups is not configured.')]);
+  assert.equal((await realm.owner.client.post('/calls/constructorgroups/create')).body, errorBody('Constructor Groups is not configured.'));
+  assert.is((await realm.anonymous.post('/calls/constructorgroups/create')).status, 401);
+});
+
 test('BigBlueButton: a signed join link for each meeting, which says the server has no BigBlueButton', async () => {
   const realm = await newRealm();
   const r = await realm.owner.client.get('/calls/bigbluebutton/create', { meeting_name: 'Standup', voice_only: true });

@@ -343,6 +343,52 @@ if (!hasNatsServer()) {
       await nats.stop();
     }
   });
+
+  test('a long-poll and a WebSocket passed on to their queue\'s node across a NATS restart go on as soon as NATS is back', async () => {
+    const nats = await PrivateNats.start();
+    // A passed-on poll whose answer NATS lost would otherwise wait for heartbeat + 10 s: 40 s here.
+    const small = await startCluster(nats.url, ['d'], { HEARTBEAT_SECONDS: '30' });
+    try {
+      const [A, D] = [small.a.port, small.nodes[0]!.port];
+      const realm = await newRealm(small.a);
+      await eventually('node d to know the organization', async () => (await via(D, realm.owner).get('/users/me')).status === 200);
+      const [u1, u2] = [await realm.addUser(), await realm.addUser()];
+      await makeChannel(realm, 'relayed', [realm.owner, u1, u2]);
+      const { queueId, state } = await register(via(D, u2));
+      const socketQueue = await register(via(D, u2));
+      assert.ok(queueId.startsWith('d:') && socketQueue.queueId.startsWith('d:'), 'the queues live on node d');
+      const parked = via(A, u2).get('/events', { queue_id: queueId, last_event_id: state.last_event_id }, { timeoutMs: 70_000 });
+      await new Promise((r) => setTimeout(r, 500));
+      await nats.stop('SIGKILL');
+      await new Promise((r) => setTimeout(r, 1_000));
+      // A WebSocket on the other queue through node a, opened while NATS is down.
+      const auth = `Basic ${Buffer.from(`${u2.email}:${u2.apiKey}`).toString('base64')}`;
+      const ws = new WebSocket(`ws://127.0.0.1:${A}/api/v1/events/socket?queue_id=${encodeURIComponent(socketQueue.queueId)}&last_event_id=${socketQueue.state.last_event_id}`, { headers: { Authorization: auth, Host: u2.client.host } });
+      const frames: any[] = [];
+      ws.on('message', (data) => frames.push(JSON.parse(String(data))));
+      ws.on('error', () => {});
+      const opened = new Promise((resolve, reject) => ws.once('open', resolve).once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c)).on('end', () => reject(new Error(`HTTP ${res.statusCode} ${body}`)));
+      }));
+      await new Promise((r) => setTimeout(r, 500));
+      await nats.start();
+      try {
+        await opened;
+        await eventually('node a to publish through NATS again', async () => (await via(A, u1).post('/messages', { type: 'stream', to: 'relayed', topic: 't', content: 'after the outage' })).status === 200);
+        const answered = await Promise.race([parked, new Promise<null>((r) => setTimeout(() => r(null), 15_000))]);
+        assert.ok(answered, 'the passed-on poll was answered within 15 s of NATS coming back, not at its 40 s timeout');
+        assert.is(answered.status, 200, answered.text);
+        assert.equal(answered.body.events.map((e: any) => e.message?.content), ['after the outage']);
+        await eventually('the message over the passed-on WebSocket', async () => frames.some((f) => f.message?.content === 'after the outage'), 15_000);
+      } finally {
+        ws.close();
+      }
+    } finally {
+      await small.close();
+      await nats.stop();
+    }
+  });
 }
 
 test.run();

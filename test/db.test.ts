@@ -108,6 +108,25 @@ test('migrations: a script with its own BEGIN/COMMIT is applied and recorded', a
   assert.is(row?.applied_steps_count, 1);
 });
 
+test('migrations: an index built concurrently runs outside a transaction, after dropping an invalid leftover of its name', async () => {
+  const db = fresh!;
+  await db.withSession(async (s) => {
+    await s.exec('CREATE TABLE probe_concurrent (id int)');
+    // What a failed CREATE INDEX CONCURRENTLY leaves: an index marked invalid.
+    await s.exec('CREATE INDEX probe_concurrent_idx ON probe_concurrent (id)');
+    await s.exec(`UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'probe_concurrent_idx'::regclass`);
+  });
+  const name = '20990101000003_concurrent_index';
+  const dir = migrationsDir({ [name]: '-- A comment first.\nCREATE INDEX CONCURRENTLY "probe_concurrent_idx" ON probe_concurrent (id);\n' });
+  assert.equal(await applyMigrations(db, dir), [name]);
+  const [index] = await db.withSession((s) =>
+    s.query<{ valid: boolean }>(`SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = 'probe_concurrent_idx'::regclass`),
+  );
+  assert.equal(index, { valid: true });
+  const row = (await migrationRows(db)).find((r) => r.migration_name === name);
+  assert.ok(row?.finished_at instanceof Date);
+});
+
 test('embedded: a data directory is used by one server at a time, and PostgreSQL stops with it', async () => {
   const dataDir = tempDir();
   const pidFile = path.join(dataDir, 'server.pid');

@@ -687,6 +687,18 @@ export const STEPS: Step[] = [
       ok(await bot.request('PUT', '/api/v1/bot_storage', { body: new URLSearchParams({ storage: JSON.stringify({ mood: 'happy' }) }).toString() }));
     },
   },
+  {
+    name: 'a bot made through the API: renamed, its service changed, given away and back, deactivated and reactivated',
+    async run(s) {
+      const { user_id: id } = ok(await s.member.client.post('/bots', { full_name: 'Hook Bot', short_name: 'hook', bot_type: 3, payload_url: JSON.stringify('https://hooks.example.com/a') }));
+      ok(await s.member.client.patch(`/bots/${id}`, { full_name: 'Hook Bot Two', service_payload_url: JSON.stringify('https://hooks.example.com/b'), service_interface: 2 }));
+      ok(await s.member.client.patch(`/bots/${id}`, { default_all_public_streams: 'true' }));
+      ok(await s.member.client.patch(`/bots/${id}`, { bot_owner_id: s.other.id }));
+      ok(await s.owner.client.patch(`/bots/${id}`, { bot_owner_id: s.member.id }));
+      ok(await s.member.client.delete(`/bots/${id}`));
+      ok(await s.owner.client.post(`/users/${id}/reactivate`));
+    },
+  },
 ];
 
 /** The default channel groups by name (Zulip has no GET for them: a register tells). */

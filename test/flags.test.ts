@@ -95,6 +95,21 @@ test('mark_all_as_read, mark_stream_as_read, mark_topic_as_read', async () => {
   assert.equal(events.ofType('update_message_flags').map((e) => [e.event.messages, e.event.all]), [[[b], false], [[a], false], [[], true]]);
 });
 
+test('mark_all_as_read takes a large backlog a batch at a time and announces it once, when done', async () => {
+  const realm = await newRealm();
+  const alice = await realm.addUser();
+  const sid = await makeChannel(realm, 'general', [realm.owner, alice]);
+  // More than one batch (2,000) of unread messages.
+  const ids: number[] = [];
+  for (let start = 0; start < 2050; start += 50) ids.push(...(await Promise.all(Array.from({ length: 50 }, (_, i) => send(realm.owner, sid, 't', `m${start + i}`)))));
+  const unread = async () => (await alice.client.get('/messages', { anchor: 'newest', num_before: 5000, num_after: 0, narrow: [{ operator: 'is', operand: 'unread' }] })).body.messages.length;
+  assert.equal(await unread(), 2050);
+  const events = captureEvents(realm.server.app, realm.id);
+  assert.equal((await alice.client.post('/mark_all_as_read')).body, { result: 'success', msg: '', complete: true });
+  events.stop();
+  assert.equal(await unread(), 0);
+  assert.equal(events.ofType('update_message_flags').map((e) => [e.userIds, e.event.messages, e.event.all]), [[[alice.id], [], true]]);
+});
 
 const post = (u: TestUser, [path, params]: Change) => u.client.post(path, params).then((r) => [r.status, r.body]);
 type Change = [string, Record<string, unknown>];

@@ -149,6 +149,22 @@ test('the queue id alone authenticates; unknown or foreign queues are refused', 
   assert.equal((badKey as { status: number }).status, 401);
 });
 
+test('a client frame over 16 KiB closes the socket with 1009 and a close frame; one at the limit is answered', async () => {
+  const realm = await newRealm();
+  const queueId = await register(realm.owner);
+  const client = await open(realm, realm.owner, { queue_id: queueId });
+  client.ws.send('x'.repeat(16 * 1024));
+  await client.waitFor(() => client.events.length === 1);
+  assert.equal(client.events[0], { result: 'error', msg: 'Expected {"last_event_id": <integer>}', code: 'BAD_REQUEST' } as never);
+  client.ws.send(JSON.stringify({ last_event_id: -1, padding: 'x'.repeat(20_000) }));
+  await client.waitFor(() => client.closed !== null);
+  assert.equal(client.closed, { code: 1009, reason: 'message too big' });
+  const again = await open(realm, realm.owner, { queue_id: queueId });
+  await sendDm(realm.owner, [realm.owner.id], 'still there');
+  await again.waitFor(() => again.events.length === 1);
+  await again.close();
+});
+
 test('the handshake follows RFC 6455: an unsupported version gets 426 naming 13, a missing or malformed key 400', async () => {
   const realm = await newRealm();
   const queueId = await register(realm.owner);

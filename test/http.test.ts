@@ -41,7 +41,7 @@ test('deactivated users are refused', async () => {
   await realm.server.app.prisma.user.update({ where: { id: user.id }, data: { isActive: false } });
   realm.server.app.auth.forget(user.id);
   const r = await user.client.get('/users/me');
-  assert.equal([r.status, r.body], [401, { result: 'error', msg: 'Account is deactivated', code: 'UNAUTHORIZED' }]);
+  assert.equal([r.status, r.body], [401, { result: 'error', msg: 'Account is deactivated', code: 'USER_DEACTIVATED' }]);
 });
 
 test('wrong method: 405 with allowed_methods; unknown path: 404 JSON', async () => {

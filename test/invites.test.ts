@@ -324,6 +324,45 @@ test('POST /invites/multiuse: create_multiuse_invite_group, the same checks, a /
   await assertNothingSent(realm, () => admin.client.delete('/invites/multiuse/99999999'), errorBody('No such invitation'));
 });
 
+test('PATCH /invites/multiuse/{id}: role, channels, groups and default channels of a usable link, under the checks of creating one', async () => {
+  const realm = await newRealm();
+  const admin = await realm.addUser({ role: Role.ADMINISTRATOR });
+  const member = await realm.addUser();
+  const channel = await makeChannel(realm, 'c', [realm.owner]);
+  const link = (await admin.client.post('/invites/multiuse', { invite_as: Role.GUEST })).body.invite_link;
+  const invite = await realm.server.app.prisma.multiuseInvite.findFirstOrThrow({ where: { realmId: realm.id } });
+  const queue = await openQueue(admin, { event_types: ['invites_changed'] });
+
+  const edited = await admin.client.patch(`/invites/multiuse/${invite.id}`, { invite_as: Role.MODERATOR, stream_ids: [channel], include_realm_default_subscriptions: true });
+  assert.equal([edited.status, edited.body], [200, SUCCESS]);
+  assert.equal(await queue.next(), [{ type: 'invites_changed' }]);
+  const row = await realm.server.app.prisma.multiuseInvite.findUniqueOrThrow({ where: { id: invite.id } });
+  assert.equal([row.invitedAs, row.channelIds, row.groupIds, row.includeRealmDefaultSubscriptions, row.key], [Role.MODERATOR, [channel], [], true, invite.key]);
+  const listed = (await admin.client.get('/invites')).body.invites[0];
+  assert.equal([listed.invited_as, listed.link_url], [Role.MODERATOR, link]);
+  assert.equal((await admin.client.patch(`/invites/multiuse/${invite.id}`, { stream_ids: [] })).body, SUCCESS);
+  assert.equal((await realm.server.app.prisma.multiuseInvite.findUniqueOrThrow({ where: { id: invite.id } })).invitedAs, Role.MODERATOR, 'absent fields stay');
+
+  const refused: [Client, Record<string, unknown>, number, object][] = [
+    [member.client, { invite_as: Role.MEMBER }, invite.id, errorBody('Insufficient permission')],
+    [admin.client, { invite_as: Role.OWNER }, invite.id, errorBody('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL')],
+    [admin.client, { stream_ids: [99999999] }, invite.id, errorBody('Invalid channel ID 99999999. No invites were sent.')],
+    [admin.client, { invite_as: 7 }, invite.id, errorBody('Invalid invite_as', 'BAD_REQUEST', { var_name: 'invite_as' })],
+    [admin.client, {}, 99999999, errorBody('No such invitation')],
+  ];
+  for (const [client, params, id, body] of refused) {
+    const r = await client.patch(`/invites/multiuse/${id}`, params);
+    assert.equal([r.status, r.body], [400, body], JSON.stringify(params));
+  }
+  await setRealmSettings(realm, {}, { create_multiuse_invite_group: systemGroup(realm, 'role:members') });
+  const r = await member.client.patch(`/invites/multiuse/${invite.id}`, { invite_as: Role.MEMBER });
+  assert.equal([r.status, r.body], [400, errorBody('Must be an organization administrator')], "another's link takes an administrator");
+  assert.equal((await admin.client.delete(`/invites/multiuse/${invite.id}`)).body, SUCCESS);
+  const revoked = await admin.client.patch(`/invites/multiuse/${invite.id}`, { invite_as: Role.MEMBER });
+  assert.equal([revoked.status, revoked.body], [400, errorBody('No such invitation')]);
+  assert.equal((await realm.server.app.prisma.multiuseInvite.findUniqueOrThrow({ where: { id: invite.id } })).invitedAs, Role.MODERATOR, 'nothing refused was written');
+});
+
 test('deactivating an inviter expires the invitations they made', async () => {
   const realm = await newRealm();
   const admin = await realm.addUser({ role: Role.ADMINISTRATOR });

@@ -143,6 +143,30 @@ test('topic moves: propagate modes, breadcrumbs, edit history, last_moved_timest
   assert.match(link, new RegExp(`^\\[A message\\]\\(http://${realm.subdomain}\\.[^)]*/#narrow/channel/${sid}-public-stream/topic/elsewhere/near/${b}\\) was moved here from #\\*\\*public stream>single\\*\\* by `));
 });
 
+test('a topic of more than one batch moves a batch per transaction, each announced, then one breadcrumb', async () => {
+  const realm = await newRealm();
+  const alice = await realm.addUser({ name: 'Alice' });
+  const sid = await makeChannel(realm, 'big', [realm.owner, alice]);
+  const ids: number[] = [];
+  for (let start = 0; start < 1050; start += 50) ids.push(...(await Promise.all(Array.from({ length: 50 }, (_, i) => send(alice, sid, 'old', `m${start + i}`)))));
+  ids.sort((x, y) => x - y);
+  const edited = ids[500]!;
+  const events = captureEvents(realm.server.app, realm.id);
+  const r = await realm.owner.client.patch(`/messages/${edited}`, { topic: 'new', propagate_mode: 'change_all', send_notification_to_old_thread: true, send_notification_to_new_thread: false });
+  events.stop();
+  assert.equal(r.body, { result: 'success', msg: '', detached_uploads: [] });
+  const updates = events.ofType('update_message').map((e) => e.event as { message_id: number; message_ids: number[]; orig_subject: string; subject: string; propagate_mode: string });
+  // The edited message's batch first (it and the 999 oldest others), then the rest.
+  assert.equal(updates.map((u) => u.message_ids.length), [1000, 50]);
+  assert.equal(updates.flatMap((u) => u.message_ids).sort((x, y) => x - y), ids);
+  assert.ok(updates.every((u) => u.message_id === edited && u.orig_subject === 'old' && u.subject === 'new' && u.propagate_mode === 'change_all'));
+  const inTopic = async (topic: string) => (await alice.client.get('/messages', { anchor: 'newest', num_before: 2000, num_after: 0, narrow: [{ operator: 'channel', operand: sid }, { operator: 'topic', operand: topic }] })).body.messages.map((m: { id: number }) => m.id);
+  assert.equal(await inTopic('new'), ids);
+  const who = `@_**Olivia Owner|${realm.owner.id}**`;
+  const [crumb] = (await alice.client.get('/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'channel', operand: sid }, { operator: 'topic', operand: 'old' }], apply_markdown: false })).body.messages;
+  assert.is(crumb.content, `This topic was moved to #**big>new** by ${who}.`, 'one breadcrumb, for the whole topic');
+});
+
 test('topic move permissions and time limits', async () => {
   const realm = await newRealm();
   const member = await realm.addUser();

@@ -66,4 +66,18 @@ test('errors: names of built-in and custom views, duplicates, missing views, bla
   ]);
 });
 
+test('a fragment with raw slashes in the path (as the Python library sends it) names the view', async () => {
+  const realm = await newRealm();
+  const ann = await realm.addUser();
+  await ann.client.post('/navigation_views', { fragment: 'narrow/is/alerted', is_pinned: false, name: 'Alerts' });
+  const patched = await ann.client.patch('/navigation_views/narrow/is/alerted', { is_pinned: true });
+  assert.equal([patched.status, patched.body], [200, SUCCESS]);
+  assert.equal((await ann.client.get('/navigation_views')).body.navigation_views, [{ fragment: 'narrow/is/alerted', is_pinned: true, name: 'Alerts' }]);
+  const missing = await ann.client.delete('/navigation_views/narrow/is/alerted/extra');
+  assert.equal([missing.status, missing.body], [404, errorBody('Navigation view does not exist.')]);
+  const removed = await ann.client.delete('/navigation_views/narrow/is/alerted');
+  assert.equal([removed.status, removed.body], [200, SUCCESS]);
+  assert.equal((await ann.client.get('/navigation_views')).body.navigation_views, []);
+});
+
 test.run();

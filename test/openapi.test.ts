@@ -69,7 +69,7 @@ test('JSON-encoded parameters say so, in the query and in form bodies', () => {
   assert.equal(events.find((p) => p.name === 'dont_block'), { name: 'dont_block', in: 'query', required: false, content: { 'application/json': { schema: { type: 'boolean', default: false } } } });
   assert.equal(events.find((p) => p.name === 'queue_id'), { name: 'queue_id', in: 'query', required: false, schema: { type: 'string' } });
   const send = document.paths['/api/v1/messages'].post.requestBody.content['application/x-www-form-urlencoded'];
-  assert.equal(send.schema.required, ['type', 'to', 'content']);
+  assert.equal(send.schema.required, ['type', 'content']);
   assert.equal(send.encoding, { read_by_sender: { contentType: 'application/json' } });
   assert.ok(document.paths['/api/v1/user_uploads'].post.requestBody.content['multipart/form-data']);
 });

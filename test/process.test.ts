@@ -214,6 +214,9 @@ test('SIGKILL leaves PostgreSQL running; the next start stops it and finds the d
   assert.equal([login.status, login.body.api_key], [200, printed.apiKey]);
   const stopped = await stop(server);
   assert.is(stopped.code, 0, stopped.stderr);
+  const line = stopped.stderr.split('\n').find((l) => l.includes('an earlier run left behind'))!;
+  assert.is(line.match(/"pid":/g)?.length, 1, `one pid key, the server's: ${line}`);
+  assert.equal([JSON.parse(line).pid, JSON.parse(line).postgres_pid], [server.child.pid, leftover]);
 });
 
 test.run();

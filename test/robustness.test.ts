@@ -40,4 +40,20 @@ test('NUL bytes where the database refuses them: a 400, not a 500', async () => 
   assert.equal([r.status, r.body], [400, { result: 'error', msg: 'Null bytes are not allowed', code: 'BAD_REQUEST' }]);
 });
 
+test('ids beyond the database integer in the path answer as ids that name nothing, on every route', async () => {
+  const realm = await newRealm();
+  const huge = await realm.owner.client.post('/user_groups/9223372036854775808/subgroups', { add: '[1]' });
+  assert.equal([huge.status, huge.body], [400, { result: 'error', msg: 'Invalid user group', code: 'BAD_REQUEST' }]);
+  const user = await realm.owner.client.get('/users/2147483648');
+  assert.equal([user.status, user.body], [400, { result: 'error', msg: 'No such user', code: 'BAD_REQUEST' }]);
+  const failures: string[] = [];
+  for (const route of allRoutes.filter((r) => /:\w+/.test(r.path))) {
+    for (const big of ['2147483648', '9223372036854775808', '1'.repeat(400)]) {
+      const r = await realm.owner.client.request(route.method, route.path.replace(/:\w+/g, big));
+      if (r.status >= 500) failures.push(`${route.method} ${route.path} ${big}: ${r.status} ${r.text.slice(0, 120)}`);
+    }
+  }
+  assert.equal(failures, []);
+});
+
 test.run();

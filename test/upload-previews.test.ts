@@ -68,6 +68,19 @@ test('files that are not images, or do not decode, are plain links', async () =>
   }
 });
 
+test('GET /thumbnail/status/{realm_id}/{filename}: whether the thumbnails are made, to those who may download the file', async () => {
+  const realm = await newRealm();
+  const outsider = await realm.addUser({ name: 'Outsider' });
+  const status = (u: TestUser, url: string) => u.client.get(`/thumbnail/status/${url.slice('/user_uploads/'.length)}`);
+  const image = await upload(realm.owner, 'photo.png', await png(60, 40), 'image/png');
+  assert.equal((await status(realm.owner, image)).body, { result: 'success', msg: '', has_thumbnail: true });
+  const text = await upload(realm.owner, 'notes.txt', Buffer.from('hello'), 'text/plain');
+  assert.equal((await status(realm.owner, text)).body, { result: 'success', msg: '', has_thumbnail: false });
+  for (const r of [await status(outsider, image), await status(realm.owner, `/user_uploads/${realm.id}/aa/nothing/here.png`)]) {
+    assert.equal([r.status, r.body], [400, { result: 'error', msg: 'Invalid attachment', code: 'BAD_REQUEST' }]);
+  }
+});
+
 test('register: the thumbnail formats clients may ask for', async () => {
   const realm = await newRealm();
   const { state } = await openQueue(realm.owner, { fetch_event_types: ['realm'] });

@@ -92,7 +92,7 @@ test('deactivate: owner rules, events, no more authentication, queues end; react
   ]);
   const denied = await member.client.get('/users/me');
   assert.is(denied.status, 401);
-  assert.equal(denied.body, { result: 'error', msg: 'Account is deactivated', code: 'UNAUTHORIZED' });
+  assert.equal(denied.body, { result: 'error', msg: 'Account is deactivated', code: 'USER_DEACTIVATED' });
   assert.is(realm.server.app.queues.peek(memberQueue.state.queue_id), undefined, 'the deactivated user\'s queues are gone');
   assert.equal((await admin.client.delete(`/users/${member.id}`)).body, error('User is deactivated'));
   const listed = (await watcher.client.get('/user_groups')).body.user_groups.find((g: { id: number }) => g.id === team);
@@ -153,7 +153,7 @@ test('DELETE /users/me: anyone but the last user or owner; the account and its b
     { type: 'realm_user', op: 'update', person: { user_id: member.id, is_active: false } },
   ]);
   assert.is(realm.server.app.queues.peek(memberQueue.state.queue_id), undefined, 'the user\'s other clients lose their queues');
-  for (const u of [member, bot]) assert.equal((await u.client.get('/users/me')).body, error('Account is deactivated', 'UNAUTHORIZED'));
+  for (const u of [member, bot]) assert.equal((await u.client.get('/users/me')).body, error('Account is deactivated', 'USER_DEACTIVATED'));
 
   // With a second owner, an owner may leave.
   assert.equal((await realm.owner.client.patch(`/users/${admin.id}`, { role: Role.OWNER })).body, ok);

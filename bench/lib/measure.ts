@@ -158,7 +158,7 @@ export interface SenderSpec {
    * The request carrying `content` as number `seq` of the run (which may pick its channel);
    * `own` counts this sender's requests, for senders that alternate (add, then remove).
    */
-  request: (content: string, seq: number, own: number) => { method: 'POST' | 'DELETE'; path: string; body: string };
+  request: (content: string, seq: number, own: number) => { method: 'GET' | 'POST' | 'DELETE'; path: string; body: string };
   /** The server this sender posts to, when not the one measured (a node of a cluster). */
   endpoint?: Endpoint;
 }
@@ -170,7 +170,8 @@ export interface SendOptions {
 
 /**
  * K senders, each on its own keep-alive connection, posting back to back until the time or count
- * runs out. `kind` names what the requests do (send: messages; react, flags).
+ * runs out. `kind` names what the requests do (send: messages; react, flags; read: the history
+ * scenario's reads).
  */
 export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, senders: SenderSpec[], opts: SendOptions, kind: CaseKind = 'send'): Promise<CaseResult> {
   const conns = await mapLimit(senders, 50, (spec) => HttpConnection.open(spec.endpoint ?? endpoint));

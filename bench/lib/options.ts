@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 
-export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'react', 'flags', 'mixed', 'cluster', 'idle', 'baseline', 'render'] as const;
+export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'react', 'flags', 'mixed', 'cluster', 'idle', 'baseline', 'render', 'history'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -20,6 +20,8 @@ export interface BenchOptions {
   rate: number;
   /** Cluster sizes to measure in turn (cluster). */
   nodes: number[];
+  /** Messages of history to measure in turn (history). */
+  sizes: number[];
   durationS: number;
   waveTimeoutS: number;
   maxTimeS: number;
@@ -35,15 +37,17 @@ scenarios: ${SCENARIOS.join(', ')}
   --queues LIST      client counts, comma-separated (default: fan-out 10000; idle 10000,50000; baseline 1000,10000;
                      mixed: idle queues,long-polls,WebSockets = 10000,1000,500; cluster 1000)
   --nodes LIST       cluster: the cluster sizes to measure in turn (default 1,2,3)
+  --sizes LIST       history: messages of history to seed and measure in turn (default 10000,1000000,10000000)
   --users N          users the queues are registered by (default: largest count / 10; mixed 1000)
   --channels N       channels the messages go to, round robin, each followed by every bench user (default 1; mixed 4;
                      cluster: its many-channel send case, 24)
   --rate R           messages per second for mixed (default 100)
   --messages M       messages per fan-out case (default 20; cluster 10); cap on requests for send, react, flags (default 1000000)
   --senders K        concurrent senders for send, react (one user each) and flags (one user's connections) (default 8; cluster 12)
-  --duration S       seconds of sending for send, react, flags, mixed and cluster (default 10; mixed 60; cluster 3), of rendering per case for render
+  --duration S       seconds of sending for send, react, flags, mixed and cluster (default 10; mixed 60; cluster 3), of rendering per case for render,
+                     of each request for history (default 5)
   --wave-timeout S   how long one message may take to reach every client (default 30)
-  --max-time S       hard limit for the whole run (default 1800; with --smoke 60, cluster 180)
+  --max-time S       hard limit for the whole run (default 1800, history 7200; with --smoke 60, cluster 180, history 300)
   --smoke            a tiny run of about 10 s (cluster: about a minute)
   --out DIR          results directory (default bench/results)`;
 
@@ -58,6 +62,7 @@ const DEFAULT_COUNTS: Record<Scenario, number[]> = {
   idle: [10_000, 50_000],
   baseline: [1000, 10_000],
   render: [],
+  history: [],
 };
 const SMOKE_COUNTS: Record<Scenario, number[]> = {
   'longpoll-fanout': [100],
@@ -70,6 +75,7 @@ const SMOKE_COUNTS: Record<Scenario, number[]> = {
   idle: [200],
   baseline: [100],
   render: [],
+  history: [],
 };
 
 function positiveInt(name: string, value: string): number {
@@ -95,6 +101,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       channels: { type: 'string' },
       rate: { type: 'string' },
       nodes: { type: 'string' },
+      sizes: { type: 'string' },
       duration: { type: 'string' },
       'wave-timeout': { type: 'string' },
       'max-time': { type: 'string' },
@@ -121,20 +128,22 @@ export function parseOptions(argv: string[]): BenchOptions {
   if (scenario === 'mixed' && counts.length !== 3) throw new Error('mixed: --queues IDLE,LONGPOLLS,WEBSOCKETS');
   const mixed = scenario === 'mixed';
   const cluster = scenario === 'cluster';
-  if (cluster && remote) throw new Error('cluster starts its own nodes: no --url');
+  const history = scenario === 'history';
+  if ((cluster || history) && remote) throw new Error(`${scenario} starts its own servers: no --url`);
   return {
     scenario,
     remote,
     counts,
     users: values.users ? positiveInt('users', values.users) : mixed ? (smoke ? 20 : 1000) : undefined,
-    messages: ['send', 'react', 'flags'].includes(scenario) ? int('messages', 1_000_000, 5000) : int('messages', cluster ? 10 : 20, 3),
+    messages: ['send', 'react', 'flags', 'history'].includes(scenario) ? int('messages', 1_000_000, 5000) : int('messages', cluster ? 10 : 20, 3),
     senders: int('senders', cluster ? 12 : 8, 2),
     channels: int('channels', mixed ? 4 : cluster ? 24 : 1, mixed || cluster ? 2 : 1),
     rate: int('rate', 100, 20),
     nodes: values.nodes ? values.nodes.split(',').map((n) => positiveInt('nodes', n.trim())) : smoke ? [1, 2] : [1, 2, 3],
-    durationS: int('duration', mixed ? 60 : cluster ? 3 : 10, mixed ? 5 : 2),
+    sizes: values.sizes ? values.sizes.split(',').map((n) => positiveInt('sizes', n.trim())) : smoke ? [2000, 20_000] : [10_000, 1_000_000, 10_000_000],
+    durationS: int('duration', mixed ? 60 : cluster ? 3 : history ? 5 : 10, mixed ? 5 : history ? 1 : 2),
     waveTimeoutS: int('wave-timeout', 30, 5),
-    maxTimeS: int('max-time', 1800, cluster ? 180 : 60),
+    maxTimeS: int('max-time', history ? 7200 : 1800, cluster ? 180 : history ? 300 : 60),
     smoke,
     outDir: values.out ?? 'bench/results',
   };

@@ -3,7 +3,7 @@ import os from 'node:os';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { caseLabel, ratios, scaling, type CaseResult, type Ratio } from './results.ts';
+import { caseLabel, historyScaling, ratios, scaling, type CaseResult, type Ratio } from './results.ts';
 import { num, renderTable } from './table.ts';
 import { renderSvg, type BarPanel } from './svg-chart.ts';
 import { openFileLimit, type BenchOptions } from './options.ts';
@@ -74,6 +74,11 @@ export function renderTables(results: CaseResult[]): string {
           num(x?.throughput, 2), num(x?.p50, 2), num(x?.p99, 2)];
       })));
   }
+  const grown = historyScaling(results);
+  if (grown.length) {
+    out.push('history (x: the figure / the same request on the smallest history):\n' + renderTable(['case', 'throughput x', 'p50 x', 'p99 x'],
+      grown.map((r) => [r.label, num(r.throughput, 2), num(r.p50, 2), num(r.p99, 2)])));
+  }
   const failing = results.filter((r) => r.errorSamples.length);
   for (const r of failing) out.push(`errors in ${r.target} ${caseLabel(r)}:\n  ${r.errorSamples.join('\n  ')}`);
   return out.join('\n\n');
@@ -113,6 +118,8 @@ function chartPanels(results: CaseResult[], rs: Ratio[]): BarPanel[] {
   }
   const scaled = scaling(results);
   if (scaled.length) panels.push(ratioPanel('Cluster / 1 node (throughput: higher is better; latency: lower is better)', scaled));
+  const grown = historyScaling(results);
+  if (grown.length) panels.push(ratioPanel('History / smallest history (throughput: higher is better; latency: lower is better)', grown));
   if (rs.length) panels.push(ratioPanel('Server / baseline (throughput: higher is better; latency, memory: lower is better)', rs));
   return panels;
 }
@@ -130,7 +137,7 @@ export async function writeReport(opts: BenchOptions, command: string, startedAt
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
   const rs = ratios(results);
   const options = opts.remote ? { ...opts, remote: { ...opts.remote, apiKey: '***' } } : opts;
-  const record = { scenario: opts.scenario, command, startedAt: startedAt.toISOString(), machine, options, results, ratios: rs, scaling: scaling(results) };
+  const record = { scenario: opts.scenario, command, startedAt: startedAt.toISOString(), machine, options, results, ratios: rs, scaling: scaling(results), history: historyScaling(results) };
   const json = `${JSON.stringify(record, null, 2)}\n`;
   const base = join(opts.outDir, `${opts.scenario}-${stamp}`);
   const subtitle = `${command} | ${describeMachine(machine)} | ${startedAt.toISOString()}`;

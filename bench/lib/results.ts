@@ -3,7 +3,7 @@ import type { Percentiles } from './stats.ts';
 export type Target = 'server' | 'baseline';
 
 /** What one measured case exercises; a server case and a baseline case of the same kind and count are compared. */
-export type CaseKind = 'longpoll' | 'ws' | 'send' | 'react' | 'flags' | 'mixed' | 'idle-queue' | 'idle-longpoll' | 'idle-ws' | 'render';
+export type CaseKind = 'longpoll' | 'ws' | 'send' | 'react' | 'flags' | 'mixed' | 'idle-queue' | 'idle-longpoll' | 'idle-ws' | 'render' | 'read';
 
 export interface CaseResult {
   kind: CaseKind;
@@ -14,6 +14,9 @@ export interface CaseResult {
   channels?: number;
   /** Nodes of the cluster measured (cluster scenario). */
   nodes?: number;
+  /** The request measured and the messages of history behind it (history scenario). */
+  request?: string;
+  history?: number;
   latencyMs?: Percentiles;
   /** Events delivered per second (fan-out), or requests accepted per second (send, react, flags). */
   throughput?: number;
@@ -38,7 +41,8 @@ export interface CaseResult {
   seconds: number;
 }
 
-export function caseLabel(r: Pick<CaseResult, 'kind' | 'count' | 'channels' | 'nodes'>): string {
+export function caseLabel(r: Pick<CaseResult, 'kind' | 'count' | 'channels' | 'nodes' | 'request' | 'history'>): string {
+  if (r.history !== undefined) return `${r.request ?? r.kind} @${r.history.toLocaleString('en')}`;
   const channels = r.channels !== undefined && r.channels > 1 ? ` ${r.channels}ch` : '';
   return `${r.kind} ${r.count}${channels}${r.nodes ? ` @${r.nodes}n` : ''}`;
 }
@@ -77,6 +81,19 @@ export function scaling(results: CaseResult[]): Ratio[] {
     const one = results.find((r) => r.target === 'server' && r.nodes === 1 && r.kind === s.kind && r.count === s.count && r.channels === s.channels);
     if (!one) continue;
     out.push({ label: caseLabel(s), throughput: div(s.throughput, one.throughput), p50: div(s.latencyMs?.p50, one.latencyMs?.p50), p99: div(s.latencyMs?.p99, one.latencyMs?.p99) });
+  }
+  return out;
+}
+
+/** history: every request on a larger history against the same request on the smallest one. */
+export function historyScaling(results: CaseResult[]): Ratio[] {
+  const sizes = results.map((r) => r.history).filter((h): h is number => h !== undefined);
+  const smallest = Math.min(...sizes);
+  const out: Ratio[] = [];
+  for (const s of results.filter((r) => r.history !== undefined && r.history > smallest)) {
+    const base = results.find((r) => r.history === smallest && r.request === s.request);
+    if (!base) continue;
+    out.push({ label: caseLabel(s), throughput: div(s.throughput, base.throughput), p50: div(s.latencyMs?.p50, base.latencyMs?.p50), p99: div(s.latencyMs?.p99, base.latencyMs?.p99) });
   }
   return out;
 }

@@ -60,6 +60,8 @@ async function unreadDetails(app: App, userId: number, ids: number[]): Promise<U
 export interface FlagResult {
   changed: number[];
   ignoredChannels: number[];
+  /** Marking all read: unread rows may remain beyond this batch. */
+  more?: boolean;
 }
 
 /** A change of one user's flags, waiting in the user's batch. */
@@ -68,6 +70,15 @@ type FlagChange = { user: User } & (
   | { kind: 'channel'; channelId: number; topic?: string }
   | { kind: 'all' }
 );
+
+/**
+ * Marking everything read takes the oldest unread rows this many at a time, each batch its own
+ * transaction (Zulip's do_mark_all_as_read), so a user with a million unread messages holds no
+ * transaction or lock for long.
+ */
+const MARK_ALL_BATCH = 2000;
+/** After this long POST /mark_all_as_read answers `complete: false` and the client asks again, as Zulip's. */
+const MARK_ALL_TIMEOUT_MS = 50_000;
 
 /**
  * The user's rows a batch has looked at: their flags before it (historical ones for rows it
@@ -180,17 +191,18 @@ async function changeListed(app: App, realm: RealmInfo, rows: BatchRows, unfollo
  * Marks read the user's unread messages of a channel (or topic), or all of them: the unread rows
  * are read, with those the batch changed before (the database does not have its state yet).
  */
-async function markRead(app: App, rows: BatchRows, change: Extract<FlagChange, { kind: 'channel' | 'all' }>): Promise<number[]> {
+async function markRead(app: App, rows: BatchRows, change: Extract<FlagChange, { kind: 'channel' | 'all' }>): Promise<{ changed: number[]; more: boolean }> {
   const unreadOrHeld = `((um.flags & ${FLAG_BITS.read}) = 0 OR um."messageId" = ANY($2::int[]))`;
   const found = change.kind === 'all'
     ? await app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>(
-      `SELECT um."messageId", um.flags FROM "UserMessage" um WHERE um."userId" = $1 AND ${unreadOrHeld}`, change.user.id, rows.ids())
+      `SELECT um."messageId", um.flags FROM "UserMessage" um WHERE um."userId" = $1 AND ${unreadOrHeld} ORDER BY um."messageId" LIMIT ${MARK_ALL_BATCH}`, change.user.id, rows.ids())
     : await app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>(
       `SELECT um."messageId", um.flags FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
-       WHERE um."userId" = $1 AND m."channelId" = $3 ${change.topic === undefined ? '' : 'AND lower(m.topic) = lower($4)'} AND ${unreadOrHeld}`,
+       WHERE um."userId" = $1 AND m."channelId" = $3 ${change.topic === undefined ? '' : 'AND upper(m.topic) = upper($4)'} AND ${unreadOrHeld}`,
       ...[change.user.id, rows.ids(), change.channelId, ...(change.topic === undefined ? [] : [change.topic])]);
   rows.found(found);
-  return found.map((r) => r.messageId).filter((id) => rows.apply(id, FLAG_BITS.read, 'add')).sort((a, b) => a - b);
+  const changed = found.map((r) => r.messageId).filter((id) => rows.apply(id, FLAG_BITS.read, 'add')).sort((a, b) => a - b);
+  return { changed, more: change.kind === 'all' && found.length === MARK_ALL_BATCH };
 }
 
 function eventOf(op: FlagOp, flag: FlagName, ids: number[], all = false): Record<string, unknown> {
@@ -211,7 +223,7 @@ async function writeFlagBatch(app: App, realm: RealmInfo, changes: FlagChange[])
     const toUnread = changes.filter(marksUnread).flatMap((c) => c.ids);
     const unfollowed = toUnread.length ? await unfollowedChannels(app, userId, [...new Set(toUnread)]) : new Map<number, number>();
     const read = { ids: new Set<number>(), all: false };
-    const outcomes: ({ change: FlagChange; event: Record<string, unknown>; result: FlagResult } | ApiError)[] = [];
+    const outcomes: ({ change: FlagChange; event: Record<string, unknown> | null; result: FlagResult } | ApiError)[] = [];
     for (const change of changes) {
       try {
         if (change.kind === 'messages') {
@@ -219,11 +231,13 @@ async function writeFlagBatch(app: App, realm: RealmInfo, changes: FlagChange[])
           if (change.op === 'add' && change.flag === 'read') for (const id of result.changed) read.ids.add(id);
           outcomes.push({ change, event: eventOf(change.op, change.flag, result.changed), result });
         } else {
-          const changed = await markRead(app, rows, change);
+          const { changed, more } = await markRead(app, rows, change);
           for (const id of changed) read.ids.add(id);
           read.all ||= change.kind === 'all';
-          // Clients reload after marking all read, so that event lists no message.
-          outcomes.push({ change, event: eventOf('add', 'read', change.kind === 'all' ? [] : changed, change.kind === 'all'), result: { changed, ignoredChannels: [] } });
+          // Clients reload after marking all read, so that event lists no message; it leaves with
+          // the last batch.
+          const event = change.kind === 'all' ? (more ? null : eventOf('add', 'read', [], true)) : eventOf('add', 'read', changed);
+          outcomes.push({ change, event, result: { changed, ignoredChannels: [], more } });
         }
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
@@ -236,6 +250,7 @@ async function writeFlagBatch(app: App, realm: RealmInfo, changes: FlagChange[])
     const details = unread.length ? await unreadDetails(app, userId, unread) : {};
     return outcomes.map((o) => {
       if (o instanceof ApiError) return o;
+      if (!o.event) return o.result;
       if (marksUnread(o.change)) o.event.message_details = Object.fromEntries(o.result.changed.map((id) => [String(id), details[String(id)]]));
       sendOnCommit({ realmId: realm.id, userIds: [userId], event: o.event });
       return o.result;
@@ -257,9 +272,17 @@ export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: n
   return changeFlags(app, realm, { kind: 'messages', user, ids, op: op as FlagOp, flag });
 }
 
-/** POST /mark_all_as_read: every unread row at once. */
-export async function markAllAsRead(app: App, realm: RealmInfo, user: User): Promise<void> {
-  await changeFlags(app, realm, { kind: 'all', user });
+/**
+ * POST /mark_all_as_read: every unread row, a batch at a time through the user's actor; whether it
+ * got through them all before the time ran out.
+ */
+export async function markAllAsRead(app: App, realm: RealmInfo, user: User, timeoutMs = MARK_ALL_TIMEOUT_MS): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { more } = await changeFlags(app, realm, { kind: 'all', user });
+    if (!more) return true;
+    if (Date.now() >= deadline) return false;
+  }
 }
 
 /**

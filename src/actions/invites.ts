@@ -291,6 +291,44 @@ export async function revokeMultiuseInvite(app: App, realm: RealmInfo, user: Use
   });
 }
 
+/** What PATCH /invites/multiuse/{id} may change; an absent field stays as it is. */
+export interface MultiuseInviteChanges {
+  invitedAs?: number;
+  channelIds?: number[];
+  groupIds?: number[];
+  includeRealmDefaultSubscriptions?: boolean;
+}
+
+/**
+ * PATCH /invites/multiuse/{id}: the terms of a link that can still be used, under the checks of
+ * creating one; its key, and so the link already shared, stays the same.
+ */
+export async function editMultiuseInvite(app: App, realm: RealmInfo, user: User, id: number, changes: MultiuseInviteChanges): Promise<void> {
+  requireMemberOrAdmin(user);
+  if (!(await hasRealmPermission(app.realms, realm, user, 'create_multiuse_invite_group'))) throw badRequest('Insufficient permission');
+  await atomic(app, async () => {
+    const [row] = await app.prisma.$queryRaw<MultiuseInvite[]>`SELECT * FROM "MultiuseInvite" WHERE id = ${id} FOR UPDATE`;
+    const usable = row && row.realmId === realm.id && row.status === INVITE_STATUS.PENDING && (row.expiresAt === null || row.expiresAt > new Date());
+    if (!usable) throw badRequest('No such invitation');
+    checkManageOthers(user, row);
+    const invitedAs = changes.invitedAs ?? row.invitedAs;
+    checkInviteRole(user, invitedAs);
+    const terms = await checkTerms(app, realm, user, {
+      invitedAs,
+      channelIds: changes.channelIds ?? row.channelIds,
+      groupIds: changes.groupIds ?? row.groupIds,
+      includeRealmDefaultSubscriptions: changes.includeRealmDefaultSubscriptions ?? row.includeRealmDefaultSubscriptions,
+      welcomeMessageCustomText: null,
+      expiresInMinutes: null,
+    });
+    await app.prisma.multiuseInvite.update({
+      where: { id },
+      data: { invitedAs, channelIds: terms.channelIds, groupIds: terms.groupIds, includeRealmDefaultSubscriptions: terms.includeRealmDefaultSubscriptions },
+    });
+    await notifyInvitesChanged(app, realm, [row.referredById]);
+  });
+}
+
 /**
  * In the transaction deactivating `userIds`: their invitations that could still be used expire
  * now (Zulip's revoke_invites_generated_by_user).

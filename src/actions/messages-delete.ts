@@ -89,9 +89,9 @@ const TOPIC_DELETE_TIME_LIMIT_MS = 50_000;
 /** The newest messages of the topic the user can read (all, unless history is protected), locked. */
 async function topicBatch(app: App, user: User, channel: Channel, topic: string): Promise<number[]> {
   const rows = channel.historyPublicToSubscribers
-    ? await app.prisma.$queryRaw<{ id: number }[]>`SELECT id FROM "Message" WHERE "channelId" = ${channel.id} AND lower(topic) = lower(${topic}) ORDER BY id DESC LIMIT ${TOPIC_DELETE_BATCH_SIZE} FOR UPDATE`
+    ? await app.prisma.$queryRaw<{ id: number }[]>`SELECT id FROM "Message" WHERE "channelId" = ${channel.id} AND upper(topic) = upper(${topic}) ORDER BY id DESC LIMIT ${TOPIC_DELETE_BATCH_SIZE} FOR UPDATE`
     : await app.prisma.$queryRaw<{ id: number }[]>`SELECT m.id FROM "Message" m JOIN "UserMessage" um ON um."messageId" = m.id AND um."userId" = ${user.id}
-        WHERE m."channelId" = ${channel.id} AND lower(m.topic) = lower(${topic}) ORDER BY m.id DESC LIMIT ${TOPIC_DELETE_BATCH_SIZE} FOR UPDATE OF m`;
+        WHERE m."channelId" = ${channel.id} AND upper(m.topic) = upper(${topic}) ORDER BY m.id DESC LIMIT ${TOPIC_DELETE_BATCH_SIZE} FOR UPDATE OF m`;
   return rows.map((r) => r.id);
 }
 
@@ -105,7 +105,7 @@ async function forgetTopicVisibility(app: App, realm: RealmInfo, channel: Channe
     let stale = rows;
     if (!channel.historyPublicToSubscribers && rows.length) {
       const readers = await app.prisma.$queryRaw<{ userId: number }[]>`SELECT DISTINCT um."userId" FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
-        WHERE m."channelId" = ${channel.id} AND lower(m.topic) = lower(${topic}) AND um."userId" = ANY(${rows.map((r) => r.userId)})`;
+        WHERE m."channelId" = ${channel.id} AND upper(m.topic) = upper(${topic}) AND um."userId" = ANY(${rows.map((r) => r.userId)})`;
       stale = rows.filter((r) => !readers.some((x) => x.userId === r.userId));
     }
     if (!stale.length) return;

@@ -18,7 +18,7 @@ import {
   participantsIfNeeded, topicsPolicy,
 } from './messages.ts';
 import { renderWithRealm } from '../queries/render-context.ts';
-import { announceEdit, applyUpdate, type EditPlan } from './messages-update.ts';
+import { announceEdit, applyUpdate, moveRest, type EditPlan } from './messages-update.ts';
 import { atomic } from './transaction.ts';
 
 /** Zulip lets edits and moves run 20 s past the limit, for slow networks and clocks. */
@@ -206,6 +206,7 @@ export async function updateMessage(app: App, realm: RealmInfo, user: User, mess
     });
   // The channel's actor orders its edits and their events with its other writes.
   const { plan, applied } = await inChannelOrder(app, message.channelId, edit);
+  await moveRest(app, realm, plan, applied, (write) => inChannelOrder(app, message.channelId, write));
   await announceEdit(app, realm, plan, applied);
   return { detached_uploads: applied.detached };
 }

@@ -6,12 +6,11 @@ import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
 import { topicLinkSyntax } from '../markdown/link-syntax.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
-import { equalsIgnoringCase } from '../db/text-match.ts';
 import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { subscriberIds } from '../queries/channels.ts';
-import { timestamp, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
+import { timestamp, topicHasMessages, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
 import { alertedUsers, messageAlertWords } from '../queries/recipient-settings.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { topicFollowers } from '../queries/user-topics.ts';
@@ -19,7 +18,7 @@ import { deleteMessages } from './messages-delete.ts';
 import { claimAttachments, mentionedUsers, notificationBot, participantsIfNeeded, sendNotification, silentMention, wakeEmailWorker } from './messages.ts';
 import { linksImage } from '../queries/render-context.ts';
 import { attachmentDict } from '../queries/uploads.ts';
-import { sendOnCommit } from './transaction.ts';
+import { atomic, sendOnCommit } from './transaction.ts';
 import { moveTopicSettings } from './user-topics.ts';
 
 export interface EditPlan {
@@ -44,13 +43,34 @@ const RENDERED_MASK = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned 
 /** Zulip deletes a fresh resolve notice instead of posting its opposite within this time. */
 const RESOLVE_UNDO_GRACE_SECONDS = 60;
 
-/** The moved messages: the target alone, or it and the later / all visible ones of its topic. */
-async function changedMessageIds(app: App, p: EditPlan): Promise<number[]> {
+/**
+ * A topic move writes this many messages per transaction: the edited message's batch with the
+ * checks, the others after it, each on its own through the channel's actor, so moving a topic of
+ * 100,000 messages never holds a transaction, or the channel's writes, for seconds.
+ */
+export const MOVE_BATCH = 1000;
+
+/**
+ * The moved messages (the target alone, or it and the later / all visible ones of its topic),
+ * and whether that leaves none the user can see in the old topic.
+ */
+async function changedMessageIds(app: App, p: EditPlan): Promise<{ ids: number[]; movedAll: boolean }> {
   const m = p.message;
-  if (!moved(p) || p.propagateMode === 'change_one') return [m.id];
+  if (!moved(p) || p.propagateMode === 'change_one') {
+    const movedAll = moved(p) && (await visibleTopicMessages(app, p.user, p.origChannel!, m.topic)).every((v) => v.id === m.id);
+    return { ids: [m.id], movedAll };
+  }
   const visible = await visibleTopicMessages(app, p.user, p.origChannel!, m.topic);
   const ids = visible.map((v) => v.id).filter((id) => p.propagateMode === 'change_all' || id >= m.id);
-  return [...new Set([...ids, m.id])].sort((a, b) => a - b);
+  return { ids: [...new Set([...ids, m.id])].sort((a, b) => a - b), movedAll: p.propagateMode === 'change_all' || ids.length === visible.length };
+}
+
+/** The edited message's batch first (it carries the content and the checks), then the rest in order. */
+function moveBatches(ids: number[], editedId: number): number[][] {
+  const others = ids.filter((id) => id !== editedId);
+  const batches = [[editedId, ...others.slice(0, MOVE_BATCH - 1)].sort((a, b) => a - b)];
+  for (let i = MOVE_BATCH - 1; i < others.length; i += MOVE_BATCH) batches.push(others.slice(i, i + MOVE_BATCH));
+  return batches;
 }
 
 function historyEntries(p: EditPlan, ts: number): { full: Record<string, unknown>; moveOnly: Record<string, unknown> } {
@@ -140,23 +160,33 @@ async function moveUserMessages(tx: Prisma.TransactionClient, p: EditPlan, ids: 
   return { losingRows, losingAccess };
 }
 
-async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, ids: number[], now: Date): Promise<{ detached: Record<string, unknown>[]; access: AccessChange }> {
+/**
+ * Writes one batch of the edit: the content (with the edited message), the new place of the
+ * batch's messages still in the old one (a later batch may find some moved or deleted
+ * meanwhile), their edit history; returns the messages it changed.
+ */
+async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, batch: number[], now: Date): Promise<{ ids: number[]; detached: Record<string, unknown>[]; access: AccessChange }> {
   const { full, moveOnly } = historyEntries(p, timestamp(now));
   const tx = app.prisma;
-  const detached = p.content !== undefined ? await writeContent(app, tx, realm, p, now) : [];
+  const withEdited = batch.includes(p.message.id);
+  const detached = withEdited && p.content !== undefined ? await writeContent(app, tx, realm, p, now) : [];
   let access: AccessChange = { losingRows: [], losingAccess: [] };
+  let ids = batch;
   if (moved(p)) {
-    await tx.message.updateMany({
-      where: { id: { in: ids } },
-      data: { topic: p.targetTopic, channelId: p.targetChannel!.id, ...(p.resolve ? {} : { lastMovedTime: now }) },
-    });
-    if (p.channelChanged) access = await moveUserMessages(tx, p, ids);
+    const rows = await tx.$queryRawUnsafe<{ id: number }[]>(
+      // Resolving a topic is not a move for lastMovedTime (null leaves it as it was).
+      `UPDATE "Message" SET topic = $1, "channelId" = $2, "lastMovedTime" = COALESCE($5::timestamp(3), "lastMovedTime")
+        WHERE id = ANY($3::int[]) AND "channelId" = $4 AND upper(topic) = upper($6) RETURNING id`,
+      p.targetTopic, p.targetChannel!.id, batch, p.origChannel!.id, p.resolve ? null : now.toISOString(), p.message.topic,
+    );
+    ids = rows.map((r) => r.id).sort((a, b) => a - b);
+    if (p.channelChanged && ids.length) access = await moveUserMessages(tx, p, ids);
   }
   const prepend = `UPDATE "Message" SET "editHistory" = $1::jsonb || COALESCE("editHistory", '[]'::jsonb) WHERE id = ANY($2::int[])`;
-  await tx.$executeRawUnsafe(prepend, JSON.stringify([full]), [p.message.id]);
+  if (withEdited) await tx.$executeRawUnsafe(prepend, JSON.stringify([full]), [p.message.id]);
   const others = ids.filter((id) => id !== p.message.id);
   if (others.length) await tx.$executeRawUnsafe(prepend, JSON.stringify([moveOnly]), others);
-  return { detached, access };
+  return { ids, detached, access };
 }
 
 function updateEvent(p: EditPlan, ids: number[], ts: number, linkifiers: CompiledLinkifiers): Record<string, unknown> {
@@ -196,8 +226,11 @@ async function updateRecipients(app: App, p: EditPlan, access: AccessChange): Pr
 }
 
 export interface AppliedEdit {
-  /** The changed messages. */
+  /** The changed messages (of every batch, once all are written). */
   ids: number[];
+  /** Batches still to move after the first committed (moveRest), and who their events go to. */
+  rest: number[][];
+  recipients: Map<number, string[]>;
   /** The acting user's uploads no message references any more. */
   detached: Record<string, unknown>[];
   /** The whole topic moved, as far as the acting user can see it. */
@@ -206,10 +239,6 @@ export interface AppliedEdit {
   resolvedTopicFollowers: number[];
 }
 
-/** Whether a channel topic holds any message. */
-async function topicHasMessages(app: App, channel: Channel, topic: string): Promise<boolean> {
-  return (await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) }, select: { id: true } })) !== null;
-}
 
 /**
  * PATCH /messages/{id} after its checks, in their transaction: the writes and their events, and
@@ -217,10 +246,10 @@ async function topicHasMessages(app: App, channel: Channel, topic: string): Prom
  */
 export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Promise<AppliedEdit> {
   const now = new Date();
-  const ids = await changedMessageIds(app, p);
-  const targetHadMessages = moved(p) && (await topicHasMessages(app, p.targetChannel!, p.targetTopic));
-  const { detached, access } = await writeUpdate(app, realm, p, ids, now);
-  const movedAll = moved(p) && (p.propagateMode === 'change_all' || (await visibleTopicMessages(app, p.user, p.origChannel!, p.message.topic)).length === 0);
+  const { ids: all, movedAll } = await changedMessageIds(app, p);
+  const [first, ...rest] = moveBatches(all, p.message.id);
+  const targetHadMessages = moved(p) && (await topicHasMessages(app, p.targetChannel!.id, p.targetTopic));
+  const { ids, detached, access } = await writeUpdate(app, realm, p, first!, now);
   // As in Zulip: the old topic's followers before their settings move with it, else the new topic's.
   const resolvedTopicFollowers = p.resolve ? await topicFollowers(app, p.origChannel!.id, movedAll ? p.message.topic : p.targetTopic) : [];
   if (movedAll) {
@@ -229,20 +258,47 @@ export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Prom
     });
   }
   const recipients = await updateRecipients(app, p, access);
+  await announceBatch(app, realm, p, { ids, access, recipients, now });
+  // A copy: moveRest adds the later batches' messages to it, and the first event holds `ids`.
+  return { ids: [...ids], rest, recipients, detached, movedAll, resolvedTopicFollowers };
+}
+
+/** A written batch's events: update_message to who sees the message, delete_message to those who lost it. */
+async function announceBatch(app: App, realm: RealmInfo, p: EditPlan, b: { ids: number[]; access: AccessChange; recipients: Map<number, string[]>; now: Date }): Promise<void> {
+  if (b.ids.length === 0) return;
   sendOnCommit({
     realmId: realm.id,
-    userIds: [...recipients.keys()],
-    event: updateEvent(p, ids, timestamp(now), await compiledLinkifiers(app, realm.id)),
-    perUser: Object.fromEntries([...recipients].map(([id, flags]) => [id, { flags }])),
+    userIds: [...b.recipients.keys()],
+    event: updateEvent(p, b.ids, timestamp(b.now), await compiledLinkifiers(app, realm.id)),
+    perUser: Object.fromEntries([...b.recipients].map(([id, flags]) => [id, { flags }])),
   });
-  if (access.losingAccess.length) {
+  if (b.access.losingAccess.length) {
     sendOnCommit({
       realmId: realm.id,
-      userIds: access.losingAccess,
-      event: { type: 'delete_message', message_ids: ids, message_type: 'stream', stream_id: p.origChannel!.id, topic: p.message.topic },
+      userIds: b.access.losingAccess,
+      event: { type: 'delete_message', message_ids: b.ids, message_type: 'stream', stream_id: p.origChannel!.id, topic: p.message.topic },
     });
   }
-  return { ids, detached, movedAll, resolvedTopicFollowers };
+}
+
+/**
+ * After the edit's first batch committed: each further batch of a large move in a transaction of
+ * its own, through `inOrder` (the channel's actor), with its own events; `edit.ids` ends up
+ * holding every message moved.
+ */
+export async function moveRest(app: App, realm: RealmInfo, p: EditPlan, edit: AppliedEdit, inOrder: <T>(write: () => Promise<T>) => Promise<T>): Promise<void> {
+  for (const batch of edit.rest) {
+    const moved = await inOrder(() =>
+      atomic(app, async () => {
+        const now = new Date();
+        const { ids, access } = await writeUpdate(app, realm, p, batch, now);
+        await announceBatch(app, realm, p, { ids, access, recipients: edit.recipients, now });
+        return ids;
+      }),
+    );
+    edit.ids.push(...moved);
+  }
+  edit.rest = [];
 }
 
 /** After an edit committed: the Notification Bot's messages (each goes through its channel's actor). */

@@ -4,14 +4,14 @@
 import type { App } from '../app.ts';
 import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, Message, Prisma, User } from '../db/generated/client.ts';
-import { equalsIgnoringCase } from '../db/text-match.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
-import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
+import { BOT_TYPES } from '../domain/bots.ts';
+import { FLAG_BITS, flagList, IS_PRIVATE } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { cachedChannel, isSubscribed, metadataUserIds, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
-import { conversationUsers, messageObject, type FullMessage } from '../queries/messages.ts';
+import { conversationUsers, messageObject, topicHasMessages, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { alertedUsers, recipientSettings, type RecipientSettings } from '../queries/recipient-settings.ts';
@@ -94,8 +94,7 @@ export async function checkCanPost(app: App, realm: RealmInfo, user: User, chann
 /** can_create_topic_group: only needed when the topic has no message yet. */
 export async function checkCanCreateTopic(app: App, realm: RealmInfo, user: User, channel: Channel, topic: string): Promise<void> {
   if (await hasChannelPermissionOrOwner(app, realm, user, channel, 'can_create_topic_group')) return;
-  const exists = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) }, select: { id: true } });
-  if (!exists) throw badRequest('You do not have permission to create new topics in this channel.');
+  if (!(await topicHasMessages(app, channel.id, topic))) throw badRequest('You do not have permission to create new topics in this channel.');
 }
 
 /** Zulip's access_stream_for_send_message. */
@@ -170,7 +169,8 @@ export interface PreparedMessage {
 }
 
 async function topicParticipants(app: App, channelId: number, topic: string): Promise<Set<number>> {
-  const rows = await app.prisma.message.findMany({ where: { channelId, topic: equalsIgnoringCase(topic) }, select: { senderId: true }, distinct: ['senderId'] });
+  const rows = await app.prisma.$queryRaw<{ senderId: number }[]>`
+    SELECT DISTINCT "senderId" FROM "Message" WHERE "channelId" = ${channelId} AND upper(topic) = upper(${topic})`;
   return new Set(rows.map((r) => r.senderId));
 }
 
@@ -264,9 +264,29 @@ export interface DeliveryOptions extends SendOptions {
 }
 
 /** One message to write: what was checked and rendered, and each recipient's flag bits. */
-interface MessageToStore extends Outgoing {
-  flags: Map<number, number>;
+interface MessageToStore extends Outgoing, RecipientFlags {
   directGroupId: number | null;
+}
+
+/**
+ * A user the message may trigger if they are an outgoing-webhook bot (the statement that stores
+ * the message keeps only those): mentioned in a channel, or a recipient of a direct message.
+ */
+interface ServiceTrigger {
+  userId: number;
+  trigger: 'mention' | 'direct_message';
+}
+
+interface RecipientFlags {
+  flags: Map<number, number>;
+  triggers: ServiceTrigger[];
+}
+
+/** Zulip's get_service_bot_events: a bot's message triggers none, which keeps bots from answering each other forever. */
+function serviceTriggers(p: PreparedMessage, mentioned: Set<number>): ServiceTrigger[] {
+  if (p.sender.isBot) return [];
+  if (p.channel) return [...mentioned].map((userId) => ({ userId, trigger: 'mention' }));
+  return p.recipients.filter((id) => id !== p.sender.id).map((userId) => ({ userId, trigger: 'direct_message' }));
 }
 
 /** A message waiting in its channel's batch: its flags are worked out with the whole batch's. */
@@ -286,13 +306,16 @@ interface Outgoing {
  * that has an unread recipient, other than its sender, with a device that can get notifications:
  * in the message's own transaction, so the work exists exactly when the message does, even if the
  * server stops right after the commit; the worker decides later, off the request, who is told.
- *
- * Likewise every unread direct message, mention, wildcard mention and alert word is noted for a
+ * Likewise a call for each outgoing-webhook bot the message triggers (src/webhooks/outgoing-worker.ts),
+ * and every unread direct message, mention, wildcard mention and alert word is noted for a
  * missed-message email (src/mail/missed-messages.ts), which checks settings and reads when due.
  */
+/** Message's columns but the search vector, which only the database reads. */
+const MESSAGE_COLUMNS = `id, "realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "renderingVersion",
+    "dateSent", "sendingClient", "lastEditTime", "lastMovedTime", "editHistory", "isMeMessage", "hasAttachment", "hasImage", "hasLink"`;
 /** The flags that make a channel message worth a missed-message email. */
 const EMAIL_WORTHY = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned | FLAG_BITS.has_alert_word;
-const insertMessages = (withPush: boolean) => `WITH ids AS (
+const insertMessages = (withPush: boolean, withHooks: boolean) => `WITH ids AS (
     SELECT nextval(pg_get_serial_sequence('"Message"', 'id')) AS id FROM generate_series(1, $1::int)),
   numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM ids),
   input AS (
@@ -301,10 +324,11 @@ const insertMessages = (withPush: boolean) => `WITH ids AS (
   m AS (
     INSERT INTO "Message" (id, "realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "sendingClient", "isMeMessage", "hasLink", "hasImage")
     SELECT numbered.id, realm, sender, channel, direct_group, topic, content, rendered, client, is_me, has_link, has_image FROM input JOIN numbered USING (n)
-    RETURNING *),
+    RETURNING ${MESSAGE_COLUMNS}),
   um AS (
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
-    SELECT u, numbered.id, f FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n)),
+    SELECT u, numbered.id, CASE WHEN input.direct_group IS NULL THEN f ELSE f | ${IS_PRIVATE} END
+      FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n) JOIN input USING (n)),
   missed AS (
     INSERT INTO "MissedMessageEmail" ("userId", "messageId", "createdAt")
     SELECT r.u, numbered.id, now() AT TIME ZONE 'UTC' FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN input USING (n) JOIN numbered USING (n)
@@ -316,15 +340,22 @@ const insertMessages = (withPush: boolean) => `WITH ids AS (
     WHERE EXISTS (
       SELECT 1 FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN "Device" d ON d."userId" = r.u
       WHERE r.n = input.n AND r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND d."relayDeviceId" IS NOT NULL AND d."pushKey" IS NOT NULL)
+    RETURNING "messageId"),` : ''}${withHooks ? `
+  hooks AS (
+    INSERT INTO "OutgoingWebhookCall" ("realmId", "botId", "messageId", trigger, "nextAttemptAt", "createdAt")
+    SELECT u."realmId", u.id, numbered.id, t.trigger, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC'
+    FROM unnest($16::int[], $17::int[], $18::text[]) AS t(n, u, trigger) JOIN numbered USING (n)
+    JOIN "User" u ON u.id = t.u AND u."botType" = ${BOT_TYPES.OUTGOING_WEBHOOK} AND u."isActive"
     RETURNING "messageId"),` : ''}
   first AS (
     UPDATE "Channel" c SET "firstMessageId" = f.id
     FROM (SELECT "channelId", min(id) AS id FROM m WHERE "channelId" IS NOT NULL GROUP BY "channelId") f
     WHERE c.id = f."channelId" AND c."firstMessageId" IS NULL RETURNING c."firstMessageId" AS id)
   SELECT m.*, pg_current_xact_id()::text AS xid, m.id IN (SELECT id FROM first) AS "firstInChannel",
-    ${withPush ? 'm.id IN (SELECT "messageId" FROM push)' : 'false'} AS "pushQueued", EXISTS (SELECT 1 FROM missed) AS "emailNoted" FROM m ORDER BY m.id`;
-const INSERT_MESSAGES = insertMessages(false);
-const INSERT_MESSAGES_QUEUEING_PUSH = insertMessages(true);
+    ${withPush ? 'm.id IN (SELECT "messageId" FROM push)' : 'false'} AS "pushQueued",
+    ${withHooks ? 'm.id IN (SELECT "messageId" FROM hooks)' : 'false'} AS "hookQueued", EXISTS (SELECT 1 FROM missed) AS "emailNoted" FROM m ORDER BY m.id`;
+/** The statement's four forms, by [withPush][withHooks]: the common one does no more than it must. */
+const INSERT_MESSAGES = [[insertMessages(false, false), insertMessages(false, true)], [insertMessages(true, false), insertMessages(true, true)]] as const;
 
 /** Missed-message email notes were written: the worker looks when the first could fall due (the shortest batching period is a second). */
 export function wakeEmailWorker(app: App): void {
@@ -354,26 +385,29 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
   const items = requests.flatMap(({ realm, batch }) => batch.map((m) => ({ m, realmId: realm.id })));
   const column = <T>(pick: (m: MessageToStore) => T) => items.map(({ m }) => pick(m));
   const recipients = items.flatMap(({ m }, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
-  const rows = await rawQuery<Message & { xid: string; firstInChannel: boolean; pushQueued: boolean; emailNoted: boolean }>(
+  const triggers = items.flatMap(({ m }, i) => m.triggers.map((t) => [i + 1, t.userId, t.trigger] as const));
+  const rows = await rawQuery<Message & { xid: string; firstInChannel: boolean; pushQueued: boolean; hookQueued: boolean; emailNoted: boolean }>(
     app,
-    app.config.PUSH_RELAY_URL ? INSERT_MESSAGES_QUEUEING_PUSH : INSERT_MESSAGES,
+    INSERT_MESSAGES[app.config.PUSH_RELAY_URL ? 1 : 0][triggers.length > 0 ? 1 : 0],
     items.length, items.map((i) => i.realmId),
     column((m) => m.p.sender.id), column((m) => m.p.channel?.id ?? null), column((m) => m.directGroupId),
     column((m) => m.p.topic), column((m) => m.p.content), column((m) => m.p.rendered.html), column((m) => m.opts.client),
     column((m) => m.p.rendered.isMeMessage), column((m) => m.p.rendered.links.length > 0), column((m) => linksImage(m.p.rendered.links)),
     recipients.map((r) => r[0]), recipients.map((r) => r[1]), recipients.map((r) => r[2]),
+    ...(triggers.length > 0 ? [triggers.map((t) => t[0]), triggers.map((t) => t[1]), triggers.map((t) => t[2])] : []),
   );
-  if (rows.some((r) => r.pushQueued)) {
-    // The worker starts once the work is visible: after this statement, or after the caller's commit.
-    if (inTransaction()) onCommit(() => app.pushes.wake(new Date()));
-    else app.pushes.wake(new Date());
+  // The workers start once their work is visible: after this statement, or after the caller's commit.
+  for (const [queued, worker] of [[rows.some((r) => r.pushQueued), app.pushes], [rows.some((r) => r.hookQueued), app.outgoingWebhooks]] as const) {
+    if (!queued) continue;
+    if (inTransaction()) onCommit(() => worker.wake(new Date()));
+    else worker.wake(new Date());
   }
   if (rows[0]!.emailNoted) wakeEmailWorker(app);
   const xid = Number(rows[0]!.xid);
   let next = 0;
   return requests.map(({ batch }) => {
     const own = rows.slice(next, (next += batch.length));
-    const messages = own.map(({ xid: _, firstInChannel: __, pushQueued: ___, emailNoted: ____, ...message }, i): FullMessage => {
+    const messages = own.map(({ xid: _, firstInChannel: __, pushQueued: ___, hookQueued: ____, emailNoted: _____, ...message }, i): FullMessage => {
       const { p, directGroupId } = batch[i]!;
       const c = p.channel;
       return {
@@ -463,11 +497,11 @@ async function withFlags(app: App, realm: RealmInfo, batch: Outgoing[]): Promise
   const senders = [...new Set(batch.map((o) => o.p.sender.id))];
   const recipients = [...new Set(batch.flatMap((o) => o.p.recipients))];
   const settings = await recipientSettings(app, senders, recipients);
-  return Promise.all(batch.map(async (o) => ({ ...o, flags: await recipientFlags(app, realm, o.p, o.opts, settings), directGroupId: null })));
+  return Promise.all(batch.map(async (o) => ({ ...o, ...(await recipientFlags(app, realm, o.p, o.opts, settings)), directGroupId: null })));
 }
 
-/** Each recipient's flag bits for a new message, given the recipients' settings (recipientSettings). */
-async function recipientFlags(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, settings: RecipientSettings): Promise<Map<number, number>> {
+/** Each recipient's flag bits for a new message, given the recipients' settings (recipientSettings), and the bots it may trigger. */
+async function recipientFlags(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions, settings: RecipientSettings): Promise<RecipientFlags> {
   const mentioned = await mentionedUsers(app, realm, p.rendered);
   const alerted = alertedUsers(settings.alertWords, p.rendered.alertWordText);
   const mutedSender = settings.mutedBy.get(p.sender.id);
@@ -478,7 +512,7 @@ async function recipientFlags(app: App, realm: RealmInfo, p: PreparedMessage, op
     const bits = mentionBits(userId, mentioned, p.rendered, p.topicParticipants) | (alerted.has(userId) ? FLAG_BITS.has_alert_word : 0);
     flags.set(userId, bits | (read ? FLAG_BITS.read : 0));
   }
-  return flags;
+  return { flags, triggers: serviceTriggers(p, mentioned) };
 }
 
 /**
@@ -498,13 +532,13 @@ export async function deliverMessage(app: App, realm: RealmInfo, p: PreparedMess
  * caller's: the conversation and attachment writes need one around them.
  */
 export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessage, opts: DeliveryOptions): Promise<number> {
-  const flags = await recipientFlags(app, realm, p, opts, await recipientSettings(app, [p.sender.id], p.recipients));
+  const { flags, triggers } = await recipientFlags(app, realm, p, opts, await recipientSettings(app, [p.sender.id], p.recipients));
   return atomic(app, async () => {
     const db = app.prisma;
     const directGroupId = p.memberKey
       ? (await db.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
       : null;
-    const item = { p, opts, flags, directGroupId };
+    const item = { p, opts, flags, triggers, directGroupId };
     const { messages: [message], firsts } = await storeMessages(app, realm, [item]);
     onCommit(() => app.metrics.messagesSent.inc({ kind: p.channel === null ? 'direct' : 'channel' }));
     message.hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds);

@@ -26,13 +26,7 @@ interface Pending {
 
 const pending = new WeakMap<OpenTransaction, Pending>();
 
-/**
- * A hot raw statement: in the open transaction if there is one, else straight on the pool, where
- * it skips Prisma's own work (db/client.ts `query`).
- */
-export function rawQuery<Row>(app: App, sql: string, ...params: unknown[]): Promise<Row[]> {
-  return currentTransaction() ? app.prisma.$queryRawUnsafe<Row[]>(sql, ...params) : app.db.query<Row>(sql, params);
-}
+export { rawQuery } from '../db/transaction.ts';
 
 
 /**

@@ -114,7 +114,7 @@ async function serializeDeactivations(app: App, realm: RealmInfo, userId: number
 }
 
 /** Zulip's do_deactivate_user, in the caller's transaction: the bots the user owns first, then the user. */
-async function deactivateWithBots(app: App, realm: RealmInfo, target: User): Promise<void> {
+export async function deactivateWithBots(app: App, realm: RealmInfo, target: User): Promise<void> {
   const bots = await app.prisma.user.findMany({ where: { realmId: realm.id, botOwnerId: target.id, isActive: true }, orderBy: { id: 'asc' } });
   const users = [...bots, target];
   const ids = users.map((u) => u.id);
@@ -176,6 +176,9 @@ export async function reactivateUser(app: App, realm: RealmInfo, actor: User, us
       cacheChanged(app, { cache: 'user', userId: target.id });
     });
     await sendAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } });
+    if (target.isBot) {
+      sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, target), event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, is_active: true } } });
+    }
     await announcePeers(app, realm, target.id, 'peer_add');
     const groups = await app.realms.groups(realm.id);
     const named = [...groups.values()].filter((g) => !g.isSystemGroup && g.name !== null && g.members.has(target.id)).map((g) => g.id);

@@ -11,7 +11,7 @@ import { realmSettingsSchema, userSettingsSchema } from '../domain/realm-setting
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { unknownUser, whoCanAccess } from '../queries/user-access.ts';
-import { botDict, canSeeEmail, formatUser, realmViewers, type Viewer } from '../queries/users.ts';
+import { botDicts, canSeeEmail, formatUser, realmViewers, type Viewer } from '../queries/users.ts';
 import { joinDefaultChannels } from './subscriptions.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 import { realmChanged } from '../cluster/cache-sync.ts';
@@ -145,7 +145,7 @@ export async function announceNewUser(app: App, realm: RealmInfo, user: User): P
   // A bot also joins the bot lists of who administers it: its owner and the administrators.
   if (user.isBot) {
     const admins = viewers.filter((v) => v.role <= Role.ADMINISTRATOR || v.id === user.botOwnerId).map((v) => v.id);
-    sendOnCommit({ realmId: realm.id, userIds: admins, event: { type: 'realm_bot', op: 'add', bot: botDict(app, realm, user) } });
+    sendOnCommit({ realmId: realm.id, userIds: admins, event: { type: 'realm_bot', op: 'add', bot: (await botDicts(app, realm, [user]))[0] } });
   }
 }
 

@@ -1,7 +1,7 @@
 // POST /fetch_api_key: password login for API clients, with Zulip's failed-login rate limit.
 import { z } from 'zod';
 import { verifyPassword } from '../auth/passwords.ts';
-import { ApiError, rateLimitHit, realmDeactivated } from '../errors.ts';
+import { ApiError, rateLimitHit, realmDeactivated, userDeactivated } from '../errors.ts';
 import { str } from '../http/params.ts';
 import { publicRoute } from './route.ts';
 import { apiEmail } from '../queries/users.ts';
@@ -27,7 +27,7 @@ export const routes = [
         limiter?.hit(key);
         throw authFailed();
       }
-      if (!user.isActive) throw new ApiError('Account is deactivated', 'USER_DEACTIVATED', 401);
+      if (!user.isActive) throw userDeactivated();
       if (realm.deactivated) throw realmDeactivated();
       return { api_key: user.apiKey, email: apiEmail(app, realm, user), user_id: user.id };
     },

@@ -6,6 +6,7 @@ import { CAPABILITIES, type Capability, hasCapability, type QueueOptions } from 
 import type { EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
+import { userSettingsSchema } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { badQueueId, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
@@ -57,7 +58,8 @@ export const deliveredEvent = z.looseObject({ id: z.number().int(), type: z.stri
 });
 
 function queueOptions(user: User | null, p: ParamsOf<typeof queueParams>): QueueOptions {
-  const allPublicStreams = p.all_public_streams ?? false;
+  // A bot's own default when the client does not say (Zulip's _default_all_public_streams).
+  const allPublicStreams = p.all_public_streams ?? (user?.isBot === true && userSettingsSchema.parse(user.settings ?? {}).default_all_public_streams);
   if (allPublicStreams && user && user.role === Role.GUEST) throw badRequest('User not authorized for this query');
   const caps = p.client_capabilities;
   return {
@@ -79,13 +81,20 @@ function versionFields() {
   return { zulip_version: ZULIP_VERSION, zulip_feature_level: FEATURE_LEVEL, zulip_merge_base: ZULIP_MERGE_BASE };
 }
 
+/** A bot registering without a narrow gets its default_events_register_stream's (Zulip's _default_narrow). */
+async function withDefaultNarrow<P extends ParamsOf<typeof queueParams>>(app: App, user: User | null, p: P): Promise<P> {
+  if (!user?.isBot || p.narrow.length > 0 || user.defaultEventsRegisterChannelId === null) return p;
+  const channel = await app.prisma.channel.findUnique({ where: { id: user.defaultEventsRegisterChannelId }, select: { name: true } });
+  return channel ? { ...p, narrow: [['channel', channel.name]] } : p;
+}
+
 async function register(app: App, realm: RealmInfo, user: User | null, p: ParamsOf<typeof registerParams>) {
   if (!user) {
     if (!realm.settings.enable_spectator_access) throw notLoggedIn();
     if (p.client_gravatar) throw badRequest("Invalid 'client_gravatar' parameter for anonymous request");
     if (p.include_subscribers === 'true') throw badRequest("Invalid 'include_subscribers' parameter for anonymous request");
   }
-  const options = queueOptions(user, p);
+  const options = queueOptions(user, await withDefaultNarrow(app, user, p));
   // The queue exists before the state is read, so nothing that happens meanwhile is missed.
   const queue = user ? app.queues.create(user.id, realm.id, options) : null;
   const snapshot: SnapshotOptions = {

@@ -68,8 +68,7 @@ export const routes = [
     params: {},
     response: z.object({ complete: z.boolean() }),
     async handler({ app, realm, user }) {
-      await markAllAsRead(app, realm, user);
-      return { complete: true };
+      return { complete: await markAllAsRead(app, realm, user) };
     },
   }),
   userRoute({
@@ -92,7 +91,7 @@ export const routes = [
       const { channel } = await accessibleChannel(app, realm, user, params.stream_id, { content: true });
       const topic = normalizeTopicName(params.topic_name);
       const exists = await app.prisma.$queryRawUnsafe<unknown[]>(
-        'SELECT 1 FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId" WHERE um."userId" = $1 AND m."channelId" = $2 AND lower(m.topic) = lower($3) LIMIT 1',
+        'SELECT 1 FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId" WHERE um."userId" = $1 AND m."channelId" = $2 AND upper(m.topic) = upper($3) LIMIT 1',
         user.id, channel.id, topic,
       );
       if (exists.length === 0) throw badRequest(`No such topic '${topic}'`);

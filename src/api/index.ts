@@ -5,6 +5,7 @@ import { routes as alertWords } from './alert-words.ts';
 import { routes as auth } from './auth.ts';
 import { routes as avatars } from './avatars.ts';
 import { routes as botStorage } from './bot-storage.ts';
+import { routes as bots } from './bots.ts';
 import { routes as calls } from './calls.ts';
 import { routes as channelFolders } from './channel-folders.ts';
 import { routes as channels } from './channels.ts';
@@ -45,7 +46,7 @@ import { routes as unsubscribePages } from '../pages/unsubscribe.ts';
 
 /** The routes by resource; the names are the OpenAPI document's tags. */
 export const routeGroups: Readonly<Record<string, readonly Route[]>> = {
-  auth, serverSettings, users, userGroups, realmSettings, realmDomains, invites, realmPlaygrounds, profileFields, channelFolders, channels, userTopics, defaultChannels, subscriptions, typing, messages, messageEdits, reactions, uploads, avatars, flags, linkifiers, presence, userStatus, mutedUsers, alertWords, realmEmoji, realmExport, render, calls, drafts, scheduledMessages, reminders, savedSnippets, navigationViews, botStorage, settings, devices, events, registrationPages, unsubscribePages,
+  auth, serverSettings, users, userGroups, realmSettings, realmDomains, invites, realmPlaygrounds, profileFields, channelFolders, channels, userTopics, defaultChannels, subscriptions, typing, messages, messageEdits, reactions, uploads, avatars, flags, linkifiers, presence, userStatus, mutedUsers, alertWords, realmEmoji, realmExport, render, calls, drafts, scheduledMessages, reminders, savedSnippets, navigationViews, bots, botStorage, settings, devices, events, registrationPages, unsubscribePages,
   openapi: openApiRoutes(() => routeGroups),
 };
 

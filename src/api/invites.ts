@@ -1,9 +1,9 @@
 // Invitations: POST/GET /invites, POST /invites/multiuse, DELETE /invites/{id},
-// POST /invites/{id}/resend, DELETE /invites/multiuse/{id}; and the preview of Welcome Bot's custom
+// POST /invites/{id}/resend, PATCH/DELETE /invites/multiuse/{id}; and the preview of Welcome Bot's custom
 // message, POST /realm/test_welcome_bot_custom_message.
 import { z } from 'zod';
 import {
-  createMultiuseInvite, type InvitationTerms, inviteUsers, requireMemberOrAdmin, resendInvitation, revokeInvitation, revokeMultiuseInvite,
+  createMultiuseInvite, editMultiuseInvite, type InvitationTerms, inviteUsers, requireMemberOrAdmin, resendInvitation, revokeInvitation, revokeMultiuseInvite,
 } from '../actions/invites.ts';
 import { sendTestWelcomeMessage } from '../actions/onboarding.ts';
 import type { Config } from '../config.ts';
@@ -18,9 +18,11 @@ import { userRoute } from './route.ts';
 /** About a century: beyond it a date would not be representable for long. */
 const MAX_EXPIRY_MINUTES = 100 * 366 * 24 * 60;
 
+const inviteAs = () => json(z.number().int().refine((r) => ROLES.includes(r)));
+
 const termParams = {
   invite_expires_in_minutes: json(z.number().int().min(1).max(MAX_EXPIRY_MINUTES).nullable()).optional(),
-  invite_as: json(z.number().int().refine((r) => ROLES.includes(r))).default(Role.MEMBER),
+  invite_as: inviteAs().default(Role.MEMBER),
   group_ids: intList().default([]),
   include_realm_default_subscriptions: bool().default(false),
   welcome_message_custom_text: str(welcomeTextSchema).optional(),
@@ -104,6 +106,21 @@ export const routes = [
     response: z.object({}),
     async handler({ app, realm, user, path, log }) {
       await resendInvitation(app, realm, user, inviteId(path), log);
+      return {};
+    },
+  }),
+  userRoute({
+    method: 'PATCH',
+    path: '/api/v1/invites/multiuse/:invite_id',
+    params: { invite_as: inviteAs().optional(), stream_ids: intList().optional(), group_ids: intList().optional(), include_realm_default_subscriptions: bool().optional() },
+    response: z.object({}),
+    async handler({ app, realm, user, path, params }) {
+      await editMultiuseInvite(app, realm, user, inviteId(path), {
+        invitedAs: params.invite_as,
+        channelIds: params.stream_ids,
+        groupIds: params.group_ids,
+        includeRealmDefaultSubscriptions: params.include_realm_default_subscriptions,
+      });
       return {};
     },
   }),

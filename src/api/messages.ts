@@ -3,13 +3,14 @@
 import { z } from 'zod';
 import { MAX_REPORT_DESCRIPTION_LENGTH, REPORT_REASONS, reportMessage, type ReportType } from '../actions/message-report.ts';
 import { sendMessage, type Addressee } from '../actions/messages.ts';
+import type { User } from '../db/generated/client.ts';
 import { badRequest } from '../errors.ts';
-import { bool, choice, intList, json, str } from '../http/params.ts';
+import { bool, choice, intList, json, pathId, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages, matchesNarrow, messageHistory, presentMessages, type RangeQuery } from '../queries/messages.ts';
 import { readReceipts } from '../queries/read-receipts.ts';
 import { narrowSchema } from '../queries/narrow.ts';
-import { searchTermsOf } from '../queries/search-highlight.ts';
+import { searchOperandsOf } from '../queries/search-highlight.ts';
 import { topicLink } from '../events/schemas.ts';
 
 const MAX_MESSAGES_PER_FETCH = 5000;
@@ -52,9 +53,14 @@ function directRecipients(to: string): number[] | string[] {
   return [...new Set(data as number[])];
 }
 
-function addressee(type: string, to: string, topic: string | undefined): Addressee {
-  if (type === 'stream' || type === 'channel') return { kind: 'channel', channel: channelIndicator(to), topic };
-  if (type === 'direct' || type === 'private') return { kind: 'direct', users: directRecipients(to) };
+/** `to` may be left out: a channel message then goes to the sender's default_sending_stream (bots), as in Zulip. */
+function addressee(sender: User, type: string, to: string | undefined, topic: string | undefined): Addressee {
+  if (type === 'stream' || type === 'channel') {
+    const channel = to === undefined ? sender.defaultSendingChannelId : channelIndicator(to);
+    if (channel === null) throw badRequest('Missing channel');
+    return { kind: 'channel', channel, topic };
+  }
+  if (type === 'direct' || type === 'private') return { kind: 'direct', users: to === undefined ? [] : directRecipients(to) };
   throw badRequest('Invalid message type');
 }
 
@@ -133,7 +139,7 @@ export const routes = [
     path: '/api/v1/messages',
     params: {
       type: str(),
-      to: str(),
+      to: str().optional(),
       content: str(),
       topic: str().optional(),
       subject: str().optional(),
@@ -143,7 +149,7 @@ export const routes = [
     },
     response: z.object({ id: int }),
     async handler({ app, realm, user, params, headers }) {
-      const to = addressee(params.type, params.to, params.topic ?? params.subject);
+      const to = addressee(user, params.type, params.to, params.topic ?? params.subject);
       return sendMessage(app, realm, user, to, params.content, {
         client: clientName(headers.userAgent),
         readBySender: params.read_by_sender ?? true,
@@ -182,7 +188,7 @@ export const routes = [
           throw badRequest('Unsupported parameter combination: anchor, message_ids');
         }
         const rows = await filterByNarrow(app, realm, user, params.message_ids, params.narrow);
-        const messages = await presentMessages(app, realm, user, await loadMessages(app, rows.map((r) => r.id)), new Map(rows.map((r) => [r.id, r.flags])), opts, searchTermsOf(params.narrow));
+        const messages = await presentMessages(app, realm, user, await loadMessages(app, rows.map((r) => r.id)), new Map(rows.map((r) => [r.id, r.flags])), opts, searchOperandsOf(params.narrow));
         return { messages, history_limited: false };
       }
       if (params.num_before === undefined) throw badRequest("Missing 'num_before' argument");
@@ -197,7 +203,7 @@ export const routes = [
       });
       const loaded = await loadMessages(app, range.rows.map((r) => r.id));
       return {
-        messages: await presentMessages(app, realm, user, loaded, new Map(range.rows.map((r) => [r.id, r.flags])), opts, searchTermsOf(params.narrow)),
+        messages: await presentMessages(app, realm, user, loaded, new Map(range.rows.map((r) => [r.id, r.flags])), opts, searchOperandsOf(params.narrow)),
         anchor: range.anchor,
         found_anchor: range.foundAnchor,
         found_oldest: range.foundOldest,
@@ -263,6 +269,5 @@ export const routes = [
 ];
 
 export function messageIdOf(segment: string | undefined): number {
-  if (!segment || !/^\d+$/.test(segment) || Number(segment) > 2 ** 31 - 1) throw invalidMessage();
-  return Number(segment);
+  return pathId(segment, invalidMessage);
 }

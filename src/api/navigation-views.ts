@@ -1,4 +1,5 @@
-// Navigation views: GET/POST /navigation_views, PATCH/DELETE /navigation_views/{fragment}.
+// Navigation views: GET/POST /navigation_views, PATCH/DELETE /navigation_views/{fragment}. The fragment
+// is the rest of the path, as Zulip's `path` converter takes it: clients send its slashes unencoded.
 import { z } from 'zod';
 import { addNavigationView, removeNavigationView, updateNavigationView } from '../actions/navigation-views.ts';
 import { bool, str } from '../http/params.ts';
@@ -30,21 +31,21 @@ export const routes = [
   }),
   userRoute({
     method: 'PATCH',
-    path: '/api/v1/navigation_views/:fragment',
+    path: '/api/v1/navigation_views/*',
     params: { is_pinned: bool().optional(), name: nonBlank().optional() },
     response: z.object({}),
     async handler({ app, realm, user, params, path }) {
-      await updateNavigationView(app, realm, user, path.fragment!.trim(), { isPinned: params.is_pinned, name: params.name });
+      await updateNavigationView(app, realm, user, path['*']!.trim(), { isPinned: params.is_pinned, name: params.name });
       return {};
     },
   }),
   userRoute({
     method: 'DELETE',
-    path: '/api/v1/navigation_views/:fragment',
+    path: '/api/v1/navigation_views/*',
     params: {},
     response: z.object({}),
     async handler({ app, realm, user, path }) {
-      await removeNavigationView(app, realm, user, path.fragment!.trim());
+      await removeNavigationView(app, realm, user, path['*']!.trim());
       return {};
     },
   }),

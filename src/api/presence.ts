@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { updatePresence, type PresenceStatus } from '../actions/presence.ts';
 import { badRequest } from '../errors.ts';
-import { bool, json, str } from '../http/params.ts';
+import { bool, json, pathInt, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { realmPresence, userPresence } from '../queries/presence.ts';
 
@@ -64,7 +64,7 @@ export const routes = [
       ]),
     }),
     async handler({ app, realm, user, path, params }) {
-      return { presence: await userPresence(app, realm, user, path.user_id_or_email!, params.slim_presence) };
+      return { presence: await userPresence(app, realm, user, /^\d+$/.test(path.user_id_or_email!) ? pathInt(path.user_id_or_email) : path.user_id_or_email!, params.slim_presence) };
     },
   }),
 ];

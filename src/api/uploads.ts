@@ -1,6 +1,7 @@
 // Files: POST /user_uploads; GET /user_uploads/{realm_id}/{path} (the file, for browsers and Basic
 // auth), its thumbnails at /user_uploads/thumbnail/{realm_id}/{path}/{format}, its API twin that
-// answers a temporary URL, the temporary URL itself, and the legacy GET /thumbnail.
+// answers a temporary URL, the temporary URL itself, whether an upload's thumbnails are made yet
+// (GET /thumbnail/status/{realm_id}/{path}), and the legacy GET /thumbnail.
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { App } from '../app.ts';
@@ -116,6 +117,20 @@ export const routes = [
     async handler({ app, realm, user, path }) {
       const a = await downloadable(app, realm, user, path['*']!);
       return a instanceof RawResponse ? a : { url: temporaryUrl(app, a.pathId) };
+    },
+  }),
+  userRoute({
+    method: 'GET',
+    // The path is the upload's: `{realm_id}/{filename}`, slashes and all.
+    path: '/api/v1/thumbnail/status/*',
+    params: {},
+    response: z.object({ has_thumbnail: z.boolean() }),
+    async handler({ app, realm, user, path }) {
+      const a = await attachmentByPath(app, realm, path['*']!);
+      // Unknown and forbidden alike: the answer does not tell whether someone else's file exists.
+      if (!a || !(await canDownload(app, realm, user, a))) throw badRequest('Invalid attachment');
+      const row = await app.prisma.imageAttachment.findUnique({ where: { pathId: a.pathId } });
+      return { has_thumbnail: ((row?.thumbnailMetadata ?? []) as unknown as StoredThumbnail[]).length > 0 };
     },
   }),
   optionalUserRoute({

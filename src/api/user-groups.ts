@@ -6,7 +6,7 @@ import {
 import { groupSettingChangeSchema, groupSettingValueSchema } from '../domain/realm-settings.ts';
 import { USER_GROUP_PERMISSIONS, type UserGroupPermission } from '../domain/user-groups.ts';
 import { badRequest } from '../errors.ts';
-import { bool, type Field, intList, json, str } from '../http/params.ts';
+import { bool, type Field, intList, json, pathInt, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
 import { activeUsers, directSubgroupIds, groupMemberIds, listGroups, readableGroup, recursiveSubgroupIds } from '../queries/user-groups.ts';
 import { userById } from '../queries/users.ts';
@@ -19,7 +19,7 @@ const settingParams = <T>(field: () => Field<T | undefined>) =>
 /** Only the settings the client sent. */
 const sent = <T>(params: Record<string, unknown>) =>
   Object.fromEntries(USER_GROUP_PERMISSIONS.filter((s) => params[s] !== undefined).map((s) => [s, params[s] as T])) as Partial<Record<UserGroupPermission, T>>;
-const groupId = (path: Record<string, string>) => (/^\d+$/.test(path.user_group_id!) ? Number(path.user_group_id) : -1);
+const groupId = (path: Record<string, string>) => pathInt(path.user_group_id);
 
 const MEMBERS_NOTHING = 'Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".';
 const SUBGROUPS_NOTHING = 'Nothing to do. Specify at least one of "add" or "delete".';
@@ -112,7 +112,7 @@ export const routes = [
       requireNonGuest(user);
       const [groups, users] = await Promise.all([app.realms.groups(realm.id), activeUsers(app, realm.id)]);
       const group = readableGroup(groups, groupId(path));
-      const target = await userById(app, realm, /^\d+$/.test(path.user_id!) ? Number(path.user_id) : -1);
+      const target = await userById(app, realm, pathInt(path.user_id));
       if (target.isBot) throw badRequest('No such user');
       if (!target.isActive) throw badRequest('User is deactivated');
       return { is_user_group_member: groupMemberIds(realm, group, groups, users, params.direct_member_only).includes(target.id) };

@@ -1,12 +1,12 @@
 // Users: GET /users, /users/me, /users/{id|email}, POST /users; administration: PATCH and DELETE
-// /users/{id}, POST /users/{id}/reactivate; DELETE /users/me; new API keys for oneself and for bots.
+// /users/{id}, POST /users/{id}/reactivate; DELETE /users/me; a new API key for oneself (bots' are in api/bots.ts).
 import { z } from 'zod';
-import { accessBot, regenerateApiKey } from '../actions/api-keys.ts';
+import { regenerateApiKey } from '../actions/api-keys.ts';
 import { deactivateOwnUser, deactivateUser, reactivateUser, updateUser } from '../actions/user-admin.ts';
 import { createUser } from '../actions/users.ts';
 import { ROLES } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
-import { bool, json, pathId, str } from '../http/params.ts';
+import { bool, json, pathId, pathInt, str } from '../http/params.ts';
 import { profileValue } from './profile-fields.ts';
 import { userRoute } from './route.ts';
 import { accessibleUserIds, canAccessUser } from '../queries/user-access.ts';
@@ -15,10 +15,7 @@ import { role } from '../events/schemas.ts';
 
 const profileDataSchema = z.array(z.object({ id: z.number().int(), value: profileValue.nullable() }));
 /** Administration addresses users by id only. */
-const userId = (path: Record<string, string>) => {
-  if (!/^\d+$/.test(path.user!)) throw badRequest('No such user');
-  return Number(path.user);
-};
+const userId = (path: Record<string, string>) => pathId(path.user, () => badRequest('No such user'));
 
 const int = z.number().int();
 /** A user as GET /users and register show them (an inaccessible one as an "Unknown user" placeholder, without bot_type). */
@@ -53,16 +50,6 @@ export const routes = [
     response: z.object({ api_key: z.string() }),
     async handler({ app, realm, user }) {
       return { api_key: await regenerateApiKey(app, realm, user) };
-    },
-  }),
-  userRoute({
-    method: 'POST',
-    path: '/api/v1/bots/:bot_id/api_key/regenerate',
-    params: {},
-    response: z.object({ api_key: z.string() }),
-    async handler({ app, realm, user, path }) {
-      const bot = await accessBot(app, realm, user, pathId(path.bot_id, () => badRequest('No such bot')));
-      return { api_key: await regenerateApiKey(app, realm, bot) };
     },
   }),
   userRoute({
@@ -108,7 +95,7 @@ export const routes = [
     params: listParams,
     response: z.object({ user: apiUser }),
     async handler({ app, realm, user, params, path }) {
-      const target = /^\d+$/.test(path.user!) ? await userById(app, realm, Number(path.user)) : await userByEmail(app, realm, path.user!, user);
+      const target = /^\d+$/.test(path.user!) ? await userById(app, realm, pathInt(path.user)) : await userByEmail(app, realm, path.user!, user);
       if (!(await canAccessUser(app, realm, user, target))) throw badRequest('Insufficient permission');
       const profiles = params.include_custom_profile_fields ? await profileData(app, [target.id]) : undefined;
       return { user: formatUser(app, realm, target, user, { clientGravatar: params.client_gravatar, profileData: profiles?.get(target.id) }) };

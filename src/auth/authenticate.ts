@@ -1,7 +1,7 @@
 // Resolves HTTP Basic credentials to a user. Users are cached by (realm, email) so GET /events and
 // other hot requests authenticate without a query; actions that change a user call `forget`.
 import type { PrismaClient, User } from '../db/generated/client.ts';
-import { realmDeactivated, unauthorized } from '../errors.ts';
+import { realmDeactivated, unauthorized, userDeactivated } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { API_KEY_PATTERN, apiKeysEqual, generateApiKey } from './api-keys.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
@@ -9,6 +9,7 @@ import { equalsIgnoringCase } from '../db/text-match.ts';
 const DUMMY_EMAIL = /^user(\d+)@/i;
 // Compared against when the email is unknown, so a miss takes as long as a wrong key.
 const DECOY_KEY = generateApiKey();
+const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="zulip"' };
 
 export class UserAuthenticator {
   private readonly cache = new Map<string, User>();
@@ -29,8 +30,8 @@ export class UserAuthenticator {
   private check(realm: RealmInfo, user: User | undefined, apiKey: string): User {
     if (!apiKeysEqual(apiKey, user?.apiKey ?? DECOY_KEY) || !user) throw unauthorized('Invalid API key');
     // As Zulip's validate_account_and_subdomain: the organization first, then the account.
-    if (realm.deactivated) throw realmDeactivated({ 'WWW-Authenticate': 'Basic realm="zulip"' });
-    if (!user.isActive) throw unauthorized('Account is deactivated');
+    if (realm.deactivated) throw realmDeactivated(BASIC_CHALLENGE);
+    if (!user.isActive) throw userDeactivated(BASIC_CHALLENGE);
     return user;
   }
 

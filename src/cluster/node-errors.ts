@@ -5,3 +5,8 @@
 export class NodeGone extends Error {}
 /** The node did not answer in time, or NATS could not carry the request. */
 export class NodeUnreachable extends Error {}
+/**
+ * This node lost its NATS connection while the request waited: its answer, if any, is lost. The
+ * caller may ask again once the connection is back (ClusterNode.whenConnected).
+ */
+export class ConnectionLost extends NodeUnreachable {}

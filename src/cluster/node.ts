@@ -12,10 +12,12 @@ import { CLUSTER_ID_SECRET, readServerSecret } from '../db/server-secrets.ts';
 import { log } from '../log.ts';
 import { connectNats } from './connection.ts';
 import { ClusterLocks } from './locks.ts';
-import { NodeGone, NodeUnreachable } from './node-errors.ts';
+import { ConnectionLost, NodeGone, NodeUnreachable } from './node-errors.ts';
 
 const HEARTBEAT_MS = 1_000;
 const DEPARTED_AFTER_MS = 3_500;
+/** How soon a request to a live node that is not listening (yet) is sent again. */
+const RETRY_NOT_LISTENING_MS = 200;
 
 interface Waiting {
   node: string;
@@ -30,6 +32,8 @@ export class ClusterNode {
   private readonly subscriptions: Subscription[] = [];
   private readonly timer: NodeJS.Timeout;
   private connected = true;
+  /** Resolved when the connection is back; waited on by whenConnected while it is away. */
+  private reconnection: { promise: Promise<void>; resolve: () => void } | null = null;
   private leaving = false;
 
   private constructor(
@@ -86,6 +90,21 @@ export class ClusterNode {
     return () => this.departureHandlers.delete(handler);
   }
 
+  /**
+   * Resolves at once while connected to NATS, else when the connection is back; false when it did
+   * not come back within `timeoutMs`.
+   */
+  async whenConnected(timeoutMs: number): Promise<boolean> {
+    if (this.connected || !this.reconnection) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    try {
+      return await Promise.race([this.reconnection.promise.then(() => true as const), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Called when this node loses its NATS connection and when it has it back. */
   onConnection(handler: (state: 'disconnected' | 'reconnected') => void): void {
     this.connectionHandlers.add(handler);
@@ -112,26 +131,49 @@ export class ClusterNode {
 
   /**
    * Sends a request to `node` and resolves with its reply. Rejects with NodeGone when no such
-   * node listens or it departs while we wait, NodeUnreachable on a timeout or a NATS failure.
+   * node listens or it departs while we wait, ConnectionLost when this node is or gets cut off
+   * from NATS, NodeUnreachable on a timeout or another NATS failure.
    */
   call<T>(node: string, name: string, data: unknown, timeoutMs: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const waiting: Waiting = { node, reject };
+      // Sent while cut off, the request would wait in the client's buffer for its whole timeout.
+      if (!this.connected) {
+        reject(new ConnectionLost('not connected to NATS'));
+        return;
+      }
+      const deadline = Date.now() + timeoutMs;
+      const subject = this.subject(node, name);
+      const payload = JSON.stringify(data);
+      let settled = false;
+      const settle = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        this.waiting.delete(waiting);
+        outcome();
+      };
+      const waiting: Waiting = { node, reject: (err) => settle(() => reject(err)) };
       this.waiting.add(waiting);
-      const settle = () => this.waiting.delete(waiting);
-      this.nc.request(this.subject(node, name), JSON.stringify(data), { timeout: timeoutMs }).then(
-        (msg) => {
-          settle();
-          const reply = msg.json<T & { failed?: string }>();
-          if (reply && typeof reply === 'object' && 'failed' in reply) reject(new NodeUnreachable(`node ${node} failed: ${reply.failed}`));
-          else resolve(reply);
-        },
-        (err: unknown) => {
-          settle();
-          const code = (err as { code?: string }).code;
-          reject(code === '503' ? new NodeGone(`node ${node} is not in the cluster`) : new NodeUnreachable(`node ${node}: ${String(err)}`));
-        },
-      );
+      const attempt = () => {
+        if (settled) return;
+        this.nc.request(subject, payload, { timeout: Math.max(1, deadline - Date.now()) }).then(
+          (msg) => {
+            const reply = msg.json<T & { failed?: string }>();
+            if (reply && typeof reply === 'object' && 'failed' in reply) settle(() => reject(new NodeUnreachable(`node ${node} failed: ${reply.failed}`)));
+            else settle(() => resolve(reply));
+          },
+          (err: unknown) => {
+            const noResponders = (err as { code?: string }).code === '503';
+            // A node still heard from but not listening has not subscribed again yet after NATS came
+            // back (or is being killed, and departs within DEPARTED_AFTER_MS): ask again shortly.
+            if (noResponders && this.lastSeen.has(node) && this.connected && Date.now() + RETRY_NOT_LISTENING_MS < deadline) {
+              setTimeout(attempt, RETRY_NOT_LISTENING_MS).unref();
+              return;
+            }
+            settle(() => reject(noResponders ? new NodeGone(`node ${node} is not in the cluster`) : new NodeUnreachable(`node ${node}: ${String(err)}`)));
+          },
+        );
+      };
+      attempt();
     });
   }
 
@@ -207,10 +249,17 @@ export class ClusterNode {
     for await (const status of this.nc.status()) {
       if (status.type === Events.Disconnect) {
         this.connected = false;
+        let resolve!: () => void;
+        this.reconnection = { promise: new Promise<void>((r) => (resolve = r)), resolve };
+        // Answers to requests under way are lost with the connection: their callers hear it now,
+        // not when their timeouts run out (a passed-on long-poll waits up to a minute).
+        for (const w of this.waiting) w.reject(new ConnectionLost('the NATS connection was lost'));
         for (const handler of this.connectionHandlers) handler('disconnected');
       }
       if (status.type === Events.Reconnect) {
         this.connected = true;
+        this.reconnection?.resolve();
+        this.reconnection = null;
         // Nobody was heard while we were away: everyone gets a fresh grace period.
         const now = Date.now();
         for (const node of this.lastSeen.keys()) this.lastSeen.set(node, now);

@@ -10,7 +10,7 @@ import { ApiError, badQueueId } from '../errors.ts';
 import { acknowledge, pollQueue } from '../gateway/long-poll.ts';
 import { JsonFields } from '../http/route.ts';
 import type { Log } from '../log.ts';
-import { NodeGone } from './node-errors.ts';
+import { ConnectionLost, NodeGone } from './node-errors.ts';
 
 /** The node that holds the queue when it is another one; null when it is this one (or no cluster). */
 export function queueOwner(app: App, queueId: string): string | null {
@@ -49,14 +49,23 @@ function pollTimeout(app: App, dontBlock: boolean): number {
   return dontBlock ? 10_000 : (app.config.HEARTBEAT_SECONDS + app.config.HEARTBEAT_JITTER_SECONDS + 10) * 1000;
 }
 
+/**
+ * Passes a poll on to the queue's node. When this node loses NATS meanwhile (the answer with it),
+ * the poll is passed on again as soon as NATS is back, within the time the client waits anyway.
+ */
 export async function proxyPoll(app: App, owner: string, call: PollCall, log: Log): Promise<JsonFields> {
-  let reply: Reply;
-  try {
-    reply = await app.cluster!.call<Reply>(owner, 'poll', call, pollTimeout(app, call.dontBlock));
-  } catch (err) {
-    if (err instanceof NodeGone) throw badQueueId(call.queueId);
-    log.warn('a passed-on poll got no answer; the client polls again', { owner, error: String(err) });
-    return new JsonFields(`"events":[],"queue_id":${JSON.stringify(call.queueId)}`);
+  const cluster = app.cluster!;
+  const deadline = Date.now() + pollTimeout(app, call.dontBlock);
+  let reply: Reply | undefined;
+  while (!reply) {
+    try {
+      reply = await cluster.call<Reply>(owner, 'poll', call, Math.max(1, deadline - Date.now()));
+    } catch (err) {
+      if (err instanceof NodeGone) throw badQueueId(call.queueId);
+      if (err instanceof ConnectionLost && (await cluster.whenConnected(deadline - Date.now())) && Date.now() < deadline) continue;
+      log.warn('a passed-on poll got no answer; the client polls again', { owner, error: String(err) });
+      return new JsonFields(`"events":[],"queue_id":${JSON.stringify(call.queueId)}`);
+    }
   }
   fromReply(reply);
   return new JsonFields(reply.fields!);

@@ -11,7 +11,7 @@ import type { App } from '../app.ts';
 import { ApiError, badQueueId } from '../errors.ts';
 import { closeFor, CLOSE_REASONS, openQueue, writeFrames, type CloseReason, type SocketData, type SocketSource } from '../gateway/socket-source.ts';
 import type { ClusterNode } from './node.ts';
-import { NodeGone } from './node-errors.ts';
+import { ConnectionLost, NodeGone } from './node-errors.ts';
 import { errorReply, fromReply, type Reply } from './queue-proxy.ts';
 import type { Log } from '../log.ts';
 
@@ -182,7 +182,16 @@ export class SocketBridge {
     this.links.set(link.id, link);
     const call: AttachCall = { queueId, userId: userId ?? null, lastEventId, via: this.cluster.id, socketId: link.id };
     try {
-      fromReply(await this.cluster.call<Reply>(owner, 'socket-attach', call, CALL_TIMEOUT_MS));
+      // A client reconnecting while this node is cut off from NATS is attached as soon as it is back.
+      const deadline = Date.now() + CALL_TIMEOUT_MS;
+      for (;;) {
+        try {
+          fromReply(await this.cluster.call<Reply>(owner, 'socket-attach', call, Math.max(1, deadline - Date.now())));
+          break;
+        } catch (err) {
+          if (!(err instanceof ConnectionLost && (await this.cluster.whenConnected(deadline - Date.now())) && Date.now() < deadline)) throw err;
+        }
+      }
     } catch (err) {
       this.links.delete(link.id);
       if (err instanceof NodeGone) throw badQueueId(queueId);

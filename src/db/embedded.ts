@@ -178,7 +178,8 @@ async function stopLeftover(cluster: string): Promise<void> {
     rmSync(pidFile);
     return;
   }
-  log.warn('stopping the PostgreSQL an earlier run left behind', { pid, cluster });
+  // `pid` is the server's own on every line.
+  log.warn('stopping the PostgreSQL an earlier run left behind', { postgres_pid: pid, cluster });
   process.kill(pid, 'SIGINT');
   const deadline = Date.now() + STOP_TIMEOUT_MS;
   while (isRunning(pid)) {

@@ -4,6 +4,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { PROJECT_ROOT } from '../paths.ts';
 import type { Database, SqlSession } from './client.ts';
 
@@ -17,6 +18,8 @@ export interface Migration {
 
 /** The id Prisma Migrate locks with, so our runner and `prisma migrate deploy` exclude each other. */
 const PRISMA_MIGRATE_LOCK_ID = 72707369;
+/** How often a start waiting for another one's migrations tries the lock again. */
+const LOCK_RETRY_MS = 200;
 
 /** Prisma's DDL for the table, plus IF NOT EXISTS. */
 const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS _prisma_migrations (
@@ -76,7 +79,11 @@ export async function applyMigrations(db: Database, migrationsDir: string = MIGR
   const migrations = await readMigrations(migrationsDir);
   return db.withSession(async (session) => {
     // Concurrent starts against one PostgreSQL wait here; the later ones then find nothing to do.
-    await session.query(`SELECT pg_advisory_lock(${PRISMA_MIGRATE_LOCK_ID})`);
+    // They wait between statements: CREATE INDEX CONCURRENTLY waits for every open statement,
+    // so one blocked in pg_advisory_lock() would deadlock with it.
+    while (!(await session.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${PRISMA_MIGRATE_LOCK_ID}) AS locked`))[0]!.locked) {
+      await setTimeout(LOCK_RETRY_MS);
+    }
     try {
       await session.exec(CREATE_MIGRATIONS_TABLE);
       const rows = await session.query<MigrationRow>(
@@ -131,7 +138,7 @@ async function applyOne(session: SqlSession, migration: Migration): Promise<void
   const id = randomUUID();
   const checksum = migrationChecksum(migration.script);
   try {
-    if (!controlsOwnTransaction(migration.script)) {
+    if (!controlsOwnTransaction(migration.script) && !buildsConcurrently(migration.script)) {
       await session.transaction(async (tx) => {
         await tx.exec(migration.script);
         await tx.query(
@@ -143,7 +150,9 @@ async function applyOne(session: SqlSession, migration: Migration): Promise<void
       return;
     }
     // A script with its own BEGIN/COMMIT (Prisma writes these for enum changes) cannot be nested
-    // in ours, so record it the way Prisma does: started, then finished, or failed with its logs.
+    // in ours, nor can CREATE/DROP INDEX CONCURRENTLY run in a transaction, so record it the way
+    // Prisma does: started, then finished, or failed with its logs.
+    if (buildsConcurrently(migration.script)) await dropInvalidIndex(session, migration.script);
     await session.query('INSERT INTO _prisma_migrations (id, checksum, migration_name) VALUES ($1, $2, $3)', [
       id,
       checksum,
@@ -164,6 +173,26 @@ async function applyOne(session: SqlSession, migration: Migration): Promise<void
   } catch (err) {
     throw new Error(`Migration ${migration.name} failed: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/**
+ * An index built or dropped without blocking writes (CREATE/DROP INDEX CONCURRENTLY): it runs outside
+ * any transaction, so such a migration holds that one statement (as `prisma migrate deploy` needs too).
+ */
+function buildsConcurrently(script: string): boolean {
+  return /^\s*(CREATE\s+(UNIQUE\s+)?|DROP\s+)INDEX\s+CONCURRENTLY\b/im.test(script);
+}
+
+/** A concurrent build that failed half-way leaves an invalid index of its name: drop it so the retry can build it. */
+async function dropInvalidIndex(session: SqlSession, script: string): Promise<void> {
+  const name = /CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+(?:IF\s+NOT\s+EXISTS\s+)?"([^"]+)"/i.exec(script)?.[1];
+  if (!name) return;
+  const [invalid] = await session.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+      WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace AND NOT i.indisvalid`,
+    [name],
+  );
+  if (invalid) await session.exec(`DROP INDEX CONCURRENTLY "${name.replaceAll('"', '""')}"`);
 }
 
 function controlsOwnTransaction(script: string): boolean {

@@ -110,7 +110,16 @@ function scratchFactory(url: string): SqlMigrationAwareDriverAdapterFactory {
     // PostgreSQL 18 has rows there ('n' constraints), but the pg adapter refuses that type: pass
     // them as text to its mapping, then label them characters. The query object links the steps.
     const charColumns = new WeakMap<object, number[]>();
-    const internals = adapter as unknown as { performIO(query: object): Promise<pg.QueryResult> };
+    const internals = adapter as unknown as { performIO(query: object): Promise<pg.QueryResult>; client: pg.Pool; onError(err: unknown): never };
+    // The adapter runs a migration script split at every semicolon, which cuts a PL/pgSQL body in
+    // pieces; PostgreSQL takes the script whole, as the migration runner sends it.
+    adapter.executeScript = async (script) => {
+      try {
+        await internals.client.query(script);
+      } catch (err) {
+        internals.onError(err);
+      }
+    };
     const performIO = internals.performIO.bind(adapter);
     internals.performIO = async (query) => {
       const result = await performIO(query);

@@ -27,6 +27,20 @@ export function currentTransaction(): OpenTransaction | undefined {
 /** Whether the caller runs inside a transaction (then reads must not come from caches it may be changing). */
 export const inTransaction = (): boolean => currentTransaction() !== undefined;
 
+/** What `rawQuery` runs a statement on: Prisma (the open transaction, if any) and the pool beside it (db/client.ts). */
+export interface RawQueryTarget {
+  prisma: Pick<PrismaClient, '$queryRawUnsafe'>;
+  db: { query<Row>(sql: string, params: unknown[]): Promise<Row[]> };
+}
+
+/**
+ * A hot raw statement: in the open transaction if there is one, else straight on the pool, where
+ * it skips Prisma's own work (db/client.ts `query`).
+ */
+export function rawQuery<Row>(target: RawQueryTarget, sql: string, ...params: unknown[]): Promise<Row[]> {
+  return currentTransaction() ? target.prisma.$queryRawUnsafe<Row[]>(sql, ...params) : target.db.query<Row>(sql, params);
+}
+
 // Prisma's 2 s / 5 s defaults are short for checks that render Markdown on a busy machine.
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
 

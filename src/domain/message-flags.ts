@@ -19,6 +19,12 @@ export type FlagName = keyof typeof FLAG_BITS;
  */
 export const PUSH_NOTIFIED = 1 << 8;
 
+/**
+ * Zulip's is_private: the message is a direct message. Internal, for the partial index that finds a
+ * user's direct messages (recent conversations, is:dm) without reading the rest of their history.
+ */
+export const IS_PRIVATE = 1 << 9;
+
 /** Flags a client may add or remove with POST /messages/flags. */
 export const EDITABLE_FLAGS: readonly FlagName[] = ['read', 'starred', 'collapsed'];
 

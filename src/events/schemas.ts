@@ -57,6 +57,7 @@ const personUpdate = z.union([
   z.strictObject({ user_id: int, role }),
   z.strictObject({ user_id: int, email: str, timezone: str }),
   z.strictObject({ user_id: int, is_active: bool }),
+  z.strictObject({ user_id: int, bot_owner_id: int }),
 ]);
 
 export const group = z.strictObject({
@@ -105,10 +106,12 @@ export const profileField = z.strictObject({
   display_in_profile_summary: z.literal(true).optional(),
 }).meta({ id: 'CustomProfileField' });
 export const playground = z.strictObject({ id: int, name: str, pygments_language: str, url_template: str }).meta({ id: 'RealmPlayground' });
+/** An outgoing-webhook bot's service (embedded bots, not enabled here, would have their configuration). */
+export const botService = z.strictObject({ base_url: str, interface: int, token: str }).meta({ id: 'BotService' });
 /** A bot as its administrators see it. */
 export const bot = z.strictObject({
   email: str, user_id: int, full_name: str, bot_type: nullable(int), is_active: bool, api_key: str, default_sending_stream: nullable(str),
-  default_events_register_stream: nullable(str), default_all_public_streams: bool, owner_id: nullable(int), avatar_url: str, services: z.array(z.unknown()),
+  default_events_register_stream: nullable(str), default_all_public_streams: bool, owner_id: nullable(int), avatar_url: str, services: z.array(botService),
 }).meta({ id: 'Bot' });
 export const realmExport = z.strictObject({
   id: int, export_time: z.number(), acting_user_id: int, export_url: nullable(str), deleted_timestamp: nullable(z.number()),
@@ -186,9 +189,14 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_bot/add': opEvent('realm_bot', 'add', { bot }),
   'realm_bot/update': opEvent('realm_bot', 'update', {
     bot: z.union([
-      z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str }), z.strictObject({ user_id: int, is_active: z.literal(false) }),
+      z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str }), z.strictObject({ user_id: int, is_active: bool }),
+      z.strictObject({ user_id: int, full_name: str }), z.strictObject({ user_id: int, owner_id: int }), z.strictObject({ user_id: int, services: z.array(botService) }),
+      z.strictObject({ user_id: int, default_sending_stream: nullable(str) }), z.strictObject({ user_id: int, default_events_register_stream: nullable(str) }),
+      z.strictObject({ user_id: int, default_all_public_streams: bool }),
     ]),
   }),
+  // To a bot's previous owner, who administers it no more (Zulip's do_change_bot_owner).
+  'realm_bot/delete': opEvent('realm_bot', 'delete', { bot: z.strictObject({ user_id: int }) }),
   // The list clients from before user_topic read: [channel name, topic, time muted].
   'muted_topics': event('muted_topics', { muted_topics: z.array(z.tuple([str, str, int])) }),
   'muted_users': event('muted_users', { muted_users: z.array(z.strictObject({ id: int, timestamp: int })) }),

@@ -49,6 +49,8 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { table: 'Presence', file: 'realm', rows: ofRealmUsers, key: '"userId"' },
   { table: 'UserStatus', file: 'realm', rows: ofRealmUsers, key: '"userId"' },
   { table: 'BotStorage', file: 'realm', rows: ofRealmUsers, key: '"userId", key' },
+  // Outgoing-webhook bots' URLs and tokens (Zulip's zerver_service).
+  { table: 'BotService', file: 'realm', rows: 't."botId" IN (SELECT id FROM "User" WHERE "realmId" = p.realm)', key: 'id' },
   // Personal data, as Zulip's limit_to_consenting_users tables.
   { table: 'Draft', file: 'realm', rows: ofPrivateUsers, key: 'id' },
   { table: 'SavedSnippet', file: 'realm', rows: ofPrivateUsers, key: 'id' },
@@ -70,14 +72,17 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
  * exports themselves, and uploaded images' thumbnails, which an import makes again from the
  * images (as Zulip's does); and push state, which belongs to this server: devices hold the secret
  * keys their notifications are sealed with, and their tokens are registered with this server's
- * relay (a restored organization's apps register again), and pending relay work is this server's too.
+ * relay (a restored organization's apps register again), and pending relay work is this server's too,
+ * as are outgoing-webhook calls still to be made.
  */
 export const NOT_EXPORTED_TABLES: readonly string[] = [
-  '_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport', 'ImageAttachment', 'Device', 'PushDeviceToken', 'PushOutbox',
+  '_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport', 'ImageAttachment', 'Device', 'PushDeviceToken', 'PushOutbox', 'OutgoingWebhookCall',
   // Invitations are links to this server, and their mail log its own: a restored organization invites anew.
   'Invitation', 'MultiuseInvite', 'InvitationEmail',
   // The server's shared secrets, and presence counters (an imported organization's starts after its imported presences).
   'ServerSecret', 'PresenceSequence',
+  // Derived from the messages again after an import (src/ops/history-upkeep.ts): traffic counts and backfill bookkeeping.
+  'ChannelMessageDay', 'ChannelTrafficState', 'HistoryBackfill',
   // Pending notification emails and when digests went out: this server's mail, not the organization's data.
   'MissedMessageEmail', 'DigestEmail',
 ];

@@ -14,6 +14,7 @@ export const CLOSE_REASONS = {
   QUEUE_DELETED: { code: 4004, reason: 'queue deleted' },
   SLOW_CONSUMER: { code: 4008, reason: 'slow consumer: send buffer limit exceeded' },
   SERVER_RESTART: { code: 1012, reason: 'server restarting' },
+  TOO_BIG: { code: 1009, reason: 'message too big' },
 } as const;
 
 /** What a client's socket reads: a queue of this node, or one another node holds (cluster/socket-bridge.ts). */

@@ -17,10 +17,10 @@ import type { Gate } from '../http/route.ts';
 import { RequestLog } from '../log.ts';
 import { queueOwner } from '../cluster/queue-proxy.ts';
 import { SocketBridge } from '../cluster/socket-bridge.ts';
-import { LocalSource, openQueue, type SocketData, type SocketSource } from './socket-source.ts';
+import { CLOSE_REASONS, LocalSource, openQueue, type SocketData, type SocketSource } from './socket-source.ts';
 
 export const SOCKET_PATH = '/api/v1/events/socket';
-export { CLOSE_REASONS } from './socket-source.ts';
+export { CLOSE_REASONS };
 const SWITCHING_PROTOCOLS = 101;
 /** A socket that says nothing this long is closed; uWS pings it before then, so a proxy's read timeout must be longer. */
 export const SOCKET_IDLE_SECONDS = 120;
@@ -30,6 +30,14 @@ export const clientFrame = z.looseObject({ last_event_id: z.number().int() });
 const frameError = z.strictObject({ result: z.literal('error'), msg: z.string(), code: z.literal('BAD_REQUEST') });
 /** What the server sends: each event as GET /events would return it, or the answer to a bad client frame. */
 export const serverFrame = z.union([deliveredEvent, frameError]);
+/** The largest client frame read: an acknowledgement is a few dozen bytes. A larger one closes the socket with 1009. */
+export const MAX_CLIENT_FRAME_BYTES = 16 * 1024;
+/**
+ * What uWS buffers of one client message before handing it over. uWS drops a larger one without a
+ * close frame (the client sees 1006) and cannot be told otherwise, so this is well above
+ * MAX_CLIENT_FRAME_BYTES: below it, an oversized frame gets its 1009 and close frame from us.
+ */
+const UWS_MAX_PAYLOAD_BYTES = 1024 * 1024;
 const BAD_FRAME = JSON.stringify({ result: 'error', msg: 'Expected {"last_event_id": <integer>}', code: 'BAD_REQUEST' } satisfies z.infer<typeof frameError>);
 
 function rejectUpgrade(pending: PendingResponse, err: ApiError): void {
@@ -94,7 +102,7 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
   uws.ws<SocketData>(SOCKET_PATH, {
     idleTimeout: SOCKET_IDLE_SECONDS,
     sendPingsAutomatically: true,
-    maxPayloadLength: 16 * 1024,
+    maxPayloadLength: UWS_MAX_PAYLOAD_BYTES,
     // Far above WS_MAX_BUFFERED_BYTES, so uWS never drops a frame silently; we close slow clients ourselves.
     maxBackpressure: 64 * 1024 * 1024,
     upgrade: (res, req, context) => {
@@ -123,6 +131,7 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
     },
     open: (ws) => ws.getUserData().source.open(ws),
     message: (ws, message) => {
+      if (message.byteLength > MAX_CLIENT_FRAME_BYTES) return ws.end(CLOSE_REASONS.TOO_BIG.code, CLOSE_REASONS.TOO_BIG.reason);
       let frame: unknown;
       try {
         frame = JSON.parse(Buffer.from(message).toString('utf8'));

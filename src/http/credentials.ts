@@ -1,7 +1,8 @@
 // HTTP Basic credentials to a user, for the router and the WebSocket gateway alike. Wrong
-// credentials count against the client address's budget (the per-IP rate limit), and an address
-// that has spent it is refused before its credentials are checked: a key guesser gets 429, and
-// cannot tell a right guess from a wrong one until the window has passed.
+// credentials count against the client address's budget (the per-IP rate limit); once an address
+// has spent it, its wrong credentials get 429 instead of 401. Right credentials always pass: as in
+// Zulip, which never refuses a valid API key for failures of others, one bad client behind a NAT
+// or proxy does not lock out everyone else there (an API key is 190 random bits: no guessing to slow).
 import { parseBasicAuth } from '../auth/api-keys.ts';
 import { ApiError, unauthorized } from '../errors.ts';
 import { refusal, type RateLimiter } from './rate-limit.ts';
@@ -16,10 +17,11 @@ export function authenticateBasic<S, U extends { id: number }>(
 ): U | Promise<U> {
   const basic = parseBasicAuth(header);
   if (basic === null) throw new ApiError('This endpoint requires HTTP basic authentication.', 'BAD_REQUEST', 400);
-  const budget = ipLimit?.isExhausted(ip);
-  if (budget && !budget.allowed) throw refusal(budget);
   const counted = (err: unknown): never => {
-    if (err instanceof ApiError && err.status === 401) ipLimit?.hit(ip);
+    if (err instanceof ApiError && err.status === 401 && ipLimit) {
+      const budget = ipLimit.hit(ip);
+      if (!budget.allowed) throw refusal(budget);
+    }
     throw err;
   };
   try {

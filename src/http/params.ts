@@ -129,8 +129,17 @@ export function parseJsonBody(text: string, into: RawParams = new Map()): RawPar
   return into;
 }
 
+/**
+ * The row id a URL path segment names; -1, which names no row, for anything but digits within
+ * PostgreSQL's integer (Zulip's lookup of an id out of range finds nothing, so it is its "no such").
+ */
+export function pathInt(segment: string | undefined): number {
+  return segment && /^\d+$/.test(segment) && Number(segment) <= 2 ** 31 - 1 ? Number(segment) : -1;
+}
+
 /** A numeric id from the URL path; Zulip's URL patterns only match digits, so anything else is `invalid`. */
 export function pathId(segment: string | undefined, invalid: () => Error): number {
-  if (!segment || !/^\d+$/.test(segment) || Number(segment) > 2 ** 31 - 1) throw invalid();
-  return Number(segment);
+  const id = pathInt(segment);
+  if (id < 0) throw invalid();
+  return id;
 }

@@ -4,9 +4,8 @@
 // due, and every POLL_MS for work another process queued or left behind; stopped at server close
 // after the batch in progress.
 //
-// Rows are claimed with FOR UPDATE SKIP LOCKED and a lease (their next attempt moved past the
-// relay's timeout), so several processes can drain one database without sending a row twice at
-// once, and a process that dies mid-send leaves its rows to be claimed again when the lease ends.
+// Rows are claimed as src/db/outbox.ts does for every such queue: a lease longer than the relay's
+// timeout, so several processes drain one database without sending a row twice at once.
 // A relay that is down or failing (network error, 5xx) costs nothing: the rows wait with growing
 // backoff and go when it answers again; a row older than GIVE_UP_MS is dropped (a day-old
 // notification helps nobody; a registration then fails with REQUEST_EXPIRED, as in Zulip).
@@ -21,6 +20,7 @@ import { realmUuid } from '../queries/register.ts';
 import { encryptNotification } from './crypto.ts';
 import { legacyBasePayload, messagePayload, removalPayload, testPayload, type Payload } from './payloads.ts';
 import { pushRecipients } from './recipients.ts';
+import { backoff, claimDue, nextLook, removeDone, retryLater } from '../db/outbox.ts';
 import { FLAG_BITS, PUSH_NOTIFIED } from '../domain/message-flags.ts';
 
 const BATCH = 100;
@@ -77,25 +77,9 @@ async function postToRelay(app: App, path: string, body: unknown): Promise<Relay
   return { status: response.status, body: parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {} };
 }
 
-const retryDelay = (attempts: number) => Math.min(FIRST_RETRY_MS * 2 ** Math.max(attempts - 1, 0), MAX_RETRY_MS);
+const retryDelay = (attempts: number) => backoff(attempts, FIRST_RETRY_MS, MAX_RETRY_MS);
 
-/** Claims up to BATCH due rows for this worker, in the order they were queued. */
-async function claim(app: App): Promise<OutboxRow[]> {
-  return app.prisma.$queryRawUnsafe<OutboxRow[]>(
-    `UPDATE "PushOutbox" SET "nextAttemptAt" = (now() AT TIME ZONE 'UTC') + $1 * interval '1 millisecond', attempts = attempts + 1
-      WHERE id IN (SELECT id FROM "PushOutbox" WHERE "nextAttemptAt" <= (now() AT TIME ZONE 'UTC') ORDER BY id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
-      RETURNING id, kind, "realmId", "userId", "messageId", data, attempts, "createdAt"`,
-    LEASE_MS,
-  );
-}
-
-async function retryLater(app: App, ids: number[], delayMs: number): Promise<void> {
-  if (ids.length === 0) return;
-  await app.prisma.$executeRawUnsafe(
-    `UPDATE "PushOutbox" SET "nextAttemptAt" = (now() AT TIME ZONE 'UTC') + $2 * interval '1 millisecond' WHERE id = ANY($1::int[])`,
-    ids, delayMs,
-  );
-}
+const claim = (app: App) => claimDue<OutboxRow>(app, 'PushOutbox', 'id, kind, "realmId", "userId", "messageId", data, attempts, "createdAt"', BATCH, LEASE_MS);
 
 /** Sends what is due; resolves to when to look again. */
 export async function drainPushOutbox(app: App): Promise<Date | null> {
@@ -106,12 +90,12 @@ export async function drainPushOutbox(app: App): Promise<Date | null> {
     let unavailable = false;
     for (const [i, row] of rows.entries()) {
       if (app.pushes.stopping) {
-        await retryLater(app, rows.slice(i).map((r) => r.id), 0);
+        await retryLater(app, 'PushOutbox', rows.slice(i).map((r) => r.id), 0);
         return null;
       }
       if (unavailable) {
         // The relay just failed: the rest of the batch waits too, without a request each.
-        await retryLater(app, [row.id], retryDelay(row.attempts));
+        await retryLater(app, 'PushOutbox', [row.id], retryDelay(row.attempts));
         continue;
       }
       let outcome: Outcome | 'failed';
@@ -122,17 +106,15 @@ export async function drainPushOutbox(app: App): Promise<Date | null> {
         log.error('push work failed; retrying later', { id: row.id, kind: row.kind, error: err instanceof Error ? err.stack : String(err) });
         outcome = 'failed';
       }
-      if (outcome === 'done') await app.prisma.pushOutbox.deleteMany({ where: { id: row.id } });
+      if (outcome === 'done') await removeDone(app, 'PushOutbox', [row.id]);
       else {
         unavailable ||= outcome === 'retry';
-        await retryLater(app, [row.id], retryDelay(row.attempts));
+        await retryLater(app, 'PushOutbox', [row.id], retryDelay(row.attempts));
       }
     }
     if (unavailable) break;
   }
-  const next = await app.prisma.pushOutbox.findFirst({ orderBy: { nextAttemptAt: 'asc' }, select: { nextAttemptAt: true } });
-  const poll = Date.now() + POLL_MS;
-  return new Date(next ? Math.min(next.nextAttemptAt.getTime(), poll) : poll);
+  return nextLook(app, 'PushOutbox', POLL_MS);
 }
 
 async function handle(app: App, row: OutboxRow): Promise<Outcome> {

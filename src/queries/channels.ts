@@ -1,7 +1,7 @@
 // Channels and who may see them. Every endpoint that touches a channel or its messages asks here,
 // so the rules (public/private, web-public, guests, protected history, archived) live in one place.
 import type { App } from '../app.ts';
-import { Prisma, type Channel, type User } from '../db/generated/client.ts';
+import type { Channel, User } from '../db/generated/client.ts';
 import { CHANNEL_PERMISSION_DEFAULTS, type ChannelPermission } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
@@ -175,23 +175,31 @@ const RECENTLY_ACTIVE_DAYS = 180;
 
 export interface ChannelStats {
   subscriberCount: number;
+  /** The last day (UTC) with a message counted, within RECENTLY_ACTIVE_DAYS. */
   lastMessageAt: Date | null;
   /** Messages of the last four weeks. */
   recentMessages: number;
 }
 
-/** Subscriber counts and traffic of several channels in three queries. */
+/** Midnight UTC `days` days ago, as ChannelMessageDay's days are. */
+const daysAgo = (days: number) => new Date(Math.floor(Date.now() / DAY_MS - days) * DAY_MS);
+
+/**
+ * Subscriber counts and traffic of several channels in two queries. Traffic comes from the daily
+ * counts of src/ops/history-upkeep.ts (Zulip's analytics), never from Message: it lags by up to
+ * that job's interval, as Zulip's does.
+ */
 export async function channelStats(app: App, channelIds: number[]): Promise<Map<number, ChannelStats>> {
-  const since = new Date(Date.now() - 28 * DAY_MS);
-  const [counts, last, recent] = await Promise.all([
+  const [counts, traffic] = await Promise.all([
     app.prisma.subscription.groupBy({ by: ['channelId'], where: { channelId: { in: channelIds }, active: true, user: { isActive: true } }, _count: { _all: true } }),
-    app.prisma.message.groupBy({ by: ['channelId'], where: { channelId: { in: channelIds } }, _max: { dateSent: true } }),
-    app.prisma.message.groupBy({ by: ['channelId'], where: { channelId: { in: channelIds }, dateSent: { gte: since } }, _count: { _all: true } }),
+    app.prisma.$queryRaw<{ channelId: number; recent: number; lastDay: Date }[]>`
+      SELECT "channelId", coalesce(sum(messages) FILTER (WHERE day > ${daysAgo(28)}::date), 0)::int AS recent, max(day) AS "lastDay"
+        FROM "ChannelMessageDay" WHERE "channelId" = ANY(${channelIds}::int[]) AND day >= ${daysAgo(RECENTLY_ACTIVE_DAYS)}::date
+       GROUP BY "channelId"`,
   ]);
   const stats = new Map<number, ChannelStats>(channelIds.map((id) => [id, { subscriberCount: 0, lastMessageAt: null, recentMessages: 0 }]));
   for (const row of counts) stats.get(row.channelId)!.subscriberCount = row._count._all;
-  for (const row of last) if (row.channelId !== null) stats.get(row.channelId)!.lastMessageAt = row._max.dateSent;
-  for (const row of recent) if (row.channelId !== null) stats.get(row.channelId)!.recentMessages = row._count._all;
+  for (const row of traffic) Object.assign(stats.get(row.channelId)!, { lastMessageAt: row.lastDay, recentMessages: row.recent });
   return stats;
 }
 
@@ -235,7 +243,7 @@ export function formatChannel(realm: RealmInfo, channel: Channel, stats: Channel
     first_message_id: channel.firstMessageId,
     folder_id: channel.folderId,
     topics_policy: channel.topicsPolicy,
-    is_recently_active: channel.dateCreated.getTime() >= activeSince || (stats.lastMessageAt?.getTime() ?? 0) >= activeSince,
+    is_recently_active: channel.dateCreated.getTime() >= activeSince || stats.lastMessageAt !== null,
     stream_weekly_traffic: weeklyTraffic(channel, stats.recentMessages),
     subscriber_count: stats.subscriberCount,
     ...postPolicyFields(realm, channel),
@@ -289,11 +297,23 @@ export async function listChannels(app: App, realm: RealmInfo, user: User, o: Ch
  * only the messages the user received count.
  */
 export async function channelTopics(app: App, user: User, channel: Channel): Promise<{ name: string; max_id: number }[]> {
-  const own = channel.historyPublicToSubscribers
-    ? Prisma.empty
-    : Prisma.sql`AND "id" IN (SELECT "messageId" FROM "UserMessage" WHERE "userId" = ${user.id})`;
+  if (!channel.historyPublicToSubscribers) {
+    return app.prisma.$queryRaw<{ name: string; max_id: number }[]>`
+      SELECT m."topic" AS name, m."id" AS max_id FROM "Message" m
+      JOIN (SELECT max("id") AS id FROM "Message" WHERE "channelId" = ${channel.id}
+              AND "id" IN (SELECT "messageId" FROM "UserMessage" WHERE "userId" = ${user.id}) GROUP BY upper("topic")) newest ON m."id" = newest.id
+      ORDER BY m."id" DESC`;
+  }
+  // A skip scan of the (channel, upper(topic), id) index: one descent per topic, however long
+  // each topic's history, then its newest message for the name it shows.
   return app.prisma.$queryRaw<{ name: string; max_id: number }[]>`
-    SELECT m."topic" AS name, m."id" AS max_id FROM "Message" m
-    JOIN (SELECT max("id") AS id FROM "Message" WHERE "channelId" = ${channel.id} ${own} GROUP BY lower("topic")) newest ON m."id" = newest.id
-    ORDER BY m."id" DESC`;
+    WITH RECURSIVE topics(key) AS (
+      (SELECT upper("topic") FROM "Message" WHERE "channelId" = ${channel.id} ORDER BY upper("topic") LIMIT 1)
+      UNION ALL
+      SELECT (SELECT upper("topic") FROM "Message" WHERE "channelId" = ${channel.id} AND upper("topic") > topics.key ORDER BY upper("topic") LIMIT 1)
+        FROM topics WHERE topics.key IS NOT NULL)
+    SELECT newest."topic" AS name, newest."id" AS max_id FROM topics
+    CROSS JOIN LATERAL (SELECT "id", "topic" FROM "Message" WHERE "channelId" = ${channel.id} AND upper("topic") = topics.key ORDER BY upper("topic") DESC, "id" DESC LIMIT 1) newest
+    WHERE topics.key IS NOT NULL
+    ORDER BY newest."id" DESC`;
 }

@@ -3,14 +3,13 @@ import type { App } from '../app.ts';
 import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
 import { compiledLinkifiers } from './linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
-import { equalsIgnoringCase } from '../db/text-match.ts';
 import { FLAG_BITS, HISTORICAL_FLAGS, flagList } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { channelAccess, subscriberIds } from './channels.ts';
 import { compileNarrow, narrowSource, type NarrowTerm } from './narrow.ts';
-import { searchFields, searchTermsOf } from './search-highlight.ts';
+import { searchFields, searchOperandsOf } from './search-highlight.ts';
 import type { RealmInfo } from './realms.ts';
 import { apiEmail, avatarUrl, canSeeEmail } from './users.ts';
 
@@ -123,14 +122,17 @@ export async function loadMessages(app: App, ids: readonly number[]): Promise<Fu
 
 /**
  * Formats messages for one viewer; `flags` holds the viewer's bits (absent = historical). Results
- * of a search (`searchTerms` not null) carry match_content and match_subject.
+ * of a search (`searchOperands` not null) carry match_content and match_subject.
  */
-export async function presentMessages(app: App, realm: RealmInfo, viewer: User, messages: readonly FullMessage[], flags: Map<number, number | null>, opts: PresentOptions, searchTerms: string[] | null = null) {
-  const dmUsers = await conversationUsers(app, messages);
-  const linkifiers = await compiledLinkifiers(app, realm.id);
+export async function presentMessages(app: App, realm: RealmInfo, viewer: User, messages: readonly FullMessage[], flags: Map<number, number | null>, opts: PresentOptions, searchOperands: string[] | null = null) {
+  const [dmUsers, linkifiers, highlights] = await Promise.all([
+    conversationUsers(app, messages),
+    compiledLinkifiers(app, realm.id),
+    searchOperands ? searchFields(app, messages, searchOperands) : null,
+  ]);
   return messages.map((m) => {
     const out = presentMessage(messageObject(app, realm, m, dmUsers, linkifiers), m, viewer, realm, flags.get(m.id) ?? HISTORICAL_FLAGS, opts);
-    return searchTerms ? Object.assign(out, searchFields(m.renderedContent, m.topic, searchTerms)) : out;
+    return highlights ? Object.assign(out, highlights.get(m.id)) : out;
   });
 }
 
@@ -180,13 +182,16 @@ export async function actionRecipientIds(app: App, messageId: number, channel: C
   return [...new Set([...subscribers, ...nonGuestHolders.map((r) => r.userId)])];
 }
 
+/** Whether a channel topic (compared ignoring case, on the topic index) holds any message. */
+export async function topicHasMessages(app: App, channelId: number, topic: string): Promise<boolean> {
+  const rows = await app.prisma.$queryRaw<unknown[]>`SELECT 1 FROM "Message" WHERE "channelId" = ${channelId} AND upper(topic) = upper(${topic}) LIMIT 1`;
+  return rows.length > 0;
+}
+
 /** Ids of the topic's messages the user can read: all of them unless history is protected. */
 export async function visibleTopicMessages(app: App, user: User, channel: Channel, topic: string): Promise<{ id: number; dateSent: Date }[]> {
-  const messages = await app.prisma.message.findMany({
-    where: { channelId: channel.id, topic: equalsIgnoringCase(topic) },
-    select: { id: true, dateSent: true },
-    orderBy: { id: 'asc' },
-  });
+  const messages = await app.prisma.$queryRaw<{ id: number; dateSent: Date }[]>`
+    SELECT id, "dateSent" FROM "Message" WHERE "channelId" = ${channel.id} AND upper(topic) = upper(${topic}) ORDER BY id`;
   if (channel.historyPublicToSubscribers) return messages;
   const held = await app.prisma.userMessage.findMany({ where: { userId: user.id, messageId: { in: messages.map((m) => m.id) } }, select: { messageId: true } });
   const ids = new Set(held.map((r) => r.messageId));
@@ -213,6 +218,28 @@ export interface RangeResult {
 
 type Row = { id: number; flags: number | null };
 
+/** The user's unread messages that first_unread looks through before it falls back to the whole narrow. */
+const FIRST_UNREAD_SCAN = 50_000;
+
+/**
+ * The narrow's oldest unread message: looked for among the user's unread messages (the unread
+ * index, however long the narrow's history), the oldest FIRST_UNREAD_SCAN of them; past those,
+ * in the whole narrow.
+ */
+async function firstUnread(app: App, from: string, where: string, params: unknown[]): Promise<number | null> {
+  const unread = `(um.flags & ${FLAG_BITS.read}) = 0`;
+  const [found] = await app.prisma.$queryRawUnsafe<{ id: number | null; scanned: number }[]>(
+    `WITH unread AS MATERIALIZED (
+       SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0 ORDER BY "messageId" LIMIT ${FIRST_UNREAD_SCAN})
+     SELECT (SELECT min(m.id) FROM unread, ${from} WHERE m.id = unread."messageId" AND ${where} AND ${unread}) AS id,
+            (SELECT count(*)::int FROM unread) AS scanned`,
+    ...params,
+  );
+  if (found!.id !== null || found!.scanned < FIRST_UNREAD_SCAN) return found!.id;
+  const [first] = await app.prisma.$queryRawUnsafe<Row[]>(`SELECT m.id FROM ${from} WHERE ${where} AND um.flags IS NOT NULL AND ${unread} ORDER BY m.id LIMIT 1`, ...params);
+  return first?.id ?? null;
+}
+
 /** Messages around an anchor in a narrow, with Zulip's found_* bookkeeping. */
 export async function fetchRange(app: App, realm: RealmInfo, user: User, q: RangeQuery): Promise<RangeResult> {
   const narrow = await compileNarrow(app, realm, user, q.narrow, [user.id]);
@@ -222,10 +249,8 @@ export async function fetchRange(app: App, realm: RealmInfo, user: User, q: Rang
   let anchor: number;
   if (q.anchor === 'newest') anchor = LARGER_THAN_MAX_MESSAGE_ID;
   else if (q.anchor === 'oldest') anchor = 0;
-  else if (q.anchor === 'first_unread') {
-    const [first] = await select(`um.flags IS NOT NULL AND (um.flags & ${FLAG_BITS.read}) = 0`, 'ASC', 1);
-    anchor = first?.id ?? LARGER_THAN_MAX_MESSAGE_ID;
-  } else anchor = Math.max(q.anchor, 0);
+  else if (q.anchor === 'first_unread') anchor = (await firstUnread(app, from, where, narrow.params)) ?? LARGER_THAN_MAX_MESSAGE_ID;
+  else anchor = Math.max(q.anchor, 0);
   const toRight = anchor === LARGER_THAN_MAX_MESSAGE_ID;
   const toLeft = anchor === 0;
   const withAnchor = q.includeAnchor && !toLeft && !toRight;
@@ -250,12 +275,12 @@ export async function matchesNarrow(app: App, realm: RealmInfo, user: User, ids:
   // Only received messages, as in Zulip: no channel history here.
   const narrow = { ...(await compileNarrow(app, realm, user, narrowTerms, [user.id, [...ids]])), history: false };
   const { from, where } = narrowSource(narrow);
-  const rows = await app.prisma.$queryRawUnsafe<{ id: number; renderedContent: string; topic: string }[]>(
-    `SELECT m.id, m."renderedContent", m.topic FROM ${from} WHERE ${where} AND m.id = ANY($2::int[]) ORDER BY m.id`,
+  const rows = await app.prisma.$queryRawUnsafe<{ id: number; topic: string }[]>(
+    `SELECT m.id, m.topic FROM ${from} WHERE ${where} AND m.id = ANY($2::int[]) ORDER BY m.id`,
     ...narrow.params,
   );
-  const terms = searchTermsOf(narrowTerms) ?? [];
-  return Object.fromEntries(rows.map((r) => [String(r.id), searchFields(r.renderedContent, r.topic, terms)]));
+  const highlights = await searchFields(app, rows, searchOperandsOf(narrowTerms) ?? []);
+  return Object.fromEntries(rows.map((r) => [String(r.id), highlights.get(r.id)!]));
 }
 
 /** Message ids (with the user's flags) among `ids` that match a narrow. */

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
-import { FLAG_BITS } from '../domain/message-flags.ts';
+import { FLAG_BITS, IS_PRIVATE } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError } from '../errors.ts';
@@ -88,7 +88,7 @@ function isCondition(value: string, sql: SqlParams): string {
   switch (value) {
     case 'dm':
     case 'private':
-      return 'm."directGroupId" IS NOT NULL';
+      return `(um.flags & ${IS_PRIVATE}) <> 0`;
     case 'unread':
       return `(um.flags & ${FLAG_BITS.read}) = 0`;
     case 'starred':
@@ -98,7 +98,8 @@ function isCondition(value: string, sql: SqlParams): string {
     case 'alerted':
       return `(um.flags & ${FLAG_BITS.has_alert_word}) <> 0`;
     case 'resolved':
-      return `(m."channelId" IS NOT NULL AND m.topic LIKE ${sql.add('✔ %')})`;
+      // A constant, so the planner can match the partial index Message_resolved_idx.
+      return `(m."channelId" IS NOT NULL AND m.topic LIKE '✔ %')`;
     default:
       throw badNarrow(`unknown 'is' operand ${value}`);
   }
@@ -111,21 +112,35 @@ const HAS_CONDITIONS: Record<string, string> = {
   reaction: 'EXISTS (SELECT 1 FROM "Reaction" r WHERE r."messageId" = m.id)',
 };
 
-/** The words and "quoted phrases" of a search operand. */
-export function searchWords(value: string): string[] {
-  return [...value.matchAll(/"([^"]+)"|(\S+)/g)].map((m) => (m[1] ?? m[2])!);
+/** The "quoted phrases" of a search operand (Zulip's re.findall(r'"[^"]+"|\S+') keeping the quoted ones). */
+export function searchPhrases(value: string): string[] {
+  return [...value.matchAll(/"([^"]+)"|\S+/g)].flatMap((m) => (m[1] === undefined ? [] : [m[1]]));
 }
 
-/** Each word and phrase of a search operand must occur in the content or topic. */
-function searchCondition(value: string, sql: SqlParams): string {
-  const words = searchWords(value);
-  if (words.length === 0) return 'TRUE';
-  return words
-    .map((w) => {
-      const p = sql.add(`%${likeEscape(w)}%`);
-      return `(m.content ILIKE ${p} OR (m."channelId" IS NOT NULL AND m.topic ILIKE ${p}))`;
-    })
-    .join(' AND ');
+/** The text-search configuration of Message.searchVector (migration 20261128080000). */
+export const SEARCH_CONFIG = 'english';
+
+/** A search matching at most this many messages (of any organization) is looked up by its matches first. */
+const RARE_SEARCH_MATCHES = 1000;
+
+/**
+ * Zulip's full-text search: every word of the operand, stemmed and without stop words, in the
+ * topic or the content (the search vector's GIN index finds them), and each quoted phrase as is.
+ * Newest first, PostgreSQL would read the newest messages one by one when it guesses the words
+ * common, all of history for a word nobody wrote; so the matches are counted first, up to
+ * RARE_SEARCH_MATCHES: fewer, and the narrow reads just those; more, and the newest come soon.
+ */
+async function searchCondition(app: App, value: string, sql: SqlParams): Promise<string> {
+  const [found] = await app.prisma.$queryRaw<{ query: string; ids: number[] }[]>`
+    WITH q AS (SELECT plainto_tsquery(${SEARCH_CONFIG}::regconfig, ${value}) AS query)
+    SELECT q.query::text AS query, array(SELECT id FROM "Message", q WHERE "searchVector" @@ q.query LIMIT ${RARE_SEARCH_MATCHES + 1}) AS ids FROM q`;
+  const { query, ids } = found!;
+  const words = `m."searchVector" @@ ${sql.add(query)}::tsquery${ids.length <= RARE_SEARCH_MATCHES ? ` AND m.id = ANY(${sql.add(ids)}::int[])` : ''}`;
+  const phrases = searchPhrases(value).map((phrase) => {
+    const p = sql.add(`%${likeEscape(phrase)}%`);
+    return `(m.content ILIKE ${p} OR m.topic ILIKE ${p})`;
+  });
+  return [words, ...phrases].join(' AND ');
 }
 
 async function dmCondition(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand'], sql: SqlParams): Promise<string> {
@@ -177,7 +192,7 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
         history: user.role !== Role.GUEST,
       };
     case 'topic':
-      return { cond: `(m."channelId" IS NOT NULL AND lower(m.topic) = lower(${sql.add(normalizeTopicName(text))}))` };
+      return { cond: `(m."channelId" IS NOT NULL AND upper(m.topic) = upper(${sql.add(normalizeTopicName(text))}))` };
     case 'sender': {
       const [id] = await userIdsOf(app, realm, user, text === 'me' ? user.id : value);
       return { cond: `m."senderId" = ${sql.add(id)}` };
@@ -202,7 +217,7 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
       if (!(text in HAS_CONDITIONS)) throw badNarrow(`unknown 'has' operand ${text}`);
       return { cond: HAS_CONDITIONS[text]! };
     case 'search':
-      return { cond: searchCondition(text, sql) };
+      return { cond: await searchCondition(app, text, sql) };
     case 'id':
       if (!/^\d+$/.test(text)) throw badNarrow('Invalid message ID');
       return { cond: `m.id = ${sql.add(Number(text))}` };

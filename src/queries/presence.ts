@@ -87,14 +87,14 @@ export async function realmPresence(app: App, realm: RealmInfo, q: RealmPresence
 }
 
 /** A user named by id or API email, active, in the realm; anything else is Zulip's "No such user". */
-async function presenceTarget(app: App, realm: RealmInfo, viewer: User, idOrEmail: string): Promise<User> {
-  const target = /^\d+$/.test(idOrEmail) ? await userById(app, realm, Number(idOrEmail)) : await userByEmail(app, realm, idOrEmail, viewer);
+async function presenceTarget(app: App, realm: RealmInfo, viewer: User, idOrEmail: number | string): Promise<User> {
+  const target = typeof idOrEmail === 'number' ? await userById(app, realm, idOrEmail) : await userByEmail(app, realm, idOrEmail, viewer);
   if (!target.isActive) throw badRequest('No such user');
   return target;
 }
 
 /** GET /users/{user_id_or_email}/presence: the legacy form says `offline` once the data is stale. */
-export async function userPresence(app: App, realm: RealmInfo, viewer: User, idOrEmail: string, slim: boolean): Promise<Record<string, unknown>> {
+export async function userPresence(app: App, realm: RealmInfo, viewer: User, idOrEmail: number | string, slim: boolean): Promise<Record<string, unknown>> {
   const target = await presenceTarget(app, realm, viewer, idOrEmail);
   if (target.isBot) throw badRequest('Presence is not supported for bot users.');
   const row = await app.prisma.presence.findUnique({ where: { userId: target.id } });

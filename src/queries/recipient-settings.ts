@@ -4,9 +4,8 @@
 // whole group-committed batch at once.
 import type { App } from '../app.ts';
 import { AlertWordMatcher } from '../markdown/alert-words.ts';
-import { rawQuery } from '../actions/transaction.ts';
 import { GroupCommit } from '../db/group-commit.ts';
-import { inTransaction } from '../db/transaction.ts';
+import { inTransaction, rawQuery } from '../db/transaction.ts';
 
 /** As the message writes they precede (actions/messages.ts): reads in flight, and requests each takes. */
 const READS_IN_FLIGHT = 4;

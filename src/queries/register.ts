@@ -5,7 +5,7 @@ import { displayTopicFor, hasCapability, type QueueOptions } from '../../actors/
 import type { App } from '../app.ts';
 import { isInGroupSetting } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
-import { FLAG_BITS } from '../domain/message-flags.ts';
+import { FLAG_BITS, IS_PRIVATE } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, type RealmPermission, userSettingsSchema } from '../domain/realm-settings.ts';
 import { Role, roleFlags, type SystemGroupName } from '../domain/roles.ts';
 import { EMOJISET_CHOICES, INTERNAL_USER_SETTINGS, NOTIFICATION_SOUNDS } from '../domain/user-settings.ts';
@@ -31,7 +31,7 @@ import { formatSubscription, subscribersByChannel, unmutedTopicCheck, userSubscr
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, unknownUser } from './user-access.ts';
-import { avatarUrl, botDict, formatUser, gravatarUrl, profileData } from './users.ts';
+import { avatarUrl, botDicts, formatUser, gravatarUrl, profileData, realmUserRows } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
 
@@ -159,7 +159,7 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
 
 async function realmUserSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {
   const [all, accessible, groups] = await Promise.all([
-    app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } }),
+    realmUserRows(app, realm.id),
     accessibleUserIds(app, realm, user),
     app.realms.groups(realm.id),
   ]);
@@ -251,16 +251,23 @@ async function trimToPartial(app: App, subscriptions: State[]): Promise<void> {
  * lower-cased topic, other user, member list), `count` and wildcard mentions only for messages
  * outside muted channels and topics (an unmuted or followed topic of a muted channel counts).
  */
+/** Zulip's MAX_UNREAD_MESSAGES: register lists the newest unread messages up to this many. */
+const MAX_UNREAD_MESSAGES = 50_000;
+/** Zulip's RECENT_CONVERSATIONS_LIMIT: recent conversations come from this many newest direct messages. */
+const RECENT_CONVERSATIONS_LIMIT = 1000;
+
 async function unreadSection(app: App, user: User, o: SnapshotOptions): Promise<State> {
   const [unread, unmuted] = await Promise.all([
     app.prisma.$queryRawUnsafe<{ messageId: number; flags: number; channelId: number | null; topic: string; memberKey: string | null }[]>(
       `SELECT um."messageId", um.flags, m."channelId", m.topic, g."memberKey"
          FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId" LEFT JOIN "DirectMessageGroup" g ON g.id = m."directGroupId"
-        WHERE um."userId" = $1 AND (um.flags & ${FLAG_BITS.read}) = 0 ORDER BY um."messageId" LIMIT 50000`,
+        WHERE um."userId" = $1 AND (um.flags & ${FLAG_BITS.read}) = 0 ORDER BY um."messageId" DESC LIMIT ${MAX_UNREAD_MESSAGES}`,
       user.id,
     ),
     unmutedTopicCheck(app, user.id),
   ]);
+  // The newest ones, in id order.
+  unread.reverse();
   const streams = new Map<string, { key: [number, string]; entry: { stream_id: number; topic: string; unread_message_ids: number[] } }>();
   const pms = new Map<number, number[]>();
   const huddles = new Map<string, number[]>();
@@ -297,7 +304,7 @@ async function unreadSection(app: App, user: User, o: SnapshotOptions): Promise<
       streams: [...streams.values()].sort((a, b) => a.key[0] - b.key[0] || (a.key[1] < b.key[1] ? -1 : a.key[1] > b.key[1] ? 1 : 0)).map((s) => s.entry),
       huddles: [...huddles].sort(byKey).map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: ids })),
       mentions,
-      old_unreads_missing: unread.length >= 50000,
+      old_unreads_missing: unread.length === MAX_UNREAD_MESSAGES,
     },
   };
 }
@@ -305,8 +312,10 @@ async function unreadSection(app: App, user: User, o: SnapshotOptions): Promise<
 async function recentConversations(app: App, user: User): Promise<State> {
   const rows = await app.prisma.$queryRawUnsafe<{ memberKey: string; maxId: number }[]>(
     `SELECT g."memberKey", MAX(m.id) AS "maxId"
-       FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId" JOIN "DirectMessageGroup" g ON g.id = m."directGroupId"
-      WHERE um."userId" = $1 GROUP BY g."memberKey" ORDER BY "maxId" DESC LIMIT 1000`,
+       FROM (SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${IS_PRIVATE}) <> 0
+              ORDER BY "messageId" DESC LIMIT ${RECENT_CONVERSATIONS_LIMIT}) um
+       JOIN "Message" m ON m.id = um."messageId" JOIN "DirectMessageGroup" g ON g.id = m."directGroupId"
+      GROUP BY g."memberKey" ORDER BY "maxId" DESC`,
     user.id,
   );
   return {
@@ -435,7 +444,7 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
     return channels.map((c) => formatChannel(realm, c, stats.get(c.id)!));
   };
   query('realm_user', async () => {
-    const users = await app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
+    const users = await realmUserRows(app, realm.id);
     const entries = users.map((u) => formatUser(app, realm, u, null, { clientGravatar: false }));
     const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e);
 
@@ -500,7 +509,7 @@ async function ownedBots(app: App, realm: RealmInfo, user: User): Promise<State>
     where: { realmId: realm.id, isBot: true, ...(user.role <= Role.ADMINISTRATOR ? {} : { botOwnerId: user.id }) },
     orderBy: { id: 'asc' },
   });
-  return { realm_bots: bots.map((b) => botDict(app, realm, b)) };
+  return { realm_bots: await botDicts(app, realm, bots) };
 }
 
 async function linkifierSection(app: App, realm: RealmInfo, o: SnapshotOptions): Promise<State> {

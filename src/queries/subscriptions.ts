@@ -4,9 +4,10 @@ import type { App } from '../app.ts';
 import type { Subscription, User } from '../db/generated/client.ts';
 import { accessRules, channelStats, formatChannel, subscribedChannelIds } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /** A channel dict (formatChannel) merged with one user's subscription to it. */
-export function formatSubscription(channel: Record<string, unknown>, sub: Subscription, subscribers?: number[]): Record<string, unknown> {
+export function formatSubscription(channel: Record<string, unknown>, sub: Subscription, subscribers?: readonly number[]): Record<string, unknown> {
   return {
     ...channel,
     color: sub.color,
@@ -44,15 +45,27 @@ export async function unmutedTopicCheck(app: App, userId: number): Promise<(chan
   };
 }
 
-/** Active subscribers (active users) of each channel, ascending. */
-export async function subscribersByChannel(app: App, channelIds: number[]): Promise<Map<number, number[]>> {
-  const rows = await app.prisma.subscription.findMany({
-    where: { channelId: { in: channelIds }, active: true, user: { isActive: true } },
-    select: { channelId: true, userId: true },
-    orderBy: { userId: 'asc' },
-  });
+/**
+ * Active subscribers (active users) of each channel, ascending: the sets the channels' actors hold
+ * for fan-out, the missing ones read in one statement and kept. A register lists every channel's
+ * subscribers, so in a large organization this is tens of thousands of ids that change rarely.
+ */
+export async function subscribersByChannel(app: App, channelIds: number[]): Promise<Map<number, readonly number[]>> {
+  if (inTransaction()) return loadSubscribers(app, channelIds);
+  const missing = channelIds.filter((id) => !app.channels.holdsSubscribers(id));
+  const loaded = missing.length > 0 ? loadSubscribers(app, missing) : undefined;
+  const sets = await Promise.all(channelIds.map((id) => app.channels.subscribers(id, async () => (await loaded!).get(id) ?? [])));
+  return new Map(channelIds.map((id, i) => [id, sets[i]!]));
+}
+
+async function loadSubscribers(app: App, channelIds: number[]): Promise<Map<number, number[]>> {
+  const rows = await app.prisma.$queryRawUnsafe<{ channelId: number; ids: number[] }[]>(
+    `SELECT s."channelId", array_agg(s."userId" ORDER BY s."userId") AS ids FROM "Subscription" s JOIN "User" u ON u.id = s."userId"
+      WHERE s."channelId" = ANY($1::int[]) AND s.active AND u."isActive" GROUP BY s."channelId"`,
+    channelIds,
+  );
   const result = new Map<number, number[]>(channelIds.map((id) => [id, []]));
-  for (const row of rows) result.get(row.channelId)!.push(row.userId);
+  for (const row of rows) result.set(row.channelId, row.ids);
   return result;
 }
 

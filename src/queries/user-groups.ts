@@ -7,14 +7,14 @@ import { SYSTEM_SUBGROUP, type SystemGroupName, systemGroupDirectlyContains } fr
 import { USER_GROUP_PERMISSION_DEFAULTS, USER_GROUP_PERMISSIONS, type UserGroupPermission } from '../domain/user-groups.ts';
 import { badRequest } from '../errors.ts';
 import type { GroupInfo, RealmInfo } from './realms.ts';
+import { rawQuery } from '../db/transaction.ts';
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 const ascending = (a: number, b: number) => a - b;
 
+/** Straight from the pool rather than through Prisma: a register reads every user of the organization. */
 export function activeUsers(app: App, realmId: number): Promise<PermissionSubject[]> {
-  return app.prisma.user.findMany({
-    where: { realmId, isActive: true }, select: { id: true, role: true, dateJoined: true, isActive: true }, orderBy: { id: 'asc' },
-  });
+  return rawQuery<PermissionSubject>(app, 'SELECT id, role, "dateJoined", "isActive" FROM "User" WHERE "realmId" = $1 AND "isActive" ORDER BY id', realmId);
 }
 
 /** A group's own permission: what was set, or Zulip's default (nobody, for system groups). */
@@ -65,8 +65,16 @@ export function recursiveSubgroupIds(realm: RealmInfo, group: GroupInfo, groups:
   return [...found].sort(ascending);
 }
 
+/** The ids of `users` as a set, made once per list: a register formats every group against the same list of every user. */
+const idSets = new WeakMap<readonly PermissionSubject[], Set<number>>();
+function idSet(users: readonly PermissionSubject[]): Set<number> {
+  let ids = idSets.get(users);
+  if (!ids) idSets.set(users, (ids = new Set(users.map((u) => u.id))));
+  return ids;
+}
+
 export function formatGroup(realm: RealmInfo, group: GroupInfo, users: readonly PermissionSubject[]): Record<string, unknown> {
-  const active = new Set(users.map((u) => u.id));
+  const active = idSet(users);
   const settings = Object.fromEntries(USER_GROUP_PERMISSIONS.map((s) => [s, apiSettingValue(groupPermission(realm, group, s), active)]));
   return {
     id: group.id,

@@ -1,12 +1,13 @@
 // Users as the API shows them (spec 2.2/2.3): which email a viewer sees, avatar URLs, profile data.
 import { createHash } from 'node:crypto';
 import type { App } from '../app.ts';
-import type { User } from '../db/generated/client.ts';
+import type { BotService, User } from '../db/generated/client.ts';
 import { EMAIL_VISIBILITY, userSettingsSchema } from '../domain/realm-settings.ts';
 import { Role, roleFlags } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
+import { rawQuery } from '../db/transaction.ts';
 
 export interface Viewer {
   id: number;
@@ -15,11 +16,14 @@ export interface Viewer {
 
 /** Zulip's timestamps for date_joined: Python's isoformat with microseconds and +00:00. */
 export function isoTimestamp(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000+00:00');
+  // toISOString always ends in .mmmZ (years 0 to 9999): cut rather than match, register formats every user's.
+  return `${date.toISOString().slice(0, -1)}000+00:00`;
 }
 
 export function emailVisibility(user: User): number {
-  return userSettingsSchema.parse(user.settings ?? {}).email_address_visibility;
+  // One field of the stored settings, not the whole schema: register asks this of every user.
+  const stored = (user.settings as { email_address_visibility?: unknown } | null)?.email_address_visibility;
+  return userSettingsSchema.shape.email_address_visibility.parse(stored);
 }
 
 /** Whether `viewer` may see `target`'s real address (bots' addresses are always visible). */
@@ -108,22 +112,33 @@ export function formatUser(app: App, realm: RealmInfo, user: User, viewer: Viewe
 }
 
 /** A bot as its administrators see it (Zulip's get_owned_bot_dicts and the realm_bot events). */
-export function botDict(app: App, realm: RealmInfo, bot: User): Record<string, unknown> {
-  return {
+/** An outgoing-webhook bot's `services` entry (Zulip's get_service_dicts_for_bot); other bots have none. */
+export const serviceDicts = (service: BotService | null) => (service ? [{ base_url: service.baseUrl, interface: service.interface, token: service.token }] : []);
+
+/** Bots as their administrators see them (Zulip's bot dicts), with their services and default channels, in two queries. */
+export async function botDicts(app: App, realm: RealmInfo, bots: readonly User[]): Promise<Record<string, unknown>[]> {
+  if (bots.length === 0) return [];
+  const channelIds = [...new Set(bots.flatMap((b) => [b.defaultSendingChannelId, b.defaultEventsRegisterChannelId]).filter((id) => id !== null))];
+  const [services, channels] = await Promise.all([
+    app.prisma.botService.findMany({ where: { botId: { in: bots.map((b) => b.id) } } }),
+    channelIds.length ? app.prisma.channel.findMany({ where: { id: { in: channelIds } }, select: { id: true, name: true } }) : [],
+  ]);
+  const serviceOf = new Map(services.map((s) => [s.botId, s]));
+  const nameOf = (id: number | null) => (id === null ? null : (channels.find((c) => c.id === id)?.name ?? null));
+  return bots.map((bot) => ({
     email: apiEmail(app, realm, bot),
     user_id: bot.id,
     full_name: bot.fullName,
     bot_type: bot.botType,
     is_active: bot.isActive,
     api_key: bot.apiKey,
-    // Default channels for bots are not modelled: a bot has none.
-    default_sending_stream: null,
-    default_events_register_stream: null,
+    default_sending_stream: nameOf(bot.defaultSendingChannelId),
+    default_events_register_stream: nameOf(bot.defaultEventsRegisterChannelId),
     default_all_public_streams: userSettingsSchema.parse(bot.settings ?? {}).default_all_public_streams,
     owner_id: bot.botOwnerId,
     avatar_url: avatarUrl(bot),
-    services: [],
-  };
+    services: serviceDicts(serviceOf.get(bot.id) ?? null),
+  }));
 }
 
 export async function profileData(app: App, userIds: number[]): Promise<Map<number, Record<string, { value: string; rendered_value?: string }>>> {
@@ -133,6 +148,11 @@ export async function profileData(app: App, userIds: number[]): Promise<Map<numb
     result.get(row.userId)![String(row.fieldId)] = row.renderedValue === null ? { value: row.value } : { value: row.value, rendered_value: row.renderedValue };
   }
   return result;
+}
+
+/** Every user of the organization, as Prisma reads them, straight from the pool: register lists them all. */
+export function realmUserRows(app: App, realmId: number): Promise<User[]> {
+  return rawQuery<User>(app, 'SELECT * FROM "User" WHERE "realmId" = $1 ORDER BY id', realmId);
 }
 
 export async function realmViewers(app: App, realmId: number): Promise<Viewer[]> {

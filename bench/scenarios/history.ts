@@ -1,0 +1,137 @@
+// history: the reads a client makes (register, GET /messages for each kind of narrow and anchor,
+// search, topics, subscriptions) and send throughput, against organizations with --sizes messages
+// of history (default 10 thousand, 1 million and 10 million), each seeded straight into a fresh
+// database (bench/lib/history-seed.ts). 20 clients, one per bench user, make each request back to
+// back for --duration seconds; the report gives every figure against the same request on the
+// smallest history, the baseline of this scenario.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { scratchServer, type ScratchServer } from '../../src/db/scratch.ts';
+import { parseEndpoint } from '../lib/http-client.ts';
+import { COMMON_WORD, NEVER_WRITTEN, seedHistory, type BenchUser, type SeedReport } from '../lib/history-seed.ts';
+import { sendThroughput, type SenderSpec, type ServerHandle } from '../lib/measure.ts';
+import type { BenchOptions } from '../lib/options.ts';
+import type { CaseResult } from '../lib/results.ts';
+import { BENCH_SERVER_ENV, initOrganization, startServing } from '../lib/self-server.ts';
+import { onEarlyStop } from '../lib/server-process.ts';
+import { FORM_HEADERS, ZulipClient, basicAuth, formEncode } from '../lib/zulip-api.ts';
+
+type Request = { method: 'GET' | 'POST'; path: string; body: string };
+
+const get = (path: string, params: Record<string, unknown> = {}): Request => {
+  const query = formEncode(params);
+  return { method: 'GET', path: query ? `${path}?${query}` : path, body: '' };
+};
+const channel = (u: BenchUser) => ({ operator: 'channel', operand: u.channelId });
+const newest = (narrow: unknown[]) => get('/api/v1/messages', { anchor: 'newest', num_before: 50, num_after: 0, narrow });
+
+/** Each request a client makes, as bench user `u` would make it. */
+const REQUESTS: { name: string; request: (u: BenchUser) => Request }[] = [
+  { name: 'register (all data)', request: () => ({ method: 'POST', path: '/api/v1/register', body: '' }) },
+  { name: 'register (message, subscription, flags)', request: () => ({ method: 'POST', path: '/api/v1/register', body: formEncode({ fetch_event_types: ['message', 'subscription', 'update_message_flags'] }) }) },
+  { name: 'GET subscriptions', request: () => get('/api/v1/users/me/subscriptions') },
+  { name: 'GET channel topics', request: (u) => get(`/api/v1/users/me/${u.channelId}/topics`) },
+  { name: 'messages: combined feed, first unread', request: () => get('/api/v1/messages', { anchor: 'first_unread', num_before: 25, num_after: 25, narrow: [] }) },
+  { name: 'messages: channel + topic, newest', request: (u) => newest([channel(u), { operator: 'topic', operand: u.topic }]) },
+  { name: 'messages: channel, oldest', request: (u) => get('/api/v1/messages', { anchor: 'oldest', num_before: 0, num_after: 50, narrow: [channel(u)] }) },
+  { name: 'messages: channel, around an id', request: (u) => get('/api/v1/messages', { anchor: u.middleMessageId, num_before: 25, num_after: 25, narrow: [channel(u)] }) },
+  { name: 'messages: DMs with one person', request: (u) => newest([{ operator: 'dm', operand: u.dmPartnerEmail }]) },
+  { name: 'messages: is:starred', request: () => newest([{ operator: 'is', operand: 'starred' }]) },
+  { name: 'messages: is:mentioned', request: () => newest([{ operator: 'is', operand: 'mentioned' }]) },
+  { name: 'messages: is:unread', request: () => newest([{ operator: 'is', operand: 'unread' }]) },
+  { name: 'search: a word nobody wrote', request: () => newest([{ operator: 'search', operand: NEVER_WRITTEN }]) },
+  { name: 'search: a common word', request: () => newest([{ operator: 'search', operand: COMMON_WORD }]) },
+  { name: 'search: in a channel', request: (u) => newest([channel(u), { operator: 'search', operand: COMMON_WORD }]) },
+  { name: 'matches_narrow: search', request: (u) => get('/api/v1/messages/matches_narrow', { msg_ids: Array.from({ length: 20 }, (_, i) => u.middleMessageId + i), narrow: [{ operator: 'search', operand: COMMON_WORD }] }) },
+];
+
+const TEMPLATE_EMAIL = 'template@bench.example.com';
+
+export async function historyScenario(opts: BenchOptions): Promise<CaseResult[]> {
+  const databases = await scratchServer(process.env.DATABASE_URL || undefined);
+  const forget = onEarlyStop(() => databases.close());
+  const results: CaseResult[] = [];
+  try {
+    for (const size of opts.sizes) results.push(...(await measureSize(databases, size, opts)));
+  } finally {
+    forget();
+    await databases.close();
+  }
+  return results;
+}
+
+async function measureSize(databases: ScratchServer, size: number, opts: BenchOptions): Promise<CaseResult[]> {
+  const databaseUrl = await databases.createDatabase();
+  const dir = await mkdtemp(join(tmpdir(), 'bench-history-'));
+  const env = { ...BENCH_SERVER_ENV, DATABASE_URL: databaseUrl, CLUSTER: 'off', DATA_DIR: dir };
+  const say = (line: string) => process.stderr.write(`history ${size.toLocaleString('en')}: ${line}\n`);
+  try {
+    say('creating the organization...');
+    const admin = await initOrganization(env);
+    // The rows the seed copies are made the way clients make them, then the server stops: the
+    // seed writes behind its back, and a fresh start reads everything anew.
+    let server = await startServing('server', env);
+    try {
+      const client = await ZulipClient.open(parseEndpoint(server.url), admin);
+      try {
+        await client.createUser(TEMPLATE_EMAIL, 'template-password', 'Template');
+        await client.subscribe('general', [TEMPLATE_EMAIL]);
+      } finally {
+        client.close();
+      }
+    } finally {
+      await server.process.stop();
+    }
+    say('seeding...');
+    const seeded = await seedHistory(databaseUrl, await templatesOf(databaseUrl), size);
+    say(`${seeded.messages.toLocaleString('en')} messages, ${seeded.userMessages.toLocaleString('en')} UserMessage rows (heaviest user ${seeded.heaviestRows.toLocaleString('en')}) in ${Object.values(seeded.seconds).reduce((a, b) => a + b, 0).toFixed(0)} s ${JSON.stringify(seeded.seconds)}`);
+    server = await startServing('server', env);
+    try {
+      const handle: ServerHandle = { target: 'server', url: server.url, pid: server.process.pid, memory: () => server.process.memory() };
+      return await measureRequests(handle, seeded, size, opts);
+    } finally {
+      await server.process.stop();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function templatesOf(databaseUrl: string) {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const { rows: [row] } = await db.query<{ realmId: number; userId: number; channelId: number; subscriptionId: number }>(
+      `SELECT u."realmId", u.id AS "userId", s."channelId", s.id AS "subscriptionId"
+         FROM "User" u JOIN "Subscription" s ON s."userId" = u.id WHERE u."deliveryEmail" = $1`, [TEMPLATE_EMAIL]);
+    if (!row) throw new Error('history: the template user or its channel is missing');
+    return row;
+  } finally {
+    await db.end();
+  }
+}
+
+async function measureRequests(handle: ServerHandle, seeded: SeedReport, size: number, opts: BenchOptions): Promise<CaseResult[]> {
+  const endpoint = parseEndpoint(handle.url);
+  const results: CaseResult[] = [];
+  const tag = (r: CaseResult, request: string): CaseResult => ({ ...r, request, history: size });
+  const durationMs = opts.durationS * 1000;
+  for (const { name, request } of REQUESTS) {
+    const clients: SenderSpec[] = seeded.benchUsers.map((u) => {
+      const req = request(u);
+      return { headers: { ...FORM_HEADERS, Authorization: basicAuth(u) }, request: () => req };
+    });
+    // A short unmeasured round first: the first request of a kind fills caches and plans.
+    await sendThroughput(handle, endpoint, clients, { maxMessages: clients.length, durationMs }, 'read');
+    results.push(tag(await sendThroughput(handle, endpoint, clients, { maxMessages: opts.messages, durationMs }, 'read'), name));
+  }
+  // Sending: each sender into a channel of its own (about 200 subscribers each).
+  const senders: SenderSpec[] = seeded.benchUsers.slice(1, 1 + opts.senders).map((u) => ({
+    headers: { ...FORM_HEADERS, Authorization: basicAuth(u) },
+    request: (content) => ({ method: 'POST', path: '/api/v1/messages', body: formEncode({ type: 'stream', to: u.channelId, topic: 'bench', content }) }),
+  }));
+  results.push(tag(await sendThroughput(handle, endpoint, senders, { maxMessages: opts.messages, durationMs }), 'send'));
+  return results;
+}

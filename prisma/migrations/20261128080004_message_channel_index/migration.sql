@@ -1,0 +1,1 @@
+CREATE INDEX CONCURRENTLY "Message_channelId_id_idx" ON "Message" ("channelId", "id");

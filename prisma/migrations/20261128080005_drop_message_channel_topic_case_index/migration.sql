@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY "Message_channelId_topic_id_idx";

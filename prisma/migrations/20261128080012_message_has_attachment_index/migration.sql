@@ -1,0 +1,1 @@
+CREATE INDEX CONCURRENTLY "Message_hasAttachment_idx" ON "Message" ("id") WHERE "hasAttachment";

@@ -1,0 +1,1 @@
+CREATE INDEX CONCURRENTLY "Message_hasImage_idx" ON "Message" ("id") WHERE "hasImage";
