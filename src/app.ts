@@ -44,6 +44,8 @@ export interface App {
   upkeep: DeliveryScheduler;
   /** Makes the calls to outgoing-webhook bots that messages queued (started by the server). */
   outgoingWebhooks: DeliveryScheduler;
+  /** Sends missed-message and digest emails when due (started by the server). */
+  notificationEmails: DeliveryScheduler;
   /** `sendsEmail`: mail a visitor makes the server send (sign-up confirmations), per address. */
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter; sendsEmail: RateLimiter } | null;
   /** Outgoing mail, delivered after the transactions that queue it. */
@@ -100,6 +102,7 @@ export async function createApp(config: Config): Promise<App> {
       pushes: new DeliveryScheduler('push notification delivery'),
       upkeep: new DeliveryScheduler('history upkeep'),
       outgoingWebhooks: new DeliveryScheduler('outgoing webhook calls'),
+      notificationEmails: new DeliveryScheduler('notification emails'),
       queues,
       limits,
       mail: new Outbox(config),
@@ -122,6 +125,7 @@ export async function closeApp(app: App): Promise<void> {
   await app.pushes.stop();
   await app.upkeep.stop();
   await app.outgoingWebhooks.stop();
+  await app.notificationEmails.stop();
   app.queues.stop();
   app.channels.stop();
   app.users.stop();

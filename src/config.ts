@@ -109,6 +109,8 @@ const configSchema = z.object({
   PUSH_RELAY_URL: httpUrl.optional(),
   /** How long a call to an outgoing-webhook bot may take (Zulip's OUTGOING_WEBHOOK_TIMEOUT_SECONDS). */
   OUTGOING_WEBHOOK_TIMEOUT_SECONDS: seconds.default(10),
+  /** How often the server looks for members due a digest email (on their organization's digest weekday). */
+  DIGEST_CHECK_SECONDS: seconds.default(3600),
   /** An event that does not match its schema: `strict` fails the action (tests, development), `log` logs it. */
   EVENT_SCHEMA_CHECK: z.enum(['strict', 'log']).default('log'),
   /**

@@ -23,6 +23,7 @@ import { requestObservers } from './ops/requests.ts';
 import { historyUpkeep } from './ops/history-upkeep.ts';
 import { attachWebClient, loadWebAssets } from './http/static.ts';
 import { PROJECT_ROOT } from './paths.ts';
+import { sendNotificationEmails } from './mail/missed-messages.ts';
 
 /** Where scripts/build-web.mjs puts the web client. */
 const WEB_DIR = path.join(PROJECT_ROOT, 'build', 'web');
@@ -102,6 +103,7 @@ export async function startServer(config: Config, { attach, inspectAnswer, start
   if (config.PUSH_RELAY_URL) app.pushes.start(() => drainPushOutbox(app));
   app.upkeep.start(() => historyUpkeep(app));
   app.outgoingWebhooks.start(() => drainOutgoingWebhooks(app));
+  app.notificationEmails.start(() => sendNotificationEmails(app));
   return {
     app,
     http,
@@ -118,6 +120,7 @@ export async function startServer(config: Config, { attach, inspectAnswer, start
         await app.pushes.stop();
         await app.upkeep.stop();
         await app.outgoingWebhooks.stop();
+        await app.notificationEmails.stop();
         app.queues.closeConsumers();
         await http.drain((deadline - Date.now()) / 2);
         const { saved } = await saveEventQueues(app, deadline);

@@ -15,7 +15,7 @@ import { alertedUsers, messageAlertWords } from '../queries/recipient-settings.t
 import type { RealmInfo } from '../queries/realms.ts';
 import { topicFollowers } from '../queries/user-topics.ts';
 import { deleteMessages } from './messages-delete.ts';
-import { claimAttachments, mentionedUsers, notificationBot, participantsIfNeeded, sendNotification, silentMention } from './messages.ts';
+import { claimAttachments, mentionedUsers, notificationBot, participantsIfNeeded, sendNotification, silentMention, wakeEmailWorker } from './messages.ts';
 import { linksImage } from '../queries/render-context.ts';
 import { attachmentDict } from '../queries/uploads.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
@@ -111,15 +111,24 @@ async function writeContent(app: App, tx: Prisma.TransactionClient, realm: Realm
     where: { id: m.id },
     data: { content: p.content!, renderedContent: r.html, isMeMessage: r.isMeMessage, hasLink: r.links.length > 0, hasImage: linksImage(r.links), hasAttachment: uploads.hasAttachment, lastEditTime: now },
   });
-  await tx.$executeRawUnsafe(
-    `UPDATE "UserMessage" SET flags = (flags & ~${RENDERED_MASK})
-       | CASE WHEN "userId" = ANY($2::int[]) THEN ${FLAG_BITS.mentioned} ELSE 0 END
-       | ${r.wildcardMention ? FLAG_BITS.stream_wildcard_mentioned : 0}
-       | CASE WHEN "userId" = ANY($3::int[]) AND $4 THEN ${FLAG_BITS.topic_wildcard_mentioned} ELSE 0 END
-       | CASE WHEN "userId" = ANY($5::int[]) THEN ${FLAG_BITS.has_alert_word} ELSE 0 END
-     WHERE "messageId" = $1`,
-    m.id, [...mentioned], [...participants], r.topicWildcardMention, [...alerted],
+  // Who the edit newly mentions (or alerts) in a channel, unread, is noted for a missed-message
+  // email, as a new message would be (src/mail/missed-messages.ts); `old` is the rows before the update.
+  const noted = await tx.$executeRawUnsafe(
+    `WITH updated AS (
+       UPDATE "UserMessage" um SET flags = (um.flags & ~${RENDERED_MASK})
+         | CASE WHEN um."userId" = ANY($2::int[]) THEN ${FLAG_BITS.mentioned} ELSE 0 END
+         | ${r.wildcardMention ? FLAG_BITS.stream_wildcard_mentioned : 0}
+         | CASE WHEN um."userId" = ANY($3::int[]) AND $4 THEN ${FLAG_BITS.topic_wildcard_mentioned} ELSE 0 END
+         | CASE WHEN um."userId" = ANY($5::int[]) THEN ${FLAG_BITS.has_alert_word} ELSE 0 END
+       FROM "UserMessage" old WHERE um."messageId" = $1 AND old."messageId" = $1 AND old."userId" = um."userId"
+       RETURNING um."userId", um.flags, old.flags AS before)
+     INSERT INTO "MissedMessageEmail" ("userId", "messageId", "createdAt")
+     SELECT "userId", $1, now() AT TIME ZONE 'UTC' FROM updated
+      WHERE $7 AND "userId" <> $6 AND (flags & ${FLAG_BITS.read}) = 0 AND (flags & ${RENDERED_MASK}) <> 0 AND (before & ${RENDERED_MASK}) = 0
+     ON CONFLICT DO NOTHING`,
+    m.id, [...mentioned], [...participants], r.topicWildcardMention, [...alerted], m.senderId, m.channelId !== null,
   );
+  if (noted > 0) wakeEmailWorker(app);
   return uploads.detached;
 }
 

@@ -310,8 +310,12 @@ const MESSAGE_COLUMNS = `id, "realmId", "senderId", "channelId", "directGroupId"
  * that has an unread recipient, other than its sender, with a device that can get notifications:
  * in the message's own transaction, so the work exists exactly when the message does, even if the
  * server stops right after the commit; the worker decides later, off the request, who is told.
- * Likewise a call for each outgoing-webhook bot the message triggers (src/webhooks/outgoing-worker.ts).
+ * Likewise a call for each outgoing-webhook bot the message triggers (src/webhooks/outgoing-worker.ts),
+ * and every unread direct message, mention, wildcard mention and alert word is noted for a
+ * missed-message email (src/mail/missed-messages.ts), which checks settings and reads when due.
  */
+/** The flags that make a channel message worth a missed-message email. */
+const EMAIL_WORTHY = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned | FLAG_BITS.has_alert_word;
 const insertMessages = (withPush: boolean, withHooks: boolean) => `WITH ids AS (
     SELECT nextval(pg_get_serial_sequence('"Message"', 'id')) AS id FROM generate_series(1, $1::int)),
   numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM ids),
@@ -325,7 +329,12 @@ const insertMessages = (withPush: boolean, withHooks: boolean) => `WITH ids AS (
   um AS (
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
     SELECT u, numbered.id, CASE WHEN input.direct_group IS NULL THEN f ELSE f | ${IS_PRIVATE} END
-      FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n) JOIN input USING (n)),${withPush ? `
+      FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n) JOIN input USING (n)),
+  missed AS (
+    INSERT INTO "MissedMessageEmail" ("userId", "messageId", "createdAt")
+    SELECT r.u, numbered.id, now() AT TIME ZONE 'UTC' FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN input USING (n) JOIN numbered USING (n)
+    WHERE r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND (input.channel IS NULL OR (r.f & ${EMAIL_WORTHY}) <> 0)
+    RETURNING 1),${withPush ? `
   push AS (
     INSERT INTO "PushOutbox" (kind, "realmId", "messageId", "nextAttemptAt", "createdAt")
     SELECT 'message', realm, numbered.id, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC' FROM input JOIN numbered USING (n)
@@ -345,9 +354,16 @@ const insertMessages = (withPush: boolean, withHooks: boolean) => `WITH ids AS (
     WHERE c.id = f."channelId" AND c."firstMessageId" IS NULL RETURNING c."firstMessageId" AS id)
   SELECT m.*, pg_current_xact_id()::text AS xid, m.id IN (SELECT id FROM first) AS "firstInChannel",
     ${withPush ? 'm.id IN (SELECT "messageId" FROM push)' : 'false'} AS "pushQueued",
-    ${withHooks ? 'm.id IN (SELECT "messageId" FROM hooks)' : 'false'} AS "hookQueued" FROM m ORDER BY m.id`;
+    ${withHooks ? 'm.id IN (SELECT "messageId" FROM hooks)' : 'false'} AS "hookQueued", EXISTS (SELECT 1 FROM missed) AS "emailNoted" FROM m ORDER BY m.id`;
 /** The statement's four forms, by [withPush][withHooks]: the common one does no more than it must. */
 const INSERT_MESSAGES = [[insertMessages(false, false), insertMessages(false, true)], [insertMessages(true, false), insertMessages(true, true)]] as const;
+
+/** Missed-message email notes were written: the worker looks when the first could fall due (the shortest batching period is a second). */
+export function wakeEmailWorker(app: App): void {
+  const wake = () => app.notificationEmails.wake(new Date(Date.now() + 1000));
+  if (inTransaction()) onCommit(wake);
+  else wake();
+}
 
 /** Messages of one organization to store together, and what storing them gave. */
 interface StoreRequest {
@@ -371,7 +387,7 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
   const column = <T>(pick: (m: MessageToStore) => T) => items.map(({ m }) => pick(m));
   const recipients = items.flatMap(({ m }, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
   const triggers = items.flatMap(({ m }, i) => m.triggers.map((t) => [i + 1, t.userId, t.trigger] as const));
-  const rows = await rawQuery<Message & { xid: string; firstInChannel: boolean; pushQueued: boolean; hookQueued: boolean }>(
+  const rows = await rawQuery<Message & { xid: string; firstInChannel: boolean; pushQueued: boolean; hookQueued: boolean; emailNoted: boolean }>(
     app,
     INSERT_MESSAGES[app.config.PUSH_RELAY_URL ? 1 : 0][triggers.length > 0 ? 1 : 0],
     items.length, items.map((i) => i.realmId),
@@ -387,11 +403,12 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
     if (inTransaction()) onCommit(() => worker.wake(new Date()));
     else worker.wake(new Date());
   }
+  if (rows[0]!.emailNoted) wakeEmailWorker(app);
   const xid = Number(rows[0]!.xid);
   let next = 0;
   return requests.map(({ batch }) => {
     const own = rows.slice(next, (next += batch.length));
-    const messages = own.map(({ xid: _, firstInChannel: __, pushQueued: ___, hookQueued: ____, ...message }, i): FullMessage => {
+    const messages = own.map(({ xid: _, firstInChannel: __, pushQueued: ___, hookQueued: ____, emailNoted: _____, ...message }, i): FullMessage => {
       const { p, directGroupId } = batch[i]!;
       const c = p.channel;
       return {

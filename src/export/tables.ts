@@ -83,6 +83,8 @@ export const NOT_EXPORTED_TABLES: readonly string[] = [
   'ServerSecret', 'PresenceSequence',
   // Derived from the messages again after an import (src/ops/history-upkeep.ts): traffic counts and backfill bookkeeping.
   'ChannelMessageDay', 'ChannelTrafficState', 'HistoryBackfill',
+  // Pending notification emails and when digests went out: this server's mail, not the organization's data.
+  'MissedMessageEmail', 'DigestEmail',
 ];
 
 /** Messages per messages file (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */

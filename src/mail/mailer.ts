@@ -1,4 +1,4 @@
-// The server's outgoing mail (invitations, sign-up confirmations). Actions queue a message after
+// The server's outgoing mail (invitations, sign-up confirmations, missed-message and digest emails). Actions queue a message after
 // their transaction committed and go on; the outbox delivers in the background, one at a time, as
 // Zulip's email_senders worker does. Through SMTP when SMTP_URL is set; otherwise, and for any
 // message SMTP refused, it is appended to DATA_DIR/mail.log, so an operator can always find a link.
@@ -12,6 +12,10 @@ export interface Mail {
   to: string;
   subject: string;
   text: string;
+  /** An HTML alternative to `text` (notification emails); the mail log keeps the text. */
+  html?: string;
+  /** Extra headers (List-Unsubscribe). */
+  headers?: Record<string, string>;
 }
 
 export class Outbox {
@@ -50,7 +54,7 @@ export class Outbox {
     try {
       if (!this.transport) return await this.append(mail, null);
       try {
-        await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text });
+        await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, headers: mail.headers });
       } catch (err) {
         log.error('mail not sent', { to: mail.to, error: String(err) });
         await this.append(mail, `not sent: ${String(err)}`);

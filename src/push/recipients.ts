@@ -20,7 +20,7 @@ const ACTIVE_WITHIN_MS = 140_000;
 /** Zulip's visibility_policy values. */
 const MUTED = 1;
 const UNMUTED = 2;
-const FOLLOWED = 3;
+export const FOLLOWED = 3;
 
 export interface PushRecipient {
   user: User;
@@ -29,14 +29,14 @@ export interface PushRecipient {
 }
 
 /** Zulip's user_allows_notifications_in_StreamTopic. */
-function allowsInTopic(channelMuted: boolean, visibility: number, channelSetting: boolean | null, globalSetting: boolean): boolean {
+export function allowsInTopic(channelMuted: boolean, visibility: number, channelSetting: boolean | null, globalSetting: boolean): boolean {
   if (visibility === MUTED) return false;
   if (channelMuted) return visibility === UNMUTED || visibility === FOLLOWED;
   return channelSetting ?? globalSetting;
 }
 
-/** Users who have an event queue for messages on this process, or were active lately, are not idle. */
-async function idleUserIds(app: App, realm: RealmInfo, userIds: number[]): Promise<Set<number>> {
+/** Users who have an event queue for messages on this process, or were active lately, are not idle (missed-message emails use it too). */
+export async function idleUserIds(app: App, realm: RealmInfo, userIds: number[]): Promise<Set<number>> {
   const offZulip = userIds.filter((id) => ![...app.queues.queuesOf(id)].some((q) => q.options.eventTypes === null || q.options.eventTypes.includes('message')));
   if (realm.settings.presence_disabled) return new Set(offZulip);
   const active = await app.prisma.presence.findMany({
