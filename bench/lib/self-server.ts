@@ -70,7 +70,7 @@ async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Record<st
   return JSON.parse(line) as Record<string, unknown>;
 }
 
-/** Waits until the server answers HTTP at all (any status), or fails with its log. */
+/** Waits until the server answers HTTP with anything but 503 (its answer while it starts), or fails with its log. */
 async function waitUntilServing(url: string, proc: ServerProcess): Promise<void> {
   const end = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < end) {
@@ -78,14 +78,14 @@ async function waitUntilServing(url: string, proc: ServerProcess): Promise<void>
     try {
       const conn = await HttpConnection.open(parseEndpoint(url), 1000);
       try {
-        await conn.request('GET', '/api/v1/server_settings', {}, '', 5000);
-        return;
+        if ((await conn.request('GET', '/api/v1/server_settings', {}, '', 5000)).status !== 503) return;
       } finally {
         conn.close();
       }
     } catch {
-      await sleep(250);
+      // Not listening yet.
     }
+    await sleep(250);
   }
   throw new Error(`server did not answer within ${START_TIMEOUT_MS / 1000} s\n${proc.logTail}`);
 }
