@@ -10,6 +10,20 @@ import { isValidEmail } from './domain/email-address.ts';
 const flag = z.enum(['on', 'off', 'true', 'false', '1', '0']).transform((v) => v === 'on' || v === 'true' || v === '1');
 const seconds = z.coerce.number().positive();
 
+/** Zulip's JWT_AUTH_KEYS, as JSON: per organization subdomain, the key tokens are signed with and the algorithms allowed. */
+const JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+const jwtAuthKeys = z
+  .string()
+  .transform((v, ctx) => {
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'expected JSON' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string(), z.object({ key: z.string().min(1), algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1) })));
+
 /** An IPv4 or IPv6 address, optionally with a CIDR prefix length. */
 function isAddressOrRange(entry: string): boolean {
   const [address = '', prefix, ...rest] = entry.split('/');
@@ -107,6 +121,12 @@ const configSchema = z.object({
    * POST /mobile_push/register answers PUSH_SERVICE_NOT_CONFIGURED.
    */
   PUSH_RELAY_URL: httpUrl.optional(),
+  /**
+   * JSON web token login (POST /jwt/fetch_api_key), as Zulip's JWT_AUTH_KEYS: per organization
+   * subdomain, `{"key": "...", "algorithms": ["HS256"]}` (a shared secret for HS*, a PEM public
+   * key for the others); an organization not listed has no JWT login.
+   */
+  JWT_AUTH_KEYS: jwtAuthKeys.default({}),
   /** How long a call to an outgoing-webhook bot may take (Zulip's OUTGOING_WEBHOOK_TIMEOUT_SECONDS). */
   OUTGOING_WEBHOOK_TIMEOUT_SECONDS: seconds.default(10),
   /** How often the server looks for members due a digest email (on their organization's digest weekday). */

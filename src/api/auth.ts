@@ -1,10 +1,12 @@
-// POST /fetch_api_key: password login for API clients, with Zulip's failed-login rate limit.
+// POST /fetch_api_key: password login for API clients, with Zulip's failed-login rate limit; and
+// POST /jwt/fetch_api_key: login with a JSON web token the organization's identity service signed.
 import { z } from 'zod';
 import { verifyPassword } from '../auth/passwords.ts';
-import { ApiError, rateLimitHit, realmDeactivated, userDeactivated } from '../errors.ts';
-import { str } from '../http/params.ts';
+import { verifyJwt } from '../auth/jwt.ts';
+import { ApiError, badRequest, rateLimitHit, realmDeactivated, userDeactivated } from '../errors.ts';
+import { bool, str } from '../http/params.ts';
 import { publicRoute } from './route.ts';
-import { apiEmail } from '../queries/users.ts';
+import { apiEmail, formatUser } from '../queries/users.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 
 const authFailed = () => new ApiError('Your username or password is incorrect', 'AUTHENTICATION_FAILED', 401);
@@ -30,6 +32,29 @@ export const routes = [
       if (!user.isActive) throw userDeactivated();
       if (realm.deactivated) throw realmDeactivated();
       return { api_key: user.apiKey, email: apiEmail(app, realm, user), user_id: user.id };
+    },
+  }),
+  publicRoute({
+    method: 'POST',
+    path: '/api/v1/jwt/fetch_api_key',
+    params: { token: str().default(''), include_profile: bool().default(false) },
+    response: z.object({ api_key: z.string(), email: z.string(), user: z.record(z.string(), z.unknown()).optional() }),
+    async handler({ app, realm, params }) {
+      const jwt = app.config.JWT_AUTH_KEYS[realm.subdomain];
+      if (!jwt) throw badRequest('JWT authentication is not enabled for this organization');
+      if (!params.token) throw badRequest('No JSON web token passed in request');
+      const claims = await verifyJwt(jwt, params.token);
+      if (!claims) throw badRequest('Bad JSON web token');
+      if (typeof claims.email !== 'string') throw badRequest('No email specified in JSON web token claims');
+      const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(claims.email) } });
+      if (!user || user.isBot) throw authFailed();
+      if (!user.isActive) throw userDeactivated();
+      if (realm.deactivated) throw realmDeactivated();
+      return {
+        api_key: user.apiKey,
+        email: user.deliveryEmail,
+        ...(params.include_profile ? { user: formatUser(app, realm, user, user, { clientGravatar: false }) } : {}),
+      };
     },
   }),
 ];

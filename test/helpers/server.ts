@@ -94,9 +94,9 @@ export interface TestRealm {
 }
 
 /** A fresh organization on `server` (the shared one by default) with its owner. */
-export async function newRealm(server?: RunningServer): Promise<TestRealm> {
+export async function newRealm(server?: RunningServer, opts: { subdomain?: string } = {}): Promise<TestRealm> {
   const srv = server ?? (await sharedServer());
-  const subdomain = `r${++realmCounter}x${process.pid}`;
+  const subdomain = opts.subdomain ?? `r${++realmCounter}x${process.pid}`;
   const password = 'owner-password';
   const { realm, owner } = await createRealm(srv.app, {
     subdomain,
