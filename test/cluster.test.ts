@@ -16,7 +16,7 @@ import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 const natsUrl = NATS_URL;
 
 if (!natsUrl) {
-  test('cluster: skipped, NATS_URL is not set (the cluster tests need a NATS server with JetStream)', () => {});
+  test.skip('cluster (NATS_URL is not set: the cluster tests need a NATS server with JetStream)');
 } else {
   let cluster: TestCluster;
   let A = 0;
@@ -305,7 +305,7 @@ if (!natsUrl) {
 }
 
 if (!hasNatsServer()) {
-  test('cluster across a NATS restart: skipped, nats-server is not installed', () => {});
+  test.skip('cluster across a NATS restart (nats-server is not installed)');
 } else {
   test('NATS killed and restarted under load: every acknowledged message reaches the queues on both nodes once, in order', async () => {
     const nats = await PrivateNats.start();

@@ -120,9 +120,9 @@ ${temp}
 }
 
 if (!existsSync(NGINX)) {
-  test(`nginx: skipped, ${NGINX} is absent (apt-get install nginx; .ci/run installs it)`, () => {});
+  test.skip(`nginx (${NGINX} is absent: apt-get install nginx; .ci/run installs it)`);
 } else if (!NATS_URL) {
-  test('nginx: skipped, NATS_URL is not set (the nodes behind nginx form a cluster)', () => {});
+  test.skip('nginx (NATS_URL is not set: the nodes behind nginx form a cluster)');
 } else {
   const natsUrl = NATS_URL;
   let cluster: TestCluster;

@@ -46,8 +46,10 @@ test.after(() => {
   rmSync(privateDir, { recursive: true, force: true });
 });
 
-test('root, private directory: npm start serves, its PostgreSQL runs as postgres from reachable copies, SIGTERM stops both', async () => {
-  if (!asRoot) return console.log('  (skipped: not root)');
+// Only root runs PostgreSQL as another user; others skip these, and say so in the totals.
+const rootTest = asRoot ? test : test.skip;
+
+rootTest('root, private directory: npm start serves, its PostgreSQL runs as postgres from reachable copies, SIGTERM stops both', async () => {
   const port = await freePort();
   const npm = spawn('npm', ['start'], { cwd: clone, env: { ...ENV, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -75,8 +77,7 @@ test('root, private directory: npm start serves, its PostgreSQL runs as postgres
   assert.not.ok(isRunning(postmaster), 'PostgreSQL stopped with the server');
 });
 
-test('root, private directory: npm test runs the database tests on an embedded PostgreSQL', async () => {
-  if (!asRoot) return console.log('  (skipped: not root)');
+rootTest('root, private directory: npm test runs the database tests on an embedded PostgreSQL', async () => {
   const run = spawn('npm', ['test', '--', '^db\\.test'], { cwd: clone, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   run.stdout!.on('data', (c: Buffer) => (output += c));

@@ -57,7 +57,8 @@ for (const { problem, body } of violations) process.stdout.write(`\nOPENAPI VIOL
 process.stdout.write(`${runCheck.checked} success answers and WebSocket frames checked against the OpenAPI document, ${violations.length} not conforming\n`);
 const total = Number(/Total:\s+(\d+)/.exec(output)?.[1] ?? NaN);
 const passed = Number(/Passed:\s+(?:\x1b\[\d+m)?(\d+)/.exec(output)?.[1] ?? NaN);
+const skipped = Number(/Skipped:\s+(?:\x1b\[\d+m)?(\d+)/.exec(output)?.[1] ?? 0);
 const summaryMissing = Number.isNaN(total) || Number.isNaN(passed);
 const failed = (summaryMissing ? 1 : total - passed) + loadFailures + violations.length;
-process.stdout.write(`${summaryMissing ? 0 : passed} passed, ${failed} failed\n`);
+process.stdout.write(`${summaryMissing ? 0 : passed} passed, ${failed} failed, ${skipped} skipped\n`);
 process.exit(failed > 0 ? 1 : 0);
