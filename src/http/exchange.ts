@@ -51,6 +51,9 @@ export interface Exchange extends PendingResponse {
   contentType: string;
   userAgent: string;
   origin: ClientOrigin;
+  /** A `rawBody` route's body and headers (read while the request is at hand, as uWS requires). */
+  rawBody?: Buffer;
+  allHeaders?: Record<string, string>;
 }
 
 export function statusLine(status: number): string {
@@ -82,6 +85,15 @@ export function openExchange(res: uWS.HttpResponse, req: uWS.HttpRequest, proxie
     userAgent: req.getHeader('user-agent'),
     origin: requestOrigin(res, req, proxies),
   };
+}
+
+/** Every header of the request (a header sent on several lines joined with commas). */
+export function allHeaders(req: uWS.HttpRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  req.forEach((key, value) => {
+    headers[key] = headers[key] === undefined ? value : `${headers[key]},${value}`;
+  });
+  return headers;
 }
 
 type ForwardingHeaders = Record<'x-forwarded-for' | 'x-forwarded-proto', string>;

@@ -35,7 +35,9 @@ export type RequestContext<F extends Fields, S, U> = S & {
   /** The query string as sent, without its `?` (redirects that pass it on, as Zulip's avatars do). */
   query: string;
   ip: string;
-  headers: { userAgent: string };
+  headers: { userAgent: string; all?: Record<string, string> };
+  /** The request body as sent, on routes with `rawBody` (empty elsewhere). */
+  body: Buffer;
   /** This request's log: every line carries its id. Hand it to the code below that writes lines. */
   log: Log;
   /** Called if the client goes away before the response; long-polls use it to detach. */
@@ -100,6 +102,11 @@ interface RouteBase<F extends Fields> {
   response?: ResponseSpec;
   /** Takes uploaded files (multipart/form-data), which the handler gets as `files`. */
   uploads?: true;
+  /**
+   * Takes the body as sent, which the handler gets as `body` with every request header in
+   * `headers.all` (incoming webhooks: a service's JSON payload); parameters come from the query alone.
+   */
+  rawBody?: true;
 }
 
 type Handler<F extends Fields, S, U> = (ctx: RequestContext<F, S, U>) => HandlerOutcome;

@@ -8,12 +8,14 @@ import { ApiError, notLoggedIn, routeNotFound } from '../errors.ts';
 import { decodeBody, readBody } from './body.ts';
 import type { TrustedProxies } from './client-address.ts';
 import { authenticateBasic } from './credentials.ts';
-import { markAborted, openExchange, openPending, requestId, writeResponse, type Exchange, type RequestObservers, type ResponseObserver } from './exchange.ts';
+import { allHeaders, markAborted, openExchange, openPending, requestId, writeResponse, type Exchange, type RequestObservers, type ResponseObserver } from './exchange.ts';
 import { parseParams, parseUrlEncoded, type RawParams } from './params.ts';
 import { rateLimitHeaders, refusal, type RateDecision, type RateLimiter } from './rate-limit.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
 import type { StartingListener } from './starting.ts';
 import { ANSWER_PENDING, JsonFields, RawResponse, type Gate, type HandlerOutcome, type HandlerResult, type Route } from './route.ts';
+
+const NO_BODY = Buffer.alloc(0);
 
 export interface HttpServer {
   uws: uWS.TemplatedApp;
@@ -96,6 +98,7 @@ function routeHandler<S, U extends { id: number }>(
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const route = methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined);
     const ex = openExchange(res, req, options.proxies, route ? observers.get(route.method)! : options.observers.unmatched(method, req.getUrl()));
+    if (route?.rawBody) ex.allHeaders = allHeaders(req);
     res.onAborted(() => {
       markAborted(ex);
       lifecycle.inFlight.delete(ex);
@@ -187,7 +190,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       const inspect = options.inspectAnswer;
       const answer = answerer(ex, rate, ignored, lifecycle, inspect && ((written: WrittenAnswer) => inspect(route, written)));
       const result = (route.handler as (ctx: unknown) => HandlerOutcome)({
-        ...scope, user, params, path, files, query, ip, headers: { userAgent: ex.userAgent },
+        ...scope, user, params, path, files, query, ip, headers: { userAgent: ex.userAgent, all: ex.allHeaders }, body: ex.rawBody ?? NO_BODY,
         log: new RequestLog(ex.seq),
         onAbort: abortRegistrar(ex),
         answer,
@@ -218,7 +221,8 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
         (body) => {
           const files: UploadedFile[] = [];
           try {
-            decodeBody(body, ex.contentType, raw, files);
+            if (route.rawBody) ex.rawBody = body;
+            else decodeBody(body, ex.contentType, raw, files);
           } catch (err) {
             return fail(ex, err, undefined, route);
           }
