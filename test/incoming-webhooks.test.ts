@@ -61,6 +61,14 @@ test('slack_incoming: Slack\'s text in Markdown, the channel as topic, as a JSON
   assert.equal([last.topic, last.content], ['', 'from a form']);
 });
 
+test('register lists the integrations, for clients that set up incoming-webhook bots', async () => {
+  const r = await realm.owner.client.post('/register', { fetch_event_types: ['realm_incoming_webhook_bots'] });
+  assert.equal(r.body.realm_incoming_webhook_bots, [
+    { name: 'json', display_name: 'JSON formatter', all_event_types: null, config_options: [] },
+    { name: 'slack_incoming', display_name: 'Slack-compatible webhook', all_event_types: null, config_options: [] },
+  ]);
+});
+
 test('refused: a wrong key, no key, bad JSON, an unknown integration, a channel that does not exist', async () => {
   const wrong = await hook('json?api_key=0123456789abcdef0123456789abcdef&stream=integrations', '{}');
   assert.equal([wrong.status, wrong.body], [401, { result: 'error', msg: 'Invalid API key', code: 'INVALID_API_KEY' }]);

@@ -3,12 +3,9 @@
 import { z } from 'zod';
 import { ApiError } from '../errors.ts';
 import { str } from '../http/params.ts';
-import { json } from '../webhooks/integrations/json.ts';
-import { slackIncoming } from '../webhooks/integrations/slack-incoming.ts';
-import { sendWebhookMessage, webhookSender, type Integration } from '../webhooks/incoming.ts';
+import { INTEGRATIONS } from '../webhooks/integrations/index.ts';
+import { sendWebhookMessage, webhookSender } from '../webhooks/incoming.ts';
 import { optionalUserRoute } from './route.ts';
-
-const INTEGRATIONS = new Map<string, Integration>([json, slackIncoming].map((i) => [i.name, i]));
 
 export const routes = [
   optionalUserRoute({

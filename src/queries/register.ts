@@ -34,6 +34,8 @@ import { accessibleUserIds, unknownUser } from './user-access.ts';
 import { avatarUrl, botDicts, formatUser, gravatarUrl, profileData, realmUserRows } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
+import { integrationDict } from '../webhooks/integration.ts';
+import { INTEGRATIONS } from '../webhooks/integrations/index.ts';
 
 export interface SnapshotOptions {
   fetchEventTypes: readonly string[] | null;
@@ -348,7 +350,6 @@ const EMPTY_STATE: Record<string, State> = {
   // The deprecated linkifier format, always empty since feature level 176.
   realm_filters: { realm_filters: [] },
   realm_embedded_bots: { realm_embedded_bots: [] },
-  realm_incoming_webhook_bots: { realm_incoming_webhook_bots: [] },
   realm_billing: { realm_billing: { has_pending_sponsorship_request: false } },
   // Search ignores no words, so there are none to warn about.
   stop_words: { stop_words: [] },
@@ -377,6 +378,7 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   const defaults = seesDefaultChannels(user);
   query('default_streams', async () => ({ realm_default_streams: defaults ? await defaultChannelIds(app, realm.id) : [] }));
   query('default_stream_groups', async () => ({ realm_default_stream_groups: defaults ? await defaultChannelGroups(app, realm.id) : [] }));
+  query('realm_incoming_webhook_bots', () => ({ realm_incoming_webhook_bots: [...INTEGRATIONS.values()].map(integrationDict) }));
   query('realm_playgrounds', async () => ({ realm_playgrounds: await realmPlaygrounds(app.prisma, realm.id) }));
   if (user) userSections(app, realm, user, o, wants, query);
   else spectatorSections(app, realm, o, wants, query);

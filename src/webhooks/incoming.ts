@@ -6,39 +6,8 @@ import type { App } from '../app.ts';
 import { sendMessage, type Addressee } from '../actions/messages.ts';
 import type { User } from '../db/generated/client.ts';
 import { ApiError, badRequest, realmDeactivated, userDeactivated } from '../errors.ts';
+import type { Integration } from './integration.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-
-export interface WebhookRequest {
-  body: Buffer;
-  /** The media type, without parameters, lower case. */
-  contentType: string;
-  /** Every request header, names in lower case. */
-  headers: Record<string, string>;
-}
-
-export interface Integration {
-  /** Its URL segment: /api/v1/external/<name>. */
-  name: string;
-  displayName: string;
-  /** The client its messages are sent with: Zulip<client>Webhook. */
-  client: string;
-  /** The message a request makes, or null when it makes none. */
-  message(request: WebhookRequest): { topic: string; content: string } | null;
-  /** What the service expects back besides Zulip's success envelope. */
-  answer?: Record<string, unknown>;
-}
-
-/** A JSON object payload, or Zulip's answer to anything else. */
-export function parsePayload(body: Buffer): Record<string, unknown> {
-  let payload: unknown;
-  try {
-    payload = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw badRequest('Malformed JSON');
-  }
-  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) throw badRequest('Malformed JSON');
-  return payload as Record<string, unknown>;
-}
 
 /** Zulip's InvalidAPIKeyError. */
 const invalidApiKey = () => new ApiError('Invalid API key', 'INVALID_API_KEY', 401);

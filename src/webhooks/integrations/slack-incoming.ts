@@ -3,7 +3,7 @@
 // turned into Markdown; the topic from the URL, else the payload's channel, else "(no topic)".
 // Blocks and attachments are not rendered yet: a payload of only those posts nothing.
 import { badRequest } from '../../errors.ts';
-import { parsePayload, type Integration } from '../incoming.ts';
+import { parsePayload, type Integration } from '../integration.ts';
 
 const NOT_WORD = String.raw`[^\p{L}\p{N}_]`;
 const SLACK_LINK = /<(\w+?:\/\/.*?)\|(.*?)>/gu;
