@@ -61,9 +61,81 @@ test('slack_incoming: Slack\'s text in Markdown, the channel as topic, as a JSON
   assert.equal([last.topic, last.content], ['', 'from a form']);
 });
 
+const repo = { name: 'public-repo', full_name: 'baxterthehacker/public-repo', html_url: 'https://github.com/baxterthehacker/public-repo' };
+const sender = { login: 'baxterthehacker' };
+const github = (event: string, payload: Record<string, unknown>, query = '') =>
+  hook(`github?api_key=${bot.apiKey}&stream=integrations${query}`, JSON.stringify({ sender, repository: repo, ...payload }), 'application/json', { 'X-GitHub-Event': event });
+const lastInChannel = () => newest([{ operator: 'channel', operand: channel }]);
+
+test('github: ping, pushes of commits (by several committers, beyond 20) and tags', async () => {
+  assert.equal((await github('ping', { zen: 'Keep it logically awesome.', hook_id: 1 })).body, { result: 'success', msg: '' });
+  assert.equal(await lastInChannel(), { content: 'GitHub webhook has been successfully configured by baxterthehacker.', topic: 'public-repo', sender: bot.id, client: 'ZulipGitHubWebhook' });
+
+  const commit = (n: number, author: Record<string, string>) => ({
+    id: `${n}`.padStart(40, 'a'), url: `https://github.com/baxterthehacker/public-repo/commit/${n}`, message: `Change ${n}\n\nWith details`, author,
+  });
+  const compare = 'https://github.com/baxterthehacker/public-repo/compare/9049f1265b7d...0d1a26e67d8f';
+  await github('push', { ref: 'refs/heads/changes', compare, created: false, deleted: false, forced: false, commits: [commit(1, { name: 'Baxter', username: 'baxterthehacker' })] });
+  assert.equal(await lastInChannel(), {
+    content: `baxterthehacker [pushed](${compare}) 1 commit to branch changes.\n\n* Change 1 ([aaaaaaaaaaa](https://github.com/baxterthehacker/public-repo/commit/1))`,
+    topic: 'public-repo / changes', sender: bot.id, client: 'ZulipGitHubWebhook',
+  });
+  const many = Array.from({ length: 22 }, (_, i) => commit(i, i % 2 ? { name: 'Zed' } : { name: 'Anna', username: 'anna' }));
+  await github('push', { ref: 'refs/heads/main', compare, created: false, deleted: false, forced: true, commits: many });
+  const pushed = (await lastInChannel()).content as string;
+  assert.ok(pushed.startsWith(`baxterthehacker [force pushed](${compare}) 22 commits to branch main. Commits by Zed (11) and anna (11).\n\n* Change 0 (`), pushed);
+  assert.ok(pushed.endsWith('\n[and 2 more commit(s)]'), pushed);
+  await github('push', { ref: 'refs/tags/v1.0', created: true, deleted: false, forced: false, commits: [] });
+  assert.equal((await lastInChannel()).content, 'baxterthehacker pushed tag v1.0.');
+  // `branches` leaves out pushes to other branches.
+  await github('push', { ref: 'refs/heads/other', compare, created: false, deleted: false, forced: false, commits: [commit(3, { name: 'B' })] }, '&branches=main,changes');
+  assert.equal((await lastInChannel()).content, 'baxterthehacker pushed tag v1.0.');
+});
+
+test('github: pull requests, issues and comments, with the topic naming the item; unknown events and missing headers', async () => {
+  const pr = { number: 1, title: 'Update the README with new information', html_url: 'https://github.com/baxterthehacker/public-repo/pull/1', body: 'This is a pretty simple change.', head: { label: 'baxterthehacker:changes' }, base: { label: 'baxterthehacker:master' }, assignee: null, merged: false };
+  await github('pull_request', { action: 'opened', pull_request: pr });
+  assert.equal(await lastInChannel(), {
+    content: 'baxterthehacker opened [PR #1](https://github.com/baxterthehacker/public-repo/pull/1) from `baxterthehacker:changes` to `baxterthehacker:master`:\n\n~~~ quote\nThis is a pretty simple change.\n~~~',
+    topic: 'public-repo / PR #1 Update the README with new information', sender: bot.id, client: 'ZulipGitHubWebhook',
+  });
+  await github('pull_request', { action: 'closed', pull_request: { ...pr, merged: true } });
+  assert.equal((await lastInChannel()).content, 'baxterthehacker merged [PR #1](https://github.com/baxterthehacker/public-repo/pull/1).');
+  // With the topic fixed by the URL, the title goes into the message.
+  await github('pull_request', { action: 'closed', pull_request: pr }, '&topic=prs');
+  assert.equal((await lastInChannel()).content, 'baxterthehacker closed without merge [PR #1 Update the README with new information](https://github.com/baxterthehacker/public-repo/pull/1).');
+
+  const issue = { number: 2, title: 'Spelling error in the README file', html_url: 'https://github.com/baxterthehacker/public-repo/issues/2', body: 'It looks like you accidently spelled commit wrong.' };
+  await github('issues', { action: 'opened', issue });
+  assert.equal(await lastInChannel(), {
+    content: 'baxterthehacker opened [issue #2](https://github.com/baxterthehacker/public-repo/issues/2):\n\n~~~ quote\nIt looks like you accidently spelled commit wrong.\n~~~',
+    topic: 'public-repo / issue #2 Spelling error in the README file', sender: bot.id, client: 'ZulipGitHubWebhook',
+  });
+  await github('issues', { action: 'assigned', issue, assignee: { login: 'octocat' } });
+  assert.equal((await lastInChannel()).content, 'baxterthehacker assigned octocat to [issue #2](https://github.com/baxterthehacker/public-repo/issues/2).');
+  await github('issue_comment', { action: 'created', issue, comment: { html_url: 'https://github.com/baxterthehacker/public-repo/issues/2#issuecomment-99262140', body: 'You are totally right! I\'ll get this fixed right away.' } });
+  assert.equal((await lastInChannel()).content,
+    'baxterthehacker [commented](https://github.com/baxterthehacker/public-repo/issues/2#issuecomment-99262140) on [issue #2](https://github.com/baxterthehacker/public-repo/issues/2):\n\n~~~ quote\nYou are totally right! I\'ll get this fixed right away.\n~~~');
+  // only_events and exclude_events filter by Zulip's event names.
+  await github('issues', { action: 'closed', issue }, `&exclude_events=${encodeURIComponent('["iss*"]')}`);
+  assert.ok(!(await lastInChannel()).content.startsWith('baxterthehacker closed'));
+
+  const unknown = await github('fork', { action: 'whatever' });
+  assert.equal([unknown.status, unknown.body], [200, {
+    result: 'error', msg: "The 'fork:whatever' event isn't currently supported by the GitHub webhook; ignoring", code: 'UNSUPPORTED_WEBHOOK_EVENT_TYPE', webhook_name: 'GitHub', event_type: 'fork:whatever',
+  }]);
+  assert.equal((await github('milestone', { action: 'created' })).body, { result: 'success', msg: '' }, 'an event Zulip ignores posts nothing');
+  const noHeader = await hook(`github?api_key=${bot.apiKey}&stream=integrations`, '{}');
+  assert.equal([noHeader.status, noHeader.body], [400, { result: 'error', msg: "Missing the HTTP event header 'X-GitHub-Event'", code: 'MISSING_HTTP_EVENT_HEADER', header: 'X-GitHub-Event' }]);
+});
+
 test('register lists the integrations, for clients that set up incoming-webhook bots', async () => {
   const r = await realm.owner.client.post('/register', { fetch_event_types: ['realm_incoming_webhook_bots'] });
   assert.equal(r.body.realm_incoming_webhook_bots, [
+    {
+      name: 'github', display_name: 'GitHub', config_options: [],
+      all_event_types: ['ping', 'push_commits', 'push_tags', 'opened_pull_request', 'updated_pull_request', 'closed_pull_request', 'issues', 'issue_comment'],
+    },
     { name: 'json', display_name: 'JSON formatter', all_event_types: null, config_options: [] },
     { name: 'slack_incoming', display_name: 'Slack-compatible webhook', all_event_types: null, config_options: [] },
   ]);

@@ -1,7 +1,7 @@
 // What an incoming-webhook integration is (src/webhooks/integrations/): how it turns a service's
 // request into a message. Kept apart from the sending (incoming.ts), so that register can list the
 // integrations without reaching the actions.
-import { badRequest } from '../errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
 
 export interface WebhookRequest {
   body: Buffer;
@@ -17,14 +17,29 @@ export interface Integration {
   displayName: string;
   /** The client its messages are sent with: Zulip<client>Webhook. */
   client: string;
-  /** The message a request makes, or null when it makes none. */
-  message(request: WebhookRequest): { topic: string; content: string } | null;
+  /** Its event types, for only_events and exclude_events; none when it has no types. */
+  allEventTypes?: string[];
+  /**
+   * The message a request makes (with its event type, when the integration has types), or null
+   * when it makes none. `query` is the URL's, for integration settings such as `branches`.
+   */
+  message(request: WebhookRequest, query: URLSearchParams): { topic: string; content: string; event?: string } | null;
   /** What the service expects back besides Zulip's success envelope. */
   answer?: Record<string, unknown>;
 }
 
-/** How register's realm_incoming_webhook_bots describes it (none filters events or takes options yet). */
-export const integrationDict = (i: Integration) => ({ name: i.name, display_name: i.displayName, all_event_types: null, config_options: [] });
+/** How register's realm_incoming_webhook_bots describes it (none takes options yet). */
+export const integrationDict = (i: Integration) => ({ name: i.name, display_name: i.displayName, all_event_types: i.allEventTypes ?? null, config_options: [] });
+
+/** Zulip's UnsupportedWebhookEventTypeError: answered with 200, so that the service does not retry. */
+export const unsupportedEvent = (webhookName: string, eventType: string) =>
+  new ApiError(`The '${eventType}' event isn't currently supported by the ${webhookName} webhook; ignoring`, 'UNSUPPORTED_WEBHOOK_EVENT_TYPE', 200, {
+    webhook_name: webhookName,
+    event_type: eventType,
+  });
+
+/** Zulip's MissingHTTPEventHeaderError. */
+export const missingEventHeader = (header: string) => new ApiError(`Missing the HTTP event header '${header}'`, 'MISSING_HTTP_EVENT_HEADER', 400, { header });
 
 /** A JSON object payload, or Zulip's answer to anything else. */
 export function parsePayload(body: Buffer): Record<string, unknown> {
