@@ -120,11 +120,20 @@ function searchPhrases(value: string): string[] {
 /** The text-search configuration of Message.searchVector (migration 20261128080000). */
 export const SEARCH_CONFIG = 'english';
 
-/** The planner's estimate of the messages (of any organization) that match a text-search query. */
-async function searchEstimate(app: App, query: string): Promise<number> {
-  const [row] = await app.prisma.$queryRawUnsafe<{ 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }[]>(
-    `EXPLAIN (FORMAT JSON) SELECT 1 FROM "Message" WHERE "searchVector" @@ $1::tsquery`, query);
-  return row!['QUERY PLAN'][0]!.Plan['Plan Rows'];
+/**
+ * Whether every word of a text-search query is among the search vector's most common lexemes, as
+ * ANALYZE records them (pg_stats). A query with a word outside them (rarer than the rarest one
+ * tracked) matches few enough messages to list; a query of common words only may match millions,
+ * whose list alone the index takes a second to build at 10M messages. Without statistics (a new
+ * database) every word counts as rare.
+ */
+async function onlyCommonWords(app: App, query: string): Promise<boolean> {
+  const words = [...query.matchAll(/'((?:[^']|'')*)'/g)].map((m) => m[1]!.replaceAll("''", "'"));
+  if (words.length === 0) return false;
+  const [row] = await app.prisma.$queryRaw<{ common: boolean }[]>`
+    SELECT coalesce((SELECT ${words}::text[] <@ most_common_elems::text::text[] FROM pg_stats
+                      WHERE schemaname = current_schema() AND tablename = 'Message' AND attname = 'searchVector'), false) AS common`;
+  return row!.common;
 }
 
 /** Up to one more than RARE_SEARCH_MATCHES ids of the messages that match. */
@@ -136,8 +145,6 @@ async function rareMatches(app: App, query: string): Promise<number[]> {
 
 /** A search matching at most this many messages (of any organization) is looked up by its matches first. */
 const RARE_SEARCH_MATCHES = 1000;
-/** Up to this estimate the matches are listed (at most RARE_SEARCH_MATCHES + 1 of them) to see whether they are rare. */
-const SEARCH_ESTIMATE_WORTH_A_LOOK = 20 * RARE_SEARCH_MATCHES;
 
 /**
  * Zulip's full-text search: every word of the operand, stemmed and without stop words, in the
@@ -148,12 +155,9 @@ const SEARCH_ESTIMATE_WORTH_A_LOOK = 20 * RARE_SEARCH_MATCHES;
  */
 async function searchConditions(app: App, value: string, sql: SqlParams): Promise<string[]> {
   const [{ query }] = await app.prisma.$queryRaw<{ query: string }[]>`SELECT plainto_tsquery(${SEARCH_CONFIG}::regconfig, ${value})::text AS query`;
-  // Whether the words are rare comes from the planner's statistics of the search vector (its most
-  // common lexemes), not from finding the matches: for a word in millions of messages, the index
-  // alone takes a second to list them all (10M messages: 0.9-1.4 s a search).
-  // A word missing from those statistics is estimated from the rarest one they hold, which can be
-  // thousands of messages in a long history: such estimates are still worth a look at the matches.
-  const looked = (await searchEstimate(app, query!)) <= SEARCH_ESTIMATE_WORTH_A_LOOK;
+  // Whether the words are common comes from the search vector's statistics, not from listing the
+  // matches: for a word in millions of messages that list took 0.9-1.4 s at 10M messages.
+  const looked = !(await onlyCommonWords(app, query!));
   const ids = looked ? await rareMatches(app, query!) : [];
   const rare = looked && ids.length <= RARE_SEARCH_MATCHES;
   const words = `m."searchVector" @@ ${sql.add(query)}::tsquery${rare ? ` AND m.id = ANY(${sql.add(ids)}::int[])` : ''}`;
