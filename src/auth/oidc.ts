@@ -39,9 +39,11 @@ const configurations = new Map<string, Promise<client.Configuration>>();
 function configuration(provider: OidcProvider): Promise<client.Configuration> {
   let found = configurations.get(provider.name);
   if (!found) {
-    // An http:// issuer is the operator's explicit choice (a provider on the same host or network).
-    const insecure = new URL(provider.issuer).protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : undefined;
-    found = client.discovery(new URL(provider.issuer), provider.client_id, provider.secret, undefined, insecure);
+    // The ID token's signature is checked against the provider's published keys even though it
+    // comes straight from the token endpoint (where OpenID Connect lets TLS stand in for it). An
+    // http:// issuer is the operator's explicit choice (a provider on the same host or network).
+    const execute = [client.enableNonRepudiationChecks, ...(new URL(provider.issuer).protocol === 'http:' ? [client.allowInsecureRequests] : [])];
+    found = client.discovery(new URL(provider.issuer), provider.client_id, provider.secret, undefined, { execute });
     found.catch(() => configurations.delete(provider.name));
     configurations.set(provider.name, found);
   }
