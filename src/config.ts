@@ -12,17 +12,37 @@ const seconds = z.coerce.number().positive();
 
 /** Zulip's JWT_AUTH_KEYS, as JSON: per organization subdomain, the key tokens are signed with and the algorithms allowed. */
 const JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
-const jwtAuthKeys = z
-  .string()
-  .transform((v, ctx) => {
-    try {
-      return JSON.parse(v) as unknown;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'expected JSON' });
-      return z.NEVER;
-    }
-  })
-  .pipe(z.record(z.string(), z.object({ key: z.string().min(1), algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1) })));
+const json = z.string().transform((v, ctx) => {
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'expected JSON' });
+    return z.NEVER;
+  }
+});
+const jwtAuthKeys = json.pipe(z.record(z.string(), z.object({ key: z.string().min(1), algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1) })));
+
+/** OpenID Connect providers (Zulip's SOCIAL_AUTH_OIDC_ENABLED_IDPS, as a list so that several may be listed). */
+const oidcProviders = json.pipe(
+  z
+    .array(
+      z.strictObject({
+        /** In the provider's URLs (/accounts/login/social/oidc/<name>) and server_settings (`oidc:<name>`). */
+        name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'expected lower-case letters, digits, - or _'),
+        /** The issuer, whose /.well-known/openid-configuration is read. */
+        issuer: z.string().url().refine((v) => ['http:', 'https:'].includes(new URL(v).protocol), 'expected an http(s) URL'),
+        client_id: z.string().min(1),
+        secret: z.string().min(1),
+        display_name: z.string().min(1).default('OpenID Connect'),
+        /** URL of the button's icon, or null. */
+        display_icon: z.string().nullable().default(null),
+        /** Whether someone the provider vouches for, without an account yet, gets one at once. */
+        auto_signup: z.boolean().default(false),
+      }),
+    )
+    .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'two providers have the same name'),
+);
+export type OidcProvider = z.infer<typeof oidcProviders>[number];
 
 /** An IPv4 or IPv6 address, optionally with a CIDR prefix length. */
 function isAddressOrRange(entry: string): boolean {
@@ -127,6 +147,12 @@ const configSchema = z.object({
    * key for the others); an organization not listed has no JWT login.
    */
   JWT_AUTH_KEYS: jwtAuthKeys.default({}),
+  /**
+   * OpenID Connect single sign-on: a JSON list of providers, each
+   * `{"name", "issuer", "client_id", "secret", "display_name", "display_icon", "auto_signup"}`
+   * (README, "Single sign-on"); empty, there is none.
+   */
+  OIDC_PROVIDERS: oidcProviders.default([]),
   /** How long a call to an outgoing-webhook bot may take (Zulip's OUTGOING_WEBHOOK_TIMEOUT_SECONDS). */
   OUTGOING_WEBHOOK_TIMEOUT_SECONDS: seconds.default(10),
   /** How often the server looks for members due a digest email (on their organization's digest weekday). */

@@ -19,6 +19,8 @@ import { addUserToGroups } from './user-groups.ts';
 import { isValidEmail } from '../domain/email-address.ts';
 import { announceNewUser, checkFullName, checkNameAvailable, insertUser } from './users.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
+import { Role } from '../domain/roles.ts';
+import { joinDefaultChannels } from './subscriptions.ts';
 
 /** Zulip's CONFIRMATION_LINK_DEFAULT_VALIDITY_DAYS: an address confirmed through a reusable link has a day to sign up. */
 const SIGNUP_CONFIRMATION_MINUTES = 24 * 60;
@@ -110,7 +112,7 @@ async function invitedPlaces(app: App, realm: RealmInfo, invitation: Invitation)
 }
 
 /** The account of a confirmation link's invitation, with everything the invitation gives it. */
-async function createInvitedAccount(app: App, realm: RealmInfo, form: RegistrationForm, name: string, passwordHash: string) {
+async function createInvitedAccount(app: App, realm: RealmInfo, form: Pick<RegistrationForm, 'key'>, name: string, passwordHash: string | null) {
   const [row] = await app.prisma.$queryRaw<{ multiuseInviteId: number | null }[]>`
     SELECT "multiuseInviteId" FROM "Invitation" WHERE key = ${form.key} AND "realmId" = ${realm.id} FOR UPDATE`;
   // A sign-up's reusable link is held too: revoking the link waits, or finds the sign-up done.
@@ -146,6 +148,40 @@ export async function register(app: App, realm: RealmInfo, form: RegistrationFor
     await sendJoinMessages(app, app.realms.byId(realm.id) ?? realm, user, invitation);
   } catch (err) {
     // The account exists and works: its page says so, and the log says what was not sent.
+    log.error('messages to a new account not sent', { userId: user.id, error: err instanceof Error ? err.stack : String(err) });
+  }
+  return user;
+}
+
+/**
+ * The account of someone an identity provider vouched for (single sign-on with auto sign-up): as
+ * Zulip's, where the organization requires invitations only an invited address joins, with what
+ * its invitation gives; otherwise any address the organization's domains allow joins as a member.
+ * The account has no password: it logs in through the provider.
+ */
+export async function registerExternalUser(app: App, realm: RealmInfo, email: string, fullName: string, log: Log): Promise<User> {
+  checkRealmOpen(realm);
+  // A provider may know no name: the address's local part stands in, as Zulip's registration form proposes.
+  const name = checkFullName(fullName.trim() || email.split('@')[0]!);
+  const pending = await app.prisma.invitation.findFirst({
+    where: { realmId: realm.id, email: equalsIgnoringCase(email), status: INVITE_STATUS.PENDING, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
+    orderBy: { id: 'desc' },
+  });
+  if (!pending && realm.settings.invite_required) throw badRequest(`Please request an invite for ${email} from the organization administrator.`);
+  const { user, invitation } = await atomic(app, async () => {
+    if (pending) return createInvitedAccount(app, realm, { key: pending.key }, name, null);
+    await checkNewAddress(app, realm, email);
+    await app.prisma.$queryRaw`SELECT id FROM "Realm" WHERE id = ${realm.id} FOR UPDATE`;
+    await checkNameAvailable(app.prisma, realm, name, 0);
+    const created = await insertUser(app.prisma, realm.id, { email, fullName: name, role: Role.MEMBER }, null);
+    await announceNewUser(app, realm, created);
+    await joinDefaultChannels(app, realm, created);
+    return { user: created, invitation: null };
+  });
+  try {
+    if (invitation) await sendJoinMessages(app, app.realms.byId(realm.id) ?? realm, user, invitation);
+    else await sendWelcomeMessages(app, realm, user, realm.settings.welcome_message_custom_text);
+  } catch (err) {
     log.error('messages to a new account not sent', { userId: user.id, error: err instanceof Error ? err.stack : String(err) });
   }
   return user;

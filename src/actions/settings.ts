@@ -4,6 +4,7 @@
 // the name to everyone, each setting to the user's own queues, and what a change of time zone or
 // email visibility means for what others see of the user.
 import type { App } from '../app.ts';
+import { endOtherSessions } from '../auth/web-sessions.ts';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from '../auth/passwords.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { EMAIL_VISIBILITY } from '../domain/realm-settings.ts';
@@ -24,6 +25,8 @@ export interface SettingsChange {
   oldPassword?: string;
   newPassword?: string;
   timezone?: string;
+  /** The browser session that asks (it stays logged in through a password change; the user's others end). */
+  sessionId?: string | null;
   /** Validated values of personal settings, in the order they are to be applied and announced. */
   settings: Partial<UserSettings>;
 }
@@ -79,6 +82,7 @@ export async function updateSettings(app: App, realm: RealmInfo, user: User, cha
       where: { id: user.id },
       data: { fullName, timezone, passwordHash, settings: { ...(before.settings as Prisma.JsonObject), ...settings } },
     });
+    if (passwordHash !== undefined) await endOtherSessions(tx, user.id, change.sessionId ?? null);
     // Turning synchronization off forgets the stored drafts, without events: the clients keep theirs.
     if (settings.enable_drafts_synchronization === false) await tx.draft.deleteMany({ where: { userId: user.id } });
     onCommit(() => cacheChanged(app, { cache: 'user', userId: user.id }));

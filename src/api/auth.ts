@@ -8,8 +8,33 @@ import { bool, str } from '../http/params.ts';
 import { publicRoute } from './route.ts';
 import { apiEmail, formatUser } from '../queries/users.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
+import type { App } from '../app.ts';
+import type { User } from '../db/generated/client.ts';
+import type { RealmInfo } from '../queries/realms.ts';
 
-const authFailed = () => new ApiError('Your username or password is incorrect', 'AUTHENTICATION_FAILED', 401);
+export const authFailed = () => new ApiError('Your username or password is incorrect', 'AUTHENTICATION_FAILED', 401);
+
+/**
+ * The credential check of every password login (POST /fetch_api_key, the web login form): the
+ * user, or Zulip's error (rate limit of failed logins per username, wrong credentials,
+ * deactivated account or organization).
+ */
+export async function checkPasswordLogin(app: App, realm: RealmInfo, username: string, password: string): Promise<User> {
+  const limiter = app.limits?.loginFailures;
+  const key = `${realm.id}:${username.toLowerCase()}`;
+  const state = limiter?.isExhausted(key);
+  if (state && !state.allowed) {
+    throw rateLimitHit(state.retryAfter);
+  }
+  const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(username) } });
+  if (!user || user.isBot || !(await verifyPassword(password, user.passwordHash))) {
+    limiter?.hit(key);
+    throw authFailed();
+  }
+  if (!user.isActive) throw userDeactivated();
+  if (realm.deactivated) throw realmDeactivated();
+  return user;
+}
 
 export const routes = [
   publicRoute({
@@ -18,19 +43,7 @@ export const routes = [
     params: { username: str(), password: str() },
     response: z.object({ api_key: z.string(), email: z.string(), user_id: z.number().int() }),
     async handler({ app, realm, params }) {
-      const limiter = app.limits?.loginFailures;
-      const key = `${realm.id}:${params.username.toLowerCase()}`;
-      const state = limiter?.isExhausted(key);
-      if (state && !state.allowed) {
-        throw rateLimitHit(state.retryAfter);
-      }
-      const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(params.username) } });
-      if (!user || user.isBot || !(await verifyPassword(params.password, user.passwordHash))) {
-        limiter?.hit(key);
-        throw authFailed();
-      }
-      if (!user.isActive) throw userDeactivated();
-      if (realm.deactivated) throw realmDeactivated();
+      const user = await checkPasswordLogin(app, realm, params.username, params.password);
       return { api_key: user.apiKey, email: apiEmail(app, realm, user), user_id: user.id };
     },
   }),

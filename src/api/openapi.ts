@@ -123,7 +123,8 @@ function successResponse(route: Route, shared: Record<string, Json>): Json {
   if (!response) return { 200: { description: 'Success; this route declares no response schema yet' } };
   if (response instanceof RawSuccess) {
     if (response.status === 302) return { 302: { description: response.description, headers: { Location: { schema: { type: 'string' } } } } };
-    return { 200: { description: response.description, content: { [response.contentType]: {} } } };
+    const redirect = response.orRedirect ? { 302: { description: 'A redirect', headers: { Location: { schema: { type: 'string' } } } } } : {};
+    return { 200: { description: response.description, content: { [response.contentType]: {} } }, ...redirect };
   }
   const schema = jsonSchema(successEnvelope(response), 'output', shared);
   return { 200: { description: response.description || 'Success', content: { 'application/json': { schema } } } };

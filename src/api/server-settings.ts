@@ -1,6 +1,7 @@
 // GET /server_settings: what a client reads before logging in (no authentication).
 import { z } from 'zod';
 import { publicRoute } from './route.ts';
+import { oidcMethods } from '../auth/oidc.ts';
 import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 
 export const routes = [
@@ -10,7 +11,9 @@ export const routes = [
     params: {},
     response: z.object({
       authentication_methods: z.record(z.string(), z.boolean()),
-      external_authentication_methods: z.array(z.unknown()),
+      external_authentication_methods: z.array(
+        z.object({ name: z.string(), display_name: z.string(), display_icon: z.string().nullable(), login_url: z.string(), signup_url: z.string() }),
+      ),
       zulip_feature_level: z.number().int(),
       zulip_version: z.string(),
       zulip_merge_base: z.string(),
@@ -31,9 +34,9 @@ export const routes = [
       return {
         authentication_methods: {
           password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false,
-          azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': false,
+          azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': app.config.OIDC_PROVIDERS.length > 0,
         },
-        external_authentication_methods: [],
+        external_authentication_methods: oidcMethods(app.config.OIDC_PROVIDERS),
         zulip_feature_level: FEATURE_LEVEL,
         zulip_version: ZULIP_VERSION,
         zulip_merge_base: ZULIP_MERGE_BASE,

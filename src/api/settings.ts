@@ -35,9 +35,9 @@ export const routes = ['/api/v1/settings', '/api/v1/settings/display', '/api/v1/
     path,
     params,
     response: z.object({}),
-    async handler({ app, realm, user, params: p }) {
+    async handler({ app, realm, user, params: p, sessionId }) {
       await updateSettings(app, realm, user, {
-        fullName: p.full_name, oldPassword: p.old_password, newPassword: p.new_password, timezone: p.timezone, settings: sentSettings(PERSONAL_SETTINGS, p),
+        fullName: p.full_name, oldPassword: p.old_password, newPassword: p.new_password, timezone: p.timezone, settings: sentSettings(PERSONAL_SETTINGS, p), sessionId,
       });
       return {};
     },

@@ -6,7 +6,7 @@ import type { ClientOrigin, TrustedProxies } from './client-address.ts';
 import { requestIdOf } from '../log.ts';
 
 const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  200: 'OK', 302: 'Found', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
   413: 'Payload Too Large', 426: 'Upgrade Required', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
@@ -51,6 +51,9 @@ export interface Exchange extends PendingResponse {
   contentType: string;
   userAgent: string;
   origin: ClientOrigin;
+  /** Cookies and the CSRF header, read for /json/ routes and routes with `cookies`. */
+  cookie?: string;
+  csrfHeader?: string;
   /** A `rawBody` route's body and headers (read while the request is at hand, as uWS requires). */
   rawBody?: Buffer;
   allHeaders?: Record<string, string>;
@@ -117,13 +120,14 @@ export function requestOrigin(res: uWS.HttpResponse, req: uWS.HttpRequest, proxi
 }
 
 /** Writes a whole response in one corked batch; a no-op if the client already left. */
-export function writeResponse(ex: PendingResponse, status: number, headers: Readonly<Record<string, string>>, body: string | Buffer): void {
+export function writeResponse(ex: PendingResponse, status: number, headers: Readonly<Record<string, string>>, body: string | Buffer, cookies: readonly string[] = []): void {
   if (ex.aborted || ex.done) return;
   ex.done = true;
   ex.res.cork(() => {
     // uWS writes 200 OK itself: one call less into it for most answers.
     if (status !== 200) ex.res.writeStatus(statusLine(status));
     for (const k in headers) ex.res.writeHeader(k, headers[k]!);
+    for (const c of cookies) ex.res.writeHeader('Set-Cookie', c);
     ex.res.end(body);
   });
   ex.observer.answered(ex, status);

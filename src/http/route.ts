@@ -24,6 +24,8 @@ export interface Gate<S, U extends { id: number }> {
   scope(head: RequestHead): S;
   /** The user of these credentials in that scope; throws a 401 ApiError when there is none. */
   authenticate(scope: S, username: string, apiKey: string): U | Promise<U>;
+  /** The user of a browser's session cookie in that scope (the /json/ routes); throws a 401 ApiError when there is none. */
+  authenticateSession(scope: S, sessionId: string): Promise<U>;
 }
 
 export type RequestContext<F extends Fields, S, U> = S & {
@@ -35,7 +37,10 @@ export type RequestContext<F extends Fields, S, U> = S & {
   /** The query string as sent, without its `?` (redirects that pass it on, as Zulip's avatars do). */
   query: string;
   ip: string;
-  headers: { userAgent: string; all?: Record<string, string> };
+  /** `cookie` and `csrfToken` (X-CSRFToken): on /json/ routes and routes with `cookies`. */
+  headers: { userAgent: string; cookie?: string; csrfToken?: string; all?: Record<string, string> };
+  /** The browser session that authenticated the request (a /json/ route), else null. */
+  sessionId: string | null;
   /** The request body as sent, on routes with `rawBody` (empty elsewhere). */
   body: Buffer;
   /** This request's log: every line carries its id. Hand it to the code below that writes lines. */
@@ -56,6 +61,8 @@ export class RawResponse {
     readonly status: number,
     readonly headers: Record<string, string>,
     readonly body: Buffer | string,
+    /** Set-Cookie values, one header each. */
+    readonly cookies: readonly string[] = [],
   ) {}
 }
 
@@ -81,6 +88,8 @@ export class RawSuccess {
     /** The media type, or a range of them such as `image/*`. */
     readonly contentType: string,
     readonly description: string,
+    /** A page that may also answer with a redirect (a login form: the page again, or on to the app). */
+    readonly orRedirect = false,
   ) {}
 }
 
@@ -107,6 +116,13 @@ interface RouteBase<F extends Fields> {
    * `headers.all` (incoming webhooks: a service's JSON payload); parameters come from the query alone.
    */
   rawBody?: true;
+  /** Reads the request's cookies (pages that log in and out), which the handler gets as `headers.cookie`. */
+  cookies?: true;
+  /**
+   * Set by the router on the /json/ twin it mounts of each /api/v1/ route, as Zulip's web app
+   * calls them: authenticated by the session cookie, and every write by the CSRF token too.
+   */
+  viaSession?: true;
 }
 
 type Handler<F extends Fields, S, U> = (ctx: RequestContext<F, S, U>) => HandlerOutcome;

@@ -8,6 +8,7 @@ import { ApiError, notLoggedIn, routeNotFound } from '../errors.ts';
 import { decodeBody, readBody } from './body.ts';
 import type { TrustedProxies } from './client-address.ts';
 import { authenticateBasic } from './credentials.ts';
+import { checkCsrf, CSRF_COOKIE, parseCookies, SESSION_COOKIE } from '../auth/web-sessions.ts';
 import { allHeaders, markAborted, openExchange, openPending, requestId, writeResponse, type Exchange, type RequestObservers, type ResponseObserver } from './exchange.ts';
 import { parseParams, parseUrlEncoded, type RawParams } from './params.ts';
 import { rateLimitHeaders, refusal, type RateDecision, type RateLimiter } from './rate-limit.ts';
@@ -48,6 +49,7 @@ export interface WrittenAnswer {
   status: number;
   headers: Readonly<Record<string, string>>;
   body: string | Buffer;
+  cookies?: readonly string[];
 }
 
 /** Requests in progress, and whether the server is shutting down. */
@@ -62,10 +64,19 @@ export function startHttpServer<S, U extends { id: number }>(options: HttpOption
   const uws = uWS.App();
   const lifecycle: Lifecycle = { inFlight: new Set(), closing: false };
   const dispatch = dispatcher(options, lifecycle);
-  for (const [pattern, methods] of routeTable(options.routes)) uws.any(pattern, routeHandler(pattern, methods, options, lifecycle, dispatch));
+  for (const [pattern, methods] of routeTable(withSessionTwins(options.routes))) uws.any(pattern, routeHandler(pattern, methods, options, lifecycle, dispatch));
   options.attach?.(uws);
   uws.any('/*', (res, req) => answerNotFound(res, options.observers.unmatched(req.getCaseSensitiveMethod(), req.getUrl())));
   return listen(uws, options.config, lifecycle, options.takeOver);
+}
+
+const API_PREFIX = '/api/v1/';
+const JSON_PREFIX = '/json/';
+
+/** Each /api/v1/ route, and its /json/ twin for the web app's session (Zulip's two doors to one view). */
+function withSessionTwins<R extends { path: string }>(routes: R[]): R[] {
+  const twins = routes.filter((r) => r.path.startsWith(API_PREFIX)).map((r) => ({ ...r, path: `${JSON_PREFIX}${r.path.slice(API_PREFIX.length)}`, viaSession: true as const }));
+  return [...routes, ...twins];
 }
 
 /** Routes by path, then method; two routes for one method and path are a programming error. */
@@ -99,6 +110,10 @@ function routeHandler<S, U extends { id: number }>(
     const route = methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined);
     const ex = openExchange(res, req, options.proxies, route ? observers.get(route.method)! : options.observers.unmatched(method, req.getUrl()));
     if (route?.rawBody) ex.allHeaders = allHeaders(req);
+    if (route?.viaSession || route?.cookies) {
+      ex.cookie = req.getHeader('cookie');
+      ex.csrfHeader = req.getHeader('x-csrftoken');
+    }
     res.onAborted(() => {
       markAborted(ex);
       lifecycle.inFlight.delete(ex);
@@ -141,8 +156,13 @@ function decodePath(raw: string): string {
 function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lifecycle: Lifecycle): Dispatch<S, U> {
   const { gate, limits, config } = options;
 
-  function identify(ex: Exchange, scope: S, route: Route<S, U>): U | null | Promise<U> {
+  function identify(ex: Exchange, scope: S, route: Route<S, U>, sessionId: string | undefined): U | null | Promise<U> {
     if (route.auth === 'none') return null;
+    if (route.viaSession) {
+      if (sessionId) return gate.authenticateSession(scope, sessionId);
+      if (route.auth === 'optional') return null;
+      throw notLoggedIn();
+    }
     if (!ex.authorization) {
       if (route.auth === 'optional') return null;
       throw notLoggedIn();
@@ -166,21 +186,29 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
     try {
       const { ip, scheme } = ex.origin;
       const scope = gate.scope({ host: ex.host, ip, scheme });
-      const user = identify(ex, scope, route);
+      let sessionId: string | undefined;
+      if (route.viaSession) {
+        const cookies = parseCookies(ex.cookie ?? '');
+        // Django's CsrfViewMiddleware: every write that a browser's cookies could authenticate.
+        if (route.method !== 'GET') checkCsrf(cookies.get(CSRF_COOKIE), ex.csrfHeader);
+        sessionId = cookies.get(SESSION_COOKIE);
+      }
+      const user = identify(ex, scope, route, sessionId);
+      const session = route.viaSession && route.auth !== 'none' ? sessionId ?? null : null;
       if (user instanceof Promise) {
         user.then(
-          (known) => handle(ex, route, raw, path, query, files, scope, known),
+          (known) => handle(ex, route, raw, path, query, files, scope, known, session),
           (err: unknown) => fail(ex, err, undefined, route),
         );
       } else {
-        handle(ex, route, raw, path, query, files, scope, user);
+        handle(ex, route, raw, path, query, files, scope, user, session);
       }
     } catch (err) {
       fail(ex, err, undefined, route);
     }
   }
 
-  function handle(ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, query: string, files: UploadedFile[], scope: S, user: U | null): void {
+  function handle(ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, query: string, files: UploadedFile[], scope: S, user: U | null, sessionId: string | null): void {
     let rate: RateDecision | undefined;
     try {
       ex.userId = user?.id ?? null;
@@ -188,9 +216,11 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       rate = spendRateLimit(route, user, ip);
       const { params, ignored } = parseParams(route.params, raw);
       const inspect = options.inspectAnswer;
-      const answer = answerer(ex, rate, ignored, lifecycle, inspect && ((written: WrittenAnswer) => inspect(route, written)));
+      // A /json/ twin answers as its /api/v1/ route, which the inspector knows.
+      const inspected = route.viaSession ? { ...route, path: `${API_PREFIX}${route.path.slice(JSON_PREFIX.length)}` } : route;
+      const answer = answerer(ex, rate, ignored, lifecycle, inspect && ((written: WrittenAnswer) => inspect(inspected, written)));
       const result = (route.handler as (ctx: unknown) => HandlerOutcome)({
-        ...scope, user, params, path, files, query, ip, headers: { userAgent: ex.userAgent, all: ex.allHeaders }, body: ex.rawBody ?? NO_BODY,
+        ...scope, user, params, path, files, query, ip, headers: { userAgent: ex.userAgent, cookie: ex.cookie, csrfToken: ex.csrfHeader, all: ex.allHeaders }, body: ex.rawBody ?? NO_BODY, sessionId: user ? sessionId : null,
         log: new RequestLog(ex.seq),
         onAbort: abortRegistrar(ex),
         answer,
@@ -243,7 +273,7 @@ function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[
   return (result) => {
     let answer: WrittenAnswer;
     if (result instanceof RawResponse) {
-      answer = { status: result.status, headers: { ...(rate ? rateLimitHeaders(rate) : {}), ...result.headers }, body: result.body };
+      answer = { status: result.status, headers: { ...(rate ? rateLimitHeaders(rate) : {}), ...result.headers }, body: result.body, cookies: result.cookies };
     } else {
       const headers = rate ? { ...rateLimitHeaders(rate), ...JSON_HEADERS } : JSON_HEADERS;
       if (result instanceof JsonFields) {
@@ -255,7 +285,7 @@ function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[
       }
     }
     inspect?.(answer);
-    writeResponse(ex, answer.status, answer.headers, answer.body);
+    writeResponse(ex, answer.status, answer.headers, answer.body, answer.cookies);
     lifecycle.inFlight.delete(ex);
   };
 }

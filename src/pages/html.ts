@@ -1,4 +1,4 @@
-// The few pages this server renders itself (registration through invitation links): one small
+// The few pages this server renders itself (logging in, registration through invitation links): one small
 // layout and stylesheet, every interpolated value escaped, and headers that keep the pages inert
 // (no scripts at all, no framing, no referrer that would carry a link's secret elsewhere). They share
 // the web client's stylesheet.
@@ -35,20 +35,26 @@ label { display: block; margin: 1rem 0 0.25rem; font-weight: 600; }
 input { box-sizing: border-box; width: 100%; padding: 0.55rem 0.7rem; border: 1px solid var(--border); border-radius: var(--radius); background: var(--surface); color: inherit; font: inherit; }
 button { margin-top: 1.5rem; width: 100%; padding: 0.65rem; border: 0; border-radius: var(--radius); background: var(--accent); color: var(--accent-text); font: inherit; font-weight: 600; cursor: pointer; }
 .muted { color: var(--text-muted); }
+.sso { display: block; margin-top: 0.75rem; padding: 0.6rem; border: 1px solid var(--border); border-radius: var(--radius); color: inherit; text-align: center; text-decoration: none; font-weight: 600; }
+.or { margin: 1.25rem 0 0; text-align: center; color: var(--text-muted); }
 .error { padding: 0.6rem 0.8rem; border-radius: var(--radius); background: var(--danger-soft); color: var(--danger); }`;
 
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
+/** `formTargets`: where a form may send the browser besides here (a login form's redirect to an app's zulip:// address). */
+export const contentSecurityPolicy = (formTargets = '') =>
+  `default-src 'none'; style-src 'self' 'sha256-${STYLE_HASH}'; form-action 'self'${formTargets}; frame-ancestors 'none'; base-uri 'none'`;
+
 const HEADERS = {
   'Content-Type': 'text/html; charset=utf-8',
-  'Content-Security-Policy': `default-src 'none'; style-src 'self' 'sha256-${STYLE_HASH}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+  'Content-Security-Policy': contentSecurityPolicy(),
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'Cache-Control': 'no-store',
 };
 
 /** A whole page: `title` in the tab and as its heading, `body` below it. */
-export function page(status: number, title: string, body: Html, headers: Record<string, string> = {}): RawResponse {
+export function page(status: number, title: string, body: Html, headers: Record<string, string> = {}, cookies: string[] = []): RawResponse {
   const doc = html`<!doctype html>
 <html lang="en">
 <head>
@@ -66,5 +72,5 @@ ${body}
 </body>
 </html>
 `;
-  return new RawResponse(status, { ...HEADERS, ...headers }, doc.markup);
+  return new RawResponse(status, { ...HEADERS, ...headers }, doc.markup, cookies);
 }

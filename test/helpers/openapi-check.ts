@@ -62,7 +62,7 @@ export class ResponseCheck {
     const what = `${route.method} ${route.path}`;
     const contentType = answer.headers['Content-Type'] ?? '';
     if (response instanceof RawSuccess) {
-      const conforms = answer.status === response.status && (response.status === 302 || inRange(response.contentType, contentType));
+      const conforms = (answer.status === 302 && response.orRedirect) || (answer.status === response.status && (response.status === 302 || inRange(response.contentType, contentType)));
       if (!conforms) this.record(what, `answered ${answer.status} ${contentType}, declared ${response.status} ${response.contentType}`, answer.body);
       return;
     }
