@@ -85,6 +85,8 @@ export const NOT_EXPORTED_TABLES: readonly string[] = [
   'ChannelMessageDay', 'ChannelTrafficState', 'HistoryBackfill',
   // Pending notification emails and when digests went out: this server's mail, not the organization's data.
   'MissedMessageEmail', 'DigestEmail',
+  // Browser sessions and one-time login tokens are this server's: an imported organization logs in anew.
+  'WebSession', 'LoginToken',
 ];
 
 /** Messages per messages file (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */
