@@ -444,6 +444,31 @@ browserTest('moving a topic to another channel takes the view along', async (ctx
   await page.locator('#narrow-title', { hasText: '#random › again' }).waitFor();
 });
 
+browserTest('a topic renamed while the channel\'s messages load keeps its topic list', async (ctx) => {
+  const id = await send(ctx.owner, ctx.random, 'before rename', 'renamed during a load');
+  const { page } = await logIn(ctx, ctx.bob, { hash: `#narrow/channel/${ctx.random}-random` });
+  const topics = page.getByRole('list', { name: 'Topics in random' });
+  await topics.getByText('before rename', { exact: true }).waitFor();
+  // The next page of messages is held until the rename's event has come and the topic list
+  // was fetched again: the event is then replayed on the page the fetch brings.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route(/\/api\/v1\/messages\?/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await sidebarLink(page, 'general').click();
+  await sidebarLink(page, 'random').click();
+  const renamed = await ctx.owner.client.patch(`/messages/${id}`, { topic: 'after rename', propagate_mode: 'change_all', send_notification_to_old_thread: false, send_notification_to_new_thread: false });
+  assert.is(renamed.status, 200, renamed.text);
+  await topics.getByText('after rename', { exact: true }).waitFor();
+  release();
+  await messageWith(page, 'renamed during a load').waitFor();
+  await page.unroute(/\/api\/v1\/messages\?/);
+  await topics.getByText('after rename', { exact: true }).waitFor();
+  assert.is(await topics.getByText('Loading topics…').count(), 0);
+});
+
 browserTest('search shows the matching messages with the matches marked', async (ctx) => {
   const { page } = await logIn(ctx, ctx.owner);
   // "down" would be a stop word, which search ignores as Zulip's does.

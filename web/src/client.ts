@@ -194,7 +194,11 @@ export class ChatClient {
       const r = await this.fetchMessages(view, anchor, before, after);
       const fetched: Message[] = r.messages.map((m: any) => ingestMessage(m, this.state.me.userId));
       this.settle(view, (current) => ({ ...place(current, fetched, r), loading: null }));
-      if (replay.length) this.store.update((s) => s && replay.reduce(applyEvent, s));
+      if (replay.length) {
+        this.store.update((s) => s && replay.reduce(applyEvent, s));
+        // A replayed move drops the topic lists it touched again: they are fetched anew.
+        this.loadMissingTopics();
+      }
     } catch (err) {
       this.settle(view, (current) => ({ ...current, loading: null, error: describeError(err) }));
     } finally {
