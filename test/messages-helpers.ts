@@ -1,6 +1,6 @@
 // Shared setup for the message tests: channels with members, sends, and raw access to dates.
 import * as assert from 'uvu/assert';
-import { systemBot } from '../src/actions/messages.ts';
+import { systemBot } from '../src/actions/users.ts';
 import type { Prisma } from '../src/db/generated/client.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 

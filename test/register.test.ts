@@ -229,6 +229,35 @@ test('realm_bots lists the bots the user owns, all of them for administrators', 
   assert.equal((await register(bob, { fetch_event_types: ['realm_bot'] })).realm_bots, []);
 });
 
+test('system bots are cross-realm bots: in cross_realm_bots, not among the members, their groups or GET /users', async () => {
+  const realm = await newRealm();
+  const body = await register(realm.owner, { fetch_event_types: ['realm_user', 'realm_user_groups'], client_gravatar: false });
+  const bots = body.cross_realm_bots as Record<string, any>[];
+  // The organization's own host names them, as it names the addresses it makes up.
+  const domain = (await realm.owner.client.get('/server_settings')).body.realm_url.replace(/^https?:\/\/|:\d+$/g, '');
+  assert.equal(bots.map((b) => [b.full_name, b.email, b.delivery_email, b.is_bot, b.bot_type, b.bot_owner_id, b.is_system_bot, b.is_active, b.role]), [
+    ['Email Gateway', `emailgateway@${domain}`, `emailgateway@${domain}`, true, 1, null, true, true, 400],
+    ['Notification Bot', `notification-bot@${domain}`, `notification-bot@${domain}`, true, 1, null, true, true, 400],
+    ['Welcome Bot', `welcome-bot@${domain}`, `welcome-bot@${domain}`, true, 1, null, true, true, 400],
+  ]);
+  const botIds = bots.map((b) => b.user_id);
+  assert.equal(body.realm_users.map((u: any) => u.user_id), [realm.owner.id]);
+  for (const group of body.realm_user_groups) assert.ok(!group.members.some((id: number) => botIds.includes(id)), group.name);
+  const members = await realm.owner.client.get('/users');
+  assert.equal(members.body.members.map((u: any) => u.user_id), [realm.owner.id]);
+  // Looked up one by one, as clients do for a message's sender, each answers as itself.
+  const one = await realm.owner.client.get(`/users/${botIds[1]}`, { client_gravatar: false });
+  assert.is(one.status, 200, one.text);
+  assert.equal(one.body.user, bots[1]);
+  // Its messages name it as their sender.
+  const sid = await makeChannel(realm, 'general', [realm.owner]);
+  const id = await send(realm.owner, sid, 'old', 'moving on');
+  const moved = await realm.owner.client.patch(`/messages/${id}`, { topic: 'new', send_notification_to_new_thread: true });
+  assert.is(moved.status, 200, moved.text);
+  const newest = await realm.owner.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0 });
+  assert.equal([newest.body.messages[0].sender_id, newest.body.messages[0].sender_full_name], [botIds[1], 'Notification Bot']);
+});
+
 test('the register keys zulip-terminal reads are all there', async () => {
   const realm = await newRealm();
   // zulip-terminal's model.py: its fetch_event_types and event_types, and the keys it reads.

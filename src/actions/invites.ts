@@ -14,7 +14,7 @@ import { defaultChannelIds } from '../queries/default-channels.ts';
 import { confirmationLink, INVITE_STATUS, multiuseLink } from '../queries/invites.ts';
 import { realmEmailChecker } from '../queries/realm-domains.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { systemBotEmail } from './messages.ts';
+import { systemBotEmail } from './users.ts';
 import { canAddSubscribers } from './subscriptions.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { accessGroupForUpdate } from './user-groups.ts';

@@ -21,8 +21,7 @@ import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { GroupCommit } from '../db/group-commit.ts';
 import { atomic, onCommit, rawQuery, sendCommitted, sendOnCommit } from './transaction.ts';
-import { createUser } from './users.ts';
-import { LockSpace } from '../cluster/locks.ts';
+import { systemBot } from './users.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
 export const WILDCARD_MENTION_THRESHOLD = 15;
@@ -559,33 +558,6 @@ export function inChannelOrder<T>(app: App, channelId: number | null, write: () 
 export async function sendMessage(app: App, realm: RealmInfo, sender: User, to: Addressee, content: string, opts: SendOptions): Promise<{ id: number }> {
   const prepared = await prepareMessage(app, realm, sender, to, content);
   return { id: await deliverMessage(app, realm, prepared, opts) };
-}
-
-/** Zulip's system bots of an organization: their address's local part and name. */
-const SYSTEM_BOTS = {
-  notification: { local: 'notification-bot', name: 'Notification Bot' },
-  welcome: { local: 'welcome-bot', name: 'Welcome Bot' },
-  emailGateway: { local: 'emailgateway', name: 'Email Gateway' },
-} as const;
-
-/** The address a system bot has (or will have) in an organization. */
-export const systemBotEmail = (app: App, realm: RealmInfo, bot: keyof typeof SYSTEM_BOTS) => `${SYSTEM_BOTS[bot].local}@${app.realms.emailDomain(realm)}`;
-
-/**
- * One of the organization's system bots, created (and announced like any new bot) the first time
- * it has something to say.
- */
-export async function systemBot(app: App, realm: RealmInfo, bot: keyof typeof SYSTEM_BOTS): Promise<User> {
-  const email = systemBotEmail(app, realm, bot);
-  const find = () => app.prisma.user.findUnique({ where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } } });
-  const existing = await find();
-  if (existing) return existing;
-  // Made under a lock, so two requests (or two processes) that need it at once make it once, and
-  // a failed insert never aborts the transaction the caller may be running in.
-  return atomic(app, async () => {
-    await app.prisma.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(${LockSpace.SYSTEM_BOTS}, ${realm.id})`;
-    return (await find()) ?? createUser(app, realm, { email, fullName: SYSTEM_BOTS[bot].name, isBot: true, botType: 1 });
-  });
 }
 
 /** The Notification Bot, which posts the server's own messages. */

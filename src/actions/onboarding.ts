@@ -7,7 +7,8 @@ import { FLAG_BITS } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { sendBotDirectMessage, systemBot } from './messages.ts';
+import { sendBotDirectMessage } from './messages.ts';
+import { systemBot } from './users.ts';
 
 function welcomeText(realm: RealmInfo): string {
   return [

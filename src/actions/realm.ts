@@ -20,7 +20,7 @@ type Event = Record<string, unknown>;
 
 /** One event of the current transaction to every active user, on commit (`opts` as in sendOnCommit). */
 export async function sendToRealm(app: App, realm: RealmInfo, event: Event, opts: { alwaysDeliver?: boolean } = {}): Promise<void> {
-  const users = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true }, select: { id: true }, orderBy: { id: 'asc' } });
+  const users = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true, isSystemBot: false }, select: { id: true }, orderBy: { id: 'asc' } });
   sendOnCommit({ realmId: realm.id, userIds: users.map((u) => u.id), event }, opts);
 }
 

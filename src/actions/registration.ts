@@ -11,7 +11,8 @@ import { confirmationLink, INVITE_STATUS, invitationByKey, type LinkState, linkS
 import { realmEmailChecker } from '../queries/realm-domains.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { generateKey, notifyInvitesChanged } from './invites.ts';
-import { sendBotDirectMessage, silentMention, systemBot } from './messages.ts';
+import { sendBotDirectMessage, silentMention } from './messages.ts';
+import { systemBot } from './users.ts';
 import { sendWelcomeMessages } from './onboarding.ts';
 import { addSubscriptions } from './subscriptions.ts';
 import { atomic, onCommit } from './transaction.ts';

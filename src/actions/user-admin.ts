@@ -158,7 +158,7 @@ function cannotDeactivateLastUser(isLastOwner: boolean): ApiError {
 export async function deactivateOwnUser(app: App, realm: RealmInfo, user: User): Promise<void> {
   await atomic(app, async () => {
     await serializeDeactivations(app, realm, user.id);
-    if ((await app.prisma.user.count({ where: { realmId: realm.id, isActive: true } })) === 1) throw cannotDeactivateLastUser(false);
+    if ((await app.prisma.user.count({ where: { realmId: realm.id, isActive: true, isSystemBot: false } })) === 1) throw cannotDeactivateLastUser(false);
     if (await isLastOwner(app, realm, user)) throw cannotDeactivateLastUser(true);
     await deactivateWithBots(app, realm, user);
   });

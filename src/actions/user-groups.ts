@@ -41,7 +41,7 @@ async function checkNameFree(tx: Prisma.TransactionClient, realm: RealmInfo, nam
 
 /** Active users of the organization by id (Zulip's user_ids_to_users). */
 async function checkUserIds(tx: Prisma.TransactionClient, realm: RealmInfo, ids: number[]): Promise<number[]> {
-  const found = await tx.user.findMany({ where: { realmId: realm.id, isActive: true, id: { in: ids } }, select: { id: true } });
+  const found = await tx.user.findMany({ where: { realmId: realm.id, isActive: true, isSystemBot: false, id: { in: ids } }, select: { id: true } });
   const missing = ids.find((id) => !found.some((u) => u.id === id));
   if (missing !== undefined) throw badRequest(`Invalid user ID: ${missing}`);
   return [...new Set(ids)];

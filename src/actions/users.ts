@@ -16,6 +16,7 @@ import { joinDefaultChannels } from './subscriptions.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 import { realmChanged } from '../cluster/cache-sync.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
+import { LockSpace } from '../cluster/locks.ts';
 
 const subdomainSchema = z.string().regex(/^([a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)?$/);
 export const MAX_NAME_LENGTH = 100;
@@ -28,6 +29,7 @@ export interface NewUser {
   isBot?: boolean;
   botType?: number | null;
   botOwnerId?: number | null;
+  isSystemBot?: boolean;
   canCreateUsers?: boolean;
 }
 
@@ -84,6 +86,7 @@ export async function insertUser(tx: Prisma.TransactionClient, realmId: number, 
       isBot: u.isBot ?? false,
       botType: u.isBot ? (u.botType ?? 1) : null,
       botOwnerId: u.isBot ? (u.botOwnerId ?? null) : null,
+      isSystemBot: u.isSystemBot ?? false,
       apiKey: generateApiKey(),
       passwordHash,
       settings,
@@ -106,7 +109,39 @@ export async function createRealm(app: App, input: { subdomain: string; name: st
     return { realmId: realm.id, owner };
   });
   const realm = (await realmChanged(app, realmId))!;
+  for (const bot of SYSTEM_BOT_KINDS) await systemBot(app, realm, bot);
   return { realm, owner };
+}
+
+/** Zulip's system bots: their address's local part and name. */
+const SYSTEM_BOTS = {
+  notification: { local: 'notification-bot', name: 'Notification Bot' },
+  welcome: { local: 'welcome-bot', name: 'Welcome Bot' },
+  emailGateway: { local: 'emailgateway', name: 'Email Gateway' },
+} as const;
+type SystemBotKind = keyof typeof SYSTEM_BOTS;
+const SYSTEM_BOT_KINDS = Object.keys(SYSTEM_BOTS) as SystemBotKind[];
+
+/** The address a system bot has in an organization. */
+export const systemBotEmail = (app: App, realm: RealmInfo, bot: SystemBotKind) => `${SYSTEM_BOTS[bot].local}@${app.realms.emailDomain(realm)}`;
+
+/**
+ * One of the system bots, which every organization gets when it is created (older ones the first
+ * time the bot has something to say). Each organization holds its own rows, so its data stays
+ * whole in an export, but the API shows them as Zulip's cross-realm bots: in `cross_realm_bots`,
+ * never among the members, and nobody is told of their creation.
+ */
+export async function systemBot(app: App, realm: RealmInfo, bot: SystemBotKind): Promise<User> {
+  const email = systemBotEmail(app, realm, bot);
+  const find = () => app.prisma.user.findUnique({ where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } } });
+  const existing = await find();
+  if (existing) return existing;
+  // Made under a lock, so two requests (or two processes) that need it at once make it once, and
+  // a failed insert never aborts the transaction the caller may be running in.
+  return atomic(app, async () => {
+    await app.prisma.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(${LockSpace.SYSTEM_BOTS}, ${realm.id})`;
+    return (await find()) ?? insertUser(app.prisma, realm.id, { email, fullName: SYSTEM_BOTS[bot].name, isBot: true, botType: 1, isSystemBot: true }, null);
+  });
 }
 
 /** POST /users and the CLI: adds a user (or bot) and tells the organization; a person joins the default channels. */

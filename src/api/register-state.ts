@@ -113,7 +113,7 @@ const listedUser = apiUser.omit({ is_active: true });
 const people = {
   realm_users: z.array(listedUser).optional(),
   realm_non_active_users: z.array(listedUser).optional(),
-  cross_realm_bots: z.array(listedUser).optional(),
+  cross_realm_bots: z.array(apiUser).optional(),
   user_id: int.optional(),
   ...keys(str, ['email', 'delivery_email', 'full_name', 'avatar_source', 'avatar_url', 'avatar_url_medium']),
   ...keys(bool, [

@@ -32,6 +32,7 @@ export const apiUser = z.object({
   is_bot: z.boolean(),
   bot_type: int.nullable().optional(),
   bot_owner_id: int.nullable().optional().describe('Bots only'),
+  is_system_bot: z.literal(true).optional().describe('Notification Bot, Welcome Bot and Email Gateway only'),
   role,
   timezone: z.string(),
   avatar_url: z.string().nullable().describe('Null when the client computes the Gravatar itself (client_gravatar)'),
@@ -60,7 +61,7 @@ export const routes = [
     async handler({ app, realm, user, params }) {
       // A guest limited by can_access_all_users_group gets only the users they can access (Zulip: no placeholders here).
       const accessible = await accessibleUserIds(app, realm, user);
-      const all = await app.prisma.user.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
+      const all = await app.prisma.user.findMany({ where: { realmId: realm.id, isSystemBot: false }, orderBy: { id: 'asc' } });
       const users = accessible ? all.filter((u) => accessible.has(u.id)) : all;
       const profiles = params.include_custom_profile_fields ? await profileData(app, users.map((u) => u.id)) : undefined;
       return {

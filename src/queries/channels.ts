@@ -161,7 +161,7 @@ export async function subscribedChannelIds(app: App, userId: number): Promise<Se
  */
 export async function metadataUserIds(app: App, realm: RealmInfo, channel: Channel): Promise<number[]> {
   const [users, subscribers, groups] = await Promise.all([
-    app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true }, select: { id: true, role: true, dateJoined: true, isActive: true }, orderBy: { id: 'asc' } }),
+    app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true, isSystemBot: false }, select: { id: true, role: true, dateJoined: true, isActive: true }, orderBy: { id: 'asc' } }),
     subscriberIds(app, channel.id),
     app.realms.groups(realm.id),
   ]);

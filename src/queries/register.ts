@@ -31,7 +31,7 @@ import { formatSubscription, subscribersByChannel, unmutedTopicCheck, userSubscr
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, unknownUser } from './user-access.ts';
-import { avatarUrl, botDicts, formatUser, gravatarUrl, profileData, realmUserRows } from './users.ts';
+import { avatarUrl, botDicts, crossRealmBots, formatUser, gravatarUrl, profileData, realmUserRows } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
 import { integrationDict } from '../webhooks/integration.ts';
@@ -160,10 +160,11 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
 }
 
 async function realmUserSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {
-  const [all, accessible, groups] = await Promise.all([
+  const [all, accessible, groups, systemBots] = await Promise.all([
     realmUserRows(app, realm.id),
     accessibleUserIds(app, realm, user),
     app.realms.groups(realm.id),
+    crossRealmBots(app, realm),
   ]);
   // Users the viewer cannot access: left out for clients that allow it, else an "Unknown user".
   const users = accessible && hasCapability(o.queue, 'user_list_incomplete') ? all.filter((u) => accessible.has(u.id)) : all;
@@ -186,7 +187,7 @@ async function realmUserSection(app: App, realm: RealmInfo, user: User, o: Snaps
   return {
     realm_users: withActive(true),
     realm_non_active_users: withActive(false),
-    cross_realm_bots: [],
+    cross_realm_bots: systemBots,
     user_id: user.id,
     email: own.email,
     delivery_email: user.deliveryEmail,
@@ -446,12 +447,12 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
     return channels.map((c) => formatChannel(realm, c, stats.get(c.id)!));
   };
   query('realm_user', async () => {
-    const users = await realmUserRows(app, realm.id);
+    const [users, systemBots] = await Promise.all([realmUserRows(app, realm.id), crossRealmBots(app, realm)]);
     const entries = users.map((u) => formatUser(app, realm, u, null, { clientGravatar: false }));
     const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e);
 
     return {
-      realm_users: withActive(true), realm_non_active_users: withActive(false), cross_realm_bots: [],
+      realm_users: withActive(true), realm_non_active_users: withActive(false), cross_realm_bots: systemBots,
       user_id: 0, email: SPECTATOR_EMAIL, delivery_email: SPECTATOR_EMAIL, full_name: 'Anonymous User',
       avatar_source: 'G', avatar_url: gravatarUrl(SPECTATOR_EMAIL, 1), avatar_url_medium: gravatarUrl(SPECTATOR_EMAIL, 1, true),
       ...roleFlags(Role.GUEST), is_moderator: false,
@@ -508,7 +509,7 @@ async function starredMessages(app: App, user: User): Promise<State> {
 /** The bots the user administers: their own, or every bot for organization administrators. */
 async function ownedBots(app: App, realm: RealmInfo, user: User): Promise<State> {
   const bots = await app.prisma.user.findMany({
-    where: { realmId: realm.id, isBot: true, ...(user.role <= Role.ADMINISTRATOR ? {} : { botOwnerId: user.id }) },
+    where: { realmId: realm.id, isBot: true, isSystemBot: false, ...(user.role <= Role.ADMINISTRATOR ? {} : { botOwnerId: user.id }) },
     orderBy: { id: 'asc' },
   });
   return { realm_bots: await botDicts(app, realm, bots) };

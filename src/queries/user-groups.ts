@@ -14,7 +14,7 @@ const ascending = (a: number, b: number) => a - b;
 
 /** Straight from the pool rather than through Prisma: a register reads every user of the organization. */
 export function activeUsers(app: App, realmId: number): Promise<PermissionSubject[]> {
-  return rawQuery<PermissionSubject>(app, 'SELECT id, role, "dateJoined", "isActive" FROM "User" WHERE "realmId" = $1 AND "isActive" ORDER BY id', realmId);
+  return rawQuery<PermissionSubject>(app, 'SELECT id, role, "dateJoined", "isActive" FROM "User" WHERE "realmId" = $1 AND "isActive" AND NOT "isSystemBot" ORDER BY id', realmId);
 }
 
 /** A group's own permission: what was set, or Zulip's default (nobody, for system groups). */

@@ -102,6 +102,7 @@ export function formatUser(app: App, realm: RealmInfo, user: User, viewer: Viewe
     is_bot: user.isBot,
     bot_type: user.isBot ? user.botType : null,
     ...(user.isBot ? { bot_owner_id: user.botOwnerId } : {}),
+    ...(user.isSystemBot ? { is_system_bot: true } : {}),
     role: user.role,
     timezone: user.timezone,
     avatar_url: gravatarHidden ? null : avatarUrl(user),
@@ -150,13 +151,19 @@ export async function profileData(app: App, userIds: number[]): Promise<Map<numb
   return result;
 }
 
-/** Every user of the organization, as Prisma reads them, straight from the pool: register lists them all. */
+/** Every member of the organization (not its system bots), as Prisma reads them, straight from the pool: register lists them all. */
 export function realmUserRows(app: App, realmId: number): Promise<User[]> {
-  return rawQuery<User>(app, 'SELECT * FROM "User" WHERE "realmId" = $1 ORDER BY id', realmId);
+  return rawQuery<User>(app, 'SELECT * FROM "User" WHERE "realmId" = $1 AND NOT "isSystemBot" ORDER BY id', realmId);
+}
+
+/** The organization's system bots as register's `cross_realm_bots` lists them: by name, owned by nobody. */
+export async function crossRealmBots(app: App, realm: RealmInfo): Promise<Record<string, unknown>[]> {
+  const bots = await app.prisma.user.findMany({ where: { realmId: realm.id, isSystemBot: true }, orderBy: { fullName: 'asc' } });
+  return bots.map((bot) => formatUser(app, realm, bot, bot, { clientGravatar: false }));
 }
 
 export async function realmViewers(app: App, realmId: number): Promise<Viewer[]> {
-  return app.prisma.user.findMany({ where: { realmId, isActive: true }, select: { id: true, role: true }, orderBy: { id: 'asc' } });
+  return app.prisma.user.findMany({ where: { realmId, isActive: true, isSystemBot: false }, select: { id: true, role: true }, orderBy: { id: 'asc' } });
 }
 
 /** Zulip's get_human_admin_users: the ids of active human administrators and owners. */

@@ -76,6 +76,8 @@ export function stateFromRegister(r: any, view: View): AppState {
   const users = new Map<number, User>();
   for (const u of r.realm_users ?? []) users.set(u.user_id, { ...u, is_active: true });
   for (const u of r.realm_non_active_users ?? []) users.set(u.user_id, { ...u, is_active: false });
+  // Notification Bot and the other system bots write to people too: their names come from here.
+  for (const u of r.cross_realm_bots ?? []) users.set(u.user_id, u);
   return {
     me: { userId: r.user_id, email: r.email, fullName: r.full_name },
     realmName: r.realm_name,
