@@ -40,8 +40,10 @@ async function serve(config: Config): Promise<void> {
   const control = createControlChannel(config);
   const server = await startServer(config, { attach: control.attach, starting });
   control.publish(server.port);
-  stop = () => control.close().then(() => server.stop());
-  const creds = await bootstrapFirstRealm(server, process.env);
+  const bootstrapping = bootstrapFirstRealm(server, process.env);
+  // A stop while the first organization is being made lets that finish: its writes need the pool.
+  stop = () => bootstrapping.then(() => undefined, () => undefined).then(() => control.close()).then(() => server.stop());
+  const creds = await bootstrapping;
   // One write, so whoever reads the output sees the credentials together with the address.
   process.stdout.write(
     `Chat server listening on ${server.url} (data: ${config.DATABASE_URL ? 'PostgreSQL' : config.DATA_DIR})\n` +

@@ -66,6 +66,9 @@ rootTest('root, private directory: npm start serves, its PostgreSQL runs as post
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  // The server listens (503, then its answers) while it makes the first organization: the
+  // credentials are printed once that is done.
+  while (!/API key:/.test(output) && Date.now() < deadline && npm.exitCode === null) await new Promise((r) => setTimeout(r, 100));
   assert.match(output, /A new organization was created/);
   const link = path.join(clone, 'data', 'postgres');
   assert.ok(readlinkSync(link).startsWith(`${ROOT_STATE_DIR}/clusters/`), 'the cluster lives where postgres reaches it');
