@@ -30,14 +30,15 @@ test("the image's last stage runs its server as an unprivileged user, with a HEA
   assert.equal(config.volumes, [config.env.DATA_DIR], 'DATA_DIR is the volume');
 });
 
-test('the Dockerfile, rehearsed: it builds, its CMD serves as an unprivileged user, and its HEALTHCHECK turns healthy', async () => {
-  // The rehearsal's base image is this machine: its Node must be the image's.
-  const imageNode = /^node:(\d+)/.exec(config.base)?.[1];
-  const hostNode = process.versions.node.split('.')[0];
-  if (imageNode !== hostNode) {
-    console.log(`  skipped: the image is based on ${config.base}, this machine runs Node ${process.versions.node}`);
-    return;
-  }
+// Skipped, and counted so, where the rehearsal cannot stand for the image: its base image is
+// this machine, so its Node must be the image's; and the image has no embedded PostgreSQL (see
+// the Dockerfile) while the tests' own embedded one answers only its owner, not the image's
+// unprivileged user, so it needs a PostgreSQL server for the tests (DATABASE_URL, as CI sets it).
+const imageNode = /^node:(\d+)/.exec(config.base)?.[1];
+const rehearsable = imageNode === process.versions.node.split('.')[0] && process.env.DATABASE_URL !== undefined;
+if (!rehearsable) console.log(`  container: the Dockerfile rehearsal is skipped (image ${config.base}, Node ${process.versions.node}, DATABASE_URL ${process.env.DATABASE_URL ? 'set' : 'unset'})`);
+
+(rehearsable ? test : test.skip)('the Dockerfile, rehearsed: it builds, its CMD serves as an unprivileged user, and its HEALTHCHECK turns healthy', async () => {
   const workDir = mkdtempSync(path.join(tmpdir(), 'dockerfile-'));
   // The unprivileged user must reach the last stage's files, as it reaches / in a container.
   chmodSync(workDir, 0o755);
