@@ -98,9 +98,15 @@ test('GET /messages: channel + topic, the newest of a flag, first unread', async
   await assertIndexed(
     `SELECT m.id, um.flags FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
       WHERE um."userId" = $1 AND (um.flags & 2) <> 0 AND m.id < 10000000000000000 ORDER BY m.id DESC LIMIT 50`, [1], 'UserMessage_starred_idx');
-  await assertIndexed(
-    `SELECT m.id, um.flags FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
-      WHERE um."userId" = $1 AND um.flags IS NOT NULL AND (um.flags & 1) = 0 ORDER BY m.id ASC LIMIT 1`, [1], 'UserMessage_unread_idx');
+  // first_unread walks the unread index in id order and stops at the first message of the narrow.
+  const firstUnread = await planNodes(
+    `SELECT u."messageId" AS id FROM (SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & 1) = 0 ORDER BY "messageId" LIMIT 50000) u
+      WHERE EXISTS (SELECT 1 FROM "Message" m LEFT JOIN LATERAL (SELECT flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = m.id LIMIT 1) um ON TRUE
+                     WHERE m.id = u."messageId" AND m."channelId" = $2 AND (um.flags & 1) = 0)
+      ORDER BY u."messageId" LIMIT 1`, [1, 2]);
+  assert.equal(firstUnread[0]!.type, 'Limit', JSON.stringify(firstUnread));
+  assert.ok(firstUnread.every((n) => n.type !== 'Seq Scan' && n.type !== 'Sort' && n.type !== 'Aggregate'), JSON.stringify(firstUnread));
+  assert.ok(firstUnread.some((n) => n.index === 'UserMessage_unread_idx'), JSON.stringify(firstUnread));
   await assertIndexed(
     `SELECT m.id, um.flags FROM "Message" m LEFT JOIN "UserMessage" um ON um."messageId" = m.id AND um."userId" = $1
       WHERE m."channelId" = $2 AND m.id > 0 ORDER BY m.id ASC LIMIT 50`, [1, 3], 'Message_channelId_id_idx', 'Message_pkey');
