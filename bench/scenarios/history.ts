@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { historySettings } from '../../src/db/embedded.ts';
 import { scratchServer, type ScratchServer } from '../../src/db/scratch.ts';
 import { parseEndpoint } from '../lib/http-client.ts';
 import { COMMON_WORD, NEVER_WRITTEN, seedHistory, type BenchUser, type SeedReport } from '../lib/history-seed.ts';
@@ -66,6 +67,7 @@ async function measureSize(databases: ScratchServer, size: number, opts: BenchOp
   const say = (line: string) => process.stderr.write(`history ${size.toLocaleString('en')}: ${line}\n`);
   const kept = opts.reuseSeeded ? await keptDatabase(databases.url, size) : undefined;
   const databaseUrl = kept?.url ?? (await databases.createDatabase());
+  await plannerSettings(databaseUrl);
   const dir = await mkdtemp(join(tmpdir(), 'bench-history-'));
   const env = { ...BENCH_SERVER_ENV, DATABASE_URL: databaseUrl, CLUSTER: 'off', DATA_DIR: dir };
   try {
@@ -130,6 +132,19 @@ async function keptDatabase(serverUrl: string, size: number): Promise<{ name: st
 
 async function keepSeeded(serverUrl: string, name: string, seeded: SeedReport): Promise<void> {
   await onServer(serverUrl, (db) => db.query(`COMMENT ON DATABASE ${name} IS ${pg.escapeLiteral(JSON.stringify(seeded))}`));
+}
+
+/**
+ * The settings README asks of a PostgreSQL holding a long history (those of the embedded one,
+ * historySettings) that a database may carry itself, set on the bench's database: a shared
+ * server, or the bench's own scratch PostgreSQL, keeps its defaults for the rest (shared_buffers).
+ */
+async function plannerSettings(databaseUrl: string): Promise<void> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  await onServer(databaseUrl, async (db) => {
+    const { rows } = await db.query<{ name: string }>(`SELECT name FROM pg_settings WHERE context = 'user' AND name = ANY($1::text[])`, [Object.keys(historySettings())]);
+    for (const { name: setting } of rows) await db.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} SET ${setting} = ${pg.escapeLiteral(historySettings()[setting]!)}`);
+  });
 }
 
 async function onServer<T>(url: string, work: (db: pg.Client) => Promise<T>): Promise<T> {
