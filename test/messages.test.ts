@@ -210,6 +210,29 @@ test('GET /messages: anchors, include_anchor, found_* and limits', async () => {
   assert.equal(byIds.body.messages.map((m: { id: number }) => m.id), [ids[0], ids[4]]);
 });
 
+test('GET /messages: first_unread in a narrow skips the unread messages outside it, and without any is the newest', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ name: 'Bob' });
+  const one = await makeChannel(realm, 'one', [realm.owner, bob]);
+  const two = await makeChannel(realm, 'two', [realm.owner, bob]);
+  const sent: number[] = [];
+  for (const [channel, topic] of [[one, 'a'], [two, 'b'], [one, 'a'], [two, 'c'], [one, 'b']] as const) sent.push(await send(realm.owner, channel, topic, 'hello'));
+  await bob.client.post('/messages/flags', { messages: [sent[2]], op: 'add', flag: 'read' });
+  const anchorOf = async (narrow: unknown[]) => {
+    const r = await bob.client.get('/messages', { anchor: 'first_unread', num_before: 1, num_after: 1, narrow: JSON.stringify(narrow) });
+    assert.is(r.status, 200, r.text);
+    return { anchor: r.body.anchor, ids: r.body.messages.map((m: { id: number }) => m.id), found_newest: r.body.found_newest };
+  };
+  assert.equal(await anchorOf([]), { anchor: sent[0], ids: [sent[0], sent[1]], found_newest: false });
+  assert.equal(await anchorOf([{ operator: 'channel', operand: two }]), { anchor: sent[1], ids: [sent[1], sent[3]], found_newest: false });
+  assert.equal(await anchorOf([{ operator: 'channel', operand: one }, { operator: 'topic', operand: 'a' }]), { anchor: sent[0], ids: [sent[0], sent[2]], found_newest: false });
+  // Topic "a" of channel one: its only other message is read, so after marking the first read
+  // there is no unread message in the narrow and the anchor is the newest.
+  await bob.client.post('/messages/flags', { messages: [sent[0]], op: 'add', flag: 'read' });
+  assert.equal(await anchorOf([{ operator: 'channel', operand: one }, { operator: 'topic', operand: 'a' }]), { anchor: 10000000000000000, ids: [sent[2]], found_newest: true });
+  assert.equal(await anchorOf([{ operator: 'channel', operand: one }]), { anchor: sent[4], ids: [sent[2], sent[4]], found_newest: true });
+});
+
 test('GET /messages narrows: channel, topic, sender, dm, is:, search, has, negation, legacy pairs', async () => {
   const realm = await newRealm();
   const alice = await realm.addUser({ name: 'Alice' });

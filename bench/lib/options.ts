@@ -22,6 +22,8 @@ export interface BenchOptions {
   nodes: number[];
   /** Messages of history to measure in turn (history). */
   sizes: number[];
+  /** history: keep each seeded database and reuse it on later runs (DATABASE_URL's server only). */
+  reuseSeeded: boolean;
   durationS: number;
   waveTimeoutS: number;
   maxTimeS: number;
@@ -37,7 +39,9 @@ scenarios: ${SCENARIOS.join(', ')}
   --queues LIST      client counts, comma-separated (default: fan-out 10000; idle 10000,50000; baseline 1000,10000;
                      mixed: idle queues,long-polls,WebSockets = 10000,1000,500; cluster 1000)
   --nodes LIST       cluster: the cluster sizes to measure in turn (default 1,2,3)
-  --sizes LIST       history: messages of history to seed and measure in turn (default 10000,1000000,10000000)
+  --sizes LIST       history: messages of history to seed and measure in turn, 10000 or 10k, 1M (default 10k,1M,10M)
+  --reuse-seeded     history: keep each seeded database (history_bench_<size>, on DATABASE_URL's server) and measure
+                     it again on later runs instead of seeding anew (seeding 10M messages takes about 15 minutes)
   --users N          users the queues are registered by (default: largest count / 10; mixed 1000)
   --channels N       channels the messages go to, round robin, each followed by every bench user (default 1; mixed 4;
                      cluster: its many-channel send case, 24)
@@ -84,6 +88,12 @@ function positiveInt(name: string, value: string): number {
   return n;
 }
 
+/** "10k" and "1M" as "10000" and "1000000". */
+function withMultiplier(value: string): string {
+  const match = /^(\d+)([kM])$/.exec(value);
+  return match ? String(Number(match[1]) * (match[2] === 'k' ? 1000 : 1_000_000)) : value;
+}
+
 export function parseOptions(argv: string[]): BenchOptions {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -102,6 +112,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       rate: { type: 'string' },
       nodes: { type: 'string' },
       sizes: { type: 'string' },
+      'reuse-seeded': { type: 'boolean' },
       duration: { type: 'string' },
       'wave-timeout': { type: 'string' },
       'max-time': { type: 'string' },
@@ -130,6 +141,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   const cluster = scenario === 'cluster';
   const history = scenario === 'history';
   if ((cluster || history) && remote) throw new Error(`${scenario} starts its own servers: no --url`);
+  if (values['reuse-seeded'] && (!history || !process.env.DATABASE_URL)) throw new Error('--reuse-seeded: history only, on DATABASE_URL\'s server');
   return {
     scenario,
     remote,
@@ -140,7 +152,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     channels: int('channels', mixed ? 4 : cluster ? 24 : 1, mixed || cluster ? 2 : 1),
     rate: int('rate', 100, 20),
     nodes: values.nodes ? values.nodes.split(',').map((n) => positiveInt('nodes', n.trim())) : smoke ? [1, 2] : [1, 2, 3],
-    sizes: values.sizes ? values.sizes.split(',').map((n) => positiveInt('sizes', n.trim())) : smoke ? [2000, 20_000] : [10_000, 1_000_000, 10_000_000],
+    sizes: values.sizes ? values.sizes.split(',').map((n) => positiveInt('sizes', withMultiplier(n.trim()))) : smoke ? [2000, 20_000] : [10_000, 1_000_000, 10_000_000],
+    reuseSeeded: Boolean(values['reuse-seeded']),
     durationS: int('duration', mixed ? 60 : cluster ? 3 : history ? 5 : 10, mixed ? 5 : history ? 1 : 2),
     waveTimeoutS: int('wave-timeout', 30, 5),
     maxTimeS: int('max-time', history ? 7200 : 1800, cluster ? 180 : history ? 300 : 60),

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { historySettings } from '../../src/db/embedded.ts';
 import { scratchServer, type ScratchServer } from '../../src/db/scratch.ts';
 import { parseEndpoint } from '../lib/http-client.ts';
 import { COMMON_WORD, NEVER_WRITTEN, seedHistory, type BenchUser, type SeedReport } from '../lib/history-seed.ts';
@@ -63,31 +64,20 @@ export async function historyScenario(opts: BenchOptions): Promise<CaseResult[]>
 }
 
 async function measureSize(databases: ScratchServer, size: number, opts: BenchOptions): Promise<CaseResult[]> {
-  const databaseUrl = await databases.createDatabase();
+  const say = (line: string) => process.stderr.write(`history ${size.toLocaleString('en')}: ${line}\n`);
+  const kept = opts.reuseSeeded ? await keptDatabase(databases.url, size) : undefined;
+  const databaseUrl = kept?.url ?? (await databases.createDatabase());
+  await plannerSettings(databaseUrl);
   const dir = await mkdtemp(join(tmpdir(), 'bench-history-'));
   const env = { ...BENCH_SERVER_ENV, DATABASE_URL: databaseUrl, CLUSTER: 'off', DATA_DIR: dir };
-  const say = (line: string) => process.stderr.write(`history ${size.toLocaleString('en')}: ${line}\n`);
   try {
-    say('creating the organization...');
-    const admin = await initOrganization(env);
-    // The rows the seed copies are made the way clients make them, then the server stops: the
-    // seed writes behind its back, and a fresh start reads everything anew.
-    let server = await startServing('server', env);
-    try {
-      const client = await ZulipClient.open(parseEndpoint(server.url), admin);
-      try {
-        await client.createUser(TEMPLATE_EMAIL, 'template-password', 'Template');
-        await client.subscribe('general', [TEMPLATE_EMAIL]);
-      } finally {
-        client.close();
-      }
-    } finally {
-      await server.process.stop();
+    let seeded = kept?.seeded;
+    if (seeded) say(`measuring the database seeded before (${kept!.name})`);
+    else {
+      seeded = await seedOrganization(env, databaseUrl, size, say);
+      if (kept) await keepSeeded(databases.url, kept.name, seeded);
     }
-    say('seeding...');
-    const seeded = await seedHistory(databaseUrl, await templatesOf(databaseUrl), size);
-    say(`${seeded.messages.toLocaleString('en')} messages, ${seeded.userMessages.toLocaleString('en')} UserMessage rows (heaviest user ${seeded.heaviestRows.toLocaleString('en')}) in ${Object.values(seeded.seconds).reduce((a, b) => a + b, 0).toFixed(0)} s ${JSON.stringify(seeded.seconds)}`);
-    server = await startServing('server', env);
+    const server = await startServing('server', env);
     try {
       const handle: ServerHandle = { target: 'server', url: server.url, pid: server.process.pid, memory: () => server.process.memory() };
       return await measureRequests(handle, seeded, size, opts);
@@ -99,18 +89,82 @@ async function measureSize(databases: ScratchServer, size: number, opts: BenchOp
   }
 }
 
-async function templatesOf(databaseUrl: string) {
-  const db = new pg.Client({ connectionString: databaseUrl });
+async function seedOrganization(env: Record<string, string>, databaseUrl: string, size: number, say: (line: string) => void): Promise<SeedReport> {
+  say('creating the organization...');
+  const admin = await initOrganization(env);
+  // The rows the seed copies are made the way clients make them, then the server stops: the
+  // seed writes behind its back, and a fresh start reads everything anew.
+  const server = await startServing('server', env);
+  try {
+    const client = await ZulipClient.open(parseEndpoint(server.url), admin);
+    try {
+      await client.createUser(TEMPLATE_EMAIL, 'template-password', 'Template');
+      await client.subscribe('general', [TEMPLATE_EMAIL]);
+    } finally {
+      client.close();
+    }
+  } finally {
+    await server.process.stop();
+  }
+  say('seeding...');
+  const seeded = await seedHistory(databaseUrl, await templatesOf(databaseUrl), size);
+  say(`${seeded.messages.toLocaleString('en')} messages, ${seeded.userMessages.toLocaleString('en')} UserMessage rows (heaviest user ${seeded.heaviestRows.toLocaleString('en')}) in ${Object.values(seeded.seconds).reduce((a, b) => a + b, 0).toFixed(0)} s ${JSON.stringify(seeded.seconds)}`);
+  return seeded;
+}
+
+/**
+ * --reuse-seeded: the database kept for this size, history_bench_<size>, and what its seed reported
+ * (kept as the database's comment once the seed finished); a database without one is seeded anew.
+ */
+async function keptDatabase(serverUrl: string, size: number): Promise<{ name: string; url: string; seeded?: SeedReport }> {
+  const name = `history_bench_${size}`;
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const seeded = await onServer(serverUrl, async (db) => {
+    const { rows: [row] } = await db.query<{ comment: string | null }>(`SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`, [name]);
+    if (row?.comment) return JSON.parse(row.comment) as SeedReport;
+    await db.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await db.query(`CREATE DATABASE ${name}`);
+    return undefined;
+  });
+  return { name, url: url.toString(), seeded };
+}
+
+async function keepSeeded(serverUrl: string, name: string, seeded: SeedReport): Promise<void> {
+  await onServer(serverUrl, (db) => db.query(`COMMENT ON DATABASE ${name} IS ${pg.escapeLiteral(JSON.stringify(seeded))}`));
+}
+
+/**
+ * The settings README asks of a PostgreSQL holding a long history (those of the embedded one,
+ * historySettings) that a database may carry itself, set on the bench's database: a shared
+ * server, or the bench's own scratch PostgreSQL, keeps its defaults for the rest (shared_buffers).
+ */
+async function plannerSettings(databaseUrl: string): Promise<void> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  await onServer(databaseUrl, async (db) => {
+    const { rows } = await db.query<{ name: string }>(`SELECT name FROM pg_settings WHERE context = 'user' AND name = ANY($1::text[])`, [Object.keys(historySettings())]);
+    for (const { name: setting } of rows) await db.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} SET ${setting} = ${pg.escapeLiteral(historySettings()[setting]!)}`);
+  });
+}
+
+async function onServer<T>(url: string, work: (db: pg.Client) => Promise<T>): Promise<T> {
+  const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
+    return await work(db);
+  } finally {
+    await db.end();
+  }
+}
+
+async function templatesOf(databaseUrl: string) {
+  return onServer(databaseUrl, async (db) => {
     const { rows: [row] } = await db.query<{ realmId: number; userId: number; channelId: number; subscriptionId: number }>(
       `SELECT u."realmId", u.id AS "userId", s."channelId", s.id AS "subscriptionId"
          FROM "User" u JOIN "Subscription" s ON s."userId" = u.id WHERE u."deliveryEmail" = $1`, [TEMPLATE_EMAIL]);
     if (!row) throw new Error('history: the template user or its channel is missing');
     return row;
-  } finally {
-    await db.end();
-  }
+  });
 }
 
 async function measureRequests(handle: ServerHandle, seeded: SeedReport, size: number, opts: BenchOptions): Promise<CaseResult[]> {

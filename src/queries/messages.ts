@@ -223,19 +223,22 @@ const FIRST_UNREAD_SCAN = 50_000;
 
 /**
  * The narrow's oldest unread message: looked for among the user's unread messages (the unread
- * index, however long the narrow's history), the oldest FIRST_UNREAD_SCAN of them; past those,
- * in the whole narrow.
+ * index, however long the narrow's history), walked in id order and stopping at the first that
+ * matches, so that the usual case reads one row; past the oldest FIRST_UNREAD_SCAN of them, in
+ * the whole narrow.
  */
 async function firstUnread(app: App, from: string, where: string, params: unknown[]): Promise<number | null> {
   const unread = `(um.flags & ${FLAG_BITS.read}) = 0`;
-  const [found] = await app.prisma.$queryRawUnsafe<{ id: number | null; scanned: number }[]>(
-    `WITH unread AS MATERIALIZED (
-       SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0 ORDER BY "messageId" LIMIT ${FIRST_UNREAD_SCAN})
-     SELECT (SELECT min(m.id) FROM unread, ${from} WHERE m.id = unread."messageId" AND ${where} AND ${unread}) AS id,
-            (SELECT count(*)::int FROM unread) AS scanned`,
+  const oldestUnread = `SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0 ORDER BY "messageId" LIMIT ${FIRST_UNREAD_SCAN}`;
+  const [found] = await app.prisma.$queryRawUnsafe<{ id: number }[]>(
+    `SELECT u."messageId" AS id FROM (${oldestUnread}) u
+      WHERE EXISTS (SELECT 1 FROM ${from} WHERE m.id = u."messageId" AND ${where} AND ${unread})
+      ORDER BY u."messageId" LIMIT 1`,
     ...params,
   );
-  if (found!.id !== null || found!.scanned < FIRST_UNREAD_SCAN) return found!.id;
+  if (found) return found.id;
+  const [{ scanned }] = await app.prisma.$queryRawUnsafe<{ scanned: number }[]>(`SELECT count(*)::int AS scanned FROM (${oldestUnread}) u`, params[0]);
+  if (scanned < FIRST_UNREAD_SCAN) return null;
   const [first] = await app.prisma.$queryRawUnsafe<Row[]>(`SELECT m.id FROM ${from} WHERE ${where} AND um.flags IS NOT NULL AND ${unread} ORDER BY m.id LIMIT 1`, ...params);
   return first?.id ?? null;
 }

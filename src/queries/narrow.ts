@@ -130,10 +130,24 @@ export const SEARCH_CONFIG = 'english';
 async function onlyCommonWords(app: App, query: string): Promise<boolean> {
   const words = [...query.matchAll(/'((?:[^']|'')*)'/g)].map((m) => m[1]!.replaceAll("''", "'"));
   if (words.length === 0) return false;
-  const [row] = await app.prisma.$queryRaw<{ common: boolean }[]>`
-    SELECT coalesce((SELECT ${words}::text[] <@ most_common_elems::text::text[] FROM pg_stats
-                      WHERE schemaname = current_schema() AND tablename = 'Message' AND attname = 'searchVector'), false) AS common`;
-  return row!.common;
+  const common = await commonLexemes(app);
+  return words.every((w) => common.has(w));
+}
+
+/** How long the most common lexemes are kept: they change only when ANALYZE runs (autovacuum's, after 2 % of the table changed). */
+const COMMON_LEXEMES_TTL_MS = 10 * 60_000;
+const commonLexemesOf = new WeakMap<App, { until: number; lexemes: Promise<Set<string>> }>();
+
+/** The search vector's most common lexemes, kept a while: planning a query of pg_stats takes milliseconds each search. */
+function commonLexemes(app: App): Promise<Set<string>> {
+  const kept = commonLexemesOf.get(app);
+  if (kept && kept.until > Date.now()) return kept.lexemes;
+  const lexemes = app.prisma.$queryRaw<{ lexemes: string[] | null }[]>`
+    SELECT most_common_elems::text::text[] AS lexemes FROM pg_stats
+     WHERE schemaname = current_schema() AND tablename = 'Message' AND attname = 'searchVector'`.then((rows) => new Set(rows[0]?.lexemes ?? []));
+  commonLexemesOf.set(app, { until: Date.now() + COMMON_LEXEMES_TTL_MS, lexemes });
+  lexemes.catch(() => commonLexemesOf.delete(app));
+  return lexemes;
 }
 
 /** Up to one more than RARE_SEARCH_MATCHES ids of the messages that match. */

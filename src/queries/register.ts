@@ -262,9 +262,14 @@ const RECENT_CONVERSATIONS_LIMIT = 1000;
 async function unreadSection(app: App, user: User, o: SnapshotOptions): Promise<State> {
   const [unread, unmuted] = await Promise.all([
     app.prisma.$queryRawUnsafe<{ messageId: number; flags: number; channelId: number | null; topic: string; memberKey: string | null }[]>(
+      // The newest unread rows first, from the unread index alone (flags included), then their
+      // messages: joined before the limit, the planner took the user's unread rows for more than
+      // they are and fetched them all from the heap in parallel workers, then sorted.
       `SELECT um."messageId", um.flags, m."channelId", m.topic, g."memberKey"
-         FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId" LEFT JOIN "DirectMessageGroup" g ON g.id = m."directGroupId"
-        WHERE um."userId" = $1 AND (um.flags & ${FLAG_BITS.read}) = 0 ORDER BY um."messageId" DESC LIMIT ${MAX_UNREAD_MESSAGES}`,
+         FROM (SELECT "messageId", flags FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0
+                ORDER BY "messageId" DESC LIMIT ${MAX_UNREAD_MESSAGES}) um
+         JOIN "Message" m ON m.id = um."messageId" LEFT JOIN "DirectMessageGroup" g ON g.id = m."directGroupId"
+        ORDER BY um."messageId" DESC`,
       user.id,
     ),
     unmutedTopicCheck(app, user.id),
@@ -294,9 +299,9 @@ async function unreadSection(app: App, user: User, o: SnapshotOptions): Promise<
     const members = (r.memberKey ?? '').split(',').map(Number);
     if (members.length <= 2) {
       const other = members.find((id) => id !== user.id) ?? user.id;
-      pms.set(other, [...(pms.get(other) ?? []), r.messageId]);
+      appendTo(pms, other, r.messageId);
     } else {
-      huddles.set(r.memberKey!, [...(huddles.get(r.memberKey!) ?? []), r.messageId]);
+      appendTo(huddles, r.memberKey!, r.messageId);
     }
   }
   const byKey = <K extends number | string>(a: [K, unknown], b: [K, unknown]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
@@ -310,6 +315,13 @@ async function unreadSection(app: App, user: User, o: SnapshotOptions): Promise<
       old_unreads_missing: unread.length === MAX_UNREAD_MESSAGES,
     },
   };
+}
+
+/** Appends in place: a conversation may hold tens of thousands of unread messages. */
+function appendTo<K>(lists: Map<K, number[]>, key: K, id: number): void {
+  const list = lists.get(key);
+  if (list) list.push(id);
+  else lists.set(key, [id]);
 }
 
 async function recentConversations(app: App, user: User): Promise<State> {
