@@ -19,6 +19,7 @@ export const slackIncoming: Integration = {
   name: 'slack_incoming',
   displayName: 'Slack-compatible webhook',
   client: 'SlackIncoming',
+  setup: 'Wherever a tool asks for a Slack incoming-webhook URL, paste this one instead.',
   answer: { ok: true },
   message(request) {
     let payload: unknown;
