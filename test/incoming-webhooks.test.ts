@@ -132,7 +132,7 @@ test('github: pull requests, issues and comments, with the topic naming the item
 test('register lists the integrations, for clients that set up incoming-webhook bots', async () => {
   const r = await realm.owner.client.post('/register', { fetch_event_types: ['realm_incoming_webhook_bots'] });
   const listed = r.body.realm_incoming_webhook_bots as { name: string; display_name: string; all_event_types: string[] | null; config_options: unknown[] }[];
-  assert.equal(listed.map((i) => i.name), ['alertmanager', 'gitea', 'github', 'gitlab', 'gogs', 'grafana', 'ifttt', 'json', 'opsgenie', 'pagerduty', 'sentry', 'slack_incoming', 'zapier']);
+  assert.equal(listed.map((i) => i.name), ['alertmanager', 'gitea', 'github', 'gitlab', 'gogs', 'grafana', 'ifttt', 'jira', 'json', 'opsgenie', 'pagerduty', 'sentry', 'slack_incoming', 'zapier']);
   assert.equal(listed.find((i) => i.name === 'github'), {
     name: 'github', display_name: 'GitHub', config_options: [],
     all_event_types: ['ping', 'push_commits', 'push_tags', 'opened_pull_request', 'updated_pull_request', 'closed_pull_request', 'issues', 'issue_comment'],

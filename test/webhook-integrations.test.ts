@@ -236,6 +236,41 @@ test('sentry: exception and message events, issues created, assigned and resolve
   assert.equal([r.status, r.body], [200, unsupported('Sentry', 'Raven SDK')]);
 });
 
+// Jira
+
+test('jira: issues created, commented (Jira markup in Markdown, people by their name here), reassigned, moved, deleted', async () => {
+  const othello = await realm.owner.client.post('/users', { email: 'othello@zulip.com', full_name: 'Othello, the Moor of Venice', password: 'othello-password' });
+  assert.is(othello.status, 200, othello.text);
+  const BUG = '[BUG-15: New bug with hook](http://lfranchi.com:8080/browse/BUG-15)';
+  assert.equal(await hook('jira', 'created_v2'), ['BUG-15: New bug with hook', `Leo Franchi created ${BUG}:\n\n* **Priority**: Major\n* **Assignee**: no one`]);
+  assert.equal(await hook('jira', 'commented_v2'), [
+    'BUG-15: New bug with hook', `Leo Franchi commented on ${BUG} (assigned to **Othello, the Moor of Venice**):\n\n\`\`\` quote\nAdding a comment. Oh, what a comment it is!\n\`\`\``,
+  ]);
+  assert.equal((await hook('jira', 'commented_markup_v2'))[1], `Leo Franchi commented on ${BUG}:\n\n\`\`\` quote\nThanks **Olivia Owner**, see **this** \`code\` and [Google](http://www.google.com) or [http://example.com](http://example.com).\n~~~ quote\nSomeone said somewhere\n~~~\n\`\`\``);
+  assert.equal(await hook('jira', 'reassigned_v2'), [
+    'BUG-15: New bug with hook', `Leo Franchi updated ${BUG} (assigned to **Othello, the Moor of Venice**):\n\n* Changed assignee to **Othello, the Moor of Venice**`,
+  ]);
+  assert.equal(await hook('jira', 'change_status_v1'), [
+    'TEST-1: Fix That', 'Leonardo Franchi [Administrator] updated [TEST-1: Fix That](https://zulipp.atlassian.net/browse/TEST-1):\n\n* Changed status from **To Do** to **In Progress**',
+  ]);
+  assert.equal(await hook('jira', 'deleted_v2'), ['BUG-15: New bug with hook', `Leo Franchi deleted ${BUG}.`]);
+});
+
+test('jira: the newer comment events; ignored events post nothing; unknown and anomalous payloads', async () => {
+  const SP = '[SP-1: Add support for newer format Jira issue comment events](https://f20171170.atlassian.net/browse/SP-1)';
+  assert.equal(await hook('jira', 'comment_created'), [
+    'SP-1: Add support for newer format Jira issue comment events', `Hemanth V. Alluri commented on ${SP}\n\`\`\` quote\nSounds like it’s pretty important. I’ll get this fixed ASAP!\n\`\`\``,
+  ]);
+  assert.equal((await hook('jira', 'comment_deleted'))[1], `Hemanth V. Alluri deleted their comment on ${SP}\n\`\`\` quote\n~~This is a very important issue! I’m on it!~~\n\`\`\``);
+  const before = await newest();
+  assert.equal((await post('jira', JSON.stringify({ webhookEvent: 'sprint_started' }))).body, { result: 'success', msg: '' });
+  assert.equal(await newest(), before);
+  const unknown = await post('jira', JSON.stringify({ webhookEvent: 'board_created' }));
+  assert.equal([unknown.status, unknown.body], [200, unsupported('Jira', 'board_created')]);
+  const anomalous = await post('jira', JSON.stringify({ issue: {} }));
+  assert.equal([anomalous.status, anomalous.body], [400, { result: 'error', msg: 'Unable to parse request: Did Jira generate this event?', code: 'ANOMALOUS_WEBHOOK_PAYLOAD' }]);
+});
+
 // Zapier and IFTTT
 
 test('zapier and ifttt: the topic and content they send; Zapier\'s auth check answers with the bot', async () => {

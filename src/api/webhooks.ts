@@ -7,7 +7,7 @@ import { apiEmail } from '../queries/users.ts';
 import { malformedPayload, type WebhookMessage, type WebhookRequest } from '../webhooks/integration.ts';
 import { json, str } from '../http/params.ts';
 import { INTEGRATIONS } from '../webhooks/integrations/index.ts';
-import { sendWebhookMessage, webhookSender } from '../webhooks/incoming.ts';
+import { sendWebhookMessage, webhookDirectory, webhookSender } from '../webhooks/incoming.ts';
 import { optionalUserRoute } from './route.ts';
 
 /**
@@ -49,7 +49,7 @@ export const routes = [
       const request: WebhookRequest = { body, contentType, headers: all };
       let made: WebhookMessage | WebhookMessage[] | null;
       try {
-        made = integration.message(request, new URLSearchParams(query));
+        made = await integration.message(request, new URLSearchParams(query), webhookDirectory(app, realm));
       } catch (error) {
         // A payload without a field the integration reads (Zulip's WildValue answers the same).
         if (error instanceof TypeError) throw malformedPayload();

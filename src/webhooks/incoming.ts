@@ -5,10 +5,21 @@
 // is told to the bot's owner instead, and the service gets success, so it does not retry.
 import type { App } from '../app.ts';
 import { notifyUser, sendMessage, type Addressee } from '../actions/messages.ts';
-import type { User } from '../db/generated/client.ts';
+import type { Prisma, User } from '../db/generated/client.ts';
 import { ApiError, badRequest, realmDeactivated, userDeactivated } from '../errors.ts';
-import type { Integration } from './integration.ts';
+import type { Integration, WebhookDirectory } from './integration.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+
+/** The organization's members as integrations look them up; names only, of active accounts. */
+export function webhookDirectory(app: App, realm: RealmInfo): WebhookDirectory {
+  const nameOf = async (where: Prisma.UserWhereInput) =>
+    (await app.prisma.user.findFirst({ where: { realmId: realm.id, isActive: true, ...where }, orderBy: { id: 'asc' }, select: { fullName: true } }))?.fullName ?? null;
+  return {
+    nameByEmail: (email) => nameOf({ deliveryEmail: { equals: email, mode: 'insensitive' } }),
+    nameByGuess: (username) =>
+      nameOf({ OR: [{ fullName: { equals: username, mode: 'insensitive' } }, { deliveryEmail: { startsWith: username, mode: 'insensitive' } }] }),
+  };
+}
 
 /** Zulip's InvalidAPIKeyError. */
 const invalidApiKey = () => new ApiError('Invalid API key', 'INVALID_API_KEY', 401);

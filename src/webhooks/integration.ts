@@ -25,6 +25,14 @@ export interface WebhookSender {
   email: string;
 }
 
+/** What an integration may ask of the organization: people named in a payload (Jira's). */
+export interface WebhookDirectory {
+  /** The full name of the active member with this (delivery) email, if any. */
+  nameByEmail(email: string): Promise<string | null>;
+  /** Zulip's guess for a service's user name: an active member of that full name, or whose email starts with it. */
+  nameByGuess(username: string): Promise<string | null>;
+}
+
 export interface Integration {
   /** Its URL segment: /api/v1/external/<name>. */
   name: string;
@@ -41,7 +49,7 @@ export interface Integration {
    * The messages a request makes (with their event type, when the integration has types), or
    * null when it makes none. `query` is the URL's, for integration settings such as `branches`.
    */
-  message(request: WebhookRequest, query: URLSearchParams): WebhookMessage | WebhookMessage[] | null;
+  message(request: WebhookRequest, query: URLSearchParams, directory: WebhookDirectory): WebhookMessage | WebhookMessage[] | null | Promise<WebhookMessage | null>;
   /** What the service expects back besides Zulip's success envelope. */
   answer?: Record<string, unknown> | ((request: WebhookRequest, sender: WebhookSender) => Record<string, unknown>);
 }
@@ -55,6 +63,10 @@ export const unsupportedEvent = (webhookName: string, eventType: string) =>
     webhook_name: webhookName,
     event_type: eventType,
   });
+
+/** Zulip's AnomalousWebhookPayloadError: a payload no known version of the service sends. */
+export const anomalousPayload = (webhookName: string) =>
+  new ApiError(`Unable to parse request: Did ${webhookName} generate this event?`, 'ANOMALOUS_WEBHOOK_PAYLOAD', 400);
 
 /** Zulip's MissingHTTPEventHeaderError. */
 export const missingEventHeader = (header: string) => new ApiError(`Missing the HTTP event header '${header}'`, 'MISSING_HTTP_EVENT_HEADER', 400, { header });

@@ -6,6 +6,7 @@ import { gitea, gogs } from './gitea.ts';
 import { github } from './github.ts';
 import { gitlab } from './gitlab.ts';
 import { grafana } from './grafana.ts';
+import { jira } from './jira.ts';
 import { json } from './json.ts';
 import { opsgenie } from './opsgenie.ts';
 import { pagerduty } from './pagerduty.ts';
@@ -13,6 +14,6 @@ import { sentry } from './sentry.ts';
 import { slackIncoming } from './slack-incoming.ts';
 import { ifttt, zapier } from './zapier.ts';
 
-export const INTEGRATION_LIST: readonly Integration[] = [alertmanager, gitea, github, gitlab, gogs, grafana, ifttt, json, opsgenie, pagerduty, sentry, slackIncoming, zapier];
+export const INTEGRATION_LIST: readonly Integration[] = [alertmanager, gitea, github, gitlab, gogs, grafana, ifttt, jira, json, opsgenie, pagerduty, sentry, slackIncoming, zapier];
 
 export const INTEGRATIONS: ReadonlyMap<string, Integration> = new Map(INTEGRATION_LIST.flatMap((i) => [i.name, ...(i.aliases ?? [])].map((name) => [name, i] as const)));
