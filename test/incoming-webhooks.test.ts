@@ -140,6 +140,20 @@ test('register lists the integrations, for clients that set up incoming-webhook 
   assert.equal(listed.find((i) => i.name === 'json'), { name: 'json', display_name: 'JSON formatter', all_event_types: null, config_options: [] });
 });
 
+test('/integrations/ lists every integration with the URL to give the service, without logging in', async () => {
+  const r = await realm.anonymous.request('GET', '/integrations/');
+  assert.is(r.status, 200);
+  assert.match(String(r.headers['content-type']), /^text\/html/);
+  // The organization's own address.
+  const base = /<code>(https?:\/\/[^<]*?)\/api\/v1\/external\/alertmanager\?/.exec(r.text)![1]!;
+  assert.ok(base.includes(realm.subdomain), base);
+  for (const name of ['github', 'gitlab', 'gitea', 'forgejo', 'jira', 'sentry', 'grafana', 'alertmanager', 'pagerduty', 'opsgenie', 'zapier', 'ifttt', 'json', 'slack_incoming']) {
+    assert.ok(r.text.includes(`<code>${base}/api/v1/external/${name}?api_key=BOT_API_KEY&amp;stream=CHANNEL</code>`), name);
+  }
+  assert.ok(r.text.includes('<dt id="gitlab">GitLab</dt>'));
+  assert.ok(r.text.includes('Events: Push Hook, Tag Push Hook'));
+});
+
 test('refused: a wrong key, no key, bad JSON, an unknown integration', async () => {
   const wrong = await hook('json?api_key=0123456789abcdef0123456789abcdef&stream=integrations', '{}');
   assert.equal([wrong.status, wrong.body], [401, { result: 'error', msg: 'Invalid API key', code: 'INVALID_API_KEY' }]);
