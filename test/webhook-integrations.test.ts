@@ -271,6 +271,32 @@ test('jira: the newer comment events; ignored events post nothing; unknown and a
   assert.equal([anomalous.status, anomalous.body], [400, { result: 'error', msg: 'Unable to parse request: Did Jira generate this event?', code: 'ANOMALOUS_WEBHOOK_PAYLOAD' }]);
 });
 
+// Slack-compatible
+
+test('slack_incoming: blocks and attachments rendered as Zulip renders them', async () => {
+  const slack = async (name: string) => {
+    const r = await post('slack_incoming', fixture('slack_incoming', name));
+    assert.equal(r.body, { result: 'success', msg: '', ok: true });
+    return (await newest())[0];
+  };
+  assert.equal(await slack('actions'), [
+    'C1H9RESGL',
+    'Danny Torrence left the following *review* for your property:\n\n[Overlook Hotel](https://google.com) \n :star: \n Doors had too many axe holes, guest in room 237 was far too rowdy, whole place felt stuck in the 1920s.\n\n[Haunted hotel image](https://is5-ssl.mzstatic.com/image/thumb/Purple3/v4/d3/72/5c/d3725c8f-c642-5d69-1904-aa36e4297885/source/256x256bb.jpg)\n\n**Average Rating**\n1.0',
+  ]);
+  const alert = (port: number) =>
+    `**Alert:** api-server down - \`critical\`\n**Description:** api-server at 1.2.3.4:${port} couldn't be scraped **Details:**\n   • **alertname:** \`InstanceDown\`\n   • **env:** \`prod\`\n   • **instance:** \`1.2.3.4:${port}\`\n   • **job:** \`api-server\`\n   • **severity:** \`critical\``;
+  assert.equal(await slack('attachment'), [
+    'prometheus-alerts',
+    `## [[FIRING:2] InstanceDown for api-server (env="prod", severity="critical")](https://alertmanager.local//#/alerts?receiver=default)\n\n:chart_with_upwards_trend: **[Graph](http://generator.local/1)**   :notebook: **[Runbook](https://runbook.local/1)**\n\n**Alert details**:\n${alert(8080)}\n\n${alert(8081)}`,
+  ]);
+  const CAT = 'https://pbs.twimg.com/profile_images/625633822235693056/lNGUneLX_400x400.jpg';
+  assert.equal((await slack('attachment_blocks'))[1],
+    `This is a section block with an accessory image.\n\n[cute cat](${CAT})\n\nThis is a section block with a button.\n\n| | |\n|-|-|\n| one | two |\n| three | four |\n| five |  |`);
+  assert.equal((await slack('attachment_fields'))[1],
+    'Build bla bla succeeded\n\n**Requested by**: Some user\n**Duration**: 00:02:03\n**Build pipeline**: ConsumerAddressModule\n**Title with null value**\n**Title without value**\nValue with null title\nValue without title');
+  assert.equal((await slack('attachment_pieces'))[1], `## Test\n\n[](${CAT})\n\n<time:2022-06-23T00:48:26+00:00>`);
+});
+
 // Zapier and IFTTT
 
 test('zapier and ifttt: the topic and content they send; Zapier\'s auth check answers with the bot', async () => {
