@@ -3,6 +3,7 @@
 import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { ApiError } from '../errors.ts';
+import { refusal } from '../http/rate-limit.ts';
 import { apiEmail } from '../queries/users.ts';
 import { malformedPayload, type WebhookMessage, type WebhookRequest } from '../webhooks/integration.ts';
 import { json, str } from '../http/params.ts';
@@ -44,6 +45,9 @@ export const routes = [
       const integration = INTEGRATIONS.get(path.integration ?? '');
       if (!integration) throw new ApiError('Not Found', 'BAD_REQUEST', 404);
       const sender = user ?? (await webhookSender(app, realm, params.api_key));
+      // A key in the URL spends its account's budget too, as Zulip limits webhooks per user.
+      const decision = user ? undefined : app.limits?.user.hit(`u${sender.id}`);
+      if (decision && !decision.allowed) throw refusal(decision);
       const all = headers.all ?? {};
       const contentType = (all['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       const request: WebhookRequest = { body, contentType, headers: all };
