@@ -247,6 +247,11 @@ test('jira: issues created, commented (Jira markup in Markdown, people by their 
     'BUG-15: New bug with hook', `Leo Franchi commented on ${BUG} (assigned to **Othello, the Moor of Venice**):\n\n\`\`\` quote\nAdding a comment. Oh, what a comment it is!\n\`\`\``,
   ]);
   assert.equal((await hook('jira', 'commented_markup_v2'))[1], `Leo Franchi commented on ${BUG}:\n\n\`\`\` quote\nThanks **Olivia Owner**, see **this** \`code\` and [Google](http://www.google.com) or [http://example.com](http://example.com).\n~~~ quote\nSomeone said somewhere\n~~~\n\`\`\``);
+  // A mention is matched as a name or the start of an address, never as a pattern.
+  const pattern = JSON.parse(fixture('jira', 'commented_v2'));
+  pattern.comment.body = 'Ping [~o%] and [~OWNER@]';
+  assert.equal((await post('jira', JSON.stringify(pattern))).status, 200);
+  assert.ok((await newest())[0]![1].includes('Ping **o%** and **Olivia Owner**'), (await newest())[0]![1]);
   assert.equal(await hook('jira', 'reassigned_v2'), [
     'BUG-15: New bug with hook', `Leo Franchi updated ${BUG} (assigned to **Othello, the Moor of Venice**):\n\n* Changed assignee to **Othello, the Moor of Venice**`,
   ]);

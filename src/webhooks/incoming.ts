@@ -5,19 +5,29 @@
 // is told to the bot's owner instead, and the service gets success, so it does not retry.
 import type { App } from '../app.ts';
 import { notifyUser, sendMessage, type Addressee } from '../actions/messages.ts';
-import type { Prisma, User } from '../db/generated/client.ts';
+import type { User } from '../db/generated/client.ts';
 import { ApiError, badRequest, realmDeactivated, userDeactivated } from '../errors.ts';
 import type { Integration, WebhookDirectory } from './integration.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 
 /** The organization's members as integrations look them up; names only, of active accounts. */
 export function webhookDirectory(app: App, realm: RealmInfo): WebhookDirectory {
-  const nameOf = async (where: Prisma.UserWhereInput) =>
-    (await app.prisma.user.findFirst({ where: { realmId: realm.id, isActive: true, ...where }, orderBy: { id: 'asc' }, select: { fullName: true } }))?.fullName ?? null;
   return {
-    nameByEmail: (email) => nameOf({ deliveryEmail: { equals: email, mode: 'insensitive' } }),
-    nameByGuess: (username) =>
-      nameOf({ OR: [{ fullName: { equals: username, mode: 'insensitive' } }, { deliveryEmail: { startsWith: username, mode: 'insensitive' } }] }),
+    async nameByEmail(email) {
+      const user = await app.prisma.user.findFirst({
+        where: { realmId: realm.id, isActive: true, deliveryEmail: { equals: email, mode: 'insensitive' } }, orderBy: { id: 'asc' }, select: { fullName: true },
+      });
+      return user?.fullName ?? null;
+    },
+    async nameByGuess(username) {
+      // A prefix compared as text, not a LIKE pattern: a name with % or _ matches only itself.
+      const rows = await app.prisma.$queryRaw<{ fullName: string }[]>`
+        SELECT "fullName" FROM "User"
+        WHERE "realmId" = ${realm.id} AND "isActive"
+          AND (lower("fullName") = lower(${username}) OR left(lower("deliveryEmail"), char_length(${username})) = lower(${username}))
+        ORDER BY id LIMIT 1`;
+      return rows[0]?.fullName ?? null;
+    },
   };
 }
 
