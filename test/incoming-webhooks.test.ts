@@ -131,24 +131,61 @@ test('github: pull requests, issues and comments, with the topic naming the item
 
 test('register lists the integrations, for clients that set up incoming-webhook bots', async () => {
   const r = await realm.owner.client.post('/register', { fetch_event_types: ['realm_incoming_webhook_bots'] });
-  assert.equal(r.body.realm_incoming_webhook_bots, [
-    {
-      name: 'github', display_name: 'GitHub', config_options: [],
-      all_event_types: ['ping', 'push_commits', 'push_tags', 'opened_pull_request', 'updated_pull_request', 'closed_pull_request', 'issues', 'issue_comment'],
-    },
-    { name: 'json', display_name: 'JSON formatter', all_event_types: null, config_options: [] },
-    { name: 'slack_incoming', display_name: 'Slack-compatible webhook', all_event_types: null, config_options: [] },
-  ]);
+  const listed = r.body.realm_incoming_webhook_bots as { name: string; display_name: string; all_event_types: string[] | null; config_options: unknown[] }[];
+  assert.equal(listed.map((i) => i.name), ['alertmanager', 'gitea', 'github', 'gitlab', 'gogs', 'grafana', 'ifttt', 'jira', 'json', 'opsgenie', 'pagerduty', 'sentry', 'slack_incoming', 'zapier']);
+  assert.equal(listed.find((i) => i.name === 'github'), {
+    name: 'github', display_name: 'GitHub', config_options: [],
+    all_event_types: ['ping', 'push_commits', 'push_tags', 'opened_pull_request', 'updated_pull_request', 'closed_pull_request', 'issues', 'issue_comment'],
+  });
+  assert.equal(listed.find((i) => i.name === 'json'), { name: 'json', display_name: 'JSON formatter', all_event_types: null, config_options: [] });
 });
 
-test('refused: a wrong key, no key, bad JSON, an unknown integration, a channel that does not exist', async () => {
+test('/integrations/ lists every integration with the URL to give the service, without logging in', async () => {
+  const r = await realm.anonymous.request('GET', '/integrations/');
+  assert.is(r.status, 200);
+  assert.match(String(r.headers['content-type']), /^text\/html/);
+  // The organization's own address.
+  const base = /<code>(https?:\/\/[^<]*?)\/api\/v1\/external\/alertmanager\?/.exec(r.text)![1]!;
+  assert.ok(base.includes(realm.subdomain), base);
+  for (const name of ['github', 'gitlab', 'gitea', 'forgejo', 'jira', 'sentry', 'grafana', 'alertmanager', 'pagerduty', 'opsgenie', 'zapier', 'ifttt', 'json', 'slack_incoming']) {
+    assert.ok(r.text.includes(`<code>${base}/api/v1/external/${name}?api_key=BOT_API_KEY&amp;stream=CHANNEL</code>`), name);
+  }
+  assert.ok(r.text.includes('<dt id="gitlab">GitLab</dt>'));
+  assert.ok(r.text.includes('Events: Push Hook, Tag Push Hook'));
+});
+
+test('refused: a wrong key, no key, bad JSON, an unknown integration', async () => {
   const wrong = await hook('json?api_key=0123456789abcdef0123456789abcdef&stream=integrations', '{}');
   assert.equal([wrong.status, wrong.body], [401, { result: 'error', msg: 'Invalid API key', code: 'INVALID_API_KEY' }]);
   assert.equal((await hook('json?stream=integrations', '{}')).body, errorBody("Missing 'api_key' argument"));
   assert.equal((await hook(`json?api_key=${bot.apiKey}&stream=integrations`, '{not json')).body, errorBody('Malformed JSON'));
   assert.equal((await hook(`json?api_key=${bot.apiKey}&stream=integrations`, '[1,2]')).body, errorBody('Malformed JSON'));
   assert.is((await hook(`nonexistent?api_key=${bot.apiKey}`, '{}')).status, 404);
-  assert.is((await hook(`json?api_key=${bot.apiKey}&stream=nowhere`, '{}')).body.code, 'STREAM_DOES_NOT_EXIST');
+});
+
+/** The owner's newest direct message: who sent it and what it says. */
+async function ownerNewestDm() {
+  const r = await realm.owner.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'is', operand: 'dm' }], apply_markdown: false });
+  const m = r.body.messages.at(-1);
+  return { id: m.id, sender: m.sender_full_name, content: m.content };
+}
+
+test('a channel that does not exist: success for the service, and Notification Bot tells the bot\'s owner, once in five minutes', async () => {
+  const r = await hook(`json?api_key=${bot.apiKey}&stream=nowhere`, '{}');
+  assert.equal([r.status, r.body], [200, { result: 'success', msg: '' }]);
+  const told = await ownerNewestDm();
+  assert.equal([told.sender, told.content], [
+    'Notification Bot', `Your bot \`${bot.email}\` tried to send a message to channel #**nowhere**, but that channel does not exist. Click [here](#channels/new) to create it.`,
+  ]);
+  // A flood of them tells the owner once.
+  await Promise.all([1, 2, 3].map(() => hook(`json?api_key=${bot.apiKey}&stream=nowhere`, '{}')));
+  assert.is((await ownerNewestDm()).id, told.id);
+
+  // By id, for another bot of the same owner.
+  const other = await realm.owner.client.post('/bots', { full_name: 'Other hooks', short_name: 'otherhooks', bot_type: 2 });
+  const otherEmail = (await realm.owner.client.get(`/users/${other.body.user_id}`)).body.user.email;
+  assert.equal((await hook(`json?api_key=${other.body.api_key}&stream=987654`, '{}')).body, { result: 'success', msg: '' });
+  assert.equal((await ownerNewestDm()).content, `Your bot \`${otherEmail}\` tried to send a message to channel ID 987654, but there is no channel with that ID.`);
 });
 
 test.run();

@@ -216,6 +216,16 @@ test('the WebSocket gateway counts wrong keys against the same address budget; r
   assert.is(upgraded, 101, 'the right key still upgrades from that address');
 });
 
+test('incoming webhooks: a key in the URL spends its bot\'s budget, from whatever address the requests come', async () => {
+  const bot = await realm.addUser({ bot: true, botOwnerId: realm.owner.id });
+  const hook = (i: number) =>
+    realm.anonymous.request('POST', `/api/v1/external/json?api_key=${bot.apiKey}`, { body: '{"n": 1}', contentType: 'application/json', headers: from(`198.51.100.${60 + i}`).headers });
+  const statuses = [];
+  for (let i = 0; i < USER_PER_MINUTE; i++) statuses.push((await hook(i)).status);
+  assert.equal(statuses, [200, 200, 200, 200]);
+  assertRateLimited(await hook(USER_PER_MINUTE), 60);
+});
+
 test('a server with one organization serves it on any host', async () => {
   const user = await realm.addUser();
   for (const host of [`localhost:${limited.port}`, `elsewhere.localhost:${limited.port}`, 'chat.example.com']) {

@@ -44,12 +44,13 @@ import { routes as users } from './users.ts';
 import { routes as webhooks } from './webhooks.ts';
 import { routes as registrationPages } from '../pages/registration.ts';
 import { routes as unsubscribePages } from '../pages/unsubscribe.ts';
+import { routes as integrationPages } from '../pages/integrations.ts';
 import { routes as loginPages } from '../pages/login.ts';
 import { routes as ssoPages } from '../pages/sso.ts';
 
 /** The routes by resource; the names are the OpenAPI document's tags. */
 export const routeGroups: Readonly<Record<string, readonly Route[]>> = {
-  auth, serverSettings, users, userGroups, realmSettings, realmDomains, invites, realmPlaygrounds, profileFields, channelFolders, channels, userTopics, defaultChannels, subscriptions, typing, messages, messageEdits, reactions, uploads, avatars, flags, linkifiers, presence, userStatus, mutedUsers, alertWords, realmEmoji, realmExport, render, calls, drafts, scheduledMessages, reminders, savedSnippets, navigationViews, bots, botStorage, webhooks, settings, devices, events, registrationPages, unsubscribePages, loginPages, ssoPages,
+  auth, serverSettings, users, userGroups, realmSettings, realmDomains, invites, realmPlaygrounds, profileFields, channelFolders, channels, userTopics, defaultChannels, subscriptions, typing, messages, messageEdits, reactions, uploads, avatars, flags, linkifiers, presence, userStatus, mutedUsers, alertWords, realmEmoji, realmExport, render, calls, drafts, scheduledMessages, reminders, savedSnippets, navigationViews, bots, botStorage, webhooks, settings, devices, events, registrationPages, unsubscribePages, integrationPages, loginPages, ssoPages,
   openapi: openApiRoutes(() => routeGroups),
 };
 

@@ -35,6 +35,9 @@ label { display: block; margin: 1rem 0 0.25rem; font-weight: 600; }
 input { box-sizing: border-box; width: 100%; padding: 0.55rem 0.7rem; border: 1px solid var(--border); border-radius: var(--radius); background: var(--surface); color: inherit; font: inherit; }
 button { margin-top: 1.5rem; width: 100%; padding: 0.65rem; border: 0; border-radius: var(--radius); background: var(--accent); color: var(--accent-text); font: inherit; font-weight: 600; cursor: pointer; }
 .muted { color: var(--text-muted); }
+code { word-break: break-all; }
+dt { margin-top: 1.25rem; font-weight: 600; }
+dd { margin: 0.25rem 0 0; }
 .sso { display: block; margin-top: 0.75rem; padding: 0.6rem; border: 1px solid var(--border); border-radius: var(--radius); color: inherit; text-align: center; text-decoration: none; font-weight: 600; }
 .or { margin: 1.25rem 0 0; text-align: center; color: var(--text-muted); }
 .error { padding: 0.6rem 0.8rem; border-radius: var(--radius); background: var(--danger-soft); color: var(--danger); }`;

@@ -35,7 +35,7 @@ import { avatarUrl, botDicts, crossRealmBots, formatUser, gravatarUrl, profileDa
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
 import { integrationDict } from '../webhooks/integration.ts';
-import { INTEGRATIONS } from '../webhooks/integrations/index.ts';
+import { INTEGRATION_LIST } from '../webhooks/integrations/index.ts';
 
 export interface SnapshotOptions {
   fetchEventTypes: readonly string[] | null;
@@ -391,7 +391,7 @@ export async function fetchInitialState(app: App, realm: RealmInfo, user: User |
   const defaults = seesDefaultChannels(user);
   query('default_streams', async () => ({ realm_default_streams: defaults ? await defaultChannelIds(app, realm.id) : [] }));
   query('default_stream_groups', async () => ({ realm_default_stream_groups: defaults ? await defaultChannelGroups(app, realm.id) : [] }));
-  query('realm_incoming_webhook_bots', () => ({ realm_incoming_webhook_bots: [...INTEGRATIONS.values()].map(integrationDict) }));
+  query('realm_incoming_webhook_bots', () => ({ realm_incoming_webhook_bots: INTEGRATION_LIST.map(integrationDict) }));
   query('realm_playgrounds', async () => ({ realm_playgrounds: await realmPlaygrounds(app.prisma, realm.id) }));
   if (user) userSections(app, realm, user, o, wants, query);
   else spectatorSections(app, realm, o, wants, query);

@@ -4,6 +4,8 @@
 /** Topics: "repo / branch" for pushes, "repo / PR #12 title" for pull requests and issues. */
 export const branchTopic = (repo: string, branch: string) => `${repo} / ${branch}`;
 export const itemTopic = (repo: string, type: string, id: number, title: string) => `${repo} / ${type} #${id} ${title}`;
+/** "repo / v1.0 title" for releases. */
+export const releaseTopic = (repo: string, tag: string, title: string) => `${repo} / ${tag} ${title}`;
 
 const COMMITS_LIMIT = 20;
 const COMMITTERS_LIMIT = 3;
@@ -58,7 +60,7 @@ export function tagMessage(user: string, tag: string, action: string): string {
 
 /** "user action [PR #12 title](url) from `head` to `base`:" and the quoted text, as Zulip writes it. */
 export function itemMessage(p: {
-  user: string; action: string; url: string; type: 'PR' | 'issue'; number?: number; title?: string; targetBranch?: string; baseBranch?: string; message?: string | null;
+  user: string; action: string; url: string; type: string; number?: number; title?: string; targetBranch?: string; baseBranch?: string; message?: string | null;
   assignee?: string;
 }): string {
   const id = p.number !== undefined ? ` #${p.number}` : '';
@@ -71,4 +73,20 @@ export function itemMessage(p: {
   if (p.assignee || branches || p.title === undefined || !PUNCTUATION.has(p.title.at(-1) ?? '')) text = `${text}${punctuation}`;
   if (p.message) text += `\n\n~~~ quote\n${p.message}\n~~~`;
   return text.trimEnd();
+}
+
+
+/** "A", "A and B", "A, B and C": assignees as Zulip lists them. */
+export function namesList(names: string[]): string {
+  return names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : (names[0] ?? '');
+}
+
+export const createBranchMessage = (user: string, branch: string, url: string) => `${user} created [${branch}](${url}) branch.`;
+export const removeBranchMessage = (user: string, branch: string) => `${user} deleted branch ${branch}.`;
+export const releaseMessage = (p: { user: string; action: string; name: string; url: string; tag: string }) =>
+  `${p.user} ${p.action} release [${p.name}](${p.url}) for tag ${p.tag}.`;
+
+/** "user [commented](url) on [abcdef01234](commit url):" and the quoted comment. */
+export function commitCommentMessage(user: string, action: string, commitUrl: string, sha: string, comment: string): string {
+  return `${user} ${action} on [${shortSha(sha)}](${commitUrl}):\n~~~ quote\n${comment}\n~~~`;
 }

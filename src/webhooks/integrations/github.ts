@@ -120,6 +120,7 @@ export const github: Integration = {
   name: 'github',
   displayName: 'GitHub',
   client: 'GitHub',
+  setup: 'In the repository (or organization), Settings → Webhooks → Add webhook: paste the URL, content type `application/json`, and choose the events (`&branches=main,dev` keeps only pushes to those).',
   allEventTypes: ['ping', 'push_commits', 'push_tags', 'opened_pull_request', 'updated_pull_request', 'closed_pull_request', 'issues', 'issue_comment'],
   message(request, query) {
     const header = request.headers['x-github-event'];

@@ -9,6 +9,7 @@ export const json: Integration = {
   name: 'json',
   displayName: 'JSON formatter',
   client: 'JSON',
+  setup: 'Any service that can POST a JSON object to a URL: paste the URL.',
   message(request) {
     return { topic: 'JSON', content: `\`\`\`json\n${asPythonWritesIt(parsePayload(request.body))}\n\`\`\`` };
   },

@@ -1,0 +1,176 @@
+// GitLab (Zulip's gitlab integration): the event from the X-Gitlab-Event header, refined by the
+// payload's action or the kind of thing commented on; pushes, tags, issues, merge requests,
+// comments, wiki pages, jobs and pipelines, and the test GitLab sends from its settings. With the
+// topic fixed by the URL, messages start with a link to the project and carry the item's title.
+import { branchTopic, commitCommentMessage, itemMessage, itemTopic, namesList, pushMessage, removeBranchMessage, tagMessage, type Commit } from '../git.ts';
+import { missingEventHeader, parsePayload, unsupportedEvent, type Integration } from '../integration.ts';
+
+const EMPTY_SHA = '0000000000000000000000000000000000000000';
+
+// The payload as GitLab documents it; only what the messages read.
+interface Named {
+  name: string;
+}
+interface Payload {
+  event_name?: string;
+  object_kind?: string;
+  user_name?: string;
+  user?: Named;
+  project?: { name: string; web_url: string };
+  repository?: { name: string; homepage: string };
+  ref?: string;
+  before?: string;
+  after?: string;
+  checkout_sha?: string | null;
+  commits?: { id: string; url: string; message: string; author: Named }[];
+  assignee?: Named | null;
+  assignees?: Named[];
+  object_attributes?: {
+    action?: string; noteable_type?: string; iid: number; id: number; title: string; url: string; description?: string | null; oldrev?: string;
+    source_branch?: string; target_branch?: string; note?: string; status?: string; ref?: string;
+  };
+  merge_request?: { iid: number; title: string; url: string };
+  issue?: { iid: number; title: string; url: string };
+  snippet?: { id: number; title: string; url?: string };
+  commit?: { id: string; url: string };
+  build_name?: string;
+  build_stage?: string;
+  build_status?: string;
+  builds?: { id: number; name: string; status: string; artifacts_file?: { filename: string | null } }[];
+}
+
+const EVENTS = [
+  'Push Hook', 'Tag Push Hook', 'Test Hook',
+  'Issue Hook open', 'Issue Hook close', 'Issue Hook reopen', 'Issue Hook update',
+  'Confidential Issue Hook open', 'Confidential Issue Hook close', 'Confidential Issue Hook reopen', 'Confidential Issue Hook update',
+  'Note Hook Commit', 'Note Hook MergeRequest', 'Note Hook Issue', 'Confidential Note Hook Issue', 'Note Hook Snippet',
+  'Merge Request Hook approved', 'Merge Request Hook unapproved', 'Merge Request Hook open', 'Merge Request Hook update',
+  'Merge Request Hook merge', 'Merge Request Hook close', 'Merge Request Hook reopen',
+  'Wiki Page Hook create', 'Wiki Page Hook update', 'Job Hook', 'Build Hook', 'Pipeline Hook',
+];
+
+const repoName = (p: Payload) => (p.project ?? p.repository!).name;
+const homepage = (p: Payload) => (p.project ? p.project.web_url : p.repository!.homepage);
+const branchName = (ref: string) => ref.replace('refs/heads/', '');
+const titleCase = (name: string) => name.replace(/_/g, ' ').replace(/\w\S*/g, (w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase());
+
+/** Zulip's event name for the header and payload, or null for a push to a branch left out by `branches`. */
+function eventOf(header: string, p: Payload, branches: string | null): string | null {
+  let event = header;
+  // A system hook names its event in the payload, as the project hooks' header would.
+  if (event === 'System Hook') event = `${titleCase((p.event_name ?? p.object_kind ?? '').split('__')[0]!)} Hook`;
+  if (['Confidential Issue Hook', 'Issue Hook', 'Merge Request Hook', 'Wiki Page Hook'].includes(event)) event = `${event} ${p.object_attributes!.action ?? 'open'}`;
+  else if (event === 'Confidential Note Hook' || event === 'Note Hook') event = `${event} ${p.object_attributes!.noteable_type}`;
+  else if (event === 'Push Hook' && branches !== null && !branches.includes(branchName(p.ref!))) return null;
+  if (EVENTS.includes(event)) return event;
+  throw unsupportedEvent('GitLab', event);
+}
+
+const assignees = (p: Payload) => namesList((p.assignees?.length ? p.assignees : p.assignee ? [p.assignee] : []).map((a) => a.name));
+
+function pushBody(p: Payload): string {
+  if (p.after === EMPTY_SHA) return removeBranchMessage(p.user_name!, branchName(p.ref!));
+  const commits: Commit[] = p.commits!.map((c) => ({ name: c.author.name, sha: c.id, url: c.url, message: c.message }));
+  const compareUrl = `${homepage(p)}/-/compare/${p.before}...${p.after}`;
+  return pushMessage({ user: p.user_name!, compareUrl, branch: branchName(p.ref!), commits, deleted: false, forced: false });
+}
+
+function pipelineBody(p: Payload): string {
+  const a = p.object_attributes!;
+  const action = a.status === 'pending' ? 'was created' : a.status === 'running' ? 'started' : `changed status to ${a.status}`;
+  const builds = p.builds!.map((b) => {
+    const url = `${homepage(p)}/-/jobs/${b.id}`;
+    const file = b.artifacts_file?.filename;
+    const artifact = file ? `  * built artifact: *${file}* [[Browse](${url}/artifacts/browse)|[Download](${url}/artifacts/download)]\n` : '';
+    return `* [${b.name}](${url}) - ${b.status}\n${artifact}`;
+  });
+  return `[Pipeline (${a.id})](${homepage(p)}/-/pipelines/${a.id}) ${action} with build(s):\n${builds.join('').slice(0, -1)}.`;
+}
+
+function buildBody(p: Payload): string {
+  const status = p.build_status;
+  const action = status === 'created' ? 'was created' : status === 'running' ? 'started' : `changed status to ${status}`;
+  return `Build ${p.build_name} from ${p.build_stage} stage ${action}.`;
+}
+
+/** The message of each event; `withTitle` when the URL fixes the topic. */
+function bodyOf(event: string, p: Payload, withTitle: boolean): string {
+  const a = p.object_attributes!;
+  const user = p.user?.name ?? '';
+  const title = (t: string) => (withTitle ? t : undefined);
+  if (event === 'Push Hook') return pushBody(p);
+  if (event === 'Tag Push Hook') return tagMessage(p.user_name!, p.ref!.replace('refs/tags/', ''), p.checkout_sha ? 'pushed' : 'removed');
+  if (event === 'Test Hook') return `Webhook for **${repoName(p)}** has been configured successfully! :tada:`;
+  if (event === 'Job Hook' || event === 'Build Hook') return buildBody(p);
+  if (event === 'Pipeline Hook') return pipelineBody(p);
+  if (event.startsWith('Wiki Page Hook')) return `${user} ${event.endsWith('create') ? 'created' : 'updated'} [wiki page "${a.title}"](${a.url}).`;
+  if (event.endsWith('Issue Hook open')) {
+    // GitLab's hidden comments (<!-- -->) stay hidden.
+    const description = a.description ? a.description.replace(/<!--[\s\S]*?-->/g, '').trimEnd() : null;
+    return itemMessage({ user, action: 'created', url: a.url, type: 'issue', number: a.iid, message: description, assignee: assignees(p) || undefined, title: title(a.title) });
+  }
+  if (event.includes('Issue Hook')) {
+    const action = { close: 'closed', reopen: 'reopened', update: 'updated' }[event.split(' ').at(-1)!]!;
+    return itemMessage({ user, action, url: a.url, type: 'issue', number: a.iid, title: title(a.title) });
+  }
+  if (event === 'Merge Request Hook open' || (event === 'Merge Request Hook update' && !a.oldrev)) {
+    const opened = event.endsWith('open');
+    return itemMessage({
+      user, action: opened ? 'created' : 'updated', url: a.url, type: 'MR', number: a.iid, targetBranch: opened ? a.source_branch : undefined,
+      baseBranch: opened ? a.target_branch : undefined, message: a.description ?? null, assignee: assignees(p) || undefined, title: title(a.title),
+    });
+  }
+  if (event.startsWith('Merge Request Hook')) {
+    const action = { approved: 'approved', unapproved: 'unapproved', update: 'added commit(s) to', merge: 'merged', close: 'closed', reopen: 'reopened' }[event.split(' ').at(-1)!]!;
+    const merged = action === 'merged';
+    return itemMessage({
+      user, action, url: a.url, type: 'MR', number: a.iid, targetBranch: merged ? a.source_branch : undefined, baseBranch: merged ? a.target_branch : undefined, title: title(a.title),
+    });
+  }
+  const commented = `[commented](${a.url}) on`;
+  if (event === 'Note Hook Commit') return commitCommentMessage(user, `[commented](${a.url})`, p.commit!.url, p.commit!.id, a.note!);
+  if (event === 'Note Hook MergeRequest') {
+    const mr = p.merge_request!;
+    return itemMessage({ user, action: commented, url: mr.url, type: 'MR', number: mr.iid, message: a.note, title: title(mr.title) });
+  }
+  if (event === 'Note Hook Snippet') {
+    const snippet = p.snippet!;
+    // GitLab sends the snippet's URL since 16.1.
+    const url = snippet.url ?? `${p.project!.web_url}/-/snippets/${snippet.id}`;
+    return itemMessage({ user, action: commented, url, type: 'snippet', number: snippet.id, message: a.note, title: title(snippet.title) });
+  }
+  const issue = p.issue!;
+  return itemMessage({ user, action: commented, url: issue.url, type: 'issue', number: issue.iid, message: a.note, title: title(issue.title) });
+}
+
+function topicOf(event: string, p: Payload, mrTitle: boolean): string {
+  const a = p.object_attributes;
+  if (event === 'Push Hook') return branchTopic(repoName(p), branchName(p.ref!));
+  if (event === 'Job Hook' || event === 'Build Hook') return branchTopic(p.repository!.name, branchName(p.ref!));
+  if (event === 'Pipeline Hook') return branchTopic(repoName(p), branchName(a!.ref!));
+  if (event.startsWith('Merge Request Hook')) return itemTopic(repoName(p), 'MR', a!.iid, mrTitle ? a!.title : '');
+  if (event.includes('Issue Hook')) return itemTopic(repoName(p), 'issue', a!.iid, a!.title);
+  if (event.endsWith('Note Hook Issue')) return itemTopic(repoName(p), 'issue', p.issue!.iid, p.issue!.title);
+  if (event === 'Note Hook MergeRequest') return itemTopic(repoName(p), 'MR', p.merge_request!.iid, mrTitle ? p.merge_request!.title : '');
+  if (event === 'Note Hook Snippet') return itemTopic(repoName(p), 'snippet', p.snippet!.id, p.snippet!.title);
+  return repoName(p);
+}
+
+export const gitlab: Integration = {
+  name: 'gitlab',
+  displayName: 'GitLab',
+  client: 'GitLab',
+  allEventTypes: EVENTS,
+  setup: 'In the project, Settings → Webhooks: paste the URL, tick the triggers you want and add the webhook (`&use_merge_request_title=false` leaves titles out of merge request topics).',
+  message(request, query) {
+    const header = request.headers['x-gitlab-event'];
+    if (header === undefined) throw missingEventHeader('X-GitLab-Event');
+    const payload = parsePayload(request.body) as unknown as Payload;
+    const event = eventOf(header, payload, query.get('branches'));
+    if (event === null) return null;
+    const customTopic = query.has('topic');
+    let content = bodyOf(event, payload, customTopic);
+    if (customTopic) content = `[[${repoName(payload)}](${homepage(payload)})] ${content}`;
+    return { topic: topicOf(event, payload, query.get('use_merge_request_title') !== 'false'), content, event };
+  },
+};
