@@ -5,9 +5,9 @@ import { createDecipheriv } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningServer } from '../src/server.ts';
-import { Client, encodeForm, type Reply } from './helpers/client.ts';
+import { Client, encodeForm } from './helpers/client.ts';
 import { newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
-import { BrowserJar, MOBILE_OTP, DESKTOP_OTP, decodeMobileRedirect, hiddenField } from './helpers/web-login.ts';
+import { BrowserJar, MOBILE_OTP, DESKTOP_OTP, decodeMobileRedirect, hiddenField, logIn } from './helpers/web-login.ts';
 
 let server: RunningServer;
 let realm: TestRealm;
@@ -24,17 +24,6 @@ test.after(async () => {
 });
 
 const browser = () => new BrowserJar(new Client(server.port, realm.host));
-
-/** Opens the login page (with `query`) and posts its form with these credentials. */
-async function logIn(jar: BrowserJar, user: { email: string; password: string }, query = ''): Promise<Reply> {
-  const form = await jar.get(`/login/${query}`);
-  assert.is(form.status, 200, form.text);
-  const fields: Record<string, string> = { csrfmiddlewaretoken: hiddenField(form.text, 'csrfmiddlewaretoken'), username: user.email, password: user.password };
-  for (const name of ['next', 'mobile_flow_otp', 'desktop_flow_otp']) {
-    if (form.text.includes(`name="${name}"`)) fields[name] = hiddenField(form.text, name);
-  }
-  return jar.post('/accounts/login/', encodeForm(fields));
-}
 
 test('the login page: a form posting username and password to /accounts/login/, under a strict CSP, setting the CSRF cookie', async () => {
   const jar = browser();

@@ -33,7 +33,7 @@ export const routes = [
       const url = app.realms.url(realm);
       return {
         authentication_methods: {
-          password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false,
+          password: true, dev: false, email: true, ldap: app.ldap !== null, remoteuser: false, github: false,
           azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': app.config.OIDC_PROVIDERS.length > 0,
         },
         external_authentication_methods: oidcMethods(app.config.OIDC_PROVIDERS),
@@ -43,7 +43,7 @@ export const routes = [
         push_notifications_enabled: app.config.PUSH_RELAY_URL !== undefined,
         is_incompatible: false,
         email_auth_enabled: true,
-        require_email_format_usernames: true,
+        require_email_format_usernames: app.ldap?.usernamesAreEmails ?? true,
         realm_url: url,
         realm_uri: url,
         realm_name: realm.name,

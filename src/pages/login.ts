@@ -84,8 +84,11 @@ function loginPage(app: App, realm: RealmInfo, csrfToken: string | undefined, fo
 <form method="post" action="/accounts/login/">
 <input type="hidden" name="csrfmiddlewaretoken" value="${token}">
 ${hidden}
-<label for="id_username">Email</label>
-<input id="id_username" name="username" type="email" value="${form.email}" required maxlength="254" autocomplete="username" autofocus>
+${app.ldap && !app.ldap.usernamesAreEmails
+  ? html`<label for="id_username">Username or email</label>
+<input id="id_username" name="username" type="text" value="${form.email}" required maxlength="254" autocomplete="username" autofocus>`
+  : html`<label for="id_username">Email</label>
+<input id="id_username" name="username" type="email" value="${form.email}" required maxlength="254" autocomplete="username" autofocus>`}
 <label for="id_password">Password</label>
 <input id="id_password" name="password" type="password" required autocomplete="current-password">
 <button>Log in</button>
@@ -146,7 +149,7 @@ export const routes = [
     params: { ...flowParams, username: str().optional(), password: str().optional(), csrfmiddlewaretoken: str().optional() },
     response: pageOrRedirect,
     cookies: true,
-    async handler({ app, realm, params, headers }) {
+    async handler({ app, realm, params, headers, log }) {
       const flow = checkAppFlow(params.mobile_flow_otp, params.desktop_flow_otp);
       const cookies = parseCookies(headers.cookie ?? '');
       const form = { email: params.username ?? '', next: params.next, flow };
@@ -157,7 +160,7 @@ export const routes = [
         return loginPage(app, realm, undefined, { ...form, error: 'Your login form had expired. Please try again.' }, 403);
       }
       try {
-        const user = await checkPasswordLogin(app, realm, params.username ?? '', params.password ?? '');
+        const user = await checkPasswordLogin(app, realm, params.username ?? '', params.password ?? '', log);
         return await finishLogin(app, realm, user, flow, params.next);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
