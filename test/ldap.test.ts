@@ -2,7 +2,9 @@
 // LDIF): server_settings, POST /fetch_api_key and the web login form with a directory username or
 // address, the account made on first login with the entry's name, avatar and custom profile field,
 // brought in line at each login (name; a disabled entry deactivates it) and by sync-ldap; refused
-// alike: a wrong or empty password, an unknown user, a filter in the username.
+// alike: a wrong or empty password, an unknown user, a filter in the username. And the
+// organization's choice of methods (authentication_methods in PATCH /realm and register), which
+// every login path follows, and which never shuts out the owner making it.
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -10,7 +12,8 @@ import { parseAdminCommand, runAdminCommand } from '../src/cli/commands.ts';
 import type { RunningServer } from '../src/server.ts';
 import { Client } from './helpers/client.ts';
 import { PEOPLE, READER_DN, READER_PASSWORD, SLAPD, Slapd, slapdInstalled } from './helpers/slapd.ts';
-import { newRealm, startTestServer, type TestRealm } from './helpers/server.ts';
+import { newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
+import { openQueue } from './helpers/queues.ts';
 import { BrowserJar, decodeMobileRedirect, logIn, MOBILE_OTP } from './helpers/web-login.ts';
 
 const AUTH_FAILED = { result: 'error', msg: 'Your username or password is incorrect', code: 'AUTHENTICATION_FAILED' };
@@ -23,6 +26,10 @@ let photo: Buffer;
 let phoneField: number;
 
 const dn = (uid: string) => `uid=${uid},${PEOPLE}`;
+/** PATCH /realm's authentication_methods as Zulip's clients send it: every method, these changed. */
+const methods = (changed: Record<string, boolean>) => JSON.stringify({ Email: true, LDAP: true, 'OpenID Connect': true, ...changed });
+/** The organization whose owner the directory also knows (as olivia). */
+const METHODS_SUBDOMAIN = `methods${process.pid}`;
 
 function person(uid: string, cn: string, mail: string, extra = ''): string {
   return `dn: ${dn(uid)}
@@ -49,6 +56,7 @@ if (!slapdInstalled()) {
         person('alan', 'Alan Turing', 'alan@example.org'),
         person('grace', 'Grace Hopper', 'grace@example.org'),
         person('edsger', 'Edsger Dijkstra', 'edsger@example.org'),
+        person('olivia', 'Olivia of the Directory', `owner@${METHODS_SUBDOMAIN}.test`),
       ].join('\n'),
     );
     server = await startTestServer({
@@ -59,6 +67,8 @@ if (!slapdInstalled()) {
       LDAP_USER_SEARCH_FILTER: '(uid=%(user)s)',
       LDAP_EMAIL_ATTR: 'mail',
       LDAP_USER_ATTR_MAP: JSON.stringify({ full_name: 'cn', avatar: 'jpegPhoto', custom_profile_field__phone_number: 'telephoneNumber', userAccountControl: 'userAccountControl' }),
+      // A provider nobody reaches: it only has to exist for the organization to turn it on or off.
+      OIDC_PROVIDERS: JSON.stringify([{ name: 'corp', issuer: 'http://127.0.0.1:9/', client_id: 'chat', secret: 'secret', display_name: 'Corp SSO' }]),
     });
     realm = await newRealm(server);
     const field = await realm.owner.client.post('/realm/profile_fields', { name: 'Phone number', field_type: 1 });
@@ -163,6 +173,75 @@ if (!slapdInstalled()) {
     assert.is(synced.full_name, 'Augusta Ada King');
     assert.is(synced.profile_data[phoneField].value, '+44 20 7946 0001');
     assert.is((await fetchApiKey('alan', 'pw-alan')).status, 200);
+  });
+
+  test('authentication_methods: register lists the server\'s methods; PATCH /realm refuses unknown names, all off, non-owners, and shutting out the owner', async () => {
+    const org = await newRealm(server, { subdomain: METHODS_SUBDOMAIN });
+    const queue = await openQueue(org.owner, { event_types: ['realm'], fetch_event_types: ['realm'] });
+    assert.equal(queue.state.realm_authentication_methods, {
+      Email: { enabled: true, available: true }, LDAP: { enabled: true, available: true }, 'OpenID Connect': { enabled: true, available: true },
+    });
+    const patch = (who: TestUser, changed: Record<string, boolean>) => who.client.patch('/realm', { authentication_methods: methods(changed) });
+    const error = (msg: string, code = 'BAD_REQUEST') => ({ result: 'error', msg, code });
+    let r = await patch(org.owner, { SAML: false });
+    assert.equal([r.status, r.body], [400, error("Invalid authentication method: SAML. Valid methods are: ['Email', 'LDAP', 'OpenID Connect']")]);
+    r = await patch(org.owner, { Email: false, LDAP: false, 'OpenID Connect': false });
+    assert.equal([r.status, r.body], [400, error('At least one authentication method must be enabled.')]);
+    const admin = await org.addUser({ role: 200 });
+    r = await patch(admin, { LDAP: false });
+    assert.equal([r.status, r.body], [400, error('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL')]);
+    // A second owner the directory does not know keeps only their password.
+    const owner2 = await org.addUser({ role: 100 });
+    r = await patch(owner2, { Email: false, 'OpenID Connect': false });
+    assert.equal([r.status, r.body], [400, error('You cannot turn off every authentication method you can log in with.')]);
+    assert.equal(await queue.pending(), []);
+  });
+
+  test('authentication_methods: turned off, LDAP no longer logs in (nor makes accounts), and clients hear of it', async () => {
+    const org = await newRealm(server, { subdomain: `${METHODS_SUBDOMAIN}b` });
+    const queue = await openQueue(org.owner, { event_types: ['realm'] });
+    const r = await org.owner.client.patch('/realm', { authentication_methods: methods({ LDAP: false }) });
+    assert.equal([r.status, r.body], [200, { result: 'success', msg: '', authentication_methods: { Email: true, LDAP: false, 'OpenID Connect': true } }]);
+    assert.equal(await queue.next(), [{
+      type: 'realm', op: 'update_dict', property: 'default',
+      data: { authentication_methods: { Email: { enabled: true, available: true }, LDAP: { enabled: false, available: true }, 'OpenID Connect': { enabled: true, available: true } } },
+    }]);
+    const settings = (await org.anonymous.get('/server_settings')).body;
+    assert.equal([settings.authentication_methods.password, settings.authentication_methods.ldap, settings.require_email_format_usernames], [true, false, false]);
+    const refused = await org.anonymous.post('/fetch_api_key', { username: 'ada', password: 'pw-ada' });
+    assert.equal([refused.status, refused.body], [401, AUTH_FAILED]);
+    assert.is(await server.app.prisma.user.count({ where: { realmId: org.id } }), 1);
+    assert.match((await org.anonymous.request('GET', '/login/')).text, /<label for="id_username">Email<\/label>/);
+    assert.is((await org.anonymous.post('/fetch_api_key', { username: org.owner.email, password: org.owner.password })).status, 200);
+  });
+
+  test('authentication_methods: an owner the directory knows may turn passwords off; then only the directory\'s password works, and with OpenID Connect alone, no password at all', async () => {
+    const org = (await server.app.realms.forHost(`${METHODS_SUBDOMAIN}.${server.app.realms.externalHost}`))!;
+    const owner = new Client(server.port, server.app.realms.host(org));
+    const ownerEmail = `owner@${METHODS_SUBDOMAIN}.test`;
+    const ownerRow = (await server.app.prisma.user.findFirstOrThrow({ where: { realmId: org.id, deliveryEmail: ownerEmail } }));
+    const asOwner = owner.withCredentials(ownerEmail, ownerRow.apiKey);
+    let r = await asOwner.patch('/realm', { authentication_methods: methods({ Email: false }) });
+    assert.is(r.status, 200, r.text);
+    r = await owner.post('/fetch_api_key', { username: ownerEmail, password: 'owner-password' });
+    assert.equal([r.status, r.body], [401, AUTH_FAILED]);
+    r = await owner.post('/fetch_api_key', { username: 'olivia', password: 'pw-olivia' });
+    assert.equal([r.status, r.body.user_id], [200, ownerRow.id]);
+    r = await asOwner.patch('/realm', { authentication_methods: methods({ Email: false, LDAP: false }) });
+    assert.is(r.status, 200, r.text);
+    r = await owner.post('/fetch_api_key', { username: 'olivia', password: 'pw-olivia' });
+    assert.equal([r.status, r.body], [401, { result: 'error', msg: 'Password authentication is disabled in this organization', code: 'PASSWORD_AUTH_DISABLED' }]);
+    const page = await owner.request('GET', '/login/');
+    assert.not.match(page.text, /<form method="post"/);
+    assert.match(page.text, /Log in with Corp SSO/);
+    assert.equal((await owner.get('/server_settings')).body.authentication_methods.password, false);
+    // And the other way round: single sign-on off, its start URL says so.
+    r = await asOwner.patch('/realm', { authentication_methods: methods({ 'OpenID Connect': false }) });
+    assert.is(r.status, 200, r.text);
+    const start = await owner.request('GET', '/accounts/login/social/oidc/corp');
+    assert.is(start.status, 403);
+    assert.match(start.text, /does not allow logging in with OpenID Connect/);
+    assert.equal((await owner.get('/server_settings')).body.external_authentication_methods, []);
   });
 }
 

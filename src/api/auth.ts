@@ -13,6 +13,7 @@ import type { User } from '../db/generated/client.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import type { Log } from '../log.ts';
 import { ldapLogin, LdapRefusal } from '../actions/ldap-accounts.ts';
+import { methodEnabled, passwordAuthDisabled } from '../auth/methods.ts';
 
 export const authFailed = () => new ApiError('Your username or password is incorrect', 'AUTHENTICATION_FAILED', 401);
 
@@ -20,7 +21,8 @@ export const authFailed = () => new ApiError('Your username or password is incor
  * The credential check of every password login (POST /fetch_api_key, the web login form): the
  * user, or Zulip's error (rate limit of failed logins per username, wrong credentials,
  * deactivated account or organization). With LDAP, the directory is asked first, then the
- * organization's own passwords, as Zulip's backends are tried in turn.
+ * organization's own passwords, as Zulip's backends are tried in turn; each only if the
+ * organization has it on.
  */
 export async function checkPasswordLogin(app: App, realm: RealmInfo, username: string, password: string, log: Log): Promise<User> {
   const limiter = app.limits?.loginFailures;
@@ -29,8 +31,10 @@ export async function checkPasswordLogin(app: App, realm: RealmInfo, username: s
   if (state && !state.allowed) {
     throw rateLimitHit(state.retryAfter);
   }
+  const [byLdap, byEmail] = [methodEnabled(app, realm, 'LDAP'), methodEnabled(app, realm, 'Email')];
+  if (!byLdap && !byEmail) throw passwordAuthDisabled();
   try {
-    const user = (app.ldap ? await ldapLogin(app, realm, app.ldap, username, password, log) : null) ?? (await emailLogin(app, realm, username, password));
+    const user = (byLdap ? await ldapLogin(app, realm, app.ldap!, username, password, log) : null) ?? (byEmail ? await emailLogin(app, realm, username, password) : null);
     if (user) return user;
   } catch (err) {
     if (!(err instanceof LdapRefusal)) throw err;

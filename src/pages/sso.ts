@@ -6,6 +6,7 @@ import { registerExternalUser } from '../actions/registration.ts';
 import { publicRoute } from '../api/route.ts';
 import type { App } from '../app.ts';
 import { checkAppFlow } from '../auth/app-flows.ts';
+import { methodEnabled } from '../auth/methods.ts';
 import { expiredFlowCookie, finishOidcLogin, FLOW_COOKIE, flowCookie, OidcRefusal, startedFlow, startOidcLogin } from '../auth/oidc.ts';
 import { parseCookies } from '../auth/web-sessions.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
@@ -27,6 +28,7 @@ function refused(message: string, cookies: string[] = []): RawResponse {
 }
 
 const unknownProvider = () => page(404, 'Unknown login method', html`<p>This server has no such single sign-on provider. <a href="/login/">Back to the login page</a></p>`);
+const methodOff = () => page(403, 'Login method not enabled', html`<p>This organization does not allow logging in with OpenID Connect. <a href="/login/">Back to the login page</a></p>`);
 
 /** The provider sends the browser back to this organization's own address. */
 const callbackUrl = (app: App, realm: RealmInfo, name: string) => `${app.realms.url(realm)}/complete/oidc/${name}`;
@@ -42,6 +44,7 @@ const startRoute = (path: string) =>
       const flow = checkAppFlow(params.mobile_flow_otp, params.desktop_flow_otp);
       const provider = app.config.OIDC_PROVIDERS.find((p) => p.name === segments.name);
       if (!provider) return unknownProvider();
+      if (!methodEnabled(app, realm, 'OpenID Connect')) return methodOff();
       let started: Awaited<ReturnType<typeof startOidcLogin>>;
       try {
         started = await startOidcLogin(provider, app.tokens, callbackUrl(app, realm, provider.name), { ...flow, next: safeNext(params.next) });
@@ -86,6 +89,8 @@ export const routes = [
       // The flow is spent whatever happens: a second answer to it finds nothing.
       const clear = [expiredFlowCookie(secure)];
       const flow = startedFlow(app.tokens, parseCookies(headers.cookie ?? '').get(FLOW_COOKIE), provider.name);
+      // Turned off while the login was at the provider: it ends here.
+      if (!methodEnabled(app, realm, 'OpenID Connect')) return refused('This organization does not allow logging in with OpenID Connect.', clear);
       if (!flow) return refused('This login was not started in this browser, or took too long. Start again from the login page.', clear);
       if (realm.deactivated) return refused('This organization has been deactivated.', clear);
       try {
