@@ -2,8 +2,8 @@
 // POST /jwt/fetch_api_key: login with a JSON web token the organization's identity service signed.
 import { z } from 'zod';
 import { verifyPassword } from '../auth/passwords.ts';
-import { verifyJwt } from '../auth/jwt.ts';
-import { ApiError, badRequest, rateLimitHit, realmDeactivated, userDeactivated } from '../errors.ts';
+import { jwtIdentity } from '../auth/jwt.ts';
+import { ApiError, rateLimitHit, realmDeactivated, userDeactivated } from '../errors.ts';
 import { bool, str } from '../http/params.ts';
 import { publicRoute } from './route.ts';
 import { apiEmail, formatUser } from '../queries/users.ts';
@@ -70,13 +70,8 @@ export const routes = [
     params: { token: str().default(''), include_profile: bool().default(false) },
     response: z.object({ api_key: z.string(), email: z.string(), user: z.record(z.string(), z.unknown()).optional() }),
     async handler({ app, realm, params }) {
-      const jwt = app.config.JWT_AUTH_KEYS[realm.subdomain];
-      if (!jwt) throw badRequest('JWT authentication is not enabled for this organization');
-      if (!params.token) throw badRequest('No JSON web token passed in request');
-      const claims = await verifyJwt(jwt, params.token);
-      if (!claims) throw badRequest('Bad JSON web token');
-      if (typeof claims.email !== 'string') throw badRequest('No email specified in JSON web token claims');
-      const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(claims.email) } });
+      const { email } = await jwtIdentity(app.config, realm.subdomain, params.token);
+      const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(email) } });
       if (!user || user.isBot) throw authFailed();
       if (!user.isActive) throw userDeactivated();
       if (realm.deactivated) throw realmDeactivated();

@@ -1,5 +1,6 @@
 // A browser as far as logins go: keeps the cookies the server sets and sends them back; and what
 // the Zulip apps do with the end of their login flows.
+import { createDecipheriv } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import { encodeForm, type Client, type Reply } from './client.ts';
 
@@ -50,6 +51,14 @@ export function decodeMobileRedirect(location: string): Record<string, string> {
   const pad = Buffer.from(MOBILE_OTP, 'hex');
   const apiKey = Buffer.from(encrypted.map((b, i) => b ^ pad[i]!)).toString('latin1');
   return { realm: q.get('realm')!, email: q.get('email')!, user_id: q.get('user_id')!, api_key: apiKey };
+}
+
+/** What the desktop app reads from its flow's page: the login token, decrypted with its pad (AES-256-GCM). */
+export function decodeDesktopPage(page: string): string {
+  const data = Buffer.from(/id="desktop-data" value="([0-9a-f]+)"/.exec(page)![1]!, 'hex');
+  const decipher = createDecipheriv('aes-256-gcm', Buffer.from(DESKTOP_OTP, 'hex'), data.subarray(0, 12));
+  decipher.setAuthTag(data.subarray(-16));
+  return Buffer.concat([decipher.update(data.subarray(12, -16)), decipher.final()]).toString();
 }
 
 /** Opens the login page (with `query`) and posts its form with these credentials. */
