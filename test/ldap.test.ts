@@ -26,6 +26,14 @@ let photo: Buffer;
 let phoneField: number;
 
 const dn = (uid: string) => `uid=${uid},${PEOPLE}`;
+const directorySettings = (url: string) => ({
+  LDAP_SERVER_URL: url,
+  LDAP_BIND_DN: READER_DN,
+  LDAP_BIND_PASSWORD: READER_PASSWORD,
+  LDAP_USER_SEARCH_BASE: PEOPLE,
+  LDAP_USER_SEARCH_FILTER: '(uid=%(user)s)',
+  LDAP_EMAIL_ATTR: 'mail',
+});
 /** PATCH /realm's authentication_methods as Zulip's clients send it: every method, these changed. */
 const methods = (changed: Record<string, boolean>) => JSON.stringify({ Email: true, LDAP: true, 'OpenID Connect': true, ...changed });
 /** The organization whose owner the directory also knows (as olivia). */
@@ -60,12 +68,7 @@ if (!slapdInstalled()) {
       ].join('\n'),
     );
     server = await startTestServer({
-      LDAP_SERVER_URL: slapd.url,
-      LDAP_BIND_DN: READER_DN,
-      LDAP_BIND_PASSWORD: READER_PASSWORD,
-      LDAP_USER_SEARCH_BASE: PEOPLE,
-      LDAP_USER_SEARCH_FILTER: '(uid=%(user)s)',
-      LDAP_EMAIL_ATTR: 'mail',
+      ...directorySettings(slapd.url),
       LDAP_USER_ATTR_MAP: JSON.stringify({ full_name: 'cn', avatar: 'jpegPhoto', custom_profile_field__phone_number: 'telephoneNumber', userAccountControl: 'userAccountControl' }),
       // A provider nobody reaches: it only has to exist for the organization to turn it on or off.
       OIDC_PROVIDERS: JSON.stringify([{ name: 'corp', issuer: 'http://127.0.0.1:9/', client_id: 'chat', secret: 'secret', display_name: 'Corp SSO' }]),
@@ -242,6 +245,24 @@ if (!slapdInstalled()) {
     assert.is(start.status, 403);
     assert.match(start.text, /does not allow logging in with OpenID Connect/);
     assert.equal((await owner.get('/server_settings')).body.external_authentication_methods, []);
+  });
+
+  test('TLS: StartTLS and ldaps:// with the directory\'s certificate authority log in; a certificate not trusted is refused', async () => {
+    const loginThrough = async (settings: Record<string, string>) => {
+      const other = await startTestServer({ ...directorySettings(slapd.url), ...settings });
+      try {
+        const org = await newRealm(other);
+        const r = await org.anonymous.post('/fetch_api_key', { username: 'grace', password: 'pw-grace' });
+        return [r.status, r.status === 200 ? r.body.email : r.body] as const;
+      } finally {
+        await other.stop();
+      }
+    };
+    assert.equal(await loginThrough({ LDAP_START_TLS: 'on', LDAP_TLS_CA_FILE: slapd.caFile }), [200, 'grace@example.org']);
+    assert.equal(await loginThrough({ LDAP_SERVER_URL: slapd.ldapsUrl, LDAP_TLS_CA_FILE: slapd.caFile }), [200, 'grace@example.org']);
+    // Without the certificate authority, the directory's certificate is not believed: no login.
+    assert.equal(await loginThrough({ LDAP_START_TLS: 'on' }), [401, AUTH_FAILED]);
+    assert.equal(await loginThrough({ LDAP_SERVER_URL: slapd.ldapsUrl }), [401, AUTH_FAILED]);
   });
 }
 

@@ -50,8 +50,12 @@ export class LdapDirectory {
   }
 
   private async open(): Promise<Client> {
-    const client = new Client({ url: this.c.LDAP_SERVER_URL, tlsOptions: this.tls, timeout: TIMEOUT_MS, connectTimeout: TIMEOUT_MS });
-    if (this.c.LDAP_START_TLS) await client.startTLS(this.tls);
+    const url = this.c.LDAP_SERVER_URL;
+    // ldapts speaks TLS from the first byte whenever it is given TLS options, and writes into
+    // those it is given for StartTLS: each gets its own copy. The host is what the certificate must name.
+    const tls = () => ({ ...this.tls, host: new URL(url).hostname.replace(/^\[|\]$/g, '') });
+    const client = new Client({ url, ...(url.startsWith('ldaps:') ? { tlsOptions: tls() } : {}), timeout: TIMEOUT_MS, connectTimeout: TIMEOUT_MS });
+    if (this.c.LDAP_START_TLS) await client.startTLS(tls());
     return client;
   }
 

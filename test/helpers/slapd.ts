@@ -1,6 +1,8 @@
-// A real OpenLDAP server for the tests: Debian's slapd, started on a free port with a generated
-// slapd.conf in a temporary directory and seeded with LDIF (slapadd). The directory's
-// administrator (cn=admin) may change entries; cn=reader is the search account the chat server binds as.
+// A real OpenLDAP server for the tests: Debian's slapd, started on free ports (ldap:// with
+// StartTLS, and ldaps://) with a generated slapd.conf and a certificate from a certificate
+// authority made here (openssl) in a temporary directory, and seeded with LDIF (slapadd). The
+// directory's administrator (cn=admin) may change entries; cn=reader is the search account the
+// chat server binds as.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -34,14 +36,31 @@ const freePort = () =>
     });
   });
 
+/** A certificate authority and a certificate it signed for 127.0.0.1, in `dir`. */
+function makeCertificates(dir: string): void {
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=Test directory CA');
+  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
+  writeFileSync(path.join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'san.ext');
+}
+
 export class Slapd {
-  private constructor(private readonly process: ChildProcess, readonly url: string) {}
+  private constructor(
+    private readonly process: ChildProcess,
+    readonly url: string,
+    /** The same directory over TLS from the first byte. */
+    readonly ldapsUrl: string,
+    /** The certificate authority of the directory's certificate (PEM). */
+    readonly caFile: string,
+  ) {}
 
   /** slapd with the base entries, the search account, and `ldif` (more entries). */
   static async start(ldif: string): Promise<Slapd> {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'db'));
     writeFileSync(path.join(dir, 'extra.schema'), SCHEMA);
+    makeCertificates(dir);
     const conf = path.join(dir, 'slapd.conf');
     writeFileSync(conf, `include /etc/ldap/schema/core.schema
 include /etc/ldap/schema/cosine.schema
@@ -50,6 +69,9 @@ include ${dir}/extra.schema
 modulepath /usr/lib/ldap
 moduleload back_mdb
 pidfile ${dir}/slapd.pid
+TLSCACertificateFile ${dir}/ca.pem
+TLSCertificateFile ${dir}/server.pem
+TLSCertificateKeyFile ${dir}/server.key
 database mdb
 maxsize 10485760
 suffix "${SUFFIX}"
@@ -78,10 +100,10 @@ userPassword: ${READER_PASSWORD}
 
 ${ldif}`);
     execFileSync(SLAPADD, ['-f', conf, '-l', seed], { stdio: 'pipe' });
-    const port = await freePort();
-    const url = `ldap://127.0.0.1:${port}`;
-    const child = spawn(SLAPD, ['-f', conf, '-h', `${url}/`, '-d', '0'], { stdio: 'ignore' });
-    const slapd = new Slapd(child, url);
+    const url = `ldap://127.0.0.1:${await freePort()}`;
+    const ldapsUrl = `ldaps://127.0.0.1:${await freePort()}`;
+    const child = spawn(SLAPD, ['-f', conf, '-h', `${url}/ ${ldapsUrl}/`, '-d', '0'], { stdio: 'ignore' });
+    const slapd = new Slapd(child, url, ldapsUrl, path.join(dir, 'ca.pem'));
     for (let tries = 0; ; tries++) {
       try {
         await slapd.admin(async () => undefined);
