@@ -17,6 +17,7 @@ import { SerialActors, type Turn } from '../actors/serial.ts';
 import { transactionAware } from './db/transaction.ts';
 import { DeliveryScheduler } from './scheduler.ts';
 import { TokenSigner } from './auth/signed-tokens.ts';
+import { LdapDirectory } from './auth/ldap.ts';
 import { CLUSTER_ID_SECRET, serverSecret } from './db/server-secrets.ts';
 import type { ClusterNode } from './cluster/node.ts';
 import { LockSpace } from './cluster/locks.ts';
@@ -50,6 +51,8 @@ export interface App {
   limits: { user: RateLimiter; ip: RateLimiter; loginFailures: RateLimiter; sendsEmail: RateLimiter } | null;
   /** Outgoing mail, delivered after the transactions that queue it. */
   mail: Outbox;
+  /** The LDAP directory users log in through (LDAP_SERVER_URL), or null. */
+  ldap: LdapDirectory | null;
   /** Signs temporary upload URLs and call links with the deployment's shared key. */
   tokens: TokenSigner;
   /** This process as a node of a cluster; null for a single process. */
@@ -106,6 +109,7 @@ export async function createApp(config: Config): Promise<App> {
       queues,
       limits,
       mail: new Outbox(config),
+      ldap: LdapDirectory.from(config),
       tokens,
       cluster,
       startedAt: Math.floor(Date.now() / 1000),

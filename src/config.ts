@@ -44,6 +44,24 @@ const oidcProviders = json.pipe(
 );
 export type OidcProvider = z.infer<typeof oidcProviders>[number];
 
+/**
+ * Zulip's AUTH_LDAP_USER_ATTR_MAP: which directory attribute gives `full_name` (or `first_name` and
+ * `last_name`), `avatar`, `custom_profile_field__<name>`, and the account's state:
+ * `userAccountControl` (Active Directory's flags) or `deactivated` (true/false).
+ */
+const ldapAttrMap = json.pipe(
+  z
+    .record(
+      z.string().regex(/^(full_name|first_name|last_name|avatar|userAccountControl|deactivated|custom_profile_field__[a-z0-9_]+)$/, 'not a key Zulip\'s AUTH_LDAP_USER_ATTR_MAP knows'),
+      z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'expected an attribute name'),
+    )
+    .refine((m) => m.full_name !== undefined || (m.first_name !== undefined && m.last_name !== undefined), 'map full_name, or first_name and last_name'),
+);
+const ldapUrl = z
+  .string()
+  .url()
+  .refine((v) => ['ldap:', 'ldaps:'].includes(new URL(v).protocol), 'expected ldap://host[:port] or ldaps://host[:port]');
+
 /** An IPv4 or IPv6 address, optionally with a CIDR prefix length. */
 function isAddressOrRange(entry: string): boolean {
   const [address = '', prefix, ...rest] = entry.split('/');
@@ -153,6 +171,30 @@ const configSchema = z.object({
    * (README, "Single sign-on"); empty, there is none.
    */
   OIDC_PROVIDERS: oidcProviders.default([]),
+  /**
+   * LDAP login (Zulip's ZulipLDAPAuthBackend; README, "LDAP"): the directory's URL
+   * (AUTH_LDAP_SERVER_URI); unset, there is no LDAP login.
+   */
+  LDAP_SERVER_URL: ldapUrl.optional(),
+  /** AUTH_LDAP_START_TLS: upgrade an ldap:// connection with StartTLS before anything is sent. */
+  LDAP_START_TLS: flag.default(false),
+  /** PEM file of the certificate authorities the directory's certificate is checked against (ldaps://, StartTLS); the system's by default. */
+  LDAP_TLS_CA_FILE: z.string().optional(),
+  /** AUTH_LDAP_BIND_DN and AUTH_LDAP_BIND_PASSWORD: the account that searches the directory; anonymous when unset. */
+  LDAP_BIND_DN: z.string().optional(),
+  LDAP_BIND_PASSWORD: z.string().optional(),
+  /** AUTH_LDAP_USER_SEARCH: the subtree holding the users, and the filter finding one, `%(user)s` standing for the username. */
+  LDAP_USER_SEARCH_BASE: z.string().optional(),
+  LDAP_USER_SEARCH_FILTER: z.string().refine((v) => v.includes('%(user)s'), 'expected %(user)s in the filter').default('(uid=%(user)s)'),
+  /** AUTH_LDAP_USER_DN_TEMPLATE, instead of a search: `uid=%(user)s,ou=users,dc=example,dc=com`. */
+  LDAP_USER_DN_TEMPLATE: z.string().refine((v) => v.includes('%(user)s'), 'expected %(user)s in the template').optional(),
+  /** LDAP_APPEND_DOMAIN: usernames are the local part of addresses in this domain. */
+  LDAP_APPEND_DOMAIN: z.string().optional(),
+  /** LDAP_EMAIL_ATTR: the attribute holding a user's email address (`mail`); users may then log in with either. */
+  LDAP_EMAIL_ATTR: z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'expected an attribute name').optional(),
+  LDAP_USER_ATTR_MAP: ldapAttrMap.default({ full_name: 'cn' }),
+  /** LDAP_DEACTIVATE_NON_MATCHING_USERS: `sync-ldap` deactivates the accounts the directory no longer has. */
+  LDAP_DEACTIVATE_NON_MATCHING_USERS: flag.default(false),
   /** How long a call to an outgoing-webhook bot may take (Zulip's OUTGOING_WEBHOOK_TIMEOUT_SECONDS). */
   OUTGOING_WEBHOOK_TIMEOUT_SECONDS: seconds.default(10),
   /** How often the server looks for members due a digest email (on their organization's digest weekday). */
@@ -211,6 +253,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const c = parsed.data;
   if (c.EXTERNAL_URL && c.EXTERNAL_HOST) throw new Error('Invalid configuration: set EXTERNAL_URL or EXTERNAL_HOST, not both');
+  if (c.LDAP_SERVER_URL && !c.LDAP_USER_SEARCH_BASE && !c.LDAP_USER_DN_TEMPLATE) throw new Error('Invalid configuration: LDAP_SERVER_URL needs LDAP_USER_SEARCH_BASE or LDAP_USER_DN_TEMPLATE');
+  // An address is found in the directory by searching for it.
+  if (c.LDAP_EMAIL_ATTR && !c.LDAP_USER_SEARCH_BASE) throw new Error('Invalid configuration: LDAP_EMAIL_ATTR needs LDAP_USER_SEARCH_BASE');
   if (c.CAMO_URI && !c.CAMO_KEY) throw new Error('Invalid configuration: CAMO_URI needs CAMO_KEY');
   const url = c.EXTERNAL_URL ? new URL(c.EXTERNAL_URL) : undefined;
   const externalHost = url?.host ?? c.EXTERNAL_HOST ?? `${LOOPBACK.has(c.HOST) ? 'localhost' : c.HOST}:${c.PORT}`;

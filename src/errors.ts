@@ -60,3 +60,6 @@ export const rateLimitHit = (retryAfterSeconds: number, headers: Record<string, 
   });
 
 export const notAllowed = (msg = 'Must be an organization administrator') => new ApiError(msg, 'UNAUTHORIZED_PRINCIPAL', 400);
+
+/** A login refused with a page (single sign-on, JWT): the message says what went wrong without the internals. */
+export class LoginRefusal extends Error {}

@@ -1,6 +1,8 @@
 // POST /jwt/fetch_api_key (Zulip's jwt_fetch_api_key): an organization listed in JWT_AUTH_KEYS
 // gives an API key for a JSON web token its key signed, naming the user by its `email` claim; a
 // shared secret (HS256) and a public key (RS256) each, and Zulip's answers for what is refused.
+// And the web login with such a token (POST /accounts/login/jwt/): a browser session, the apps'
+// flows decoded as the apps do, sign-up where the organization allows it.
 import { exportSPKI, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -8,6 +10,8 @@ import type { RunningServer } from '../src/server.ts';
 import { Client } from './helpers/client.ts';
 import { newRealm, startTestServer, type TestRealm } from './helpers/server.ts';
 import { errorBody } from './messages-helpers.ts';
+import { encodeForm } from './helpers/client.ts';
+import { BrowserJar, decodeDesktopPage, decodeMobileRedirect, DESKTOP_OTP, MOBILE_OTP } from './helpers/web-login.ts';
 
 const SECRET = 'a shared secret of the identity service';
 let server: RunningServer;
@@ -68,6 +72,56 @@ test('refused: no JWT for the organization, no token, bad signature, expired, no
   assert.is((await hs.owner.client.delete(`/users/${bob.id}`)).status, 200);
   const deactivated = await client.post('/jwt/fetch_api_key', { token: await hsToken({ email: bob.email }) });
   assert.equal([deactivated.status, deactivated.body.code], [401, 'USER_DEACTIVATED']);
+});
+
+const jwtLogin = (realm: TestRealm, fields: Record<string, string>, jar = new BrowserJar(anonymous(realm))) => jar.post('/accounts/login/jwt/', encodeForm(fields));
+
+test('JWT web login: a browser session and on to `next`; the apps\' flows hand over the key, or a one-time token', async () => {
+  const carl = await hs.addUser({ name: 'Carl' });
+  const jar = new BrowserJar(anonymous(hs));
+  const done = await jwtLogin(hs, { token: await hsToken({ email: carl.email }), next: '/#inbox' }, jar);
+  assert.is(done.status, 302, done.text);
+  assert.is(done.headers.location, `${server.app.realms.url(server.app.realms.byId(hs.id)!)}/#inbox`);
+  assert.is((await jar.get('/json/users/me')).body.user_id, carl.id);
+  const mobile = await jwtLogin(hs, { token: await hsToken({ email: carl.email }), mobile_flow_otp: MOBILE_OTP });
+  assert.equal(decodeMobileRedirect(String(mobile.headers.location)), { realm: server.app.realms.url(server.app.realms.byId(hs.id)!), email: carl.email, user_id: String(carl.id), api_key: carl.apiKey });
+  const desktop = await jwtLogin(hs, { token: await hsToken({ email: carl.email }), desktop_flow_otp: DESKTOP_OTP });
+  assert.is(desktop.status, 200, desktop.text);
+  const appBrowser = new BrowserJar(anonymous(hs));
+  assert.is((await appBrowser.get(`/accounts/login/subdomain/${decodeDesktopPage(desktop.text)}`)).status, 302);
+  assert.is((await appBrowser.get('/json/users/me')).body.user_id, carl.id);
+});
+
+test('JWT web login refused, nothing started: a bad pad first, then Zulip\'s token errors; no invitation, no account', async () => {
+  const before = await server.app.prisma.webSession.count();
+  const expired = await new SignJWT({ email: hs.owner.email }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(new TextEncoder().encode(SECRET));
+  const cases: [Record<string, string>, string][] = [
+    [{ token: 'not.a.token', mobile_flow_otp: 'abc' }, 'Invalid OTP'],
+    [{}, 'No JSON web token passed in request'],
+    [{ token: expired }, 'Bad JSON web token'],
+    [{ token: await hsToken({ email: hs.owner.email }, 'another secret') }, 'Bad JSON web token'],
+    [{ token: await hsToken({ name: 'No Address' }) }, 'No email specified in JSON web token claims'],
+  ];
+  for (const [fields, msg] of cases) {
+    const r = await jwtLogin(hs, fields);
+    assert.equal([r.status, r.body], [400, errorBody(msg)], msg);
+  }
+  // The organization requires invitations (the default): a stranger gets a page saying so.
+  const stranger = await jwtLogin(hs, { token: await hsToken({ email: `stranger@${hs.subdomain}.test`, name: 'Stranger' }) });
+  assert.is(stranger.status, 400);
+  assert.match(stranger.text, /Please request an invite for stranger@/);
+  assert.is(await server.app.prisma.user.count({ where: { realmId: hs.id, deliveryEmail: `stranger@${hs.subdomain}.test` } }), 0);
+  assert.is(await server.app.prisma.webSession.count(), before);
+});
+
+test('JWT web login makes the account where anyone may join, with the token\'s name', async () => {
+  assert.is((await rs.owner.client.patch('/realm', { invite_required: false })).status, 200);
+  const token = await new SignJWT({ email: `dana@${rs.subdomain}.test`, name: 'Dana Newcomer' }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime('5m').sign(rsaPrivate);
+  const jar = new BrowserJar(anonymous(rs));
+  const done = await jwtLogin(rs, { token }, jar);
+  assert.is(done.status, 302, done.text);
+  const me = (await jar.get('/json/users/me')).body;
+  assert.equal([me.email, me.full_name, me.role], [`dana@${rs.subdomain}.test`, 'Dana Newcomer', 400]);
 });
 
 test.run();

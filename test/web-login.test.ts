@@ -1,13 +1,12 @@
 // The web login (GET /login/, POST /accounts/login/ as Zulip's) and what it starts: a browser
 // session in an HttpOnly cookie that authenticates the /json/ API with Zulip's CSRF token, ended
 // by logging out and by a password change; and the apps' flows, decoded as the apps decode them.
-import { createDecipheriv } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningServer } from '../src/server.ts';
-import { Client, encodeForm, type Reply } from './helpers/client.ts';
+import { Client, encodeForm } from './helpers/client.ts';
 import { newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
-import { BrowserJar, MOBILE_OTP, DESKTOP_OTP, decodeMobileRedirect, hiddenField } from './helpers/web-login.ts';
+import { BrowserJar, MOBILE_OTP, DESKTOP_OTP, decodeDesktopPage, decodeMobileRedirect, hiddenField, logIn } from './helpers/web-login.ts';
 
 let server: RunningServer;
 let realm: TestRealm;
@@ -24,17 +23,6 @@ test.after(async () => {
 });
 
 const browser = () => new BrowserJar(new Client(server.port, realm.host));
-
-/** Opens the login page (with `query`) and posts its form with these credentials. */
-async function logIn(jar: BrowserJar, user: { email: string; password: string }, query = ''): Promise<Reply> {
-  const form = await jar.get(`/login/${query}`);
-  assert.is(form.status, 200, form.text);
-  const fields: Record<string, string> = { csrfmiddlewaretoken: hiddenField(form.text, 'csrfmiddlewaretoken'), username: user.email, password: user.password };
-  for (const name of ['next', 'mobile_flow_otp', 'desktop_flow_otp']) {
-    if (form.text.includes(`name="${name}"`)) fields[name] = hiddenField(form.text, name);
-  }
-  return jar.post('/accounts/login/', encodeForm(fields));
-}
 
 test('the login page: a form posting username and password to /accounts/login/, under a strict CSP, setting the CSRF cookie', async () => {
   const jar = browser();
@@ -170,10 +158,7 @@ test('desktop flow: a page with the login token AES-GCM-encrypted to the pad; th
   const jar = browser();
   const done = await logIn(jar, ann, `?desktop_flow_otp=${DESKTOP_OTP}`);
   assert.is(done.status, 200, done.text);
-  const data = Buffer.from(/id="desktop-data" value="([0-9a-f]+)"/.exec(done.text)![1]!, 'hex');
-  const decipher = createDecipheriv('aes-256-gcm', Buffer.from(DESKTOP_OTP, 'hex'), data.subarray(0, 12));
-  decipher.setAuthTag(data.subarray(-16));
-  const token = Buffer.concat([decipher.update(data.subarray(12, -16)), decipher.final()]).toString();
+  const token = decodeDesktopPage(done.text);
   assert.match(token, /^[A-Za-z0-9]{32}$/);
   assert.is(jar.cookies.get('sessionid'), undefined);
   // The app's own browser opens it and is logged in.

@@ -3,7 +3,7 @@
 // the centre, stored under a new random key; the avatar version goes up, and everyone who can
 // access the user gets a `realm_user` update (a bot's managers a `realm_bot` one first).
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Metadata } from 'sharp';
 import { loadSharp } from './load-sharp.ts';
@@ -98,14 +98,27 @@ async function changeAvatar(app: App, realm: RealmInfo, user: User, change: (bef
 
 /** POST /users/me/avatar; returns the new avatar URL. */
 export async function setAvatar(app: App, realm: RealmInfo, user: User, files: UploadedFile[]): Promise<string> {
-  const file = checkAvatarFile(realm, user, files);
-  const [small, medium] = await Promise.all([resizeAvatar(file.data, DEFAULT_AVATAR_SIZE), resizeAvatar(file.data, MEDIUM_AVATAR_SIZE)]);
+  return storeAvatar(app, realm, user, checkAvatarFile(realm, user, files).data);
+}
+
+/**
+ * The directory's picture of a user as their avatar (Zulip's sync_avatar_from_ldap), unless it is
+ * already the one they have; what the directory holds is not checked against the upload rules.
+ */
+export async function setAvatarFromDirectory(app: App, realm: RealmInfo, user: User, data: Buffer): Promise<void> {
+  const current = user.avatarSource === 'U' && user.avatarKey ? await readFile(avatarFilePath(app, realm.id, user.avatarKey, 'original')).catch(() => null) : null;
+  if (current?.equals(data)) return;
+  await storeAvatar(app, realm, user, data);
+}
+
+async function storeAvatar(app: App, realm: RealmInfo, user: User, data: Buffer): Promise<string> {
+  const [small, medium] = await Promise.all([resizeAvatar(data, DEFAULT_AVATAR_SIZE), resizeAvatar(data, MEDIUM_AVATAR_SIZE)]);
   const key = randomBytes(20).toString('hex');
   const target = (v: AvatarVariant) => avatarFilePath(app, realm.id, key, v);
   let changed: { before: User; after: User };
   try {
     await mkdir(path.dirname(target('original')), { recursive: true });
-    await Promise.all([writeFile(target('original'), file.data), writeFile(target('default'), small), writeFile(target('medium'), medium)]);
+    await Promise.all([writeFile(target('original'), data), writeFile(target('default'), small), writeFile(target('medium'), medium)]);
     changed = await changeAvatar(app, realm, user, () => ({ avatarSource: 'U', avatarKey: key }));
   } catch (err) {
     // No row naming them, no files: nothing would ever clean them up.

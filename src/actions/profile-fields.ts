@@ -13,6 +13,7 @@ import {
   isRenderedType,
   parseFieldData,
   predefinedAccount,
+  profileFieldVarName,
   storedFieldData,
   type FieldData,
 } from '../domain/profile-fields.ts';
@@ -200,9 +201,9 @@ async function checkUserIds(app: App, realm: RealmInfo, value: unknown): Promise
 }
 
 /** A field the actor may change: any for administrators, else only those editable by users. */
-async function editableField(app: App, realm: RealmInfo, actor: User, fieldId: number): Promise<CustomProfileField> {
+async function editableField(app: App, realm: RealmInfo, actor: User | null, fieldId: number): Promise<CustomProfileField> {
   const field = await fieldById(app, realm, fieldId);
-  if (actor.role > Role.ADMINISTRATOR && !field.editableByUser) {
+  if (actor && actor.role > Role.ADMINISTRATOR && !field.editableByUser) {
     throw badRequest('You are not allowed to change this field. Contact an administrator to update it.');
   }
   return field;
@@ -215,7 +216,7 @@ const announceValue = (app: App, realm: RealmInfo, target: User, value: Record<s
  * Zulip's validate_user_custom_profile_data then do_update_user_custom_profile_data_if_changed:
  * every value checked, then each written and announced unless it is already the stored one.
  */
-async function setValues(app: App, realm: RealmInfo, actor: User, target: User, entries: ProfileDataEntry[]): Promise<void> {
+async function setValues(app: App, realm: RealmInfo, actor: User | null, target: User, entries: ProfileDataEntry[]): Promise<void> {
   const checked: { field: CustomProfileField; value: string }[] = [];
   for (const entry of entries) {
     const field = await editableField(app, realm, actor, entry.id);
@@ -269,4 +270,19 @@ export async function adminSetProfileData(app: App, realm: RealmInfo, actor: Use
     else values.push({ id: entry.id, value: entry.value });
   }
   await setValues(app, realm, actor, target, values);
+}
+
+/** Values the organization's directory holds (sync from LDAP), by field name as Zulip's var_name; an unknown name is refused. */
+export async function setProfileDataFromDirectory(app: App, realm: RealmInfo, target: User, byVarName: Map<string, string>): Promise<void> {
+  if (!byVarName.size) return;
+  const fields = await app.prisma.customProfileField.findMany({ where: { realmId: realm.id } });
+  const entries = [...byVarName].map(([varName, value]) => {
+    const field = fields.find((f) => profileFieldVarName(f.name) === varName);
+    if (!field) throw badRequest(`Custom profile field with name ${varName} not found.`);
+    return { id: field.id, value };
+  });
+  await atomic(app, async () => {
+    await lockUser(app, target.id);
+    await setValues(app, realm, null, target, entries);
+  });
 }

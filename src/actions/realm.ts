@@ -3,6 +3,7 @@
 // reactivating the organization.
 import type { App } from '../app.ts';
 import { requireRole } from '../auth/permissions.ts';
+import { checkMethodsChange, methodsForClients, realmMethods } from '../auth/methods.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import {
   type GroupSettingChange, type GroupSettingValue, REALM_PERMISSION_DEFAULTS, REALM_PERMISSION_RULES, type RealmPermission, type RealmSettings,
@@ -26,7 +27,7 @@ export async function sendToRealm(app: App, realm: RealmInfo, event: Event, opts
 
 /** Settings only an owner may change (Zulip raises OrganizationOwnerRequiredError for them). */
 const OWNER_ONLY = new Set<string>([
-  'invite_required', 'emails_restricted_to_domains', 'waiting_period_threshold', 'message_retention_days',
+  'invite_required', 'authentication_methods', 'emails_restricted_to_domains', 'waiting_period_threshold', 'message_retention_days',
   'create_multiuse_invite_group', 'can_create_groups', 'can_invite_users_group', 'can_manage_all_groups', 'can_manage_billing_group',
 ]);
 const TIME_LIMITS = new Set<string>([
@@ -138,6 +139,8 @@ function propertyEvent(name: string, value: unknown): Event {
     case 'allow_message_editing':
     case 'message_content_edit_limit_seconds':
       return dict({ [name]: value });
+    case 'authentication_methods':
+      return dict({ authentication_methods: methodsForClients(value as Record<string, boolean>) });
     case 'topics_policy':
       return dict({ topics_policy: value, mandatory_topics: value === 'disable_empty_topic' });
     // The deprecated boolean reaches clients as the policy that replaced it (feature level 358);
@@ -162,6 +165,13 @@ async function planRealmUpdate(app: App, realm: RealmInfo, user: User, u: RealmU
   if (requested.some((k) => OWNER_ONLY.has(k))) requireRole(user, Role.OWNER);
   const change: RealmChange = { row: {}, settings: {}, permissions: {} };
   for (const [name, raw] of Object.entries(u.settings)) {
+    if (name === 'authentication_methods') {
+      const sent = raw as Record<string, boolean>;
+      const after = await checkMethodsChange(app, realm, user, sent);
+      // Stored whole, so that a method configured later starts on; answered as sent, as Zulip's.
+      if (JSON.stringify(after) !== JSON.stringify(realmMethods(app, realm))) change.settings[name] = after;
+      continue;
+    }
     if (name === 'moderation_request_channel_id') {
       const id = await checkModerationChannel(app, realm, raw as number);
       // Zulip announces "disabled" again even when it already was.
@@ -204,7 +214,7 @@ export async function updateRealm(app: App, realm: RealmInfo, user: User, u: Rea
       await sendToRealm(app, realm, { type: 'realm', op: 'update_dict', property: 'default', data: { [setting]: value } }, { alwaysDeliver: true });
     }
     return {
-      ...Object.fromEntries(changedSettings.map(([name, value]) => [name, responseValue(name, value)])),
+      ...Object.fromEntries(changedSettings.map(([name, value]) => [name, name === 'authentication_methods' ? u.settings.authentication_methods : responseValue(name, value)])),
       ...change.permissions,
     };
   });

@@ -158,9 +158,10 @@ export async function register(app: App, realm: RealmInfo, form: RegistrationFor
  * The account of someone an identity provider vouched for (single sign-on with auto sign-up): as
  * Zulip's, where the organization requires invitations only an invited address joins, with what
  * its invitation gives; otherwise any address the organization's domains allow joins as a member.
+ * A directory (LDAP) vets its users itself: its users join without invitation, as Zulip's.
  * The account has no password: it logs in through the provider.
  */
-export async function registerExternalUser(app: App, realm: RealmInfo, email: string, fullName: string, log: Log): Promise<User> {
+export async function registerExternalUser(app: App, realm: RealmInfo, email: string, fullName: string, log: Log, vettedBy: 'provider' | 'directory' = 'provider'): Promise<User> {
   checkRealmOpen(realm);
   // A provider may know no name: the address's local part stands in, as Zulip's registration form proposes.
   const name = checkFullName(fullName.trim() || email.split('@')[0]!);
@@ -168,7 +169,7 @@ export async function registerExternalUser(app: App, realm: RealmInfo, email: st
     where: { realmId: realm.id, email: equalsIgnoringCase(email), status: INVITE_STATUS.PENDING, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
     orderBy: { id: 'desc' },
   });
-  if (!pending && realm.settings.invite_required) throw badRequest(`Please request an invite for ${email} from the organization administrator.`);
+  if (!pending && realm.settings.invite_required && vettedBy === 'provider') throw badRequest(`Please request an invite for ${email} from the organization administrator.`);
   const { user, invitation } = await atomic(app, async () => {
     if (pending) return createInvitedAccount(app, realm, { key: pending.key }, name, null);
     await checkNewAddress(app, realm, email);

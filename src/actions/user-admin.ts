@@ -169,22 +169,50 @@ export async function reactivateUser(app: App, realm: RealmInfo, actor: User, us
   await atomic(app, async () => {
     await lockUser(app, userId);
     const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: true, allowBots: true });
-    if (target.isActive) return;
-    await app.prisma.user.update({ where: { id: target.id }, data: { isActive: true } });
-    onCommit(() => {
-      cacheChanged(app, { cache: 'subscribers', channelIds: 'all' });
-      cacheChanged(app, { cache: 'user', userId: target.id });
-    });
-    await sendAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } });
-    if (target.isBot) {
-      sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, target), event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, is_active: true } } });
+    await reactivate(app, realm, target);
+  });
+}
+
+/** Zulip's do_reactivate_user, in the caller's transaction with the user's row locked. */
+async function reactivate(app: App, realm: RealmInfo, target: User): Promise<void> {
+  if (target.isActive) return;
+  await app.prisma.user.update({ where: { id: target.id }, data: { isActive: true } });
+  onCommit(() => {
+    cacheChanged(app, { cache: 'subscribers', channelIds: 'all' });
+    cacheChanged(app, { cache: 'user', userId: target.id });
+  });
+  await sendAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } });
+  if (target.isBot) {
+    sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, target), event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, is_active: true } } });
+  }
+  await announcePeers(app, realm, target.id, 'peer_add');
+  const groups = await app.realms.groups(realm.id);
+  const named = [...groups.values()].filter((g) => !g.isSystemGroup && g.name !== null && g.members.has(target.id)).map((g) => g.id);
+  const system = SYSTEM_GROUPS.filter((g) => systemGroupDirectlyContains(g.name, target.role)).map((g) => realm.systemGroups[g.name]);
+  for (const groupId of [...system, ...named].sort((a, b) => a - b)) {
+    await sendGroupEvent(app, realm, { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [target.id] });
+  }
+}
+
+/**
+ * What the organization's directory says of an account (LDAP: on login and sync-ldap), with no
+ * acting user: whether it is active, and its name.
+ */
+export async function applyDirectoryState(app: App, realm: RealmInfo, userId: number, wanted: { fullName?: string; active?: boolean }): Promise<User> {
+  return atomic(app, async () => {
+    await serializeDeactivations(app, realm, userId);
+    const target = await app.prisma.user.findUniqueOrThrow({ where: { id: userId } });
+    if (wanted.active === false) {
+      if (target.isActive) await deactivateWithBots(app, realm, target);
+    } else {
+      if (wanted.active) await reactivate(app, realm, target);
+      if (wanted.fullName !== undefined && wanted.fullName !== target.fullName) {
+        const fullName = await checkNewName(app, realm, target, wanted.fullName);
+        await app.prisma.user.update({ where: { id: target.id }, data: { fullName } });
+        onCommit(() => cacheChanged(app, { cache: 'user', userId: target.id }));
+        await sendAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, full_name: fullName } });
+      }
     }
-    await announcePeers(app, realm, target.id, 'peer_add');
-    const groups = await app.realms.groups(realm.id);
-    const named = [...groups.values()].filter((g) => !g.isSystemGroup && g.name !== null && g.members.has(target.id)).map((g) => g.id);
-    const system = SYSTEM_GROUPS.filter((g) => systemGroupDirectlyContains(g.name, target.role)).map((g) => realm.systemGroups[g.name]);
-    for (const groupId of [...system, ...named].sort((a, b) => a - b)) {
-      await sendGroupEvent(app, realm, { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [target.id] });
-    }
+    return app.prisma.user.findUniqueOrThrow({ where: { id: userId } });
   });
 }

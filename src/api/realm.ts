@@ -52,13 +52,14 @@ const settingParams = {
   waiting_period_threshold: optionalInt(z.number().int().min(0)),
   moderation_request_channel_id: optionalInt(),
   welcome_message_custom_text: str(welcomeTextSchema).optional(),
+  authentication_methods: json(z.record(z.string(), z.boolean())).optional(),
 } satisfies Partial<Record<keyof RealmSettings, Field<unknown>>>;
 
 const permissionParams = Object.fromEntries(REALM_PERMISSIONS.map((s) => [s, json(groupSettingChangeSchema).optional()])) as Record<
   RealmPermission, Field<z.infer<typeof groupSettingChangeSchema> | undefined>
 >;
 
-const changedValue = z.union([z.boolean(), z.number(), z.string(), z.null()]);
+const changedValue = z.union([z.boolean(), z.number(), z.string(), z.null(), z.record(z.string(), z.boolean())]);
 /** PATCH /realm answers the settings it changed, with their new values. */
 const changedSettings = z.object({
   ...Object.fromEntries(['name', 'description', ...Object.keys(settingParams)].map((name) => [name, changedValue.optional()])),

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { publicRoute } from './route.ts';
 import { oidcMethods } from '../auth/oidc.ts';
+import { realmMethods } from '../auth/methods.ts';
 import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 
 export const routes = [
@@ -31,19 +32,21 @@ export const routes = [
     noRateLimit: true,
     async handler({ app, realm }) {
       const url = app.realms.url(realm);
+      const methods = realmMethods(app, realm);
+      const [email, ldap, oidc] = [methods.Email === true, methods.LDAP === true, methods['OpenID Connect'] === true];
       return {
         authentication_methods: {
-          password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false,
-          azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': app.config.OIDC_PROVIDERS.length > 0,
+          password: email || ldap, dev: false, email, ldap, remoteuser: false, github: false,
+          azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': oidc,
         },
-        external_authentication_methods: oidcMethods(app.config.OIDC_PROVIDERS),
+        external_authentication_methods: oidc ? oidcMethods(app.config.OIDC_PROVIDERS) : [],
         zulip_feature_level: FEATURE_LEVEL,
         zulip_version: ZULIP_VERSION,
         zulip_merge_base: ZULIP_MERGE_BASE,
         push_notifications_enabled: app.config.PUSH_RELAY_URL !== undefined,
         is_incompatible: false,
-        email_auth_enabled: true,
-        require_email_format_usernames: true,
+        email_auth_enabled: email,
+        require_email_format_usernames: app.ldap?.usernamesAreEmails ?? true,
         realm_url: url,
         realm_uri: url,
         realm_name: realm.name,

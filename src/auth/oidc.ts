@@ -7,6 +7,7 @@
 import * as client from 'openid-client';
 import type { OidcProvider } from '../config.ts';
 import type { TokenSigner } from './signed-tokens.ts';
+import { LoginRefusal } from '../errors.ts';
 
 export const FLOW_COOKIE = 'oidc_flow';
 /** How long a started login may take at the provider. */
@@ -29,9 +30,6 @@ export interface OidcIdentity {
   email: string;
   fullName: string;
 }
-
-/** A refusal to show the visitor: the message says what went wrong without the internals. */
-export class OidcRefusal extends Error {}
 
 const configurations = new Map<string, Promise<client.Configuration>>();
 
@@ -96,9 +94,9 @@ export async function finishOidcLogin(provider: OidcProvider, flow: OidcFlow, ca
   try {
     tokens = await client.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce, idTokenExpected: true });
   } catch (err) {
-    if (err instanceof client.AuthorizationResponseError) throw new OidcRefusal(`The identity provider refused the login (${err.error}).`);
-    if (err instanceof client.ResponseBodyError) throw new OidcRefusal(`The identity provider refused the login (${err.error}).`);
-    if (err instanceof client.ClientError || err instanceof TypeError) throw new OidcRefusal(REFUSED);
+    if (err instanceof client.AuthorizationResponseError) throw new LoginRefusal(`The identity provider refused the login (${err.error}).`);
+    if (err instanceof client.ResponseBodyError) throw new LoginRefusal(`The identity provider refused the login (${err.error}).`);
+    if (err instanceof client.ClientError || err instanceof TypeError) throw new LoginRefusal(REFUSED);
     throw err;
   }
   let claims: Record<string, unknown> = tokens.claims() ?? {};
@@ -106,12 +104,12 @@ export async function finishOidcLogin(provider: OidcProvider, flow: OidcFlow, ca
     try {
       claims = { ...(await client.fetchUserInfo(config, tokens.access_token, String(claims.sub))), ...claims };
     } catch (err) {
-      if (err instanceof client.ClientError || err instanceof client.ResponseBodyError) throw new OidcRefusal(REFUSED);
+      if (err instanceof client.ClientError || err instanceof client.ResponseBodyError) throw new LoginRefusal(REFUSED);
       throw err;
     }
   }
-  if (typeof claims.email !== 'string' || !claims.email) throw new OidcRefusal('The identity provider did not give an email address.');
-  if (claims.email_verified !== true) throw new OidcRefusal(`The identity provider does not vouch for the address ${claims.email}.`);
+  if (typeof claims.email !== 'string' || !claims.email) throw new LoginRefusal('The identity provider did not give an email address.');
+  if (claims.email_verified !== true) throw new LoginRefusal(`The identity provider does not vouch for the address ${claims.email}.`);
   const parts = [claims.given_name, claims.family_name].filter((p) => typeof p === 'string' && p);
   const fullName = typeof claims.name === 'string' && claims.name ? claims.name : parts.join(' ');
   return { email: claims.email, fullName };

@@ -1,4 +1,4 @@
-// The administrative commands of the CLI (`init`, `create-user`, `reactivate-realm`, `import`): their arguments and what they do.
+// The administrative commands of the CLI (`init`, `create-user`, `reactivate-realm`, `sync-ldap`, `import`): their arguments and what they do.
 // The CLI runs them on the database itself, or through the running server that holds it
 // (src/cli/control.ts), which then runs this same code and answers the same JSON.
 import { parseArgs } from 'node:util';
@@ -11,12 +11,15 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { ROLES } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { importRealm } from '../export/import-realm.ts';
+import { syncLdapUsers } from '../actions/ldap-accounts.ts';
+import { log } from '../log.ts';
 
 export const USAGE = `Usage:
   npm start                                   start the server (HOST, PORT, DATA_DIR, DATABASE_URL, ...)
   npm run cli -- init --org NAME --email E --password P [--name N] [--subdomain S]
   npm run cli -- create-user --email E --name N [--role 100|200|300|400|600] [--password P] [--bot] [--subdomain S]
   npm run cli -- reactivate-realm [--subdomain S]
+  npm run cli -- sync-ldap [--subdomain S]        names, avatars, profile fields and deactivation from LDAP
   npm run cli -- import FILE.tar.gz             restore a data export into an empty database (server stopped)
   npm run cli -- push-relay [--port N] [--host H] [--keys FILE]   print what the server sends to phones (PUSH_RELAY_URL)`;
 
@@ -34,12 +37,13 @@ export const adminCommandSchema = z.discriminatedUnion('command', [
     bot: z.boolean().optional(), subdomain: z.string().optional(),
   }),
   z.object({ command: z.literal('reactivate-realm'), subdomain: z.string().optional() }),
+  z.object({ command: z.literal('sync-ldap'), subdomain: z.string().optional() }),
   z.object({ command: z.literal('import'), file: z.string() }),
 ]);
 export type AdminCommand = z.infer<typeof adminCommandSchema>;
 
 export function isAdminCommand(name: string): name is AdminCommand['command'] {
-  return name === 'init' || name === 'create-user' || name === 'reactivate-realm' || name === 'import';
+  return name === 'init' || name === 'create-user' || name === 'reactivate-realm' || name === 'sync-ldap' || name === 'import';
 }
 
 export function parseAdminCommand(command: AdminCommand['command'], args: string[]): AdminCommand {
@@ -62,9 +66,9 @@ export function parseAdminCommand(command: AdminCommand['command'], args: string
     throw new UsageError((err as Error).message);
   }
   const { org, email, password, name, role, bot, subdomain } = values;
-  if (command === 'reactivate-realm') {
+  if (command === 'reactivate-realm' || command === 'sync-ldap') {
     if (org !== undefined || email !== undefined || password !== undefined || name !== undefined || role !== undefined || bot) {
-      throw new UsageError('reactivate-realm takes only --subdomain');
+      throw new UsageError(`${command} takes only --subdomain`);
     }
     return { command, subdomain };
   }
@@ -95,6 +99,10 @@ export async function runAdminCommand(app: App, cmd: AdminCommand): Promise<Reco
   if (cmd.command === 'reactivate-realm') {
     await reactivateRealm(app, realm);
     return { realm_id: realm.id, url: app.realms.url(realm) };
+  }
+  if (cmd.command === 'sync-ldap') {
+    if (!app.ldap) throw badRequest('LDAP is not configured (LDAP_SERVER_URL)');
+    return { ...(await syncLdapUsers(app, realm, app.ldap, log)) };
   }
   const user = await createUser(app, realm, { email: cmd.email, fullName: cmd.name, password: cmd.password, role: cmd.role, isBot: cmd.bot });
   return { user_id: user.id, email: user.deliveryEmail, api_key: user.apiKey };

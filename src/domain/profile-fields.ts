@@ -206,3 +206,6 @@ export function checkTextValue(field: { name: string; fieldType: number; fieldDa
       return checkCappedString(field.name, value, SHORT_VALUE_MAX_LENGTH);
   }
 }
+
+/** Zulip's var_name of a field (how LDAP's attribute map names it): its name in lower case, spaces as underscores. */
+export const profileFieldVarName = (name: string) => name.toLowerCase().split(' ').join('_');

@@ -17,6 +17,8 @@ export const realmSettingsSchema = z.object({
   topics_policy: z.enum(['allow_empty_topic', 'disable_empty_topic']).default('allow_empty_topic'),
   waiting_period_threshold: z.number().int().min(0).default(0),
   invite_required: z.boolean().default(true),
+  /** The owners' choices of login methods, by Zulip's name (`Email`, `LDAP`, `OpenID Connect`); a method not named is on. */
+  authentication_methods: z.record(z.string(), z.boolean()).default({}),
   emails_restricted_to_domains: z.boolean().default(false),
   enable_spectator_access: z.boolean().default(false),
   enable_read_receipts: z.boolean().default(true),

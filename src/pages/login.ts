@@ -9,6 +9,7 @@ import type { App } from '../app.ts';
 import { type AppFlow, checkAppFlow, DESKTOP_TOKEN_SECONDS, desktopFlowData, mobileFlowLocation } from '../auth/app-flows.ts';
 import { API_KEY_PATTERN, generateApiKey } from '../auth/api-keys.ts';
 import { oidcMethods } from '../auth/oidc.ts';
+import { realmMethods } from '../auth/methods.ts';
 import {
   checkCsrf, consumeLoginToken, createLoginToken, createSession, CSRF_COOKIE, csrfCookie, endSession, expiredSessionCookie, newSecret, parseCookies, SESSION_COOKIE, sessionCookie, sessionUser,
 } from '../auth/web-sessions.ts';
@@ -78,19 +79,24 @@ function loginPage(app: App, realm: RealmInfo, csrfToken: string | undefined, fo
   if (form.flow.desktopOtp) carried.set('desktop_flow_otp', form.flow.desktopOtp);
   const query = carried.size ? `?${carried}` : '';
   const hidden = [...carried].map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
-  const buttons = oidcMethods(app.config.OIDC_PROVIDERS).map((m) => html`<a class="sso" href="${m.login_url}${query}">Log in with ${m.display_name}</a>`);
+  const methods = realmMethods(app, realm);
+  const sso = methods['OpenID Connect'] ? oidcMethods(app.config.OIDC_PROVIDERS) : [];
+  const buttons = sso.map((m) => html`<a class="sso" href="${m.login_url}${query}">Log in with ${m.display_name}</a>`);
   const inApp = form.flow.mobileOtp || form.flow.desktopOtp;
-  const body: Html = html`${form.error ? html`<p class="error" role="alert" id="login-error">${form.error}</p>` : ''}
-<form method="post" action="/accounts/login/">
+  // Directory usernames need not be addresses (Zulip's require_email_format_usernames).
+  const usernames = methods.LDAP && !app.ldap!.usernamesAreEmails;
+  const passwordForm = html`<form method="post" action="/accounts/login/">
 <input type="hidden" name="csrfmiddlewaretoken" value="${token}">
 ${hidden}
-<label for="id_username">Email</label>
-<input id="id_username" name="username" type="email" value="${form.email}" required maxlength="254" autocomplete="username" autofocus>
+<label for="id_username">${usernames ? 'Username or email' : 'Email'}</label>
+<input id="id_username" name="username" type="${usernames ? 'text' : 'email'}" value="${form.email}" required maxlength="254" autocomplete="username" autofocus>
 <label for="id_password">Password</label>
 <input id="id_password" name="password" type="password" required autocomplete="current-password">
 <button>Log in</button>
-</form>
-${buttons.length ? html`<p class="or">or</p>${buttons}` : ''}
+</form>`;
+  const body: Html = html`${form.error ? html`<p class="error" role="alert" id="login-error">${form.error}</p>` : ''}
+${methods.Email || methods.LDAP ? passwordForm : ''}
+${buttons.length ? html`${methods.Email || methods.LDAP ? html`<p class="or">or</p>` : ''}${buttons}` : ''}
 ${inApp ? '' : html`<p class="or"><a href="/?login=api-key">Log in with an API key</a></p>`}`;
   // The mobile flow's answer to the form is a redirect to the app's zulip:// address.
   const headers = { 'Content-Security-Policy': contentSecurityPolicy(' zulip:') };
@@ -108,6 +114,8 @@ function refusalMessage(err: ApiError, username: string): string {
       return `Your account ${username} has been deactivated. Please contact your organization administrator to reactivate it.`;
     case 'REALM_DEACTIVATED':
       return 'This organization has been deactivated.';
+    case 'PASSWORD_AUTH_DISABLED':
+      return 'Password authentication is disabled in this organization.';
     default:
       return 'Please enter a correct email and password. Note that both fields may be case-sensitive.';
   }
@@ -146,7 +154,7 @@ export const routes = [
     params: { ...flowParams, username: str().optional(), password: str().optional(), csrfmiddlewaretoken: str().optional() },
     response: pageOrRedirect,
     cookies: true,
-    async handler({ app, realm, params, headers }) {
+    async handler({ app, realm, params, headers, log }) {
       const flow = checkAppFlow(params.mobile_flow_otp, params.desktop_flow_otp);
       const cookies = parseCookies(headers.cookie ?? '');
       const form = { email: params.username ?? '', next: params.next, flow };
@@ -157,7 +165,7 @@ export const routes = [
         return loginPage(app, realm, undefined, { ...form, error: 'Your login form had expired. Please try again.' }, 403);
       }
       try {
-        const user = await checkPasswordLogin(app, realm, params.username ?? '', params.password ?? '');
+        const user = await checkPasswordLogin(app, realm, params.username ?? '', params.password ?? '', log);
         return await finishLogin(app, realm, user, flow, params.next);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;

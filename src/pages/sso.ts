@@ -6,10 +6,11 @@ import { registerExternalUser } from '../actions/registration.ts';
 import { publicRoute } from '../api/route.ts';
 import type { App } from '../app.ts';
 import { checkAppFlow } from '../auth/app-flows.ts';
-import { expiredFlowCookie, finishOidcLogin, FLOW_COOKIE, flowCookie, OidcRefusal, startedFlow, startOidcLogin } from '../auth/oidc.ts';
+import { methodEnabled } from '../auth/methods.ts';
+import { expiredFlowCookie, finishOidcLogin, FLOW_COOKIE, flowCookie, startedFlow, startOidcLogin } from '../auth/oidc.ts';
 import { parseCookies } from '../auth/web-sessions.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, LoginRefusal } from '../errors.ts';
 import { str } from '../http/params.ts';
 import { RawResponse, RawSuccess } from '../http/route.ts';
 import type { Log } from '../log.ts';
@@ -21,12 +22,13 @@ const redirect = new RawSuccess(302, 'text/html', 'A redirect');
 /** The callback's answer: on to the app (or the mobile app), or the desktop flow's page. */
 const pageOrRedirect = new RawSuccess(200, 'text/html', 'The desktop flow\'s page', true);
 
-function refused(message: string, cookies: string[] = []): RawResponse {
+export function refused(message: string, cookies: string[] = []): RawResponse {
   return page(400, 'Login failed', html`<p role="alert" class="error">${message}</p>
 <p><a href="/login/">Back to the login page</a></p>`, {}, cookies);
 }
 
 const unknownProvider = () => page(404, 'Unknown login method', html`<p>This server has no such single sign-on provider. <a href="/login/">Back to the login page</a></p>`);
+const methodOff = () => page(403, 'Login method not enabled', html`<p>This organization does not allow logging in with OpenID Connect. <a href="/login/">Back to the login page</a></p>`);
 
 /** The provider sends the browser back to this organization's own address. */
 const callbackUrl = (app: App, realm: RealmInfo, name: string) => `${app.realms.url(realm)}/complete/oidc/${name}`;
@@ -42,6 +44,7 @@ const startRoute = (path: string) =>
       const flow = checkAppFlow(params.mobile_flow_otp, params.desktop_flow_otp);
       const provider = app.config.OIDC_PROVIDERS.find((p) => p.name === segments.name);
       if (!provider) return unknownProvider();
+      if (!methodEnabled(app, realm, 'OpenID Connect')) return methodOff();
       let started: Awaited<ReturnType<typeof startOidcLogin>>;
       try {
         started = await startOidcLogin(provider, app.tokens, callbackUrl(app, realm, provider.name), { ...flow, next: safeNext(params.next) });
@@ -54,18 +57,18 @@ const startRoute = (path: string) =>
   });
 
 /** The account of the vouched-for address: the existing one, or a new one where the provider's auto_signup and the organization allow. */
-async function accountFor(app: App, realm: RealmInfo, email: string, fullName: string, autoSignup: boolean, log: Log) {
+export async function accountFor(app: App, realm: RealmInfo, email: string, fullName: string, autoSignup: boolean, log: Log) {
   const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(email) } });
   if (user) {
-    if (user.isBot) throw new OidcRefusal(`${email} cannot log in here.`);
-    if (!user.isActive) throw new OidcRefusal(`Your account ${email} has been deactivated. Please contact your organization administrator to reactivate it.`);
+    if (user.isBot) throw new LoginRefusal(`${email} cannot log in here.`);
+    if (!user.isActive) throw new LoginRefusal(`Your account ${email} has been deactivated. Please contact your organization administrator to reactivate it.`);
     return user;
   }
-  if (!autoSignup) throw new OidcRefusal(`${email} does not have an account in ${realm.name}. Ask an administrator for an invitation.`);
+  if (!autoSignup) throw new LoginRefusal(`${email} does not have an account in ${realm.name}. Ask an administrator for an invitation.`);
   try {
     return await registerExternalUser(app, realm, email, fullName, log);
   } catch (err) {
-    if (err instanceof ApiError) throw new OidcRefusal(err.message);
+    if (err instanceof ApiError) throw new LoginRefusal(err.message);
     throw err;
   }
 }
@@ -86,6 +89,8 @@ export const routes = [
       // The flow is spent whatever happens: a second answer to it finds nothing.
       const clear = [expiredFlowCookie(secure)];
       const flow = startedFlow(app.tokens, parseCookies(headers.cookie ?? '').get(FLOW_COOKIE), provider.name);
+      // Turned off while the login was at the provider: it ends here.
+      if (!methodEnabled(app, realm, 'OpenID Connect')) return refused('This organization does not allow logging in with OpenID Connect.', clear);
       if (!flow) return refused('This login was not started in this browser, or took too long. Start again from the login page.', clear);
       if (realm.deactivated) return refused('This organization has been deactivated.', clear);
       try {
@@ -94,7 +99,7 @@ export const routes = [
         const done = await finishLogin(app, realm, user, { mobileOtp: flow.mobileOtp, desktopOtp: flow.desktopOtp }, flow.next);
         return new RawResponse(done.status, done.headers, done.body, [...clear, ...done.cookies]);
       } catch (err) {
-        if (!(err instanceof OidcRefusal)) throw err;
+        if (!(err instanceof LoginRefusal)) throw err;
         log.info('OpenID Connect login refused', { provider: provider.name, reason: err.message });
         return refused(err.message, clear);
       }

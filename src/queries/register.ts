@@ -1,5 +1,6 @@
 // The state a client starts from (POST /register): one section per requested event type, in the
 // shapes the matching events later update.
+import { methodsForClients, realmMethods } from '../auth/methods.ts';
 import { createHash } from 'node:crypto';
 import { displayTopicFor, hasCapability, type QueueOptions } from '../../actors/queue-options.ts';
 import type { App } from '../app.ts';
@@ -73,6 +74,7 @@ export function realmUuid(realm: RealmInfo): string {
 
 function realmSection(app: App, realm: RealmInfo, user: User | null): State {
   const s = realm.settings;
+  const methods = realmMethods(app, realm);
   const url = app.realms.url(realm);
   const groupNames = new Map(Object.entries(realm.systemGroups).map(([name, id]) => [id, name as SystemGroupName]));
   const state: State = {
@@ -145,9 +147,9 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
     realm_zulip_update_announcements_stream_id: -1,
     realm_moderation_request_channel_id: s.moderation_request_channel_id,
     realm_upload_quota_mib: null,
-    realm_authentication_methods: { Email: { enabled: true, available: true } },
-    realm_email_auth_enabled: true,
-    realm_password_auth_enabled: true,
+    realm_authentication_methods: methodsForClients(methods),
+    realm_email_auth_enabled: methods.Email === true,
+    realm_password_auth_enabled: methods.Email === true || methods.LDAP === true,
     realm_available_video_chat_providers: { disabled: { name: 'None', id: 0 }, jitsi_meet: { name: 'Jitsi Meet', id: 1 } },
   };
   for (const [setting, value] of Object.entries(realm.permissions)) state[`realm_${setting}`] = value;

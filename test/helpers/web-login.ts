@@ -1,7 +1,8 @@
 // A browser as far as logins go: keeps the cookies the server sets and sends them back; and what
 // the Zulip apps do with the end of their login flows.
+import { createDecipheriv } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import type { Client, Reply } from './client.ts';
+import { encodeForm, type Client, type Reply } from './client.ts';
 
 /** The pads the apps make: 32 random bytes, hex (the mobile one as long as the hex of an API key). */
 export const MOBILE_OTP = 'a1'.repeat(8) + '3c'.repeat(8) + '07'.repeat(8) + 'f0'.repeat(8);
@@ -50,4 +51,23 @@ export function decodeMobileRedirect(location: string): Record<string, string> {
   const pad = Buffer.from(MOBILE_OTP, 'hex');
   const apiKey = Buffer.from(encrypted.map((b, i) => b ^ pad[i]!)).toString('latin1');
   return { realm: q.get('realm')!, email: q.get('email')!, user_id: q.get('user_id')!, api_key: apiKey };
+}
+
+/** What the desktop app reads from its flow's page: the login token, decrypted with its pad (AES-256-GCM). */
+export function decodeDesktopPage(page: string): string {
+  const data = Buffer.from(/id="desktop-data" value="([0-9a-f]+)"/.exec(page)![1]!, 'hex');
+  const decipher = createDecipheriv('aes-256-gcm', Buffer.from(DESKTOP_OTP, 'hex'), data.subarray(0, 12));
+  decipher.setAuthTag(data.subarray(-16));
+  return Buffer.concat([decipher.update(data.subarray(12, -16)), decipher.final()]).toString();
+}
+
+/** Opens the login page (with `query`) and posts its form with these credentials. */
+export async function logIn(jar: BrowserJar, user: { email: string; password: string }, query = ''): Promise<Reply> {
+  const form = await jar.get(`/login/${query}`);
+  assert.is(form.status, 200, form.text);
+  const fields: Record<string, string> = { csrfmiddlewaretoken: hiddenField(form.text, 'csrfmiddlewaretoken'), username: user.email, password: user.password };
+  for (const name of ['next', 'mobile_flow_otp', 'desktop_flow_otp']) {
+    if (form.text.includes(`name="${name}"`)) fields[name] = hiddenField(form.text, name);
+  }
+  return jar.post('/accounts/login/', encodeForm(fields));
 }

@@ -1,0 +1,56 @@
+// Which ways in an organization allows (Zulip's realm authentication methods): of the methods
+// this server offers (email and password always; LDAP and OpenID Connect when configured), each
+// is on unless the organization's owners switched it off (PATCH /realm authentication_methods).
+// Every login path asks here; API keys already given out keep working, as in Zulip.
+import type { App } from '../app.ts';
+import type { User } from '../db/generated/client.ts';
+import { ApiError, badRequest } from '../errors.ts';
+import type { RealmInfo } from '../queries/realms.ts';
+
+/** Zulip's AUTH_BACKEND_NAME_MAP names of the methods this server has. */
+export type AuthMethod = 'Email' | 'LDAP' | 'OpenID Connect';
+
+/** The methods this server offers, in Zulip's order. */
+export function serverMethods(app: App): AuthMethod[] {
+  return ['Email', ...(app.ldap ? ['LDAP' as const] : []), ...(app.config.OIDC_PROVIDERS.length ? ['OpenID Connect' as const] : [])];
+}
+
+/** Zulip's authentication_methods_dict: each method the server offers, and whether the organization has it on. */
+export function realmMethods(app: App, realm: RealmInfo): Record<string, boolean> {
+  return Object.fromEntries(serverMethods(app).map((m) => [m, realm.settings.authentication_methods[m] ?? true]));
+}
+
+export const methodEnabled = (app: App, realm: RealmInfo, method: AuthMethod): boolean => realmMethods(app, realm)[method] === true;
+
+/** As register's realm_authentication_methods and the update_dict event carry it (Zulip 9.0 on). */
+export function methodsForClients(methods: Record<string, boolean>): Record<string, { enabled: boolean; available: boolean }> {
+  return Object.fromEntries(Object.entries(methods).map(([name, enabled]) => [name, { enabled, available: true }]));
+}
+
+/** Zulip's PasswordAuthDisabledError. */
+export const passwordAuthDisabled = () => new ApiError('Password authentication is disabled in this organization', 'PASSWORD_AUTH_DISABLED', 401);
+
+/**
+ * The organization's methods after PATCH /realm's `authentication_methods`, checked as Zulip's
+ * update_realm (known names, one at least on) and so that the owner making the change can still
+ * log in by one of them: by password if they have one, by LDAP if the directory has them, by
+ * OpenID Connect (whose providers may vouch for anyone).
+ */
+export async function checkMethodsChange(app: App, realm: RealmInfo, actor: User, sent: Record<string, boolean>): Promise<Record<string, boolean>> {
+  const current = realmMethods(app, realm);
+  for (const name of Object.keys(sent)) {
+    if (!(name in current)) {
+      const valid = Object.keys(current).sort().map((m) => `'${m}'`).join(', ');
+      throw badRequest(`Invalid authentication method: ${name}. Valid methods are: [${valid}]`);
+    }
+  }
+  if (!Object.values(sent).includes(true)) throw badRequest('At least one authentication method must be enabled.');
+  const after = { ...current, ...sent };
+  const letsIn = async (method: string) => {
+    if (method === 'Email') return actor.passwordHash !== null;
+    if (method === 'LDAP') return (await app.ldap!.findUser(actor.deliveryEmail).catch(() => null)) !== null;
+    return true;
+  };
+  for (const [method, enabled] of Object.entries(after)) if (enabled && (await letsIn(method))) return after;
+  throw badRequest('You cannot turn off every authentication method you can log in with.');
+}
