@@ -2,7 +2,7 @@
 // loads the messages of the narrow on screen, and performs what the user does through the API.
 import { Api, ApiError, describeError } from './api.ts';
 import { EventStream, type ServerEvent } from './events.ts';
-import { apiNarrow, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
+import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
 import { applyEvent, emptyView, ingestMessage, stateFromRegister, type AppState, type View } from './state.ts';
 import { Store } from './store.ts';
 import type { Message } from './types.ts';
@@ -12,7 +12,15 @@ const TOPICS_RETRY_MS = 3000;
 
 export type Destination = { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; userIds: number[] };
 
+/** What the compose box is asked to do: write to `to`, with `text` added (a quote). */
+export interface ComposeRequest {
+  to: Destination;
+  text: string;
+}
+
 const PAGE_SIZE = 50;
+/** Messages flagged per request of a "mark all" (Zulip's web app asks 1000 at a time). */
+const FLAG_BATCH = 1000;
 const PRESENCE_INTERVAL_MS = 60_000;
 const READ_BATCH_DELAY_MS = 250;
 /** Zulip's clients renew a typing notification every 10 seconds while typing goes on. */
@@ -26,12 +34,13 @@ const REGISTER_PARAMS = {
   client_gravatar: true,
   slim_presence: true,
   include_subscribers: false,
-  fetch_event_types: ['realm', 'realm_user', 'subscription', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'message'],
+  fetch_event_types: ['realm', 'realm_user', 'subscription', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'message', 'starred_messages'],
   client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true, simplified_presence_events: true },
 };
 
 export class ChatClient {
   readonly store = new Store<AppState | null>(null);
+  readonly composeRequests = new Store<ComposeRequest | null>(null);
   private stream: EventStream | null = null;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private pendingRead = new Set<number>();
@@ -263,6 +272,54 @@ export class ChatClient {
       this.pendingRead.clear();
       this.api.post('/messages/flags', { messages, op: 'add', flag: 'read' }).catch((err) => console.warn('marking read', describeError(err)));
     }, READ_BATCH_DELAY_MS);
+  }
+
+  /** Opens the compose box on a message's conversation (`r`); quoting adds its Markdown, as Zulip quotes it. */
+  async reply(message: Message, quote: boolean): Promise<void> {
+    const myId = this.state.me.userId;
+    const to: Destination =
+      message.type === 'stream' ? { kind: 'stream', streamId: message.stream_id!, topic: message.subject } : { kind: 'dm', userIds: messageDmKey(message, myId).split(',').map(Number) };
+    let text = '';
+    if (quote) {
+      const raw = await this.rawContent(message.id);
+      const narrow: Narrow = to.kind === 'stream' ? { kind: 'topic', streamId: to.streamId, topic: to.topic } : { kind: 'dm', userIds: to.userIds };
+      const longestRun = Math.max(0, ...[...raw.matchAll(/`+/g)].map((r) => r[0].length));
+      const fence = '`'.repeat(Math.max(3, longestRun + 1));
+      text = `@_**${message.sender_full_name}|${message.sender_id}** [said](${this.hashOf(narrow)}/near/${message.id}):\n${fence}quote\n${raw}\n${fence}\n`;
+    }
+    this.composeRequests.set({ to, text });
+  }
+
+  async setStarred(messageId: number, starred: boolean): Promise<void> {
+    await this.api.post('/messages/flags', { messages: [messageId], op: starred ? 'add' : 'remove', flag: 'starred' });
+  }
+
+  /** Marks every unread message of a view read ("Mark all as read"), a batch at a time, as Zulip's web app does. */
+  async markNarrowRead(narrow: Narrow): Promise<void> {
+    const terms = narrow.kind === 'home' ? [] : apiNarrow(narrow);
+    await this.flagRange([...terms, { operator: 'is', operand: 'unread' }], 'oldest', 'add');
+  }
+
+  /**
+   * Marks the message and those after it in the view unread again. Reading then pauses in this
+   * view (the messages stay on screen): else they would be read again at once.
+   */
+  async markUnreadFrom(messageId: number): Promise<void> {
+    const { narrow } = this.state.view;
+    this.store.update((s) => s && sameNarrow(s.view.narrow, narrow) ? { ...s, view: { ...s.view, readingPaused: true } } : s);
+    await this.flagRange(apiNarrow(narrow), messageId, 'remove');
+  }
+
+  /** POST /messages/flags/narrow on the `read` flag from `anchor` to the newest message, in batches. */
+  private async flagRange(narrow: ReturnType<typeof apiNarrow>, anchor: number | 'oldest', op: 'add' | 'remove'): Promise<void> {
+    let next: number | string = anchor;
+    let includeAnchor = true;
+    for (;;) {
+      const r = await this.api.post('/messages/flags/narrow', { anchor: String(next), include_anchor: includeAnchor, num_before: 0, num_after: FLAG_BATCH, narrow, op, flag: 'read' });
+      if (r.found_newest || r.last_processed_id === null) return;
+      next = r.last_processed_id;
+      includeAnchor = false;
+    }
   }
 
   async send(to: Destination, content: string): Promise<void> {

@@ -28,6 +28,10 @@ export function narrowTitle(state: AppState, narrow: Narrow): string {
       return dmName(state, narrow.userIds.join(','));
     case 'mentions':
       return 'Mentions';
+    case 'starred':
+      return 'Starred messages';
+    case 'dms':
+      return 'Direct messages';
     case 'search':
       return `Search: ${narrow.query}`;
   }

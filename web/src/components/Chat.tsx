@@ -5,7 +5,7 @@ import { isResolved, type ChatClient } from '../client.ts';
 import type { Connection } from '../events.ts';
 import { narrowTitle } from '../format.ts';
 import { parseHash } from '../narrow.ts';
-import type { AppState } from '../state.ts';
+import { narrowUnread, type AppState } from '../state.ts';
 import { Compose } from './Compose.tsx';
 import { MessageList } from './MessageList.tsx';
 import { Sidebar } from './Sidebar.tsx';
@@ -114,6 +114,9 @@ function NarrowHeader({ client, state, title }: { client: ChatClient; state: App
   return (
     <div class="narrow-header">
       <h1 id="narrow-title">{title}</h1>
+      {narrowUnread(state, narrow) > 0 && (
+        <button type="button" class="button button-secondary button-small" onClick={() => act(client.markNarrowRead(narrow))}>Mark all as read</button>
+      )}
       {narrow.kind === 'topic' && (
         <>
           <button type="button" class="button button-secondary button-small" onClick={() => act(client.setResolved(narrow.streamId, narrow.topic, !isResolved(narrow.topic)))}>

@@ -123,7 +123,7 @@ export class MessageList extends Component<Props> {
   private markVisibleRead = (): void => {
     const el = this.list;
     const { view } = this.props.state;
-    if (!el || document.visibilityState !== 'visible' || view.loading === 'initial' || view.narrow.kind === 'search') return;
+    if (!el || document.visibilityState !== 'visible' || view.loading === 'initial' || view.narrow.kind === 'search' || view.readingPaused) return;
     const box = el.getBoundingClientRect();
     const seen: number[] = [];
     for (const node of el.querySelectorAll<HTMLElement>('.message.unread')) {

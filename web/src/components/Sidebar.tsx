@@ -4,7 +4,7 @@ import type { ComponentChildren } from 'preact';
 import type { ChatClient } from '../client.ts';
 import { dmName } from '../format.ts';
 import { sameNarrow, sameTopic, type Narrow } from '../narrow.ts';
-import { isTopicMuted, presenceStatus, topicKey, unreadCounts, type AppState, type UnreadCounts } from '../state.ts';
+import { isTopicMuted, narrowUnread, presenceStatus, topicKey, unreadCounts, type AppState, type UnreadCounts } from '../state.ts';
 import type { Subscription } from '../types.ts';
 import { Avatar } from './Avatar.tsx';
 
@@ -75,6 +75,9 @@ function ChannelItem({ client, state, sub, counts }: { client: ChatClient; state
   );
 }
 
+/** The views of the top of the sidebar, after the combined feed. */
+const VIEWS: [name: string, narrow: Narrow][] = [['Mentions', { kind: 'mentions' }], ['Starred messages', { kind: 'starred' }], ['All direct messages', { kind: 'dms' }]];
+
 const PRESENCE_LABELS = { active: 'active', idle: 'idle', offline: 'offline' } as const;
 
 /** A presence dot; its words go after the name (`status` below), for screen readers. */
@@ -98,15 +101,17 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
         <li>
           <NavLink client={client} narrow={{ kind: 'home' }} current={narrow}>
             <span class="name">Combined feed</span>
-            <UnreadBadge count={[...state.unread.values()].filter((p) => p.kind === 'dm' || !isTopicMuted(state, p.streamId, p.topic)).length} />
+            <UnreadBadge count={narrowUnread(state, { kind: 'home' }, counts)} />
           </NavLink>
         </li>
-        <li>
-          <NavLink client={client} narrow={{ kind: 'mentions' }} current={narrow}>
-            <span class="name">Mentions</span>
-            <UnreadBadge count={[...state.mentions].filter((id) => state.unread.has(id)).length} />
-          </NavLink>
-        </li>
+        {VIEWS.map(([name, view]) => (
+          <li key={name}>
+            <NavLink client={client} narrow={view} current={narrow}>
+              <span class="name">{name}</span>
+              <UnreadBadge count={narrowUnread(state, view, counts)} />
+            </NavLink>
+          </li>
+        ))}
       </ul>
       {channelGroups(state).map((group) => (
         <section key={group.label} aria-label={group.label}>
