@@ -11,7 +11,7 @@ import { chromium, type Page } from 'playwright-core';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
 import { newRealm, startTestServer, type TestUser } from './helpers/server.ts';
 import { buildWebClient } from './helpers/web.ts';
-import { CHROMIUM, forward, logIn, messageWith, SERVER_ENV, sidebarLink, type Ctx } from './lib/browser.ts';
+import { CHROMIUM, compose, forward, logIn, messageWith, SERVER_ENV, sidebarLink, type Ctx } from './lib/browser.ts';
 
 const test = suite<Ctx>('web-views', {} as Ctx);
 
@@ -63,9 +63,15 @@ async function waitForTitle(page: Page, expected: string): Promise<void> {
   await page.waitForFunction((t) => document.title.startsWith(`${t} · `), expected).catch(async () => assert.is(await title(page), expected));
 }
 
-async function unreadCountOnServer(user: TestUser): Promise<number> {
-  const r = await user.client.get('/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow: JSON.stringify([{ operator: 'is', operand: 'unread' }]) });
-  return r.body.messages.length;
+/** Waits (up to 5 s: reads are sent in batches) for the server to count `expected` unread messages for the user. */
+async function serverUnread(user: TestUser, expected: number): Promise<void> {
+  let count = -1;
+  for (let tries = 0; tries < 50 && count !== expected; tries++) {
+    if (tries) await new Promise((r) => setTimeout(r, 100));
+    const r = await user.client.get('/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow: JSON.stringify([{ operator: 'is', operand: 'unread' }]) });
+    count = r.body.messages.length;
+  }
+  assert.is(count, expected, 'unread on the server');
 }
 
 browserTest('a star shows in the other tab at once and in Starred messages; all direct messages in one view', async (ctx) => {
@@ -135,7 +141,7 @@ browserTest('"Mark all as read" of a topic, a channel and everything; the tab ti
   await messageWith(back.page, 'A word in private').waitFor();
   await back.page.getByRole('button', { name: 'Mark all as read' }).click();
   await waitForTitle(front.page, `#quiet`);
-  assert.is(await unreadCountOnServer(erin), 0);
+  await serverUnread(erin, 0);
 });
 
 browserTest('"Mark as unread from here" makes that message and the later ones unread, and they stay so while shown', async (ctx) => {
@@ -144,7 +150,7 @@ browserTest('"Mark as unread from here" makes that message and the later ones un
   for (const n of [1, 2, 3]) await send(ctx.bob, notes, 'minutes', `Minute ${n}`);
   const { page } = await logIn(ctx, finn, { hash: `#narrow/channel/${notes}-notes/topic/minutes` });
   await waitForTitle(page, `#notes › minutes`);
-  assert.is(await unreadCountOnServer(finn), 0, 'read once shown');
+  await serverUnread(finn, 0);
 
   const second = messageWith(page, 'Minute 2');
   await second.hover();
@@ -156,11 +162,167 @@ browserTest('"Mark as unread from here" makes that message and the later ones un
   // Still on screen, and scrolled past, they are not read again (reading waits for another view).
   await page.locator('#messages').dispatchEvent('scroll');
   await page.waitForTimeout(600);
-  assert.is(await unreadCountOnServer(finn), 2);
+  await serverUnread(finn, 2);
   assert.match(await title(page), /^\(2\) #notes › minutes · /);
   // Another view and back: reading goes on.
   await sidebarLink(page, 'Combined feed').click();
   await waitForTitle(page, `Combined feed`);
+});
+
+browserTest('search with operators: a query that names a view opens it, others ask the server with their operators; suggestions complete them', async (ctx) => {
+  const gina = await newcomer(ctx, 'Gina Finder');
+  const plans = await makeChannel(ctx.realm, 'plans', [gina, ctx.bob, ctx.carol]);
+  await send(ctx.bob, plans, 'road map', 'See https://example.com/map for the map');
+  await send(ctx.carol, plans, 'road map', 'Carol has a link too: https://example.org');
+  await send(ctx.bob, plans, 'road map', 'Bob without a link');
+  await send(ctx.bob, plans, 'lunch', 'Lunch map at noon');
+  const { page } = await logIn(ctx, gina, { hash: `#narrow/channel/${plans}-plans` });
+  const search = page.getByLabel('Search messages');
+
+  await search.fill(`sender:${ctx.bob.email} has:link`);
+  await search.press('Enter');
+  await page.locator('#narrow-title', { hasText: `Search: sender:${ctx.bob.email} has:link` }).waitFor();
+  await messageWith(page, 'for the map').waitFor();
+  assert.is(await page.locator('.message').count(), 1, 'only Bob, only with a link');
+
+  await search.fill('map -topic:lunch');
+  await search.press('Enter');
+  await messageWith(page, 'for the map').waitFor();
+  assert.is(await messageWith(page, 'Lunch map').count(), 0, 'the negated topic is left out');
+
+  // channel: and topic: together are the topic's own view, with its address.
+  await search.fill('channel:plans topic:"road map"');
+  await search.press('Enter');
+  await page.locator('#narrow-title', { hasText: '#plans › road map' }).waitFor();
+  assert.match(page.url(), new RegExp(`#narrow/channel/${plans}-plans/topic/road\\.20map$`));
+
+  // Suggestions: an operator from its first letters, then a channel from part of its name.
+  await search.fill('');
+  await search.pressSequentially('chan');
+  const suggestions = page.getByRole('listbox', { name: 'Suggestions' });
+  await suggestions.getByRole('option', { name: 'channel:', exact: true }).click();
+  assert.is(await search.inputValue(), 'channel:');
+  await search.pressSequentially('pla');
+  await suggestions.getByRole('option', { name: 'channel:plans', exact: true }).waitFor();
+  await search.press('ArrowDown');
+  await search.press('Enter');
+  await page.locator('#narrow-title', { hasText: '#plans' }).waitFor();
+  await search.fill('is:st');
+  await suggestions.getByRole('option', { name: 'is:starred' }).click();
+  await page.locator('#narrow-title', { hasText: 'Starred messages' }).waitFor();
+  await search.fill('sender:carol');
+  await suggestions.getByRole('option', { name: `sender:${ctx.carol.email}` }).waitFor();
+});
+
+browserTest('quote and reply: the quote goes to the message\'s conversation and shows quoted in the other browser', async (ctx) => {
+  const hugo = await newcomer(ctx, 'Hugo Quoter');
+  const talk = await makeChannel(ctx.realm, 'talk', [hugo, ctx.bob]);
+  await send(ctx.bob, talk, 'plans', 'We ship on **Friday**');
+  const hugoTab = await logIn(ctx, hugo, { hash: `#narrow/channel/${talk}-talk` });
+  const bobTab = await logIn(ctx, ctx.bob, { hash: `#narrow/channel/${talk}-talk/topic/plans` });
+  const original = messageWith(hugoTab.page, 'We ship on Friday');
+  await original.hover();
+  await original.getByRole('button', { name: 'More actions' }).click();
+  await original.getByRole('button', { name: 'Quote and reply' }).click();
+  const content = hugoTab.page.locator('#compose-content');
+  await hugoTab.page.waitForFunction(() => (document.getElementById('compose-content') as HTMLTextAreaElement).value.includes('quote'));
+  const id = await original.getAttribute('data-message-id');
+  assert.is(await content.inputValue(), `@_**Bob Builder|${ctx.bob.id}** [said](#narrow/channel/${talk}-talk/topic/plans/near/${id}):\n\`\`\`quote\nWe ship on **Friday**\n\`\`\`\n`);
+  assert.is(await hugoTab.page.locator('#compose-topic').inputValue(), 'plans');
+  assert.ok(await content.evaluate((el) => el === document.activeElement), 'the compose box has the focus');
+  await content.press('End');
+  await content.pressSequentially('Agreed.');
+  await content.press('Control+Enter');
+  const reply = messageWith(bobTab.page, 'Agreed.');
+  await reply.locator('blockquote', { hasText: 'We ship on Friday' }).waitFor();
+  assert.is(await reply.locator('blockquote strong').textContent(), 'Friday');
+});
+
+browserTest('keyboard: ? lists the shortcuts, Esc closes; r replies to the selected message; n opens the next unread topic; arrows move', async (ctx) => {
+  const ivy = await newcomer(ctx, 'Ivy Keys');
+  const keys = await makeChannel(ctx.realm, 'keys', [ivy, ctx.bob]);
+  const other = await makeChannel(ctx.realm, 'other', [ivy, ctx.bob]);
+  await send(ctx.bob, keys, 'first', 'First topic message');
+  await sendDm(ctx.bob, [ivy.id], 'A direct question');
+  const { page } = await logIn(ctx, ivy, { hash: `#narrow/channel/${keys}-keys/topic/first` });
+  await messageWith(page, 'First topic message').waitFor();
+
+  await page.keyboard.press('?');
+  const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+  await help.waitFor();
+  for (const [keys, what] of [['r', 'Reply'], ['n', 'Next topic with unread messages'], ['?', 'This list']]) {
+    assert.match(await help.locator('tr', { has: page.locator('kbd', { hasText: new RegExp(`^${keys.replace('?', '\\?')}$`) }) }).textContent() ?? '', what);
+  }
+  await page.keyboard.press('Escape');
+  await help.waitFor({ state: 'detached' });
+
+  // n: the next topic with unread messages (none here yet), then one arrives.
+  await send(ctx.bob, other, 'second', 'Second topic message');
+  await sidebarLink(page, 'other').locator('.unread-count').waitFor();
+  await page.locator('#messages').focus();
+  await page.keyboard.press('n');
+  await page.locator('#narrow-title', { hasText: '#other › second' }).waitFor();
+
+  // Arrows select messages; r replies to the selected one.
+  await sidebarLink(page, 'All direct messages').click();
+  await messageWith(page, 'A direct question').waitFor();
+  await page.locator('#messages').focus();
+  await page.keyboard.press('ArrowDown');
+  assert.is(await page.evaluate(() => document.activeElement?.closest('.message')?.textContent?.includes('A direct question')), true);
+  await page.keyboard.press('r');
+  await page.locator('#compose-to').waitFor();
+  assert.is(await page.locator('#compose-to').inputValue(), ctx.bob.email);
+  assert.ok(await page.locator('#compose-content').evaluate((el) => el === document.activeElement));
+  // Esc leaves the compose box; c comes back to it.
+  await page.keyboard.press('Escape');
+  assert.ok(await page.locator('#compose-content').evaluate((el) => el !== document.activeElement));
+  await page.keyboard.press('c');
+  assert.ok(await page.locator('#compose-content').evaluate((el) => el === document.activeElement));
+});
+
+browserTest('local echo: one\'s own message shows at once, before the server has it, then the server\'s replaces it', async (ctx) => {
+  const jo = await newcomer(ctx, 'Jo Echo');
+  const echo = await makeChannel(ctx.realm, 'echo', [jo, ctx.bob]);
+  await send(ctx.bob, echo, 'sound', 'Hello?');
+  const { page } = await logIn(ctx, jo, { hash: `#narrow/channel/${echo}-echo/topic/sound` });
+  const bobTab = await logIn(ctx, ctx.bob, { hash: `#narrow/channel/${echo}-echo/topic/sound` });
+  // The send is held back until the echo has been seen: the server cannot have the message before.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route('**/api/v1/messages', async (route) => {
+    if (route.request().method() === 'POST') await held;
+    await route.continue();
+  });
+  await messageWith(page, 'Hello?').waitFor();
+  await page.locator('#compose-content').fill('Echo **here**\nsecond line');
+  await page.locator('#compose-content').press('Control+Enter');
+  const local = page.locator('.message.local-echo');
+  await local.waitFor();
+  assert.is(await local.locator('.message-content').textContent(), 'Echo **here**\nsecond line', 'plain text until the server renders it');
+  assert.is(await local.locator('.message-actions').count(), 0, 'no actions on a message the server does not have');
+  assert.is(await messageWith(bobTab.page, 'Echo').count(), 0);
+  release();
+  await messageWith(page, 'Echo here').locator('strong', { hasText: 'here' }).waitFor();
+  await local.waitFor({ state: 'detached' });
+  assert.is(await messageWith(page, /Echo/).count(), 1, 'the echo is replaced, not doubled');
+  await messageWith(bobTab.page, 'Echo here').waitFor();
+});
+
+browserTest('local echo: a message the server refuses leaves no echo and stays in the compose box', async (ctx) => {
+  const kim = await newcomer(ctx, 'Kim Refused');
+  const closed = await makeChannel(ctx.realm, 'closed', [kim, ctx.bob]);
+  const { page } = await logIn(ctx, kim, { hash: `#narrow/channel/${closed}-closed/topic/t` });
+  await page.locator('.list-note.empty').waitFor();
+  // Only administrators may post from now on.
+  const groups = await ctx.owner.client.get('/user_groups');
+  const admins = groups.body.user_groups.find((g: { name: string }) => g.name === 'role:administrators').id;
+  const r = await ctx.owner.client.patch(`/streams/${closed}`, { can_send_message_group: { new: admins } });
+  assert.is(r.status, 200, r.text);
+  await compose(page, 'Not allowed here', 't');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.locator('.compose .alert-error').waitFor();
+  assert.is(await page.locator('.message').count(), 0);
+  assert.is(await page.locator('#compose-content').inputValue(), 'Not allowed here');
 });
 
 if (existsSync(CHROMIUM)) test.run();

@@ -3,7 +3,7 @@
 import { Api, ApiError, describeError } from './api.ts';
 import { EventStream, type ServerEvent } from './events.ts';
 import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
-import { applyEvent, emptyView, ingestMessage, stateFromRegister, type AppState, type View } from './state.ts';
+import { addLocalEcho, applyEvent, emptyView, ingestMessage, removeLocalEcho, stateFromRegister, type AppState, type View } from './state.ts';
 import { Store } from './store.ts';
 import type { Message } from './types.ts';
 
@@ -49,6 +49,8 @@ export class ChatClient {
   /** Channels whose topic list changed while it was being fetched. */
   private topicsStale = new Set<number>();
   private typingSentAt = 0;
+  /** The last local id given to a message sent from here (local echo). */
+  private localIds = 0;
   private typingTo: string | null = null;
   private stopped = false;
   /** Events that came while a page of messages was loading, kept to apply again to what it brings. */
@@ -322,10 +324,45 @@ export class ChatClient {
     }
   }
 
+  /**
+   * Sends a message, shown at once as a local echo (plain text) that the server's message replaces
+   * when its event comes back to this queue (`local_message_id`); a refused message takes its echo away.
+   */
   async send(to: Destination, content: string): Promise<void> {
     this.typing(to, 'stop');
-    if (to.kind === 'stream') await this.api.post('/messages', { type: 'stream', to: to.streamId, topic: to.topic, content });
-    else await this.api.post('/messages', { type: 'direct', to: to.userIds, content });
+    const localId = String(++this.localIds);
+    const queueId = this.stream?.queueId;
+    if (queueId) this.store.update((s) => s && addLocalEcho(s, this.localEcho(to, content, localId)));
+    const echo = { queue_id: queueId, local_id: queueId ? localId : undefined };
+    try {
+      if (to.kind === 'stream') await this.api.post('/messages', { type: 'stream', to: to.streamId, topic: to.topic, content, ...echo });
+      else await this.api.post('/messages', { type: 'direct', to: to.userIds, content, ...echo });
+    } catch (err) {
+      this.store.update((s) => s && removeLocalEcho(s, localId));
+      throw err;
+    }
+  }
+
+  private localEcho(to: Destination, content: string, localId: string): Omit<Message, 'id'> {
+    const { me, users, subs } = this.state;
+    const person = (id: number) => ({ id, email: users.get(id)?.email ?? '', full_name: users.get(id)?.full_name ?? '' });
+    const text = document.createElement('p');
+    text.textContent = content;
+    return {
+      localId,
+      sender_id: me.userId,
+      sender_full_name: me.fullName,
+      sender_email: me.email,
+      avatar_url: users.get(me.userId)?.avatar_url ?? null,
+      content: text.outerHTML,
+      timestamp: Math.floor(Date.now() / 1000),
+      is_me_message: false,
+      flags: ['read'],
+      reactions: [],
+      ...(to.kind === 'stream'
+        ? { type: 'stream' as const, stream_id: to.streamId, subject: to.topic, display_recipient: subs.get(to.streamId)?.name ?? '' }
+        : { type: 'private' as const, subject: '', display_recipient: [...new Set([me.userId, ...to.userIds])].map(person) }),
+    };
   }
 
   /** Typing notifications for what is being composed: start (renewed while typing goes on) and stop. */

@@ -107,6 +107,19 @@ export function ingestMessage(raw: any, myId: number, flags?: string[]): Message
   return { ...raw, content: prepareContent(raw.match_content ?? raw.content, myId), flags: flags ?? raw.flags ?? [], reactions: raw.reactions ?? [] };
 }
 
+/** Adds a local echo (see Message.localId) to the view when it belongs there, after the newest message. */
+export function addLocalEcho(state: AppState, echo: Omit<Message, 'id'>): AppState {
+  const { view } = state;
+  const last = view.messages.at(-1)?.id ?? 0;
+  const message = { ...echo, id: last + 0.001 };
+  if (!view.foundNewest || !narrowMatches(view.narrow, message, state.me.userId, () => false)) return state;
+  return { ...state, view: { ...view, messages: [...view.messages, message] } };
+}
+
+export function removeLocalEcho(state: AppState, localId: string): AppState {
+  return withMessages(state, (messages) => (messages.some((m) => m.localId === localId) ? messages.filter((m) => m.localId !== localId) : messages));
+}
+
 export function isTopicMuted(state: AppState, streamId: number, topic: string): boolean {
   const policy = state.topicPolicies.get(topicKey(streamId, topic)) ?? TopicVisibility.NONE;
   if (state.subs.get(streamId)?.is_muted) return policy !== TopicVisibility.UNMUTED && policy !== TopicVisibility.FOLLOWED;
@@ -147,6 +160,8 @@ function onMessage(state: AppState, event: ServerEvent): AppState {
     const topics = [{ name: message.subject, max_id: message.id }, ...known.filter((t) => !sameTopic(t.name, message.subject))];
     next = { ...next, topics: new Map(next.topics).set(message.stream_id!, topics) };
   }
+  // One's own message, sent from this tab: it takes the place of its local echo.
+  if (event.local_message_id !== undefined) next = withMessages(next, (messages) => messages.filter((m) => m.localId !== event.local_message_id));
   const view = next.view;
   // While the view loads its newer end, live messages are kept for the loader to place (client.ts withNewer).
   const appends = view.foundNewest || view.loading === 'initial' || view.loading === 'newer';
@@ -418,6 +433,18 @@ export function narrowUnread(state: AppState, narrow: Narrow, counts: UnreadCoun
     case 'search':
       return 0;
   }
+}
+
+/** The `n` key's destination: the unread topic (not muted) whose oldest unread message is oldest, other than the one on screen. */
+export function nextUnreadTopic(state: AppState): Narrow | null {
+  const { narrow } = state.view;
+  const here = narrow.kind === 'topic' ? topicKey(narrow.streamId, narrow.topic) : null;
+  let best: { id: number; streamId: number; topic: string } | null = null;
+  for (const [id, place] of state.unread) {
+    if (place.kind !== 'stream' || topicKey(place.streamId, place.topic) === here || isTopicMuted(state, place.streamId, place.topic)) continue;
+    if (!best || id < best.id) best = { id, streamId: place.streamId, topic: place.topic };
+  }
+  return best && { kind: 'topic', streamId: best.streamId, topic: best.topic };
 }
 
 export type PresenceStatus = 'active' | 'idle' | 'offline';

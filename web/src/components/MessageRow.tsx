@@ -139,7 +139,7 @@ export class MessageRow extends Component<Props, State> {
     const sender = users.get(m.sender_id) ?? { user_id: m.sender_id, full_name: m.sender_full_name, avatar_url: m.avatar_url };
     const editId = `edit-${m.id}`;
     const mentioned = m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
-    const classes = ['message', continued && 'continued', unread && 'unread', mine && 'mine', mentioned && 'mentioned', starred && 'starred', near && 'near', m.is_me_message && 'me-message']
+    const classes = ['message', continued && 'continued', unread && 'unread', mine && 'mine', mentioned && 'mentioned', starred && 'starred', m.localId && 'local-echo', near && 'near', m.is_me_message && 'me-message']
       .filter(Boolean)
       .join(' ');
     return (
@@ -201,7 +201,7 @@ export class MessageRow extends Component<Props, State> {
           )}
           {error && <p class="alert alert-error" role="alert">{error}</p>}
         </div>
-        {!editing && (
+        {!editing && !m.localId && (
           <div class="message-actions">
             <time class="message-time-small" aria-hidden="true">{continued ? formatTime(m.timestamp) : ''}</time>
             <button type="button" class="icon-button" aria-label="Add reaction" aria-expanded={picking} title="Add reaction" onClick={() => this.setState({ picking: !picking })}>☺</button>
