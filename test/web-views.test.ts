@@ -325,5 +325,42 @@ browserTest('local echo: a message the server refuses leaves no echo and stays i
   assert.is(await page.locator('#compose-content').inputValue(), 'Not allowed here');
 });
 
+browserTest('Inbox lists the unread conversations and Recent conversations the newest ones, both live', async (ctx) => {
+  const lee = await newcomer(ctx, 'Lee Inbox');
+  const desk = await makeChannel(ctx.realm, 'desk', [lee, ctx.bob, ctx.carol]);
+  await send(ctx.bob, desk, 'alpha', 'Alpha one');
+  await send(ctx.carol, desk, 'alpha', 'Alpha two');
+  await send(ctx.bob, desk, 'beta', 'Beta one');
+  await sendDm(ctx.bob, [lee.id], 'Private hello');
+  const { page } = await logIn(ctx, lee, { hash: '#inbox' });
+  await page.locator('#narrow-title', { hasText: 'Inbox' }).waitFor();
+  const inbox = page.locator('.inbox');
+  const row = (name: string) => inbox.locator('li', { has: page.getByRole('link', { name, exact: true }) });
+  await row('alpha').waitFor();
+  assert.is(await row('alpha').locator('.unread-count').textContent(), '2');
+  assert.is(await row('beta').locator('.unread-count').textContent(), '1');
+  assert.is(await row('Bob Builder').locator('.unread-count').textContent(), '1');
+  assert.is(await inbox.locator('h2', { hasText: '#desk' }).locator('.unread-count').textContent(), '3');
+  // Live: a new topic arrives; one read elsewhere leaves.
+  await send(ctx.carol, desk, 'gamma', 'Gamma one');
+  await row('gamma').waitFor();
+  await lee.client.post('/mark_topic_as_read', { stream_id: desk, topic_name: 'alpha' });
+  await row('alpha').waitFor({ state: 'detached' });
+  await row('beta').getByRole('link').click();
+  await page.locator('#narrow-title', { hasText: '#desk › beta' }).waitFor();
+
+  await sidebarLink(page, 'Recent conversations').click();
+  const recent = page.locator('.recent tbody tr');
+  await recent.first().waitFor();
+  assert.equal(await recent.locator('.conversation-link').allTextContents(), ['gamma', 'Bob Builder', 'beta', 'alpha']);
+  assert.is(await recent.filter({ hasText: 'alpha' }).locator('td').nth(3).textContent(), 'Carol Clerk, Bob Builder');
+  await send(ctx.bob, desk, 'alpha', 'Alpha three');
+  await page.waitForFunction(() => document.querySelector('.recent tbody tr .conversation-link')?.textContent === 'alpha');
+  assert.equal(await recent.locator('.conversation-link').allTextContents(), ['alpha', 'gamma', 'Bob Builder', 'beta']);
+  assert.is(await recent.first().locator('.unread-count').textContent(), '1');
+  await recent.first().locator('.conversation-link').click();
+  await page.locator('#narrow-title', { hasText: '#desk › alpha' }).waitFor();
+});
+
 if (existsSync(CHROMIUM)) test.run();
 else console.log(`\n  web-views: skipped: no browser at ${CHROMIUM} (apt-get install chromium; .ci/run does)\n`);

@@ -19,6 +19,8 @@ export interface ComposeRequest {
 }
 
 const PAGE_SIZE = 50;
+/** The newest messages that recent conversations are made of. */
+const RECENT_MESSAGES = 400;
 /** Messages flagged per request of a "mark all" (Zulip's web app asks 1000 at a time). */
 const FLAG_BATCH = 1000;
 const PRESENCE_INTERVAL_MS = 60_000;
@@ -218,7 +220,10 @@ export class ChatClient {
   }
 
   private loadView(): Promise<void> {
-    const { near } = this.state.view;
+    const { near, narrow } = this.state.view;
+    // The inbox is the unread state itself; recent conversations are the newest messages.
+    if (narrow.kind === 'inbox') return Promise.resolve(this.settle(this.state.view, (current) => ({ ...current, loading: null, foundOldest: true, foundNewest: true })));
+    if (narrow.kind === 'recent') return this.loadPage('newest', RECENT_MESSAGES, 0, 'initial', (current, fetched, r) => ({ ...withNewer(current, fetched, r.found_newest), foundOldest: r.found_oldest }));
     return this.loadPage(near ?? 'first_unread', PAGE_SIZE, PAGE_SIZE, 'initial', (current, fetched, r) => ({ ...withNewer(current, fetched, r.found_newest), foundOldest: r.found_oldest }));
   }
 
@@ -298,7 +303,7 @@ export class ChatClient {
 
   /** Marks every unread message of a view read ("Mark all as read"), a batch at a time, as Zulip's web app does. */
   async markNarrowRead(narrow: Narrow): Promise<void> {
-    const terms = narrow.kind === 'home' ? [] : apiNarrow(narrow);
+    const terms = narrow.kind === 'home' || narrow.kind === 'inbox' || narrow.kind === 'recent' ? [] : apiNarrow(narrow);
     await this.flagRange([...terms, { operator: 'is', operand: 'unread' }], 'oldest', 'add');
   }
 

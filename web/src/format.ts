@@ -32,6 +32,10 @@ export function narrowTitle(state: AppState, narrow: Narrow): string {
       return 'Starred messages';
     case 'dms':
       return 'Direct messages';
+    case 'inbox':
+      return 'Inbox';
+    case 'recent':
+      return 'Recent conversations';
     case 'search':
       return `Search: ${narrow.query}`;
   }

@@ -13,6 +13,10 @@ export type Narrow =
   | { kind: 'starred' }
   /** All direct messages. */
   | { kind: 'dms' }
+  /** The conversations with unread messages (Zulip's Inbox), from the unread state alone. */
+  | { kind: 'inbox' }
+  /** Conversations by their newest message, from the newest messages of the combined feed. */
+  | { kind: 'recent' }
   /** Search words and operators as typed (`sender:… has:link words`), see search.ts. */
   | { kind: 'search'; query: string };
 
@@ -59,6 +63,10 @@ export function narrowHash(narrow: Narrow, names: { channel(id: number): string;
       return '#narrow/is/starred';
     case 'dms':
       return '#narrow/is/dm';
+    case 'inbox':
+      return '#inbox';
+    case 'recent':
+      return '#recent';
     case 'search':
       return `#narrow/search/${encodeHashComponent(narrow.query)}`;
   }
@@ -71,6 +79,7 @@ const leadingId = (part: string | undefined) => {
 
 export function parseHash(hash: string): Route {
   const parts = hash.replace(/^#/, '').split('/');
+  if (parts[0] === 'inbox' || parts[0] === 'recent') return { narrow: { kind: parts[0] }, near: null };
   if (parts[0] !== 'narrow') return { narrow: HOME, near: null };
   let narrow: Narrow = HOME;
   let near: number | null = null;
@@ -95,6 +104,8 @@ export function parseHash(hash: string): Route {
 export function apiNarrow(narrow: Narrow): { operator: string; operand: unknown; negated?: boolean }[] {
   switch (narrow.kind) {
     case 'home':
+    case 'inbox':
+    case 'recent':
       return [{ operator: 'in', operand: 'home' }];
     case 'channel':
       return [{ operator: 'channel', operand: narrow.streamId }];
@@ -138,6 +149,8 @@ export const sameTopic = (a: string, b: string) => a.toLowerCase() === b.toLower
 export function narrowMatches(narrow: Narrow, message: Message, myId: number, isMuted: (m: Message) => boolean): boolean {
   switch (narrow.kind) {
     case 'home':
+    case 'inbox':
+    case 'recent':
       return !isMuted(message);
     case 'channel':
       return message.type === 'stream' && message.stream_id === narrow.streamId;

@@ -250,7 +250,7 @@ function onUpdateMessage(state: AppState, e: ServerEvent): AppState {
   }
   // Moved messages leave a channel or topic view they no longer belong to.
   const { narrow } = next.view;
-  const stays = (m: Message) => !ids.includes(m.id) || narrowMatches(narrow, m, next.me.userId, () => false) || ['home', 'search', 'mentions', 'starred', 'dms'].includes(narrow.kind);
+  const stays = (m: Message) => !ids.includes(m.id) || narrowMatches(narrow, m, next.me.userId, () => false) || ['home', 'search', 'mentions', 'starred', 'dms', 'recent'].includes(narrow.kind);
   next = withMessages({ ...next, unread }, (messages) => (messages.every(stays) ? messages : messages.filter(stays)));
   // The channels' topic lists are fetched again (client.ts): which topics remain is the server's to say.
   const topics = new Map(next.topics);
@@ -417,6 +417,8 @@ export function narrowUnread(state: AppState, narrow: Narrow, counts: UnreadCoun
   const count = (keep: (id: number, place: UnreadPlace) => boolean) => [...state.unread].filter(([id, place]) => keep(id, place)).length;
   switch (narrow.kind) {
     case 'home':
+    case 'inbox':
+    case 'recent':
       return count((_, p) => p.kind === 'dm' || !isTopicMuted(state, p.streamId, p.topic));
     case 'channel':
       return counts.channels.get(narrow.streamId) ?? 0;

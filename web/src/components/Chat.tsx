@@ -7,6 +7,7 @@ import { narrowTitle } from '../format.ts';
 import { parseHash } from '../narrow.ts';
 import { narrowUnread, nextUnreadTopic, type AppState } from '../state.ts';
 import { Compose } from './Compose.tsx';
+import { Inbox, RecentConversations } from './Conversations.tsx';
 import { KeyboardHelp } from './KeyboardHelp.tsx';
 import { MessageList } from './MessageList.tsx';
 import { SearchBox } from './SearchBox.tsx';
@@ -102,8 +103,16 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
       <Sidebar state={state} client={client} />
       <main class="conversation" aria-labelledby="narrow-title">
         <NarrowHeader client={client} state={state} title={title} />
-        <MessageList client={client} state={state} listRef={listRef} />
-        <TypingNotice state={state} />
+        {state.view.narrow.kind === 'inbox' ? (
+          <Inbox client={client} state={state} />
+        ) : state.view.narrow.kind === 'recent' ? (
+          <RecentConversations client={client} state={state} />
+        ) : (
+          <>
+            <MessageList client={client} state={state} listRef={listRef} />
+            <TypingNotice state={state} />
+          </>
+        )}
         <Compose client={client} state={state} />
       </main>
       {sidebarOpen && <div class="backdrop" onClick={() => setSidebarOpen(false)} />}

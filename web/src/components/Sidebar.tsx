@@ -75,8 +75,15 @@ function ChannelItem({ client, state, sub, counts }: { client: ChatClient; state
   );
 }
 
-/** The views of the top of the sidebar, after the combined feed. */
-const VIEWS: [name: string, narrow: Narrow][] = [['Mentions', { kind: 'mentions' }], ['Starred messages', { kind: 'starred' }], ['All direct messages', { kind: 'dms' }]];
+/** The views at the top of the sidebar. */
+const VIEWS: [name: string, narrow: Narrow][] = [
+  ['Inbox', { kind: 'inbox' }],
+  ['Recent conversations', { kind: 'recent' }],
+  ['Combined feed', { kind: 'home' }],
+  ['Mentions', { kind: 'mentions' }],
+  ['Starred messages', { kind: 'starred' }],
+  ['All direct messages', { kind: 'dms' }],
+];
 
 const PRESENCE_LABELS = { active: 'active', idle: 'idle', offline: 'offline' } as const;
 
@@ -98,17 +105,11 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
   return (
     <nav id="sidebar" class="sidebar" aria-label="Conversations">
       <ul class="nav-list">
-        <li>
-          <NavLink client={client} narrow={{ kind: 'home' }} current={narrow}>
-            <span class="name">Combined feed</span>
-            <UnreadBadge count={narrowUnread(state, { kind: 'home' }, counts)} />
-          </NavLink>
-        </li>
         {VIEWS.map(([name, view]) => (
           <li key={name}>
             <NavLink client={client} narrow={view} current={narrow}>
               <span class="name">{name}</span>
-              <UnreadBadge count={narrowUnread(state, view, counts)} />
+              {view.kind !== 'recent' && <UnreadBadge count={narrowUnread(state, view, counts)} />}
             </NavLink>
           </li>
         ))}
