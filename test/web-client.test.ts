@@ -6,135 +6,15 @@
 // WEB_SCREENSHOTS=<dir> also saves the README's screenshots (desktop and phone width) there.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, mkdirSync } from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page, type WebSocketRoute } from 'playwright-core';
-import type { RunningServer } from '../src/server.ts';
+import { existsSync } from 'node:fs';
+import { chromium, type Page, type WebSocketRoute } from 'playwright-core';
 import { makeChannel, send } from './messages-helpers.ts';
-import { newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
+import { newRealm, startTestServer } from './helpers/server.ts';
 import { Client } from './helpers/client.ts';
 import { buildWebClient } from './helpers/web.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 760 };
-
-interface Ctx {
-  server: RunningServer;
-  realm: TestRealm;
-  owner: TestUser;
-  bob: TestUser;
-  carol: TestUser;
-  general: number;
-  random: number;
-  browser: Browser;
-  /** The browser's way to the server, which stays when the server restarts on another port. */
-  forwarder: Forwarder;
-  url: string;
-  contexts: BrowserContext[];
-  errors: string[];
-}
-
-/** A logged-in tab, with the event frames its WebSocket received. */
-interface Tab {
-  page: Page;
-  frames: string[];
-}
+import { CHROMIUM, compose, forward, logIn, messageWith, openTab, PHONE, REFUSED_WEBSOCKET, screenshot, SERVER_ENV, sidebarLink, type Ctx } from './lib/browser.ts';
 
 const test = suite<Ctx>('web-client', {} as Ctx);
-
-async function openTab(ctx: Ctx, setup?: (context: BrowserContext) => Promise<unknown>, viewport = DESKTOP, hash = ''): Promise<Tab> {
-  const context = await ctx.browser.newContext({ viewport });
-  ctx.contexts.push(context);
-  await setup?.(context);
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (err) => ctx.errors.push(err.stack ?? err.message));
-  const frames: string[] = [];
-  page.on('websocket', (ws) => ws.on('framereceived', (f) => frames.push(String(f.payload))));
-  await page.goto(ctx.url + hash);
-  return { page, frames };
-}
-
-/** Logs in through the form; `hash` is the address's fragment, the narrow to open on. */
-async function logIn(ctx: Ctx, user: TestUser, options: { setup?: (context: BrowserContext) => Promise<unknown>; viewport?: typeof DESKTOP; live?: string; hash?: string } = {}): Promise<Tab> {
-  const tab = await openTab(ctx, options.setup, options.viewport, options.hash);
-  await tab.page.getByLabel('Email').fill(user.email);
-  await tab.page.getByLabel('Password', { exact: true }).fill(user.password);
-  await tab.page.getByRole('button', { name: 'Log in' }).click();
-  await tab.page.locator(`[data-connection="${options.live ?? 'socket'}"]`).waitFor();
-  return tab;
-}
-
-const REFUSED_WEBSOCKET = `
-  window.WebSocket = class extends EventTarget {
-    static CONNECTING = 0; static OPEN = 1; static CLOSING = 2; static CLOSED = 3;
-    readyState = 0;
-    onclose = null;
-    constructor() {
-      super();
-      setTimeout(() => {
-        this.readyState = 3;
-        if (this.onclose) this.onclose(new CloseEvent('close', { code: 1006 }));
-      }, 10);
-    }
-    send() {}
-    close() {}
-  };
-`;
-
-const sidebarLink = (page: Page, name: string) => page.locator('#sidebar .nav-link', { has: page.locator('.name', { hasText: new RegExp(`^${name}$`) }) });
-const messageWith = (page: Page, text: string | RegExp) => page.locator('.message', { has: page.locator('.message-content', { hasText: text }) });
-
-async function compose(page: Page, content: string, topic?: string): Promise<void> {
-  if (topic !== undefined) await page.locator('#compose-topic').fill(topic);
-  await page.locator('#compose-content').fill(content);
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  const dir = process.env.WEB_SCREENSHOTS;
-  if (!dir) return;
-  mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: path.join(dir, name) });
-}
-
-interface Forwarder {
-  port: number;
-  close(): Promise<void>;
-}
-
-/** A TCP forwarder to the server's current port, as a reverse proxy would be. */
-function forward(target: () => number): Promise<Forwarder> {
-  const connections = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target(), '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      connections.add(socket);
-      socket.on('error', () => socket.destroy());
-      socket.on('close', () => {
-        connections.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        port: (server.address() as net.AddressInfo).port,
-        close: () => {
-          for (const socket of connections) socket.destroy();
-          return new Promise((done) => server.close(() => done()));
-        },
-      }),
-    ),
-  );
-}
-
-// Rate limits on (failed logins are what one test shows), but far from what the tests spend.
-const SERVER_ENV = { RATE_LIMIT: 'on', RATE_LIMIT_USER_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_LOGIN_FAILURES: '3' };
 
 test.before(async (ctx) => {
   await buildWebClient();

@@ -2,8 +2,8 @@
 // loads the messages of the narrow on screen, and performs what the user does through the API.
 import { Api, ApiError, describeError } from './api.ts';
 import { EventStream, type ServerEvent } from './events.ts';
-import { apiNarrow, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
-import { applyEvent, emptyView, ingestMessage, stateFromRegister, type AppState, type View } from './state.ts';
+import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
+import { addLocalEcho, applyEvent, emptyView, ingestMessage, removeLocalEcho, stateFromRegister, type AppState, type View } from './state.ts';
 import { Store } from './store.ts';
 import type { Message } from './types.ts';
 
@@ -12,7 +12,17 @@ const TOPICS_RETRY_MS = 3000;
 
 export type Destination = { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; userIds: number[] };
 
+/** What the compose box is asked to do: write to `to`, with `text` added (a quote). */
+export interface ComposeRequest {
+  to: Destination;
+  text: string;
+}
+
 const PAGE_SIZE = 50;
+/** The newest messages that recent conversations are made of. */
+const RECENT_MESSAGES = 400;
+/** Messages flagged per request of a "mark all" (Zulip's web app asks 1000 at a time). */
+const FLAG_BATCH = 1000;
 const PRESENCE_INTERVAL_MS = 60_000;
 const READ_BATCH_DELAY_MS = 250;
 /** Zulip's clients renew a typing notification every 10 seconds while typing goes on. */
@@ -26,12 +36,13 @@ const REGISTER_PARAMS = {
   client_gravatar: true,
   slim_presence: true,
   include_subscribers: false,
-  fetch_event_types: ['realm', 'realm_user', 'subscription', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'message'],
+  fetch_event_types: ['realm', 'realm_user', 'subscription', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'message', 'starred_messages'],
   client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true, simplified_presence_events: true },
 };
 
 export class ChatClient {
   readonly store = new Store<AppState | null>(null);
+  readonly composeRequests = new Store<ComposeRequest | null>(null);
   private stream: EventStream | null = null;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private pendingRead = new Set<number>();
@@ -40,6 +51,8 @@ export class ChatClient {
   /** Channels whose topic list changed while it was being fetched. */
   private topicsStale = new Set<number>();
   private typingSentAt = 0;
+  /** The last local id given to a message sent from here (local echo). */
+  private localIds = 0;
   private typingTo: string | null = null;
   private stopped = false;
   /** Events that came while a page of messages was loading, kept to apply again to what it brings. */
@@ -207,7 +220,10 @@ export class ChatClient {
   }
 
   private loadView(): Promise<void> {
-    const { near } = this.state.view;
+    const { near, narrow } = this.state.view;
+    // The inbox is the unread state itself; recent conversations are the newest messages.
+    if (narrow.kind === 'inbox') return Promise.resolve(this.settle(this.state.view, (current) => ({ ...current, loading: null, foundOldest: true, foundNewest: true })));
+    if (narrow.kind === 'recent') return this.loadPage('newest', RECENT_MESSAGES, 0, 'initial', (current, fetched, r) => ({ ...withNewer(current, fetched, r.found_newest), foundOldest: r.found_oldest }));
     return this.loadPage(near ?? 'first_unread', PAGE_SIZE, PAGE_SIZE, 'initial', (current, fetched, r) => ({ ...withNewer(current, fetched, r.found_newest), foundOldest: r.found_oldest }));
   }
 
@@ -265,10 +281,93 @@ export class ChatClient {
     }, READ_BATCH_DELAY_MS);
   }
 
+  /** Opens the compose box on a message's conversation (`r`); quoting adds its Markdown, as Zulip quotes it. */
+  async reply(message: Message, quote: boolean): Promise<void> {
+    const myId = this.state.me.userId;
+    const to: Destination =
+      message.type === 'stream' ? { kind: 'stream', streamId: message.stream_id!, topic: message.subject } : { kind: 'dm', userIds: messageDmKey(message, myId).split(',').map(Number) };
+    let text = '';
+    if (quote) {
+      const raw = await this.rawContent(message.id);
+      const narrow: Narrow = to.kind === 'stream' ? { kind: 'topic', streamId: to.streamId, topic: to.topic } : { kind: 'dm', userIds: to.userIds };
+      const longestRun = Math.max(0, ...[...raw.matchAll(/`+/g)].map((r) => r[0].length));
+      const fence = '`'.repeat(Math.max(3, longestRun + 1));
+      text = `@_**${message.sender_full_name}|${message.sender_id}** [said](${this.hashOf(narrow)}/near/${message.id}):\n${fence}quote\n${raw}\n${fence}\n`;
+    }
+    this.composeRequests.set({ to, text });
+  }
+
+  async setStarred(messageId: number, starred: boolean): Promise<void> {
+    await this.api.post('/messages/flags', { messages: [messageId], op: starred ? 'add' : 'remove', flag: 'starred' });
+  }
+
+  /** Marks every unread message of a view read ("Mark all as read"), a batch at a time, as Zulip's web app does. */
+  async markNarrowRead(narrow: Narrow): Promise<void> {
+    const terms = narrow.kind === 'home' || narrow.kind === 'inbox' || narrow.kind === 'recent' ? [] : apiNarrow(narrow);
+    await this.flagRange([...terms, { operator: 'is', operand: 'unread' }], 'oldest', 'add');
+  }
+
+  /**
+   * Marks the message and those after it in the view unread again. Reading then pauses in this
+   * view (the messages stay on screen): else they would be read again at once.
+   */
+  async markUnreadFrom(messageId: number): Promise<void> {
+    const { narrow } = this.state.view;
+    this.store.update((s) => s && sameNarrow(s.view.narrow, narrow) ? { ...s, view: { ...s.view, readingPaused: true } } : s);
+    await this.flagRange(apiNarrow(narrow), messageId, 'remove');
+  }
+
+  /** POST /messages/flags/narrow on the `read` flag from `anchor` to the newest message, in batches. */
+  private async flagRange(narrow: ReturnType<typeof apiNarrow>, anchor: number | 'oldest', op: 'add' | 'remove'): Promise<void> {
+    let next: number | string = anchor;
+    let includeAnchor = true;
+    for (;;) {
+      const r = await this.api.post('/messages/flags/narrow', { anchor: String(next), include_anchor: includeAnchor, num_before: 0, num_after: FLAG_BATCH, narrow, op, flag: 'read' });
+      if (r.found_newest || r.last_processed_id === null) return;
+      next = r.last_processed_id;
+      includeAnchor = false;
+    }
+  }
+
+  /**
+   * Sends a message, shown at once as a local echo (plain text) that the server's message replaces
+   * when its event comes back to this queue (`local_message_id`); a refused message takes its echo away.
+   */
   async send(to: Destination, content: string): Promise<void> {
     this.typing(to, 'stop');
-    if (to.kind === 'stream') await this.api.post('/messages', { type: 'stream', to: to.streamId, topic: to.topic, content });
-    else await this.api.post('/messages', { type: 'direct', to: to.userIds, content });
+    const localId = String(++this.localIds);
+    const queueId = this.stream?.queueId;
+    if (queueId) this.store.update((s) => s && addLocalEcho(s, this.localEcho(to, content, localId)));
+    const echo = { queue_id: queueId, local_id: queueId ? localId : undefined };
+    try {
+      if (to.kind === 'stream') await this.api.post('/messages', { type: 'stream', to: to.streamId, topic: to.topic, content, ...echo });
+      else await this.api.post('/messages', { type: 'direct', to: to.userIds, content, ...echo });
+    } catch (err) {
+      this.store.update((s) => s && removeLocalEcho(s, localId));
+      throw err;
+    }
+  }
+
+  private localEcho(to: Destination, content: string, localId: string): Omit<Message, 'id'> {
+    const { me, users, subs } = this.state;
+    const person = (id: number) => ({ id, email: users.get(id)?.email ?? '', full_name: users.get(id)?.full_name ?? '' });
+    const text = document.createElement('p');
+    text.textContent = content;
+    return {
+      localId,
+      sender_id: me.userId,
+      sender_full_name: me.fullName,
+      sender_email: me.email,
+      avatar_url: users.get(me.userId)?.avatar_url ?? null,
+      content: text.outerHTML,
+      timestamp: Math.floor(Date.now() / 1000),
+      is_me_message: false,
+      flags: ['read'],
+      reactions: [],
+      ...(to.kind === 'stream'
+        ? { type: 'stream' as const, stream_id: to.streamId, subject: to.topic, display_recipient: subs.get(to.streamId)?.name ?? '' }
+        : { type: 'private' as const, subject: '', display_recipient: [...new Set([me.userId, ...to.userIds])].map(person) }),
+    };
   }
 
   /** Typing notifications for what is being composed: start (renewed while typing goes on) and stop. */

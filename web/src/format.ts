@@ -28,6 +28,14 @@ export function narrowTitle(state: AppState, narrow: Narrow): string {
       return dmName(state, narrow.userIds.join(','));
     case 'mentions':
       return 'Mentions';
+    case 'starred':
+      return 'Starred messages';
+    case 'dms':
+      return 'Direct messages';
+    case 'inbox':
+      return 'Inbox';
+    case 'recent':
+      return 'Recent conversations';
     case 'search':
       return `Search: ${narrow.query}`;
   }

@@ -1,6 +1,7 @@
 // What the message list shows (a narrow), how it is written in the page's address (Zulip's
 // `#narrow/...` fragments, so links inside messages work here too), how it is asked of
 // GET /messages, and whether a new message belongs in it.
+import { parseSearch } from './search.ts';
 import type { Message } from './types.ts';
 
 export type Narrow =
@@ -9,6 +10,14 @@ export type Narrow =
   | { kind: 'topic'; streamId: number; topic: string }
   | { kind: 'dm'; userIds: number[] }
   | { kind: 'mentions' }
+  | { kind: 'starred' }
+  /** All direct messages. */
+  | { kind: 'dms' }
+  /** The conversations with unread messages (Zulip's Inbox), from the unread state alone. */
+  | { kind: 'inbox' }
+  /** Conversations by their newest message, from the newest messages of the combined feed. */
+  | { kind: 'recent' }
+  /** Search words and operators as typed (`sender:… has:link words`), see search.ts. */
   | { kind: 'search'; query: string };
 
 export interface Route {
@@ -50,6 +59,14 @@ export function narrowHash(narrow: Narrow, names: { channel(id: number): string;
     }
     case 'mentions':
       return '#narrow/is/mentioned';
+    case 'starred':
+      return '#narrow/is/starred';
+    case 'dms':
+      return '#narrow/is/dm';
+    case 'inbox':
+      return '#inbox';
+    case 'recent':
+      return '#recent';
     case 'search':
       return `#narrow/search/${encodeHashComponent(narrow.query)}`;
   }
@@ -62,6 +79,7 @@ const leadingId = (part: string | undefined) => {
 
 export function parseHash(hash: string): Route {
   const parts = hash.replace(/^#/, '').split('/');
+  if (parts[0] === 'inbox' || parts[0] === 'recent') return { narrow: { kind: parts[0] }, near: null };
   if (parts[0] !== 'narrow') return { narrow: HOME, near: null };
   let narrow: Narrow = HOME;
   let near: number | null = null;
@@ -74,6 +92,8 @@ export function parseHash(hash: string): Route {
       const ids = operand.split('-')[0]!.split(',').map(leadingId);
       if (ids.length && ids.every((id) => id !== null)) narrow = { kind: 'dm', userIds: (ids as number[]).sort((a, b) => a - b) };
     } else if (operator === 'is' && operand === 'mentioned') narrow = { kind: 'mentions' };
+    else if (operator === 'is' && operand === 'starred') narrow = { kind: 'starred' };
+    else if (operator === 'is' && (operand === 'dm' || operand === 'private')) narrow = { kind: 'dms' };
     else if (operator === 'search') narrow = { kind: 'search', query: decodeHashComponent(operand) };
     else if (operator === 'near' || operator === 'with') near = leadingId(operand);
   }
@@ -81,9 +101,11 @@ export function parseHash(hash: string): Route {
 }
 
 /** The `narrow` parameter of GET /messages. */
-export function apiNarrow(narrow: Narrow): { operator: string; operand: unknown }[] {
+export function apiNarrow(narrow: Narrow): { operator: string; operand: unknown; negated?: boolean }[] {
   switch (narrow.kind) {
     case 'home':
+    case 'inbox':
+    case 'recent':
       return [{ operator: 'in', operand: 'home' }];
     case 'channel':
       return [{ operator: 'channel', operand: narrow.streamId }];
@@ -93,8 +115,13 @@ export function apiNarrow(narrow: Narrow): { operator: string; operand: unknown 
       return [{ operator: 'dm', operand: narrow.userIds }];
     case 'mentions':
       return [{ operator: 'is', operand: 'mentioned' }];
+    case 'starred':
+      return [{ operator: 'is', operand: 'starred' }];
+    case 'dms':
+      return [{ operator: 'is', operand: 'dm' }];
     case 'search':
-      return [{ operator: 'search', operand: narrow.query }];
+      // Channels and people by name or email: the API takes them so.
+      return parseSearch(narrow.query);
   }
 }
 
@@ -122,6 +149,8 @@ export const sameTopic = (a: string, b: string) => a.toLowerCase() === b.toLower
 export function narrowMatches(narrow: Narrow, message: Message, myId: number, isMuted: (m: Message) => boolean): boolean {
   switch (narrow.kind) {
     case 'home':
+    case 'inbox':
+    case 'recent':
       return !isMuted(message);
     case 'channel':
       return message.type === 'stream' && message.stream_id === narrow.streamId;
@@ -131,6 +160,10 @@ export function narrowMatches(narrow: Narrow, message: Message, myId: number, is
       return message.type === 'private' && messageDmKey(message, myId) === dmKey(narrow.userIds, myId);
     case 'mentions':
       return message.flags.some((f) => f === 'mentioned' || f === 'wildcard_mentioned');
+    case 'starred':
+      return message.flags.includes('starred');
+    case 'dms':
+      return message.type === 'private';
     case 'search':
       return false;
   }

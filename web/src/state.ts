@@ -15,6 +15,8 @@ export interface View {
   foundNewest: boolean;
   loading: 'initial' | 'older' | 'newer' | null;
   error: string | null;
+  /** After "Mark as unread from here": messages on screen are not marked read until the view changes. */
+  readingPaused: boolean;
 }
 
 export interface Presence {
@@ -36,6 +38,8 @@ export interface AppState {
   unread: Map<number, UnreadPlace>;
   /** Messages that mention the user; those still in `unread` count as unread mentions. */
   mentions: Set<number>;
+  /** The user's starred messages. */
+  starred: Set<number>;
   /** Direct-message conversations by dmKey(), with their newest message id. */
   recentDms: Map<string, number>;
   /** Each channel's topics, once fetched, newest first. */
@@ -58,7 +62,7 @@ export const placeKey = (place: { streamId: number; topic: string } | { dm: stri
 export const TYPING_EXPIRY_MS = 25_000;
 
 export function emptyView(narrow: Narrow, near: number | null): View {
-  return { narrow, near, messages: [], foundOldest: false, foundNewest: false, loading: 'initial', error: null };
+  return { narrow, near, messages: [], foundOldest: false, foundNewest: false, loading: 'initial', error: null, readingPaused: false };
 }
 
 function unreadFromSnapshot(unreadMsgs: any, myId: number): Map<number, UnreadPlace> {
@@ -89,6 +93,7 @@ export function stateFromRegister(r: any, view: View): AppState {
     topicPolicies: new Map((r.user_topics ?? []).map((t: any) => [topicKey(t.stream_id, t.topic_name), t.visibility_policy])),
     unread: unreadFromSnapshot(r.unread_msgs ?? {}, r.user_id),
     mentions: new Set(r.unread_msgs?.mentions ?? []),
+    starred: new Set(r.starred_messages ?? []),
     recentDms: new Map((r.recent_private_conversations ?? []).map((c: any) => [dmKey(c.user_ids, r.user_id), c.max_message_id])),
     topics: new Map(),
     presence: new Map(Object.entries(r.presences ?? {}).map(([id, p]: [string, any]) => [Number(id), { active: p.active_timestamp, idle: p.idle_timestamp }])),
@@ -102,6 +107,19 @@ export function stateFromRegister(r: any, view: View): AppState {
 /** The message as this client keeps it: content prepared for the page (search results with their matches marked), flags on the message. */
 export function ingestMessage(raw: any, myId: number, flags?: string[]): Message {
   return { ...raw, content: prepareContent(raw.match_content ?? raw.content, myId), flags: flags ?? raw.flags ?? [], reactions: raw.reactions ?? [] };
+}
+
+/** Adds a local echo (see Message.localId) to the view when it belongs there, after the newest message. */
+export function addLocalEcho(state: AppState, echo: Omit<Message, 'id'>): AppState {
+  const { view } = state;
+  const last = view.messages.at(-1)?.id ?? 0;
+  const message = { ...echo, id: last + 0.001 };
+  if (!view.foundNewest || !narrowMatches(view.narrow, message, state.me.userId, () => false)) return state;
+  return { ...state, view: { ...view, messages: [...view.messages, message] } };
+}
+
+export function removeLocalEcho(state: AppState, localId: string): AppState {
+  return withMessages(state, (messages) => (messages.some((m) => m.localId === localId) ? messages.filter((m) => m.localId !== localId) : messages));
 }
 
 export function isTopicMuted(state: AppState, streamId: number, topic: string): boolean {
@@ -144,6 +162,8 @@ function onMessage(state: AppState, event: ServerEvent): AppState {
     const topics = [{ name: message.subject, max_id: message.id }, ...known.filter((t) => !sameTopic(t.name, message.subject))];
     next = { ...next, topics: new Map(next.topics).set(message.stream_id!, topics) };
   }
+  // One's own message, sent from this tab: it takes the place of its local echo.
+  if (event.local_message_id !== undefined) next = withMessages(next, (messages) => messages.filter((m) => m.localId !== event.local_message_id));
   const view = next.view;
   // While the view loads its newer end, live messages are kept for the loader to place (client.ts withNewer).
   const appends = view.foundNewest || view.loading === 'initial' || view.loading === 'newer';
@@ -178,6 +198,14 @@ function onFlags(state: AppState, e: ServerEvent): AppState {
     ...m,
     flags: e.op === 'add' ? [...new Set([...m.flags, e.flag])] : m.flags.filter((f) => f !== e.flag),
   }));
+  if (e.flag === 'starred') {
+    const starred = new Set(next.starred);
+    for (const id of ids) {
+      if (e.op === 'add') starred.add(id);
+      else starred.delete(id);
+    }
+    return { ...next, starred };
+  }
   if (e.flag !== 'read') return next;
   if (e.op === 'add' && e.all) {
     next = { ...next, unread: new Map() };
@@ -224,7 +252,7 @@ function onUpdateMessage(state: AppState, e: ServerEvent): AppState {
   }
   // Moved messages leave a channel or topic view they no longer belong to.
   const { narrow } = next.view;
-  const stays = (m: Message) => !ids.includes(m.id) || narrowMatches(narrow, m, next.me.userId, () => false) || narrow.kind === 'home' || narrow.kind === 'search' || narrow.kind === 'mentions';
+  const stays = (m: Message) => !ids.includes(m.id) || narrowMatches(narrow, m, next.me.userId, () => false) || ['home', 'search', 'mentions', 'starred', 'dms', 'recent'].includes(narrow.kind);
   next = withMessages({ ...next, unread }, (messages) => (messages.every(stays) ? messages : messages.filter(stays)));
   // The channels' topic lists are fetched again (client.ts): which topics remain is the server's to say.
   const topics = new Map(next.topics);
@@ -384,6 +412,43 @@ export function unreadCounts(state: AppState): UnreadCounts {
     if (!isTopicMuted(state, place.streamId, place.topic) || state.subs.get(place.streamId)?.is_muted) add(counts.channels, place.streamId);
   }
   return counts;
+}
+
+/** How many unread messages a view holds, as its "Mark all as read" would mark (none for a search). */
+export function narrowUnread(state: AppState, narrow: Narrow, counts: UnreadCounts = unreadCounts(state)): number {
+  const count = (keep: (id: number, place: UnreadPlace) => boolean) => [...state.unread].filter(([id, place]) => keep(id, place)).length;
+  switch (narrow.kind) {
+    case 'home':
+    case 'inbox':
+    case 'recent':
+      return count((_, p) => p.kind === 'dm' || !isTopicMuted(state, p.streamId, p.topic));
+    case 'channel':
+      return counts.channels.get(narrow.streamId) ?? 0;
+    case 'topic':
+      return counts.topics.get(topicKey(narrow.streamId, narrow.topic)) ?? 0;
+    case 'dm':
+      return counts.dms.get(narrow.userIds.join(',')) ?? 0;
+    case 'dms':
+      return count((_, p) => p.kind === 'dm');
+    case 'mentions':
+      return count((id) => state.mentions.has(id));
+    case 'starred':
+      return count((id) => state.starred.has(id));
+    case 'search':
+      return 0;
+  }
+}
+
+/** The `n` key's destination: the unread topic (not muted) whose oldest unread message is oldest, other than the one on screen. */
+export function nextUnreadTopic(state: AppState): Narrow | null {
+  const { narrow } = state.view;
+  const here = narrow.kind === 'topic' ? topicKey(narrow.streamId, narrow.topic) : null;
+  let best: { id: number; streamId: number; topic: string } | null = null;
+  for (const [id, place] of state.unread) {
+    if (place.kind !== 'stream' || topicKey(place.streamId, place.topic) === here || isTopicMuted(state, place.streamId, place.topic)) continue;
+    if (!best || id < best.id) best = { id, streamId: place.streamId, topic: place.topic };
+  }
+  return best && { kind: 'topic', streamId: best.streamId, topic: best.topic };
 }
 
 export type PresenceStatus = 'active' | 'idle' | 'offline';

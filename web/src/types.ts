@@ -25,6 +25,8 @@ export interface Message {
   last_edit_timestamp?: number;
   last_moved_timestamp?: number;
   is_me_message: boolean;
+  /** A message of one's own shown before the server has it (local echo), until its event replaces it. */
+  localId?: string;
 }
 
 export interface User {

@@ -5,9 +5,12 @@ import { isResolved, type ChatClient } from '../client.ts';
 import type { Connection } from '../events.ts';
 import { narrowTitle } from '../format.ts';
 import { parseHash } from '../narrow.ts';
-import type { AppState } from '../state.ts';
+import { narrowUnread, nextUnreadTopic, type AppState } from '../state.ts';
 import { Compose } from './Compose.tsx';
+import { Inbox, RecentConversations } from './Conversations.tsx';
+import { KeyboardHelp } from './KeyboardHelp.tsx';
 import { MessageList } from './MessageList.tsx';
+import { SearchBox } from './SearchBox.tsx';
 import { Sidebar } from './Sidebar.tsx';
 import { TypingNotice } from './TypingNotice.tsx';
 
@@ -25,6 +28,7 @@ function isTyping(target: EventTarget | null): boolean {
 
 export function Chat({ client, state }: { client: ChatClient; state: AppState }) {
   const [sidebarOpen, setSidebarOpen] = useState(false);
+  const [helpOpen, setHelpOpen] = useState(false);
   const searchRef = useRef<HTMLInputElement>(null);
   const listRef = useRef<HTMLDivElement>(null);
   const title = narrowTitle(state, state.view.narrow);
@@ -35,15 +39,31 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
       setSidebarOpen(false);
     };
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') setSidebarOpen(false);
-      if (isTyping(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
-      if (e.key === '/') {
-        e.preventDefault();
-        searchRef.current?.focus();
-      } else if (e.key === 'c') {
-        e.preventDefault();
-        document.getElementById('compose-content')?.focus();
+      if (e.key === 'Escape') {
+        setSidebarOpen(false);
+        setHelpOpen(false);
+        if (e.target instanceof HTMLElement && e.target.id === 'compose-content') e.target.blur();
       }
+      if (isTyping(e.target) || e.ctrlKey || e.metaKey || e.altKey) return;
+      const act = SHORTCUT_ACTIONS[e.key];
+      if (!act) return;
+      e.preventDefault();
+      act();
+    };
+    const SHORTCUT_ACTIONS: Record<string, () => void> = {
+      '/': () => searchRef.current?.focus(),
+      c: () => document.getElementById('compose-content')?.focus(),
+      '?': () => setHelpOpen((open) => !open),
+      r: () => {
+        const { messages } = client.state.view;
+        const selected = Number((document.activeElement as HTMLElement | null)?.closest<HTMLElement>('.message')?.dataset.messageId);
+        const message = messages.find((m) => m.id === selected) ?? [...messages].reverse().find((m) => !m.localId);
+        if (message) void client.reply(message, false);
+      },
+      n: () => {
+        const next = nextUnreadTopic(client.state);
+        if (next) location.hash = client.hashOf(next);
+      },
     };
     window.addEventListener('hashchange', onHash);
     window.addEventListener('keydown', onKey);
@@ -57,12 +77,6 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
   useEffect(() => {
     document.title = `${unreadTotal ? `(${unreadTotal}) ` : ''}${title} · ${state.realmName}`;
   }, [unreadTotal, title, state.realmName]);
-
-  function search(e: Event) {
-    e.preventDefault();
-    const query = searchRef.current?.value.trim();
-    location.hash = query ? client.hashOf({ kind: 'search', query }) : '#';
-  }
 
   return (
     <div class={`chat${sidebarOpen ? ' sidebar-open' : ''}`}>
@@ -79,10 +93,7 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
           ☰
         </button>
         <a class="realm-name" href="#">{state.realmName}</a>
-        <form class="search" role="search" onSubmit={search}>
-          <label for="search-input" class="visually-hidden">Search messages</label>
-          <input id="search-input" ref={searchRef} type="search" placeholder="Search ( / )" aria-keyshortcuts="/" />
-        </form>
+        <SearchBox client={client} state={state} inputRef={searchRef} />
         <span class={`connection connection-${state.connection}`} role="status" data-connection={state.connection}>
           {CONNECTION_LABELS[state.connection]}
         </span>
@@ -92,11 +103,20 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
       <Sidebar state={state} client={client} />
       <main class="conversation" aria-labelledby="narrow-title">
         <NarrowHeader client={client} state={state} title={title} />
-        <MessageList client={client} state={state} listRef={listRef} />
-        <TypingNotice state={state} />
+        {state.view.narrow.kind === 'inbox' ? (
+          <Inbox client={client} state={state} />
+        ) : state.view.narrow.kind === 'recent' ? (
+          <RecentConversations client={client} state={state} />
+        ) : (
+          <>
+            <MessageList client={client} state={state} listRef={listRef} />
+            <TypingNotice state={state} />
+          </>
+        )}
         <Compose client={client} state={state} />
       </main>
       {sidebarOpen && <div class="backdrop" onClick={() => setSidebarOpen(false)} />}
+      {helpOpen && <KeyboardHelp onClose={() => setHelpOpen(false)} />}
     </div>
   );
 }
@@ -114,6 +134,9 @@ function NarrowHeader({ client, state, title }: { client: ChatClient; state: App
   return (
     <div class="narrow-header">
       <h1 id="narrow-title">{title}</h1>
+      {narrowUnread(state, narrow) > 0 && (
+        <button type="button" class="button button-secondary button-small" onClick={() => act(client.markNarrowRead(narrow))}>Mark all as read</button>
+      )}
       {narrow.kind === 'topic' && (
         <>
           <button type="button" class="button button-secondary button-small" onClick={() => act(client.setResolved(narrow.streamId, narrow.topic, !isResolved(narrow.topic)))}>

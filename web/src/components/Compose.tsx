@@ -6,6 +6,7 @@ import { describeError } from '../api.ts';
 import type { ChatClient, Destination } from '../client.ts';
 import { prepareContent } from '../content.ts';
 import type { AppState } from '../state.ts';
+import { useStore } from '../store.ts';
 import type { User } from '../types.ts';
 
 type Mode = 'stream' | 'dm';
@@ -34,6 +35,7 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
   const [previewing, setPreviewing] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
+  const request = useStore(client.composeRequests);
   const users = useMemo(() => [...state.users.values()].filter((u) => u.is_active), [state.users]);
   const subs = useMemo(() => [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name)), [state.subs]);
 
@@ -48,6 +50,23 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
       setTo(narrow.userIds.map((id) => state.users.get(id)?.email ?? '').filter(Boolean).join(', '));
     }
   }, [narrow]);
+
+  // A reply or a quote (client.reply): its conversation, its text added, the box focused.
+  useEffect(() => {
+    if (!request) return;
+    const { to: target, text } = request;
+    if (target.kind === 'stream') {
+      setMode('stream');
+      setStreamId(target.streamId);
+      setTopic(target.topic);
+    } else {
+      setMode('dm');
+      setTo(target.userIds.map((id) => state.users.get(id)?.email ?? '').filter(Boolean).join(', '));
+    }
+    if (text) setContent((old) => (old.trim() ? `${old.trimEnd()}\n\n${text}` : text));
+    setPreviewing(false);
+    requestAnimationFrame(() => document.getElementById('compose-content')?.focus());
+  }, [request]);
 
   const channel = streamId ?? subs[0]?.stream_id ?? null;
   const recipients = resolveRecipients(to, users);

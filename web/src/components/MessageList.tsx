@@ -23,6 +23,9 @@ interface Position {
   anchorTop: number;
 }
 
+/** Keys that move between messages, and which way. */
+const MOVES: Record<string, 1 | -1> = { j: 1, ArrowDown: 1, k: -1, ArrowUp: -1 };
+
 /** Older messages are fetched when the reader comes this close to the top (px). */
 const LOAD_MARGIN = 600;
 
@@ -123,7 +126,7 @@ export class MessageList extends Component<Props> {
   private markVisibleRead = (): void => {
     const el = this.list;
     const { view } = this.props.state;
-    if (!el || document.visibilityState !== 'visible' || view.loading === 'initial' || view.narrow.kind === 'search') return;
+    if (!el || document.visibilityState !== 'visible' || view.loading === 'initial' || view.narrow.kind === 'search' || view.readingPaused) return;
     const box = el.getBoundingClientRect();
     const seen: number[] = [];
     for (const node of el.querySelectorAll<HTMLElement>('.message.unread')) {
@@ -150,9 +153,9 @@ export class MessageList extends Component<Props> {
     if ((e.key === 'Enter' || e.key === ' ') && target.classList.contains('spoiler-header')) {
       e.preventDefault();
       toggleSpoiler(target);
-    } else if ((e.key === 'j' || e.key === 'k') && !e.ctrlKey && !e.metaKey && !e.altKey && !['INPUT', 'TEXTAREA'].includes(target.tagName)) {
+    } else if (e.key in MOVES && !e.ctrlKey && !e.metaKey && !e.altKey && !['INPUT', 'TEXTAREA'].includes(target.tagName)) {
       e.preventDefault();
-      this.moveFocus(target, e.key === 'j' ? 1 : -1);
+      this.moveFocus(target, MOVES[e.key]!);
     }
   };
 

@@ -1,5 +1,5 @@
-// One message: sender, time, the server's HTML, reactions, and the actions on it (react, and
-// for one's own messages edit and delete).
+// One message: sender, time, the server's HTML, reactions, and the actions on it (react, star,
+// quote and reply, mark as unread from here, and for one's own messages edit and delete).
 import { Component } from 'preact';
 import { describeError } from '../api.ts';
 import type { ChatClient } from '../client.ts';
@@ -31,6 +31,8 @@ interface State {
   editing: boolean;
   draft: string | null;
   picking: boolean;
+  /** The menu of further actions is open. */
+  more: boolean;
   error: string | null;
   busy: boolean;
 }
@@ -57,7 +59,7 @@ function groupReactions(reactions: Reaction[]): { first: Reaction; userIds: numb
 }
 
 export class MessageRow extends Component<Props, State> {
-  state: State = { editing: false, draft: null, picking: false, error: null, busy: false };
+  state: State = { editing: false, draft: null, picking: false, more: false, error: null, busy: false };
 
   shouldComponentUpdate(next: Props, nextState: State): boolean {
     const p = this.props;
@@ -103,6 +105,20 @@ export class MessageRow extends Component<Props, State> {
     void this.run(() => this.props.client.toggleReaction(this.props.message, name));
   };
 
+  private toggleStar = (): void => {
+    void this.run(() => this.props.client.setStarred(this.props.message.id, !this.props.message.flags.includes('starred')));
+  };
+
+  private quote = (): void => {
+    this.setState({ more: false });
+    void this.run(() => this.props.client.reply(this.props.message, true));
+  };
+
+  private markUnread = (): void => {
+    this.setState({ more: false });
+    void this.run(() => this.props.client.markUnreadFrom(this.props.message.id));
+  };
+
   private onEditKey = (e: KeyboardEvent): void => {
     if (e.key === 'Escape') this.setState({ editing: false, draft: null });
     else if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
@@ -117,12 +133,13 @@ export class MessageRow extends Component<Props, State> {
 
   render() {
     const { message: m, continued, mine, canEdit, near, users, realmEmoji, myId } = this.props;
-    const { editing, draft, picking, error, busy } = this.state;
+    const { editing, draft, picking, more, error, busy } = this.state;
     const unread = !m.flags.includes('read');
+    const starred = m.flags.includes('starred');
     const sender = users.get(m.sender_id) ?? { user_id: m.sender_id, full_name: m.sender_full_name, avatar_url: m.avatar_url };
     const editId = `edit-${m.id}`;
     const mentioned = m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
-    const classes = ['message', continued && 'continued', unread && 'unread', mine && 'mine', mentioned && 'mentioned', near && 'near', m.is_me_message && 'me-message']
+    const classes = ['message', continued && 'continued', unread && 'unread', mine && 'mine', mentioned && 'mentioned', starred && 'starred', m.localId && 'local-echo', near && 'near', m.is_me_message && 'me-message']
       .filter(Boolean)
       .join(' ');
     return (
@@ -135,6 +152,7 @@ export class MessageRow extends Component<Props, State> {
               <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>{formatTime(m.timestamp)}</time>
             </div>
           )}
+          {starred && <span class="star-mark" title="Starred" aria-label="Starred">★</span>}
           {editing ? (
             <div class="edit-box">
               <label for={editId} class="visually-hidden">Edit message</label>
@@ -175,14 +193,22 @@ export class MessageRow extends Component<Props, State> {
               ))}
             </div>
           )}
+          {more && (
+            <div class="message-menu" role="group" aria-label="More actions">
+              <button type="button" class="button button-small button-secondary" onClick={this.quote}>Quote and reply</button>
+              <button type="button" class="button button-small button-secondary" onClick={this.markUnread}>Mark as unread from here</button>
+            </div>
+          )}
           {error && <p class="alert alert-error" role="alert">{error}</p>}
         </div>
-        {!editing && (
+        {!editing && !m.localId && (
           <div class="message-actions">
             <time class="message-time-small" aria-hidden="true">{continued ? formatTime(m.timestamp) : ''}</time>
             <button type="button" class="icon-button" aria-label="Add reaction" aria-expanded={picking} title="Add reaction" onClick={() => this.setState({ picking: !picking })}>☺</button>
+            <button type="button" class="icon-button" aria-label={starred ? 'Unstar message' : 'Star message'} aria-pressed={starred} title={starred ? 'Unstar' : 'Star'} onClick={this.toggleStar}>{starred ? '★' : '☆'}</button>
             {canEdit && <button type="button" class="icon-button" aria-label="Edit message" title="Edit" onClick={this.startEditing}>✎</button>}
             {mine && <button type="button" class="icon-button" aria-label="Delete message" title="Delete" onClick={this.remove}>🗑</button>}
+            <button type="button" class="icon-button" aria-label="More actions" aria-expanded={more} title="More actions" onClick={() => this.setState({ more: !more, picking: false })}>⋮</button>
           </div>
         )}
       </article>

@@ -4,7 +4,7 @@ import type { ComponentChildren } from 'preact';
 import type { ChatClient } from '../client.ts';
 import { dmName } from '../format.ts';
 import { sameNarrow, sameTopic, type Narrow } from '../narrow.ts';
-import { isTopicMuted, presenceStatus, topicKey, unreadCounts, type AppState, type UnreadCounts } from '../state.ts';
+import { isTopicMuted, narrowUnread, presenceStatus, topicKey, unreadCounts, type AppState, type UnreadCounts } from '../state.ts';
 import type { Subscription } from '../types.ts';
 import { Avatar } from './Avatar.tsx';
 
@@ -75,6 +75,16 @@ function ChannelItem({ client, state, sub, counts }: { client: ChatClient; state
   );
 }
 
+/** The views at the top of the sidebar. */
+const VIEWS: [name: string, narrow: Narrow][] = [
+  ['Inbox', { kind: 'inbox' }],
+  ['Recent conversations', { kind: 'recent' }],
+  ['Combined feed', { kind: 'home' }],
+  ['Mentions', { kind: 'mentions' }],
+  ['Starred messages', { kind: 'starred' }],
+  ['All direct messages', { kind: 'dms' }],
+];
+
 const PRESENCE_LABELS = { active: 'active', idle: 'idle', offline: 'offline' } as const;
 
 /** A presence dot; its words go after the name (`status` below), for screen readers. */
@@ -95,18 +105,14 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
   return (
     <nav id="sidebar" class="sidebar" aria-label="Conversations">
       <ul class="nav-list">
-        <li>
-          <NavLink client={client} narrow={{ kind: 'home' }} current={narrow}>
-            <span class="name">Combined feed</span>
-            <UnreadBadge count={[...state.unread.values()].filter((p) => p.kind === 'dm' || !isTopicMuted(state, p.streamId, p.topic)).length} />
-          </NavLink>
-        </li>
-        <li>
-          <NavLink client={client} narrow={{ kind: 'mentions' }} current={narrow}>
-            <span class="name">Mentions</span>
-            <UnreadBadge count={[...state.mentions].filter((id) => state.unread.has(id)).length} />
-          </NavLink>
-        </li>
+        {VIEWS.map(([name, view]) => (
+          <li key={name}>
+            <NavLink client={client} narrow={view} current={narrow}>
+              <span class="name">{name}</span>
+              {view.kind !== 'recent' && <UnreadBadge count={narrowUnread(state, view, counts)} />}
+            </NavLink>
+          </li>
+        ))}
       </ul>
       {channelGroups(state).map((group) => (
         <section key={group.label} aria-label={group.label}>
