@@ -31,7 +31,7 @@ const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
  * Starts sampling what the server uses on this machine (its process and embedded PostgreSQL, or
  * each node of a cluster and its database's backends); the function returned ends the window.
  */
-async function sampleServer(server: ServerHandle): Promise<() => Promise<ServerUsage>> {
+export async function sampleServer(server: ServerHandle): Promise<() => Promise<ServerUsage>> {
   if (server.cluster) {
     const database = new ProcessSetCpu(server.cluster.databaseBackends);
     await database.start();
