@@ -36,12 +36,12 @@ const isIdle = (r: CaseResult) => r.kind.startsWith('idle');
 
 /** The capacity ramp: one row a step, then where each step's time went by request kind. */
 function renderCapacity(steps: CaseResult[]): string {
-  const out = ['capacity (steady state of each step; health: p99 of every request kind and of deliveries <= 500 ms, no error):\n' + renderTable(
-    ['people', 'WS', 'health', 'req/s', 'deliv/s', 'deliv p50', 'deliv p99', 'srv CPU%', 'CPU%/1k people', 'KB/person RSS', 'KB/person heap', 'loader CPU%', 'pool wait ms'],
+  const out = ['capacity (steady state of each step; health: p99 of every request kind and of deliveries <= 500 ms, no error; CPU: % of one core, db: the server\'s own PostgreSQL):\n' + renderTable(
+    ['people', 'WS', 'health', 'req/s', 'deliv/s', 'deliv p50', 'deliv p99', 'srv CPU%', 'db CPU%', 'CPU%/1k people', 'KB/person RSS', 'KB/person heap', 'loader CPU%', 'pool wait ms'],
     steps.map((r) => {
       const c = r.capacity!;
       return [String(c.people), String(c.webSockets), c.healthy ? 'held' : c.broken.join('; '), num(c.requestsPerS, 0), num(c.deliveriesPerS, 0),
-        num(c.deliveries?.p50, 1), num(c.deliveries?.p99, 1), num(r.serverCpuPercent, 0), num(c.serverCpuPer1000People, 1),
+        num(c.deliveries?.p50, 1), num(c.deliveries?.p99, 1), num(r.serverCpuPercent, 0), num(r.dbCpuPercent, 0), num(c.serverCpuPer1000People, 1),
         num(c.memoryPerPersonKB.rss, 1), num(c.memoryPerPersonKB.heap, 1), num(r.loaderCpuPercent, 0), num(c.maxPoolWaitMs, 0)];
     }))];
   const held = steps.filter((r) => r.capacity!.healthy).at(-1);

@@ -32,7 +32,7 @@ export interface CaseResult {
   dbPssPeakMB?: number;
   /** A cluster: CPU of each node (serverCpuPercent is their sum, serverRssPeakMB the sum of their peaks). */
   nodeCpuPercent?: number[];
-  /** A cluster: CPU of the PostgreSQL backends serving its database. */
+  /** A cluster: CPU of the PostgreSQL backends serving its database; one server: of its own PostgreSQL (its child processes). */
   dbCpuPercent?: number;
   /** Load generator's own CPU: near 100 % means the figures are the client's limit, not the server's. */
   loaderCpuPercent?: number;
