@@ -12,6 +12,7 @@ import { mixedScenario } from './scenarios/mixed.ts';
 import { clusterScenario } from './scenarios/cluster.ts';
 import { idleScenario } from './scenarios/idle.ts';
 import { historyScenario } from './scenarios/history.ts';
+import { capacityScenario } from './scenarios/capacity.ts';
 
 /** How long an early stop waits for what it must undo (stopping a cluster, removing its stream). */
 const EARLY_TEARDOWN_MS = 15_000;
@@ -29,15 +30,17 @@ function run(opts: BenchOptions): Promise<CaseResult[]> {
     case 'baseline': return baselineScenario(opts);
     case 'render': return renderScenario(opts);
     case 'history': return historyScenario(opts);
+    case 'capacity': return capacityScenario(opts);
   }
 }
 
 /**
  * Each client connection is a file descriptor here; fail before connecting rather than halfway.
- * (idle sizes its connection count to the limit itself; its queues need no descriptor.)
+ * (idle sizes its connection count to the limit itself, its queues need no descriptor; capacity
+ * leaves out the steps above it.)
  */
 function checkFileLimit(opts: BenchOptions): void {
-  if (opts.scenario === 'idle') return;
+  if (opts.scenario === 'idle' || opts.scenario === 'capacity') return;
   const needed = (opts.scenario === 'mixed' ? opts.counts[1]! + opts.counts[2]! : Math.max(0, ...opts.counts)) + FD_MARGIN;
   const limit = openFileLimit();
   if (needed > limit) throw new Error(`${needed} file descriptors needed, the limit is ${limit} (ulimit -n): lower --queues`);

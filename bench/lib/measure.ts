@@ -5,7 +5,7 @@ import { mapLimit, sleep, waitFor } from './concurrency.ts';
 import { DeliveryTracker, ErrorLog } from './deliveries.ts';
 import { LongPollFleet, type LongPollSpec } from './longpoll-fleet.ts';
 import { WsFleet, type WsSpec } from './ws-fleet.ts';
-import { ProcSampler, ProcessSetCpu, SelfCpu, rssMB } from './proc-sampler.ts';
+import { ProcSampler, ProcessSetCpu, SelfCpu, descendants, rssMB } from './proc-sampler.ts';
 import { Progress } from './progress.ts';
 import { percentiles } from './stats.ts';
 import type { CaseKind, CaseResult, Target } from './results.ts';
@@ -31,7 +31,7 @@ const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
  * Starts sampling what the server uses on this machine (its process and embedded PostgreSQL, or
  * each node of a cluster and its database's backends); the function returned ends the window.
  */
-async function sampleServer(server: ServerHandle): Promise<() => Promise<ServerUsage>> {
+export async function sampleServer(server: ServerHandle): Promise<() => Promise<ServerUsage>> {
   if (server.cluster) {
     const database = new ProcessSetCpu(server.cluster.databaseBackends);
     await database.start();
@@ -45,10 +45,14 @@ async function sampleServer(server: ServerHandle): Promise<() => Promise<ServerU
   }
   if (server.pid === undefined) return async () => ({});
   const sampler = new ProcSampler(server.pid);
+  const pid = server.pid;
+  // The server's children: its embedded PostgreSQL's processes (none for a server given by --pid).
+  const database = new ProcessSetCpu(async () => descendants(pid));
+  await database.start();
   sampler.start();
   return async () => {
     const used = sampler.stop();
-    return { serverCpuPercent: used.cpuPercent, serverRssPeakMB: used.rssPeakMB, dbPssPeakMB: used.childrenPssPeakMB };
+    return { serverCpuPercent: used.cpuPercent, serverRssPeakMB: used.rssPeakMB, dbPssPeakMB: used.childrenPssPeakMB, dbCpuPercent: await database.stop() };
   };
 }
 

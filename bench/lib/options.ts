@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
+import { ACTIONS, DEFAULT_MIX, type Mix } from './people.ts';
 
-export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'react', 'flags', 'mixed', 'cluster', 'idle', 'baseline', 'render', 'history'] as const;
+export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'react', 'flags', 'mixed', 'cluster', 'idle', 'baseline', 'render', 'history', 'capacity'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -29,6 +30,27 @@ export interface BenchOptions {
   maxTimeS: number;
   smoke: boolean;
   outDir: string;
+  /** The capacity scenario's people (bench/lib/people.ts). */
+  capacity: CapacityOptions;
+}
+
+export interface CapacityOptions {
+  /** Weight of each action between a person's idle pauses. */
+  mix: Mix;
+  /** Average pause between a person's actions, s. */
+  thinkS: number;
+  /** Share of people on a WebSocket (the others long-poll). */
+  wsShare: number;
+  /** Accounts per team; a team follows its own 5 channels. */
+  team: number;
+  /** People (devices, each with its own queue) per account. */
+  devices: number;
+  /** People joining per second at each step. */
+  joinRate: number;
+  /** Keep-alive connections the people's requests share. */
+  pool: number;
+  /** Accounts to use instead of creating them (`email,api_key` a line). */
+  usersFile?: string;
 }
 
 export const USAGE = `usage: npm run bench -- <scenario> [--self | --url URL --email E --api-key K [--pid PID]] [options]
@@ -51,8 +73,19 @@ scenarios: ${SCENARIOS.join(', ')}
   --duration S       seconds of sending for send, react, flags, mixed and cluster (default 10; mixed 60; cluster 3), of rendering per case for render,
                      of each request for history (default 5)
   --wave-timeout S   how long one message may take to reach every client (default 30)
-  --max-time S       hard limit for the whole run (default 1800, history 7200; with --smoke 60, cluster 180, history 300)
+  --max-time S       hard limit for the whole run (default 1800, history 7200; with --smoke 60, cluster and capacity 180, history 300)
   --smoke            a tiny run of about 10 s (cluster: about a minute)
+capacity (people as team-chat clients, ramped until p99 > 500 ms or an error; bench/README.md "The capacity scenario"):
+  --people LIST      steps of the ramp (default 1000,2000,5000,10000,15000; above the file limit left out);
+                     --duration S is each step's hold after its people joined (default 40)
+  --mix LIST         action weights, e.g. narrow=10.68,read=1.32,send=1,react=0.13,reconnect=0.144 (the default)
+  --think S          average pause between a person's actions (default 20)
+  --ws-share F       share of people on a WebSocket, 0-1 (default 0.5; 0 for Zulip, which has no WebSocket API)
+  --team N           accounts per team, each team following 5 channels of its own (default 50)
+  --devices N        people per account, each a device with its own queue (default 2: creating accounts is setup's slow part)
+  --join-rate R      people joining per second (default 200)
+  --pool N           connections the people's requests share (default 64)
+  --users-file F     accounts to use, one \`email,api_key\` a line, instead of creating them (--url without an admin)
   --out DIR          results directory (default bench/results)`;
 
 const DEFAULT_COUNTS: Record<Scenario, number[]> = {
@@ -67,6 +100,7 @@ const DEFAULT_COUNTS: Record<Scenario, number[]> = {
   baseline: [1000, 10_000],
   render: [],
   history: [],
+  capacity: [1000, 2000, 5000, 10_000, 15_000],
 };
 const SMOKE_COUNTS: Record<Scenario, number[]> = {
   'longpoll-fanout': [100],
@@ -80,6 +114,7 @@ const SMOKE_COUNTS: Record<Scenario, number[]> = {
   baseline: [100],
   render: [],
   history: [],
+  capacity: [20, 60],
 };
 
 function positiveInt(name: string, value: string): number {
@@ -92,6 +127,32 @@ function positiveInt(name: string, value: string): number {
 function withMultiplier(value: string): string {
   const match = /^(\d+)([kM])$/.exec(value);
   return match ? String(Number(match[1]) * (match[2] === 'k' ? 1000 : 1_000_000)) : value;
+}
+
+function positiveNumber(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} needs a positive number, got "${value}"`);
+  return n;
+}
+
+function share(value: string): number {
+  const n = Number(value);
+  if (!(n >= 0 && n <= 1)) throw new Error(`--ws-share needs a number from 0 to 1, got "${value}"`);
+  return n;
+}
+
+/** `narrow=10,send=1`: the actions named get these weights, the others none. */
+function parseMix(value: string): Mix {
+  const mix = Object.fromEntries(ACTIONS.map((a) => [a, 0])) as Mix;
+  for (const part of value.split(',')) {
+    const [name, weight] = part.split('=').map((x) => x.trim()) as [string, string | undefined];
+    if (!(ACTIONS as readonly string[]).includes(name) || weight === undefined || !(Number(weight) >= 0)) {
+      throw new Error(`--mix: "${part}" is not ACTION=WEIGHT with ACTION one of ${ACTIONS.join(', ')}`);
+    }
+    mix[name as keyof Mix] = Number(weight);
+  }
+  if (Object.values(mix).every((w) => w === 0)) throw new Error('--mix: every weight is 0');
+  return mix;
 }
 
 export function parseOptions(argv: string[]): BenchOptions {
@@ -118,6 +179,15 @@ export function parseOptions(argv: string[]): BenchOptions {
       'max-time': { type: 'string' },
       smoke: { type: 'boolean' },
       out: { type: 'string' },
+      people: { type: 'string' },
+      mix: { type: 'string' },
+      think: { type: 'string' },
+      'ws-share': { type: 'string' },
+      team: { type: 'string' },
+      devices: { type: 'string' },
+      'join-rate': { type: 'string' },
+      pool: { type: 'string' },
+      'users-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -135,11 +205,14 @@ export function parseOptions(argv: string[]): BenchOptions {
     const v = values[name];
     return typeof v === 'string' ? positiveInt(name, v) : smoke ? smokeValue : fallback;
   };
-  const counts = values.queues ? values.queues.split(',').map((c) => positiveInt('queues', c.trim())) : (smoke ? SMOKE_COUNTS : DEFAULT_COUNTS)[scenario];
+  const list = values.people ?? values.queues;
+  const counts = list ? list.split(',').map((c) => positiveInt(values.people ? 'people' : 'queues', c.trim())) : (smoke ? SMOKE_COUNTS : DEFAULT_COUNTS)[scenario];
   if (scenario === 'mixed' && counts.length !== 3) throw new Error('mixed: --queues IDLE,LONGPOLLS,WEBSOCKETS');
   const mixed = scenario === 'mixed';
   const cluster = scenario === 'cluster';
   const history = scenario === 'history';
+  const capacity = scenario === 'capacity';
+  if (values['users-file'] && !remote) throw new Error('--users-file needs --url');
   if ((cluster || history) && remote) throw new Error(`${scenario} starts its own servers: no --url`);
   if (values['reuse-seeded'] && (!history || !process.env.DATABASE_URL)) throw new Error('--reuse-seeded: history only, on DATABASE_URL\'s server');
   return {
@@ -154,11 +227,21 @@ export function parseOptions(argv: string[]): BenchOptions {
     nodes: values.nodes ? values.nodes.split(',').map((n) => positiveInt('nodes', n.trim())) : smoke ? [1, 2] : [1, 2, 3],
     sizes: values.sizes ? values.sizes.split(',').map((n) => positiveInt('sizes', withMultiplier(n.trim()))) : smoke ? [2000, 20_000] : [10_000, 1_000_000, 10_000_000],
     reuseSeeded: Boolean(values['reuse-seeded']),
-    durationS: int('duration', mixed ? 60 : cluster ? 3 : history ? 5 : 10, mixed ? 5 : history ? 1 : 2),
+    durationS: int('duration', mixed ? 60 : cluster ? 3 : history ? 5 : capacity ? 40 : 10, mixed || capacity ? 5 : history ? 1 : 2),
     waveTimeoutS: int('wave-timeout', 30, 5),
-    maxTimeS: int('max-time', history ? 7200 : 1800, cluster ? 180 : history ? 300 : 60),
+    maxTimeS: int('max-time', history ? 7200 : 1800, cluster || capacity ? 180 : history ? 300 : 60),
     smoke,
     outDir: values.out ?? 'bench/results',
+    capacity: {
+      mix: values.mix ? parseMix(values.mix) : DEFAULT_MIX,
+      thinkS: values.think ? positiveNumber('think', values.think) : smoke ? 2 : 20,
+      wsShare: values['ws-share'] ? share(values['ws-share']) : 0.5,
+      team: int('team', 50, 10),
+      devices: int('devices', 2, 1),
+      joinRate: int('join-rate', 200, 50),
+      pool: int('pool', 64, 8),
+      usersFile: values['users-file'],
+    },
   };
 }
 

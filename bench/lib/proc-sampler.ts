@@ -24,7 +24,7 @@ export function rssMB(pid: number): number {
 }
 
 /** The process's children, grandchildren, ... (the embedded PostgreSQL runs as the server's child). */
-function descendants(pid: number): number[] {
+export function descendants(pid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

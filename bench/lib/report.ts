@@ -34,6 +34,28 @@ export function machineFacts() {
 
 const isIdle = (r: CaseResult) => r.kind.startsWith('idle');
 
+/** The capacity ramp: one row a step, then where each step's time went by request kind. */
+function renderCapacity(steps: CaseResult[]): string {
+  const out = ['capacity (steady state of each step; health: p99 of every request kind and of deliveries <= 500 ms, no error; CPU: % of one core, db: the server\'s own PostgreSQL):\n' + renderTable(
+    ['people', 'WS', 'health', 'req/s', 'deliv/s', 'deliv p50', 'deliv p99', 'srv CPU%', 'db CPU%', 'CPU%/1k people', 'KB/person RSS', 'KB/person heap', 'loader CPU%', 'pool wait ms'],
+    steps.map((r) => {
+      const c = r.capacity!;
+      return [String(c.people), String(c.webSockets), c.healthy ? 'held' : c.broken.join('; '), num(c.requestsPerS, 0), num(c.deliveriesPerS, 0),
+        num(c.deliveries?.p50, 1), num(c.deliveries?.p99, 1), num(r.serverCpuPercent, 0), num(r.dbCpuPercent, 0), num(c.serverCpuPer1000People, 1),
+        num(c.memoryPerPersonKB.rss, 1), num(c.memoryPerPersonKB.heap, 1), num(r.loaderCpuPercent, 0), num(c.maxPoolWaitMs, 0)];
+    }))];
+  const held = steps.filter((r) => r.capacity!.healthy).at(-1);
+  out.push(held ? `most people held: ${held.capacity!.people}` : 'no step held');
+  for (const r of steps) {
+    const c = r.capacity!;
+    const total = c.requests.reduce((s, q) => s + q.totalMs, 0);
+    out.push(`${c.people} people, where the requests' time went (join: ${c.join.seconds.toFixed(0)} s, ${c.join.errors} errors${c.join.requests.map((q) => `, ${q.kind} p99 ${num(q.p99, 0)} ms`).join('')}):\n` + renderTable(
+      ['request', 'count', 'errors', 'p50 ms', 'p99 ms', 'share of time %'],
+      c.requests.map((q) => [q.kind, String(q.count), String(q.errors), num(q.p50, 1), num(q.p99, 1), num(total ? (q.totalMs / total) * 100 : undefined, 1)])));
+  }
+  return out.join('\n\n');
+}
+
 /**
  * CPU the server and its database spent per message accepted or event delivered, in ms: what
  * decides how far more cores would take it, whatever the machine left it meanwhile.
@@ -45,7 +67,9 @@ function cpuMsPerItem(r: CaseResult): number | undefined {
 
 export function renderTables(results: CaseResult[]): string {
   const out: string[] = [];
-  const active = results.filter((r) => !isIdle(r));
+  const capacity = results.filter((r) => r.capacity);
+  if (capacity.length) out.push(renderCapacity(capacity));
+  const active = results.filter((r) => !isIdle(r) && !r.capacity);
   if (active.length) {
     out.push(renderTable(
       ['case', 'target', 'p50 ms', 'p99 ms', 'max ms', 'per s', 'delivered', 'errors', 'srv CPU%', 'srv RSS MB', 'db PSS MB', 'loader CPU%'],

@@ -3,7 +3,7 @@ import type { Percentiles } from './stats.ts';
 export type Target = 'server' | 'baseline';
 
 /** What one measured case exercises; a server case and a baseline case of the same kind and count are compared. */
-export type CaseKind = 'longpoll' | 'ws' | 'send' | 'react' | 'flags' | 'mixed' | 'idle-queue' | 'idle-longpoll' | 'idle-ws' | 'render' | 'read';
+export type CaseKind = 'longpoll' | 'ws' | 'send' | 'react' | 'flags' | 'mixed' | 'idle-queue' | 'idle-longpoll' | 'idle-ws' | 'render' | 'read' | 'capacity';
 
 export interface CaseResult {
   kind: CaseKind;
@@ -32,13 +32,49 @@ export interface CaseResult {
   dbPssPeakMB?: number;
   /** A cluster: CPU of each node (serverCpuPercent is their sum, serverRssPeakMB the sum of their peaks). */
   nodeCpuPercent?: number[];
-  /** A cluster: CPU of the PostgreSQL backends serving its database. */
+  /** A cluster: CPU of the PostgreSQL backends serving its database; one server: of its own PostgreSQL (its child processes). */
   dbCpuPercent?: number;
   /** Load generator's own CPU: near 100 % means the figures are the client's limit, not the server's. */
   loaderCpuPercent?: number;
   /** Idle cases: memory added per idle item. */
   perItemKB?: { rss: number; heap?: number };
+  /** The capacity scenario's step: people held and where their time went. */
+  capacity?: CapacityFigures;
   seconds: number;
+}
+
+/** One request kind of the capacity scenario in one window: latency of what succeeded, and failures. */
+export interface RequestFigures {
+  kind: string;
+  count: number;
+  errors: number;
+  p50?: number;
+  p99?: number;
+  /** Summed latency: where the people's waiting went. */
+  totalMs: number;
+}
+
+export interface CapacityFigures {
+  people: number;
+  webSockets: number;
+  accounts: number;
+  healthy: boolean;
+  /** What broke the health threshold (empty when healthy). */
+  broken: string[];
+  requests: RequestFigures[];
+  deliveries?: Percentiles;
+  requestsPerS: number;
+  deliveriesPerS: number;
+  /** Typing, reaction, flag and presence events received per second. */
+  otherEventsPerS: number;
+  /** Longest wait of a request for a free pooled connection: the load generator's own delay. */
+  maxPoolWaitMs: number;
+  /** Server CPU, percent of one core, per 1,000 people. */
+  serverCpuPer1000People?: number;
+  /** Server memory added per person since no one was there (RSS; heap after GC when the bench started the server). */
+  memoryPerPersonKB: { rss?: number; heap?: number };
+  /** Joining this step's new people (register and connect), apart from the steady state. */
+  join: { seconds: number; requests: RequestFigures[]; errors: number; errorSamples: string[] };
 }
 
 export function caseLabel(r: Pick<CaseResult, 'kind' | 'count' | 'channels' | 'nodes' | 'request' | 'history'>): string {

@@ -103,6 +103,15 @@ export async function initOrganization(env: NodeJS.ProcessEnv): Promise<Credenti
   return { email: String(init.email ?? ADMIN_EMAIL), apiKey: init.api_key };
 }
 
+/**
+ * BENCH_SERVER_FLAGS: more Node flags for the servers the bench starts, such as
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile of the server alone (Node refuses
+ * --cpu-prof in NODE_OPTIONS).
+ */
+function extraServerFlags(): string[] {
+  return (process.env.BENCH_SERVER_FLAGS ?? '').split(/\s+/).filter(Boolean);
+}
+
 let built: Promise<unknown> | undefined;
 
 /** The server as `npm start` runs it (its bundle built once per bench run), with `env`, on a free port; resolves once it answers. */
@@ -110,7 +119,7 @@ export async function startServing(name: string, env: NodeJS.ProcessEnv): Promis
   await (built ??= promisify(execFile)(process.execPath, ['scripts/build.mjs'], { cwd: PROJECT_ROOT }));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const proc = ServerProcess.start(name, START.entry, ['serve'], { ...START.env, ...env, PORT: String(port) }, START.nodeFlags);
+  const proc = ServerProcess.start(name, START.entry, ['serve'], { ...START.env, ...env, PORT: String(port) }, [...START.nodeFlags, ...extraServerFlags()]);
   try {
     await waitUntilServing(url, proc);
   } catch (err) {

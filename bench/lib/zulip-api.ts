@@ -57,9 +57,10 @@ export class ZulipClient {
     return { user: this.user!, queueId: String(body.queue_id), lastEventId: Number(body.last_event_id) };
   }
 
-  /** Subscribes this user, or (an administrator) the `principals` given by email; creates the channel if needed. */
-  async subscribe(channel: string, principals?: string[]): Promise<void> {
-    await this.call('POST', '/api/v1/users/me/subscriptions', { subscriptions: [{ name: channel }], ...(principals ? { principals } : {}) });
+  /** Subscribes this user, or (an administrator) the `principals` given by email; creates the channels if needed. */
+  async subscribe(channels: string | string[], principals?: string[]): Promise<void> {
+    const subscriptions = (typeof channels === 'string' ? [channels] : channels).map((name) => ({ name }));
+    await this.call('POST', '/api/v1/users/me/subscriptions', { subscriptions, ...(principals ? { principals } : {}) });
   }
 
   /** Returns the new message's id. */

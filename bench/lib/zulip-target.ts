@@ -29,10 +29,11 @@ export class ZulipTarget {
   }
 
   /**
-   * At least `n` users subscribed to the bench channel. One user means the given account only;
-   * more are created through the API (POST /users, then fetch_api_key), which needs an admin.
+   * At least `n` users subscribed to the bench channel (or to `channelsOf(index)`, the index
+   * counting the given account as 0). One user means the given account only; more are created
+   * through the API (POST /users, then fetch_api_key), which needs an admin.
    */
-  async ensureUsers(n: number): Promise<Credentials[]> {
+  async ensureUsers(n: number, channelsOf: (index: number) => string[] = () => [CHANNEL]): Promise<Credentials[]> {
     if (this.users.length === 0) this.users.push(this.admin);
     const missing = n - this.users.length;
     if (missing <= 0) return this.users.slice(0, n);
@@ -45,18 +46,19 @@ export class ZulipTarget {
     try {
       const created = await mapLimit(chunks, SETUP_CONCURRENCY, (chunk) =>
         this.asUser(this.admin, (admin) => this.asUser(undefined, async (anonymous) => {
-          const users: Credentials[] = [];
+          const users: [number, Credentials][] = [];
           for (const i of chunk) {
             const email = `bench-${runTag}-${i}@bench.example.com`;
             await admin.createUser(email, password, `Bench user ${i}`);
             const user = { email, apiKey: await anonymous.fetchApiKey(email, password) };
-            await this.asUser(user, (client) => client.subscribe(CHANNEL));
-            users.push(user);
+            await this.asUser(user, (client) => client.subscribe(channelsOf(i)));
+            users.push([i, user]);
             progress.tick();
           }
           return users;
         })));
-      this.users.push(...created.flat());
+      // In index order: the workers took the indexes round robin.
+      this.users.push(...created.flat().sort((a, b) => a[0] - b[0]).map(([, user]) => user));
     } finally {
       progress.finish();
     }
