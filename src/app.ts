@@ -22,6 +22,7 @@ import { CLUSTER_ID_SECRET, serverSecret } from './db/server-secrets.ts';
 import type { ClusterNode } from './cluster/node.ts';
 import { LockSpace } from './cluster/locks.ts';
 import { followCacheChanges } from './cluster/cache-sync.ts';
+import { storedMessageEvents } from './actions/messages.ts';
 import { shareRateLimits } from './cluster/rate-gossip.ts';
 import { busCheck, databaseCheck, migrationsCheck, Readiness } from './ops/health.ts';
 import { ServerMetrics } from './ops/metrics.ts';
@@ -117,6 +118,11 @@ export async function createApp(config: Config): Promise<App> {
       readiness: new Readiness([databaseCheck(db), await migrationsCheck(db), busCheck(bus)]),
     };
     followCacheChanges(app);
+    if (cluster) {
+      // Events a dead node committed but did not publish (cluster/outbox.ts): this node's own from before it restarted, and a departed node's.
+      await cluster.outbox.start((ids, xid) => storedMessageEvents(app, ids, xid));
+      cluster.onDeparture((node) => void cluster.outbox.recover({ node }).catch((err: unknown) => log.error('could not publish the events a departed node left', { node, error: String(err) })));
+    }
     return app;
   } catch (err) {
     await db.close();

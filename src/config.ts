@@ -207,6 +207,13 @@ const configSchema = z.object({
    * NATS_URL is set; `off` keeps a single process even then.
    */
   CLUSTER: z.enum(['nats', 'off']).optional(),
+  /**
+   * Tests only: a node that commits a message containing this text kills itself (SIGKILL) right
+   * after the commit, before it publishes the message's events (test/cluster-outbox.test.ts).
+   */
+  TEST_DIE_AFTER_COMMIT: z.string().min(1).optional(),
+  /** Tests only: likewise once the message's events are stored in NATS, before its outbox row is deleted. */
+  TEST_DIE_AFTER_PUBLISH: z.string().min(1).optional(),
   /** NATS server(s) of the cluster, comma-separated; JetStream must be enabled. */
   NATS_URL: z.string().optional(),
   /**

@@ -11,7 +11,7 @@ import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { cachedChannel, isSubscribed, metadataUserIds, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
-import { conversationUsers, messageObject, topicHasMessages, type FullMessage } from '../queries/messages.ts';
+import { conversationUsers, loadMessages, messageObject, topicHasMessages, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { alertedUsers, recipientSettings, type RecipientSettings } from '../queries/recipient-settings.ts';
@@ -22,6 +22,9 @@ import { inTransaction } from '../db/transaction.ts';
 import { GroupCommit } from '../db/group-commit.ts';
 import { atomic, onCommit, rawQuery, sendCommitted, sendOnCommit } from './transaction.ts';
 import { systemBot } from './users.ts';
+import { LockSpace } from '../cluster/locks.ts';
+import { turnKey } from '../cluster/outbox.ts';
+import type { EventEnvelope } from '../bus/bus.ts';
 
 /** Above this many subscribers (or topic participants) a wildcard mention needs permission. */
 export const WILDCARD_MENTION_THRESHOLD = 15;
@@ -312,10 +315,12 @@ const MESSAGE_COLUMNS = `id, "realmId", "senderId", "channelId", "directGroupId"
  * Likewise a call for each outgoing-webhook bot the message triggers (src/webhooks/outgoing-worker.ts),
  * and every unread direct message, mention, wildcard mention and alert word is noted for a
  * missed-message email (src/mail/missed-messages.ts), which checks settings and reads when due.
+ * On a node of a cluster, outside a transaction, each channel's messages get an outbox row
+ * (src/cluster/outbox.ts) that names them, so their events go out even if the node dies next.
  */
 /** The flags that make a channel message worth a missed-message email. */
 const EMAIL_WORTHY = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned | FLAG_BITS.has_alert_word;
-const insertMessages = (withPush: boolean, withHooks: boolean) => `WITH ids AS (
+const insertMessages = (withPush: boolean, withHooks: boolean, withOutbox: boolean) => `WITH ids AS (
     SELECT nextval(pg_get_serial_sequence('"Message"', 'id')) AS id FROM generate_series(1, $1::int)),
   numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM ids),
   input AS (
@@ -344,18 +349,23 @@ const insertMessages = (withPush: boolean, withHooks: boolean) => `WITH ids AS (
   hooks AS (
     INSERT INTO "OutgoingWebhookCall" ("realmId", "botId", "messageId", trigger, "nextAttemptAt", "createdAt")
     SELECT u."realmId", u.id, numbered.id, t.trigger, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC'
-    FROM unnest($16::int[], $17::int[], $18::text[]) AS t(n, u, trigger) JOIN numbered USING (n)
+    FROM unnest(${withOutbox ? '$18::int[], $19::int[], $20::text[]' : '$16::int[], $17::int[], $18::text[]'}) AS t(n, u, trigger) JOIN numbered USING (n)
     JOIN "User" u ON u.id = t.u AND u."botType" = ${BOT_TYPES.OUTGOING_WEBHOOK} AND u."isActive"
-    RETURNING "messageId"),` : ''}
+    RETURNING "messageId"),` : ''}${withOutbox ? `
+  outbox AS (
+    INSERT INTO "EventOutbox" (node, origin, turns, "messageIds", xid)
+    SELECT $16, $17, ARRAY[(${LockSpace.CHANNEL}::bigint << 32) + "channelId"], array_agg(id ORDER BY id), pg_current_xact_id()::text::bigint
+    FROM m GROUP BY "channelId" RETURNING id, "messageIds"),` : ''}
   first AS (
     UPDATE "Channel" c SET "firstMessageId" = f.id
     FROM (SELECT "channelId", min(id) AS id FROM m WHERE "channelId" IS NOT NULL GROUP BY "channelId") f
     WHERE c.id = f."channelId" AND c."firstMessageId" IS NULL RETURNING c."firstMessageId" AS id)
   SELECT m.*, pg_current_xact_id()::text AS xid, m.id IN (SELECT id FROM first) AS "firstInChannel",
     ${withPush ? 'm.id IN (SELECT "messageId" FROM push)' : 'false'} AS "pushQueued",
-    ${withHooks ? 'm.id IN (SELECT "messageId" FROM hooks)' : 'false'} AS "hookQueued", EXISTS (SELECT 1 FROM missed) AS "emailNoted" FROM m ORDER BY m.id`;
-/** The statement's four forms, by [withPush][withHooks]: the common one does no more than it must. */
-const INSERT_MESSAGES = [[insertMessages(false, false), insertMessages(false, true)], [insertMessages(true, false), insertMessages(true, true)]] as const;
+    ${withHooks ? 'm.id IN (SELECT "messageId" FROM hooks)' : 'false'} AS "hookQueued", EXISTS (SELECT 1 FROM missed) AS "emailNoted",
+    ${withOutbox ? '(SELECT outbox.id FROM outbox WHERE m.id = ANY(outbox."messageIds"))::text' : 'NULL'} AS "outboxRow" FROM m ORDER BY m.id`;
+/** The statement's forms, by [withPush][withHooks][withOutbox]: the common one does no more than it must. */
+const INSERT_MESSAGES = [false, true].map((push) => [false, true].map((hooks) => [false, true].map((outbox) => insertMessages(push, hooks, outbox))));
 
 /** Missed-message email notes were written: the worker looks when the first could fall due (the shortest batching period is a second). */
 export function wakeEmailWorker(app: App): void {
@@ -374,6 +384,8 @@ interface Stored {
   messages: FullMessage[];
   xid: number;
   firsts: Set<number>;
+  /** The outbox row naming them (a node of a cluster, outside a transaction). */
+  outboxRow: number | null;
 }
 
 /**
@@ -386,14 +398,16 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
   const column = <T>(pick: (m: MessageToStore) => T) => items.map(({ m }) => pick(m));
   const recipients = items.flatMap(({ m }, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
   const triggers = items.flatMap(({ m }, i) => m.triggers.map((t) => [i + 1, t.userId, t.trigger] as const));
-  const rows = await rawQuery<Message & { xid: string; firstInChannel: boolean; pushQueued: boolean; hookQueued: boolean; emailNoted: boolean }>(
+  const outbox = inTransaction() ? null : app.cluster?.outbox;
+  const rows = await rawQuery<Message & { xid: string; firstInChannel: boolean; pushQueued: boolean; hookQueued: boolean; emailNoted: boolean; outboxRow: string | null }>(
     app,
-    INSERT_MESSAGES[app.config.PUSH_RELAY_URL ? 1 : 0][triggers.length > 0 ? 1 : 0],
+    INSERT_MESSAGES[app.config.PUSH_RELAY_URL ? 1 : 0]![triggers.length > 0 ? 1 : 0]![outbox ? 1 : 0]!,
     items.length, items.map((i) => i.realmId),
     column((m) => m.p.sender.id), column((m) => m.p.channel?.id ?? null), column((m) => m.directGroupId),
     column((m) => m.p.topic), column((m) => m.p.content), column((m) => m.p.rendered.html), column((m) => m.opts.client),
     column((m) => m.p.rendered.isMeMessage), column((m) => m.p.rendered.links.length > 0), column((m) => linksImage(m.p.rendered.links)),
     recipients.map((r) => r[0]), recipients.map((r) => r[1]), recipients.map((r) => r[2]),
+    ...(outbox ? [outbox.node, outbox.origin] : []),
     ...(triggers.length > 0 ? [triggers.map((t) => t[0]), triggers.map((t) => t[1]), triggers.map((t) => t[2])] : []),
   );
   // The workers start once their work is visible: after this statement, or after the caller's commit.
@@ -403,11 +417,12 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
     else worker.wake(new Date());
   }
   if (rows[0]!.emailNoted) wakeEmailWorker(app);
+  dieIfTold(app.config.TEST_DIE_AFTER_COMMIT, items.map(({ m }) => m));
   const xid = Number(rows[0]!.xid);
   let next = 0;
   return requests.map(({ batch }) => {
     const own = rows.slice(next, (next += batch.length));
-    const messages = own.map(({ xid: _, firstInChannel: __, pushQueued: ___, hookQueued: ____, emailNoted: _____, ...message }, i): FullMessage => {
+    const messages = own.map(({ xid: _, firstInChannel: __, pushQueued: ___, hookQueued: ____, emailNoted: _____, outboxRow: ______, ...message }, i): FullMessage => {
       const { p, directGroupId } = batch[i]!;
       const c = p.channel;
       return {
@@ -418,7 +433,7 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
         reactions: [],
       };
     });
-    return { messages, xid, firsts: new Set(own.filter((r) => r.firstInChannel).map((r) => r.id)) };
+    return { messages, xid, firsts: new Set(own.filter((r) => r.firstInChannel).map((r) => r.id)), outboxRow: own[0]!.outboxRow === null ? null : Number(own[0]!.outboxRow) };
   });
 }
 
@@ -466,15 +481,33 @@ function perUserFlags(flags: Map<number, number>): Record<number, { flags: strin
 }
 
 /** The `message` event of a stored message, with each recipient's flags. */
-async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage, { p, opts, flags }: MessageToStore) {
+async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage, { recipients, flags, opts }: { recipients: readonly number[]; flags: Map<number, number>; opts: Pick<SendOptions, 'queueId' | 'localId'> }) {
   return {
     realmId: realm.id,
-    userIds: p.recipients,
+    userIds: recipients,
     event: { type: 'message', message: messageObject(app, realm, message, await conversationUsers(app, [message]), await compiledLinkifiers(app, realm.id)) },
     perUser: perUserFlags(flags),
     ...(opts.queueId && opts.localId !== undefined ? { perQueue: { [opts.queueId]: { local_message_id: opts.localId } } } : {}),
-    publicChannelMessage: p.channel !== null && !p.channel.inviteOnly,
+    publicChannelMessage: message.channel !== null && !message.channel.inviteOnly,
   };
+}
+
+/**
+ * The `message` events of stored channel messages, rebuilt for a node that publishes them because
+ * the node that wrote them died first (src/cluster/outbox.ts): with each recipient's flags as
+ * stored now; the sender's local_message_id was never stored, and a channel's first message goes
+ * without its first_message_id news.
+ */
+export async function storedMessageEvents(app: App, ids: number[], xid: number): Promise<EventEnvelope[]> {
+  const flags = new Map<number, Map<number, number>>(ids.map((id) => [id, new Map()]));
+  for (const r of await app.prisma.userMessage.findMany({ where: { messageId: { in: ids } }, select: { userId: true, messageId: true, flags: true } })) flags.get(r.messageId)!.set(r.userId, r.flags);
+  const events: EventEnvelope[] = [];
+  for (const message of await loadMessages(app, ids)) {
+    const realm = app.realms.byId(message.realmId) ?? (await app.realms.reload(message.realmId))!;
+    const recipients = flags.get(message.id)!;
+    events.push({ ...(await messageEnvelope(app, realm, message, { recipients: [...recipients.keys()], flags: recipients, opts: {} })), xid });
+  }
+  return events;
 }
 
 /**
@@ -483,13 +516,24 @@ async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage,
  */
 async function writeChannelBatch(app: App, realm: RealmInfo, outgoing: Outgoing[]): Promise<number[]> {
   const batch = await withFlags(app, realm, outgoing);
-  const { messages, xid, firsts } = await storeMessages(app, realm, batch);
+  const { messages, xid, firsts, outboxRow } = await storeMessages(app, realm, batch);
   app.metrics.messagesSent.inc({ kind: 'channel' }, messages.length);
+  const events: EventEnvelope[] = [];
   for (const [i, message] of messages.entries()) {
-    sendCommitted(app, { ...(await messageEnvelope(app, realm, message, batch[i]!)), xid });
-    if (firsts.has(message.id)) sendCommitted(app, { ...(await firstMessageNews(app, realm, message, batch[i]!)), xid });
+    events.push({ ...(await messageEnvelope(app, realm, message, { recipients: batch[i]!.p.recipients, ...batch[i]! })), xid });
+    if (firsts.has(message.id)) events.push({ ...(await firstMessageNews(app, realm, message, batch[i]!)), xid });
+  }
+  sendCommitted(app, events, outboxRow === null ? undefined : { row: outboxRow, turns: [turnKey(LockSpace.CHANNEL, messages[0]!.channelId!)] });
+  if (app.config.TEST_DIE_AFTER_PUBLISH) {
+    await app.bus.settled();
+    dieIfTold(app.config.TEST_DIE_AFTER_PUBLISH, batch);
   }
   return messages.map((m) => m.id);
+}
+
+/** Tests of the outbox: the process is killed at once if one of the messages contains `marker`. */
+function dieIfTold(marker: string | undefined, batch: readonly MessageToStore[]): void {
+  if (marker && batch.some((m) => m.p.content.includes(marker))) process.kill(process.pid, 'SIGKILL');
 }
 
 /** The batch's messages with their recipients' flags, from one read of their settings. */
@@ -543,7 +587,7 @@ export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessag
     onCommit(() => app.metrics.messagesSent.inc({ kind: p.channel === null ? 'direct' : 'channel' }));
     message.hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds);
     if (message.hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
-    sendOnCommit(await messageEnvelope(app, realm, message, item));
+    sendOnCommit(await messageEnvelope(app, realm, message, { recipients: p.recipients, ...item }));
     if (firsts.has(message.id)) sendOnCommit(await firstMessageNews(app, realm, message, item));
     return message.id;
   });

@@ -37,15 +37,20 @@ export { rawQuery } from '../db/transaction.ts';
 export async function atomic<T>(app: App, body: () => Promise<T>): Promise<T> {
   if (currentTransaction()) return body();
   const scope: Pending = { app, events: [], afterCommit: [] };
-  const { result, xid } = await runInTransaction(app.db.prisma, async (t) => {
+  const { result, events, outboxRow } = await runInTransaction(app.db.prisma, async (t) => {
     pending.set(t, scope);
     const result = await body();
-    return { result, xid: scope.events.some((e) => !e.alwaysDeliver) ? await transactionId(t.tx) : undefined };
+    const xid = scope.events.some((e) => !e.alwaysDeliver) ? await transactionId(t.tx) : undefined;
+    const events: EventEnvelope[] = scope.events.map((e) => (e.alwaysDeliver ? e.envelope : { ...e.envelope, xid }));
+    // On a node of a cluster the events commit with the change (cluster/outbox.ts).
+    const outbox = events.length > 0 ? app.cluster?.outbox : undefined;
+    return { result, events, outboxRow: outbox ? await outbox.save(app, events) : undefined };
   });
   try {
     for (const work of scope.afterCommit) await work();
   } finally {
-    for (const e of scope.events) app.bus.publish(e.alwaysDeliver ? e.envelope : { ...e.envelope, xid });
+    app.bus.publishAll(events, outboxRow);
+    if (outboxRow !== undefined) app.cluster!.outbox.published(outboxRow, []);
   }
   // In a cluster, answered once the events are on their way to every node: what the client does
   // next, on any node, comes after them (unless NATS is away: then after a while anyway).
@@ -97,14 +102,16 @@ export function sendOnCommit(envelope: Envelope, opts: { alwaysDeliver?: boolean
 }
 
 /**
- * An event of a change one statement made on its own and already committed, with that
+ * The events of a change one statement made on its own and already committed, with that
  * statement's xid: the hot path of channel messages, which skips the round trips of BEGIN/COMMIT.
+ * `outbox`: the statement saved them in that row, held by those locks (cluster/outbox.ts).
  */
-export function sendCommitted(app: App, envelope: EventEnvelope & { xid: number }): void {
+export function sendCommitted(app: App, envelopes: readonly EventEnvelope[], outbox?: { row: number; turns: number[] }): void {
   if (currentTransaction()) throw new Error('sendCommitted inside a transaction: use sendOnCommit');
-  if (envelope.userIds.length === 0) return;
-  check(app, envelope);
-  app.bus.publish(envelope);
+  const events = envelopes.filter((e) => e.userIds.length > 0);
+  for (const e of events) check(app, e);
+  app.bus.publishAll(events, outbox?.row);
+  if (outbox) app.cluster!.outbox.published(outbox.row, outbox.turns);
 }
 
 /** An event about something never stored (typing): nothing to wait for. */

@@ -59,6 +59,12 @@ export interface BusListener {
 export interface EventBus {
   /** Delivers the envelope to every subscriber of every process, in publication order per process. */
   publish(envelope: EventEnvelope): void;
+  /**
+   * Publishes the events of one change together: they reach each process all in one piece or not
+   * at all. `outboxRow`: they are saved in that row (src/cluster/outbox.ts), and a process that
+   * delivered the row's events drops them when another node publishes the row again.
+   */
+  publishAll(envelopes: readonly EventEnvelope[], outboxRow?: number): void;
   subscribe(handler: EventHandler): () => void;
   /** Tells the other processes of a cache change, in order with the events published around it. */
   announce(change: CacheChange): void;

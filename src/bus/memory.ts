@@ -18,6 +18,10 @@ export class MemoryBus implements EventBus {
     }
   }
 
+  publishAll(envelopes: readonly EventEnvelope[]): void {
+    for (const envelope of envelopes) this.publish(envelope);
+  }
+
   subscribe(handler: EventHandler): () => void {
     this.handlers.add(handler);
     return () => this.handlers.delete(handler);

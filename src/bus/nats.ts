@@ -41,6 +41,12 @@ const PUBLISH_TIMEOUT_MS = 2_000;
 /** How long closing waits for NATS to store what is queued. */
 const CLOSE_WAIT_MS = 5_000;
 const RETRY_MAX_MS = 2_000;
+/**
+ * Outbox rows a reader remembers having delivered, so a row another node publishes again after its
+ * writer died is dropped if the writer had stored it: recovery comes within seconds of the death,
+ * far fewer rows than this later.
+ */
+const REMEMBERED_ROWS = 100_000;
 
 export interface NatsBusOptions {
   connection: NatsConnection;
@@ -51,8 +57,8 @@ export interface NatsBusOptions {
   retentionMs?: number;
 }
 
-/** One item of a frame: an event, or a cache change. */
-type WireItem = { e: WireEnvelope } | { c: CacheChange };
+/** One item of a frame: an event (`o`: of that outbox row), or a cache change. */
+type WireItem = { e: WireEnvelope; o?: number } | { c: CacheChange };
 /** An envelope with its per-user additions grouped by value: most recipients of a message share one. */
 type WireEnvelope = Omit<EventEnvelope, 'perUser'> & { perUserGroups?: [Record<string, unknown>, number[]][] };
 
@@ -69,8 +75,8 @@ export class NatsBus implements EventBus {
   private readonly js: JetStreamClient;
   private readonly subject: string;
   private readonly stream: string;
-  /** This process's run: frames are numbered per run. */
-  private readonly origin: string;
+  /** This process's run (NODE_ID.random): frames are numbered per run. */
+  readonly origin: string;
   private readonly retentionMs: number;
   // Publishing.
   private outbox: string[] = [];
@@ -90,6 +96,8 @@ export class NatsBus implements EventBus {
   /** Parts of a big item, by origin, until its last part arrives. */
   private readonly parts = new Map<string, Uint8Array[]>();
   private readonly lastFrame = new Map<string, number>();
+  /** Outbox rows delivered lately, oldest first (a Set iterates in insertion order). */
+  private readonly deliveredRows = new Set<number>();
   private closed = false;
   /** Whether the connection to NATS is up (it reconnects by itself after a loss). */
   private online = true;
@@ -130,6 +138,13 @@ export class NatsBus implements EventBus {
 
   publish(envelope: EventEnvelope): void {
     this.enqueue(JSON.stringify({ e: toWire(envelope) }));
+  }
+
+  publishAll(envelopes: readonly EventEnvelope[], outboxRow?: number): void {
+    if (envelopes.length === 0) return;
+    const extra = outboxRow === undefined ? '' : `,"o":${outboxRow}`;
+    // One outbox entry, so never split between frames.
+    this.enqueue(envelopes.map((e) => `{"e":${JSON.stringify(toWire(e))}${extra}}`).join(','));
   }
 
   announce(change: CacheChange): void {
@@ -317,10 +332,28 @@ export class NatsBus implements EventBus {
       return this.reportLoss('an unreadable frame');
     }
     const own = origin === this.origin;
+    // A row's events are consecutive in one frame: decided on at its first.
+    let row: number | undefined;
+    let deliverRow = true;
     for (const item of items) {
-      if ('e' in item) this.deliver(fromWire(item.e));
-      else if (!own) for (const listener of this.listeners) listener.changed?.(item.c);
+      if ('c' in item) {
+        if (!own) for (const listener of this.listeners) listener.changed?.(item.c);
+        continue;
+      }
+      if (item.o !== undefined && item.o !== row) {
+        row = item.o;
+        deliverRow = this.firstOfRow(item.o);
+      }
+      if (item.o === undefined || deliverRow) this.deliver(fromWire(item.e));
     }
+  }
+
+  /** Whether a row's events are to be delivered: not when another node publishes again a row its writer had stored. */
+  private firstOfRow(row: number): boolean {
+    if (this.deliveredRows.has(row)) return false;
+    this.deliveredRows.add(row);
+    if (this.deliveredRows.size > REMEMBERED_ROWS) this.deliveredRows.delete(this.deliveredRows.values().next().value!);
+    return true;
   }
 
   private deliver(envelope: EventEnvelope): void {

@@ -11,9 +11,14 @@
 // batch, and needs no membership, no hand-over when nodes come and go, and no second way of
 // calling an action; routing would cost a NATS request per write from every other node and a
 // serialized form of every channel action. README.md, "Cluster", has the figures.
+//
+// The outbox (outbox.ts) rides on the same statements: taking a lock also asks whether a dead
+// holder left events unpublished under it (they go out first), and releasing it deletes the
+// outbox rows of the events it waited for.
 import pg from 'pg';
 import { ANSWER_WITHIN_MS, waitAtMost, type EventBus } from '../bus/bus.ts';
 import { log } from '../log.ts';
+import { turnKey, type EventOutbox } from './outbox.ts';
 
 /** The first key of the two-key advisory locks: which kind of thing is locked (SYSTEM_BOTS: per realm, while one is made). */
 export const LockSpace = { CHANNEL: 1, USER: 2, SYSTEM_BOTS: 3 } as const;
@@ -26,14 +31,19 @@ function giveBack(client: pg.PoolClient, destroy: boolean): void {
   client.release(destroy);
 }
 
-export class ClusterLocks {
-  private readonly pool: pg.Pool;
+/** The node's own few connections for locks and the outbox, dropped soon when idle: every node of the cluster keeps its own. */
+export function lockPool(databaseUrl: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 8, idleTimeoutMillis: 10_000 });
+  pool.on('error', logLockConnectionError);
+  return pool;
+}
 
-  constructor(databaseUrl: string, private readonly bus: EventBus) {
-    // Few connections, dropped soon when idle: every node of the cluster keeps its own.
-    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 8, idleTimeoutMillis: 10_000 });
-    this.pool.on('error', logLockConnectionError);
-  }
+export class ClusterLocks {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly bus: EventBus,
+    private readonly outbox: EventOutbox,
+  ) {}
 
   /**
    * Runs `write` while holding the lock of (`space`, `id`), which is released once its events are
@@ -46,13 +56,19 @@ export class ClusterLocks {
     // While checked out, a client's connection errors go to it, not the pool: unheard, they would
     // end the process; the failing query reports them.
     client.on('error', logLockConnectionError);
+    if (!Number.isSafeInteger(space) || !Number.isSafeInteger(id)) throw new Error(`not a lock: ${space}, ${id}`);
+    const turn = turnKey(space, id);
+    let orphaned: boolean;
     try {
-      await client.query('SELECT pg_advisory_lock($1, $2)', [space, id]);
+      // One round trip; the second statement sees what committed before the lock was granted.
+      const [, check] = (await client.query(`SELECT pg_advisory_lock(${space}, ${id}); SELECT EXISTS (SELECT 1 FROM "EventOutbox" WHERE turns @> ARRAY[${turn}::bigint]) AS orphaned`)) as unknown as pg.QueryResult<{ orphaned: boolean }>[];
+      orphaned = check!.rows[0]!.orphaned;
     } catch (err) {
       giveBack(client, true);
       throw err;
     }
     try {
+      if (orphaned) await this.outbox.recover({ turn });
       return await write();
     } finally {
       await waitAtMost(this.release(client, space, id), ANSWER_WITHIN_MS);
@@ -63,16 +79,14 @@ export class ClusterLocks {
     const stored = this.bus.settled();
     if (stored) await stored;
     try {
-      await client.query('SELECT pg_advisory_unlock($1, $2)', [space, id]);
+      const rows = this.outbox.releasedBy(turnKey(space, id));
+      if (rows.length === 0) await client.query('SELECT pg_advisory_unlock($1, $2)', [space, id]);
+      else await client.query('WITH stored AS (DELETE FROM "EventOutbox" WHERE id = ANY($3::bigint[])) SELECT pg_advisory_unlock($1, $2)', [space, id, rows]);
       giveBack(client, false);
     } catch (err) {
       // The connection is dropped, and its lock with it.
       log.error('could not release an advisory lock', { space, id, error: String(err) });
       giveBack(client, true);
     }
-  }
-
-  close(): Promise<void> {
-    return this.pool.end();
   }
 }

@@ -7,11 +7,13 @@
 // subscriptions as soon as its socket closes, so requests to it fail with "no responders").
 // While this node itself is cut off from NATS it hears nobody, so it judges nobody.
 import { Events, type Msg, type NatsConnection, type Subscription } from 'nats';
+import type pg from 'pg';
 import { NatsBus } from '../bus/nats.ts';
 import { CLUSTER_ID_SECRET, readServerSecret } from '../db/server-secrets.ts';
 import { log } from '../log.ts';
 import { connectNats } from './connection.ts';
-import { ClusterLocks } from './locks.ts';
+import { ClusterLocks, lockPool } from './locks.ts';
+import { EventOutbox } from './outbox.ts';
 import { ConnectionLost, NodeGone, NodeUnreachable } from './node-errors.ts';
 
 const HEARTBEAT_MS = 1_000;
@@ -44,6 +46,9 @@ export class ClusterNode {
     readonly bus: NatsBus,
     /** Channel and user writes take turns across the nodes. */
     readonly locks: ClusterLocks,
+    /** Events of committed changes wait here until NATS stored them. */
+    readonly outbox: EventOutbox,
+    private readonly pool: pg.Pool,
   ) {
     this.subscriptions.push(
       nc.subscribe(this.aliveSubject, {
@@ -68,7 +73,9 @@ export class ClusterNode {
       const taken = await nc.request(`chat.${clusterId}.node.${settings.nodeId}.ping`, '', { timeout: 1_000 }).then(() => true, () => false);
       if (taken) throw new Error(`another node of this cluster runs as NODE_ID=${settings.nodeId}`);
       const bus = await NatsBus.open({ connection: nc, clusterId, nodeId: settings.nodeId });
-      const node = new ClusterNode(settings.nodeId, clusterId, nc, bus, new ClusterLocks(databaseUrl, bus));
+      const pool = lockPool(databaseUrl);
+      const outbox = new EventOutbox(pool, bus, settings.nodeId);
+      const node = new ClusterNode(settings.nodeId, clusterId, nc, bus, new ClusterLocks(pool, bus, outbox), outbox, pool);
       node.serve('ping', () => ({}));
       return node;
     } catch (err) {
@@ -274,7 +281,8 @@ export class ClusterNode {
     clearInterval(this.timer);
     if (!this.nc.isClosed()) this.nc.publish(this.aliveSubject, `${this.id} leaving`);
     await this.bus.close();
-    await this.locks.close();
+    await this.outbox.close();
+    await this.pool.end();
     for (const s of this.subscriptions) s.unsubscribe();
     if (!this.nc.isClosed()) await this.nc.drain();
   }

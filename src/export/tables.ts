@@ -87,6 +87,8 @@ export const NOT_EXPORTED_TABLES: readonly string[] = [
   'MissedMessageEmail', 'DigestEmail',
   // Browser sessions and one-time login tokens are this server's: an imported organization logs in anew.
   'WebSession', 'LoginToken',
+  // Events of a cluster node waiting for NATS to store them (src/cluster/outbox.ts): in flight, not data.
+  'EventOutbox',
 ];
 
 /** Messages per messages file (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */

@@ -26,8 +26,8 @@ export interface TestCluster {
   a: RunningServer;
   nodes: NodeProcess[];
   env: Record<string, string>;
-  /** Starts one more node process. */
-  start(id: string): Promise<NodeProcess>;
+  /** Starts one more node process, with settings of its own if `extra`. */
+  start(id: string, extra?: Record<string, string>): Promise<NodeProcess>;
   close(): Promise<void>;
 }
 
@@ -38,13 +38,13 @@ export async function startCluster(natsUrl: string, nodeIds: string[], extra: Re
   const env = { ...TEST_ENV, DATABASE_URL: await freshDatabase(), NATS_URL: natsUrl, EXTERNAL_HOST: 'localhost', UPLOADS_DIR: tempDir(), ...extra };
   const a = await startTestServer({ ...env, NODE_ID: 'a' });
   const nodes: NodeProcess[] = [];
-  const start = async (id: string) => {
-    const node = await startNode(id, env);
+  const start = async (id: string, extra: Record<string, string> = {}) => {
+    const node = await startNode(id, { ...env, ...extra });
     nodes.push(node);
     return node;
   };
   try {
-    await Promise.all(nodeIds.map(start));
+    await Promise.all(nodeIds.map((id) => start(id)));
   } catch (err) {
     await Promise.all(nodes.map((n) => n.kill()));
     await a.app.cluster?.bus.destroy();
