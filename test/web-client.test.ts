@@ -6,17 +6,15 @@
 // WEB_SCREENSHOTS=<dir> also saves the README's screenshots (desktop and phone width) there.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page, type WebSocketRoute } from 'playwright-core';
 import type { RunningServer } from '../src/server.ts';
 import { makeChannel, send } from './messages-helpers.ts';
 import { newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
 import { Client } from './helpers/client.ts';
 import { buildWebClient } from './helpers/web.ts';
+import { CHROMIUM, browserTests, chromiumMissing, messageWith, screenshot, sidebarLink, submitLogin } from './lib/browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 760 };
 
@@ -60,10 +58,7 @@ async function openTab(ctx: Ctx, setup?: (context: BrowserContext) => Promise<un
 /** Logs in through the form; `hash` is the address's fragment, the narrow to open on. */
 async function logIn(ctx: Ctx, user: TestUser, options: { setup?: (context: BrowserContext) => Promise<unknown>; viewport?: typeof DESKTOP; live?: string; hash?: string } = {}): Promise<Tab> {
   const tab = await openTab(ctx, options.setup, options.viewport, options.hash);
-  await tab.page.getByLabel('Email').fill(user.email);
-  await tab.page.getByLabel('Password', { exact: true }).fill(user.password);
-  await tab.page.getByRole('button', { name: 'Log in' }).click();
-  await tab.page.locator(`[data-connection="${options.live ?? 'socket'}"]`).waitFor();
+  await submitLogin(tab.page, user, options.live);
   return tab;
 }
 
@@ -84,19 +79,10 @@ const REFUSED_WEBSOCKET = `
   };
 `;
 
-const sidebarLink = (page: Page, name: string) => page.locator('#sidebar .nav-link', { has: page.locator('.name', { hasText: new RegExp(`^${name}$`) }) });
-const messageWith = (page: Page, text: string | RegExp) => page.locator('.message', { has: page.locator('.message-content', { hasText: text }) });
 
 async function compose(page: Page, content: string, topic?: string): Promise<void> {
   if (topic !== undefined) await page.locator('#compose-topic').fill(topic);
   await page.locator('#compose-content').fill(content);
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  const dir = process.env.WEB_SCREENSHOTS;
-  if (!dir) return;
-  mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: path.join(dir, name) });
 }
 
 interface Forwarder {
@@ -152,19 +138,7 @@ test.before(async (ctx) => {
   ctx.errors = [];
 });
 
-/** A test whose browser contexts are closed after it, and which fails on any error in its pages. */
-function browserTest(name: string, fn: (ctx: Ctx) => Promise<void>): void {
-  test(name, async (ctx) => {
-    let errors: string[];
-    try {
-      await fn(ctx);
-    } finally {
-      for (const context of ctx.contexts.splice(0)) await context.close();
-      errors = ctx.errors.splice(0);
-    }
-    assert.equal(errors, [], 'errors in the page');
-  });
-}
+const browserTest = browserTests(test);
 
 test.after(async (ctx) => {
   await ctx.browser?.close();
@@ -583,5 +557,5 @@ browserTest('logging out forgets the key and ends the event queue', async (ctx) 
   await page.getByRole('heading', { name: /^Log in/ }).waitFor();
 });
 
-if (existsSync(CHROMIUM)) test.run();
+if (!chromiumMissing) test.run();
 else console.log(`\n  web-client: skipped: no browser at ${CHROMIUM} (apt-get install chromium; .ci/run does)\n`);

@@ -4,7 +4,8 @@
 import type { Connection, ServerEvent } from './events.ts';
 import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './narrow.ts';
 import { prepareContent } from './content.ts';
-import { TopicVisibility, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User } from './types.ts';
+import { trackChannels } from './channels.ts';
+import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User } from './types.ts';
 
 export interface View {
   narrow: Narrow;
@@ -30,6 +31,8 @@ export interface AppState {
   editLimitSeconds: number | null;
   users: Map<number, User>;
   subs: Map<number, Subscription>;
+  /** Every channel the user can see, subscribed or not. */
+  channels: Map<number, Channel>;
   folders: ChannelFolder[];
   /** Topic visibility policies, keyed by topicKey(). */
   topicPolicies: Map<string, number>;
@@ -83,6 +86,7 @@ export function stateFromRegister(r: any, view: View): AppState {
     editLimitSeconds: r.realm_message_content_edit_limit_seconds ?? null,
     users,
     subs: new Map((r.subscriptions ?? []).map((s: Subscription) => [s.stream_id, s])),
+    channels: new Map((r.streams ?? []).map((c: Channel) => [c.stream_id, c])),
     folders: r.channel_folders ?? [],
     topicPolicies: new Map((r.user_topics ?? []).map((t: any) => [topicKey(t.stream_id, t.topic_name), t.visibility_policy])),
     unread: unreadFromSnapshot(r.unread_msgs ?? {}, r.user_id),
@@ -304,6 +308,7 @@ function onRealmUser(state: AppState, e: ServerEvent): AppState {
     ...(p.new_email !== undefined && { email: p.new_email }),
     ...(p.delivery_email !== undefined && { delivery_email: p.delivery_email }),
     ...(p.is_active !== undefined && { is_active: p.is_active }),
+    ...(p.role !== undefined && { role: p.role }),
   };
   return {
     ...state,
@@ -338,9 +343,9 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
     case 'typing':
       return onTyping(state, e);
     case 'subscription':
-      return onSubscription(state, e);
+      return onSubscription(trackChannels(state, e), e);
     case 'stream':
-      return onStream(state, e);
+      return onStream(trackChannels(state, e), e);
     case 'channel_folder':
       return onFolder(state, e);
     case 'realm_user':

@@ -5,6 +5,8 @@ import { isResolved, type ChatClient } from '../client.ts';
 import type { Connection } from '../events.ts';
 import { narrowTitle } from '../format.ts';
 import { parseHash } from '../narrow.ts';
+import { channelSettingsHash, parseChannelsHash, subscribe, type ChannelsRoute } from '../channels.ts';
+import { useLazy } from '../lazy.ts';
 import type { AppState } from '../state.ts';
 import { Compose } from './Compose.tsx';
 import { MessageList } from './MessageList.tsx';
@@ -28,10 +30,15 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
   const searchRef = useRef<HTMLInputElement>(null);
   const listRef = useRef<HTMLDivElement>(null);
   const title = narrowTitle(state, state.view.narrow);
+  // An overlay's address (`#channels/…`) keeps the conversation under it.
+  const [overlay, setOverlay] = useState<ChannelsRoute | null>(() => parseChannelsHash(location.hash));
+  const Overlay = useLazy(() => import('./ChannelsOverlay.tsx').then((m) => m.ChannelsOverlay), overlay !== null);
 
   useEffect(() => {
     const onHash = () => {
-      client.open(parseHash(location.hash));
+      const channels = parseChannelsHash(location.hash);
+      setOverlay(channels);
+      if (!channels) client.open(parseHash(location.hash));
       setSidebarOpen(false);
     };
     const onKey = (e: KeyboardEvent) => {
@@ -97,6 +104,7 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
         <Compose client={client} state={state} />
       </main>
       {sidebarOpen && <div class="backdrop" onClick={() => setSidebarOpen(false)} />}
+      {overlay && Overlay && <Overlay client={client} state={state} route={overlay} closeHref={client.hashOf(state.view.narrow)} />}
     </div>
   );
 }
@@ -124,6 +132,7 @@ function NarrowHeader({ client, state, title }: { client: ChatClient; state: App
           </button>
         </>
       )}
+      {(narrow.kind === 'channel' || narrow.kind === 'topic') && <ChannelActions client={client} state={state} streamId={narrow.streamId} onError={setError} />}
       {narrow.kind === 'channel' && sub && (
         <button type="button" class="button button-secondary button-small" aria-pressed={sub.is_muted} onClick={() => act(client.setChannelMuted(sub.stream_id, !sub.is_muted))}>
           {sub.is_muted ? 'Unmute channel' : 'Mute channel'}
@@ -132,6 +141,22 @@ function NarrowHeader({ client, state, title }: { client: ChatClient; state: App
       {moving && narrow.kind === 'topic' && <MoveTopicForm client={client} state={state} streamId={narrow.streamId} topic={narrow.topic} onError={setError} />}
       {error && <p class="alert alert-error" role="alert">{error}</p>}
     </div>
+  );
+}
+
+/** A channel one is not subscribed to shows as a preview with a Subscribe button; every channel links to its settings. */
+function ChannelActions({ client, state, streamId, onError }: { client: ChatClient; state: AppState; streamId: number; onError: (msg: string) => void }) {
+  const channel = state.channels.get(streamId);
+  if (!channel) return null;
+  return (
+    <>
+      {!state.subs.has(streamId) && (
+        <button type="button" class="button button-small" onClick={() => subscribe(client.api, channel.name).catch((err) => onError(describeError(err)))}>
+          Subscribe
+        </button>
+      )}
+      <a class="button button-secondary button-small" href={channelSettingsHash(channel)}>Channel settings</a>
+    </>
   );
 }
 
