@@ -87,6 +87,10 @@ browserTest("the first screen of a new organization is a chat: its channels, Wel
   assert.is(await page.locator('#sidebar').getByText('You are not subscribed to any channel.').count(), 0);
   assert.ok(await page.locator('#sidebar .dms .nav-link', { hasText: 'Welcome Bot' }).count());
   await screenshot(page, 'web-first-screen.png');
+  // Welcome Bot's pointers lead somewhere real (personal settings: the last test).
+  await messageWith(page, 'I am Welcome Bot.').getByRole('link', { name: 'the channels' }).click();
+  await page.getByRole('dialog', { name: 'Channels' }).waitFor();
+  await channelRow(page, 'sandbox').getByText('A place to try things out.').waitFor();
 });
 
 browserTest('browse all channels with description and subscriber count; subscribe and unsubscribe, live in the other browser', async (ctx) => {
@@ -178,6 +182,55 @@ browserTest("an administrator renames, describes and archives a channel; a membe
   await sidebarLink(bob, 'new-name').waitFor({ state: 'detached' });
   await bob.getByText('This channel does not exist, or you cannot see it.').waitFor();
   await owner.waitForURL(/#channels\/all$/);
+});
+
+/** A 1x1 PNG, for an avatar. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+browserTest("personal settings, reached from Welcome Bot's message: name, avatar, status, password, Enter-to-send, time zone", async (ctx) => {
+  const owner = await logIn(ctx, ctx.owner);
+  const bob = await logIn(ctx, ctx.bob);
+  await owner.locator('#sidebar .dms .nav-link', { hasText: 'Welcome Bot' }).click();
+  await owner.getByRole('link', { name: 'personal settings' }).click();
+  await owner.getByRole('dialog', { name: 'Personal settings' }).waitFor();
+
+  await owner.getByLabel('Full name').fill('Olivia Renamed');
+  await owner.getByRole('button', { name: 'Change name' }).click();
+  await owner.locator('.topbar .me', { hasText: 'Olivia Renamed' }).waitFor();
+  await bob.locator('#sidebar .people .name', { hasText: 'Olivia Renamed' }).waitFor({ state: 'attached' });
+
+  await owner.getByLabel('Upload a new avatar').setInputFiles({ name: 'me.png', mimeType: 'image/png', buffer: PNG });
+  await owner.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  const avatarUrl: string = (await ctx.bob.client.get(`/users/${ctx.owner.id}`)).body.user.avatar_url;
+  await bob.locator(`#sidebar .people img.avatar[src="${avatarUrl}"]`).waitFor({ state: 'attached' });
+
+  await owner.getByLabel('Status', { exact: true }).fill('On holiday');
+  await owner.getByRole('button', { name: 'Set status' }).click();
+  await owner.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  assert.is((await ctx.bob.client.get(`/users/${ctx.owner.id}/status`)).body.status.status_text, 'On holiday');
+
+  await owner.getByRole('link', { name: 'Account' }).click();
+  await owner.getByLabel('Current password').fill(ctx.owner.password);
+  await owner.getByLabel('New password').fill('a-new-password');
+  await owner.getByRole('button', { name: 'Change password' }).click();
+  await owner.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  const key = await new Client(ctx.owner.client.port, ctx.owner.client.host).post('/fetch_api_key', { username: ctx.owner.email, password: 'a-new-password' });
+  assert.is(key.status, 200, key.text);
+  ctx.owner.password = 'a-new-password';
+
+  await owner.getByRole('link', { name: 'Preferences' }).click();
+  await owner.getByLabel('Time zone').selectOption('Europe/Paris');
+  await owner.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  const registered = await ctx.owner.client.post('/register', { fetch_event_types: ['user_settings'] });
+  assert.is(registered.body.user_settings.timezone, 'Europe/Paris');
+  // Checked once the server's user_settings event came back.
+  await owner.getByRole('checkbox', { name: /Enter sends a message/ }).click();
+  await owner.locator('.settings-body input[type="checkbox"]:checked').waitFor();
+  await owner.getByRole('link', { name: 'Close' }).click();
+  await owner.goto(`${ctx.url}#narrow/channel/${(await ctx.owner.client.get('/get_stream_id', { stream: 'general' })).body.stream_id}-general/topic/greetings`);
+  await owner.locator('#compose-content').fill('Sent with Enter');
+  await owner.locator('#compose-content').press('Enter');
+  await messageWith(bob, 'Sent with Enter').waitFor();
 });
 
 if (!chromiumMissing) test.run();

@@ -17,8 +17,8 @@ function welcomeText(realm: RealmInfo): string {
     `Hello, and welcome to **${realm.name}**! :wave:`,
     'I am Welcome Bot. Conversations here happen in **channels**, and every message in a channel has a **topic**, ' +
       'so several discussions can go on side by side without getting mixed up.',
-    'A few things to try:\n* Look through the channels you were added to, and say hello.\n* Send a direct message to a colleague.\n' +
-      '* Set your profile picture and time zone in your personal settings.',
+    'A few things to try:\n* Look through [the channels](#channels/all), join those you like, and say hello.\n* Send a direct message to a colleague.\n' +
+      '* Set your profile picture and time zone in your [personal settings](#settings/profile).',
   ].join('\n\n');
 }
 

@@ -18,6 +18,11 @@ export interface View {
   error: string | null;
 }
 
+export interface UserSettings {
+  enter_sends: boolean;
+  timezone: string;
+}
+
 export interface Presence {
   active: number;
   idle: number;
@@ -47,6 +52,8 @@ export interface AppState {
   /** Who is typing where (placeKey()), until when (ms). */
   typing: Map<string, Map<number, number>>;
   realmEmoji: Map<string, RealmEmoji>;
+  /** The user's own settings this client acts on. */
+  settings: UserSettings;
   view: View;
   connection: Connection;
 }
@@ -96,6 +103,7 @@ export function stateFromRegister(r: any, view: View): AppState {
     presence: new Map(Object.entries(r.presences ?? {}).map(([id, p]: [string, any]) => [Number(id), { active: p.active_timestamp, idle: p.idle_timestamp }])),
     typing: new Map(),
     realmEmoji: new Map(Object.values(r.realm_emoji ?? {}).map((e: any) => [e.name, e])),
+    settings: { enter_sends: r.user_settings?.enter_sends ?? false, timezone: r.user_settings?.timezone ?? '' },
     view,
     connection: 'connecting',
   };
@@ -352,6 +360,8 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
       return onRealmUser(state, e);
     case 'realm':
       return onRealm(state, e);
+    case 'user_settings':
+      return e.op === 'update' && e.property in state.settings ? { ...state, settings: { ...state.settings, [e.property]: e.value } } : state;
     case 'realm_emoji':
       return { ...state, realmEmoji: new Map(Object.values(e.realm_emoji as Record<string, RealmEmoji>).map((r) => [r.name, r])) };
     case 'user_topic':

@@ -9,6 +9,7 @@ import {
 } from '../channels.ts';
 import type { ChatClient } from '../client.ts';
 import type { AppState } from '../state.ts';
+import { useCloseOnEscape } from './OverlayKeys.ts';
 import type { Channel } from '../types.ts';
 
 interface Props {
@@ -38,13 +39,7 @@ function useAction(): [string | null, (action: () => Promise<unknown>) => Promis
 const ErrorLine = ({ error }: { error: string | null }) => (error ? <p class="alert alert-error" role="alert">{error}</p> : null);
 
 export function ChannelsOverlay({ client, state, route, closeHref }: Props) {
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') location.hash = closeHref;
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, [closeHref]);
+  useCloseOnEscape(closeHref);
   const listed = route.tab === 'all' || route.tab === 'subscribed' ? route.tab : 'all';
   return (
     <div class="overlay" role="dialog" aria-modal="true" aria-labelledby="channels-title">

@@ -5,8 +5,9 @@ import { isResolved, type ChatClient } from '../client.ts';
 import type { Connection } from '../events.ts';
 import { narrowTitle } from '../format.ts';
 import { parseHash } from '../narrow.ts';
-import { channelSettingsHash, parseChannelsHash, subscribe, type ChannelsRoute } from '../channels.ts';
+import { channelSettingsHash, parseChannelsHash, subscribe } from '../channels.ts';
 import { useLazy } from '../lazy.ts';
+import { parseSettingsHash } from '../settings.ts';
 import type { AppState } from '../state.ts';
 import { Compose } from './Compose.tsx';
 import { MessageList } from './MessageList.tsx';
@@ -30,15 +31,18 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
   const searchRef = useRef<HTMLInputElement>(null);
   const listRef = useRef<HTMLDivElement>(null);
   const title = narrowTitle(state, state.view.narrow);
-  // An overlay's address (`#channels/…`) keeps the conversation under it.
-  const [overlay, setOverlay] = useState<ChannelsRoute | null>(() => parseChannelsHash(location.hash));
-  const Overlay = useLazy(() => import('./ChannelsOverlay.tsx').then((m) => m.ChannelsOverlay), overlay !== null);
+  // An overlay's address (`#channels/…`, `#settings/…`) keeps the conversation under it.
+  const [hash, setHash] = useState(location.hash);
+  const channelsRoute = parseChannelsHash(hash);
+  const settingsTab = parseSettingsHash(hash);
+  const ChannelsOverlay = useLazy(() => import('./ChannelsOverlay.tsx').then((m) => m.ChannelsOverlay), channelsRoute !== null);
+  const SettingsOverlay = useLazy(() => import('./SettingsOverlay.tsx').then((m) => m.SettingsOverlay), settingsTab !== null);
+  const closeHref = client.hashOf(state.view.narrow);
 
   useEffect(() => {
     const onHash = () => {
-      const channels = parseChannelsHash(location.hash);
-      setOverlay(channels);
-      if (!channels) client.open(parseHash(location.hash));
+      setHash(location.hash);
+      if (!parseChannelsHash(location.hash) && !parseSettingsHash(location.hash)) client.open(parseHash(location.hash));
       setSidebarOpen(false);
     };
     const onKey = (e: KeyboardEvent) => {
@@ -93,7 +97,7 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
         <span class={`connection connection-${state.connection}`} role="status" data-connection={state.connection}>
           {CONNECTION_LABELS[state.connection]}
         </span>
-        <span class="me" title={state.me.email}>{state.me.fullName}</span>
+        <a class="me" href="#settings/profile" title={`${state.me.email}: personal settings`}>{state.me.fullName}</a>
         <button type="button" class="button button-secondary" onClick={() => void client.logout()}>Log out</button>
       </header>
       <Sidebar state={state} client={client} />
@@ -104,7 +108,8 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
         <Compose client={client} state={state} />
       </main>
       {sidebarOpen && <div class="backdrop" onClick={() => setSidebarOpen(false)} />}
-      {overlay && Overlay && <Overlay client={client} state={state} route={overlay} closeHref={client.hashOf(state.view.narrow)} />}
+      {channelsRoute && ChannelsOverlay && <ChannelsOverlay client={client} state={state} route={channelsRoute} closeHref={closeHref} />}
+      {settingsTab && SettingsOverlay && <SettingsOverlay client={client} state={state} tab={settingsTab} closeHref={closeHref} />}
     </div>
   );
 }
