@@ -44,6 +44,9 @@ export async function buildWeb() {
     assetNames: 'fonts/[name]-[hash]',
     bundle: true,
     format: 'esm',
+    // Parts imported lazily (the channels overlay) become chunks fetched when first used.
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     platform: 'browser',
     target: ['es2022', 'chrome110', 'firefox110', 'safari16'],
     jsx: 'automatic',
@@ -64,7 +67,10 @@ export async function buildWeb() {
   };
   const appJs = outputOf('web/src/main.tsx');
   const names = { 'base.css': relative(outputOf('web/styles/base.css')), 'app.css': relative(outputs[appJs].cssBundle), 'app.js': relative(appJs) };
+  // The chunks the app imports at once are fetched beside it, not after it.
+  const preloads = outputs[appJs].imports.filter((i) => i.kind === 'import-statement').map((i) => `<link rel="modulepreload" href="/static/${relative(i.path)}">`);
   const html = readFileSync(path.join(ROOT, 'web', 'index.html'), 'utf8')
+    .replace('{{preloads}}', preloads.join('\n'))
     .replace(/\{\{([\w.]+)\}\}/g, (_, name) => `/static/${names[name]}`);
   writeFileSync(path.join(scratch, 'index.html'), html);
   // The stylesheet server-rendered pages link keeps a name they can write down: /static/base.css.

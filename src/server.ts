@@ -7,6 +7,7 @@ import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { deliverDueMessages } from './actions/scheduled-delivery.ts';
 import { drainPushOutbox } from './push/worker.ts';
 import { drainOutgoingWebhooks } from './webhooks/outgoing-worker.ts';
+import { setUpNewOrganization } from './actions/onboarding.ts';
 import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate, type Scope } from './api/route.ts';
@@ -151,6 +152,7 @@ export async function bootstrapFirstRealm(server: RunningServer, env: Record<str
     throw err;
   }
   const { realm, owner } = made;
+  await setUpNewOrganization(app, realm, owner);
   log.info('created the first organization', { realm: realm.id });
   return { url: app.realms.url(realm), email, password, apiKey: owner.apiKey };
 }

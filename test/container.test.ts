@@ -71,6 +71,8 @@ if (!rehearsable) console.log(`  container: the Dockerfile rehearsal is skipped 
       assert.is(Number(uid), RUN_AS.uid, 'the server runs as the unprivileged user');
       assert.is.not(Number(uid), 0);
 
+      // Healthy once it answers; the first organization's credentials are printed once it is made.
+      while (!/API key:/.test(stdout) && server.exitCode === null && Date.now() < deadline + 60_000) await new Promise((r) => setTimeout(r, 200));
       const base = `http://127.0.0.1:${env.PORT}`;
       const email = /Email:\s+(\S+)/.exec(stdout)![1]!;
       const apiKey = /API key:\s+(\S+)/.exec(stdout)![1]!;

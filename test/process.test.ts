@@ -141,7 +141,11 @@ test('CLI init and create-user on a running server go through it and print one J
   const second = new Client(server.port, `second.localhost:${server.port}`, { email: 'admin@second.test', apiKey: user.api_key });
   const members = await second.get('/users');
   assert.is(members.status, 200, members.text);
-  assert.equal(members.body.members.map((m: { user_id: number; role: number }) => [m.user_id, m.role]), [[org.user_id, 100], [user.user_id, 200]]);
+  const people = members.body.members.filter((m: { is_bot: boolean }) => !m.is_bot);
+  assert.equal(people.map((m: { user_id: number; role: number }) => [m.user_id, m.role]), [[org.user_id, 100], [user.user_id, 200]]);
+  // The new organization has its starting channels (test/new-organization.test.ts), and the new user joined them.
+  const subs = await second.get('/users/me/subscriptions');
+  assert.equal(subs.body.subscriptions.map((s: { name: string }) => s.name), ['general', 'sandbox']);
 
   const duplicate = await cli('create-user', '--email', 'admin@second.test', '--name', 'Again', '--subdomain', 'second');
   assert.equal([duplicate.code, duplicate.stderr.trim()], [1, "Error: Email 'admin@second.test' already in use"]);

@@ -12,7 +12,7 @@ import { makeChannel, send } from './messages-helpers.ts';
 import { newRealm, startTestServer } from './helpers/server.ts';
 import { Client } from './helpers/client.ts';
 import { buildWebClient } from './helpers/web.ts';
-import { CHROMIUM, compose, forward, logIn, messageWith, openTab, PHONE, REFUSED_WEBSOCKET, screenshot, SERVER_ENV, sidebarLink, type Ctx } from './lib/browser.ts';
+import { browserTests, CHROMIUM, compose, forward, logIn, messageWith, openTab, PHONE, REFUSED_WEBSOCKET, screenshot, SERVER_ENV, sidebarLink, type Ctx } from './lib/browser.ts';
 
 const test = suite<Ctx>('web-client', {} as Ctx);
 
@@ -32,19 +32,7 @@ test.before(async (ctx) => {
   ctx.errors = [];
 });
 
-/** A test whose browser contexts are closed after it, and which fails on any error in its pages. */
-function browserTest(name: string, fn: (ctx: Ctx) => Promise<void>): void {
-  test(name, async (ctx) => {
-    let errors: string[];
-    try {
-      await fn(ctx);
-    } finally {
-      for (const context of ctx.contexts.splice(0)) await context.close();
-      errors = ctx.errors.splice(0);
-    }
-    assert.equal(errors, [], 'errors in the page');
-  });
-}
+const browserTest = browserTests(test);
 
 test.after(async (ctx) => {
   await ctx.browser?.close();

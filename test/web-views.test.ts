@@ -11,7 +11,7 @@ import { chromium, type Page } from 'playwright-core';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
 import { newRealm, startTestServer, type TestUser } from './helpers/server.ts';
 import { buildWebClient } from './helpers/web.ts';
-import { CHROMIUM, compose, forward, logIn, messageWith, SERVER_ENV, sidebarLink, type Ctx } from './lib/browser.ts';
+import { browserTests, CHROMIUM, compose, forward, logIn, messageWith, SERVER_ENV, sidebarLink, type Ctx } from './lib/browser.ts';
 
 const test = suite<Ctx>('web-views', {} as Ctx);
 
@@ -35,19 +35,7 @@ test.after(async (ctx) => {
   await ctx.server?.stop();
 });
 
-/** A test whose browser contexts are closed after it, and which fails on any error in its pages. */
-function browserTest(name: string, fn: (ctx: Ctx) => Promise<void>): void {
-  test(name, async (ctx) => {
-    let errors: string[];
-    try {
-      await fn(ctx);
-    } finally {
-      for (const context of ctx.contexts.splice(0)) await context.close();
-      errors = ctx.errors.splice(0);
-    }
-    assert.equal(errors, [], 'errors in the page');
-  });
-}
+const browserTest = browserTests(test);
 
 /** Someone new, with nothing read or starred yet. */
 const newcomer = (ctx: Ctx, name: string) => ctx.realm.addUser({ name });

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { App } from '../app.ts';
 import path from 'node:path';
 import { reactivateRealm } from '../actions/realm.ts';
+import { setUpNewOrganization } from '../actions/onboarding.ts';
 import { createRealm, createUser } from '../actions/users.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { ROLES } from '../domain/roles.ts';
@@ -93,6 +94,7 @@ export async function runAdminCommand(app: App, cmd: AdminCommand): Promise<Reco
       name: cmd.org,
       owner: { email: cmd.email, fullName: cmd.name ?? cmd.org, password: cmd.password },
     });
+    await setUpNewOrganization(app, realm, owner);
     return { user_id: owner.id, email: owner.deliveryEmail, api_key: owner.apiKey, realm_id: realm.id, url: app.realms.url(realm) };
   }
   const realm = namedRealm(app, cmd.subdomain);

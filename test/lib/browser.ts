@@ -1,13 +1,17 @@
 // Helpers for the browser tests: Debian's Chromium driven by playwright-core, a tab per user,
-// logging in through the form, and a TCP forwarder standing in for a reverse proxy.
-import { mkdirSync } from 'node:fs';
+// logging in through the form, tests that fail on errors in their pages, and a TCP forwarder
+// standing in for a reverse proxy.
+import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Test } from 'uvu';
+import * as assert from 'uvu/assert';
 import type { RunningServer } from '../../src/server.ts';
 import type { TestRealm, TestUser } from '../helpers/server.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
+export const chromiumMissing = !existsSync(CHROMIUM);
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 760 };
 
@@ -27,12 +31,33 @@ export interface Ctx {
   errors: string[];
 }
 
+/** What a browser test keeps: the contexts it opened (one per person), and the errors their pages threw. */
+export interface BrowserState {
+  contexts: BrowserContext[];
+  errors: string[];
+}
+
+/** Tests whose browser contexts are closed after each, and which fail on any error in their pages. */
+export function browserTests<C extends BrowserState>(test: Test<C>) {
+  return (name: string, fn: (ctx: C) => Promise<void>): void => {
+    test(name, async (ctx) => {
+      let errors: string[];
+      try {
+        await fn(ctx);
+      } finally {
+        for (const context of ctx.contexts.splice(0)) await context.close();
+        errors = ctx.errors.splice(0);
+      }
+      assert.equal(errors, [], 'errors in the page');
+    });
+  };
+}
+
 /** A logged-in tab, with the event frames its WebSocket received. */
 export interface Tab {
   page: Page;
   frames: string[];
 }
-
 
 export async function openTab(ctx: Ctx, setup?: (context: BrowserContext) => Promise<unknown>, viewport = DESKTOP, hash = ''): Promise<Tab> {
   const context = await ctx.browser.newContext({ viewport });
@@ -50,11 +75,16 @@ export async function openTab(ctx: Ctx, setup?: (context: BrowserContext) => Pro
 /** Logs in through the form; `hash` is the address's fragment, the narrow to open on. */
 export async function logIn(ctx: Ctx, user: TestUser, options: { setup?: (context: BrowserContext) => Promise<unknown>; viewport?: typeof DESKTOP; live?: string; hash?: string } = {}): Promise<Tab> {
   const tab = await openTab(ctx, options.setup, options.viewport, options.hash);
-  await tab.page.getByLabel('Email').fill(user.email);
-  await tab.page.getByLabel('Password', { exact: true }).fill(user.password);
-  await tab.page.getByRole('button', { name: 'Log in' }).click();
-  await tab.page.locator(`[data-connection="${options.live ?? 'socket'}"]`).waitFor();
+  await submitLogin(tab.page, user, options.live);
   return tab;
+}
+
+/** Logs in through the form and waits until the events arrive (`live`: the connection shown). */
+export async function submitLogin(page: Page, user: { email: string; password: string }, live = 'socket'): Promise<void> {
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password', { exact: true }).fill(user.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.locator(`[data-connection="${live}"]`).waitFor();
 }
 
 export const REFUSED_WEBSOCKET = `

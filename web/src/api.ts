@@ -79,6 +79,18 @@ export class Api {
   delete<T = any>(path: string, params?: Params): Promise<T> {
     return request<T>('DELETE', path, params, this.credentials);
   }
+  /** A multipart POST, for files. */
+  async upload<T = any>(path: string, form: FormData): Promise<T> {
+    const { email, apiKey } = this.credentials;
+    let response: Response;
+    try {
+      response = await fetch(`/api/v1${path}`, { method: 'POST', headers: { Authorization: `Basic ${base64(`${email}:${apiKey}`)}` }, body: form, credentials: 'omit' });
+    } catch {
+      throw new ApiError('Cannot reach the server', 'NETWORK_ERROR', 0);
+    }
+    if (!response.ok) throw await errorOf(response);
+    return response.json() as Promise<T>;
+  }
 }
 
 /** A message for people: what went wrong and, for a rate limit, when to try again. */

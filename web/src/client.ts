@@ -36,7 +36,7 @@ const REGISTER_PARAMS = {
   client_gravatar: true,
   slim_presence: true,
   include_subscribers: false,
-  fetch_event_types: ['realm', 'realm_user', 'subscription', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'message', 'starred_messages'],
+  fetch_event_types: ['realm', 'realm_user', 'subscription', 'stream', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'message', 'starred_messages', 'user_settings'],
   client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true, simplified_presence_events: true },
 };
 
@@ -155,7 +155,7 @@ export class ChatClient {
 
   hashOf(narrow: Narrow): string {
     return narrowHash(narrow, {
-      channel: (id) => this.state.subs.get(id)?.name ?? String(id),
+      channel: (id) => this.state.subs.get(id)?.name ?? this.state.channels.get(id)?.name ?? String(id),
       user: (id) => this.state.users.get(id)?.full_name ?? String(id),
     });
   }

@@ -14,7 +14,7 @@ export function dmName(state: AppState, key: string): string {
   return ids.map((id) => userName(state, id)).join(', ');
 }
 
-export const channelName = (state: AppState, id: number) => state.subs.get(id)?.name ?? `channel ${id}`;
+export const channelName = (state: AppState, id: number) => state.subs.get(id)?.name ?? state.channels.get(id)?.name ?? `channel ${id}`;
 
 export function narrowTitle(state: AppState, narrow: Narrow): string {
   switch (narrow.kind) {

@@ -4,7 +4,8 @@
 import type { Connection, ServerEvent } from './events.ts';
 import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './narrow.ts';
 import { prepareContent } from './content.ts';
-import { TopicVisibility, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User } from './types.ts';
+import { trackChannels } from './channels.ts';
+import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User } from './types.ts';
 
 export interface View {
   narrow: Narrow;
@@ -17,6 +18,11 @@ export interface View {
   error: string | null;
   /** After "Mark as unread from here": messages on screen are not marked read until the view changes. */
   readingPaused: boolean;
+}
+
+export interface UserSettings {
+  enter_sends: boolean;
+  timezone: string;
 }
 
 export interface Presence {
@@ -32,6 +38,8 @@ export interface AppState {
   editLimitSeconds: number | null;
   users: Map<number, User>;
   subs: Map<number, Subscription>;
+  /** Every channel the user can see, subscribed or not. */
+  channels: Map<number, Channel>;
   folders: ChannelFolder[];
   /** Topic visibility policies, keyed by topicKey(). */
   topicPolicies: Map<string, number>;
@@ -48,6 +56,8 @@ export interface AppState {
   /** Who is typing where (placeKey()), until when (ms). */
   typing: Map<string, Map<number, number>>;
   realmEmoji: Map<string, RealmEmoji>;
+  /** The user's own settings this client acts on. */
+  settings: UserSettings;
   view: View;
   connection: Connection;
 }
@@ -89,6 +99,7 @@ export function stateFromRegister(r: any, view: View): AppState {
     editLimitSeconds: r.realm_message_content_edit_limit_seconds ?? null,
     users,
     subs: new Map((r.subscriptions ?? []).map((s: Subscription) => [s.stream_id, s])),
+    channels: new Map((r.streams ?? []).map((c: Channel) => [c.stream_id, c])),
     folders: r.channel_folders ?? [],
     topicPolicies: new Map((r.user_topics ?? []).map((t: any) => [topicKey(t.stream_id, t.topic_name), t.visibility_policy])),
     unread: unreadFromSnapshot(r.unread_msgs ?? {}, r.user_id),
@@ -99,6 +110,7 @@ export function stateFromRegister(r: any, view: View): AppState {
     presence: new Map(Object.entries(r.presences ?? {}).map(([id, p]: [string, any]) => [Number(id), { active: p.active_timestamp, idle: p.idle_timestamp }])),
     typing: new Map(),
     realmEmoji: new Map(Object.values(r.realm_emoji ?? {}).map((e: any) => [e.name, e])),
+    settings: { enter_sends: r.user_settings?.enter_sends ?? false, timezone: r.user_settings?.timezone ?? '' },
     view,
     connection: 'connecting',
   };
@@ -334,6 +346,7 @@ function onRealmUser(state: AppState, e: ServerEvent): AppState {
     ...(p.new_email !== undefined && { email: p.new_email }),
     ...(p.delivery_email !== undefined && { delivery_email: p.delivery_email }),
     ...(p.is_active !== undefined && { is_active: p.is_active }),
+    ...(p.role !== undefined && { role: p.role }),
   };
   return {
     ...state,
@@ -368,15 +381,17 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
     case 'typing':
       return onTyping(state, e);
     case 'subscription':
-      return onSubscription(state, e);
+      return onSubscription(trackChannels(state, e), e);
     case 'stream':
-      return onStream(state, e);
+      return onStream(trackChannels(state, e), e);
     case 'channel_folder':
       return onFolder(state, e);
     case 'realm_user':
       return onRealmUser(state, e);
     case 'realm':
       return onRealm(state, e);
+    case 'user_settings':
+      return e.op === 'update' && e.property in state.settings ? { ...state, settings: { ...state.settings, [e.property]: e.value } } : state;
     case 'realm_emoji':
       return { ...state, realmEmoji: new Map(Object.values(e.realm_emoji as Record<string, RealmEmoji>).map((r) => [r.name, r])) };
     case 'user_topic':

@@ -38,6 +38,8 @@ export interface User {
   avatar_url: string | null;
   is_bot: boolean;
   is_active: boolean;
+  /** 100 owner, 200 administrator, 300 moderator, 400 member, 600 guest. */
+  role?: number;
 }
 
 export interface Subscription {
@@ -48,6 +50,22 @@ export interface Subscription {
   invite_only: boolean;
   is_muted: boolean;
   pin_to_top: boolean;
+  folder_id: number | null;
+}
+
+/** A user group id, or an anonymous group of members and subgroups (Zulip's group-setting value). */
+export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
+
+/** A channel the user can see, subscribed or not (register's `streams`). */
+export interface Channel {
+  stream_id: number;
+  name: string;
+  description: string;
+  rendered_description: string;
+  invite_only: boolean;
+  is_web_public: boolean;
+  subscriber_count: number;
+  can_send_message_group: GroupSettingValue;
   folder_id: number | null;
 }
 

@@ -5,6 +5,9 @@ import { isResolved, type ChatClient } from '../client.ts';
 import type { Connection } from '../events.ts';
 import { narrowTitle } from '../format.ts';
 import { parseHash } from '../narrow.ts';
+import { channelSettingsHash, parseChannelsHash, subscribe } from '../channels.ts';
+import { useLazy } from '../lazy.ts';
+import { parseSettingsHash } from '../settings.ts';
 import { narrowUnread, nextUnreadTopic, type AppState } from '../state.ts';
 import { Compose } from './Compose.tsx';
 import { Inbox, RecentConversations } from './Conversations.tsx';
@@ -32,10 +35,18 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
   const searchRef = useRef<HTMLInputElement>(null);
   const listRef = useRef<HTMLDivElement>(null);
   const title = narrowTitle(state, state.view.narrow);
+  // An overlay's address (`#channels/…`, `#settings/…`) keeps the conversation under it.
+  const [hash, setHash] = useState(location.hash);
+  const channelsRoute = parseChannelsHash(hash);
+  const settingsTab = parseSettingsHash(hash);
+  const ChannelsOverlay = useLazy(() => import('./ChannelsOverlay.tsx').then((m) => m.ChannelsOverlay), channelsRoute !== null);
+  const SettingsOverlay = useLazy(() => import('./SettingsOverlay.tsx').then((m) => m.SettingsOverlay), settingsTab !== null);
+  const closeHref = client.hashOf(state.view.narrow);
 
   useEffect(() => {
     const onHash = () => {
-      client.open(parseHash(location.hash));
+      setHash(location.hash);
+      if (!parseChannelsHash(location.hash) && !parseSettingsHash(location.hash)) client.open(parseHash(location.hash));
       setSidebarOpen(false);
     };
     const onKey = (e: KeyboardEvent) => {
@@ -97,7 +108,7 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
         <span class={`connection connection-${state.connection}`} role="status" data-connection={state.connection}>
           {CONNECTION_LABELS[state.connection]}
         </span>
-        <span class="me" title={state.me.email}>{state.me.fullName}</span>
+        <a class="me" href="#settings/profile" title={`${state.me.email}: personal settings`}>{state.me.fullName}</a>
         <button type="button" class="button button-secondary" onClick={() => void client.logout()}>Log out</button>
       </header>
       <Sidebar state={state} client={client} />
@@ -117,6 +128,8 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
       </main>
       {sidebarOpen && <div class="backdrop" onClick={() => setSidebarOpen(false)} />}
       {helpOpen && <KeyboardHelp onClose={() => setHelpOpen(false)} />}
+      {channelsRoute && ChannelsOverlay && <ChannelsOverlay client={client} state={state} route={channelsRoute} closeHref={closeHref} />}
+      {settingsTab && SettingsOverlay && <SettingsOverlay client={client} state={state} tab={settingsTab} closeHref={closeHref} />}
     </div>
   );
 }
@@ -147,6 +160,7 @@ function NarrowHeader({ client, state, title }: { client: ChatClient; state: App
           </button>
         </>
       )}
+      {(narrow.kind === 'channel' || narrow.kind === 'topic') && <ChannelActions client={client} state={state} streamId={narrow.streamId} onError={setError} />}
       {narrow.kind === 'channel' && sub && (
         <button type="button" class="button button-secondary button-small" aria-pressed={sub.is_muted} onClick={() => act(client.setChannelMuted(sub.stream_id, !sub.is_muted))}>
           {sub.is_muted ? 'Unmute channel' : 'Mute channel'}
@@ -155,6 +169,22 @@ function NarrowHeader({ client, state, title }: { client: ChatClient; state: App
       {moving && narrow.kind === 'topic' && <MoveTopicForm client={client} state={state} streamId={narrow.streamId} topic={narrow.topic} onError={setError} />}
       {error && <p class="alert alert-error" role="alert">{error}</p>}
     </div>
+  );
+}
+
+/** A channel one is not subscribed to shows as a preview with a Subscribe button; every channel links to its settings. */
+function ChannelActions({ client, state, streamId, onError }: { client: ChatClient; state: AppState; streamId: number; onError: (msg: string) => void }) {
+  const channel = state.channels.get(streamId);
+  if (!channel) return null;
+  return (
+    <>
+      {!state.subs.has(streamId) && (
+        <button type="button" class="button button-small" onClick={() => subscribe(client.api, channel.name).catch((err) => onError(describeError(err)))}>
+          Subscribe
+        </button>
+      )}
+      <a class="button button-secondary button-small" href={channelSettingsHash(channel)}>Channel settings</a>
+    </>
   );
 }
 

@@ -111,8 +111,10 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
     }
   }
 
+  // With the Enter-to-send setting, Enter sends and Shift+Enter starts a new line; else Ctrl+Enter sends.
+  const enterSends = state.settings.enter_sends;
   function onKeyDown(e: KeyboardEvent) {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void send(e);
+    if (e.key === 'Enter' && (enterSends ? !e.shiftKey && !e.ctrlKey && !e.metaKey : e.ctrlKey || e.metaKey)) void send(e);
   }
 
   const topics = channel !== null ? state.topics.get(channel) ?? [] : [];
@@ -158,7 +160,7 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
         <textarea
           id="compose-content"
           rows={3}
-          placeholder="Message (Markdown; Ctrl+Enter sends)"
+          placeholder={`Message (Markdown; ${enterSends ? 'Enter' : 'Ctrl+Enter'} sends)`}
           aria-keyshortcuts="c"
           value={content}
           onInput={(e) => onInput(e.currentTarget.value)}

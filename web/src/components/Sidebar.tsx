@@ -123,6 +123,10 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
         </section>
       ))}
       {state.subs.size === 0 && <p class="hint">You are not subscribed to any channel.</p>}
+      <p class="channel-links">
+        <a href="#channels/all">Browse channels</a>
+        <a href="#channels/new">Create a channel</a>
+      </p>
       <section aria-label="Direct messages">
         <h2>Direct messages</h2>
         <ul class="nav-list dms">
