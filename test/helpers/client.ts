@@ -33,7 +33,9 @@ export function multipart(params: Params, files: { field: string; filename: stri
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+// Idle sockets are closed well before the server's own 10 s idle timeout: a request sent on a socket
+// the server is closing at that moment fails with "socket hang up".
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4000 });
 
 export class Client {
   constructor(

@@ -1,7 +1,7 @@
 // The search box: words and operators (search.ts), with suggestions that complete the word being
 // typed (arrows and Enter, or a click). A query that names a view exactly opens that view.
 import type { RefObject } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import type { ChatClient } from '../client.ts';
 import { suggest, viewOfQuery, type SuggestionSource } from '../search.ts';
 import type { AppState } from '../state.ts';
@@ -23,7 +23,8 @@ export function SearchBox({ client, state, inputRef }: { client: ChatClient; sta
   const [value, setValue] = useState('');
   const [open, setOpen] = useState(false);
   const [active, setActive] = useState(-1);
-  useEffect(() => setValue(narrow.kind === 'search' ? narrow.query : ''), [narrow]);
+  // Before the new view is painted, so what is typed once it shows is never wiped by this.
+  useLayoutEffect(() => setValue(narrow.kind === 'search' ? narrow.query : ''), [narrow]);
   const suggestions = open ? suggest(value, suggestionSource(state)) : [];
 
   function go(query: string) {
