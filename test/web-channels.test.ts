@@ -11,7 +11,7 @@ import { bootstrapFirstRealm, type RunningServer } from '../src/server.ts';
 import { Client } from './helpers/client.ts';
 import { startTestServer } from './helpers/server.ts';
 import { buildWebClient } from './helpers/web.ts';
-import { CHROMIUM, browserTests, chromiumMissing, messageWith, screenshot, sidebarLink, submitLogin } from './lib/browser.ts';
+import { CHROMIUM, browserTests, chromiumMissing, messageWith, screenshot, runBrowserTests, sidebarLink, submitLogin } from './lib/browser.ts';
 
 interface Person {
   id: number;
@@ -33,6 +33,7 @@ interface Ctx {
 const test = suite<Ctx>('web-channels', {} as Ctx);
 
 test.before(async (ctx) => {
+  if (chromiumMissing) return;
   await buildWebClient();
   ctx.server = await startTestServer();
   const creds = (await bootstrapFirstRealm(ctx.server, { INIT_EMAIL: 'olivia@example.com', INIT_PASSWORD: 'olivia-password', INIT_NAME: 'Olivia Owner', INIT_ORG: 'Acme' }))!;
@@ -233,5 +234,4 @@ browserTest("personal settings, reached from Welcome Bot's message: name, avatar
   await messageWith(bob, 'Sent with Enter').waitFor();
 });
 
-if (!chromiumMissing) test.run();
-else console.log(`\n  web-channels: skipped: no browser at ${CHROMIUM} (apt-get install chromium; .ci/run does)\n`);
+runBrowserTests(test, 'web-channels');

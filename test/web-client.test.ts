@@ -6,17 +6,17 @@
 // WEB_SCREENSHOTS=<dir> also saves the README's screenshots (desktop and phone width) there.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync } from 'node:fs';
 import { chromium, type Page, type WebSocketRoute } from 'playwright-core';
 import { makeChannel, send } from './messages-helpers.ts';
 import { newRealm, startTestServer } from './helpers/server.ts';
 import { Client } from './helpers/client.ts';
 import { buildWebClient } from './helpers/web.ts';
-import { browserTests, CHROMIUM, compose, forward, logIn, messageWith, openTab, PHONE, REFUSED_WEBSOCKET, screenshot, SERVER_ENV, sidebarLink, type Ctx } from './lib/browser.ts';
+import { browserTests, CHROMIUM, chromiumMissing, compose, forward, logIn, messageWith, openTab, PHONE, REFUSED_WEBSOCKET, screenshot, SERVER_ENV, sidebarLink, runBrowserTests, type Ctx } from './lib/browser.ts';
 
 const test = suite<Ctx>('web-client', {} as Ctx);
 
 test.before(async (ctx) => {
+  if (chromiumMissing) return;
   await buildWebClient();
   ctx.server = await startTestServer(SERVER_ENV);
   ctx.realm = await newRealm(ctx.server);
@@ -451,5 +451,4 @@ browserTest('logging out forgets the key and ends the event queue', async (ctx) 
   await page.getByRole('heading', { name: /^Log in/ }).waitFor();
 });
 
-if (existsSync(CHROMIUM)) test.run();
-else console.log(`\n  web-client: skipped: no browser at ${CHROMIUM} (apt-get install chromium; .ci/run does)\n`);
+runBrowserTests(test, 'web-client');

@@ -6,16 +6,16 @@
 // Skipped, with a message, where /usr/bin/chromium is missing (`.ci/run` installs it).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync } from 'node:fs';
 import { chromium, type Page } from 'playwright-core';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
 import { newRealm, startTestServer, type TestUser } from './helpers/server.ts';
 import { buildWebClient } from './helpers/web.ts';
-import { browserTests, CHROMIUM, compose, forward, logIn, messageWith, SERVER_ENV, sidebarLink, type Ctx } from './lib/browser.ts';
+import { browserTests, CHROMIUM, chromiumMissing, compose, forward, logIn, messageWith, SERVER_ENV, sidebarLink, runBrowserTests, type Ctx } from './lib/browser.ts';
 
 const test = suite<Ctx>('web-views', {} as Ctx);
 
 test.before(async (ctx) => {
+  if (chromiumMissing) return;
   await buildWebClient();
   ctx.server = await startTestServer(SERVER_ENV);
   ctx.realm = await newRealm(ctx.server);
@@ -350,5 +350,4 @@ browserTest('Inbox lists the unread conversations and Recent conversations the n
   await page.locator('#narrow-title', { hasText: '#desk › alpha' }).waitFor();
 });
 
-if (existsSync(CHROMIUM)) test.run();
-else console.log(`\n  web-views: skipped: no browser at ${CHROMIUM} (apt-get install chromium; .ci/run does)\n`);
+runBrowserTests(test, 'web-views');

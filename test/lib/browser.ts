@@ -40,6 +40,8 @@ export interface BrowserState {
 /** Tests whose browser contexts are closed after each, and which fail on any error in their pages. */
 export function browserTests<C extends BrowserState>(test: Test<C>) {
   return (name: string, fn: (ctx: C) => Promise<void>): void => {
+    // Without the browser each is skipped, and counted so in the run's totals.
+    if (chromiumMissing) return test.skip(name);
     test(name, async (ctx) => {
       let errors: string[];
       try {
@@ -155,3 +157,9 @@ export function forward(target: () => number): Promise<Forwarder> {
 
 // Rate limits on (failed logins are what one test shows), but far from what the tests spend.
 export const SERVER_ENV = { RATE_LIMIT: 'on', RATE_LIMIT_USER_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_LOGIN_FAILURES: '3' };
+
+/** Runs a browser test file; without Chromium its tests are skipped (and its set-up, which needs it, left out). */
+export function runBrowserTests<C>(test: Test<C>, file: string): void {
+  if (chromiumMissing) console.log(`\n  ${file}: skipped: no browser at ${CHROMIUM} (apt-get install chromium; .ci/run does)\n`);
+  test.run();
+}
