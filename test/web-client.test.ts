@@ -6,39 +6,24 @@
 // WEB_SCREENSHOTS=<dir> also saves the README's screenshots (desktop and phone width) there.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chromium, type Page, type WebSocketRoute } from 'playwright-core';
+import type { Page, WebSocketRoute } from 'playwright-core';
 import { makeChannel, send } from './messages-helpers.ts';
-import { newRealm, startTestServer } from './helpers/server.ts';
+import { startTestServer } from './helpers/server.ts';
 import { Client } from './helpers/client.ts';
-import { buildWebClient } from './helpers/web.ts';
-import { browserTests, CHROMIUM, chromiumMissing, compose, forward, logIn, messageWith, openTab, PHONE, REFUSED_WEBSOCKET, screenshot, SERVER_ENV, sidebarLink, runBrowserTests, type Ctx } from './lib/browser.ts';
+import { browserTests, chromiumMissing, compose, logIn, messageWith, openTab, PHONE, REFUSED_WEBSOCKET, screenshot, SERVER_ENV, sidebarLink, runBrowserTests, setUpBrowserSuite, tearDownBrowserSuite, type Ctx } from './lib/browser.ts';
 
 const test = suite<Ctx>('web-client', {} as Ctx);
 
 test.before(async (ctx) => {
+  await setUpBrowserSuite(ctx);
   if (chromiumMissing) return;
-  await buildWebClient();
-  ctx.server = await startTestServer(SERVER_ENV);
-  ctx.realm = await newRealm(ctx.server);
-  ctx.owner = ctx.realm.owner;
-  ctx.bob = await ctx.realm.addUser({ name: 'Bob Builder' });
-  ctx.carol = await ctx.realm.addUser({ name: 'Carol Clerk' });
   ctx.general = await makeChannel(ctx.realm, 'general', [ctx.owner, ctx.bob, ctx.carol]);
   ctx.random = await makeChannel(ctx.realm, 'random', [ctx.owner, ctx.bob]);
-  ctx.browser = await chromium.launch({ executablePath: CHROMIUM });
-  ctx.forwarder = await forward(() => ctx.server.port);
-  ctx.url = `http://127.0.0.1:${ctx.forwarder.port}/`;
-  ctx.contexts = [];
-  ctx.errors = [];
 });
 
 const browserTest = browserTests(test);
 
-test.after(async (ctx) => {
-  await ctx.browser?.close();
-  await ctx.forwarder?.close();
-  await ctx.server?.stop();
-});
+test.after(tearDownBrowserSuite);
 
 browserTest('a wrong password is said so, and repeated failures show the rate limit', async (ctx) => {
   const { page } = await openTab(ctx);

@@ -6,34 +6,16 @@
 // Skipped, with a message, where /usr/bin/chromium is missing (`.ci/run` installs it).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
-import { newRealm, startTestServer, type TestUser } from './helpers/server.ts';
-import { buildWebClient } from './helpers/web.ts';
-import { browserTests, CHROMIUM, chromiumMissing, compose, forward, logIn, messageWith, SERVER_ENV, sidebarLink, runBrowserTests, type Ctx } from './lib/browser.ts';
+import type { TestUser } from './helpers/server.ts';
+import { browserTests, compose, logIn, messageWith, sidebarLink, runBrowserTests, setUpBrowserSuite, tearDownBrowserSuite, type Ctx } from './lib/browser.ts';
 
 const test = suite<Ctx>('web-views', {} as Ctx);
 
-test.before(async (ctx) => {
-  if (chromiumMissing) return;
-  await buildWebClient();
-  ctx.server = await startTestServer(SERVER_ENV);
-  ctx.realm = await newRealm(ctx.server);
-  ctx.owner = ctx.realm.owner;
-  ctx.bob = await ctx.realm.addUser({ name: 'Bob Builder' });
-  ctx.carol = await ctx.realm.addUser({ name: 'Carol Clerk' });
-  ctx.browser = await chromium.launch({ executablePath: CHROMIUM });
-  ctx.forwarder = await forward(() => ctx.server.port);
-  ctx.url = `http://127.0.0.1:${ctx.forwarder.port}/`;
-  ctx.contexts = [];
-  ctx.errors = [];
-});
+test.before(setUpBrowserSuite);
 
-test.after(async (ctx) => {
-  await ctx.browser?.close();
-  await ctx.forwarder?.close();
-  await ctx.server?.stop();
-});
+test.after(tearDownBrowserSuite);
 
 const browserTest = browserTests(test);
 

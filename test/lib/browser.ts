@@ -4,11 +4,12 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RunningServer } from '../../src/server.ts';
-import type { TestRealm, TestUser } from '../helpers/server.ts';
+import { newRealm, startTestServer, type TestRealm, type TestUser } from '../helpers/server.ts';
+import { buildWebClient } from '../helpers/web.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const chromiumMissing = !existsSync(CHROMIUM);
@@ -162,4 +163,30 @@ export const SERVER_ENV = { RATE_LIMIT: 'on', RATE_LIMIT_USER_PER_MINUTE: '10000
 export function runBrowserTests<C>(test: Test<C>, file: string): void {
   if (chromiumMissing) console.log(`\n  ${file}: skipped: no browser at ${CHROMIUM} (apt-get install chromium; .ci/run does)\n`);
   test.run();
+}
+
+/**
+ * A browser suite's set-up: the server (SERVER_ENV), an organization with Olivia Owner, Bob
+ * Builder and Carol Clerk, and the browser reaching the server through a forwarder. Nothing
+ * without Chromium, whose tests are then skipped.
+ */
+export async function setUpBrowserSuite(ctx: Ctx): Promise<void> {
+  if (chromiumMissing) return;
+  await buildWebClient();
+  ctx.server = await startTestServer(SERVER_ENV);
+  ctx.realm = await newRealm(ctx.server);
+  ctx.owner = ctx.realm.owner;
+  ctx.bob = await ctx.realm.addUser({ name: 'Bob Builder' });
+  ctx.carol = await ctx.realm.addUser({ name: 'Carol Clerk' });
+  ctx.browser = await chromium.launch({ executablePath: CHROMIUM });
+  ctx.forwarder = await forward(() => ctx.server.port);
+  ctx.url = `http://127.0.0.1:${ctx.forwarder.port}/`;
+  ctx.contexts = [];
+  ctx.errors = [];
+}
+
+export async function tearDownBrowserSuite(ctx: Ctx): Promise<void> {
+  await ctx.browser?.close();
+  await ctx.forwarder?.close();
+  await ctx.server?.stop();
 }

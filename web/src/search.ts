@@ -2,6 +2,7 @@
 // topic:"release plan" sender:ann@example.com is:starred has:link -is:resolved`) and free words,
 // which become one `search` term. A query that is just a view (a channel, a topic, a conversation,
 // mentions, starred, all direct messages) opens that view; suggestions complete the word being typed.
+import type { Narrow } from './narrow.ts';
 
 export interface Term {
   operator: string;
@@ -41,14 +42,8 @@ export interface Directory {
   userId(email: string): number | undefined;
 }
 
-type SimpleNarrow =
-  | { kind: 'home' }
-  | { kind: 'channel'; streamId: number }
-  | { kind: 'topic'; streamId: number; topic: string }
-  | { kind: 'dm'; userIds: number[] }
-  | { kind: 'mentions' }
-  | { kind: 'starred' }
-  | { kind: 'dms' };
+/** The narrows a query can name outright: every view but the search itself and the two overviews. */
+type SimpleNarrow = Exclude<Narrow, { kind: 'search' | 'inbox' | 'recent' }>;
 
 /** The view a query names, when it names one exactly (`channel:general topic:hi`, `is:starred`); else null (a search). */
 export function viewOfQuery(query: string, directory: Directory): SimpleNarrow | null {
