@@ -150,7 +150,8 @@ test('nothing is posted for response_not_required or an empty answer; bots and p
   // One more call after those proves they made none (calls are made in order).
   endpoint.answer = (_req, res) => res.end('{"content": "three"}');
   await send(bob, channelId, 't', '@**Quiet** three');
-  await replyFrom(bob, bot.id, [{ operator: 'channel', operand: channelId }]);
+  // The bot's own message above is one of its two; the answer to "three" is the other.
+  assert.equal(await replyFrom(bob, bot.id, [{ operator: 'channel', operand: channelId }], 2), ['@**Quiet** from a bot', 'three']);
   assert.equal(endpoint.received.map((r) => JSON.parse(r.body).data), ['@**Quiet** one', '@**Quiet** two', '@**Quiet** three']);
 });
 
