@@ -256,6 +256,18 @@ test('system bots are cross-realm bots: in cross_realm_bots, not among the membe
   assert.is(moved.status, 200, moved.text);
   const newest = await realm.owner.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0 });
   assert.equal([newest.body.messages[0].sender_id, newest.body.messages[0].sender_full_name], [botIds[1], 'Notification Bot']);
+  // An administrator's user and bot routes cannot reach them, as Zulip's cannot reach another realm's users.
+  const expectError = async (r: Promise<{ status: number; body: unknown }>, msg: string) => {
+    const { status, body } = await r;
+    assert.equal([status, body], [400, { result: 'error', msg, code: 'BAD_REQUEST' }]);
+  };
+  await expectError(realm.owner.client.patch(`/users/${botIds[1]}`, { full_name: 'Renamed' }), 'No such user');
+  await expectError(realm.owner.client.delete(`/users/${botIds[1]}`), 'No such user');
+  await expectError(realm.owner.client.post(`/users/${botIds[1]}/reactivate`), 'No such user');
+  await expectError(realm.owner.client.patch(`/bots/${botIds[1]}`, { full_name: 'Renamed' }), 'No such bot');
+  await expectError(realm.owner.client.delete(`/bots/${botIds[1]}`), 'No such bot');
+  await expectError(realm.owner.client.post(`/bots/${botIds[1]}/api_key/regenerate`), 'No such bot');
+  assert.equal((await realm.owner.client.get(`/users/${botIds[1]}`, { client_gravatar: false })).body.user, bots[1]);
 });
 
 test('the register keys zulip-terminal reads are all there', async () => {

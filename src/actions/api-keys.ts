@@ -13,7 +13,7 @@ import { cacheChanged } from '../cluster/cache-sync.ts';
 /** Zulip's access_bot_by_id: the bot's owner or an administrator of its organization. */
 export async function accessBot(app: App, realm: RealmInfo, actor: User, botId: number): Promise<User> {
   const bot = await app.prisma.user.findFirst({ where: { id: botId, realmId: realm.id } });
-  if (!bot || !bot.isBot) throw badRequest('No such bot');
+  if (!bot || !bot.isBot || bot.isSystemBot) throw badRequest('No such bot');
   if (bot.botOwnerId !== actor.id && actor.role > Role.ADMINISTRATOR) throw badRequest('Insufficient permission');
   return bot;
 }

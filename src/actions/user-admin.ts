@@ -23,7 +23,8 @@ type Event = Record<string, unknown>;
 /** Zulip's access_user_by_id(for_admin=True). */
 export async function accessUserForAdmin(app: App, realm: RealmInfo, actor: User, userId: number, o: { allowDeactivated: boolean; allowBots: boolean }): Promise<User> {
   const target = await app.prisma.user.findFirst({ where: { id: userId, realmId: realm.id } });
-  if (!target || (target.isBot && !o.allowBots)) throw badRequest('No such user');
+  // System bots are cross-realm in Zulip: no organization's administrator can reach them.
+  if (!target || target.isSystemBot || (target.isBot && !o.allowBots)) throw badRequest('No such user');
   if (!target.isActive && !o.allowDeactivated) throw badRequest('User is deactivated');
   if (actor.role > Role.ADMINISTRATOR && target.botOwnerId !== actor.id) throw badRequest('Insufficient permission');
   return target;
