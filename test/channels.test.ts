@@ -73,7 +73,7 @@ test('GET /streams/{id} and /get_stream_id: private channels are invisible to ou
   const privateId = await create(member, 'cellar', { invite_only: true });
   const one = await outsider.client.get(`/streams/${publicId}`);
   assert.is(one.status, 200);
-  assert.equal([one.body.stream.name, one.body.stream.description, one.body.stream.rendered_description], ['Town Square', 'Say *hi* <b>', '<p>Say *hi* &lt;b&gt;</p>']);
+  assert.equal([one.body.stream.name, one.body.stream.description, one.body.stream.rendered_description], ['Town Square', 'Say *hi* <b>', '<p>Say <em>hi</em> &lt;b&gt;</p>']);
   for (const [client, id] of [[outsider, privateId], [guest, publicId], [member, 999999]] as const) {
     const r = await client.client.get(`/streams/${id}`);
     assert.equal([r.status, r.body], [400, err('Invalid channel ID')]);
@@ -101,7 +101,7 @@ test('PATCH /streams/{id}: rename and description with events to everyone who se
   const audience = [realm.owner.id, member.id, other.id];
   assert.equal(events.envelopes.map((e) => [e.event, e.userIds]), [
     // The description changes first, so its event names the channel by the old name (as in Zulip).
-    [{ type: 'stream', op: 'update', stream_id: id, name: 'old', property: 'description', value: 'About **this**', rendered_description: '<p>About **this**</p>' }, audience],
+    [{ type: 'stream', op: 'update', stream_id: id, name: 'old', property: 'description', value: 'About **this**', rendered_description: '<p>About <strong>this</strong></p>' }, audience],
     [{ type: 'stream', op: 'update', stream_id: id, name: 'old', property: 'name', value: 'new' }, audience],
   ]);
   assert.not.ok(events.envelopes.some((e) => e.userIds.includes(guest.id)));

@@ -8,7 +8,7 @@ import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { formatChannelFolder } from '../queries/channel-folders.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { renderWithRealm } from '../queries/render-context.ts';
+import { renderDescription } from '../queries/render-context.ts';
 import { realmViewers } from '../queries/users.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
@@ -43,12 +43,10 @@ async function sendFolderEvent(app: App, realm: RealmInfo, event: Record<string,
   sendOnCommit({ realmId: realm.id, userIds, event: { type: 'channel_folder', ...event } });
 }
 
-const renderFolderDescription = async (app: App, realm: RealmInfo, text: string) => (text === '' ? '' : (await renderWithRealm(app, realm, text, { noPreviews: true })).html);
-
 /** POST /channel_folders/create: the new folder goes last. */
 export async function createChannelFolder(app: App, realm: RealmInfo, actor: User, name: string, description: string): Promise<number> {
   requireRole(actor, Role.ADMINISTRATOR);
-  const renderedDescription = await renderFolderDescription(app, realm, description);
+  const renderedDescription = await renderDescription(app, realm, description);
   return atomic(app, async () => {
     const tx = app.prisma;
     await lockRealm(tx, realm.id);
@@ -69,7 +67,7 @@ export interface FolderChange {
 /** PATCH /channel_folders/{id}: what really changes is written and announced in one event. */
 export async function updateChannelFolder(app: App, realm: RealmInfo, actor: User, folderId: number, change: FolderChange): Promise<void> {
   requireRole(actor, Role.ADMINISTRATOR);
-  const renderedDescription = change.description === undefined ? undefined : await renderFolderDescription(app, realm, change.description);
+  const renderedDescription = change.description === undefined ? undefined : await renderDescription(app, realm, change.description);
   await atomic(app, async () => {
     const tx = app.prisma;
     await lockRealm(tx, realm.id);

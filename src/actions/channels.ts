@@ -17,6 +17,7 @@ import {
   subscriberIds,
 } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { renderDescription } from '../queries/render-context.ts';
 import { forgetArchivedChannel, isDefaultChannel, markDefault, unmarkDefault } from './default-channels.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
 import { unsetChannelSettings } from './realm.ts';
@@ -47,12 +48,6 @@ export function checkChannelName(raw: string): string {
 export const cleanDescription = (text: string) => text.replace(/\n/g, ' ');
 
 /** Stand-in until the Markdown pipeline renders descriptions: escaped text in one paragraph. */
-export function renderDescription(text: string): string {
-  if (text === '') return '';
-  const escaped = text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
-  return `<p>${escaped}</p>`;
-}
-
 /** 'realm_default' (null), 'unlimited' (-1) or a positive number of days. */
 export function parseRetention(value: string | number): number | null {
   if (value === 'realm_default') return null;
@@ -216,8 +211,9 @@ async function planScalars(app: App, realm: RealmInfo, user: User, channel: Chan
     const description = cleanDescription(u.description);
     if (description !== channel.description) {
       plan.data.description = description;
-      plan.data.renderedDescription = renderDescription(description);
-      plan.events.push({ property: 'description', value: description, rendered_description: renderDescription(description) });
+      const rendered = await renderDescription(app, realm, description);
+      plan.data.renderedDescription = rendered;
+      plan.events.push({ property: 'description', value: description, rendered_description: rendered });
     }
   }
   if (u.newName !== undefined) {

@@ -32,9 +32,9 @@ import {
   checkTopicCreation,
   checkTopicsPolicy,
   cleanDescription,
-  renderDescription,
   sendToUsers,
 } from './channels.ts';
+import { renderDescription } from '../queries/render-context.ts';
 import { atomic, onCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
@@ -64,8 +64,8 @@ async function lockChannelCreation(app: App, realmId: number): Promise<void> {
   await app.prisma.$executeRawUnsafe('SELECT pg_advisory_xact_lock($1, $2)', CHANNEL_CREATION_LOCK, realmId);
 }
 
-function insertChannel(app: App, data: ChannelCreateData, name: string, description: string): Promise<Channel> {
-  return app.prisma.channel.create({ data: { ...data, name, description, renderedDescription: renderDescription(description) } });
+async function insertChannel(app: App, realm: RealmInfo, data: ChannelCreateData, name: string, description: string): Promise<Channel> {
+  return app.prisma.channel.create({ data: { ...data, name, description, renderedDescription: await renderDescription(app, realm, description) } });
 }
 
 export interface NewChannelOptions {
@@ -200,7 +200,7 @@ export async function subscribe(app: App, realm: RealmInfo, user: User, req: Sub
     const plan = await checkSubscribe(app, realm, user, req);
     const colors = new Map(req.subscriptions.filter((s) => s.color).map((s) => [s.name.trim().toLowerCase(), s.color!]));
     const created: Channel[] = [];
-    for (const m of plan.missing) created.push(await insertChannel(app, plan.created!, m.name, m.description));
+    for (const m of plan.missing) created.push(await insertChannel(app, realm, plan.created!, m.name, m.description));
     const { added, already } = await addSubscriptions(app, realm, plan.targets, plan.existing, created, colors);
     if (req.newChannels.isDefault) for (const channel of created) await markDefault(app, realm, channel);
     return { plan, added, already };
@@ -309,7 +309,7 @@ export async function createChannel(app: App, realm: RealmInfo, user: User, req:
     const targets = req.subscribers.length ? await resolvePrincipals(app, realm, user, req.subscribers) : [];
     // Guests among the subscribers may gain access to each other.
     const announceAccess = await trackAccess(app, realm, async () => targets.map((t) => t.id));
-    const channel = await insertChannel(app, data, name, description);
+    const channel = await insertChannel(app, realm, data, name, description);
     const { added } = await writeSubscriptions(app.prisma, targets, [channel], new Map());
     onCommit(() => cacheChanged(app, { cache: 'subscribers', channelIds: [channel.id] }));
     await announceSubscriptions(app, realm, [channel], new Map(), added);

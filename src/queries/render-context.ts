@@ -167,3 +167,8 @@ const IMAGE_RE = /\.(png|jpe?g|gif|webp|bmp|svg|avif)$/i;
 export function linksImage(links: readonly string[]): boolean {
   return links.some((l) => IMAGE_RE.test(l.split(/[?#]/)[0]!));
 }
+
+/** A channel's or folder's description as Zulip renders it: Markdown without link or image previews. */
+export async function renderDescription(app: App, realm: RealmInfo, text: string): Promise<string> {
+  return text === '' ? '' : (await renderWithRealm(app, realm, text, { noPreviews: true })).html;
+}
