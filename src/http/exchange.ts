@@ -50,6 +50,8 @@ export interface Exchange extends PendingResponse {
   authorization: string;
   contentType: string;
   userAgent: string;
+  /** The Accept-Encoding header: large JSON answers are compressed by it. */
+  acceptEncoding: string;
   origin: ClientOrigin;
   /** Cookies and the CSRF header, read for /json/ routes and routes with `cookies`. */
   cookie?: string;
@@ -86,6 +88,7 @@ export function openExchange(res: uWS.HttpResponse, req: uWS.HttpRequest, proxie
     authorization: req.getHeader('authorization'),
     contentType: req.getHeader('content-type'),
     userAgent: req.getHeader('user-agent'),
+    acceptEncoding: req.getHeader('accept-encoding'),
     origin: requestOrigin(res, req, proxies),
   };
 }

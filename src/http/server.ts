@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import { log, RequestLog } from '../log.ts';
 import { ApiError, notLoggedIn, routeNotFound } from '../errors.ts';
 import { decodeBody, readBody } from './body.ts';
+import { compress, COMPRESS_MIN_BYTES, preferredCoding } from './compression.ts';
 import type { TrustedProxies } from './client-address.ts';
 import { authenticateBasic } from './credentials.ts';
 import { checkCsrf, CSRF_COOKIE, parseCookies, SESSION_COOKIE } from '../auth/web-sessions.ts';
@@ -288,8 +289,26 @@ function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[
       }
     }
     inspect?.(answer);
-    writeResponse(ex, answer.status, answer.headers, answer.body, answer.cookies);
-    lifecycle.inFlight.delete(ex);
+    const coding = typeof answer.body === 'string' && answer.body.length >= COMPRESS_MIN_BYTES ? preferredCoding(ex.acceptEncoding) : null;
+    if (coding === null) {
+      writeResponse(ex, answer.status, answer.headers, answer.body, answer.cookies);
+      lifecycle.inFlight.delete(ex);
+      return;
+    }
+    const { status, headers, body, cookies } = answer;
+    compress(
+      body as string,
+      coding,
+      (compressed) => {
+        writeResponse(ex, status, { ...headers, 'Content-Encoding': coding, Vary: 'Accept-Encoding' }, compressed, cookies);
+        lifecycle.inFlight.delete(ex);
+      },
+      (err) => {
+        log.warn('compressing an answer failed; sent uncompressed', { request_id: requestId(ex), error: err.message });
+        writeResponse(ex, status, headers, body, cookies);
+        lifecycle.inFlight.delete(ex);
+      },
+    );
   };
 }
 

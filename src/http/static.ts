@@ -3,6 +3,7 @@
 // are the bundles and fonts it names, cached for good since a new build gives them new names.
 // `/static/base.css`, the look server-rendered pages share, keeps its name and is revalidated.
 // Compressed twins made by the build are sent to clients that accept them.
+import { acceptedEncodings } from './compression.ts';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -64,16 +65,6 @@ export function loadWebAssets(dir: string): WebAssets | null {
   const stableNames = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, string>;
   for (const [stable, hashed] of Object.entries(stableNames)) files.set(stable, { ...files.get(hashed)!, cacheControl: 'no-cache' });
   return { index: loadFile(dir, 'index.html', 'no-cache'), files };
-}
-
-/** The encodings the client accepts (RFC 9110, 12.5.3), without those it refuses with q=0. */
-function acceptedEncodings(header: string): Set<string> {
-  const accepted = new Set<string>();
-  for (const part of header.toLowerCase().split(',')) {
-    const [coding, ...params] = part.split(';').map((s) => s.trim());
-    if (coding && !params.some((p) => /^q=0(\.0*)?$/.test(p))) accepted.add(coding);
-  }
-  return accepted;
 }
 
 /**
