@@ -10,6 +10,7 @@ import { FLAG_BITS, flagList, IS_PRIVATE } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
+import { channelLinkSyntax } from '../markdown/link-syntax.ts';
 import { cachedChannel, isSubscribed, metadataUserIds, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
 import { conversationUsers, loadMessages, messageObject, topicHasMessages, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
@@ -598,10 +599,50 @@ export function inChannelOrder<T>(app: App, channelId: number | null, write: () 
   return channelId === null ? write() : app.channels.run(channelId, write);
 }
 
-/** POST /messages. */
+/** POST /messages (and incoming webhooks): a bot's owner hears of its posts to missing or empty channels. */
 export async function sendMessage(app: App, realm: RealmInfo, sender: User, to: Addressee, content: string, opts: SendOptions): Promise<{ id: number }> {
-  const prepared = await prepareMessage(app, realm, sender, to, content);
+  let prepared: PreparedMessage;
+  try {
+    prepared = await prepareMessage(app, realm, sender, to, content);
+  } catch (error) {
+    if (to.kind === 'channel' && error instanceof ApiError && error.code === 'STREAM_DOES_NOT_EXIST') await tellOwnerOfMissingChannel(app, realm, sender, to.channel);
+    throw error;
+  }
+  if (prepared.channel && sender.isBot && (await subscriberIds(app, prepared.channel.id)).length === 0) {
+    const link = channelLinkSyntax(prepared.channel.id, prepared.channel.name);
+    await tellBotOwner(app, realm, sender, `Your bot ${botIdentity(sender)} tried to send a message to channel ${link}. The channel exists but does not have any subscribers.`);
+  }
   return { id: await deliverMessage(app, realm, prepared, opts) };
+}
+
+/** How long a bot's owner hears nothing more of its mistakes (Zulip's BOT_OWNER_STREAM_ALERT_WAITPERIOD). */
+const OWNER_NOTICE_WAIT_MS = 5 * 60_000;
+
+const botIdentity = (bot: User) => `\`${bot.deliveryEmail}\``;
+
+/**
+ * Zulip's send_rate_limited_pm_notification_to_bot_owner: Notification Bot tells a bot's owner
+ * what went wrong, at most once in five minutes (claimed in one UPDATE, so concurrent requests
+ * and nodes send it once).
+ */
+async function tellBotOwner(app: App, realm: RealmInfo, bot: User, content: string): Promise<void> {
+  if (!bot.isBot || bot.botOwnerId === null) return;
+  const claimed = await app.prisma.user.updateMany({
+    where: { id: bot.id, OR: [{ lastReminder: null }, { lastReminder: { lt: new Date(Date.now() - OWNER_NOTICE_WAIT_MS) } }] },
+    data: { lastReminder: new Date() },
+  });
+  if (claimed.count === 0) return;
+  const owner = await app.prisma.user.findUnique({ where: { id: bot.botOwnerId } });
+  if (owner?.isActive) await notifyUser(app, realm, owner, content);
+}
+
+/** Zulip's send_pm_if_empty_stream for a channel that does not exist, named or by id. */
+function tellOwnerOfMissingChannel(app: App, realm: RealmInfo, bot: User, channel: number | string): Promise<void> {
+  const content =
+    typeof channel === 'number'
+      ? `Your bot ${botIdentity(bot)} tried to send a message to channel ID ${channel}, but there is no channel with that ID.`
+      : `Your bot ${botIdentity(bot)} tried to send a message to channel #**${channel.trim()}**, but that channel does not exist. Click [here](#channels/new) to create it.`;
+  return tellBotOwner(app, realm, bot, content);
 }
 
 /** The Notification Bot, which posts the server's own messages. */
