@@ -17,6 +17,7 @@ import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { alertedUsers, recipientSettings, type RecipientSettings } from '../queries/recipient-settings.ts';
 import { findUserByEmail } from '../queries/users.ts';
+import { TopicVisibility } from '../queries/user-topics.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -314,8 +315,9 @@ const MESSAGE_COLUMNS = `id, "realmId", "senderId", "channelId", "directGroupId"
  * in the message's own transaction, so the work exists exactly when the message does, even if the
  * server stops right after the commit; the worker decides later, off the request, who is told.
  * Likewise a call for each outgoing-webhook bot the message triggers (src/webhooks/outgoing-worker.ts),
- * and every unread direct message, mention, wildcard mention and alert word is noted for a
- * missed-message email (src/mail/missed-messages.ts), which checks settings and reads when due.
+ * and every unread direct message, mention, wildcard mention, alert word and message in a topic
+ * the recipient follows is noted for a missed-message email (src/mail/missed-messages.ts), which
+ * checks settings and reads when due.
  * On a node of a cluster, outside a transaction, each channel's messages get an outbox row
  * (src/cluster/outbox.ts) that names them, so their events go out even if the node dies next.
  */
@@ -338,7 +340,8 @@ const insertMessages = (withPush: boolean, withHooks: boolean, withOutbox: boole
   missed AS (
     INSERT INTO "MissedMessageEmail" ("userId", "messageId", "createdAt")
     SELECT r.u, numbered.id, now() AT TIME ZONE 'UTC' FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN input USING (n) JOIN numbered USING (n)
-    WHERE r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND (input.channel IS NULL OR (r.f & ${EMAIL_WORTHY}) <> 0)
+    WHERE r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND (input.channel IS NULL OR (r.f & ${EMAIL_WORTHY}) <> 0
+      OR EXISTS (SELECT 1 FROM "UserTopic" ut WHERE ut."userId" = r.u AND ut."channelId" = input.channel AND lower(ut.topic) = lower(input.topic) AND ut.visibility = ${TopicVisibility.FOLLOWED}))
     RETURNING 1),${withPush ? `
   push AS (
     INSERT INTO "PushOutbox" (kind, "realmId", "messageId", "nextAttemptAt", "createdAt")
