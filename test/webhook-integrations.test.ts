@@ -135,6 +135,11 @@ test('gitlab: deployments by environment, comments on designs, access tokens abo
   assert.equal(await gitlab('note_hook__design_note', 'Note Hook'), [
     'lantern / design lamp-icons.png', `Bo Tanaka [commented](${design}#note_70311) on design [lamp-icons.png](${design}):\n\n~~~ quote\nThe lamp icon reads better a little larger.\n~~~`,
   ]);
+  // The design's image needs a GitLab login, so it is not previewed, though the same link from a person is.
+  const rendered = async () => (await realm.owner.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'channel', operand: channel }] })).body.messages.at(-1).content as string;
+  assert.not.match(await rendered(), 'message_inline_image');
+  assert.is((await realm.owner.client.post('/messages', { type: 'stream', to: channel, topic: 'designs', content: `[lamp-icons.png](${design})` })).status, 200);
+  assert.match(await rendered(), 'message_inline_image');
   assert.equal(await gitlab('resource_access_token_hook__project', 'Resource Access Token Hook'), [
     'lantern', `The access token [deploy-bot token](${LANTERN}/-/settings/access_tokens) will expire on Apr 02, 2026.`,
   ]);

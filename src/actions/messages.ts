@@ -41,6 +41,8 @@ export interface SendOptions {
   readBySender: boolean;
   queueId?: string;
   localId?: string;
+  /** No inline previews of its links (Zulip's no_previews: integrations whose images need a login). */
+  noPreviews?: boolean;
 }
 
 /** Zulip's truncate_content, counting code points as Python does. */
@@ -195,7 +197,7 @@ export async function participantsIfNeeded(app: App, rendered: RenderResult, cha
   return rendered.topicWildcardMention && channelId !== null ? topicParticipants(app, channelId, topic) : new Set();
 }
 
-async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, to: Extract<Addressee, { kind: 'channel' }>, rawContent: string, checked: boolean): Promise<PreparedMessage> {
+async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, to: Extract<Addressee, { kind: 'channel' }>, rawContent: string, checked: boolean, noPreviews: boolean): Promise<PreparedMessage> {
   if (to.topic === undefined) throw badRequest('Missing topic');
   const topic = normalizeTopic(to.topic);
   const content = normalizeContent(rawContent);
@@ -205,7 +207,7 @@ async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, t
     await checkCanCreateTopic(app, realm, sender, channel, topic);
     checkTopicsPolicy(realm, channel, topic);
   }
-  const rendered = await renderWithRealm(app, realm, content, { sender });
+  const rendered = await renderWithRealm(app, realm, content, { sender, noPreviews });
   const subscribers = await subscriberIds(app, channel.id);
   const participants = await participantsIfNeeded(app, rendered, channel.id, topic);
   if (checked) await checkWildcardMentions(app, realm, sender, rendered, subscribers.length, participants);
@@ -214,18 +216,20 @@ async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, t
   return { sender, channel, memberKey: null, topic, content, rendered, recipients, topicParticipants: participants };
 }
 
-async function prepareDirectMessage(app: App, realm: RealmInfo, sender: User, to: Extract<Addressee, { kind: 'direct' }>, rawContent: string, checked: boolean): Promise<PreparedMessage> {
+async function prepareDirectMessage(app: App, realm: RealmInfo, sender: User, to: Extract<Addressee, { kind: 'direct' }>, rawContent: string, checked: boolean, noPreviews: boolean): Promise<PreparedMessage> {
   const content = normalizeContent(rawContent);
   const users = await resolveRecipients(app, realm, sender, to.users);
   const ids = [...new Set([sender.id, ...users.map((u) => u.id)])].sort((a, b) => a - b);
   const memberKey = ids.join(',');
   if (checked) await checkDirectMessagePermission(app, realm, sender, users, memberKey);
-  const rendered = await renderWithRealm(app, realm, content, { sender });
+  const rendered = await renderWithRealm(app, realm, content, { sender, noPreviews });
   return { sender, channel: null, memberKey, topic: '', content, rendered, recipients: ids, topicParticipants: new Set() };
 }
 
-export async function prepareMessage(app: App, realm: RealmInfo, sender: User, to: Addressee, content: string, checked = true): Promise<PreparedMessage> {
-  return to.kind === 'channel' ? prepareChannelMessage(app, realm, sender, to, content, checked) : prepareDirectMessage(app, realm, sender, to, content, checked);
+export async function prepareMessage(app: App, realm: RealmInfo, sender: User, to: Addressee, content: string, checked = true, noPreviews = false): Promise<PreparedMessage> {
+  return to.kind === 'channel'
+    ? prepareChannelMessage(app, realm, sender, to, content, checked, noPreviews)
+    : prepareDirectMessage(app, realm, sender, to, content, checked, noPreviews);
 }
 
 /** Members of mentioned groups, subgroups included, count as mentioned. */
@@ -606,7 +610,7 @@ export function inChannelOrder<T>(app: App, channelId: number | null, write: () 
 export async function sendMessage(app: App, realm: RealmInfo, sender: User, to: Addressee, content: string, opts: SendOptions): Promise<{ id: number }> {
   let prepared: PreparedMessage;
   try {
-    prepared = await prepareMessage(app, realm, sender, to, content);
+    prepared = await prepareMessage(app, realm, sender, to, content, true, opts.noPreviews);
   } catch (error) {
     if (to.kind === 'channel' && error instanceof ApiError && error.code === 'STREAM_DOES_NOT_EXIST') await tellOwnerOfMissingChannel(app, realm, sender, to.channel);
     throw error;

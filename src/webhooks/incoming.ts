@@ -7,7 +7,7 @@ import type { App } from '../app.ts';
 import { sendMessage, type Addressee } from '../actions/messages.ts';
 import type { User } from '../db/generated/client.ts';
 import { ApiError, badRequest, realmDeactivated, userDeactivated } from '../errors.ts';
-import type { Integration, WebhookDirectory } from './integration.ts';
+import type { Integration, WebhookDirectory, WebhookMessage } from './integration.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 
 /** The organization's members as integrations look them up; names only, of active accounts. */
@@ -51,14 +51,14 @@ export async function sendWebhookMessage(
   sender: User,
   integration: Integration,
   where: { stream?: string; topic?: string },
-  message: { topic: string; content: string },
+  message: WebhookMessage,
 ): Promise<void> {
   const to: Addressee =
     where.stream === undefined
       ? { kind: 'direct', users: [sender.botOwnerId ?? sender.id] }
       : { kind: 'channel', channel: /^\d+$/.test(where.stream) ? Number(where.stream) : where.stream, topic: where.topic ?? message.topic };
   try {
-    await sendMessage(app, realm, sender, to, message.content, { client: `Zulip${integration.client}Webhook`, readBySender: true });
+    await sendMessage(app, realm, sender, to, message.content, { client: `Zulip${integration.client}Webhook`, readBySender: true, noPreviews: message.noPreviews });
   } catch (error) {
     // sendMessage has told the bot's owner; the service gets success, so that it does not retry.
     if (!(error instanceof ApiError && error.code === 'STREAM_DOES_NOT_EXIST')) throw error;

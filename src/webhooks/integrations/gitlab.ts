@@ -243,6 +243,7 @@ export const gitlab: Integration = {
     const customTopic = query.has('topic');
     let content = bodyOf(event, payload, customTopic);
     if (customTopic) content = `[[${repoName(payload)}](${homepage(payload)})] ${content}`;
-    return { topic: topicOf(event, payload, query.get('use_merge_request_title') !== 'false'), content, event };
+    // A design's image needs a GitLab login: Zulip does not preview it.
+    return { topic: topicOf(event, payload, query.get('use_merge_request_title') !== 'false'), content, event, noPreviews: event.endsWith(DESIGN_NOTE) };
   },
 };
