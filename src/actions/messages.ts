@@ -341,11 +341,14 @@ const insertMessages = (withPush: boolean, withHooks: boolean, withOutbox: boole
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
     SELECT u, numbered.id, CASE WHEN input.direct_group IS NULL THEN f ELSE f | ${IS_PRIVATE} END
       FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n) JOIN input USING (n)),
+  followers AS (
+    SELECT input.n, ut."userId" FROM input
+    JOIN "UserTopic" ut ON ut."channelId" = input.channel AND lower(ut.topic) = lower(input.topic) AND ut.visibility = ${TopicVisibility.FOLLOWED}),
   missed AS (
     INSERT INTO "MissedMessageEmail" ("userId", "messageId", "createdAt")
     SELECT r.u, numbered.id, now() AT TIME ZONE 'UTC' FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN input USING (n) JOIN numbered USING (n)
-    WHERE r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND (input.channel IS NULL OR (r.f & ${EMAIL_WORTHY}) <> 0
-      OR EXISTS (SELECT 1 FROM "UserTopic" ut WHERE ut."userId" = r.u AND ut."channelId" = input.channel AND lower(ut.topic) = lower(input.topic) AND ut.visibility = ${TopicVisibility.FOLLOWED}))
+    WHERE r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0
+      AND (input.channel IS NULL OR (r.f & ${EMAIL_WORTHY}) <> 0 OR (r.n, r.u) IN (SELECT n, "userId" FROM followers))
     RETURNING 1),${withPush ? `
   push AS (
     INSERT INTO "PushOutbox" (kind, "realmId", "messageId", "nextAttemptAt", "createdAt")
