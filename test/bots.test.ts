@@ -7,7 +7,7 @@ import { Client, multipart } from './helpers/client.ts';
 import { openQueue } from './helpers/queues.ts';
 import { newRealm } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
-import { makeChannel, send, setRealmSettings, systemGroup } from './messages-helpers.ts';
+import { expectError, makeChannel, send, setRealmSettings, systemGroup } from './messages-helpers.ts';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
@@ -201,6 +201,54 @@ test('events of bot management match their schemas', async () => {
   const avatar = multipart({}, [{ field: 'file', filename: 'a.png', contentType: 'image/png', data: PNG }]);
   await verifyAction(realm, () => o.request('PATCH', `/api/v1/bots/${id}`, { body: avatar.body, contentType: avatar.contentType }), ['realm_bot/update', 'realm_user/update']);
   await verifyAction(realm, () => bob.client.delete(`/bots/${id}`), ['realm_user/update', 'realm_bot/update']);
+});
+
+test('a bot posting to a channel that does not exist, or has no subscribers, is told to its owner by Notification Bot, once in five minutes', async () => {
+  const realm = await newRealm();
+  const domain = realm.host.replace(/:\d+$/, '');
+  const bob = await realm.addUser({ name: 'Bob' });
+  const makeBot = async (name: string) => {
+    const made = await bob.client.post('/bots', { full_name: name, short_name: name, bot_type: 1 });
+    assert.is(made.status, 200, made.text);
+    const email = `${name}-bot@${domain}`;
+    return { id: made.body.user_id as number, email, client: new Client(realm.server.port, realm.host, { email, apiKey: made.body.api_key }) };
+  };
+  const newestToBob = async () => {
+    const r = await bob.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'is', operand: 'dm' }], apply_markdown: false });
+    const m = r.body.messages.at(-1);
+    return m ? { id: m.id, sender: m.sender_full_name, content: m.content } : null;
+  };
+
+  const named = await makeBot('named');
+  const r = await named.client.post('/messages', { type: 'stream', to: ' nowhere ', topic: 't', content: 'hello' });
+  expectError(r, "Channel 'nowhere' does not exist", 400, 'STREAM_DOES_NOT_EXIST', { stream: 'nowhere' });
+  const told = await newestToBob();
+  assert.equal(told && [told.sender, told.content], [
+    'Notification Bot', `Your bot \`${named.email}\` tried to send a message to channel #**nowhere**, but that channel does not exist. Click [here](#channels/new) to create it.`,
+  ]);
+  // Again within five minutes: the error, and no second notice.
+  await Promise.all([1, 2].map(() => named.client.post('/messages', { type: 'stream', to: 'nowhere', topic: 't', content: 'again' })));
+  assert.is((await newestToBob())!.id, told!.id);
+
+  const byId = await makeBot('byid');
+  expectError(await byId.client.post('/messages', { type: 'stream', to: 987654, topic: 't', content: 'hello' }), "Channel with ID '987654' does not exist", 400, 'STREAM_DOES_NOT_EXIST', { stream_id: 987654 });
+  assert.equal((await newestToBob())!.content, `Your bot \`${byId.email}\` tried to send a message to channel ID 987654, but there is no channel with that ID.`);
+
+  // A channel whose last subscriber left: the message is sent, and the owner hears of it.
+  const empty = await makeChannel(realm, 'quiet & empty', [realm.owner]);
+  assert.is((await realm.owner.client.delete('/users/me/subscriptions', { subscriptions: JSON.stringify(['quiet & empty']) })).status, 200);
+  const lonely = await makeBot('lonely');
+  const sent = await lonely.client.post('/messages', { type: 'stream', to: empty, topic: 't', content: 'anyone?' });
+  assert.is(sent.status, 200, sent.text);
+  assert.equal((await newestToBob())!.content, `Your bot \`${lonely.email}\` tried to send a message to channel [#quiet &amp; empty](#narrow/channel/${empty}-quiet-.26-empty). The channel exists but does not have any subscribers.`);
+
+  // A person's posts, and a bot's to a channel with subscribers, tell nobody.
+  const before = await newestToBob();
+  expectError(await bob.client.post('/messages', { type: 'stream', to: 'nowhere', topic: 't', content: 'hi' }), "Channel 'nowhere' does not exist", 400, 'STREAM_DOES_NOT_EXIST', { stream: 'nowhere' });
+  const busy = await makeBot('busy');
+  await makeChannel(realm, 'busy', [bob]);
+  assert.is((await busy.client.post('/messages', { type: 'stream', to: 'busy', topic: 't', content: 'hi' })).status, 200);
+  assert.equal(await newestToBob(), before);
 });
 
 test.run();

@@ -170,7 +170,7 @@ async function ownerNewestDm() {
   return { id: m.id, sender: m.sender_full_name, content: m.content };
 }
 
-test('a channel that does not exist: success for the service, and Notification Bot tells the bot\'s owner, once in five minutes', async () => {
+test('a channel that does not exist: success for the service, and Notification Bot tells the bot\'s owner, once in five minutes; an empty channel gets the message, and the owner a notice', async () => {
   const r = await hook(`json?api_key=${bot.apiKey}&stream=nowhere`, '{}');
   assert.equal([r.status, r.body], [200, { result: 'success', msg: '' }]);
   const told = await ownerNewestDm();
@@ -186,6 +186,15 @@ test('a channel that does not exist: success for the service, and Notification B
   const otherEmail = (await realm.owner.client.get(`/users/${other.body.user_id}`)).body.user.email;
   assert.equal((await hook(`json?api_key=${other.body.api_key}&stream=987654`, '{}')).body, { result: 'success', msg: '' });
   assert.equal((await ownerNewestDm()).content, `Your bot \`${otherEmail}\` tried to send a message to channel ID 987654, but there is no channel with that ID.`);
+
+  // A channel nobody is subscribed to: the message is posted, and the owner hears of it.
+  const empty = await makeChannel(realm, 'unheard', [realm.owner]);
+  assert.is((await realm.owner.client.delete('/users/me/subscriptions', { subscriptions: JSON.stringify(['unheard']) })).status, 200);
+  const third = await realm.owner.client.post('/bots', { full_name: 'Third hooks', short_name: 'thirdhooks', bot_type: 2 });
+  const thirdEmail = (await realm.owner.client.get(`/users/${third.body.user_id}`)).body.user.email;
+  assert.equal((await hook(`json?api_key=${third.body.api_key}&stream=unheard`, '{"a":1}')).body, { result: 'success', msg: '' });
+  assert.equal((await ownerNewestDm()).content, `Your bot \`${thirdEmail}\` tried to send a message to channel #**unheard**. The channel exists but does not have any subscribers.`);
+  assert.equal((await newest([{ operator: 'channel', operand: empty }])).content, '```json\n{\n  "a": 1\n}\n```');
 });
 
 test.run();

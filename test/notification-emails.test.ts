@@ -119,6 +119,40 @@ test('an edit that mentions someone notes the message for them, as a new mention
   assert.is(mailsTo(bob).length, 1);
 });
 
+test('followed topics: every message in one is emailed, under its own setting; wildcard mentions in one under theirs', async () => {
+  const { realm, bob, zoe, channelId } = await setup();
+  const follow = async (topic: string) => ok(await bob.client.post('/user_topics', { stream_id: channelId, topic, visibility_policy: 3 }));
+  await follow('Release');
+  // enable_offline_email_notifications covers mentions and direct messages, not followed topics.
+  await ok(await bob.client.patch('/settings', { enable_offline_email_notifications: false }));
+  await send(zoe, channelId, 'release', 'the build is green');
+  await send(zoe, channelId, 'elsewhere', 'not followed');
+  const [followed] = await waitForMail(bob);
+  assert.is(followed!.subject, '#Verona > release');
+  assert.ok(followed!.text.startsWith('#Verona > release\n\nZoe:\nthe build is green\n\n'), followed!.text);
+  assert.ok(followed!.text.includes('You are receiving this because you have email notifications enabled for topics you follow.'), followed!.text);
+
+  // With the followed-topic email setting off, only what notifies otherwise comes; a stream
+  // wildcard mention in a followed topic notifies by its own setting, even when wildcard
+  // mentions elsewhere do not.
+  await ok(await bob.client.patch('/settings', { enable_offline_email_notifications: true, enable_followed_topic_email_notifications: false, wildcard_mentions_notify: false }));
+  await follow('plans');
+  await send(zoe, channelId, 'release', 'quietly noted');
+  await send(zoe, channelId, 'news', '@**all** not for a followed topic');
+  await send(zoe, channelId, 'plans', '@**all** planning at three');
+  const mails = await waitForMail(bob, 2);
+  assert.equal(mails.map((m) => m.subject), ['#Verona > release', '#Verona > plans']);
+  assert.ok(mails[1]!.text.includes('Zoe:\n@**all** planning at three\n'), mails[1]!.text);
+  assert.ok(mails[1]!.text.includes('You are receiving this because you have wildcard mention notifications enabled for topics you follow.'), mails[1]!.text);
+
+  // And with that setting off too, a direct message sent after them is the next email.
+  await ok(await bob.client.patch('/settings', { enable_followed_topic_wildcard_mentions_notify: false }));
+  await send(zoe, channelId, 'plans', '@**all** planning moved to four');
+  await sendDm(realm.owner, [bob.id], 'ping');
+  const last = await waitForMail(bob, 3);
+  assert.equal(last.map((m) => m.subject), ['#Verona > release', '#Verona > plans', 'DMs with Olivia Owner']);
+});
+
 test('a message read before the batching period is over is not emailed; settings off, nothing is sent', async () => {
   const { bob, zoe } = await setup(2);
   const read = await sendDm(zoe, [bob.id], 'read at once');

@@ -109,9 +109,56 @@ test('gitlab: comments on merge requests, issues and commits; wiki pages, jobs, 
   assert.equal(await gitlab('test_hook__issue_hook', 'Test Hook'), ['my-awesome-project', 'Webhook for **my-awesome-project** has been configured successfully! :tada:']);
 });
 
+const LANTERN = 'https://gitlab.example.org/city/lantern';
+
+test('gitlab: releases created and deleted, feature flags, merge request approvals by one of several approvers', async () => {
+  assert.equal(await gitlab('release_hook__create', 'Release Hook'), [
+    'lantern', `Release [Lantern 2.4](${LANTERN}/-/releases/v2.4.0) for tag v2.4.0 was created.\n~~~ quote\nDimming curves for winter nights.\n~~~`,
+  ]);
+  assert.equal(await gitlab('release_hook__delete', 'Release Hook'), ['lantern', 'Release Lantern 2.4 for tag v2.4.0 was deleted.']);
+  assert.equal(await gitlab('feature_flag_hook__deactivated', 'Feature Flag Hook'), ['lantern', `aquill deactivated the feature flag [night-mode](${LANTERN}/-/feature_flags).`]);
+  assert.equal(await gitlab('merge_request_hook__approval', 'Merge Request Hook'), ['lantern / MR #42 Winter dimming schedule', `Bo Tanaka approval [MR #42](${LANTERN}/-/merge_requests/42).`]);
+  assert.equal(await gitlab('merge_request_hook__approval', 'Merge Request Hook', '&topic=reviews'), [
+    'reviews', `[[lantern](${LANTERN})] Bo Tanaka approval [MR #42 Winter dimming schedule](${LANTERN}/-/merge_requests/42).`,
+  ]);
+});
+
+test('gitlab: deployments by environment, comments on designs, access tokens about to expire (of a project or a group)', async () => {
+  assert.equal(await gitlab('deployment_hook__running', 'Deployment Hook'), [
+    'lantern / staging',
+    `[Ada Quill](https://gitlab.example.org/aquill) started a new [deployment](${LANTERN}/-/jobs/88123):\n> [9c2e4d1](${LANTERN}/-/commit/9c2e4d1a7f3b5e6c8d0a1b2c3d4e5f6a7b8c9d0e) Ship the winter schedule`,
+  ]);
+  assert.equal(await gitlab('deployment_hook__success', 'Deployment Hook'), ['lantern / staging', `The [deployment](${LANTERN}/-/jobs/88123) was successful.`]);
+  const blocked = await post('gitlab', fixture('gitlab', 'deployment_hook__blocked'), { 'X-Gitlab-Event': 'Deployment Hook' });
+  assert.equal([blocked.status, blocked.body], [200, unsupported('GitLab', 'Deployment Hook blocked')]);
+  const design = `${LANTERN}/-/issues/17/designs/lamp-icons.png`;
+  assert.equal(await gitlab('note_hook__design_note', 'Note Hook'), [
+    'lantern / design lamp-icons.png', `Bo Tanaka [commented](${design}#note_70311) on design [lamp-icons.png](${design}):\n\n~~~ quote\nThe lamp icon reads better a little larger.\n~~~`,
+  ]);
+  // The design's image needs a GitLab login, so it is not previewed, though the same link from a person is.
+  const rendered = async () => (await realm.owner.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'channel', operand: channel }] })).body.messages.at(-1).content as string;
+  assert.not.match(await rendered(), 'message_inline_image');
+  assert.is((await realm.owner.client.post('/messages', { type: 'stream', to: channel, topic: 'designs', content: `[lamp-icons.png](${design})` })).status, 200);
+  assert.match(await rendered(), 'message_inline_image');
+  assert.equal(await gitlab('resource_access_token_hook__project', 'Resource Access Token Hook'), [
+    'lantern', `The access token [deploy-bot token](${LANTERN}/-/settings/access_tokens) will expire on Apr 02, 2026.`,
+  ]);
+  assert.equal(await gitlab('resource_access_token_hook__group', 'Resource Access Token Hook'), [
+    'City Lighting', 'The access token [audit token](https://gitlab.com/groups/city-lighting/-/settings/access_tokens) will expire on Apr 09, 2026.',
+  ]);
+});
+
+test('gitlab: `branches` names branches exactly', async () => {
+  const before = await newest();
+  // "tomek" is within "tomeks" but is not one of its branches.
+  assert.equal((await post('gitlab', fixture('gitlab', 'push_hook'), { 'X-Gitlab-Event': 'Push Hook' }, '&branches=tomeks,main')).body, { result: 'success', msg: '' });
+  assert.equal(await newest(), before);
+  assert.equal((await gitlab('push_hook', 'Push Hook', '&branches=main,%20tomek'))[0], 'my-awesome-project / tomek');
+});
+
 test('gitlab: an unknown event, and a request without the event header', async () => {
-  const r = await post('gitlab', fixture('gitlab', 'push_hook'), { 'X-Gitlab-Event': 'Release Hook' });
-  assert.equal([r.status, r.body], [200, unsupported('GitLab', 'Release Hook')]);
+  const r = await post('gitlab', fixture('gitlab', 'push_hook'), { 'X-Gitlab-Event': 'Member Hook' });
+  assert.equal([r.status, r.body], [200, unsupported('GitLab', 'Member Hook')]);
   const none = await post('gitlab', fixture('gitlab', 'push_hook'));
   assert.equal([none.status, none.body], [400, { result: 'error', msg: "Missing the HTTP event header 'X-GitLab-Event'", code: 'MISSING_HTTP_EVENT_HEADER', header: 'X-GitLab-Event' }]);
 });

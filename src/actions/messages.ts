@@ -10,12 +10,14 @@ import { FLAG_BITS, flagList, IS_PRIVATE } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
+import { channelLinkSyntax } from '../markdown/link-syntax.ts';
 import { cachedChannel, isSubscribed, metadataUserIds, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
 import { conversationUsers, loadMessages, messageObject, topicHasMessages, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { alertedUsers, recipientSettings, type RecipientSettings } from '../queries/recipient-settings.ts';
 import { findUserByEmail } from '../queries/users.ts';
+import { TopicVisibility } from '../queries/user-topics.ts';
 import { compiledLinkifiers } from '../queries/linkifiers.ts';
 import { linksImage, renderWithRealm } from '../queries/render-context.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -39,6 +41,8 @@ export interface SendOptions {
   readBySender: boolean;
   queueId?: string;
   localId?: string;
+  /** No inline previews of its links (Zulip's no_previews: integrations whose images need a login). */
+  noPreviews?: boolean;
 }
 
 /** Zulip's truncate_content, counting code points as Python does. */
@@ -193,7 +197,7 @@ export async function participantsIfNeeded(app: App, rendered: RenderResult, cha
   return rendered.topicWildcardMention && channelId !== null ? topicParticipants(app, channelId, topic) : new Set();
 }
 
-async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, to: Extract<Addressee, { kind: 'channel' }>, rawContent: string, checked: boolean): Promise<PreparedMessage> {
+async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, to: Extract<Addressee, { kind: 'channel' }>, rawContent: string, checked: boolean, noPreviews: boolean): Promise<PreparedMessage> {
   if (to.topic === undefined) throw badRequest('Missing topic');
   const topic = normalizeTopic(to.topic);
   const content = normalizeContent(rawContent);
@@ -203,7 +207,7 @@ async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, t
     await checkCanCreateTopic(app, realm, sender, channel, topic);
     checkTopicsPolicy(realm, channel, topic);
   }
-  const rendered = await renderWithRealm(app, realm, content, { sender });
+  const rendered = await renderWithRealm(app, realm, content, { sender, noPreviews });
   const subscribers = await subscriberIds(app, channel.id);
   const participants = await participantsIfNeeded(app, rendered, channel.id, topic);
   if (checked) await checkWildcardMentions(app, realm, sender, rendered, subscribers.length, participants);
@@ -212,18 +216,20 @@ async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, t
   return { sender, channel, memberKey: null, topic, content, rendered, recipients, topicParticipants: participants };
 }
 
-async function prepareDirectMessage(app: App, realm: RealmInfo, sender: User, to: Extract<Addressee, { kind: 'direct' }>, rawContent: string, checked: boolean): Promise<PreparedMessage> {
+async function prepareDirectMessage(app: App, realm: RealmInfo, sender: User, to: Extract<Addressee, { kind: 'direct' }>, rawContent: string, checked: boolean, noPreviews: boolean): Promise<PreparedMessage> {
   const content = normalizeContent(rawContent);
   const users = await resolveRecipients(app, realm, sender, to.users);
   const ids = [...new Set([sender.id, ...users.map((u) => u.id)])].sort((a, b) => a - b);
   const memberKey = ids.join(',');
   if (checked) await checkDirectMessagePermission(app, realm, sender, users, memberKey);
-  const rendered = await renderWithRealm(app, realm, content, { sender });
+  const rendered = await renderWithRealm(app, realm, content, { sender, noPreviews });
   return { sender, channel: null, memberKey, topic: '', content, rendered, recipients: ids, topicParticipants: new Set() };
 }
 
-export async function prepareMessage(app: App, realm: RealmInfo, sender: User, to: Addressee, content: string, checked = true): Promise<PreparedMessage> {
-  return to.kind === 'channel' ? prepareChannelMessage(app, realm, sender, to, content, checked) : prepareDirectMessage(app, realm, sender, to, content, checked);
+export async function prepareMessage(app: App, realm: RealmInfo, sender: User, to: Addressee, content: string, checked = true, noPreviews = false): Promise<PreparedMessage> {
+  return to.kind === 'channel'
+    ? prepareChannelMessage(app, realm, sender, to, content, checked, noPreviews)
+    : prepareDirectMessage(app, realm, sender, to, content, checked, noPreviews);
 }
 
 /** Members of mentioned groups, subgroups included, count as mentioned. */
@@ -313,8 +319,9 @@ const MESSAGE_COLUMNS = `id, "realmId", "senderId", "channelId", "directGroupId"
  * in the message's own transaction, so the work exists exactly when the message does, even if the
  * server stops right after the commit; the worker decides later, off the request, who is told.
  * Likewise a call for each outgoing-webhook bot the message triggers (src/webhooks/outgoing-worker.ts),
- * and every unread direct message, mention, wildcard mention and alert word is noted for a
- * missed-message email (src/mail/missed-messages.ts), which checks settings and reads when due.
+ * and every unread direct message, mention, wildcard mention, alert word and message in a topic
+ * the recipient follows is noted for a missed-message email (src/mail/missed-messages.ts), which
+ * checks settings and reads when due.
  * On a node of a cluster, outside a transaction, each channel's messages get an outbox row
  * (src/cluster/outbox.ts) that names them, so their events go out even if the node dies next.
  */
@@ -334,10 +341,14 @@ const insertMessages = (withPush: boolean, withHooks: boolean, withOutbox: boole
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
     SELECT u, numbered.id, CASE WHEN input.direct_group IS NULL THEN f ELSE f | ${IS_PRIVATE} END
       FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n) JOIN input USING (n)),
+  followers AS (
+    SELECT input.n, ut."userId" FROM input
+    JOIN "UserTopic" ut ON ut."channelId" = input.channel AND lower(ut.topic) = lower(input.topic) AND ut.visibility = ${TopicVisibility.FOLLOWED}),
   missed AS (
     INSERT INTO "MissedMessageEmail" ("userId", "messageId", "createdAt")
     SELECT r.u, numbered.id, now() AT TIME ZONE 'UTC' FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN input USING (n) JOIN numbered USING (n)
-    WHERE r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND (input.channel IS NULL OR (r.f & ${EMAIL_WORTHY}) <> 0)
+    WHERE r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0
+      AND (input.channel IS NULL OR (r.f & ${EMAIL_WORTHY}) <> 0 OR (r.n, r.u) IN (SELECT n, "userId" FROM followers))
     RETURNING 1),${withPush ? `
   push AS (
     INSERT INTO "PushOutbox" (kind, "realmId", "messageId", "nextAttemptAt", "createdAt")
@@ -598,10 +609,50 @@ export function inChannelOrder<T>(app: App, channelId: number | null, write: () 
   return channelId === null ? write() : app.channels.run(channelId, write);
 }
 
-/** POST /messages. */
+/** POST /messages (and incoming webhooks): a bot's owner hears of its posts to missing or empty channels. */
 export async function sendMessage(app: App, realm: RealmInfo, sender: User, to: Addressee, content: string, opts: SendOptions): Promise<{ id: number }> {
-  const prepared = await prepareMessage(app, realm, sender, to, content);
+  let prepared: PreparedMessage;
+  try {
+    prepared = await prepareMessage(app, realm, sender, to, content, true, opts.noPreviews);
+  } catch (error) {
+    if (to.kind === 'channel' && error instanceof ApiError && error.code === 'STREAM_DOES_NOT_EXIST') await tellOwnerOfMissingChannel(app, realm, sender, to.channel);
+    throw error;
+  }
+  if (prepared.channel && sender.isBot && (await subscriberIds(app, prepared.channel.id)).length === 0) {
+    const link = channelLinkSyntax(prepared.channel.id, prepared.channel.name);
+    await tellBotOwner(app, realm, sender, `Your bot ${botIdentity(sender)} tried to send a message to channel ${link}. The channel exists but does not have any subscribers.`);
+  }
   return { id: await deliverMessage(app, realm, prepared, opts) };
+}
+
+/** How long a bot's owner hears nothing more of its mistakes (Zulip's BOT_OWNER_STREAM_ALERT_WAITPERIOD). */
+const OWNER_NOTICE_WAIT_MS = 5 * 60_000;
+
+const botIdentity = (bot: User) => `\`${bot.deliveryEmail}\``;
+
+/**
+ * Zulip's send_rate_limited_pm_notification_to_bot_owner: Notification Bot tells a bot's owner
+ * what went wrong, at most once in five minutes (claimed in one UPDATE, so concurrent requests
+ * and nodes send it once).
+ */
+async function tellBotOwner(app: App, realm: RealmInfo, bot: User, content: string): Promise<void> {
+  if (!bot.isBot || bot.botOwnerId === null) return;
+  const claimed = await app.prisma.user.updateMany({
+    where: { id: bot.id, OR: [{ lastReminder: null }, { lastReminder: { lt: new Date(Date.now() - OWNER_NOTICE_WAIT_MS) } }] },
+    data: { lastReminder: new Date() },
+  });
+  if (claimed.count === 0) return;
+  const owner = await app.prisma.user.findUnique({ where: { id: bot.botOwnerId } });
+  if (owner?.isActive) await notifyUser(app, realm, owner, content);
+}
+
+/** Zulip's send_pm_if_empty_stream for a channel that does not exist, named or by id. */
+function tellOwnerOfMissingChannel(app: App, realm: RealmInfo, bot: User, channel: number | string): Promise<void> {
+  const content =
+    typeof channel === 'number'
+      ? `Your bot ${botIdentity(bot)} tried to send a message to channel ID ${channel}, but there is no channel with that ID.`
+      : `Your bot ${botIdentity(bot)} tried to send a message to channel #**${channel.trim()}**, but that channel does not exist. Click [here](#channels/new) to create it.`;
+  return tellBotOwner(app, realm, bot, content);
 }
 
 /** The Notification Bot, which posts the server's own messages. */

@@ -1,15 +1,17 @@
 // Missed-message emails (Zulip's handle_missedmessage_emails). Sending a message notes, in its own
-// statement (actions/messages.ts), each unread direct message, mention, wildcard mention and alert
-// word per recipient in the MissedMessageEmail table. This worker, under a DeliveryScheduler,
-// sends a user's notes once their email_notifications_batching_period_seconds has passed since
-// the first: one email per conversation (channel and topic, or direct-message group) with every
-// message of it, as Zulip batches them. What is decided then, not at send time:
+// statement (actions/messages.ts), each unread direct message, mention, wildcard mention, alert
+// word and message in a followed topic per recipient in the MissedMessageEmail table. This
+// worker, under a DeliveryScheduler, sends a user's notes once their
+// email_notifications_batching_period_seconds has passed since the first: one email per
+// conversation (channel and topic, or direct-message group) with every message of it, as Zulip
+// batches them. What is decided then, not at send time:
 // - messages read (or deleted) meanwhile are left out, and nothing is sent if none is left;
 // - a user who is not idle (an open event queue here, or active in the last 140 s) gets nothing:
 //   their clients show the messages;
 // - the user's settings: enable_offline_email_notifications for direct messages, mentions and
 //   alert words; for wildcard mentions also the wildcard settings of the channel, topic or followed
-//   topics (as push notifications, src/push/recipients.ts).
+//   topics (as push notifications, src/push/recipients.ts); for any message in a topic they follow,
+//   enable_followed_topic_email_notifications.
 // A user's notes are claimed with FOR UPDATE SKIP LOCKED and deleted in the transaction that hands
 // the emails to the outbox after its commit, so each note is emailed at most once, even with
 // several processes on one database. Replying by email is not supported: the email says so.
@@ -33,7 +35,9 @@ const DEFAULT_PERIOD_SECONDS = userSettingsSchema.parse({}).email_notifications_
 const REASONS = {
   direct: 'You are receiving this because you received a direct message.',
   mention: 'You are receiving this because you were mentioned.',
+  followedWildcard: 'You are receiving this because you have wildcard mention notifications enabled for topics you follow.',
   wildcard: 'You are receiving this because everyone in the conversation was mentioned.',
+  followed: 'You are receiving this because you have email notifications enabled for topics you follow.',
   alert: 'You are receiving this because a message contained one of your alert words.',
 } as const;
 type Reason = keyof typeof REASONS;
@@ -117,36 +121,38 @@ async function emailUser(app: App, userId: number): Promise<void> {
   }
 }
 
-/** Each unread message's reason to be emailed under the user's settings; messages without one are not. */
+/**
+ * Each unread message's reason to be emailed under the user's settings (Zulip's
+ * get_email_notification_trigger); messages without one are not. enable_offline_email_notifications
+ * governs direct messages, mentions and alert words; a followed topic's messages have their own
+ * setting, and so do wildcard mentions in it.
+ */
 async function reasonsFor(app: App, user: User, s: UserSettings, messages: Loaded[], flags: Map<number, number>): Promise<Map<number, Reason>> {
   const reasons = new Map<number, Reason>();
-  if (!s.enable_offline_email_notifications) return reasons;
   const channelIds = [...new Set(messages.flatMap((m) => (m.channelId === null ? [] : [m.channelId])))];
   const [subscriptions, topics] = await Promise.all([
     app.prisma.subscription.findMany({ where: { userId: user.id, channelId: { in: channelIds }, active: true } }),
     app.prisma.userTopic.findMany({ where: { userId: user.id, channelId: { in: channelIds } } }),
   ]);
   const subscriptionOf = new Map(subscriptions.map((sub) => [sub.channelId, sub]));
+  const offline = s.enable_offline_email_notifications;
   for (const m of messages) {
     const bits = flags.get(m.id);
     if (bits === undefined || bits & FLAG_BITS.read) continue;
-    if (m.channelId === null) {
-      reasons.set(m.id, 'direct');
-    } else if (bits & FLAG_BITS.mentioned) {
-      reasons.set(m.id, 'mention');
-    } else if (bits & (FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned) && wildcardNotifies(s, m, subscriptionOf.get(m.channelId), topics)) {
-      reasons.set(m.id, 'wildcard');
-    } else if (bits & FLAG_BITS.has_alert_word) {
-      reasons.set(m.id, 'alert');
-    }
+    const visibility = topics.find((t) => t.channelId === m.channelId && t.topic.toLowerCase() === m.topic.toLowerCase())?.visibility ?? 0;
+    const followed = visibility === FOLLOWED;
+    const wildcard = (bits & (FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned)) !== 0;
+    const sub = m.channelId === null ? undefined : subscriptionOf.get(m.channelId);
+    let reason: Reason | null = null;
+    if (m.channelId === null) reason = offline ? 'direct' : null;
+    else if (offline && bits & FLAG_BITS.mentioned) reason = 'mention';
+    else if (offline && wildcard && followed && s.enable_followed_topic_wildcard_mentions_notify) reason = bits & FLAG_BITS.stream_wildcard_mentioned ? 'followedWildcard' : 'wildcard';
+    else if (offline && wildcard && sub !== undefined && allowsInTopic(sub.isMuted, visibility, sub.wildcardMentionsNotify, s.wildcard_mentions_notify)) reason = 'wildcard';
+    else if (followed && s.enable_followed_topic_email_notifications) reason = 'followed';
+    else if (offline && bits & FLAG_BITS.has_alert_word) reason = 'alert';
+    if (reason) reasons.set(m.id, reason);
   }
   return reasons;
-}
-
-function wildcardNotifies(s: UserSettings, m: Loaded, sub: { isMuted: boolean; wildcardMentionsNotify: boolean | null } | undefined, topics: { channelId: number; topic: string; visibility: number }[]): boolean {
-  const visibility = topics.find((t) => t.channelId === m.channelId && t.topic.toLowerCase() === m.topic.toLowerCase())?.visibility ?? 0;
-  if (visibility === FOLLOWED && s.enable_followed_topic_wildcard_mentions_notify) return true;
-  return sub !== undefined && allowsInTopic(sub.isMuted, visibility, sub.wildcardMentionsNotify, s.wildcard_mentions_notify);
 }
 
 /** One conversation's email: its messages, a link to it, and why the email came. */

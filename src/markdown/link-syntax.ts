@@ -10,14 +10,22 @@ const ESCAPES: Record<string, string> = { '`': '&#96;', '>': '&gt;', '*': '&#42;
 const breaksLinkSyntax = (name: string) => new RegExp(BREAKS_LINK_SYNTAX.source).test(name);
 const escapeName = (name: string) => name.replace(BREAKS_LINK_SYNTAX, (c) => ESCAPES[c] ?? c);
 
-function fallbackLink(channelId: number, channelName: string, topic: string, messageId?: number): string {
-  let link = `#narrow/channel/${encodeStream(channelId, channelName)}/topic/${hashUtilEncode(topic)}`;
-  let text = `#${escapeName(channelName)} > ${escapeName(topic === '' ? EMPTY_TOPIC_DISPLAY_NAME : topic)}`;
+function fallbackLink(channelId: number, channelName: string, topic?: string, messageId?: number): string {
+  let link = `#narrow/channel/${encodeStream(channelId, channelName)}`;
+  let text = `#${escapeName(channelName)}`;
+  if (topic === undefined) return `[${text}](${link})`;
+  link += `/topic/${hashUtilEncode(topic)}`;
+  text += ` > ${escapeName(topic === '' ? EMPTY_TOPIC_DISPLAY_NAME : topic)}`;
   if (messageId !== undefined) {
     link += `/near/${messageId}`;
     text += ' @ 💬';
   }
   return `[${text}](${link})`;
+}
+
+/** `#**channel**`: a link to a channel. */
+export function channelLinkSyntax(channelId: number, channelName: string): string {
+  return breaksLinkSyntax(channelName) ? fallbackLink(channelId, channelName) : `#**${channelName}**`;
 }
 
 /** `#**channel>topic**`: a link to a topic. */

@@ -7,6 +7,9 @@ export const itemTopic = (repo: string, type: string, id: number, title: string)
 /** "repo / v1.0 title" for releases. */
 export const releaseTopic = (repo: string, tag: string, title: string) => `${repo} / ${tag} ${title}`;
 
+/** Zulip's is_branch_name_notifiable: `branches` (the URL's, comma-separated) names this branch exactly, or is absent. */
+export const branchNotifiable = (branch: string, branches: string | null) => branches === null || branches.split(',').some((b) => b.trim() === branch);
+
 const COMMITS_LIMIT = 20;
 const COMMITTERS_LIMIT = 3;
 const PUNCTUATION = new Set('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~');
@@ -58,6 +61,9 @@ export function tagMessage(user: string, tag: string, action: string): string {
   return PUNCTUATION.has(tag.at(-1) ?? '') ? message : `${message}.`;
 }
 
+/** A quoted text after a message, as Zulip's git integrations quote descriptions and comments. */
+export const quoted = (text: string) => `\n~~~ quote\n${text}\n~~~`;
+
 /** "user action [PR #12 title](url) from `head` to `base`:" and the quoted text, as Zulip writes it. */
 export function itemMessage(p: {
   user: string; action: string; url: string; type: string; number?: number; title?: string; targetBranch?: string; baseBranch?: string; message?: string | null;
@@ -71,7 +77,7 @@ export function itemMessage(p: {
   if (p.assignee) text = `${text} (assigned to ${p.assignee})`;
   const punctuation = p.message ? ':' : '.';
   if (p.assignee || branches || p.title === undefined || !PUNCTUATION.has(p.title.at(-1) ?? '')) text = `${text}${punctuation}`;
-  if (p.message) text += `\n\n~~~ quote\n${p.message}\n~~~`;
+  if (p.message) text += `\n${quoted(p.message)}`;
   return text.trimEnd();
 }
 
@@ -88,5 +94,5 @@ export const releaseMessage = (p: { user: string; action: string; name: string; 
 
 /** "user [commented](url) on [abcdef01234](commit url):" and the quoted comment. */
 export function commitCommentMessage(user: string, action: string, commitUrl: string, sha: string, comment: string): string {
-  return `${user} ${action} on [${shortSha(sha)}](${commitUrl}):\n~~~ quote\n${comment}\n~~~`;
+  return `${user} ${action} on [${shortSha(sha)}](${commitUrl}):${quoted(comment)}`;
 }

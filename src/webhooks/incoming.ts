@@ -4,10 +4,10 @@
 // direct message to the bot's owner when the URL names no channel. A channel that does not exist
 // is told to the bot's owner instead, and the service gets success, so it does not retry.
 import type { App } from '../app.ts';
-import { notifyUser, sendMessage, type Addressee } from '../actions/messages.ts';
+import { sendMessage, type Addressee } from '../actions/messages.ts';
 import type { User } from '../db/generated/client.ts';
 import { ApiError, badRequest, realmDeactivated, userDeactivated } from '../errors.ts';
-import type { Integration, WebhookDirectory } from './integration.ts';
+import type { Integration, WebhookDirectory, WebhookMessage } from './integration.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 
 /** The organization's members as integrations look them up; names only, of active accounts. */
@@ -44,30 +44,6 @@ export async function webhookSender(app: App, realm: RealmInfo, apiKey: string |
   return user;
 }
 
-/** How long a bot's owner hears nothing more of its posts to missing channels (Zulip's BOT_OWNER_STREAM_ALERT_WAITPERIOD). */
-const OWNER_NOTICE_WAIT_MS = 5 * 60_000;
-
-/**
- * Zulip's send_pm_if_empty_stream for a channel that does not exist: Notification Bot tells the
- * bot's owner, at most once in five minutes (claimed in one UPDATE, so concurrent requests and
- * nodes send it once).
- */
-async function tellOwnerOfMissingChannel(app: App, realm: RealmInfo, bot: User, channel: string): Promise<void> {
-  if (!bot.isBot || bot.botOwnerId === null) return;
-  const since = new Date(Date.now() - OWNER_NOTICE_WAIT_MS);
-  const claimed = await app.prisma.user.updateMany({
-    where: { id: bot.id, OR: [{ lastReminder: null }, { lastReminder: { lt: since } }] },
-    data: { lastReminder: new Date() },
-  });
-  if (claimed.count === 0) return;
-  const who = `\`${bot.deliveryEmail}\``;
-  const content = /^\d+$/.test(channel)
-    ? `Your bot ${who} tried to send a message to channel ID ${channel}, but there is no channel with that ID.`
-    : `Your bot ${who} tried to send a message to channel #**${channel}**, but that channel does not exist. Click [here](#channels/new) to create it.`;
-  const owner = await app.prisma.user.findUnique({ where: { id: bot.botOwnerId } });
-  if (owner?.isActive) await notifyUser(app, realm, owner, content);
-}
-
 /** Zulip's check_send_webhook_message: to `stream` (a name or an id) and the URL's topic, else to the bot's owner. */
 export async function sendWebhookMessage(
   app: App,
@@ -75,16 +51,16 @@ export async function sendWebhookMessage(
   sender: User,
   integration: Integration,
   where: { stream?: string; topic?: string },
-  message: { topic: string; content: string },
+  message: WebhookMessage,
 ): Promise<void> {
   const to: Addressee =
     where.stream === undefined
       ? { kind: 'direct', users: [sender.botOwnerId ?? sender.id] }
       : { kind: 'channel', channel: /^\d+$/.test(where.stream) ? Number(where.stream) : where.stream, topic: where.topic ?? message.topic };
   try {
-    await sendMessage(app, realm, sender, to, message.content, { client: `Zulip${integration.client}Webhook`, readBySender: true });
+    await sendMessage(app, realm, sender, to, message.content, { client: `Zulip${integration.client}Webhook`, readBySender: true, noPreviews: message.noPreviews });
   } catch (error) {
-    if (!(error instanceof ApiError && error.code === 'STREAM_DOES_NOT_EXIST' && where.stream !== undefined)) throw error;
-    await tellOwnerOfMissingChannel(app, realm, sender, where.stream.trim());
+    // sendMessage has told the bot's owner; the service gets success, so that it does not retry.
+    if (!(error instanceof ApiError && error.code === 'STREAM_DOES_NOT_EXIST')) throw error;
   }
 }

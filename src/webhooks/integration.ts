@@ -16,6 +16,8 @@ export interface WebhookMessage {
   topic: string;
   content: string;
   event?: string;
+  /** Its links are not previewed (images behind the service's login). */
+  noPreviews?: boolean;
 }
 
 /** The account a webhook request is made with, as some services want it described back. */

@@ -2,7 +2,7 @@
 // one payload format, the event in the X-Gitea-Event (Forgejo sends it too) or X-Gogs-Event
 // header; pushes, new and deleted branches and tags, pull requests, issues and their comments,
 // and releases. Gitea names a pull request's assignee where Gogs does not.
-import { branchTopic, createBranchMessage, itemMessage, itemTopic, pushMessage, releaseMessage, releaseTopic, type Commit } from '../git.ts';
+import { branchNotifiable, branchTopic, createBranchMessage, itemMessage, itemTopic, pushMessage, releaseMessage, releaseTopic, type Commit } from '../git.ts';
 import { missingEventHeader, parsePayload, unsupportedEvent, type Integration } from '../integration.ts';
 
 // The payload as Gitea documents it; only what the messages read.
@@ -57,7 +57,7 @@ function messageOf(event: string, p: Payload, branches: string | null, withTitle
   switch (event) {
     case 'push': {
       const branch = p.ref!.replace('refs/heads/', '');
-      if (branches !== null && !branches.split(',').includes(branch)) return null;
+      if (!branchNotifiable(branch, branches)) return null;
       return { topic: branchTopic(repo, branch), content: pushBody(p) };
     }
     case 'create':

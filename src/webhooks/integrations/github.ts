@@ -2,7 +2,7 @@
 // payload's action; pushes of commits and tags, pull requests, issues and their comments, and
 // the ping GitHub sends when the webhook is set up. Events Zulip ignores post nothing; others it
 // does not know are answered as Zulip does (UNSUPPORTED_WEBHOOK_EVENT_TYPE, with status 200).
-import { branchTopic, itemMessage, itemTopic, pushMessage, tagMessage, type Commit } from '../git.ts';
+import { branchNotifiable, branchTopic, itemMessage, itemTopic, pushMessage, tagMessage, type Commit } from '../git.ts';
 import { missingEventHeader, parsePayload, unsupportedEvent, type Integration } from '../integration.ts';
 
 // The payload as GitHub documents it; only what the messages read.
@@ -43,7 +43,7 @@ function eventOf(header: string, p: Payload, branches: string | null): string | 
       const ref = p.ref ?? '';
       if (ref.startsWith('refs/heads/gh-readonly-queue/')) return null;
       if (!ref.startsWith('refs/heads/')) return 'push_tags';
-      return branches !== null && !branches.includes(branchOf(ref)) ? null : 'push_commits';
+      return branchNotifiable(branchOf(ref), branches) ? 'push_commits' : null;
     }
     case 'issues':
       if (!['labeled', 'unlabeled', 'milestoned', 'demilestoned'].includes(p.action ?? '')) return 'issues';
