@@ -2,7 +2,7 @@
 // deployment fails at start instead of at the first request that needs the value.
 import net from 'node:net';
 import os from 'node:os';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { isValidEmail } from './domain/email-address.ts';
@@ -44,6 +44,17 @@ const oidcProviders = json.pipe(
 );
 export type OidcProvider = z.infer<typeof oidcProviders>[number];
 
+/** A certificate given as PEM, or as the base64 between PEM's BEGIN and END lines (as IdPs' metadata give it), as PEM. */
+const certificate = z.string().transform((text, ctx) => {
+  const pem = text.includes('-----BEGIN') ? text : `-----BEGIN CERTIFICATE-----\n${text.replace(/\s+/g, '')}\n-----END CERTIFICATE-----`;
+  try {
+    return new X509Certificate(pem).toString();
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'expected a PEM certificate, or the base64 of one' });
+    return z.NEVER;
+  }
+});
+
 /** SAML identity providers (Zulip's SOCIAL_AUTH_SAML_ENABLED_IDPS, as a list), with Zulip's key names. */
 const samlIdps = json.pipe(
   z
@@ -56,7 +67,7 @@ const samlIdps = json.pipe(
         /** Its single sign-on URL (HTTP-Redirect binding). */
         url: z.string().url().refine((v) => ['http:', 'https:'].includes(new URL(v).protocol), 'expected an http(s) URL'),
         /** The certificate its answers are signed with: PEM, or the base64 between its BEGIN and END lines. */
-        x509cert: z.string().min(1),
+        x509cert: certificate,
         /** Names of the assertion's attributes holding the address and the name. */
         attr_email: z.string().min(1).default('email'),
         attr_first_name: z.string().min(1).default('first_name'),

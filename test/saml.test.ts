@@ -24,7 +24,8 @@ test.before(async () => {
   [corp, open] = [await TestSamlIdp.start(), await TestSamlIdp.start()];
   const idps = [
     { name: 'corp', entity_id: corp.entityId, url: corp.url, x509cert: corp.cert, display_name: 'Corp SSO', display_icon: 'https://corp.example/logo.png' },
-    { name: 'open', entity_id: open.entityId, url: open.url, x509cert: open.cert, auto_signup: true, attr_full_name: 'displayName', limit_to_subdomains: ['acme'] },
+    // As IdPs' metadata give it: the base64 alone.
+    { name: 'open', entity_id: open.entityId, url: open.url, x509cert: open.cert.replace(/-----[A-Z ]+-----|\s/g, ''), auto_signup: true, attr_full_name: 'displayName', limit_to_subdomains: ['acme'] },
     { name: 'elsewhere', entity_id: 'https://elsewhere.example/idp', url: 'https://elsewhere.example/sso', x509cert: corp.cert, limit_to_subdomains: ['other'] },
   ];
   server = await startTestServer({ SAML_IDPS: JSON.stringify(idps), SAML_SP_ENTITY_ID: 'https://chat.example/saml' });
