@@ -4,7 +4,7 @@
 // assertion is signed with xml-crypto under a key pair and certificate made here (openssl).
 // `nextLogin` says who logs in; `tamper` bends the next answers to test what a service provider
 // must refuse.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -46,6 +46,8 @@ export interface SeenRequest {
 }
 
 const xmlText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+export const opensslInstalled = () => spawnSync('openssl', ['version']).status === 0;
 
 function keyPair(dir: string, name: string): { key: string; cert: string } {
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '1', '-subj', `/CN=${name}`], { cwd: dir, stdio: 'pipe' });
