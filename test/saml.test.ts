@@ -16,7 +16,7 @@ import { BrowserJar, decodeDesktopPage, decodeMobileRedirect, DESKTOP_OTP, MOBIL
 let server: RunningServer;
 let realm: TestRealm;
 let realmUrl: string;
-/** `corp` wants accounts to exist; `open` signs people up, and only for this test's organization. */
+/** `corp` wants accounts to exist; `open` signs people up; both serve this test's organization (`acme`), no IdP serves `third`. */
 let corp: TestSamlIdp;
 let open: TestSamlIdp;
 
@@ -26,7 +26,7 @@ if (!opensslInstalled()) {
   test.before(async () => {
     [corp, open] = [await TestSamlIdp.start(), await TestSamlIdp.start()];
     const idps = [
-      { name: 'corp', entity_id: corp.entityId, url: corp.url, x509cert: corp.cert, display_name: 'Corp SSO', display_icon: 'https://corp.example/logo.png' },
+      { name: 'corp', entity_id: corp.entityId, url: corp.url, x509cert: corp.cert, display_name: 'Corp SSO', display_icon: 'https://corp.example/logo.png', limit_to_subdomains: ['acme', 'other'] },
       // As IdPs' metadata give it: the base64 alone.
       { name: 'open', entity_id: open.entityId, url: open.url, x509cert: open.cert.replace(/-----[A-Z ]+-----|\s/g, ''), auto_signup: true, attr_full_name: 'displayName', limit_to_subdomains: ['acme'] },
       { name: 'elsewhere', entity_id: 'https://elsewhere.example/idp', url: 'https://elsewhere.example/sso', x509cert: corp.cert, limit_to_subdomains: ['other'] },
@@ -241,6 +241,18 @@ if (!opensslInstalled()) {
     } finally {
       await realm.owner.client.patch('/realm', { authentication_methods: JSON.stringify({ SAML: true }) });
     }
+  });
+
+  test('an organization no IdP serves: none listed, and its owner cannot make SAML their only way in', async () => {
+    const third = await newRealm(server, { subdomain: 'third' });
+    const settings = await third.anonymous.get('/server_settings');
+    assert.equal(settings.body.external_authentication_methods, []);
+    const methods = JSON.stringify({ Email: false, SAML: true });
+    const refusedChange = await third.owner.client.patch('/realm', { authentication_methods: methods });
+    assert.equal([refusedChange.status, refusedChange.body.msg], [400, 'You cannot turn off every authentication method you can log in with.']);
+    // Where an IdP serves the organization, it lets the owner in.
+    assert.is((await realm.owner.client.patch('/realm', { authentication_methods: methods })).status, 200);
+    await realm.owner.client.patch('/realm', { authentication_methods: JSON.stringify({ Email: true }) });
   });
 }
 

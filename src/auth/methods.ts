@@ -7,7 +7,7 @@ import type { User } from '../db/generated/client.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { oidcMethods } from './oidc.ts';
-import { samlMethods } from './saml.ts';
+import { idpsFor, samlMethods } from './saml.ts';
 
 /** Zulip's AUTH_BACKEND_NAME_MAP names of the methods this server has. */
 export type AuthMethod = 'Email' | 'LDAP' | 'SAML' | 'OpenID Connect';
@@ -47,7 +47,7 @@ export const passwordAuthDisabled = () => new ApiError('Password authentication 
  * The organization's methods after PATCH /realm's `authentication_methods`, checked as Zulip's
  * update_realm (known names, one at least on) and so that the owner making the change can still
  * log in by one of them: by password if they have one, by LDAP if the directory has them, by
- * SAML or OpenID Connect (whose providers may vouch for anyone).
+ * SAML (an IdP serving the organization) or OpenID Connect (whose providers may vouch for anyone).
  */
 export async function checkMethodsChange(app: App, realm: RealmInfo, actor: User, sent: Record<string, boolean>): Promise<Record<string, boolean>> {
   const current = realmMethods(app, realm);
@@ -62,6 +62,8 @@ export async function checkMethodsChange(app: App, realm: RealmInfo, actor: User
   const letsIn = async (method: string) => {
     if (method === 'Email') return actor.passwordHash !== null;
     if (method === 'LDAP') return (await app.ldap!.findUser(actor.deliveryEmail).catch(() => null)) !== null;
+    // No IdP serves this organization when all are limited to others.
+    if (method === 'SAML') return idpsFor(app, realm).length > 0;
     return true;
   };
   for (const [method, enabled] of Object.entries(after)) if (enabled && (await letsIn(method))) return after;
