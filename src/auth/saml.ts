@@ -37,10 +37,10 @@ export const idpsFor = (app: App, realm: RealmInfo): SamlIdp[] =>
   app.config.SAML_IDPS.filter((idp) => !idp.limit_to_subdomains || idp.limit_to_subdomains.includes(realm.subdomain));
 
 /** This server's entity ID, the audience its assertions must name. */
-export const spEntityId = (app: App): string => app.config.SAML_SP_ENTITY_ID ?? `${app.config.externalScheme}://${app.realms.externalHost}`;
+const spEntityId = (app: App): string => app.config.SAML_SP_ENTITY_ID ?? `${app.config.externalScheme}://${app.realms.externalHost}`;
 
 /** The assertion consumer service: each organization's own address, where its session cookie belongs. */
-export const acsUrl = (app: App, realm: RealmInfo): string => `${app.realms.url(realm)}/complete/saml/`;
+const acsUrl = (app: App, realm: RealmInfo): string => `${app.realms.url(realm)}/complete/saml/`;
 
 function samlClient(app: App, realm: RealmInfo, idp: SamlIdp, extra: Partial<ConstructorParameters<typeof SAML>[0]> = {}): SAML {
   return new SAML({
