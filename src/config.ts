@@ -2,7 +2,7 @@
 // deployment fails at start instead of at the first request that needs the value.
 import net from 'node:net';
 import os from 'node:os';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { isValidEmail } from './domain/email-address.ts';
@@ -43,6 +43,50 @@ const oidcProviders = json.pipe(
     .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'two providers have the same name'),
 );
 export type OidcProvider = z.infer<typeof oidcProviders>[number];
+
+/** A certificate given as PEM, or as the base64 between PEM's BEGIN and END lines (as IdPs' metadata give it), as PEM. */
+const certificate = z.string().transform((text, ctx) => {
+  const pem = text.includes('-----BEGIN') ? text : `-----BEGIN CERTIFICATE-----\n${text.replace(/\s+/g, '')}\n-----END CERTIFICATE-----`;
+  try {
+    return new X509Certificate(pem).toString();
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'expected a PEM certificate, or the base64 of one' });
+    return z.NEVER;
+  }
+});
+
+/** SAML identity providers (Zulip's SOCIAL_AUTH_SAML_ENABLED_IDPS, as a list), with Zulip's key names. */
+const samlIdps = json.pipe(
+  z
+    .array(
+      z.strictObject({
+        /** In the IdP's URLs (/accounts/login/social/saml/<name>) and server_settings (`saml:<name>`). */
+        name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'expected lower-case letters, digits, - or _'),
+        /** The IdP's entity ID: the Issuer of its answers. */
+        entity_id: z.string().min(1),
+        /** Its single sign-on URL (HTTP-Redirect binding). */
+        url: z.string().url().refine((v) => ['http:', 'https:'].includes(new URL(v).protocol), 'expected an http(s) URL'),
+        /** The certificate its answers are signed with: PEM, or the base64 between its BEGIN and END lines. */
+        x509cert: certificate,
+        /** Names of the assertion's attributes holding the address and the name. */
+        attr_email: z.string().min(1).default('email'),
+        attr_first_name: z.string().min(1).default('first_name'),
+        attr_last_name: z.string().min(1).default('last_name'),
+        /** An attribute with the whole name, preferred to first and last name when the IdP sends it. */
+        attr_full_name: z.string().min(1).optional(),
+        display_name: z.string().min(1).default('SAML'),
+        /** URL of the button's icon, or null. */
+        display_icon: z.string().nullable().default(null),
+        /** Whether someone the IdP vouches for, without an account yet, gets one at once. */
+        auto_signup: z.boolean().default(false),
+        /** The organizations (subdomains; "" for the root domain) that may use this IdP; all when absent. */
+        limit_to_subdomains: z.array(z.string()).optional(),
+      }),
+    )
+    .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'two identity providers have the same name')
+    .refine((list) => new Set(list.map((p) => p.entity_id)).size === list.length, 'two identity providers have the same entity_id'),
+);
+export type SamlIdp = z.infer<typeof samlIdps>[number];
 
 /**
  * Zulip's AUTH_LDAP_USER_ATTR_MAP: which directory attribute gives `full_name` (or `first_name` and
@@ -171,6 +215,14 @@ const configSchema = z.object({
    * (README, "Single sign-on"); empty, there is none.
    */
   OIDC_PROVIDERS: oidcProviders.default([]),
+  /**
+   * SAML 2.0 single sign-on: a JSON list of identity providers, each `{"name", "entity_id", "url",
+   * "x509cert", "attr_email", "attr_first_name", "attr_last_name", "attr_full_name", "display_name",
+   * "display_icon", "auto_signup", "limit_to_subdomains"}` (README, "Single sign-on"); empty, there is none.
+   */
+  SAML_IDPS: samlIdps.default([]),
+  /** This server's SAML entity ID (Zulip's SOCIAL_AUTH_SAML_SP_ENTITY_ID): the audience of the assertions it accepts; its root URL by default. */
+  SAML_SP_ENTITY_ID: z.string().min(1).optional(),
   /**
    * LDAP login (Zulip's ZulipLDAPAuthBackend; README, "LDAP"): the directory's URL
    * (AUTH_LDAP_SERVER_URI); unset, there is no LDAP login.

@@ -47,11 +47,12 @@ import { routes as unsubscribePages } from '../pages/unsubscribe.ts';
 import { routes as integrationPages } from '../pages/integrations.ts';
 import { routes as loginPages } from '../pages/login.ts';
 import { routes as ssoPages } from '../pages/sso.ts';
+import { routes as samlPages } from '../pages/saml.ts';
 import { routes as jwtLoginPages } from '../pages/jwt-login.ts';
 
 /** The routes by resource; the names are the OpenAPI document's tags. */
 export const routeGroups: Readonly<Record<string, readonly Route[]>> = {
-  auth, serverSettings, users, userGroups, realmSettings, realmDomains, invites, realmPlaygrounds, profileFields, channelFolders, channels, userTopics, defaultChannels, subscriptions, typing, messages, messageEdits, reactions, uploads, avatars, flags, linkifiers, presence, userStatus, mutedUsers, alertWords, realmEmoji, realmExport, render, calls, drafts, scheduledMessages, reminders, savedSnippets, navigationViews, bots, botStorage, webhooks, settings, devices, events, registrationPages, unsubscribePages, integrationPages, loginPages, ssoPages, jwtLoginPages,
+  auth, serverSettings, users, userGroups, realmSettings, realmDomains, invites, realmPlaygrounds, profileFields, channelFolders, channels, userTopics, defaultChannels, subscriptions, typing, messages, messageEdits, reactions, uploads, avatars, flags, linkifiers, presence, userStatus, mutedUsers, alertWords, realmEmoji, realmExport, render, calls, drafts, scheduledMessages, reminders, savedSnippets, navigationViews, bots, botStorage, webhooks, settings, devices, events, registrationPages, unsubscribePages, integrationPages, loginPages, ssoPages, samlPages, jwtLoginPages,
   openapi: openApiRoutes(() => routeGroups),
 };
 

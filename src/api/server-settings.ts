@@ -1,8 +1,7 @@
 // GET /server_settings: what a client reads before logging in (no authentication).
 import { z } from 'zod';
 import { publicRoute } from './route.ts';
-import { oidcMethods } from '../auth/oidc.ts';
-import { realmMethods } from '../auth/methods.ts';
+import { externalMethods, realmMethods } from '../auth/methods.ts';
 import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 
 export const routes = [
@@ -33,13 +32,13 @@ export const routes = [
     async handler({ app, realm }) {
       const url = app.realms.url(realm);
       const methods = realmMethods(app, realm);
-      const [email, ldap, oidc] = [methods.Email === true, methods.LDAP === true, methods['OpenID Connect'] === true];
+      const [email, ldap] = [methods.Email === true, methods.LDAP === true];
       return {
         authentication_methods: {
           password: email || ldap, dev: false, email, ldap, remoteuser: false, github: false,
-          azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': oidc,
+          azuread: false, gitlab: false, apple: false, google: false, saml: methods.SAML === true, 'openid connect': methods['OpenID Connect'] === true,
         },
-        external_authentication_methods: oidc ? oidcMethods(app.config.OIDC_PROVIDERS) : [],
+        external_authentication_methods: externalMethods(app, realm),
         zulip_feature_level: FEATURE_LEVEL,
         zulip_version: ZULIP_VERSION,
         zulip_merge_base: ZULIP_MERGE_BASE,

@@ -1,18 +1,25 @@
 // Which ways in an organization allows (Zulip's realm authentication methods): of the methods
-// this server offers (email and password always; LDAP and OpenID Connect when configured), each
+// this server offers (email and password always; LDAP, SAML and OpenID Connect when configured), each
 // is on unless the organization's owners switched it off (PATCH /realm authentication_methods).
 // Every login path asks here; API keys already given out keep working, as in Zulip.
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import { oidcMethods } from './oidc.ts';
+import { idpsFor, samlMethods } from './saml.ts';
 
 /** Zulip's AUTH_BACKEND_NAME_MAP names of the methods this server has. */
-export type AuthMethod = 'Email' | 'LDAP' | 'OpenID Connect';
+export type AuthMethod = 'Email' | 'LDAP' | 'SAML' | 'OpenID Connect';
 
-/** The methods this server offers, in Zulip's order. */
+/** The methods this server offers, in Zulip's order (single sign-on by its sort_order: SAML first). */
 export function serverMethods(app: App): AuthMethod[] {
-  return ['Email', ...(app.ldap ? ['LDAP' as const] : []), ...(app.config.OIDC_PROVIDERS.length ? ['OpenID Connect' as const] : [])];
+  return [
+    'Email',
+    ...(app.ldap ? ['LDAP' as const] : []),
+    ...(app.config.SAML_IDPS.length ? ['SAML' as const] : []),
+    ...(app.config.OIDC_PROVIDERS.length ? ['OpenID Connect' as const] : []),
+  ];
 }
 
 /** Zulip's authentication_methods_dict: each method the server offers, and whether the organization has it on. */
@@ -21,6 +28,12 @@ export function realmMethods(app: App, realm: RealmInfo): Record<string, boolean
 }
 
 export const methodEnabled = (app: App, realm: RealmInfo, method: AuthMethod): boolean => realmMethods(app, realm)[method] === true;
+
+/** The single sign-on buttons of the organization's login page, as server_settings' external_authentication_methods lists them (SAML's first, as Zulip sorts them). */
+export function externalMethods(app: App, realm: RealmInfo) {
+  const methods = realmMethods(app, realm);
+  return [...(methods.SAML ? samlMethods(app, realm) : []), ...(methods['OpenID Connect'] ? oidcMethods(app.config.OIDC_PROVIDERS) : [])];
+}
 
 /** As register's realm_authentication_methods and the update_dict event carry it (Zulip 9.0 on). */
 export function methodsForClients(methods: Record<string, boolean>): Record<string, { enabled: boolean; available: boolean }> {
@@ -34,7 +47,7 @@ export const passwordAuthDisabled = () => new ApiError('Password authentication 
  * The organization's methods after PATCH /realm's `authentication_methods`, checked as Zulip's
  * update_realm (known names, one at least on) and so that the owner making the change can still
  * log in by one of them: by password if they have one, by LDAP if the directory has them, by
- * OpenID Connect (whose providers may vouch for anyone).
+ * SAML (an IdP serving the organization) or OpenID Connect (whose providers may vouch for anyone).
  */
 export async function checkMethodsChange(app: App, realm: RealmInfo, actor: User, sent: Record<string, boolean>): Promise<Record<string, boolean>> {
   const current = realmMethods(app, realm);
@@ -49,6 +62,8 @@ export async function checkMethodsChange(app: App, realm: RealmInfo, actor: User
   const letsIn = async (method: string) => {
     if (method === 'Email') return actor.passwordHash !== null;
     if (method === 'LDAP') return (await app.ldap!.findUser(actor.deliveryEmail).catch(() => null)) !== null;
+    // No IdP serves this organization when all are limited to others.
+    if (method === 'SAML') return idpsFor(app, realm).length > 0;
     return true;
   };
   for (const [method, enabled] of Object.entries(after)) if (enabled && (await letsIn(method))) return after;

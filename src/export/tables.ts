@@ -85,8 +85,8 @@ export const NOT_EXPORTED_TABLES: readonly string[] = [
   'ChannelMessageDay', 'ChannelTrafficState', 'HistoryBackfill',
   // Pending notification emails and when digests went out: this server's mail, not the organization's data.
   'MissedMessageEmail', 'DigestEmail',
-  // Browser sessions and one-time login tokens are this server's: an imported organization logs in anew.
-  'WebSession', 'LoginToken',
+  // Browser sessions, one-time login tokens and SAML logins under way or spent are this server's: an imported organization logs in anew.
+  'WebSession', 'LoginToken', 'SamlLoginRequest', 'SamlUsedAssertion',
   // Events of a cluster node waiting for NATS to store them (src/cluster/outbox.ts): in flight, not data.
   'EventOutbox',
 ];

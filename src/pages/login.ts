@@ -8,8 +8,7 @@ import { publicRoute } from '../api/route.ts';
 import type { App } from '../app.ts';
 import { type AppFlow, checkAppFlow, DESKTOP_TOKEN_SECONDS, desktopFlowData, mobileFlowLocation } from '../auth/app-flows.ts';
 import { API_KEY_PATTERN, generateApiKey } from '../auth/api-keys.ts';
-import { oidcMethods } from '../auth/oidc.ts';
-import { realmMethods } from '../auth/methods.ts';
+import { externalMethods, realmMethods } from '../auth/methods.ts';
 import {
   checkCsrf, consumeLoginToken, createLoginToken, createSession, CSRF_COOKIE, csrfCookie, endSession, expiredSessionCookie, newSecret, parseCookies, SESSION_COOKIE, sessionCookie, sessionUser,
 } from '../auth/web-sessions.ts';
@@ -80,8 +79,7 @@ function loginPage(app: App, realm: RealmInfo, csrfToken: string | undefined, fo
   const query = carried.size ? `?${carried}` : '';
   const hidden = [...carried].map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
   const methods = realmMethods(app, realm);
-  const sso = methods['OpenID Connect'] ? oidcMethods(app.config.OIDC_PROVIDERS) : [];
-  const buttons = sso.map((m) => html`<a class="sso" href="${m.login_url}${query}">Log in with ${m.display_name}</a>`);
+  const buttons = externalMethods(app, realm).map((m) => html`<a class="sso" href="${m.login_url}${query}">Log in with ${m.display_name}</a>`);
   const inApp = form.flow.mobileOtp || form.flow.desktopOtp;
   // Directory usernames need not be addresses (Zulip's require_email_format_usernames).
   const usernames = methods.LDAP && !app.ldap!.usernamesAreEmails;
@@ -121,7 +119,8 @@ function refusalMessage(err: ApiError, username: string): string {
   }
 }
 
-const flowParams = {
+/** What every login route carries: where to go next, and the apps' pads. */
+export const flowParams = {
   next: str().optional(),
   mobile_flow_otp: str().optional(),
   desktop_flow_otp: str().optional(),

@@ -11,24 +11,23 @@ import { expiredFlowCookie, finishOidcLogin, FLOW_COOKIE, flowCookie, startedFlo
 import { parseCookies } from '../auth/web-sessions.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 import { ApiError, LoginRefusal } from '../errors.ts';
-import { str } from '../http/params.ts';
 import { RawResponse, RawSuccess } from '../http/route.ts';
 import type { Log } from '../log.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { html, page } from './html.ts';
-import { finishLogin, isSecure, safeNext } from './login.ts';
+import { finishLogin, flowParams, isSecure, safeNext } from './login.ts';
 
-const redirect = new RawSuccess(302, 'text/html', 'A redirect');
+export const redirect = new RawSuccess(302, 'text/html', 'A redirect');
 /** The callback's answer: on to the app (or the mobile app), or the desktop flow's page. */
-const pageOrRedirect = new RawSuccess(200, 'text/html', 'The desktop flow\'s page', true);
+export const pageOrRedirect = new RawSuccess(200, 'text/html', 'The desktop flow\'s page', true);
 
 export function refused(message: string, cookies: string[] = []): RawResponse {
   return page(400, 'Login failed', html`<p role="alert" class="error">${message}</p>
 <p><a href="/login/">Back to the login page</a></p>`, {}, cookies);
 }
 
-const unknownProvider = () => page(404, 'Unknown login method', html`<p>This server has no such single sign-on provider. <a href="/login/">Back to the login page</a></p>`);
-const methodOff = () => page(403, 'Login method not enabled', html`<p>This organization does not allow logging in with OpenID Connect. <a href="/login/">Back to the login page</a></p>`);
+export const unknownProvider = () => page(404, 'Unknown login method', html`<p>This server has no such single sign-on provider. <a href="/login/">Back to the login page</a></p>`);
+export const methodOff = (method: string) => page(403, 'Login method not enabled', html`<p>This organization does not allow logging in with ${method}. <a href="/login/">Back to the login page</a></p>`);
 
 /** The provider sends the browser back to this organization's own address. */
 const callbackUrl = (app: App, realm: RealmInfo, name: string) => `${app.realms.url(realm)}/complete/oidc/${name}`;
@@ -38,13 +37,13 @@ const startRoute = (path: string) =>
   publicRoute({
     method: 'GET',
     path,
-    params: { next: str().optional(), mobile_flow_otp: str().optional(), desktop_flow_otp: str().optional() },
+    params: flowParams,
     response: redirect,
     async handler({ app, realm, path: segments, params, log }) {
       const flow = checkAppFlow(params.mobile_flow_otp, params.desktop_flow_otp);
       const provider = app.config.OIDC_PROVIDERS.find((p) => p.name === segments.name);
       if (!provider) return unknownProvider();
-      if (!methodEnabled(app, realm, 'OpenID Connect')) return methodOff();
+      if (!methodEnabled(app, realm, 'OpenID Connect')) return methodOff('OpenID Connect');
       let started: Awaited<ReturnType<typeof startOidcLogin>>;
       try {
         started = await startOidcLogin(provider, app.tokens, callbackUrl(app, realm, provider.name), { ...flow, next: safeNext(params.next) });
