@@ -92,6 +92,11 @@ export class EventQueue {
   log: EventLog | null = null;
   /** The log position of the first entry this queue has not taken yet. */
   cursor = 0;
+  /**
+   * Last time its client acknowledged events, or could not have (the queue was made or restored,
+   * or the cluster's NATS came back): the bound on pending events is for queues nobody reads.
+   */
+  lastRead: number;
 
   constructor(
     readonly id: string,
@@ -100,7 +105,9 @@ export class EventQueue {
     readonly options: QueueOptions,
     /** Last time a client was attached (ms); idle expiry counts from here. */
     public lastConnection: number,
-  ) {}
+  ) {
+    this.lastRead = lastConnection;
+  }
 
   /** Takes what waits for this queue in its user's log. */
   sync(): void {
@@ -133,7 +140,8 @@ export class EventQueue {
   }
 
   /** Acknowledges every event up to `lastEventId`, with Zulip's two consistency errors. */
-  prune(lastEventId: number): void {
+  prune(lastEventId: number, now = Date.now()): void {
+    this.lastRead = now;
     this.sync();
     if (lastEventId < this.newestPrunedId) throw new QueueError(`An event newer than ${this.newestPrunedId} has already been pruned!`);
     const cut = Math.min(lastEventId - this.firstId() + 1, this.size);

@@ -14,7 +14,10 @@ export interface RegistrySettings {
   heartbeatJitterSeconds: number;
   /** How often heartbeats and idle expiry are checked. */
   tickMs: number;
-  /** A queue holding more unacknowledged events than this, or more bytes of them, is discarded. */
+  /**
+   * A queue holding more unacknowledged events than this, or more bytes of them, is discarded
+   * once its client has read nothing for a heartbeat interval (with its jitter).
+   */
   maxEvents: number;
   maxBytes: number;
   /** Starts every queue id: the node's id in a cluster (`node:`), so any node knows whose a queue is. */
@@ -120,7 +123,8 @@ export class QueueRegistry {
     this.now = settings.now ?? Date.now;
     // Queues that may have missed events end: their clients register again and read the
     // database, so nothing they acknowledged is lost.
-    this.unsubscribe = [bus.subscribe((envelope) => this.deliver(envelope)), bus.listen({ lost: () => this.deleteAll() })];
+    // Clients cut off from their queues with the bus had no chance to read: their time starts over.
+    this.unsubscribe = [bus.subscribe((envelope) => this.deliver(envelope)), bus.listen({ lost: () => this.deleteAll(), reconnected: () => this.forgiveAll() })];
     this.ticker = setInterval(() => this.tick(), settings.tickMs);
     this.ticker.unref();
   }
@@ -194,6 +198,20 @@ export class QueueRegistry {
     for (const queue of this.all()) this.delete(queue);
   }
 
+  private forgiveAll(): void {
+    const now = this.now();
+    for (const queue of this.queues.values()) queue.lastRead = now;
+  }
+
+  /**
+   * Whether a queue over its bound is abandoned: its client read nothing for a heartbeat interval.
+   * A client that reads keeps its queue through a burst (what waited during a NATS outage), which
+   * it takes in its next reads.
+   */
+  private abandoned(queue: EventQueue): boolean {
+    return this.now() - queue.lastRead > (this.settings.heartbeatSeconds + this.settings.heartbeatJitterSeconds) * 1000;
+  }
+
   /** Readers attached now: parked long-polls and open WebSockets (a metric: one pass over the queues). */
   readers(): { polls: number; sockets: number } {
     let polls = 0;
@@ -251,7 +269,7 @@ export class QueueRegistry {
     // After what waits in the log: a queue's events keep their order.
     queue.sync();
     queue.push(events);
-    if (queue.size > this.settings.maxEvents || queue.bytes > this.settings.maxBytes) {
+    if ((queue.size > this.settings.maxEvents || queue.bytes > this.settings.maxBytes) && this.abandoned(queue)) {
       // Its client gets BAD_EVENT_QUEUE_ID and registers again, as after any lost queue.
       log.warn('discarded an event queue over its bound', { userId: queue.userId, events: queue.size, bytes: queue.bytes });
       this.delete(queue);
@@ -368,8 +386,8 @@ export class QueueRegistry {
   }
 
   /**
-   * Drops the log entries every queue of their user has taken. A queue further behind than the
-   * event bound is discarded without taking them (that would hold what the bound is there to
+   * Drops the log entries every queue of their user has taken. An abandoned queue further behind
+   * than the event bound is discarded without taking them (that would hold what the bound is there to
    * free): its client registers again, as after any lost queue.
    */
   private trimLogs(): void {
@@ -378,7 +396,7 @@ export class QueueRegistry {
       let oldest = userLog.end;
       for (const queue of this.byUser.get(userId) ?? []) {
         if (queue.log !== userLog || queue.cursor === userLog.end) continue;
-        if (userLog.end - queue.cursor > this.settings.maxEvents) {
+        if (userLog.end - queue.cursor > this.settings.maxEvents && this.abandoned(queue)) {
           log.warn('discarded an event queue over its bound', { userId, behind: userLog.end - queue.cursor });
           this.delete(queue);
         } else {

@@ -167,7 +167,8 @@ const configSchema = z.object({
   HEARTBEAT_JITTER_SECONDS: z.coerce.number().min(0).default(10),
   /**
    * An event queue holding more unacknowledged events than this, or more bytes of them, is
-   * discarded (its client re-registers) instead of growing without end while nobody reads it.
+   * discarded (its client re-registers) once its client has acknowledged nothing for a heartbeat
+   * interval, instead of growing without end while nobody reads it.
    */
   QUEUE_MAX_EVENTS: z.coerce.number().int().positive().default(10_000),
   QUEUE_MAX_BYTES: z.coerce.number().int().positive().default(64 * 1024 * 1024),

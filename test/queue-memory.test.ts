@@ -72,17 +72,23 @@ test('a pending event costs an unread queue a few tens of bytes, not a copy of t
   registry.stop();
 });
 
-test('a queue past its bound of events or bytes is discarded and its reader told so', () => {
+test('a queue past its bound of events or bytes is discarded once its client read nothing for a heartbeat interval, and its reader told so', () => {
   const bus = new MemoryBus();
-  const registry = new QueueRegistry(bus, { ...settings, maxEvents: 5, maxBytes: 10_000 });
+  let clock = 1_000_000;
+  const registry = new QueueRegistry(bus, { ...settings, maxEvents: 5, maxBytes: 10_000, now: () => clock });
   const byCount = registry.create(1, 1, base);
   const closed: string[] = [];
   const reader: Consumer = { kind: 'socket', flush: () => false, close: (_q, reason) => closed.push(reason) };
   registry.attach(byCount, reader);
   const byBytes = registry.create(2, 1, base);
-  for (let n = 0; n < 5; n++) bus.publish(messageTo([1], n, 'hi'));
+  // Read lately: a burst over the bound is kept for the client's next read.
+  for (let n = 0; n < 8; n++) bus.publish(messageTo([1], n, 'hi'));
+  assert.is(registry.get(byCount.id, 1)?.size, 8);
+  byCount.prune(7, clock);
+  clock += 60_001;
+  for (let n = 8; n < 13; n++) bus.publish(messageTo([1], n, 'hi'));
   assert.ok(registry.get(byCount.id, 1), 'five events are within the bound');
-  bus.publish(messageTo([1], 5, 'hi'));
+  bus.publish(messageTo([1], 13, 'hi'));
   assert.is(registry.get(byCount.id, 1), undefined);
   assert.equal(closed, ['deleted']);
   bus.publish(messageTo([2], 0, 'x'.repeat(9_000)));
@@ -109,8 +115,10 @@ test('acknowledged events free their bytes: a queue read as it goes stays within
 test('over HTTP: an unread queue past QUEUE_MAX_EVENTS gets BAD_EVENT_QUEUE_ID, one read as it goes keeps working', async () => {
   const realm = await newRealm();
   const bounds = realm.server.app.queues.settings;
-  const maxEvents = bounds.maxEvents;
+  const { maxEvents, heartbeatSeconds } = bounds;
   bounds.maxEvents = 20;
+  // A client that read nothing since the last heartbeat interval is gone: here, at once.
+  bounds.heartbeatSeconds = 0;
   try {
     const bob = await realm.addUser();
     const unread = (await bob.client.post('/register', { event_types: ['message'] })).body.queue_id as string;
@@ -131,6 +139,7 @@ test('over HTTP: an unread queue past QUEUE_MAX_EVENTS gets BAD_EVENT_QUEUE_ID, 
     assert.equal([kept.status, kept.body.events], [200, []]);
   } finally {
     bounds.maxEvents = maxEvents;
+    bounds.heartbeatSeconds = heartbeatSeconds;
   }
 });
 

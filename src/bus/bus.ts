@@ -54,6 +54,11 @@ export interface BusListener {
    * event (the event queues) must start over.
    */
   lost?(): void;
+  /**
+   * The bus was cut off from the other processes (NATS restarted) and is back: clients that
+   * could not reach their queues meanwhile were not idle by choice.
+   */
+  reconnected?(): void;
 }
 
 export interface EventBus {

@@ -296,6 +296,7 @@ export class NatsBus implements EventBus {
       if (status.type === Events.Reconnect) {
         this.online = true;
         log.info('reconnected to NATS', { server: String(status.data) });
+        for (const listener of this.listeners) listener.reconnected?.();
         this.follow().catch((err: unknown) => log.error('could not follow the event stream after reconnecting', { error: String(err) }));
       }
     }
