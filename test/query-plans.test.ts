@@ -165,4 +165,12 @@ test('a resolve notice: the topic\'s newest message by its exact name, on the to
       WHERE "channelId" = $1 AND upper(topic) = upper($2) AND topic = $2 ORDER BY id DESC LIMIT 1`, [2, 'no such topic'], 'Message_channelId_upper_topic_id_idx');
 });
 
+test('digest: the week\'s first message from the date index, then the channels\' index from it', async () => {
+  await assertIndexed(`SELECT min(id + 0) AS "firstId" FROM "Message" WHERE "dateSent" >= $1`, [new Date(Date.now() + 86_400_000)], 'Message_dateSent_idx');
+  await assertIndexed(
+    `SELECT "channelId", upper(topic) AS topic, count(*)::int AS count FROM "Message"
+      WHERE "realmId" = $1 AND "channelId" = ANY($2::int[]) AND id >= $4 AND "dateSent" >= $3
+      GROUP BY "channelId", upper(topic) ORDER BY count(*) DESC, max(id) DESC LIMIT 5`, [1, [1, 2], new Date(), MESSAGES - 100], 'Message_channelId_id_idx', 'Message_pkey', 'Message_dateSent_idx');
+});
+
 test.run();
