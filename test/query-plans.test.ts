@@ -144,4 +144,33 @@ test('topic list: a skip scan of the topic index', async () => {
      WHERE topics.key IS NOT NULL ORDER BY newest."id" DESC`, [2], 'Message_channelId_upper_topic_id_idx');
 });
 
+test('marking a channel or a topic read: a batch of the user\'s unread rows from the unread index', async () => {
+  for (const [topic, index] of [['', 'Message_channelId_id_idx'], [' AND upper(m.topic) = upper($5)', 'Message_channelId_upper_topic_id_idx']] as const) {
+    const nodes = await planNodes(
+      `(SELECT um."messageId", um.flags, true AS paged FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
+         WHERE um."userId" = $1 AND (um.flags & 1) = 0 AND um."messageId" > $3 AND m."channelId" = $4 AND m.id > $3${topic}
+         ORDER BY um."messageId" LIMIT 2000)
+       UNION ALL
+       (SELECT um."messageId", um.flags, false FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
+         WHERE um."userId" = $1 AND um."messageId" = ANY($2::int[]) AND m."channelId" = $4 AND m.id > $3${topic})`,
+      topic ? [1, [], MESSAGES / 2, 2, 'TOPIC 2'] : [1, [], MESSAGES / 2, 2]);
+    assert.ok(nodes.every((n) => n.type !== 'Seq Scan'), JSON.stringify(nodes));
+    assert.ok(nodes.some((n) => n.index === 'UserMessage_unread_flags_idx') && nodes.some((n) => n.index === index), JSON.stringify(nodes));
+  }
+});
+
+test('a resolve notice: the topic\'s newest message by its exact name, on the topic index', async () => {
+  await assertIndexed(
+    `SELECT id, "senderId", content, "dateSent" FROM "Message"
+      WHERE "channelId" = $1 AND upper(topic) = upper($2) AND topic = $2 ORDER BY id DESC LIMIT 1`, [2, 'no such topic'], 'Message_channelId_upper_topic_id_idx');
+});
+
+test('digest: the week\'s first message from the date index, then the channels\' index from it', async () => {
+  await assertIndexed(`SELECT min(id + 0) AS "firstId" FROM "Message" WHERE "dateSent" >= $1`, [new Date(Date.now() + 86_400_000)], 'Message_dateSent_idx');
+  await assertIndexed(
+    `SELECT "channelId", upper(topic) AS topic, count(*)::int AS count FROM "Message"
+      WHERE "realmId" = $1 AND "channelId" = ANY($2::int[]) AND id >= $4 AND "dateSent" >= $3
+      GROUP BY "channelId", upper(topic) ORDER BY count(*) DESC, max(id) DESC LIMIT 5`, [1, [1, 2], new Date(), MESSAGES - 100], 'Message_channelId_id_idx', 'Message_pkey', 'Message_dateSent_idx');
+});
+
 test.run();

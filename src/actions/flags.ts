@@ -11,7 +11,7 @@ import { API_FLAGS, EDITABLE_FLAGS, FLAG_BITS, HISTORICAL_FLAGS, type FlagName }
 import { ApiError, badRequest } from '../errors.ts';
 import { subscribedChannelIds } from '../queries/channels.ts';
 import { unmutedTopicCheck } from '../queries/subscriptions.ts';
-import { accessMessage, memberIds } from '../queries/messages.ts';
+import { checkHistoryAccessOf, memberIds } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { withdrawNotifications } from './push-outbox.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
@@ -60,23 +60,27 @@ async function unreadDetails(app: App, userId: number, ids: number[]): Promise<U
 export interface FlagResult {
   changed: number[];
   ignoredChannels: number[];
-  /** Marking all read: unread rows may remain beyond this batch. */
+  /** Marking read: unread rows may remain after `last`, the batch's newest. */
   more?: boolean;
+  last?: number;
 }
 
-/** A change of one user's flags, waiting in the user's batch. */
+/**
+ * A change of one user's flags, waiting in the user's batch. Marking read a channel, a topic or
+ * everything takes one batch of unread rows after `after` (a message id) per change.
+ */
 type FlagChange = { user: User } & (
   | { kind: 'messages'; ids: number[]; op: FlagOp; flag: FlagName }
-  | { kind: 'channel'; channelId: number; topic?: string }
-  | { kind: 'all' }
+  | { kind: 'channel'; channelId: number; topic?: string; after: number }
+  | { kind: 'all'; after: number }
 );
 
 /**
- * Marking everything read takes the oldest unread rows this many at a time, each batch its own
- * transaction (Zulip's do_mark_all_as_read), so a user with a million unread messages holds no
- * transaction or lock for long.
+ * Marking everything, a channel or a topic read takes the oldest unread rows this many at a time,
+ * each batch its own transaction (Zulip's do_mark_all_as_read), so a user with a million unread
+ * messages holds no transaction or lock for long, and their other flag changes go on between.
  */
-const MARK_ALL_BATCH = 2000;
+const MARK_READ_BATCH = 2000;
 /** After this long POST /mark_all_as_read answers `complete: false` and the client asks again, as Zulip's. */
 const MARK_ALL_TIMEOUT_MS = 50_000;
 
@@ -168,41 +172,61 @@ async function unfollowedChannels(app: App, userId: number, ids: number[]): Prom
 }
 
 /**
- * Messages the user has no row for get a historical one (after the access check) — except that
- * channel messages can't be marked unread without a subscription: those are skipped and reported.
+ * Messages the user has no row for get a historical one (after the access check) where the change
+ * makes their flags differ from a historical row's (Zulip: reading a message one never received
+ * writes nothing) — except that channel messages can't be marked unread without a subscription:
+ * those are skipped and reported.
  */
 async function changeListed(app: App, realm: RealmInfo, rows: BatchRows, unfollowed: Map<number, number>, { user, ids: listed, op, flag }: Extract<FlagChange, { kind: 'messages' }>): Promise<FlagResult> {
   const ids = [...new Set(listed)];
   const missing = ids.filter((id) => !rows.has(id));
-  for (const id of missing) await accessMessage(app, realm, user, id);
+  await checkHistoryAccessOf(app, realm, user, missing);
   let targets = ids;
   const ignored = new Set<number>();
   if (op === 'remove' && flag === 'read') {
     for (const id of ids) if (unfollowed.has(id)) ignored.add(unfollowed.get(id)!);
     targets = ids.filter((id) => !unfollowed.has(id));
   }
-  const targeted = new Set(targets);
-  for (const id of missing) if (targeted.has(id)) rows.create(id);
-  const changed = targets.filter((id) => rows.apply(id, FLAG_BITS[flag], op)).sort((a, b) => a - b);
+  const bit = FLAG_BITS[flag];
+  if (((HISTORICAL_FLAGS & bit) !== 0) !== (op === 'add')) {
+    const targeted = new Set(targets);
+    for (const id of missing) if (targeted.has(id)) rows.create(id);
+  }
+  const changed = targets.filter((id) => rows.has(id) && rows.apply(id, bit, op)).sort((a, b) => a - b);
   return { changed, ignoredChannels: [...ignored].sort((a, b) => a - b) };
 }
 
 /**
- * Marks read the user's unread messages of a channel (or topic), or all of them: the unread rows
- * are read, with those the batch changed before (the database does not have its state yet).
+ * Marks read one batch of the user's unread messages of a channel (or topic), or of all of them:
+ * the oldest unread rows after the change's `after`, in id order, and the rows the batch changed
+ * before (the database does not have their state yet) that are in the channel.
  */
-async function markRead(app: App, rows: BatchRows, change: Extract<FlagChange, { kind: 'channel' | 'all' }>): Promise<{ changed: number[]; more: boolean }> {
-  const unreadOrHeld = `((um.flags & ${FLAG_BITS.read}) = 0 OR um."messageId" = ANY($2::int[]))`;
-  const found = change.kind === 'all'
-    ? await app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>(
-      `SELECT um."messageId", um.flags FROM "UserMessage" um WHERE um."userId" = $1 AND ${unreadOrHeld} ORDER BY um."messageId" LIMIT ${MARK_ALL_BATCH}`, change.user.id, rows.ids())
-    : await app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>(
-      `SELECT um."messageId", um.flags FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
-       WHERE um."userId" = $1 AND m."channelId" = $3 ${change.topic === undefined ? '' : 'AND upper(m.topic) = upper($4)'} AND ${unreadOrHeld}`,
-      ...[change.user.id, rows.ids(), change.channelId, ...(change.topic === undefined ? [] : [change.topic])]);
+async function markRead(app: App, rows: BatchRows, change: Extract<FlagChange, { kind: 'channel' | 'all' }>): Promise<{ changed: number[]; more: boolean; last: number }> {
+  const params: unknown[] = [change.user.id, rows.ids(), change.after];
+  let join = '';
+  let inScope = '';
+  if (change.kind === 'channel') {
+    join = 'JOIN "Message" m ON m.id = um."messageId"';
+    params.push(change.channelId);
+    // The cursor on both sides of the join, so that a merge join starts the channel's index at it too.
+    inScope = 'AND m."channelId" = $4 AND m.id > $3';
+    if (change.topic !== undefined) {
+      params.push(change.topic);
+      inScope += ' AND upper(m.topic) = upper($5)';
+    }
+  }
+  const found = await app.prisma.$queryRawUnsafe<{ messageId: number; flags: number; paged: boolean }[]>(
+    `(SELECT um."messageId", um.flags, true AS paged FROM "UserMessage" um ${join}
+       WHERE um."userId" = $1 AND (um.flags & ${FLAG_BITS.read}) = 0 AND um."messageId" > $3 ${inScope}
+       ORDER BY um."messageId" LIMIT ${MARK_READ_BATCH})
+     UNION ALL
+     (SELECT um."messageId", um.flags, false FROM "UserMessage" um ${join} WHERE um."userId" = $1 AND um."messageId" = ANY($2::int[]) ${inScope})`,
+    ...params,
+  );
   rows.found(found);
-  const changed = found.map((r) => r.messageId).filter((id) => rows.apply(id, FLAG_BITS.read, 'add')).sort((a, b) => a - b);
-  return { changed, more: change.kind === 'all' && found.length === MARK_ALL_BATCH };
+  const changed = [...new Set(found.map((r) => r.messageId))].filter((id) => rows.apply(id, FLAG_BITS.read, 'add')).sort((a, b) => a - b);
+  const paged = found.filter((r) => r.paged);
+  return { changed, more: paged.length === MARK_READ_BATCH, last: paged.at(-1)?.messageId ?? change.after };
 }
 
 function eventOf(op: FlagOp, flag: FlagName, ids: number[], all = false): Record<string, unknown> {
@@ -231,13 +255,14 @@ async function writeFlagBatch(app: App, realm: RealmInfo, changes: FlagChange[])
           if (change.op === 'add' && change.flag === 'read') for (const id of result.changed) read.ids.add(id);
           outcomes.push({ change, event: eventOf(change.op, change.flag, result.changed), result });
         } else {
-          const { changed, more } = await markRead(app, rows, change);
+          const { changed, more, last } = await markRead(app, rows, change);
           for (const id of changed) read.ids.add(id);
           read.all ||= change.kind === 'all';
           // Clients reload after marking all read, so that event lists no message; it leaves with
-          // the last batch.
-          const event = change.kind === 'all' ? (more ? null : eventOf('add', 'read', [], true)) : eventOf('add', 'read', changed);
-          outcomes.push({ change, event, result: { changed, ignoredChannels: [], more } });
+          // the last batch. A channel's batches are announced each with its messages, as Zulip
+          // announces its one batch (none when nothing changed).
+          const event = change.kind === 'all' ? (more ? null : eventOf('add', 'read', [], true)) : changed.length ? eventOf('add', 'read', changed) : null;
+          outcomes.push({ change, event, result: { changed, ignoredChannels: [], more, last } });
         }
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
@@ -278,10 +303,12 @@ export async function updateFlags(app: App, realm: RealmInfo, user: User, ids: n
  */
 export async function markAllAsRead(app: App, realm: RealmInfo, user: User, timeoutMs = MARK_ALL_TIMEOUT_MS): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
+  let after = 0;
   for (;;) {
-    const { more } = await changeFlags(app, realm, { kind: 'all', user });
+    const { more, last } = await changeFlags(app, realm, { kind: 'all', user, after });
     if (!more) return true;
     if (Date.now() >= deadline) return false;
+    after = last!;
   }
 }
 
@@ -299,7 +326,11 @@ export async function markSenderAsRead(app: App, realm: RealmInfo, user: User, s
   if (changed.length) sendOnCommit({ realmId: realm.id, userIds: [user.id], event: eventOf('add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b)) });
 }
 
-/** POST /mark_stream_as_read and /mark_topic_as_read. */
+/** POST /mark_stream_as_read and /mark_topic_as_read: the unread rows a batch at a time through the user's actor. */
 export async function markChannelAsRead(app: App, realm: RealmInfo, user: User, channelId: number, topic?: string): Promise<void> {
-  await changeFlags(app, realm, { kind: 'channel', user, channelId, topic });
+  for (let after = 0; ; ) {
+    const { more, last } = await changeFlags(app, realm, { kind: 'channel', user, channelId, topic, after });
+    if (!more) return;
+    after = last!;
+  }
 }

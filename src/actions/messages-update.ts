@@ -314,7 +314,10 @@ const resolveNoticeText = (user: User, kind: 'resolved' | 'unresolved') => `${si
 async function resolveNotice(app: App, realm: RealmInfo, p: EditPlan, followers: number[]): Promise<number | null> {
   const channel = p.origChannel!;
   const bot = await notificationBot(app, realm);
-  const last = await app.prisma.message.findFirst({ where: { channelId: channel.id, topic: p.targetTopic }, orderBy: { id: 'desc' } });
+  // The topic index is by upper(topic): the exact name alone would walk the channel's history from its newest message.
+  const [last] = await app.prisma.$queryRaw<{ id: number; senderId: number; content: string; dateSent: Date }[]>`
+    SELECT id, "senderId", content, "dateSent" FROM "Message"
+     WHERE "channelId" = ${channel.id} AND upper(topic) = upper(${p.targetTopic}) AND topic = ${p.targetTopic} ORDER BY id DESC LIMIT 1`;
   const isNotice = last && last.senderId === bot.id && / has marked this topic as (un)?resolved\.$/.test(last.content);
   if (last && isNotice && Date.now() - last.dateSent.getTime() <= RESOLVE_UNDO_GRACE_SECONDS * 1000) {
     await deleteMessages(app, realm, [last.id]);

@@ -74,20 +74,24 @@ async function sendDigest(app: App, realm: RealmInfo, user: User): Promise<void>
   const since = new Date(Date.now() - 7 * DAY_MS);
   const subscriptions = await app.prisma.subscription.findMany({ where: { userId: user.id, active: true }, select: { channelId: true, channel: { select: { name: true } } } });
   const channelName = new Map(subscriptions.map((s) => [s.channelId, s.channel.name]));
+  // The week's messages start at the smallest id sent in it, read from the date index's recent
+  // block ranges (`id + 0`: min(id) alone is planned as a walk of the primary key from the oldest
+  // message until one is recent, all of history); each read below starts its index there.
+  const [{ firstId }] = await app.prisma.$queryRaw<{ firstId: number | null }[]>`SELECT min(id + 0) AS "firstId" FROM "Message" WHERE "dateSent" >= ${since}`;
   // The busiest topics: most messages in the week, in channels the user is subscribed to.
-  const hot = await app.prisma.$queryRawUnsafe<{ channelId: number; topic: string; count: number }[]>(
-    `SELECT "channelId", lower(topic) AS topic, count(*)::int AS count FROM "Message"
-      WHERE "realmId" = $1 AND "channelId" = ANY($2::int[]) AND "dateSent" >= $3
-      GROUP BY "channelId", lower(topic) ORDER BY count(*) DESC, max(id) DESC LIMIT ${HOT_TOPICS}`,
-    realm.id, [...channelName.keys()], since,
+  const hot = firstId === null ? [] : await app.prisma.$queryRawUnsafe<{ channelId: number; topic: string; count: number }[]>(
+    `SELECT "channelId", upper(topic) AS topic, count(*)::int AS count FROM "Message"
+      WHERE "realmId" = $1 AND "channelId" = ANY($2::int[]) AND id >= $4 AND "dateSent" >= $3
+      GROUP BY "channelId", upper(topic) ORDER BY count(*) DESC, max(id) DESC LIMIT ${HOT_TOPICS}`,
+    realm.id, [...channelName.keys()], since, firstId,
   );
   const topics = await Promise.all(hot.map(async (h) => ({
     ...h,
-    messages: await app.prisma.message.findMany({
-      where: { channelId: h.channelId, topic: { equals: h.topic, mode: 'insensitive' }, dateSent: { gte: since } },
-      orderBy: { id: 'asc' }, take: MESSAGES_PER_TOPIC,
-      select: { id: true, channelId: true, topic: true, content: true, renderedContent: true, sender: { select: { fullName: true } } },
-    }) as TopicMessage[],
+    messages: await app.prisma.$queryRaw<TopicMessage[]>`
+      SELECT m.id, m."channelId", m.topic, m.content, m."renderedContent", json_build_object('fullName', u."fullName") AS sender
+        FROM "Message" m JOIN "User" u ON u.id = m."senderId"
+       WHERE m."channelId" = ${h.channelId} AND upper(m.topic) = ${h.topic} AND m.id >= ${firstId} AND m."dateSent" >= ${since}
+       ORDER BY m.id LIMIT ${MESSAGES_PER_TOPIC}`,
   })));
   const newChannels = await app.prisma.channel.findMany({
     where: { realmId: realm.id, inviteOnly: false, isArchived: false, dateCreated: { gte: since } }, orderBy: { id: 'asc' }, select: { id: true, name: true },

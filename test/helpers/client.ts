@@ -85,12 +85,12 @@ export class Client {
     return this.request('GET', `/api/v1${path}${query ? `?${query}` : ''}`, opts);
   }
 
-  post(path: string, params: Params = {}, opts?: { headers?: Record<string, string> }): Promise<Reply> {
+  post(path: string, params: Params = {}, opts?: { headers?: Record<string, string>; timeoutMs?: number }): Promise<Reply> {
     return this.request('POST', `/api/v1${path}`, { body: encodeForm(params), ...opts });
   }
 
-  patch(path: string, params: Params = {}): Promise<Reply> {
-    return this.request('PATCH', `/api/v1${path}`, { body: encodeForm(params) });
+  patch(path: string, params: Params = {}, opts?: { timeoutMs?: number }): Promise<Reply> {
+    return this.request('PATCH', `/api/v1${path}`, { body: encodeForm(params), ...opts });
   }
 
   delete(path: string, params: Params = {}): Promise<Reply> {
