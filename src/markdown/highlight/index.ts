@@ -3,6 +3,7 @@
 // run by the same state machine; the formatter is Pygments' HtmlFormatter line by line (a token
 // split at each newline, neighbours of one class merged into one span).
 import { tokenizeJson } from './json.ts';
+import type { Token } from './token.ts';
 import data from './lexers.json' with { type: 'json' };
 
 type Action = string | null | { groups: Action[] } | { using: string; stack?: string[] };
@@ -39,9 +40,6 @@ interface Run {
   re: RegExp;
   rules: Rule[];
 }
-
-/** A token: its CSS class ('' for plain text) and its text. */
-export type Token = [cls: string, value: string];
 
 const LEXERS = data.lexers as unknown as Record<string, LexerData>;
 const NAMES = data.names as Record<string, string>;
