@@ -12,7 +12,7 @@ import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate, type Scope } from './api/route.ts';
 import { attachSocketGateway } from './gateway/socket.ts';
-import { serveQueues } from './cluster/queue-proxy.ts';
+import { serveQueues } from './gateway/queue-proxy.ts';
 import type { Config } from './config.ts';
 import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpOptions, type HttpServer } from './http/server.ts';
