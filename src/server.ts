@@ -2,7 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { TemplatedApp } from 'uWebSockets.js';
-import { closeApp, createApp, type App } from './app.ts';
+import type { App } from './app.ts';
+import { closeApp, createApp } from './create-app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { deliverDueMessages } from './actions/scheduled-delivery.ts';
 import { drainPushOutbox } from './push/worker.ts';

@@ -2,25 +2,32 @@
 // this server offers (email and password always; LDAP and OpenID Connect when configured), each
 // is on unless the organization's owners switched it off (PATCH /realm authentication_methods).
 // Every login path asks here; API keys already given out keep working, as in Zulip.
-import type { App } from '../app.ts';
+import type { Config } from '../config.ts';
 import type { User } from '../db/generated/client.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import type { LdapDirectory } from './ldap.ts';
+
+/** The server's login services these checks read (App has them). */
+interface LoginServices {
+  config: Pick<Config, 'OIDC_PROVIDERS'>;
+  ldap: LdapDirectory | null;
+}
 
 /** Zulip's AUTH_BACKEND_NAME_MAP names of the methods this server has. */
 export type AuthMethod = 'Email' | 'LDAP' | 'OpenID Connect';
 
 /** The methods this server offers, in Zulip's order. */
-export function serverMethods(app: App): AuthMethod[] {
+export function serverMethods(app: LoginServices): AuthMethod[] {
   return ['Email', ...(app.ldap ? ['LDAP' as const] : []), ...(app.config.OIDC_PROVIDERS.length ? ['OpenID Connect' as const] : [])];
 }
 
 /** Zulip's authentication_methods_dict: each method the server offers, and whether the organization has it on. */
-export function realmMethods(app: App, realm: RealmInfo): Record<string, boolean> {
+export function realmMethods(app: LoginServices, realm: RealmInfo): Record<string, boolean> {
   return Object.fromEntries(serverMethods(app).map((m) => [m, realm.settings.authentication_methods[m] ?? true]));
 }
 
-export const methodEnabled = (app: App, realm: RealmInfo, method: AuthMethod): boolean => realmMethods(app, realm)[method] === true;
+export const methodEnabled = (app: LoginServices, realm: RealmInfo, method: AuthMethod): boolean => realmMethods(app, realm)[method] === true;
 
 /** As register's realm_authentication_methods and the update_dict event carry it (Zulip 9.0 on). */
 export function methodsForClients(methods: Record<string, boolean>): Record<string, { enabled: boolean; available: boolean }> {
@@ -36,7 +43,7 @@ export const passwordAuthDisabled = () => new ApiError('Password authentication 
  * log in by one of them: by password if they have one, by LDAP if the directory has them, by
  * OpenID Connect (whose providers may vouch for anyone).
  */
-export async function checkMethodsChange(app: App, realm: RealmInfo, actor: User, sent: Record<string, boolean>): Promise<Record<string, boolean>> {
+export async function checkMethodsChange(app: LoginServices, realm: RealmInfo, actor: User, sent: Record<string, boolean>): Promise<Record<string, boolean>> {
   const current = realmMethods(app, realm);
   for (const name of Object.keys(sent)) {
     if (!(name in current)) {
