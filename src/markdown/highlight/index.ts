@@ -288,13 +288,13 @@ const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => ESCAPES[c
 const escapeText = (value: string) => value.replace(/[&<>]/g, (c) => ESCAPES[c]!);
 
 /** HtmlFormatter._format_lines: spans never cross a newline, and one class's neighbours share a span. */
-function formatTokens(tokens: Token[], escape: (value: string) => string): string {
+function formatTokens(tokens: Token[], escapeText: (value: string) => string): string {
   const out: string[] = [];
   let line: string[] = [];
   let lspan = '';
   for (const [cls, value] of tokens) {
     const cspan = cls ? `<span class="${cls}">` : '';
-    const parts = escape(value).split('\n');
+    const parts = escapeText(value).split('\n');
     for (let i = 0; i < parts.length - 1; i++) {
       const part = parts[i]!;
       if (line.length) {
