@@ -63,7 +63,7 @@ async function admin(config: Config, cmd: AdminCommand): Promise<Record<string, 
   if (running) return runOnServer(running, cmd);
   // A command is a short-lived node of its own, so it never passes for the server's node.
   if (config.cluster) config.cluster = { ...config.cluster, nodeId: `cli-${process.pid}-${Date.now().toString(36)}` };
-  const { closeApp, createApp } = await import('./app.ts');
+  const { closeApp, createApp } = await import('./create-app.ts');
   const app = await createApp(config);
   try {
     return await runAdminCommand(app, cmd);

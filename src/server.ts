@@ -2,7 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { TemplatedApp } from 'uWebSockets.js';
-import { closeApp, createApp, type App } from './app.ts';
+import type { App } from './app.ts';
+import { closeApp, createApp } from './create-app.ts';
 import { restoreEventQueues, saveEventQueues } from './actions/event-queues.ts';
 import { deliverDueMessages } from './actions/scheduled-delivery.ts';
 import { drainPushOutbox } from './push/worker.ts';
@@ -12,7 +13,7 @@ import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate, type Scope } from './api/route.ts';
 import { attachSocketGateway } from './gateway/socket.ts';
-import { serveQueues } from './cluster/queue-proxy.ts';
+import { serveQueues } from './gateway/queue-proxy.ts';
 import type { Config } from './config.ts';
 import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpOptions, type HttpServer } from './http/server.ts';

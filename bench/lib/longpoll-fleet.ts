@@ -1,7 +1,7 @@
 // N long-poll clients, one keep-alive socket each: poll, record the events, poll again.
 import { HttpConnection, type Endpoint } from './http-client.ts';
 import { mapLimit } from './concurrency.ts';
-import { DeliveryTracker, ErrorLog, eventsOf } from './deliveries.ts';
+import { type DeliveryTracker, ErrorLog, eventsOf } from './deliveries.ts';
 import { Progress } from './progress.ts';
 
 export interface LongPollSpec {

@@ -2,7 +2,7 @@
 // expects; the baseline ignores acks, so both servers read the same traffic).
 import WebSocket from 'ws';
 import { mapLimit } from './concurrency.ts';
-import { DeliveryTracker, ErrorLog, eventsOf } from './deliveries.ts';
+import { type DeliveryTracker, ErrorLog, eventsOf } from './deliveries.ts';
 import { Progress } from './progress.ts';
 
 export interface WsSpec {

@@ -3,7 +3,7 @@
 import type { App } from '../app.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
-import { CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_NAME_LENGTH, TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
+import { CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_NAME_LENGTH, type TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest, notAllowed } from '../errors.ts';

@@ -5,7 +5,7 @@ import type { App } from '../app.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
-import { ApiError, badRequest } from '../errors.ts';
+import { type ApiError, badRequest } from '../errors.ts';
 import { LinkifierValidationError, validateLinkifier } from '../markdown/index.ts';
 import { alternativeTemplates, loadLinkifiers } from '../queries/linkifiers.ts';
 import type { RealmInfo } from '../queries/realms.ts';

@@ -23,9 +23,8 @@ import { profileFields } from '../queries/profile-fields.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { renderWithRealm } from '../queries/render-context.ts';
 import { realmViewers } from '../queries/users.ts';
-import { atomic, sendOnCommit } from './transaction.ts';
+import { atomic, lockUser, sendOnCommit } from './transaction.ts';
 import { sendAboutUser } from './user-access.ts';
-import { lockUser } from './user-admin.ts';
 
 /**
  * Field definitions of one organization change one at a time (the name and summary rules hold).

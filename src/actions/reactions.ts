@@ -39,14 +39,16 @@ function checked<T>(work: Promise<T>): Promise<Checked<T>> {
   });
 }
 
-function valueOf<T>(outcome: Checked<T>): T {
+function unwrapChecked<T>(outcome: Checked<T>): T {
   if (outcome instanceof ApiError) throw outcome;
   return outcome;
 }
 
-/** One user's reaction change, waiting in its channel's batch. */
+/**
+ * One user's reaction change, waiting in its channel's batch. `check`: whether the request's name,
+ * code and type agree, needed when it starts a new reaction.
+ */
 type ReactionChange = { user: User; messageId: number } & (
-  /** `check`: whether the request's name, code and type agree, needed when it starts a new reaction. */
   | { op: 'add'; emojiName: string; emoji: Checked<EmojiRef>; check: Checked<void> }
   | { op: 'remove'; emoji: Checked<EmojiRef> }
 );
@@ -164,7 +166,7 @@ async function checkReactable(app: App, realm: RealmInfo, batch: BatchReactions,
 async function applyChange(app: App, realm: RealmInfo, batch: BatchReactions, change: ReactionChange): Promise<StoredReaction> {
   await checkReactable(app, realm, batch, change);
   const { user, messageId } = change;
-  const emoji = valueOf(change.emoji);
+  const emoji = unwrapChecked(change.emoji);
   const votes = batch.votesFor(messageId, emoji);
   const own = votes.find((v) => v.userId === user.id);
   if (change.op === 'remove') {
@@ -175,7 +177,7 @@ async function applyChange(app: App, realm: RealmInfo, batch: BatchReactions, ch
   if (own) throw reactionExists();
   // A vote for a reaction already on the message keeps that reaction's name, so one image never
   // shows under two names, and needs no validation (its custom emoji may be deactivated since).
-  if (!votes[0]) valueOf(change.check);
+  if (!votes[0]) unwrapChecked(change.check);
   const emojiName = votes[0]?.emojiName ?? change.emojiName;
   // Reacting to a channel message one never received gives a historical row, as starring does.
   if (!batch.holdsRow(user.id, messageId)) batch.newRows.add(`${user.id}:${messageId}`);
@@ -289,7 +291,7 @@ async function changeReaction(app: App, realm: RealmInfo, change: ReactionChange
   const write = (changes: ReactionChange[]) => writeReactionBatch(app, realm, changes);
   if (seen.channelId !== null) return app.channels.inBatch<ReactionChange, void>(seen.channelId, 'reactions', change, write);
   const [outcome] = await write([change]);
-  valueOf(outcome);
+  unwrapChecked(outcome);
 }
 
 export async function addReaction(app: App, realm: RealmInfo, user: User, messageId: number, req: ReactionRequest & { emojiName: string }): Promise<void> {

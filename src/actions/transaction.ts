@@ -75,6 +75,14 @@ export async function lockUsers(app: App, userIds: number[]): Promise<void> {
   if (userIds.length) await app.prisma.$queryRawUnsafe('SELECT 1 FROM "User" WHERE id = ANY($1::int[]) ORDER BY id FOR NO KEY UPDATE', userIds);
 }
 
+/**
+ * Holds the user's row until the commit, so the checks on it (role, last owner, active) can't go
+ * stale: a change to the user itself, which takes the whole row.
+ */
+export async function lockUser(app: App, id: number): Promise<void> {
+  await app.prisma.$queryRaw`SELECT id FROM "User" WHERE id = ${id} FOR UPDATE`;
+}
+
 /** Work for after the commit, before the events leave: dropping caches the transaction made stale. */
 export function onCommit(work: () => void | Promise<void>): void {
   currentScope('onCommit').afterCommit.push(work);

@@ -13,7 +13,7 @@ import { botManagerIds } from './api-keys.ts';
 import { expireInvitationsOf } from './invites.ts';
 import { sendToRealm } from './realm.ts';
 import { adminSetProfileData } from './profile-fields.ts';
-import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { atomic, lockUser, onCommit, sendOnCommit } from './transaction.ts';
 import { sendAboutUser, trackAccess } from './user-access.ts';
 import { checkNameAvailable, checkFullName } from './users.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
@@ -51,11 +51,6 @@ async function checkNewName(app: App, realm: RealmInfo, target: User, raw: strin
   const name = checkFullName(raw);
   await checkNameAvailable(app.prisma, realm, name, target.id);
   return name;
-}
-
-/** Holds the user's row until the commit, so the checks on it (role, last owner, active) can't go stale. */
-export async function lockUser(app: App, id: number): Promise<void> {
-  await app.prisma.$queryRaw`SELECT id FROM "User" WHERE id = ${id} FOR UPDATE`;
 }
 
 /** PATCH /users/{user_id}. */

@@ -14,8 +14,8 @@ import type { HandlerOutcome, JsonFields } from '../http/route.ts';
 import type { Log } from '../log.ts';
 import { registerResponse } from './register-state.ts';
 import { optionalUserRoute, userRoute } from './route.ts';
-import { proxyDelete, proxyPoll, queueOwner } from '../cluster/queue-proxy.ts';
-import { acknowledge, pollQueue } from '../gateway/long-poll.ts';
+import { proxyDelete, proxyPoll, queueOwner } from '../gateway/queue-proxy.ts';
+import { acknowledge, deliveredEvent, pollQueue } from '../gateway/long-poll.ts';
 import { currentSnapshot } from '../db/commits.ts';
 import { fetchInitialState, type SnapshotOptions } from '../queries/register.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -50,12 +50,6 @@ const registerParams = {
   presence_history_limit_days: json(z.number().int().min(0)).optional(),
   include_streams: bool().default(true),
 };
-
-/** An event as a queue delivers it (GET /events, the WebSocket gateway). */
-export const deliveredEvent = z.looseObject({ id: z.number().int(), type: z.string() }).meta({
-  id: 'DeliveredEvent',
-  description: "One of the Event.* schemas as its queue shaped it for the client's options, with the event's id in the queue",
-});
 
 function queueOptions(user: User | null, p: ParamsOf<typeof queueParams>): QueueOptions {
   // A bot's own default when the client does not say (Zulip's _default_all_public_streams).

@@ -2,18 +2,25 @@
 // this server offers (email and password always; LDAP, SAML and OpenID Connect when configured), each
 // is on unless the organization's owners switched it off (PATCH /realm authentication_methods).
 // Every login path asks here; API keys already given out keep working, as in Zulip.
-import type { App } from '../app.ts';
+import type { Config } from '../config.ts';
 import type { User } from '../db/generated/client.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
+import type { LdapDirectory } from './ldap.ts';
 import { oidcMethods } from './oidc.ts';
 import { idpsFor, samlMethods } from './saml.ts';
+
+/** The server's login services these checks read (App has them). */
+interface LoginServices {
+  config: Pick<Config, 'OIDC_PROVIDERS' | 'SAML_IDPS'>;
+  ldap: LdapDirectory | null;
+}
 
 /** Zulip's AUTH_BACKEND_NAME_MAP names of the methods this server has. */
 export type AuthMethod = 'Email' | 'LDAP' | 'SAML' | 'OpenID Connect';
 
 /** The methods this server offers, in Zulip's order (single sign-on by its sort_order: SAML first). */
-export function serverMethods(app: App): AuthMethod[] {
+export function serverMethods(app: LoginServices): AuthMethod[] {
   return [
     'Email',
     ...(app.ldap ? ['LDAP' as const] : []),
@@ -23,14 +30,14 @@ export function serverMethods(app: App): AuthMethod[] {
 }
 
 /** Zulip's authentication_methods_dict: each method the server offers, and whether the organization has it on. */
-export function realmMethods(app: App, realm: RealmInfo): Record<string, boolean> {
+export function realmMethods(app: LoginServices, realm: RealmInfo): Record<string, boolean> {
   return Object.fromEntries(serverMethods(app).map((m) => [m, realm.settings.authentication_methods[m] ?? true]));
 }
 
-export const methodEnabled = (app: App, realm: RealmInfo, method: AuthMethod): boolean => realmMethods(app, realm)[method] === true;
+export const methodEnabled = (app: LoginServices, realm: RealmInfo, method: AuthMethod): boolean => realmMethods(app, realm)[method] === true;
 
 /** The single sign-on buttons of the organization's login page, as server_settings' external_authentication_methods lists them (SAML's first, as Zulip sorts them). */
-export function externalMethods(app: App, realm: RealmInfo) {
+export function externalMethods(app: LoginServices, realm: RealmInfo) {
   const methods = realmMethods(app, realm);
   return [...(methods.SAML ? samlMethods(app, realm) : []), ...(methods['OpenID Connect'] ? oidcMethods(app.config.OIDC_PROVIDERS) : [])];
 }
@@ -49,7 +56,7 @@ export const passwordAuthDisabled = () => new ApiError('Password authentication 
  * log in by one of them: by password if they have one, by LDAP if the directory has them, by
  * SAML (an IdP serving the organization) or OpenID Connect (whose providers may vouch for anyone).
  */
-export async function checkMethodsChange(app: App, realm: RealmInfo, actor: User, sent: Record<string, boolean>): Promise<Record<string, boolean>> {
+export async function checkMethodsChange(app: LoginServices, realm: RealmInfo, actor: User, sent: Record<string, boolean>): Promise<Record<string, boolean>> {
   const current = realmMethods(app, realm);
   for (const name of Object.keys(sent)) {
     if (!(name in current)) {

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { generateServiceProviderMetadata, SAML, ValidateInResponseTo, type Profile } from '@node-saml/node-saml';
 import type { App } from '../app.ts';
-import type { SamlIdp } from '../config.ts';
+import type { Config, SamlIdp } from '../config.ts';
 import { LoginRefusal } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import type { AppFlow } from './app-flows.ts';
@@ -33,7 +33,7 @@ export interface SamlIdentity {
 }
 
 /** The IdPs an organization may use (Zulip's limit_to_subdomains). */
-export const idpsFor = (app: App, realm: RealmInfo): SamlIdp[] =>
+export const idpsFor = (app: { config: Pick<Config, 'SAML_IDPS'> }, realm: RealmInfo): SamlIdp[] =>
   app.config.SAML_IDPS.filter((idp) => !idp.limit_to_subdomains || idp.limit_to_subdomains.includes(realm.subdomain));
 
 /** This server's entity ID, the audience its assertions must name. */
@@ -159,7 +159,7 @@ function identityOf(idp: SamlIdp, profile: Profile): SamlIdentity {
 }
 
 /** The organization's IdPs as server_settings lists them (Zulip's external_authentication_methods entries). */
-export function samlMethods(app: App, realm: RealmInfo) {
+export function samlMethods(app: { config: Pick<Config, 'SAML_IDPS'> }, realm: RealmInfo) {
   return idpsFor(app, realm).map((idp) => ({
     name: `saml:${idp.name}`,
     display_name: idp.display_name,

@@ -1,10 +1,17 @@
 // Reading an event queue by long-polling (GET /events): answer at once with what the queue holds,
 // or park until the next flush or heartbeat. The same for a poll that reached this node directly
-// and one another node of the cluster passed on (cluster/queue-proxy.ts).
+// and one another node of the cluster passed on (queue-proxy.ts).
+import { z } from 'zod';
 import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import { badRequest } from '../errors.ts';
 import { ANSWER_PENDING, JsonFields } from '../http/route.ts';
+
+/** An event as a queue delivers it (GET /events, the WebSocket gateway). */
+export const deliveredEvent = z.looseObject({ id: z.number().int(), type: z.string() }).meta({
+  id: 'DeliveredEvent',
+  description: "One of the Event.* schemas as its queue shaped it for the client's options, with the event's id in the queue",
+});
 
 function pollAnswer(queue: EventQueue, events: string): JsonFields {
   return new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);

@@ -1,6 +1,6 @@
 // What a client's WebSocket reads (the gateway, gateway/socket.ts, accepts the connection): a
 // queue of this node (LocalSource), or in a cluster a queue another node holds and feeds over
-// NATS (cluster/socket-bridge.ts). Both write frames the same way and end with the same codes.
+// NATS (socket-bridge.ts). Both write frames the same way and end with the same codes.
 import type uWS from 'uWebSockets.js';
 import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
@@ -17,7 +17,7 @@ export const CLOSE_REASONS = {
   TOO_BIG: { code: 1009, reason: 'message too big' },
 } as const;
 
-/** What a client's socket reads: a queue of this node, or one another node holds (cluster/socket-bridge.ts). */
+/** What a client's socket reads: a queue of this node, or one another node holds (socket-bridge.ts). */
 export interface SocketSource {
   /** The queue's owner, when known here (for the access log and metrics). */
   readonly userId: number | undefined;

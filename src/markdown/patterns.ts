@@ -131,7 +131,7 @@ function getLinkText(data: string, index: number): [string, number, boolean] {
 const RE_LINK = /\(\s*(?:(<[^<>]*>)\s*(?:('[^']*'|"[^"]*")\s*)?\))?/y;
 
 /** Python-Markdown's LinkInlineProcessor.getLink: href and optional title after the text. */
-function getLink(data: string, index: number, unescape: (v: string) => string): [string, string | null, number, boolean] {
+function getLink(data: string, index: number, unescapeText: (v: string) => string): [string, string | null, number, boolean] {
   let href = '';
   let title: string | null = null;
   let handled = false;
@@ -206,8 +206,8 @@ function getLink(data: string, index: number, unescape: (v: string) => string): 
     }
     handled = bracketCount === 0;
   }
-  if (title !== null) title = unescape(title.trim()).replace(/^(["'])(.*)\1$/s, '$2').replace(/\s/g, ' ');
-  href = unescape(href).trim();
+  if (title !== null) title = unescapeText(title.trim()).replace(/^(["'])(.*)\1$/s, '$2').replace(/\s/g, ' ');
+  href = unescapeText(href).trim();
   return [href, title, index, handled];
 }
 
@@ -355,10 +355,10 @@ function linkPattern(): InlinePattern {
       const [text, afterText, textHandled] = getLinkText(data, m.index + m[0].length);
       if (!textHandled) return null;
       const { engine, ctx } = env();
-      const unescape = (v: string) => engine.unescape(v);
-      const [rawHref, title, end, handled] = getLink(data, afterText, unescape);
+      const unescapeText = (v: string) => engine.unescape(v);
+      const [rawHref, title, end, handled] = getLink(data, afterText, unescapeText);
       if (!handled) return null;
-      let href = sanitizeUrl(unescape(rawHref.trim()));
+      let href = sanitizeUrl(unescapeText(rawHref.trim()));
       if (href === null) return null;
       href = rewriteLocalLinkToRelative(ctx.realmUrl, href);
       const attrib: Record<string, string> = { href };
@@ -389,8 +389,8 @@ function isAudioUrl(url: string): boolean {
 function imageSyntax(m: RegExpExecArray, data: string): { text: string; href: string; title: string | null; end: number } | null {
   const [text, afterText, textHandled] = getLinkText(data, m.index + m[0].length);
   if (!textHandled) return null;
-  const unescape = (v: string) => env().engine.unescape(v);
-  const [href, title, end, handled] = getLink(data, afterText, unescape);
+  const unescapeText = (v: string) => env().engine.unescape(v);
+  const [href, title, end, handled] = getLink(data, afterText, unescapeText);
   return handled ? { text, href, title, end } : null;
 }
 

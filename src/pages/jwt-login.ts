@@ -9,7 +9,7 @@ import { checkAppFlow } from '../auth/app-flows.ts';
 import { jwtIdentity } from '../auth/jwt.ts';
 import { LoginRefusal } from '../errors.ts';
 import { str } from '../http/params.ts';
-import { RawResponse, RawSuccess } from '../http/route.ts';
+import { type RawResponse, RawSuccess } from '../http/route.ts';
 import { finishLogin } from './login.ts';
 import { accountFor, refused } from './sso.ts';
 

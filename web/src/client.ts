@@ -1,6 +1,6 @@
 // One logged-in session: registers an event queue, keeps the state current from its events,
 // loads the messages of the narrow on screen, and performs what the user does through the API.
-import { Api, ApiError, describeError } from './api.ts';
+import { type Api, ApiError, describeError } from './api.ts';
 import { EventStream, type ServerEvent } from './events.ts';
 import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
 import { addLocalEcho, applyEvent, emptyView, ingestMessage, removeLocalEcho, stateFromRegister, type AppState, type View } from './state.ts';

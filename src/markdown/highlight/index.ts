@@ -3,6 +3,7 @@
 // run by the same state machine; the formatter is Pygments' HtmlFormatter line by line (a token
 // split at each newline, neighbours of one class merged into one span).
 import { tokenizeJson } from './json.ts';
+import type { Token } from './token.ts';
 import data from './lexers.json' with { type: 'json' };
 
 type Action = string | null | { groups: Action[] } | { using: string; stack?: string[] };
@@ -39,9 +40,6 @@ interface Run {
   re: RegExp;
   rules: Rule[];
 }
-
-/** A token: its CSS class ('' for plain text) and its text. */
-export type Token = [cls: string, value: string];
 
 const LEXERS = data.lexers as unknown as Record<string, LexerData>;
 const NAMES = data.names as Record<string, string>;
@@ -290,13 +288,13 @@ const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => ESCAPES[c
 const escapeText = (value: string) => value.replace(/[&<>]/g, (c) => ESCAPES[c]!);
 
 /** HtmlFormatter._format_lines: spans never cross a newline, and one class's neighbours share a span. */
-function formatTokens(tokens: Token[], escape: (value: string) => string): string {
+function formatTokens(tokens: Token[], escapeText: (value: string) => string): string {
   const out: string[] = [];
   let line: string[] = [];
   let lspan = '';
   for (const [cls, value] of tokens) {
     const cspan = cls ? `<span class="${cls}">` : '';
-    const parts = escape(value).split('\n');
+    const parts = escapeText(value).split('\n');
     for (let i = 0; i < parts.length - 1; i++) {
       const part = parts[i]!;
       if (line.length) {

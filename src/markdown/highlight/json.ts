@@ -1,6 +1,6 @@
 // Pygments' JsonLexer, which is a hand-written scanner rather than a RegexLexer: a string is a
 // key (Name.Tag) when a colon follows it, comments are allowed, and nothing is validated.
-import type { Token } from './index.ts';
+import type { Token } from './token.ts';
 
 const INTEGERS = new Set('-0123456789');
 const FLOATS = new Set('.eE+');

@@ -7,10 +7,10 @@
 // the client polls again with the same last_event_id, so it misses nothing.
 import type { App } from '../app.ts';
 import { ApiError, badQueueId } from '../errors.ts';
-import { acknowledge, pollQueue } from '../gateway/long-poll.ts';
+import { acknowledge, pollQueue } from './long-poll.ts';
 import { JsonFields } from '../http/route.ts';
 import type { Log } from '../log.ts';
-import { ConnectionLost, NodeGone } from './node-errors.ts';
+import { ConnectionLost, NodeGone } from '../cluster/node-errors.ts';
 
 /** The node that holds the queue when it is another one; null when it is this one (or no cluster). */
 export function queueOwner(app: App, queueId: string): string | null {

@@ -9,9 +9,9 @@ import type uWS from 'uWebSockets.js';
 import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import { ApiError, badQueueId } from '../errors.ts';
-import { closeFor, CLOSE_REASONS, openQueue, writeFrames, type CloseReason, type SocketData, type SocketSource } from '../gateway/socket-source.ts';
-import type { ClusterNode } from './node.ts';
-import { ConnectionLost, NodeGone } from './node-errors.ts';
+import { closeFor, CLOSE_REASONS, openQueue, writeFrames, type CloseReason, type SocketData, type SocketSource } from './socket-source.ts';
+import type { ClusterNode } from '../cluster/node.ts';
+import { ConnectionLost, NodeGone } from '../cluster/node-errors.ts';
 import { errorReply, fromReply, type Reply } from './queue-proxy.ts';
 import type { Log } from '../log.ts';
 
