@@ -9,11 +9,18 @@
 // redis), taken back, once, when the answer arrives.
 import { randomBytes } from 'node:crypto';
 import { generateServiceProviderMetadata, SAML, ValidateInResponseTo, type Profile } from '@node-saml/node-saml';
-import type { App } from '../app.ts';
 import type { Config, SamlIdp } from '../config.ts';
+import type { PrismaClient } from '../db/generated/client.ts';
 import { LoginRefusal } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import type { AppFlow } from './app-flows.ts';
+
+/** What SAML login needs of the server (App has it): its settings, addresses and database. */
+interface SamlServices {
+  config: Pick<Config, 'SAML_IDPS' | 'SAML_SP_ENTITY_ID' | 'externalScheme'>;
+  realms: { externalHost: string; url(realm: RealmInfo): string };
+  prisma: PrismaClient;
+}
 
 /** How long a started login may take at the IdP, and how old an assertion may be when it arrives. */
 const FLOW_SECONDS = 600;
@@ -37,12 +44,12 @@ export const idpsFor = (app: { config: Pick<Config, 'SAML_IDPS'> }, realm: Realm
   app.config.SAML_IDPS.filter((idp) => !idp.limit_to_subdomains || idp.limit_to_subdomains.includes(realm.subdomain));
 
 /** This server's entity ID, the audience its assertions must name. */
-const spEntityId = (app: App): string => app.config.SAML_SP_ENTITY_ID ?? `${app.config.externalScheme}://${app.realms.externalHost}`;
+const spEntityId = (app: SamlServices): string => app.config.SAML_SP_ENTITY_ID ?? `${app.config.externalScheme}://${app.realms.externalHost}`;
 
 /** The assertion consumer service: each organization's own address, where its session cookie belongs. */
-const acsUrl = (app: App, realm: RealmInfo): string => `${app.realms.url(realm)}/complete/saml/`;
+const acsUrl = (app: SamlServices, realm: RealmInfo): string => `${app.realms.url(realm)}/complete/saml/`;
 
-function samlClient(app: App, realm: RealmInfo, idp: SamlIdp, extra: Partial<ConstructorParameters<typeof SAML>[0]> = {}): SAML {
+function samlClient(app: SamlServices, realm: RealmInfo, idp: SamlIdp, extra: Partial<ConstructorParameters<typeof SAML>[0]> = {}): SAML {
   return new SAML({
     entryPoint: idp.url,
     issuer: spEntityId(app),
@@ -61,11 +68,11 @@ function samlClient(app: App, realm: RealmInfo, idp: SamlIdp, extra: Partial<Con
 }
 
 /** The SP metadata an IdP is set up from (Zulip's /saml/metadata.xml). */
-export const spMetadata = (app: App, realm: RealmInfo): string =>
+export const spMetadata = (app: SamlServices, realm: RealmInfo): string =>
   generateServiceProviderMetadata({ issuer: spEntityId(app), callbackUrl: acsUrl(app, realm), wantAssertionsSigned: false });
 
 /** The IdP's URL for a new login, the flow stored under the RelayState it carries. */
-export async function startSamlLogin(app: App, realm: RealmInfo, idp: SamlIdp, flow: Omit<SamlFlow, 'idp'>): Promise<string> {
+export async function startSamlLogin(app: SamlServices, realm: RealmInfo, idp: SamlIdp, flow: Omit<SamlFlow, 'idp'>): Promise<string> {
   // An XML ID must not start with a digit.
   const requestId = `_${randomBytes(20).toString('hex')}`;
   const relayState = randomBytes(24).toString('base64url');
@@ -92,7 +99,7 @@ const REFUSED = 'The identity provider’s answer could not be verified.';
  * The identity proven by the Response posted to this organization's ACS, and the login it ends.
  * The stored flow is taken whatever happens, so an answer is only ever tried once.
  */
-export async function finishSamlLogin(app: App, realm: RealmInfo, samlResponse: string, relayState: string, log: (reason: string) => void): Promise<{ identity: SamlIdentity; flow: SamlFlow }> {
+export async function finishSamlLogin(app: SamlServices, realm: RealmInfo, samlResponse: string, relayState: string, log: (reason: string) => void): Promise<{ identity: SamlIdentity; flow: SamlFlow }> {
   const [stored] = await app.prisma.$queryRaw<{ requestId: string; realmId: number; idp: string; mobileOtp: string | null; desktopOtp: string | null; next: string; expiresAt: Date }[]>`
     DELETE FROM "SamlLoginRequest" WHERE "relayState" = ${relayState} RETURNING "requestId", "realmId", "idp", "mobileOtp", "desktopOtp", "next", "expiresAt"`;
   if (!stored || stored.realmId !== realm.id || stored.expiresAt.getTime() <= Date.now()) {
@@ -130,7 +137,7 @@ export async function finishSamlLogin(app: App, realm: RealmInfo, samlResponse: 
 }
 
 /** Records the assertion as used until it expires; refuses one already used. */
-async function spendAssertion(app: App, idp: SamlIdp, profile: Profile): Promise<void> {
+async function spendAssertion(app: SamlServices, idp: SamlIdp, profile: Profile): Promise<void> {
   const assertion = (profile.getAssertion?.() as { Assertion?: { $?: { ID?: string; IssueInstant?: string }; Conditions?: { $?: { NotOnOrAfter?: string } }[] } }).Assertion;
   const id = assertion?.$?.ID;
   if (!id) throw new LoginRefusal(REFUSED);
