@@ -3,10 +3,10 @@
 import { Component } from 'preact';
 import { describeError } from '../api.ts';
 import type { ChatClient } from '../client.ts';
-import { emojiFromCode } from '../content.ts';
 import { formatFullDate, formatTime } from '../format.ts';
 import type { Message, Reaction, RealmEmoji, User } from '../types.ts';
 import { Avatar } from './Avatar.tsx';
+import { Emoji } from './Emoji.tsx';
 
 /** The reactions offered in one click (names and codes of the server's emoji set). */
 const QUICK_REACTIONS: [name: string, code: string][] = [
@@ -40,10 +40,10 @@ interface State {
 function ReactionEmoji({ reaction, realmEmoji }: { reaction: Reaction; realmEmoji: Map<string, RealmEmoji> }) {
   if (reaction.reaction_type === 'realm_emoji') {
     const emoji = realmEmoji.get(reaction.emoji_name);
-    if (emoji) return <img class="emoji" src={emoji.source_url} alt={`:${reaction.emoji_name}:`} />;
+    if (emoji) return <Emoji name={reaction.emoji_name} url={emoji.source_url} />;
   }
-  const text = reaction.reaction_type === 'unicode_emoji' ? emojiFromCode(reaction.emoji_code) : null;
-  return <span class="emoji">{text ?? `:${reaction.emoji_name}:`}</span>;
+  if (reaction.reaction_type === 'unicode_emoji') return <Emoji name={reaction.emoji_name} code={reaction.emoji_code} />;
+  return <span class="emoji">{`:${reaction.emoji_name}:`}</span>;
 }
 
 /** Reactions grouped by emoji, in the order they first appeared. */
@@ -188,7 +188,7 @@ export class MessageRow extends Component<Props, State> {
             <div class="reaction-picker" role="group" aria-label="Add a reaction">
               {QUICK_REACTIONS.map(([name, code]) => (
                 <button type="button" key={name} class="icon-button" aria-label={name} title={`:${name}:`} onClick={() => this.react(name)}>
-                  {emojiFromCode(code)}
+                  <Emoji name={name} code={code} />
                 </button>
               ))}
             </div>
