@@ -1,17 +1,24 @@
-// The compose box: to a channel and topic or to people, with a Markdown preview rendered by the
-// server (POST /messages/render), typing notifications, and Ctrl+Enter to send.
+// The compose box: to a channel and topic (with the channel's topics as suggestions) or to people
+// (pills, picked by name or email, or a whole group), with Zulip's typeahead in the message (`@`,
+// `#`, `>`, `:`), a Markdown preview rendered by the server (POST /messages/render), typing
+// notifications, and Ctrl+Enter (or Enter, as the user's setting says) to send.
 import { Fragment } from 'preact';
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { describeError } from '../api.ts';
 import type { ChatClient, Destination } from '../client.ts';
 import { prepareContent } from '../content.ts';
+import { customEmoji, loadEmojiCatalog, type EmojiEntry } from '../emoji.ts';
 import type { AppState } from '../state.ts';
 import { useStore } from '../store.ts';
-import type { User } from '../types.ts';
+import { applySuggestion, completionAt, MAX_SUGGESTIONS, rankBy, suggestionsFor, type CompletionSource, type Suggestion } from '../typeahead.ts';
+import type { User, UserGroup } from '../types.ts';
+import { Avatar } from './Avatar.tsx';
+import { Emoji } from './Emoji.tsx';
+import { TypeaheadList, useTypeahead } from './Typeahead.tsx';
 
 type Mode = 'stream' | 'dm';
 
-/** People named in the "To" field (emails or full names, comma-separated), or the first name not recognized. */
+/** People named by what is left typed in the "To" field (emails or full names, comma-separated), or the first name not recognized. */
 function resolveRecipients(text: string, users: User[]): { ids: number[] } | { unknown: string } {
   const ids: number[] = [];
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
@@ -24,17 +31,27 @@ function resolveRecipients(text: string, users: User[]): { ids: number[] } | { u
   return { ids };
 }
 
+/** A person or a group offered as a direct-message recipient (a group adds its members). */
+type Recipient = { kind: 'user'; user: User } | { kind: 'group'; group: UserGroup };
+
 export function Compose({ client, state }: { client: ChatClient; state: AppState }) {
   const { narrow } = state.view;
   const [mode, setMode] = useState<Mode>('stream');
   const [streamId, setStreamId] = useState<number | null>(null);
   const [topic, setTopic] = useState('');
+  const [focused, setFocused] = useState<'topic' | 'to' | null>(null);
+  const [recipientIds, setRecipientIds] = useState<number[]>([]);
   const [to, setTo] = useState('');
   const [content, setContent] = useState('');
+  const [caret, setCaret] = useState(0);
+  const [emoji, setEmoji] = useState<EmojiEntry[] | null>(null);
   const [preview, setPreview] = useState<string | null>(null);
   const [previewing, setPreviewing] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
+  const textarea = useRef<HTMLTextAreaElement>(null);
+  /** Where the caret goes once the text set by a pick is rendered. */
+  const pendingCaret = useRef<number | null>(null);
   const request = useStore(client.composeRequests);
   const users = useMemo(() => [...state.users.values()].filter((u) => u.is_active), [state.users]);
   const subs = useMemo(() => [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name)), [state.subs]);
@@ -47,7 +64,8 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
       setStreamId(narrow.streamId);
     } else if (narrow.kind === 'dm') {
       setMode('dm');
-      setTo(narrow.userIds.map((id) => state.users.get(id)?.email ?? '').filter(Boolean).join(', '));
+      setRecipientIds(narrow.userIds);
+      setTo('');
     }
   }, [narrow]);
 
@@ -61,21 +79,85 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
       setTopic(target.topic);
     } else {
       setMode('dm');
-      setTo(target.userIds.map((id) => state.users.get(id)?.email ?? '').filter(Boolean).join(', '));
+      setRecipientIds(target.userIds);
+      setTo('');
     }
     if (text) setContent((old) => (old.trim() ? `${old.trimEnd()}\n\n${text}` : text));
     setPreviewing(false);
-    requestAnimationFrame(() => document.getElementById('compose-content')?.focus());
+    requestAnimationFrame(() => textarea.current?.focus());
   }, [request]);
 
-  const channel = streamId ?? subs[0]?.stream_id ?? null;
-  const recipients = resolveRecipients(to, users);
-  const destination: Destination | null =
-    mode === 'stream' ? (channel !== null ? { kind: 'stream', streamId: channel, topic: topic.trim() } : null) : 'ids' in recipients && recipients.ids.length ? { kind: 'dm', userIds: recipients.ids } : null;
+  useLayoutEffect(() => {
+    if (pendingCaret.current === null || !textarea.current) return;
+    textarea.current.setSelectionRange(pendingCaret.current, pendingCaret.current);
+    pendingCaret.current = null;
+  }, [content]);
 
-  function onInput(value: string) {
-    setContent(value);
-    if (destination) client.typing(destination, value.trim() ? 'start' : 'stop');
+  const channel = streamId ?? subs[0]?.stream_id ?? null;
+  useEffect(() => {
+    if (channel !== null) client.loadTopics(channel);
+  }, [channel]);
+  const leftover = resolveRecipients(to, users);
+  const recipients = 'ids' in leftover ? [...new Set([...recipientIds, ...leftover.ids])] : null;
+  const destination: Destination | null =
+    mode === 'stream' ? (channel !== null ? { kind: 'stream', streamId: channel, topic: topic.trim() } : null) : recipients?.length ? { kind: 'dm', userIds: recipients } : null;
+
+  // The message's own typeahead: what the text before the caret is completing.
+  const completion = previewing ? null : completionAt(content.slice(0, caret), content.slice(caret));
+  const source: CompletionSource = {
+    users,
+    groups: [...state.groups.values()],
+    channels: [...state.channels.values()].sort((a, b) => a.name.localeCompare(b.name)),
+    toChannel: mode === 'stream',
+    topics: (id) => state.topics.get(id)?.map((t) => t.name),
+    emoji: emoji && [...customEmoji(state.realmEmoji), ...emoji],
+  };
+  const suggestions = completion ? suggestionsFor(completion, source) : [];
+  useEffect(() => {
+    if (completion?.kind === 'emoji' && !emoji) loadEmojiCatalog().then((categories) => setEmoji(categories.flatMap((c) => c.emoji)), (err) => setError(describeError(err)));
+    if (completion?.kind === 'topic') {
+      const named = source.channels.find((c) => c.name.toLowerCase() === completion.channel.toLowerCase());
+      if (named) client.loadTopics(named.stream_id);
+    }
+  }, [completion?.kind, completion?.kind === 'topic' && completion.channel]);
+  function pickSuggestion(s: Suggestion) {
+    if (!completion) return;
+    const before = applySuggestion(content.slice(0, caret), completion, s);
+    pendingCaret.current = before.length;
+    setCaret(before.length);
+    setContent(before + content.slice(caret));
+  }
+  const contentTypeahead = useTypeahead('compose-typeahead', suggestions, completion && `${completion.kind}:${completion.start}:${completion.query}`, pickSuggestion);
+
+  // The topic field suggests the channel's topics.
+  const knownTopics = channel !== null ? state.topics.get(channel)?.map((t) => t.name) ?? [] : [];
+  const topicSuggestions = rankBy(knownTopics, topic, (t) => [t]).filter((t) => t !== topic).slice(0, MAX_SUGGESTIONS);
+  function pickTopic(name: string) {
+    setTopic(name);
+    textarea.current?.focus();
+  }
+  const topicTypeahead = useTypeahead('compose-topic-typeahead', topicSuggestions, focused === 'topic' ? `topic:${topic}` : null, pickTopic);
+
+  // The "To" field suggests people (not yet chosen) and groups, by name or email.
+  const candidates: Recipient[] = to.trim()
+    ? [
+        ...rankBy(users.filter((u) => !recipientIds.includes(u.user_id)), to.trim(), (u) => [u.full_name, u.email]).map((user) => ({ kind: 'user' as const, user })),
+        ...rankBy([...state.groups.values()].filter((g) => !g.is_system_group && !g.deactivated), to.trim(), (g) => [g.name]).map((group) => ({ kind: 'group' as const, group })),
+      ].slice(0, MAX_SUGGESTIONS)
+    : [];
+  function pickRecipient(r: Recipient) {
+    const active = new Set(users.map((u) => u.user_id));
+    const added = r.kind === 'user' ? [r.user.user_id] : r.group.members.filter((id) => active.has(id) && id !== state.me.userId);
+    setRecipientIds((ids) => [...new Set([...ids, ...added])]);
+    setTo('');
+  }
+  const toTypeahead = useTypeahead('compose-to-typeahead', candidates, focused === 'to' ? `to:${to}` : null, pickRecipient);
+
+  function onInput(e: Event) {
+    const field = e.currentTarget as HTMLTextAreaElement;
+    setContent(field.value);
+    setCaret(field.selectionStart);
+    if (destination) client.typing(destination, field.value.trim() ? 'start' : 'stop');
   }
 
   async function togglePreview() {
@@ -95,7 +177,7 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
     e?.preventDefault();
     if (!content.trim() || sending) return;
     if (!destination) {
-      setError(mode === 'stream' ? 'Choose a channel.' : 'unknown' in recipients ? `Nobody here is called ${recipients.unknown}.` : 'Say who the message is for.');
+      setError(mode === 'stream' ? 'Choose a channel.' : 'unknown' in leftover ? `Nobody here is called ${leftover.unknown}.` : 'Say who the message is for.');
       return;
     }
     setSending(true);
@@ -103,6 +185,7 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
     try {
       await client.send(destination, content);
       setContent('');
+      setCaret(0);
       setPreviewing(false);
     } catch (err) {
       setError(describeError(err));
@@ -114,10 +197,17 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
   // With the Enter-to-send setting, Enter sends and Shift+Enter starts a new line; else Ctrl+Enter sends.
   const enterSends = state.settings.enter_sends;
   function onKeyDown(e: KeyboardEvent) {
+    if (contentTypeahead.onKeyDown(e)) return;
     if (e.key === 'Enter' && (enterSends ? !e.shiftKey && !e.ctrlKey && !e.metaKey : e.ctrlKey || e.metaKey)) void send(e);
   }
+  const followCaret = (e: Event) => setCaret((e.currentTarget as HTMLTextAreaElement).selectionStart);
 
-  const topics = channel !== null ? state.topics.get(channel) ?? [] : [];
+  function onToKey(e: KeyboardEvent) {
+    if (toTypeahead.onKeyDown(e)) return;
+    // Backspace in an empty field takes the last person out.
+    if (e.key === 'Backspace' && !to) setRecipientIds((ids) => ids.slice(0, -1));
+  }
+
   return (
     <form class="compose" onSubmit={send} aria-label="Compose a message">
       <div class="compose-target">
@@ -136,38 +226,89 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
             <select id="compose-channel" value={channel ?? ''} onChange={(e) => setStreamId(Number(e.currentTarget.value))}>
               {subs.map((s) => <option key={s.stream_id} value={s.stream_id}>#{s.name}</option>)}
             </select>
-            <label for="compose-topic" class="visually-hidden">Topic</label>
-            <input id="compose-topic" placeholder="Topic" value={topic} list="compose-topics" onInput={(e) => setTopic(e.currentTarget.value)} maxLength={60} />
-            <datalist id="compose-topics">
-              {topics.map((t) => <option key={t.name} value={t.name} />)}
-            </datalist>
+            <div class="typeahead-field">
+              <label for="compose-topic" class="visually-hidden">Topic</label>
+              <input
+                id="compose-topic"
+                placeholder="Topic"
+                autocomplete="off"
+                value={topic}
+                maxLength={60}
+                {...topicTypeahead.aria}
+                onInput={(e) => setTopic(e.currentTarget.value)}
+                onKeyDown={(e) => topicTypeahead.onKeyDown(e)}
+                onFocus={() => setFocused('topic')}
+                onBlur={() => setFocused(null)}
+              />
+              <TypeaheadList id="compose-topic-typeahead" label="Topics" typeahead={topicTypeahead} pick={pickTopic} render={(t) => t} />
+            </div>
           </Fragment>
         ) : (
-          <Fragment key="dm">
+          <div key="dm" class="typeahead-field pill-field" onClick={(e) => e.target === e.currentTarget && document.getElementById('compose-to')?.focus()}>
+            {recipientIds.map((id) => {
+              const name = state.users.get(id)?.full_name ?? `User ${id}`;
+              return (
+                <span key={id} class="pill" data-user-id={id}>
+                  {name}
+                  <button type="button" class="pill-remove" aria-label={`Remove ${name}`} onClick={() => setRecipientIds((ids) => ids.filter((i) => i !== id))}>×</button>
+                </span>
+              );
+            })}
             <label for="compose-to" class="visually-hidden">To</label>
-            <input id="compose-to" placeholder="To: names or emails, separated by commas" value={to} list="compose-people" onInput={(e) => setTo(e.currentTarget.value)} />
-            <datalist id="compose-people">
-              {users.map((u) => <option key={u.user_id} value={u.email}>{u.full_name}</option>)}
-            </datalist>
-          </Fragment>
+            <input
+              id="compose-to"
+              placeholder={recipientIds.length ? 'Add another person' : 'To: a name, an email or a group'}
+              autocomplete="off"
+              value={to}
+              {...toTypeahead.aria}
+              onInput={(e) => setTo(e.currentTarget.value)}
+              onKeyDown={onToKey}
+              onFocus={() => setFocused('to')}
+              onBlur={() => setFocused(null)}
+            />
+            <TypeaheadList
+              id="compose-to-typeahead"
+              label="People and groups"
+              typeahead={toTypeahead}
+              pick={pickRecipient}
+              render={(r) => (r.kind === 'user' ? <><Avatar user={r.user} size="small" /> {r.user.full_name} <span class="hint">{r.user.email}</span></> : <>{r.group.name} <span class="hint">group of {r.group.members.length}</span></>)}
+            />
+          </div>
         )}
       </div>
       {previewing ? (
         <div class="compose-preview rendered" aria-live="polite" aria-label="Preview" tabIndex={0} dangerouslySetInnerHTML={{ __html: preview ?? '<p class="hint">Rendering…</p>' }} />
       ) : (
-        <>
-        <label for="compose-content" class="visually-hidden">Message</label>
-        <textarea
-          id="compose-content"
-          rows={3}
-          placeholder={`Message (Markdown; ${enterSends ? 'Enter' : 'Ctrl+Enter'} sends)`}
-          aria-keyshortcuts="c"
-          value={content}
-          onInput={(e) => onInput(e.currentTarget.value)}
-          onKeyDown={onKeyDown}
-          onBlur={() => destination && client.typing(destination, 'stop')}
-        />
-        </>
+        <div class="typeahead-field">
+          <label for="compose-content" class="visually-hidden">Message</label>
+          <textarea
+            id="compose-content"
+            ref={textarea}
+            rows={3}
+            placeholder={`Message (Markdown; ${enterSends ? 'Enter' : 'Ctrl+Enter'} sends)`}
+            aria-keyshortcuts="c"
+            value={content}
+            {...contentTypeahead.aria}
+            onInput={onInput}
+            onKeyDown={onKeyDown}
+            onKeyUp={followCaret}
+            onClick={followCaret}
+            onBlur={() => destination && client.typing(destination, 'stop')}
+          />
+          <TypeaheadList
+            id="compose-typeahead"
+            label="Suggestions"
+            typeahead={contentTypeahead}
+            pick={pickSuggestion}
+            render={(s) => (
+              <>
+                {s.emoji && <Emoji name={s.label} {...s.emoji} />}
+                <span class="label">{s.label}</span>
+                {s.detail && <span class="hint">{s.detail}</span>}
+              </>
+            )}
+          />
+        </div>
       )}
       {error && <p class="alert alert-error" role="alert">{error}</p>}
       <div class="compose-actions">

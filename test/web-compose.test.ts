@@ -1,0 +1,151 @@
+// The web client's compose box in a real browser against the real server: Zulip's typeahead for
+// `@` people and groups, `#` channels then `>` topics and `:` emoji, worked by keyboard; topic
+// suggestions; direct-message recipients as pills. Two people side by side where the other must
+// see the result.
+// Skipped, with a message, where /usr/bin/chromium is missing (`.ci/run` installs it).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Page } from 'playwright-core';
+import { makeChannel, send } from './messages-helpers.ts';
+import { browserTests, logIn, messageWith, runBrowserTests, setUpBrowserSuite, tearDownBrowserSuite, type Ctx } from './lib/browser.ts';
+
+const test = suite<Ctx>('web-compose', {} as Ctx);
+
+test.before(setUpBrowserSuite);
+
+test.after(tearDownBrowserSuite);
+
+const browserTest = browserTests(test);
+
+const suggestions = (page: Page, name = 'Suggestions') => page.getByRole('listbox', { name });
+const options = (page: Page, name = 'Suggestions') => suggestions(page, name).getByRole('option');
+const content = (page: Page) => page.locator('#compose-content');
+
+/** Types into the message box and waits for the suggestions to start with `first`. */
+async function typeAndSee(page: Page, text: string, first: string): Promise<void> {
+  await content(page).pressSequentially(text);
+  await options(page).first().filter({ hasText: first }).waitFor();
+}
+
+async function makeGroup(ctx: Ctx, name: string, members: number[]): Promise<void> {
+  const r = await ctx.owner.client.post('/user_groups/create', { name, description: `The ${name}`, members: JSON.stringify(members) });
+  assert.is(r.status, 200, r.text);
+}
+
+browserTest('typeahead in the message: @ people and groups (silent with @_), # channels then > topics, : emoji; arrows, Tab, Enter and Esc', async (ctx) => {
+  const mona = await ctx.realm.addUser({ name: 'Mona Mention' });
+  const lab = await makeChannel(ctx.realm, 'lab', [mona, ctx.bob]);
+  await send(ctx.bob, lab, 'plans', 'Plans go here');
+  await send(ctx.bob, lab, 'budget', 'Budget goes here');
+  await makeGroup(ctx, 'designers', [ctx.bob.id]);
+  const hash = `#narrow/channel/${lab}-lab/topic/plans`;
+  const bob = await logIn(ctx, ctx.bob, { hash });
+  const { page } = await logIn(ctx, mona, { hash });
+  await messageWith(page, 'Plans go here').waitFor();
+  await content(page).click();
+
+  await typeAndSee(page, 'Hi @bo', 'Bob Builder');
+  assert.is(await content(page).getAttribute('aria-expanded'), 'true');
+  await content(page).press('Tab');
+  await suggestions(page).waitFor({ state: 'detached' });
+  assert.is(await content(page).inputValue(), 'Hi @**Bob Builder** ');
+
+  await typeAndSee(page, 'and @_desi', 'designers');
+  assert.match(await suggestions(page).textContent() ?? '', /The designers/);
+  await content(page).press('Enter');
+  assert.is(await content(page).inputValue(), 'Hi @**Bob Builder** and @_*designers* ');
+
+  // A channel, then its topics: the channel alone comes first, the arrows reach the others.
+  await typeAndSee(page, 'see #la', '#lab');
+  await content(page).press('Enter');
+  assert.is(await content(page).inputValue(), 'Hi @**Bob Builder** and @_*designers* see #**lab>');
+  await options(page).filter({ hasText: 'budget' }).waitFor();
+  assert.equal(await options(page).locator('.label').allTextContents(), ['#lab', 'budget', 'plans']);
+  await content(page).press('ArrowDown');
+  await content(page).press('ArrowDown');
+  assert.is(await options(page).nth(2).getAttribute('aria-selected'), 'true');
+  await content(page).press('ArrowUp');
+  await content(page).press('Enter');
+  assert.is(await content(page).inputValue(), 'Hi @**Bob Builder** and @_*designers* see #**lab>budget** ');
+
+  // Emoji: their names come with the catalog, loaded now.
+  await typeAndSee(page, ':tad', ':tada:');
+  await content(page).press('Enter');
+  // Esc closes the list and leaves the box focused; typing on opens it again.
+  await typeAndSee(page, '@car', 'Carol Clerk');
+  await content(page).press('Escape');
+  await suggestions(page).waitFor({ state: 'detached' });
+  assert.ok(await content(page).evaluate((el) => el === document.activeElement), 'Esc closed the list, not the box');
+  await typeAndSee(page, 'o', 'Carol Clerk');
+  await content(page).press('Escape');
+  await content(page).press('End');
+  assert.is(await content(page).inputValue(), 'Hi @**Bob Builder** and @_*designers* see #**lab>budget** :tada: @caro');
+
+  await content(page).press('Control+Enter');
+  const arrived = messageWith(bob.page, 'Hi');
+  await arrived.waitFor();
+  assert.is(await arrived.locator('.user-mention:not(.silent)').textContent(), '@Bob Builder');
+  assert.is(await arrived.locator('.user-group-mention.silent').textContent(), 'designers');
+  assert.is(await arrived.locator('a.stream-topic').textContent(), '#lab > budget');
+  assert.is(await arrived.locator('.emoji').getAttribute('aria-label'), 'tada');
+  assert.ok(await arrived.locator('.user-mention-me').count(), 'Bob sees that he is mentioned');
+});
+
+browserTest('the topic field suggests the channel\'s topics; picking one moves on to the message', async (ctx) => {
+  const tess = await ctx.realm.addUser({ name: 'Tess Topic' });
+  const desk = await makeChannel(ctx.realm, 'desk', [tess, ctx.bob]);
+  for (const topic of ['release plan', 'planning', 'lunch']) await send(ctx.bob, desk, topic, `About ${topic}`);
+  const { page } = await logIn(ctx, tess, { hash: `#narrow/channel/${desk}-desk` });
+  await messageWith(page, 'About lunch').waitFor();
+  const topic = page.locator('#compose-topic');
+  await topic.click();
+  await topic.pressSequentially('plan');
+  const topics = options(page, 'Topics');
+  await topics.filter({ hasText: 'release plan' }).waitFor();
+  // Those starting with the words come first.
+  assert.equal(await topics.allTextContents(), ['planning', 'release plan']);
+  await topic.press('ArrowDown');
+  await topic.press('Enter');
+  assert.is(await topic.inputValue(), 'release plan');
+  assert.ok(await content(page).evaluate((el) => el === document.activeElement), 'the message box has the focus');
+  await content(page).fill('On the plan');
+  await content(page).press('Control+Enter');
+  await messageWith(page, 'On the plan').waitFor();
+  const r = await ctx.bob.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: JSON.stringify([{ operator: 'channel', operand: desk }]) });
+  assert.is(r.body.messages[0].subject, 'release plan');
+});
+
+browserTest('direct-message recipients are pills picked by name, email or group; Backspace takes the last one out', async (ctx) => {
+  const nina = await ctx.realm.addUser({ name: 'Nina Pills' });
+  const crew = await ctx.realm.addUser({ name: 'Crew Member' });
+  await makeGroup(ctx, 'crew', [crew.id, nina.id]);
+  const carol = await logIn(ctx, ctx.carol);
+  const { page } = await logIn(ctx, nina);
+  await page.getByText('Direct message', { exact: true }).click();
+  const to = page.locator('#compose-to');
+  const pills = page.locator('.pill-field .pill');
+  await to.pressSequentially('car');
+  await options(page, 'People and groups').first().filter({ hasText: 'Carol Clerk' }).waitFor();
+  await to.press('Enter');
+  await pills.filter({ hasText: 'Carol Clerk' }).waitFor();
+  assert.is(await to.inputValue(), '');
+  await to.pressSequentially(ctx.bob.email);
+  await to.press('Tab');
+  assert.equal(await pills.allTextContents(), ['Carol Clerk×', 'Bob Builder×']);
+  await to.press('Backspace');
+  assert.equal(await pills.allTextContents(), ['Carol Clerk×']);
+  // A group adds its members, the writer apart.
+  await to.pressSequentially('cre');
+  await options(page, 'People and groups').filter({ hasText: 'group of 2' }).click();
+  assert.equal(await pills.allTextContents(), ['Carol Clerk×', 'Crew Member×']);
+  await page.getByRole('button', { name: 'Remove Crew Member' }).click();
+  assert.equal(await pills.allTextContents(), ['Carol Clerk×']);
+
+  await content(page).fill('Just us two');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await messageWith(carol.page, 'Just us two').waitFor();
+  const r = await ctx.carol.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: '[]' });
+  assert.equal(r.body.messages[0].display_recipient.map((u: { id: number }) => u.id).sort((a: number, b: number) => a - b), [ctx.carol.id, nina.id].sort((a, b) => a - b));
+});
+
+runBrowserTests(test, 'web-compose');
