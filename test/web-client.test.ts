@@ -169,7 +169,7 @@ browserTest('an edit, a reaction and resolving the topic show live in the other 
 
   await edited.hover();
   await edited.getByRole('button', { name: 'Add reaction' }).click();
-  await edited.getByRole('button', { name: '+1' }).click();
+  await edited.getByRole('dialog', { name: 'Add a reaction' }).getByRole('button', { name: '+1', exact: true }).first().click();
   const reaction = messageWith(owner.page, 'Hello everyone').locator('.reaction');
   await reaction.waitFor();
   assert.is(await reaction.getAttribute('aria-label'), '+1: 1');

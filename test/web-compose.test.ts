@@ -148,4 +148,82 @@ browserTest('direct-message recipients are pills picked by name, email or group;
   assert.equal(r.body.messages[0].display_recipient.map((u: { id: number }) => u.id).sort((a: number, b: number) => a - b), [ctx.carol.id, nina.id].sort((a, b) => a - b));
 });
 
+// A 1x1 PNG, as a custom emoji's image.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
+
+/** The width of the image an emoji element shows (its own, or its background), once loaded. */
+const emojiImageWidth = (emoji: ReturnType<Page['locator']>) =>
+  emoji.evaluate(
+    (el) =>
+      new Promise<number>((resolve, reject) => {
+        const image = new Image();
+        image.onload = () => resolve(image.naturalWidth);
+        image.onerror = reject;
+        image.src = el instanceof HTMLImageElement ? el.src : getComputedStyle(el).backgroundImage.replace(/^url\("?|"?\)$/g, '');
+      }),
+  );
+
+browserTest('the emoji picker: search, categories with images loaded as they come into sight, custom emoji; reactions show live, and it inserts into the message', async (ctx) => {
+  const pia = await ctx.realm.addUser({ name: 'Pia Picker' });
+  const picnic = await makeChannel(ctx.realm, 'picnic', [pia, ctx.bob]);
+  await send(ctx.bob, picnic, 'lunch', 'Lunch at noon?');
+  const upload = await ctx.owner.client.postMultipart('/realm/emoji/partyparrot', {}, [{ field: 'f1', filename: 'parrot.png', contentType: 'image/png', data: PNG }]);
+  assert.is(upload.status, 200, upload.text);
+  const hash = `#narrow/channel/${picnic}-picnic/topic/lunch`;
+  const bob = await logIn(ctx, ctx.bob, { hash });
+  const { page } = await logIn(ctx, pia, { hash });
+  const lunch = messageWith(page, 'Lunch at noon?');
+  await lunch.hover();
+  await lunch.getByRole('button', { name: 'Add reaction' }).click();
+  const picker = page.getByRole('dialog', { name: 'Add a reaction' });
+  const categories = picker.getByRole('navigation', { name: 'Emoji categories' }).getByRole('button');
+  await categories.first().waitFor();
+  assert.equal(await categories.allTextContents(), ['Popular', 'Smileys & Emotion', 'People & Body', 'Animals & Nature', 'Food & Drink', 'Activities', 'Travel & Places', 'Objects', 'Symbols', 'Flags', 'Custom']);
+  const popular = picker.getByRole('region', { name: 'Popular' }).getByRole('button');
+  assert.equal(await popular.evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label'))), ['+1', 'tada', 'slight_smile', 'heart', 'working_on_it', 'octopus']);
+  // Only what is in sight gets its image: Popular does, Flags (at the bottom) not yet.
+  await picker.locator('[data-category="Popular"] span.emoji[style]').first().waitFor();
+  assert.is(await picker.locator('[data-category="Flags"] span.emoji[style]').count(), 0);
+  assert.is(await emojiImageWidth(popular.first().locator('.emoji')), 64);
+
+  await picker.getByLabel('Search emoji').fill('octo');
+  const results = picker.getByRole('group', { name: 'Search results' }).getByRole('button');
+  await results.first().waitFor();
+  assert.is(await results.first().getAttribute('aria-label'), 'octopus');
+  await picker.getByLabel('Search emoji').press('Enter');
+  await picker.waitFor({ state: 'detached' });
+  const octopus = messageWith(bob.page, 'Lunch at noon?').locator('.reaction', { hasText: '1' });
+  await octopus.waitFor();
+  assert.is(await octopus.getAttribute('aria-label'), 'octopus: 1');
+  assert.is(await emojiImageWidth(octopus.locator('.emoji')), 64);
+
+  // The organization's own emoji, from the Custom category.
+  await lunch.hover();
+  await lunch.getByRole('button', { name: 'Add reaction' }).click();
+  await categories.filter({ hasText: 'Custom' }).click();
+  await picker.getByRole('region', { name: 'Custom' }).getByRole('button', { name: 'partyparrot' }).click();
+  const parrot = messageWith(bob.page, 'Lunch at noon?').locator('.reaction[aria-label="partyparrot: 1"]');
+  await parrot.waitFor();
+  assert.is(await emojiImageWidth(parrot.locator('img.emoji')), 1);
+  // Esc closes the picker.
+  await lunch.hover();
+  await lunch.getByRole('button', { name: 'Add reaction' }).click();
+  await picker.getByLabel('Search emoji').press('Escape');
+  await picker.waitFor({ state: 'detached' });
+
+  // In the compose box: the emoji goes where the caret is.
+  await content(page).fill('Count me in');
+  await page.getByRole('button', { name: 'Insert an emoji' }).click();
+  const composePicker = page.getByRole('dialog', { name: 'Insert an emoji' });
+  await composePicker.getByLabel('Search emoji').fill('sandwich');
+  await composePicker.getByRole('group', { name: 'Search results' }).getByRole('button', { name: 'sandwich', exact: true }).click();
+  assert.is(await content(page).inputValue(), 'Count me in :sandwich: ');
+  assert.ok(await content(page).evaluate((el) => el === document.activeElement), 'back in the message box');
+  await content(page).press('Control+Enter');
+  const sent = messageWith(bob.page, 'Count me in');
+  await sent.waitFor();
+  assert.is(await sent.locator('.emoji').getAttribute('aria-label'), 'sandwich');
+  assert.is(await emojiImageWidth(sent.locator('.emoji')), 64);
+});
+
 runBrowserTests(test, 'web-compose');

@@ -129,7 +129,8 @@ function topicSuggestions(c: Extract<Completion, { kind: 'topic' }>, source: Com
   return [...(c.query ? [] : [linkTo(null)]), ...topics.map(linkTo)];
 }
 
-function emojiSuggestions(query: string, emoji: EmojiEntry[]): Suggestion[] {
+/** Emoji with a name matching `query`, best first (an exact name, then names or their words starting with it), each by its best name. */
+export function searchEmoji(query: string, emoji: EmojiEntry[], limit: number): { entry: EmojiEntry; name: string }[] {
   const q = query.toLowerCase();
   const ranked: { entry: EmojiEntry; name: string; rank: number; order: number }[] = [];
   emoji.forEach((entry, order) => {
@@ -140,8 +141,11 @@ function emojiSuggestions(query: string, emoji: EmojiEntry[]): Suggestion[] {
     }
     if (best) ranked.push({ entry, ...best, order });
   });
-  ranked.sort((a, b) => a.rank - b.rank || a.order - b.order);
-  return ranked.slice(0, MAX_SUGGESTIONS).map(({ entry, name }) => ({
+  return ranked.sort((a, b) => a.rank - b.rank || a.order - b.order).slice(0, limit);
+}
+
+function emojiSuggestions(query: string, emoji: EmojiEntry[]): Suggestion[] {
+  return searchEmoji(query, emoji, MAX_SUGGESTIONS).map(({ entry, name }) => ({
     key: `emoji:${name}`,
     label: `:${name}:`,
     emoji: entry.url ? { url: entry.url } : { code: entry.code },

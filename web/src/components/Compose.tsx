@@ -14,6 +14,7 @@ import { applySuggestion, completionAt, MAX_SUGGESTIONS, rankBy, suggestionsFor,
 import type { User, UserGroup } from '../types.ts';
 import { Avatar } from './Avatar.tsx';
 import { Emoji } from './Emoji.tsx';
+import { LazyEmojiPicker } from './LazyEmojiPicker.tsx';
 import { TypeaheadList, useTypeahead } from './Typeahead.tsx';
 
 type Mode = 'stream' | 'dm';
@@ -45,6 +46,7 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
   const [content, setContent] = useState('');
   const [caret, setCaret] = useState(0);
   const [emoji, setEmoji] = useState<EmojiEntry[] | null>(null);
+  const [pickingEmoji, setPickingEmoji] = useState(false);
   const [preview, setPreview] = useState<string | null>(null);
   const [previewing, setPreviewing] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -152,6 +154,16 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
     setTo('');
   }
   const toTypeahead = useTypeahead('compose-to-typeahead', candidates, focused === 'to' ? `to:${to}` : null, pickRecipient);
+
+  /** Puts text at the caret (a space before it unless one is there) and the caret after it. */
+  function insertAtCaret(text: string) {
+    const before = content.slice(0, caret);
+    const joined = `${before === '' || /\s$/.test(before) ? before : `${before} `}${text}`;
+    pendingCaret.current = joined.length;
+    setCaret(joined.length);
+    setContent(joined + content.slice(caret));
+    textarea.current?.focus();
+  }
 
   function onInput(e: Event) {
     const field = e.currentTarget as HTMLTextAreaElement;
@@ -311,7 +323,18 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
         </div>
       )}
       {error && <p class="alert alert-error" role="alert">{error}</p>}
+      {pickingEmoji && !previewing && (
+        <LazyEmojiPicker
+          label="Insert an emoji"
+          realmEmoji={state.realmEmoji}
+          onPick={(name) => (setPickingEmoji(false), insertAtCaret(`:${name}: `))}
+          onClose={() => (setPickingEmoji(false), textarea.current?.focus())}
+        />
+      )}
       <div class="compose-actions">
+        <button type="button" class="button button-secondary compose-emoji" aria-label="Insert an emoji" title="Insert an emoji" aria-expanded={pickingEmoji} disabled={previewing} onClick={() => setPickingEmoji(!pickingEmoji)}>
+          ☺
+        </button>
         <button type="button" class="button button-secondary" aria-pressed={previewing} onClick={togglePreview} disabled={!content.trim() && !previewing}>
           Preview
         </button>

@@ -7,11 +7,7 @@ import { formatFullDate, formatTime } from '../format.ts';
 import type { Message, Reaction, RealmEmoji, User } from '../types.ts';
 import { Avatar } from './Avatar.tsx';
 import { Emoji } from './Emoji.tsx';
-
-/** The reactions offered in one click (names and codes of the server's emoji set). */
-const QUICK_REACTIONS: [name: string, code: string][] = [
-  ['+1', '1f44d'], ['tada', '1f389'], ['heart', '2764'], ['slight_smile', '1f642'], ['joy', '1f602'], ['eyes', '1f440'], ['check', '2705'], ['rocket', '1f680'],
-];
+import { LazyEmojiPicker } from './LazyEmojiPicker.tsx';
 
 interface Props {
   client: ChatClient;
@@ -184,15 +180,7 @@ export class MessageRow extends Component<Props, State> {
               ))}
             </div>
           )}
-          {picking && (
-            <div class="reaction-picker" role="group" aria-label="Add a reaction">
-              {QUICK_REACTIONS.map(([name, code]) => (
-                <button type="button" key={name} class="icon-button" aria-label={name} title={`:${name}:`} onClick={() => this.react(name)}>
-                  <Emoji name={name} code={code} />
-                </button>
-              ))}
-            </div>
-          )}
+          {picking && <LazyEmojiPicker label="Add a reaction" realmEmoji={realmEmoji} onPick={this.react} onClose={() => this.setState({ picking: false })} />}
           {more && (
             <div class="message-menu" role="group" aria-label="More actions">
               <button type="button" class="button button-small button-secondary" onClick={this.quote}>Quote and reply</button>
