@@ -6,6 +6,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Page } from 'playwright-core';
+import sharp from 'sharp';
 import { makeChannel, send } from './messages-helpers.ts';
 import { browserTests, logIn, messageWith, runBrowserTests, setUpBrowserSuite, tearDownBrowserSuite, type Ctx } from './lib/browser.ts';
 
@@ -110,7 +111,8 @@ browserTest('the topic field suggests the channel\'s topics; picking one moves o
   assert.ok(await content(page).evaluate((el) => el === document.activeElement), 'the message box has the focus');
   await content(page).fill('On the plan');
   await content(page).press('Control+Enter');
-  await messageWith(page, 'On the plan').waitFor();
+  // The server's copy, not the local echo.
+  await page.locator('.message:not(.local-echo)', { has: page.locator('.message-content', { hasText: 'On the plan' }) }).waitFor();
   const r = await ctx.bob.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: JSON.stringify([{ operator: 'channel', operand: desk }]) });
   assert.is(r.body.messages[0].subject, 'release plan');
 });
@@ -224,6 +226,74 @@ browserTest('the emoji picker: search, categories with images loaded as they com
   await sent.waitFor();
   assert.is(await sent.locator('.emoji').getAttribute('aria-label'), 'sandwich');
   assert.is(await emojiImageWidth(sent.locator('.emoji')), 64);
+});
+
+/** Drops `files` (name and text) on the compose box, or pastes them into the message. */
+function dropOrPaste(page: Page, how: 'drop' | 'paste', files: [string, string][]): Promise<void> {
+  return page.evaluate(
+    ([how, files]) => {
+      const data = new DataTransfer();
+      for (const [name, text] of files) data.items.add(new File([text], name, { type: 'text/plain' }));
+      const init = { bubbles: true, cancelable: true };
+      if (how === 'paste') {
+        const box = document.getElementById('compose-content')!;
+        box.focus();
+        box.dispatchEvent(new ClipboardEvent('paste', { ...init, clipboardData: data }));
+        return;
+      }
+      const form = document.querySelector('form.compose')!;
+      form.dispatchEvent(new DragEvent('dragover', { ...init, dataTransfer: data }));
+      form.dispatchEvent(new DragEvent('drop', { ...init, dataTransfer: data }));
+    },
+    [how, files] as const,
+  );
+}
+
+browserTest('files: attached by the button with progress, dropped and pasted, each ending as its link; an image alone in a message shows as its thumbnail to the other person', async (ctx) => {
+  const uma = await ctx.realm.addUser({ name: 'Uma Upload' });
+  const files = await makeChannel(ctx.realm, 'files', [uma, ctx.bob]);
+  const hash = `#narrow/channel/${files}-files/topic/shots`;
+  const bob = await logIn(ctx, ctx.bob, { hash });
+  const { page } = await logIn(ctx, uma, { hash });
+  const image = await sharp({ create: { width: 60, height: 40, channels: 3, background: '#3b6fd8' } }).png().toBuffer();
+
+  // The upload is held on its way until its progress has been seen.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route('**/api/v1/user_uploads', async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.locator('.compose-attach input[type="file"]').setInputFiles({ name: 'chart.png', mimeType: 'image/png', buffer: image });
+  await page.getByRole('progressbar', { name: 'Uploading chart.png' }).waitFor();
+  assert.is(await content(page).inputValue(), '[Uploading chart.png…]() ');
+  assert.ok(await page.getByRole('button', { name: 'Uploading…' }).isDisabled(), 'no sending before the file is up');
+  release();
+  await page.getByRole('progressbar').waitFor({ state: 'detached' });
+  const linked = await content(page).inputValue();
+  assert.match(linked, /^\[chart\.png\]\(\/user_uploads\/\d+\/[\w/-]+\/chart\.png\) $/, linked);
+  await page.unrouteAll();
+  await content(page).press('Control+Enter');
+  // Bob sees the server's thumbnail, fetched with his credentials.
+  const thumbnail = bob.page.locator('.message .message_inline_image img');
+  await thumbnail.waitFor();
+  await bob.page.waitForFunction(() => {
+    const img = document.querySelector<HTMLImageElement>('.message .message_inline_image img');
+    return img !== null && img.complete && img.naturalWidth === 60;
+  }).catch(async (err) => assert.unreachable(`${err}: ${await thumbnail.evaluate((img: HTMLImageElement) => `${img.outerHTML} ${img.naturalWidth}`)}`));
+  assert.match((await thumbnail.getAttribute('src')) ?? '', /^blob:/);
+
+  // Dropped on the box, then pasted into the message: each is a link where it was put.
+  await dropOrPaste(page, 'drop', [['notes.txt', 'meeting notes']]);
+  await page.waitForFunction(() => /^\[notes\.txt\]\(\/user_uploads\/[^)]+\) $/.test((document.getElementById('compose-content') as HTMLTextAreaElement).value)).catch(async (err) => assert.unreachable(`${err}: ${await content(page).inputValue()} ${await page.locator('.compose').textContent()}`));
+  await dropOrPaste(page, 'paste', [['one.txt', '1'], ['two.txt', '2']]);
+  await page.waitForFunction(() => /\) \[one\.txt\]\([^)]+\) \[two\.txt\]\([^)]+\) $/.test((document.getElementById('compose-content') as HTMLTextAreaElement).value)).catch(async (err) => assert.unreachable(`${err}: ${await content(page).inputValue()} ${await page.locator('.compose').textContent()}`));
+  await content(page).press('Control+Enter');
+  const sent = messageWith(bob.page, 'notes.txt');
+  await sent.waitFor();
+  assert.equal(await sent.locator('a').allTextContents(), ['notes.txt', 'one.txt', 'two.txt']);
+  const uploads = await uma.client.get('/attachments');
+  assert.equal(uploads.body.attachments.map((a: { name: string }) => a.name).sort(), ['chart.png', 'notes.txt', 'one.txt', 'two.txt']);
 });
 
 runBrowserTests(test, 'web-compose');

@@ -1,7 +1,8 @@
 // The server's message HTML, prepared once per message for this page: emoji shown by Zulip's
-// images (emoji.ts; their `:name:` text stays, for copying and screen readers), times in the
-// reader's time zone, links to conversations kept inside the app, other links opening a new tab,
-// spoilers operable by keyboard, and mentions of the reader marked.
+// images (emoji.ts; their `:name:` text stays, for copying and screen readers), uploaded images
+// left for uploads.ts to fetch, times in the reader's time zone, links to conversations kept
+// inside the app, other links opening a new tab, spoilers operable by keyboard, and mentions of
+// the reader marked.
 import { emojiImageUrl } from './emoji.ts';
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
@@ -14,6 +15,11 @@ export function prepareContent(html: string, myId: number): string {
   for (const span of root.querySelectorAll<HTMLElement>('span.emoji')) {
     const code = [...span.classList].find((c) => c.startsWith('emoji-'))?.slice('emoji-'.length);
     if (code && /^[0-9a-f-]+$/.test(code)) span.style.backgroundImage = `url(${emojiImageUrl(code)})`;
+  }
+  // Uploaded images need the credentials: uploads.ts fetches them once the message is on screen.
+  for (const img of root.querySelectorAll('img[src^="/user_uploads/"]')) {
+    img.setAttribute('data-upload-src', img.getAttribute('src')!);
+    img.removeAttribute('src');
   }
   for (const time of root.querySelectorAll('time[datetime]')) {
     const date = new Date(time.getAttribute('datetime')!);

@@ -1,6 +1,7 @@
 // The compose box: to a channel and topic (with the channel's topics as suggestions) or to people
 // (pills, picked by name or email, or a whole group), with Zulip's typeahead in the message (`@`,
-// `#`, `>`, `:`), a Markdown preview rendered by the server (POST /messages/render), typing
+// `#`, `>`, `:`), an emoji picker, files attached by a button, dropped or pasted (with their
+// progress, ending as Zulip's `[name](/user_uploads/...)` link), a Markdown preview rendered by the server (POST /messages/render), typing
 // notifications, and Ctrl+Enter (or Enter, as the user's setting says) to send.
 import { Fragment } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
@@ -12,6 +13,7 @@ import type { AppState } from '../state.ts';
 import { useStore } from '../store.ts';
 import { applySuggestion, completionAt, MAX_SUGGESTIONS, rankBy, suggestionsFor, type CompletionSource, type Suggestion } from '../typeahead.ts';
 import type { User, UserGroup } from '../types.ts';
+import { showUploadedImages, uploadFile } from '../uploads.ts';
 import { Avatar } from './Avatar.tsx';
 import { Emoji } from './Emoji.tsx';
 import { LazyEmojiPicker } from './LazyEmojiPicker.tsx';
@@ -47,13 +49,21 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
   const [caret, setCaret] = useState(0);
   const [emoji, setEmoji] = useState<EmojiEntry[] | null>(null);
   const [pickingEmoji, setPickingEmoji] = useState(false);
+  /** Files on their way, by a number of their own: name and share sent. */
+  const [uploads, setUploads] = useState<Map<number, { name: string; sent: number }>>(new Map());
+  const uploadCount = useRef(0);
+  const [dropping, setDropping] = useState(false);
   const [preview, setPreview] = useState<string | null>(null);
   const [previewing, setPreviewing] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
   const textarea = useRef<HTMLTextAreaElement>(null);
+  const previewBox = useRef<HTMLDivElement>(null);
   /** Where the caret goes once the text set by a pick is rendered. */
   const pendingCaret = useRef<number | null>(null);
+  /** The text and caret as last rendered, for changes that land later (uploads). */
+  const latest = useRef({ content, caret });
+  latest.current = { content, caret };
   const request = useStore(client.composeRequests);
   const users = useMemo(() => [...state.users.values()].filter((u) => u.is_active), [state.users]);
   const subs = useMemo(() => [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name)), [state.subs]);
@@ -88,6 +98,8 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
     setPreviewing(false);
     requestAnimationFrame(() => textarea.current?.focus());
   }, [request]);
+
+  useEffect(() => showUploadedImages(previewBox.current, client.api), [preview]);
 
   useLayoutEffect(() => {
     if (pendingCaret.current === null || !textarea.current) return;
@@ -165,6 +177,52 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
     textarea.current?.focus();
   }
 
+  /** Replaces text that is already there (an upload's placeholder), the caret staying where it was in the text around it. */
+  function replaceText(from: string, to: string): boolean {
+    const { content: text, caret: at } = latest.current;
+    const start = text.indexOf(from);
+    if (start < 0) return false;
+    const next = text.slice(0, start) + to + text.slice(start + from.length);
+    const caretThen = at > start ? at + to.length - from.length : at;
+    latest.current = { content: next, caret: caretThen };
+    pendingCaret.current = caretThen;
+    setCaret(caretThen);
+    setContent(next);
+    return true;
+  }
+
+  /** Uploads files, each standing in the text as Zulip's `[Uploading name…]()` until its link replaces it. */
+  function attach(files: File[]) {
+    if (!files.length) return;
+    const jobs = files.map((file) => ({ file, id: ++uploadCount.current, placeholder: `[Uploading ${file.name}…]()` }));
+    insertAtCaret(`${jobs.map((j) => j.placeholder).join(' ')} `);
+    const progress = (id: number, name: string, sent: number) => setUploads((m) => new Map(m).set(id, { name, sent }));
+    for (const { file, id, placeholder } of jobs) {
+      progress(id, file.name, 0);
+      uploadFile(client.api, file, (sent) => progress(id, file.name, sent))
+        .then(
+          (link) => replaceText(placeholder, link),
+          (err) => {
+            replaceText(`${placeholder} `, '') || replaceText(placeholder, '');
+            setError(`${file.name}: ${describeError(err)}`);
+          },
+        )
+        .finally(() =>
+          setUploads((m) => {
+            const left = new Map(m);
+            left.delete(id);
+            return left;
+          }),
+        );
+    }
+  }
+
+  function onDrag(e: DragEvent, over: boolean) {
+    if (!e.dataTransfer?.types.includes('Files')) return;
+    e.preventDefault();
+    setDropping(over);
+  }
+
   function onInput(e: Event) {
     const field = e.currentTarget as HTMLTextAreaElement;
     setContent(field.value);
@@ -187,7 +245,7 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
 
   async function send(e?: Event) {
     e?.preventDefault();
-    if (!content.trim() || sending) return;
+    if (!content.trim() || sending || uploads.size) return;
     if (!destination) {
       setError(mode === 'stream' ? 'Choose a channel.' : 'unknown' in leftover ? `Nobody here is called ${leftover.unknown}.` : 'Say who the message is for.');
       return;
@@ -221,7 +279,17 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
   }
 
   return (
-    <form class="compose" onSubmit={send} aria-label="Compose a message">
+    <form
+      class={`compose${dropping ? ' dropping' : ''}`}
+      onSubmit={send}
+      aria-label="Compose a message"
+      onDragOver={(e) => onDrag(e, true)}
+      onDragLeave={(e) => onDrag(e, false)}
+      onDrop={(e) => {
+        onDrag(e, false);
+        attach([...(e.dataTransfer?.files ?? [])]);
+      }}
+    >
       <div class="compose-target">
         <div class="segmented" role="radiogroup" aria-label="Send to">
           {(['stream', 'dm'] as const).map((m) => (
@@ -289,7 +357,7 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
         )}
       </div>
       {previewing ? (
-        <div class="compose-preview rendered" aria-live="polite" aria-label="Preview" tabIndex={0} dangerouslySetInnerHTML={{ __html: preview ?? '<p class="hint">Rendering…</p>' }} />
+        <div ref={previewBox} class="compose-preview rendered" aria-live="polite" aria-label="Preview" tabIndex={0} dangerouslySetInnerHTML={{ __html: preview ?? '<p class="hint">Rendering…</p>' }} />
       ) : (
         <div class="typeahead-field">
           <label for="compose-content" class="visually-hidden">Message</label>
@@ -305,6 +373,12 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
             onKeyDown={onKeyDown}
             onKeyUp={followCaret}
             onClick={followCaret}
+            onPaste={(e) => {
+              const files = [...(e.clipboardData?.files ?? [])];
+              if (!files.length) return;
+              e.preventDefault();
+              attach(files);
+            }}
             onBlur={() => destination && client.typing(destination, 'stop')}
           />
           <TypeaheadList
@@ -322,6 +396,16 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
           />
         </div>
       )}
+      {uploads.size > 0 && (
+        <ul class="upload-progress" aria-label="Uploads">
+          {[...uploads].map(([id, u]) => (
+            <li key={id}>
+              <span>Uploading {u.name}</span>
+              <progress max={1} value={u.sent} aria-label={`Uploading ${u.name}`} />
+            </li>
+          ))}
+        </ul>
+      )}
       {error && <p class="alert alert-error" role="alert">{error}</p>}
       {pickingEmoji && !previewing && (
         <LazyEmojiPicker
@@ -335,11 +419,24 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
         <button type="button" class="button button-secondary compose-emoji" aria-label="Insert an emoji" title="Insert an emoji" aria-expanded={pickingEmoji} disabled={previewing} onClick={() => setPickingEmoji(!pickingEmoji)}>
           ☺
         </button>
+        <label class="button button-secondary compose-attach" title="Attach files (or drop them here, or paste them)">
+          📎<span class="visually-hidden">Attach files</span>
+          <input
+            type="file"
+            multiple
+            class="visually-hidden"
+            disabled={previewing}
+            onChange={(e) => {
+              attach([...(e.currentTarget.files ?? [])]);
+              e.currentTarget.value = '';
+            }}
+          />
+        </label>
         <button type="button" class="button button-secondary" aria-pressed={previewing} onClick={togglePreview} disabled={!content.trim() && !previewing}>
           Preview
         </button>
-        <button type="submit" class="button" disabled={sending || !content.trim()}>
-          {sending ? 'Sending…' : 'Send'}
+        <button type="submit" class="button" disabled={sending || uploads.size > 0 || !content.trim()}>
+          {sending ? 'Sending…' : uploads.size ? 'Uploading…' : 'Send'}
         </button>
       </div>
     </form>

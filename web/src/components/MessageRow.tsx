@@ -1,9 +1,10 @@
 // One message: sender, time, the server's HTML, reactions, and the actions on it (react, star,
 // quote and reply, mark as unread from here, and for one's own messages edit and delete).
-import { Component } from 'preact';
+import { Component, createRef } from 'preact';
 import { describeError } from '../api.ts';
 import type { ChatClient } from '../client.ts';
 import { formatFullDate, formatTime } from '../format.ts';
+import { showUploadedImages } from '../uploads.ts';
 import type { Message, Reaction, RealmEmoji, User } from '../types.ts';
 import { Avatar } from './Avatar.tsx';
 import { Emoji } from './Emoji.tsx';
@@ -55,6 +56,7 @@ function groupReactions(reactions: Reaction[]): { first: Reaction; userIds: numb
 }
 
 export class MessageRow extends Component<Props, State> {
+  private readonly article = createRef<HTMLElement>();
   state: State = { editing: false, draft: null, picking: false, more: false, error: null, busy: false };
 
   shouldComponentUpdate(next: Props, nextState: State): boolean {
@@ -62,7 +64,12 @@ export class MessageRow extends Component<Props, State> {
     return nextState !== this.state || next.message !== p.message || next.continued !== p.continued || next.canEdit !== p.canEdit || next.near !== p.near || next.users !== p.users || next.realmEmoji !== p.realmEmoji;
   }
 
+  componentDidMount(): void {
+    showUploadedImages(this.article.current, this.props.client.api);
+  }
+
   componentDidUpdate(_prev: Props, prevState: State): void {
+    showUploadedImages(this.article.current, this.props.client.api);
     // The raw content has arrived: editing starts in the box.
     if (prevState.draft === null && this.state.draft !== null) document.getElementById(`edit-${this.props.message.id}`)?.focus();
   }
@@ -139,7 +146,7 @@ export class MessageRow extends Component<Props, State> {
       .filter(Boolean)
       .join(' ');
     return (
-      <article class={classes} data-message-id={m.id} tabIndex={-1} aria-label={`${m.sender_full_name}, ${formatFullDate(m.timestamp)}`}>
+      <article ref={this.article} class={classes} data-message-id={m.id} tabIndex={-1} aria-label={`${m.sender_full_name}, ${formatFullDate(m.timestamp)}`}>
         <div class="message-gutter">{!continued && <Avatar user={sender} />}</div>
         <div class="message-body">
           {!continued && (
