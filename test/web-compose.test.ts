@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { makeChannel, send } from './messages-helpers.ts';
+import type { TestUser } from './helpers/server.ts';
 import { browserTests, logIn, messageWith, runBrowserTests, setUpBrowserSuite, tearDownBrowserSuite, type Ctx } from './lib/browser.ts';
 
 const test = suite<Ctx>('web-compose', {} as Ctx);
@@ -294,6 +295,58 @@ browserTest('files: attached by the button with progress, dropped and pasted, ea
   assert.equal(await sent.locator('a').allTextContents(), ['notes.txt', 'one.txt', 'two.txt']);
   const uploads = await uma.client.get('/attachments');
   assert.equal(uploads.body.attachments.map((a: { name: string }) => a.name).sort(), ['chart.png', 'notes.txt', 'one.txt', 'two.txt']);
+});
+
+/** Waits (up to 5 s: saving waits for typing to pause) for the user's drafts on the server to be `expected` (their contents). */
+async function serverDrafts(user: TestUser, expected: string[]): Promise<{ id: number; type: string; to: number[]; topic: string; content: string }[]> {
+  let drafts: { id: number; type: string; to: number[]; topic: string; content: string }[] = [];
+  for (let tries = 0; tries < 50; tries++) {
+    if (tries) await new Promise((r) => setTimeout(r, 100));
+    drafts = (await user.client.get('/drafts')).body.drafts;
+    if (JSON.stringify(drafts.map((d) => d.content).sort()) === JSON.stringify([...expected].sort())) return drafts;
+  }
+  assert.equal(drafts.map((d) => d.content), expected, 'drafts on the server');
+  return drafts;
+}
+
+browserTest('drafts are kept on the server while one writes, listed live on another device, restored into the compose box, deleted once sent or by hand', async (ctx) => {
+  const dora = await ctx.realm.addUser({ name: 'Dora Drafts' });
+  const notes = await makeChannel(ctx.realm, 'notebook', [dora, ctx.bob]);
+  await send(ctx.bob, notes, 'ideas', 'Any ideas?');
+  const laptop = await logIn(ctx, dora, { hash: `#narrow/channel/${notes}-notebook/topic/ideas` });
+  const phone = await logIn(ctx, dora);
+  await messageWith(laptop.page, 'Any ideas?').waitFor();
+  await content(laptop.page).fill('Half a thought');
+  const [saved] = await serverDrafts(dora, ['Half a thought']);
+  assert.equal({ type: saved!.type, to: saved!.to, topic: saved!.topic }, { type: 'stream', to: [notes], topic: 'ideas' });
+
+  const draftsLink = phone.page.locator('#sidebar .nav-link', { hasText: 'Drafts' });
+  await draftsLink.locator('.draft-count', { hasText: '1' }).waitFor();
+  await draftsLink.click();
+  const overlay = phone.page.getByRole('dialog', { name: 'Drafts' });
+  const draft = overlay.getByRole('listitem', { name: 'Draft to #notebook › ideas' });
+  assert.match((await draft.textContent()) ?? '', 'Half a thought');
+  await draft.getByRole('button', { name: 'Restore' }).click();
+  await overlay.waitFor({ state: 'detached' });
+  assert.is(await content(phone.page).inputValue(), 'Half a thought');
+  assert.is(await phone.page.locator('#compose-topic').inputValue(), 'ideas');
+  await content(phone.page).press('End');
+  await content(phone.page).pressSequentially(', now whole');
+  await content(phone.page).press('Control+Enter');
+  await messageWith(laptop.page, 'Half a thought, now whole').waitFor();
+  // Sending deleted the draft, for every device.
+  await serverDrafts(dora, []);
+  await laptop.page.locator('#sidebar .nav-link', { hasText: 'Drafts' }).locator('.draft-count').waitFor({ state: 'detached' });
+
+  // A draft deleted from the list goes everywhere.
+  const r = await dora.client.post('/drafts', { drafts: JSON.stringify([{ type: 'private', to: [ctx.bob.id], topic: '', content: 'For Bob only', timestamp: Math.floor(Date.now() / 1000) }]) });
+  assert.is(r.status, 200, r.text);
+  await phone.page.goto(`${ctx.url}#drafts`);
+  const forBob = phone.page.getByRole('listitem', { name: 'Draft to Bob Builder' });
+  await forBob.getByRole('button', { name: 'Delete' }).click();
+  await forBob.waitFor({ state: 'detached' });
+  await laptop.page.locator('#sidebar .nav-link', { hasText: 'Drafts' }).locator('.draft-count').waitFor({ state: 'detached' });
+  await serverDrafts(dora, []);
 });
 
 runBrowserTests(test, 'web-compose');

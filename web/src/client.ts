@@ -12,10 +12,11 @@ const TOPICS_RETRY_MS = 3000;
 
 export type Destination = { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; userIds: number[] };
 
-/** What the compose box is asked to do: write to `to`, with `text` added (a quote). */
+/** What the compose box is asked to do: write to `to`, with `text` added (a quote), or a draft's text in its place. */
 export interface ComposeRequest {
   to: Destination;
   text: string;
+  draftId?: number;
 }
 
 const PAGE_SIZE = 50;
@@ -36,7 +37,7 @@ const REGISTER_PARAMS = {
   client_gravatar: true,
   slim_presence: true,
   include_subscribers: false,
-  fetch_event_types: ['realm', 'realm_user', 'subscription', 'stream', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'realm_user_groups', 'message', 'starred_messages', 'user_settings'],
+  fetch_event_types: ['realm', 'realm_user', 'subscription', 'stream', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'realm_user_groups', 'drafts', 'message', 'starred_messages', 'user_settings'],
   client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true, simplified_presence_events: true },
 };
 

@@ -5,6 +5,7 @@ import type { Connection, ServerEvent } from './events.ts';
 import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './narrow.ts';
 import { prepareContent } from './content.ts';
 import { trackChannels } from './channels.ts';
+import type { Draft } from './drafts.ts';
 import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User, type UserGroup } from './types.ts';
 
 export interface View {
@@ -56,6 +57,8 @@ export interface AppState {
   /** Who is typing where (placeKey()), until when (ms). */
   typing: Map<string, Map<number, number>>;
   realmEmoji: Map<string, RealmEmoji>;
+  /** The user's drafts, newest first. */
+  drafts: Draft[];
   /** User groups by id (mentions, direct-message recipients). */
   groups: Map<number, UserGroup>;
   /** The user's own settings this client acts on. */
@@ -112,6 +115,7 @@ export function stateFromRegister(r: any, view: View): AppState {
     presence: new Map(Object.entries(r.presences ?? {}).map(([id, p]: [string, any]) => [Number(id), { active: p.active_timestamp, idle: p.idle_timestamp }])),
     typing: new Map(),
     realmEmoji: new Map(Object.values(r.realm_emoji ?? {}).map((e: any) => [e.name, e])),
+    drafts: newestFirst(r.drafts ?? []),
     groups: new Map((r.realm_user_groups ?? []).map((g: UserGroup) => [g.id, g])),
     settings: { enter_sends: r.user_settings?.enter_sends ?? false, timezone: r.user_settings?.timezone ?? '' },
     view,
@@ -358,6 +362,16 @@ function onRealmUser(state: AppState, e: ServerEvent): AppState {
   };
 }
 
+const newestFirst = (drafts: Draft[]) => [...drafts].sort((a, b) => b.timestamp - a.timestamp);
+
+function onDrafts(state: AppState, e: ServerEvent): AppState {
+  const others = (ids: number[]) => state.drafts.filter((d) => !ids.includes(d.id));
+  if (e.op === 'add') return { ...state, drafts: newestFirst([...others(e.drafts.map((d: Draft) => d.id)), ...e.drafts]) };
+  if (e.op === 'update') return { ...state, drafts: newestFirst([...others([e.draft.id]), e.draft]) };
+  if (e.op === 'remove') return { ...state, drafts: others([e.draft_id]) };
+  return state;
+}
+
 function onUserGroup(state: AppState, e: ServerEvent): AppState {
   const groups = new Map(state.groups);
   const group = groups.get(e.group_id);
@@ -421,6 +435,8 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
       return onRealm(state, e);
     case 'user_group':
       return onUserGroup(state, e);
+    case 'drafts':
+      return onDrafts(state, e);
     case 'user_settings':
       return e.op === 'update' && e.property in state.settings ? { ...state, settings: { ...state.settings, [e.property]: e.value } } : state;
     case 'realm_emoji':

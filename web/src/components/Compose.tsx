@@ -8,6 +8,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/ho
 import { describeError } from '../api.ts';
 import type { ChatClient, Destination } from '../client.ts';
 import { prepareContent } from '../content.ts';
+import { deleteDraft, saveDraft } from '../drafts.ts';
 import { customEmoji, loadEmojiCatalog, type EmojiEntry } from '../emoji.ts';
 import type { AppState } from '../state.ts';
 import { useStore } from '../store.ts';
@@ -20,6 +21,9 @@ import { LazyEmojiPicker } from './LazyEmojiPicker.tsx';
 import { TypeaheadList, useTypeahead } from './Typeahead.tsx';
 
 type Mode = 'stream' | 'dm';
+
+/** How long typing pauses before what is written is saved as a draft. */
+const DRAFT_SAVE_DELAY_MS = 1000;
 
 /** People named by what is left typed in the "To" field (emails or full names, comma-separated), or the first name not recognized. */
 function resolveRecipients(text: string, users: User[]): { ids: number[] } | { unknown: string } {
@@ -61,6 +65,10 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
   const previewBox = useRef<HTMLDivElement>(null);
   /** Where the caret goes once the text set by a pick is rendered. */
   const pendingCaret = useRef<number | null>(null);
+  /** The draft on the server that holds what is being written, once saved. */
+  const draftId = useRef<number | null>(null);
+  /** Draft saves and deletions, one after another (a second POST would make a second draft). */
+  const draftWork = useRef<Promise<unknown>>(Promise.resolve());
   /** The text and caret as last rendered, for changes that land later (uploads). */
   const latest = useRef({ content, caret });
   latest.current = { content, caret };
@@ -94,7 +102,10 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
       setRecipientIds(target.userIds);
       setTo('');
     }
-    if (text) setContent((old) => (old.trim() ? `${old.trimEnd()}\n\n${text}` : text));
+    if (request.draftId !== undefined) {
+      draftId.current = request.draftId;
+      setContent(text);
+    } else if (text) setContent((old) => (old.trim() ? `${old.trimEnd()}\n\n${text}` : text));
     setPreviewing(false);
     requestAnimationFrame(() => textarea.current?.focus());
   }, [request]);
@@ -115,6 +126,29 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
   const recipients = 'ids' in leftover ? [...new Set([...recipientIds, ...leftover.ids])] : null;
   const destination: Destination | null =
     mode === 'stream' ? (channel !== null ? { kind: 'stream', streamId: channel, topic: topic.trim() } : null) : recipients?.length ? { kind: 'dm', userIds: recipients } : null;
+
+  // What is written is kept as a draft a moment after typing stops; an emptied box deletes it.
+  const destinationKey = JSON.stringify(destination);
+  useEffect(() => {
+    if (!content.trim()) {
+      forgetDraft();
+      return;
+    }
+    if (!destination) return;
+    const timer = setTimeout(() => {
+      draftWork.current = draftWork.current
+        .then(() => saveDraft(client.api, draftId.current, destination, content))
+        .then((id) => (draftId.current = id), (err) => console.warn('saving a draft', describeError(err)));
+    }, DRAFT_SAVE_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [content, destinationKey]);
+  function forgetDraft() {
+    draftWork.current = draftWork.current.then(() => {
+      const id = draftId.current;
+      draftId.current = null;
+      return id !== null ? deleteDraft(client.api, id).catch((err) => console.warn('deleting a draft', describeError(err))) : undefined;
+    });
+  }
 
   // The message's own typeahead: what the text before the caret is completing.
   const completion = previewing ? null : completionAt(content.slice(0, caret), content.slice(caret));

@@ -113,6 +113,12 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
             </NavLink>
           </li>
         ))}
+        <li>
+          <a class="nav-link" href="#drafts">
+            <span class="name">Drafts</span>
+            {state.drafts.length > 0 && <span class="draft-count" aria-label={`${state.drafts.length} drafts`}>{state.drafts.length}</span>}
+          </a>
+        </li>
       </ul>
       {channelGroups(state).map((group) => (
         <section key={group.label} aria-label={group.label}>
