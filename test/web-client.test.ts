@@ -80,7 +80,7 @@ browserTest('a message sent from the compose box comes back over the WebSocket, 
   await sidebarLink(page, 'general').click();
   await page.locator('#narrow-title', { hasText: '#general' }).waitFor();
   await compose(page, 'Hello **world** from the browser', 'greetings');
-  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   await messageWith(page, 'Hello world from the browser').locator('strong', { hasText: 'world' }).waitFor();
   assert.is(await page.locator('#compose-content').inputValue(), '', 'the compose box is emptied');
   const pushed = frames.map((f) => JSON.parse(f)).filter((e) => e.type === 'message');
@@ -89,7 +89,7 @@ browserTest('a message sent from the compose box comes back over the WebSocket, 
   await sidebarLink(page, 'greetings').waitFor();
 
   await compose(page, 'A message to take back');
-  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   const regret = messageWith(page, 'A message to take back');
   await regret.hover();
   page.once('dialog', (dialog) => void dialog.accept());
@@ -123,7 +123,7 @@ browserTest("another user's message, typing and DM arrive live in a second brows
   await owner.page.getByText('Direct message', { exact: true }).click();
   await owner.page.locator('#compose-to').fill(ctx.bob.email);
   await compose(owner.page, 'A private word');
-  await owner.page.getByRole('button', { name: 'Send' }).click();
+  await owner.page.getByRole('button', { name: 'Send', exact: true }).click();
   const dm = bob.page.locator('#sidebar .dms .nav-link', { hasText: 'Olivia Owner' });
   await dm.locator('.unread-count', { hasText: '1' }).waitFor();
   await dm.click();

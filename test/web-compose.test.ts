@@ -145,7 +145,7 @@ browserTest('direct-message recipients are pills picked by name, email or group;
   assert.equal(await pills.allTextContents(), ['Carol Clerk×']);
 
   await content(page).fill('Just us two');
-  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   await messageWith(carol.page, 'Just us two').waitFor();
   const r = await ctx.carol.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: '[]' });
   assert.equal(r.body.messages[0].display_recipient.map((u: { id: number }) => u.id).sort((a: number, b: number) => a - b), [ctx.carol.id, nina.id].sort((a, b) => a - b));
@@ -309,13 +309,19 @@ async function serverDrafts(user: TestUser, expected: string[]): Promise<{ id: n
   return drafts;
 }
 
+/** Someone new in a new channel where Bob wrote `text` in `topic`, logged in twice: a laptop on that topic, a phone on the combined feed. */
+async function onTwoDevices(ctx: Ctx, name: string, channelName: string, topic: string, text: string) {
+  const user = await ctx.realm.addUser({ name });
+  const channel = await makeChannel(ctx.realm, channelName, [user, ctx.bob]);
+  await send(ctx.bob, channel, topic, text);
+  const laptop = await logIn(ctx, user, { hash: `#narrow/channel/${channel}-${channelName}/topic/${topic}` });
+  const phone = await logIn(ctx, user);
+  await messageWith(laptop.page, text).waitFor();
+  return { user, channel, laptop, phone };
+}
+
 browserTest('drafts are kept on the server while one writes, listed live on another device, restored into the compose box, deleted once sent or by hand', async (ctx) => {
-  const dora = await ctx.realm.addUser({ name: 'Dora Drafts' });
-  const notes = await makeChannel(ctx.realm, 'notebook', [dora, ctx.bob]);
-  await send(ctx.bob, notes, 'ideas', 'Any ideas?');
-  const laptop = await logIn(ctx, dora, { hash: `#narrow/channel/${notes}-notebook/topic/ideas` });
-  const phone = await logIn(ctx, dora);
-  await messageWith(laptop.page, 'Any ideas?').waitFor();
+  const { user: dora, channel: notes, laptop, phone } = await onTwoDevices(ctx, 'Dora Drafts', 'notebook', 'ideas', 'Any ideas?');
   await content(laptop.page).fill('Half a thought');
   const [saved] = await serverDrafts(dora, ['Half a thought']);
   assert.equal({ type: saved!.type, to: saved!.to, topic: saved!.topic }, { type: 'stream', to: [notes], topic: 'ideas' });
@@ -347,6 +353,43 @@ browserTest('drafts are kept on the server while one writes, listed live on anot
   await forBob.waitFor({ state: 'detached' });
   await laptop.page.locator('#sidebar .nav-link', { hasText: 'Drafts' }).locator('.draft-count').waitFor({ state: 'detached' });
   await serverDrafts(dora, []);
+});
+
+browserTest('send later: a message scheduled from the compose box is listed live under Scheduled messages, and cancelled there', async (ctx) => {
+  const { user: sam, channel: later, laptop, phone } = await onTwoDevices(ctx, 'Sam Later', 'later', 'plans', 'Tomorrow then?');
+  await content(laptop.page).fill('See you tomorrow');
+  await laptop.page.getByRole('button', { name: 'Send later' }).click();
+  const sendAt = laptop.page.getByLabel('Send at');
+  // An hour from now is offered first.
+  const offered = await sendAt.inputValue();
+  const offeredIn = await laptop.page.evaluate((value) => new Date(value).getTime() - Date.now(), offered);
+  assert.ok(offeredIn > 58 * 60_000 && offeredIn <= 60 * 60_000, `${offered} is an hour from now`);
+  const tomorrow = await laptop.page.evaluate(() => {
+    const at = new Date(Date.now() + 86_400_000);
+    at.setMinutes(at.getMinutes() - at.getTimezoneOffset());
+    return at.toISOString().slice(0, 16);
+  });
+  await sendAt.fill(tomorrow);
+  await laptop.page.getByRole('button', { name: 'Schedule' }).click();
+  await laptop.page.getByRole('status').filter({ hasText: 'Scheduled for' }).waitFor();
+  assert.is(await content(laptop.page).inputValue(), '');
+  const listed = (await sam.client.get('/scheduled_messages')).body.scheduled_messages;
+  const expectedAt = await laptop.page.evaluate((value) => new Date(value).getTime() / 1000, tomorrow);
+  assert.equal(
+    listed.map((m: Record<string, unknown>) => [m.type, m.to, m.topic, m.content, m.scheduled_delivery_timestamp]),
+    [['stream', later, 'plans', 'See you tomorrow', expectedAt]],
+  );
+  assert.is(await messageWith(laptop.page, 'See you tomorrow').count(), 0, 'not sent now');
+
+  const link = phone.page.locator('#sidebar .nav-link', { hasText: 'Scheduled messages' });
+  await link.locator('.draft-count', { hasText: '1' }).waitFor();
+  await link.click();
+  const item = phone.page.getByRole('dialog', { name: 'Scheduled messages' }).getByRole('listitem', { name: 'Scheduled message to #later › plans' });
+  assert.match((await item.textContent()) ?? '', 'See you tomorrow');
+  await item.getByRole('button', { name: 'Cancel' }).click();
+  await item.waitFor({ state: 'detached' });
+  await laptop.page.locator('#sidebar .nav-link', { hasText: 'Scheduled messages' }).locator('.draft-count').waitFor({ state: 'detached' });
+  assert.equal((await sam.client.get('/scheduled_messages')).body.scheduled_messages, []);
 });
 
 runBrowserTests(test, 'web-compose');

@@ -289,7 +289,7 @@ browserTest('local echo: a message the server refuses leaves no echo and stays i
   const r = await ctx.owner.client.patch(`/streams/${closed}`, { can_send_message_group: { new: admins } });
   assert.is(r.status, 200, r.text);
   await compose(page, 'Not allowed here', 't');
-  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
   await page.locator('.compose .alert-error').waitFor();
   assert.is(await page.locator('.message').count(), 0);
   assert.is(await page.locator('#compose-content').inputValue(), 'Not allowed here');

@@ -13,7 +13,13 @@ export interface Draft {
   timestamp: number;
 }
 
-export const isDraftsHash = (hash: string) => hash.replace(/^#/, '') === 'drafts';
+/** The overlay's two lists (`#drafts`, `#scheduled`, as Zulip's addresses), or null for another address. */
+export type DraftsTab = 'drafts' | 'scheduled';
+
+export function parseDraftsHash(hash: string): DraftsTab | null {
+  const name = hash.replace(/^#/, '');
+  return name === 'drafts' || name === 'scheduled' ? name : null;
+}
 
 const draftOf = (to: Destination, content: string) => ({
   type: to.kind === 'stream' ? 'stream' : 'private',

@@ -6,6 +6,7 @@ import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './na
 import { prepareContent } from './content.ts';
 import { trackChannels } from './channels.ts';
 import type { Draft } from './drafts.ts';
+import type { ScheduledMessage } from './scheduled.ts';
 import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User, type UserGroup } from './types.ts';
 
 export interface View {
@@ -59,6 +60,8 @@ export interface AppState {
   realmEmoji: Map<string, RealmEmoji>;
   /** The user's drafts, newest first. */
   drafts: Draft[];
+  /** The user's messages waiting to be sent, soonest first. */
+  scheduled: ScheduledMessage[];
   /** User groups by id (mentions, direct-message recipients). */
   groups: Map<number, UserGroup>;
   /** The user's own settings this client acts on. */
@@ -115,7 +118,8 @@ export function stateFromRegister(r: any, view: View): AppState {
     presence: new Map(Object.entries(r.presences ?? {}).map(([id, p]: [string, any]) => [Number(id), { active: p.active_timestamp, idle: p.idle_timestamp }])),
     typing: new Map(),
     realmEmoji: new Map(Object.values(r.realm_emoji ?? {}).map((e: any) => [e.name, e])),
-    drafts: newestFirst(r.drafts ?? []),
+    drafts: [...(r.drafts ?? [])].sort(newestFirst),
+    scheduled: [...(r.scheduled_messages ?? [])].sort(soonestFirst),
     groups: new Map((r.realm_user_groups ?? []).map((g: UserGroup) => [g.id, g])),
     settings: { enter_sends: r.user_settings?.enter_sends ?? false, timezone: r.user_settings?.timezone ?? '' },
     view,
@@ -362,14 +366,24 @@ function onRealmUser(state: AppState, e: ServerEvent): AppState {
   };
 }
 
-const newestFirst = (drafts: Draft[]) => [...drafts].sort((a, b) => b.timestamp - a.timestamp);
+/** A list kept by add, update and remove events: what comes takes the place of items with its id, what is removed goes. */
+function changeList<T>(list: T[], idOf: (item: T) => number, added: T[], removed: number[], order: (a: T, b: T) => number): T[] {
+  const gone = new Set([...removed, ...added.map(idOf)]);
+  return [...list.filter((item) => !gone.has(idOf(item))), ...added].sort(order);
+}
+
+const newestFirst = (a: Draft, b: Draft) => b.timestamp - a.timestamp;
+const soonestFirst = (a: ScheduledMessage, b: ScheduledMessage) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp;
 
 function onDrafts(state: AppState, e: ServerEvent): AppState {
-  const others = (ids: number[]) => state.drafts.filter((d) => !ids.includes(d.id));
-  if (e.op === 'add') return { ...state, drafts: newestFirst([...others(e.drafts.map((d: Draft) => d.id)), ...e.drafts]) };
-  if (e.op === 'update') return { ...state, drafts: newestFirst([...others([e.draft.id]), e.draft]) };
-  if (e.op === 'remove') return { ...state, drafts: others([e.draft_id]) };
-  return state;
+  const added: Draft[] = e.op === 'add' ? e.drafts : e.op === 'update' ? [e.draft] : [];
+  return { ...state, drafts: changeList(state.drafts, (d) => d.id, added, e.op === 'remove' ? [e.draft_id] : [], newestFirst) };
+}
+
+function onScheduled(state: AppState, e: ServerEvent): AppState {
+  const added: ScheduledMessage[] = e.op === 'add' ? e.scheduled_messages : e.op === 'update' ? [e.scheduled_message] : [];
+  const removed = e.op === 'remove' ? [e.scheduled_message_id] : [];
+  return { ...state, scheduled: changeList(state.scheduled, (m) => m.scheduled_message_id, added, removed, soonestFirst) };
 }
 
 function onUserGroup(state: AppState, e: ServerEvent): AppState {
@@ -437,6 +451,8 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
       return onUserGroup(state, e);
     case 'drafts':
       return onDrafts(state, e);
+    case 'scheduled_messages':
+      return onScheduled(state, e);
     case 'user_settings':
       return e.op === 'update' && e.property in state.settings ? { ...state, settings: { ...state.settings, [e.property]: e.value } } : state;
     case 'realm_emoji':

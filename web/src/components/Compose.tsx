@@ -9,6 +9,8 @@ import { describeError } from '../api.ts';
 import type { ChatClient, Destination } from '../client.ts';
 import { prepareContent } from '../content.ts';
 import { deleteDraft, saveDraft } from '../drafts.ts';
+import { formatFullDate } from '../format.ts';
+import { scheduleMessage } from '../scheduled.ts';
 import { customEmoji, loadEmojiCatalog, type EmojiEntry } from '../emoji.ts';
 import type { AppState } from '../state.ts';
 import { useStore } from '../store.ts';
@@ -21,6 +23,13 @@ import { LazyEmojiPicker } from './LazyEmojiPicker.tsx';
 import { TypeaheadList, useTypeahead } from './Typeahead.tsx';
 
 type Mode = 'stream' | 'dm';
+
+/** An hour from now, as a datetime-local value (local time, to the minute): what "Send later" offers first. */
+function inAnHour(): string {
+  const at = new Date(Date.now() + 3600_000);
+  at.setMinutes(at.getMinutes() - at.getTimezoneOffset());
+  return at.toISOString().slice(0, 16);
+}
 
 /** How long typing pauses before what is written is saved as a draft. */
 const DRAFT_SAVE_DELAY_MS = 1000;
@@ -57,6 +66,9 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
   const [uploads, setUploads] = useState<Map<number, { name: string; sent: number }>>(new Map());
   const uploadCount = useRef(0);
   const [dropping, setDropping] = useState(false);
+  /** "Send later": the chosen time (a datetime-local value) while its form is open. */
+  const [sendAt, setSendAt] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
   const [preview, setPreview] = useState<string | null>(null);
   const [previewing, setPreviewing] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -298,6 +310,23 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
     }
   }
 
+  /** Schedules what is written for `sendAt` (POST /scheduled_messages); the box empties as on sending. */
+  async function schedule(e: Event) {
+    e.preventDefault();
+    if (!sendAt || !destination || !content.trim() || uploads.size) return;
+    const at = new Date(sendAt);
+    setError(null);
+    try {
+      await scheduleMessage(client.api, destination, content, at);
+      setContent('');
+      setCaret(0);
+      setSendAt(null);
+      setNotice(`Scheduled for ${formatFullDate(at.getTime() / 1000)}.`);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  }
+
   // With the Enter-to-send setting, Enter sends and Shift+Enter starts a new line; else Ctrl+Enter sends.
   const enterSends = state.settings.enter_sends;
   function onKeyDown(e: KeyboardEvent) {
@@ -441,6 +470,15 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
         </ul>
       )}
       {error && <p class="alert alert-error" role="alert">{error}</p>}
+      {notice && <p class="alert alert-info" role="status">{notice} <a href="#scheduled">Scheduled messages</a></p>}
+      {sendAt !== null && (
+        <div class="send-later" role="group" aria-label="Send later">
+          <label for="compose-send-at">Send at</label>
+          <input id="compose-send-at" type="datetime-local" required value={sendAt} onInput={(e) => setSendAt(e.currentTarget.value)} />
+          <button type="button" class="button button-small" disabled={!sendAt || !content.trim() || uploads.size > 0} onClick={schedule}>Schedule</button>
+          <button type="button" class="button button-small button-secondary" onClick={() => setSendAt(null)}>Cancel</button>
+        </div>
+      )}
       {pickingEmoji && !previewing && (
         <LazyEmojiPicker
           label="Insert an emoji"
@@ -468,6 +506,9 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
         </label>
         <button type="button" class="button button-secondary" aria-pressed={previewing} onClick={togglePreview} disabled={!content.trim() && !previewing}>
           Preview
+        </button>
+        <button type="button" class="button button-secondary" aria-expanded={sendAt !== null} disabled={!content.trim()} onClick={() => (setNotice(null), setSendAt(sendAt === null ? inAnHour() : null))}>
+          Send later
         </button>
         <button type="submit" class="button" disabled={sending || uploads.size > 0 || !content.trim()}>
           {sending ? 'Sending…' : uploads.size ? 'Uploading…' : 'Send'}

@@ -113,12 +113,14 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
             </NavLink>
           </li>
         ))}
-        <li>
-          <a class="nav-link" href="#drafts">
-            <span class="name">Drafts</span>
-            {state.drafts.length > 0 && <span class="draft-count" aria-label={`${state.drafts.length} drafts`}>{state.drafts.length}</span>}
-          </a>
-        </li>
+        {([['Drafts', '#drafts', state.drafts.length], ['Scheduled messages', '#scheduled', state.scheduled.length]] as const).map(([name, href, count]) => (
+          <li key={href}>
+            <a class="nav-link" href={href}>
+              <span class="name">{name}</span>
+              {count > 0 && <span class="draft-count" aria-label={`${count} waiting`}>{count}</span>}
+            </a>
+          </li>
+        ))}
       </ul>
       {channelGroups(state).map((group) => (
         <section key={group.label} aria-label={group.label}>
