@@ -5,6 +5,7 @@
 // here, once, so the server compresses nothing at run time. Run by scripts/build.mjs (`npm install`,
 // and `npm start` when a source changed); takes about a second.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
@@ -13,6 +14,8 @@ import { build } from 'esbuild';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const WEB_OUT_DIR = path.join(ROOT, 'build', 'web');
 const COMPRESSIBLE = /\.(js|css|html|svg)$/;
+// The emoji images the server serves (src/http/emoji-images.ts), named by the package's version.
+const EMOJI_IMAGES = `/static/emoji/google-${createRequire(import.meta.url)('emoji-datasource-google/package.json').version}/`;
 
 // KaTeX's stylesheet offers each font as woff2, woff and ttf; every browser the client runs in
 // reads woff2, so only those are bundled (a third of the files).
@@ -51,6 +54,7 @@ export async function buildWeb() {
     target: ['es2022', 'chrome110', 'firefox110', 'safari16'],
     jsx: 'automatic',
     jsxImportSource: 'preact',
+    define: { __EMOJI_IMAGES__: JSON.stringify(EMOJI_IMAGES) },
     loader: { '.woff2': 'file' },
     minify: true,
     sourcemap: 'linked',

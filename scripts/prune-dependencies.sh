@@ -23,3 +23,6 @@ find node_modules/sodium-native/prebuilds -mindepth 1 -maxdepth 1 ! -name "$plat
 # Prisma's query compilers for other databases, and source maps.
 find node_modules/@prisma/client/runtime -name 'query_compiler_*' ! -name '*postgresql*' -delete
 find node_modules -name '*.map' -type f -delete
+
+# The emoji package's sprite sheets (58 MB): the server sends its 64 px images one by one.
+find node_modules/emoji-datasource-google/img/google -mindepth 1 -maxdepth 1 ! -name 64 -exec rm -rf {} +

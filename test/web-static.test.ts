@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { EMOJI_SET } from '../src/http/emoji-images.ts';
 import { attachWebClient, loadWebAssets } from '../src/http/static.ts';
 import uWS, { closeApp, listenExclusive } from '../src/http/uws.ts';
 import type { RunningServer } from '../src/server.ts';
@@ -116,6 +117,26 @@ test('/static/base.css, the stylesheet other pages share, keeps its name and is 
   const hashed = await raw(server.port, `/static/${stylesheet}`);
   assert.equal(stable.body, hashed.body);
   assert.is((await raw(server.port, '/static/base.css', { 'If-None-Match': stable.headers.etag! })).status, 304);
+});
+
+test("Zulip's emoji images, one file per emoji code, cached for good; the page's scripts name the same set", async ({ server, page }) => {
+  const scripts = [...page.matchAll(/\/static\/[\w-]+\.js/g)].map(([name]) => name);
+  const bundle = (await Promise.all(scripts.map(async (name) => (await raw(server.port, name)).body.toString()))).join('\n');
+  const base = /\/static\/emoji\/google-[\d.]+\//.exec(bundle)?.[0];
+  assert.ok(base, 'the bundle names where the images are');
+  assert.is(base, `/static/emoji/${EMOJI_SET}/`);
+  // 2764 (heart) is stored as 2764-fe0f.png: codes are Zulip's, without U+FE0F.
+  for (const code of ['1f389', '2764', '1f1e9-1f1ea']) {
+    const r = await raw(server.port, `${base}${code}.png`);
+    assert.is(r.status, 200, code);
+    assert.is(r.headers['content-type'], 'image/png');
+    assert.is(r.headers['cache-control'], 'public, max-age=31536000, immutable');
+    assert.equal([...r.body.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG');
+  }
+  for (const p of [`${base}fffff.png`, `${base}1f389.gif`, `${base}..%2Fpackage.json`, '/static/emoji/google-1.0.0/1f389.png']) {
+    const r = await raw(server.port, p);
+    assert.is(r.status, 404, p);
+  }
 });
 
 test('other paths under /static/ get the API router 404', async ({ server }) => {

@@ -9,6 +9,9 @@
 //   - an alias that is some emoji's canonical name is dropped; one that several emoji claim is
 //     kept only by the curated ones; a non-ASCII name gets an ASCII alias;
 //   - codes are dash-separated lowercase hex with every U+FE0F removed.
+// It also writes web/src/emoji/catalog.json, what the web client's emoji picker and `:` typeahead
+// offer: Zulip's picker categories in emoji-datasource's order, each emoji as [code, canonical
+// name, ...aliases].
 // Run: node scripts/emoji/generate-emoji-data.mjs
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -108,4 +111,15 @@ for (const [code, { canonical, aliases }] of emoji) {
 const sortedNames = Object.fromEntries(Object.entries(nameToCode).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 const out = { source: 'emoji-datasource-google + CLDR annotations + Zulip curated names', name_to_codepoint: sortedNames, codepoint_to_name: codeToName };
 writeFileSync(join(here, '../../src/emoji/emoji-data.json'), JSON.stringify(out, null, 0) + '\n');
+
+// The picker's categories (Zulip's: the datasource's, skin-tone components left out), in order.
+const CATEGORIES = ['Smileys & Emotion', 'People & Body', 'Animals & Nature', 'Food & Drink', 'Activities', 'Travel & Places', 'Objects', 'Symbols', 'Flags'];
+const byCategory = new Map(CATEGORIES.map((c) => [c, []]));
+for (const entry of [...datasource].sort((a, b) => a.sort_order - b.sort_order)) {
+  const code = codeOf(entry.unified);
+  const names = emoji.get(code);
+  if (names && byCategory.has(entry.category)) byCategory.get(entry.category).push([code, names.canonical, ...names.aliases]);
+}
+const catalog = { categories: [...byCategory].map(([name, list]) => ({ name, emoji: list })) };
+writeFileSync(join(here, '../../web/src/emoji/catalog.json'), JSON.stringify(catalog) + '\n');
 console.log(`${Object.keys(codeToName).length} emoji, ${Object.keys(sortedNames).length} names`);

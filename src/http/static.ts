@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type uWS from 'uWebSockets.js';
+import { attachEmojiImages } from './emoji-images.ts';
 import { statusLine } from './exchange.ts';
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -101,8 +102,9 @@ function send(res: uWS.HttpResponse, req: uWS.HttpRequest, file: StaticFile, ext
 
 const NOT_BUILT = 'The web client is not built. Run `npm run build` (npm install and npm start do it too), then restart the server.\n';
 
-/** Mounts `/` and `/static/*`; paths under /static/ that name no built file go on to the router's 404. */
+/** Mounts `/`, `/static/*` and the emoji images; paths under /static/ that name no file go on to the router's 404. */
 export function attachWebClient(uws: uWS.TemplatedApp, assets: WebAssets | null): void {
+  attachEmojiImages(uws);
   for (const mount of [uws.get.bind(uws), uws.head.bind(uws)]) {
     mount('/', (res, req) => {
       if (assets) return send(res, req, assets.index, PAGE_HEADERS);

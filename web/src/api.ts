@@ -28,6 +28,8 @@ function base64(text: string): string {
   return btoa(binary);
 }
 
+const basicAuth = ({ email, apiKey }: Credentials) => `Basic ${base64(`${email}:${apiKey}`)}`;
+
 function encode(params: Params): URLSearchParams {
   const form = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined) form.set(k, typeof v === 'string' ? v : JSON.stringify(v));
@@ -50,7 +52,7 @@ export async function request<T = any>(method: string, path: string, params: Par
   const query = method === 'GET' || method === 'DELETE';
   const url = `/api/v1${path}${query && Object.keys(params).length ? `?${encode(params)}` : ''}`;
   const headers: Record<string, string> = {};
-  if (credentials) headers.Authorization = `Basic ${base64(`${credentials.email}:${credentials.apiKey}`)}`;
+  if (credentials) headers.Authorization = basicAuth(credentials);
   let response: Response;
   try {
     // credentials: 'omit' keeps the browser's own Basic-auth prompt away from a 401.
@@ -79,17 +81,34 @@ export class Api {
   delete<T = any>(path: string, params?: Params): Promise<T> {
     return request<T>('DELETE', path, params, this.credentials);
   }
-  /** A multipart POST, for files. */
-  async upload<T = any>(path: string, form: FormData): Promise<T> {
-    const { email, apiKey } = this.credentials;
+  /** A multipart POST, for files; `onProgress` hears the share of the body sent so far (0 to 1). */
+  upload<T = any>(path: string, form: FormData, onProgress?: (sent: number) => void): Promise<T> {
+    // XMLHttpRequest, not fetch: only it tells how much of the body has gone.
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', `/api/v1${path}`);
+    xhr.setRequestHeader('Authorization', basicAuth(this.credentials));
+    if (onProgress) xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+    return new Promise<T>((resolve, reject) => {
+      xhr.onerror = () => reject(new ApiError('Cannot reach the server', 'NETWORK_ERROR', 0));
+      xhr.onload = () => {
+        const response = new Response(xhr.responseText, { status: xhr.status, headers: { 'Retry-After': xhr.getResponseHeader('Retry-After') ?? '' } });
+        if (response.ok) resolve(response.json() as Promise<T>);
+        else errorOf(response).then(reject);
+      };
+      xhr.send(form);
+    });
+  }
+
+  /** An uploaded file or its thumbnail (`/user_uploads/...`), which needs the credentials. */
+  async file(path: string): Promise<Blob> {
     let response: Response;
     try {
-      response = await fetch(`/api/v1${path}`, { method: 'POST', headers: { Authorization: `Basic ${base64(`${email}:${apiKey}`)}` }, body: form, credentials: 'omit' });
+      response = await fetch(path, { headers: { Authorization: basicAuth(this.credentials) }, credentials: 'omit' });
     } catch {
       throw new ApiError('Cannot reach the server', 'NETWORK_ERROR', 0);
     }
     if (!response.ok) throw await errorOf(response);
-    return response.json() as Promise<T>;
+    return response.blob();
   }
 }
 

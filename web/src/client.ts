@@ -12,10 +12,11 @@ const TOPICS_RETRY_MS = 3000;
 
 export type Destination = { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; userIds: number[] };
 
-/** What the compose box is asked to do: write to `to`, with `text` added (a quote). */
+/** What the compose box is asked to do: write to `to`, with `text` added (a quote), or a draft's text in its place. */
 export interface ComposeRequest {
   to: Destination;
   text: string;
+  draftId?: number;
 }
 
 const PAGE_SIZE = 50;
@@ -36,7 +37,7 @@ const REGISTER_PARAMS = {
   client_gravatar: true,
   slim_presence: true,
   include_subscribers: false,
-  fetch_event_types: ['realm', 'realm_user', 'subscription', 'stream', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'message', 'starred_messages', 'user_settings'],
+  fetch_event_types: ['realm', 'realm_user', 'subscription', 'stream', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'realm_user_groups', 'drafts', 'scheduled_messages', 'message', 'starred_messages', 'user_settings'],
   client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true, simplified_presence_events: true },
 };
 
@@ -242,8 +243,11 @@ export class ChatClient {
   /** Fetches the topic list of the channel on screen when it is not known (first visit, or after a move). */
   private loadMissingTopics(): void {
     const { narrow } = this.state.view;
-    if (narrow.kind !== 'channel' && narrow.kind !== 'topic') return;
-    const streamId = narrow.streamId;
+    if (narrow.kind === 'channel' || narrow.kind === 'topic') this.loadTopics(narrow.streamId);
+  }
+
+  /** Fetches a subscribed channel's topic list when it is not known (the view's, or one the compose box completes). */
+  loadTopics(streamId: number): void {
     if (this.state.topics.has(streamId) || !this.state.subs.has(streamId)) return;
     // A move while the list is on its way makes that answer stale: it is fetched again after it.
     if (this.topicsLoading.has(streamId)) {
@@ -259,11 +263,11 @@ export class ChatClient {
       .catch((err) => {
         console.warn('topics', describeError(err));
         // Asked again in a while rather than left "Loading topics…".
-        setTimeout(() => this.loadMissingTopics(), TOPICS_RETRY_MS);
+        setTimeout(() => this.loadTopics(streamId), TOPICS_RETRY_MS);
       })
       .finally(() => {
         this.topicsLoading.delete(streamId);
-        if (this.topicsStale.delete(streamId)) this.loadMissingTopics();
+        if (this.topicsStale.delete(streamId)) this.loadTopics(streamId);
       });
   }
 

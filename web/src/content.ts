@@ -1,14 +1,9 @@
-// The server's message HTML, prepared once per message for this page: emoji as the characters
-// they name (no image sprites to download), times in the reader's time zone, links to
-// conversations kept inside the app, other links opening a new tab, spoilers operable by
-// keyboard, and mentions of the reader marked.
-
-/** `1f44d` or `1f1e9-1f1ea` (Zulip's emoji codes) as the emoji itself. */
-export function emojiFromCode(code: string): string | null {
-  const points = code.split('-').map((hex) => Number.parseInt(hex, 16));
-  if (points.some((p) => !Number.isInteger(p) || p < 0 || p > 0x10ffff)) return null;
-  return String.fromCodePoint(...points);
-}
+// The server's message HTML, prepared once per message for this page: emoji shown by Zulip's
+// images (emoji.ts; their `:name:` text stays, for copying and screen readers), uploaded images
+// left for uploads.ts to fetch, times in the reader's time zone, links to conversations kept
+// inside the app, other links opening a new tab, spoilers operable by keyboard, and mentions of
+// the reader marked.
+import { emojiImageUrl } from './emoji.ts';
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
@@ -19,8 +14,12 @@ export function prepareContent(html: string, myId: number): string {
   for (const mention of root.querySelectorAll(`.user-mention[data-user-id="${myId}"]:not(.silent)`)) mention.classList.add('user-mention-me');
   for (const span of root.querySelectorAll<HTMLElement>('span.emoji')) {
     const code = [...span.classList].find((c) => c.startsWith('emoji-'))?.slice('emoji-'.length);
-    const text = code ? emojiFromCode(code) : null;
-    if (text) span.textContent = text;
+    if (code && /^[0-9a-f-]+$/.test(code)) span.style.backgroundImage = `url(${emojiImageUrl(code)})`;
+  }
+  // Uploaded images need the credentials: uploads.ts fetches them once the message is on screen.
+  for (const img of root.querySelectorAll('img[src^="/user_uploads/"]')) {
+    img.setAttribute('data-upload-src', img.getAttribute('src')!);
+    img.removeAttribute('src');
   }
   for (const time of root.querySelectorAll('time[datetime]')) {
     const date = new Date(time.getAttribute('datetime')!);

@@ -5,7 +5,9 @@ import type { Connection, ServerEvent } from './events.ts';
 import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './narrow.ts';
 import { prepareContent } from './content.ts';
 import { trackChannels } from './channels.ts';
-import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User } from './types.ts';
+import type { Draft } from './drafts.ts';
+import type { ScheduledMessage } from './scheduled.ts';
+import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User, type UserGroup } from './types.ts';
 
 export interface View {
   narrow: Narrow;
@@ -56,6 +58,12 @@ export interface AppState {
   /** Who is typing where (placeKey()), until when (ms). */
   typing: Map<string, Map<number, number>>;
   realmEmoji: Map<string, RealmEmoji>;
+  /** The user's drafts, newest first. */
+  drafts: Draft[];
+  /** The user's messages waiting to be sent, soonest first. */
+  scheduled: ScheduledMessage[];
+  /** User groups by id (mentions, direct-message recipients). */
+  groups: Map<number, UserGroup>;
   /** The user's own settings this client acts on. */
   settings: UserSettings;
   view: View;
@@ -110,6 +118,9 @@ export function stateFromRegister(r: any, view: View): AppState {
     presence: new Map(Object.entries(r.presences ?? {}).map(([id, p]: [string, any]) => [Number(id), { active: p.active_timestamp, idle: p.idle_timestamp }])),
     typing: new Map(),
     realmEmoji: new Map(Object.values(r.realm_emoji ?? {}).map((e: any) => [e.name, e])),
+    drafts: [...(r.drafts ?? [])].sort(newestFirst),
+    scheduled: [...(r.scheduled_messages ?? [])].sort(soonestFirst),
+    groups: new Map((r.realm_user_groups ?? []).map((g: UserGroup) => [g.id, g])),
     settings: { enter_sends: r.user_settings?.enter_sends ?? false, timezone: r.user_settings?.timezone ?? '' },
     view,
     connection: 'connecting',
@@ -355,6 +366,52 @@ function onRealmUser(state: AppState, e: ServerEvent): AppState {
   };
 }
 
+/** A list kept by add, update and remove events: what comes takes the place of items with its id, what is removed goes. */
+function changeList<T>(list: T[], idOf: (item: T) => number, added: T[], removed: number[], order: (a: T, b: T) => number): T[] {
+  const gone = new Set([...removed, ...added.map(idOf)]);
+  return [...list.filter((item) => !gone.has(idOf(item))), ...added].sort(order);
+}
+
+const newestFirst = (a: Draft, b: Draft) => b.timestamp - a.timestamp;
+const soonestFirst = (a: ScheduledMessage, b: ScheduledMessage) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp;
+
+function onDrafts(state: AppState, e: ServerEvent): AppState {
+  const added: Draft[] = e.op === 'add' ? e.drafts : e.op === 'update' ? [e.draft] : [];
+  return { ...state, drafts: changeList(state.drafts, (d) => d.id, added, e.op === 'remove' ? [e.draft_id] : [], newestFirst) };
+}
+
+function onScheduled(state: AppState, e: ServerEvent): AppState {
+  const added: ScheduledMessage[] = e.op === 'add' ? e.scheduled_messages : e.op === 'update' ? [e.scheduled_message] : [];
+  const removed = e.op === 'remove' ? [e.scheduled_message_id] : [];
+  return { ...state, scheduled: changeList(state.scheduled, (m) => m.scheduled_message_id, added, removed, soonestFirst) };
+}
+
+function onUserGroup(state: AppState, e: ServerEvent): AppState {
+  const groups = new Map(state.groups);
+  const group = groups.get(e.group_id);
+  const changeMembers = (members: number[]) => group && groups.set(group.id, { ...group, members });
+  switch (e.op) {
+    case 'add':
+      groups.set(e.group.id, e.group);
+      break;
+    case 'remove':
+      groups.delete(e.group_id);
+      break;
+    case 'update':
+      if (group) groups.set(group.id, { ...group, ...e.data });
+      break;
+    case 'add_members':
+      changeMembers([...new Set([...(group?.members ?? []), ...e.user_ids])]);
+      break;
+    case 'remove_members':
+      changeMembers((group?.members ?? []).filter((id) => !e.user_ids.includes(id)));
+      break;
+    default:
+      return state;
+  }
+  return { ...state, groups };
+}
+
 function onRealm(state: AppState, e: ServerEvent): AppState {
   if (e.op !== 'update_dict' && e.op !== 'update') return state;
   const data = e.op === 'update' ? { [e.property]: e.value } : e.data;
@@ -390,6 +447,12 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
       return onRealmUser(state, e);
     case 'realm':
       return onRealm(state, e);
+    case 'user_group':
+      return onUserGroup(state, e);
+    case 'drafts':
+      return onDrafts(state, e);
+    case 'scheduled_messages':
+      return onScheduled(state, e);
     case 'user_settings':
       return e.op === 'update' && e.property in state.settings ? { ...state, settings: { ...state.settings, [e.property]: e.value } } : state;
     case 'realm_emoji':

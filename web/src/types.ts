@@ -81,7 +81,17 @@ export interface Topic {
   max_id: number;
 }
 
+export interface UserGroup {
+  id: number;
+  name: string;
+  description: string;
+  members: number[];
+  is_system_group: boolean;
+  deactivated: boolean;
+}
+
 export interface RealmEmoji {
+  id: string;
   name: string;
   source_url: string;
   deactivated: boolean;

@@ -8,6 +8,7 @@ import { parseHash } from '../narrow.ts';
 import { channelSettingsHash, parseChannelsHash, subscribe } from '../channels.ts';
 import { useLazy } from '../lazy.ts';
 import { parseSettingsHash } from '../settings.ts';
+import { parseDraftsHash } from '../drafts.ts';
 import { narrowUnread, nextUnreadTopic, type AppState } from '../state.ts';
 import { Compose } from './Compose.tsx';
 import { Inbox, RecentConversations } from './Conversations.tsx';
@@ -41,12 +42,14 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
   const settingsTab = parseSettingsHash(hash);
   const ChannelsOverlay = useLazy(() => import('./ChannelsOverlay.tsx').then((m) => m.ChannelsOverlay), channelsRoute !== null);
   const SettingsOverlay = useLazy(() => import('./SettingsOverlay.tsx').then((m) => m.SettingsOverlay), settingsTab !== null);
+  const draftsTab = parseDraftsHash(hash);
+  const DraftsOverlay = useLazy(() => import('./DraftsOverlay.tsx').then((m) => m.DraftsOverlay), draftsTab !== null);
   const closeHref = client.hashOf(state.view.narrow);
 
   useEffect(() => {
     const onHash = () => {
       setHash(location.hash);
-      if (!parseChannelsHash(location.hash) && !parseSettingsHash(location.hash)) client.open(parseHash(location.hash));
+      if (!parseChannelsHash(location.hash) && !parseSettingsHash(location.hash) && !parseDraftsHash(location.hash)) client.open(parseHash(location.hash));
       setSidebarOpen(false);
     };
     const onKey = (e: KeyboardEvent) => {
@@ -130,6 +133,7 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
       {helpOpen && <KeyboardHelp onClose={() => setHelpOpen(false)} />}
       {channelsRoute && ChannelsOverlay && <ChannelsOverlay client={client} state={state} route={channelsRoute} closeHref={closeHref} />}
       {settingsTab && SettingsOverlay && <SettingsOverlay client={client} state={state} tab={settingsTab} closeHref={closeHref} />}
+      {draftsTab && DraftsOverlay && <DraftsOverlay client={client} state={state} tab={draftsTab} closeHref={closeHref} />}
     </div>
   );
 }

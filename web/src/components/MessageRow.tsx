@@ -1,17 +1,14 @@
 // One message: sender, time, the server's HTML, reactions, and the actions on it (react, star,
 // quote and reply, mark as unread from here, and for one's own messages edit and delete).
-import { Component } from 'preact';
+import { Component, createRef } from 'preact';
 import { describeError } from '../api.ts';
 import type { ChatClient } from '../client.ts';
-import { emojiFromCode } from '../content.ts';
 import { formatFullDate, formatTime } from '../format.ts';
+import { showUploadedImages } from '../uploads.ts';
 import type { Message, Reaction, RealmEmoji, User } from '../types.ts';
 import { Avatar } from './Avatar.tsx';
-
-/** The reactions offered in one click (names and codes of the server's emoji set). */
-const QUICK_REACTIONS: [name: string, code: string][] = [
-  ['+1', '1f44d'], ['tada', '1f389'], ['heart', '2764'], ['slight_smile', '1f642'], ['joy', '1f602'], ['eyes', '1f440'], ['check', '2705'], ['rocket', '1f680'],
-];
+import { Emoji } from './Emoji.tsx';
+import { LazyEmojiPicker } from './LazyEmojiPicker.tsx';
 
 interface Props {
   client: ChatClient;
@@ -40,10 +37,10 @@ interface State {
 function ReactionEmoji({ reaction, realmEmoji }: { reaction: Reaction; realmEmoji: Map<string, RealmEmoji> }) {
   if (reaction.reaction_type === 'realm_emoji') {
     const emoji = realmEmoji.get(reaction.emoji_name);
-    if (emoji) return <img class="emoji" src={emoji.source_url} alt={`:${reaction.emoji_name}:`} />;
+    if (emoji) return <Emoji name={reaction.emoji_name} url={emoji.source_url} />;
   }
-  const text = reaction.reaction_type === 'unicode_emoji' ? emojiFromCode(reaction.emoji_code) : null;
-  return <span class="emoji">{text ?? `:${reaction.emoji_name}:`}</span>;
+  if (reaction.reaction_type === 'unicode_emoji') return <Emoji name={reaction.emoji_name} code={reaction.emoji_code} />;
+  return <span class="emoji">{`:${reaction.emoji_name}:`}</span>;
 }
 
 /** Reactions grouped by emoji, in the order they first appeared. */
@@ -59,6 +56,7 @@ function groupReactions(reactions: Reaction[]): { first: Reaction; userIds: numb
 }
 
 export class MessageRow extends Component<Props, State> {
+  private readonly article = createRef<HTMLElement>();
   state: State = { editing: false, draft: null, picking: false, more: false, error: null, busy: false };
 
   shouldComponentUpdate(next: Props, nextState: State): boolean {
@@ -66,7 +64,12 @@ export class MessageRow extends Component<Props, State> {
     return nextState !== this.state || next.message !== p.message || next.continued !== p.continued || next.canEdit !== p.canEdit || next.near !== p.near || next.users !== p.users || next.realmEmoji !== p.realmEmoji;
   }
 
+  componentDidMount(): void {
+    showUploadedImages(this.article.current, this.props.client.api);
+  }
+
   componentDidUpdate(_prev: Props, prevState: State): void {
+    showUploadedImages(this.article.current, this.props.client.api);
     // The raw content has arrived: editing starts in the box.
     if (prevState.draft === null && this.state.draft !== null) document.getElementById(`edit-${this.props.message.id}`)?.focus();
   }
@@ -143,7 +146,7 @@ export class MessageRow extends Component<Props, State> {
       .filter(Boolean)
       .join(' ');
     return (
-      <article class={classes} data-message-id={m.id} tabIndex={-1} aria-label={`${m.sender_full_name}, ${formatFullDate(m.timestamp)}`}>
+      <article ref={this.article} class={classes} data-message-id={m.id} tabIndex={-1} aria-label={`${m.sender_full_name}, ${formatFullDate(m.timestamp)}`}>
         <div class="message-gutter">{!continued && <Avatar user={sender} />}</div>
         <div class="message-body">
           {!continued && (
@@ -184,15 +187,7 @@ export class MessageRow extends Component<Props, State> {
               ))}
             </div>
           )}
-          {picking && (
-            <div class="reaction-picker" role="group" aria-label="Add a reaction">
-              {QUICK_REACTIONS.map(([name, code]) => (
-                <button type="button" key={name} class="icon-button" aria-label={name} title={`:${name}:`} onClick={() => this.react(name)}>
-                  {emojiFromCode(code)}
-                </button>
-              ))}
-            </div>
-          )}
+          {picking && <LazyEmojiPicker label="Add a reaction" realmEmoji={realmEmoji} onPick={this.react} onClose={() => this.setState({ picking: false })} />}
           {more && (
             <div class="message-menu" role="group" aria-label="More actions">
               <button type="button" class="button button-small button-secondary" onClick={this.quote}>Quote and reply</button>

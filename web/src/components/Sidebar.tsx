@@ -113,6 +113,14 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
             </NavLink>
           </li>
         ))}
+        {([['Drafts', '#drafts', state.drafts.length], ['Scheduled messages', '#scheduled', state.scheduled.length]] as const).map(([name, href, count]) => (
+          <li key={href}>
+            <a class="nav-link" href={href}>
+              <span class="name">{name}</span>
+              {count > 0 && <span class="draft-count" aria-label={`${count} waiting`}>{count}</span>}
+            </a>
+          </li>
+        ))}
       </ul>
       {channelGroups(state).map((group) => (
         <section key={group.label} aria-label={group.label}>
