@@ -5,6 +5,7 @@ import type { Connection, ServerEvent } from './events.ts';
 import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './narrow.ts';
 import { prepareContent } from './content.ts';
 import { trackChannels } from './channels.ts';
+import { organizationFromRegister, trackOrganization, type Organization } from './organization.ts';
 import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User } from './types.ts';
 
 export interface View {
@@ -58,6 +59,8 @@ export interface AppState {
   realmEmoji: Map<string, RealmEmoji>;
   /** The user's own settings this client acts on. */
   settings: UserSettings;
+  /** What organization settings and profiles show (organization.ts). */
+  org: Organization;
   view: View;
   connection: Connection;
 }
@@ -111,6 +114,7 @@ export function stateFromRegister(r: any, view: View): AppState {
     typing: new Map(),
     realmEmoji: new Map(Object.values(r.realm_emoji ?? {}).map((e: any) => [e.name, e])),
     settings: { enter_sends: r.user_settings?.enter_sends ?? false, timezone: r.user_settings?.timezone ?? '' },
+    org: organizationFromRegister(r),
     view,
     connection: 'connecting',
   };
@@ -347,6 +351,9 @@ function onRealmUser(state: AppState, e: ServerEvent): AppState {
     ...(p.delivery_email !== undefined && { delivery_email: p.delivery_email }),
     ...(p.is_active !== undefined && { is_active: p.is_active }),
     ...(p.role !== undefined && { role: p.role }),
+    ...(p.custom_profile_field !== undefined && {
+      profile_data: { ...known.profile_data, [p.custom_profile_field.id]: { value: p.custom_profile_field.value, rendered_value: p.custom_profile_field.rendered_value } },
+    }),
   };
   return {
     ...state,
@@ -389,7 +396,7 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
     case 'realm_user':
       return onRealmUser(state, e);
     case 'realm':
-      return onRealm(state, e);
+      return trackOrganization(onRealm(state, e), e);
     case 'user_settings':
       return e.op === 'update' && e.property in state.settings ? { ...state, settings: { ...state.settings, [e.property]: e.value } } : state;
     case 'realm_emoji':
@@ -404,7 +411,7 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
       return { ...state, presence };
     }
     default:
-      return state;
+      return trackOrganization(state, e);
   }
 }
 

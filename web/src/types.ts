@@ -40,6 +40,11 @@ export interface User {
   is_active: boolean;
   /** 100 owner, 200 administrator, 300 moderator, 400 member, 600 guest. */
   role?: number;
+  bot_owner_id?: number | null;
+  date_joined?: string;
+  timezone?: string;
+  /** Custom profile field values by field id. */
+  profile_data?: Record<string, { value: string; rendered_value?: string }>;
 }
 
 export interface Subscription {

@@ -2,7 +2,6 @@
 // one can see with its description and subscriber count, joining and leaving, creating a channel,
 // and a channel's settings (administrators change them, archive it, add and remove subscribers).
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { describeError } from '../api.ts';
 import {
   ROLE_GROUPS, archiveChannel, channelHash, channelSettingsHash, createChannel, isAdmin, subscribe, subscriberIds, systemGroups, unsubscribe, updateChannel,
   type ChannelDraft, type ChannelsRoute,
@@ -10,6 +9,7 @@ import {
 import type { ChatClient } from '../client.ts';
 import type { AppState } from '../state.ts';
 import { useCloseOnEscape } from './OverlayKeys.ts';
+import { ErrorLine, useAction } from './Action.tsx';
 import type { Channel } from '../types.ts';
 
 interface Props {
@@ -19,24 +19,6 @@ interface Props {
   /** Where closing leads: the conversation that was on screen. */
   closeHref: string;
 }
-
-/** Runs an action, keeping its error to show. */
-function useAction(): [string | null, (action: () => Promise<unknown>) => Promise<boolean>] {
-  const [error, setError] = useState<string | null>(null);
-  const run = async (action: () => Promise<unknown>) => {
-    setError(null);
-    try {
-      await action();
-      return true;
-    } catch (err) {
-      setError(describeError(err));
-      return false;
-    }
-  };
-  return [error, run];
-}
-
-const ErrorLine = ({ error }: { error: string | null }) => (error ? <p class="alert alert-error" role="alert">{error}</p> : null);
 
 export function ChannelsOverlay({ client, state, route, closeHref }: Props) {
   useCloseOnEscape(closeHref);

@@ -5,8 +5,9 @@ import { isResolved, type ChatClient } from '../client.ts';
 import type { Connection } from '../events.ts';
 import { narrowTitle } from '../format.ts';
 import { parseHash } from '../narrow.ts';
-import { channelSettingsHash, parseChannelsHash, subscribe } from '../channels.ts';
+import { channelSettingsHash, isAdmin, parseChannelsHash, subscribe } from '../channels.ts';
 import { useLazy } from '../lazy.ts';
+import { parseOrganizationHash } from '../organization.ts';
 import { parseSettingsHash } from '../settings.ts';
 import { narrowUnread, nextUnreadTopic, type AppState } from '../state.ts';
 import { Compose } from './Compose.tsx';
@@ -39,14 +40,17 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
   const [hash, setHash] = useState(location.hash);
   const channelsRoute = parseChannelsHash(hash);
   const settingsTab = parseSettingsHash(hash);
+  const orgSection = parseOrganizationHash(hash);
   const ChannelsOverlay = useLazy(() => import('./ChannelsOverlay.tsx').then((m) => m.ChannelsOverlay), channelsRoute !== null);
   const SettingsOverlay = useLazy(() => import('./SettingsOverlay.tsx').then((m) => m.SettingsOverlay), settingsTab !== null);
+  const OrganizationOverlay = useLazy(() => import('./OrganizationOverlay.tsx').then((m) => m.OrganizationOverlay), orgSection !== null);
   const closeHref = client.hashOf(state.view.narrow);
 
   useEffect(() => {
     const onHash = () => {
       setHash(location.hash);
-      if (!parseChannelsHash(location.hash) && !parseSettingsHash(location.hash)) client.open(parseHash(location.hash));
+      const overlay = parseChannelsHash(location.hash) ?? parseSettingsHash(location.hash) ?? parseOrganizationHash(location.hash);
+      if (!overlay) client.open(parseHash(location.hash));
       setSidebarOpen(false);
     };
     const onKey = (e: KeyboardEvent) => {
@@ -108,6 +112,7 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
         <span class={`connection connection-${state.connection}`} role="status" data-connection={state.connection}>
           {CONNECTION_LABELS[state.connection]}
         </span>
+        {isAdmin(state) && <a class="me" href="#organization/organization-profile">Organization settings</a>}
         <a class="me" href="#settings/profile" title={`${state.me.email}: personal settings`}>{state.me.fullName}</a>
         <button type="button" class="button button-secondary" onClick={() => void client.logout()}>Log out</button>
       </header>
@@ -130,6 +135,7 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
       {helpOpen && <KeyboardHelp onClose={() => setHelpOpen(false)} />}
       {channelsRoute && ChannelsOverlay && <ChannelsOverlay client={client} state={state} route={channelsRoute} closeHref={closeHref} />}
       {settingsTab && SettingsOverlay && <SettingsOverlay client={client} state={state} tab={settingsTab} closeHref={closeHref} />}
+      {orgSection && OrganizationOverlay && <OrganizationOverlay client={client} state={state} section={orgSection} closeHref={closeHref} />}
     </div>
   );
 }
