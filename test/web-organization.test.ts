@@ -105,6 +105,41 @@ browserTest('invitations: by email with a role and channels, and a link; both li
   assert.ok(launch > 0);
 });
 
+browserTest('an invitation ends logged in: the registration form leads into the web client with a session, and logging out ends it', async (ctx) => {
+  const owner = await logIn(ctx, ctx.owner, { hash: '#organization/invites-list-admin' });
+  const email = 'gina@example.com';
+  await owner.page.getByLabel('Emails (one per line, or separated by commas)').fill(email);
+  await owner.page.getByRole('button', { name: 'Invite', exact: true }).click();
+  await owner.page.getByText('Invitations sent.').waitFor();
+  const { key } = await ctx.server.app.prisma.invitation.findFirstOrThrow({ where: { realmId: ctx.realm.id, email } });
+  // The organization's own address: the cookies the registration sets belong to it.
+  const realmUrl = ctx.server.app.realms.url(ctx.server.app.realms.byId(ctx.realm.id)!);
+  const context = await ctx.browser.newContext();
+  ctx.contexts.push(context);
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  page.on('pageerror', (err) => ctx.errors.push(err.stack ?? err.message));
+  await page.goto(`${realmUrl}/accounts/do_confirm/${key}`);
+  await page.getByLabel('Full name').fill('Gina Newcomer');
+  await page.getByLabel('Password').fill('gina-password');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.locator('[data-connection="socket"]').waitFor();
+  assert.is(page.url(), `${realmUrl}/`);
+  assert.is(await page.locator('a.me[href="#settings/profile"]').textContent(), 'Gina Newcomer');
+  // The owner's people list has her at once.
+  await section(owner.page, 'Users').click();
+  await rowOf(owner.page, 'Gina Newcomer').waitFor();
+  // A reload stays logged in (the session, not the tab's storage); logging out ends the session.
+  await page.reload();
+  await page.locator('[data-connection="socket"]').waitFor();
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByRole('heading', { name: /^Log in/ }).waitFor();
+  await page.reload();
+  await page.getByRole('heading', { name: /^Log in/ }).waitFor();
+  const gina = await ctx.server.app.prisma.user.findFirstOrThrow({ where: { realmId: ctx.realm.id, deliveryEmail: email } });
+  assert.is(await ctx.server.app.prisma.webSession.count({ where: { userId: gina.id } }), 0);
+});
+
 browserTest('linkifiers, custom emoji and default channels: added and removed, each list current in another administrator\'s browser', async (ctx) => {
   const news = await makeChannel(ctx.realm, 'news', [ctx.owner]);
   const frank = await ctx.realm.addUser({ name: 'Frank Admin', role: 200 });

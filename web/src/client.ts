@@ -1,6 +1,6 @@
 // One logged-in session: registers an event queue, keeps the state current from its events,
 // loads the messages of the narrow on screen, and performs what the user does through the API.
-import { Api, ApiError, describeError } from './api.ts';
+import { Api, ApiError, describeError, endBrowserSession } from './api.ts';
 import { EventStream, type ServerEvent } from './events.ts';
 import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
 import { addLocalEcho, applyEvent, emptyView, ingestMessage, removeLocalEcho, stateFromRegister, type AppState, type View } from './state.ts';
@@ -123,6 +123,7 @@ export class ChatClient {
     const queueId = this.stream?.queueId;
     this.stop();
     if (queueId) await this.api.delete('/events', { queue_id: queueId }).catch(() => undefined);
+    if (this.api.auth === 'session') await endBrowserSession().catch(() => undefined);
     this.onLoggedOut(reason);
   }
 
