@@ -24,8 +24,19 @@ export interface ProfileField {
 export interface UserStatus {
   status_text?: string;
   emoji_name?: string;
+  emoji_code?: string;
+  reaction_type?: string;
   away?: boolean;
 }
+
+/** A person's profile card (Zulip's `#user/<id>`). */
+export function parseUserHash(hash: string): number | null {
+  const [head, part] = hash.replace(/^#/, '').split('/');
+  const id = Number.parseInt(part ?? '', 10);
+  return head === 'user' && Number.isInteger(id) && id > 0 ? id : null;
+}
+
+export const userHash = (userId: number) => `#user/${userId}`;
 
 /** A login method as register and the realm event describe it. */
 export interface AuthMethod {

@@ -7,7 +7,7 @@ import { narrowTitle } from '../format.ts';
 import { parseHash } from '../narrow.ts';
 import { channelSettingsHash, isAdmin, parseChannelsHash, subscribe } from '../channels.ts';
 import { useLazy } from '../lazy.ts';
-import { parseOrganizationHash } from '../organization.ts';
+import { parseOrganizationHash, parseUserHash } from '../organization.ts';
 import { parseSettingsHash } from '../settings.ts';
 import { narrowUnread, nextUnreadTopic, type AppState } from '../state.ts';
 import { Compose } from './Compose.tsx';
@@ -41,15 +41,17 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
   const channelsRoute = parseChannelsHash(hash);
   const settingsTab = parseSettingsHash(hash);
   const orgSection = parseOrganizationHash(hash);
+  const profileId = parseUserHash(hash);
   const ChannelsOverlay = useLazy(() => import('./ChannelsOverlay.tsx').then((m) => m.ChannelsOverlay), channelsRoute !== null);
   const SettingsOverlay = useLazy(() => import('./SettingsOverlay.tsx').then((m) => m.SettingsOverlay), settingsTab !== null);
+  const UserProfile = useLazy(() => import('./UserProfile.tsx').then((m) => m.UserProfile), profileId !== null);
   const OrganizationOverlay = useLazy(() => import('./OrganizationOverlay.tsx').then((m) => m.OrganizationOverlay), orgSection !== null);
   const closeHref = client.hashOf(state.view.narrow);
 
   useEffect(() => {
     const onHash = () => {
       setHash(location.hash);
-      const overlay = parseChannelsHash(location.hash) ?? parseSettingsHash(location.hash) ?? parseOrganizationHash(location.hash);
+      const overlay = parseChannelsHash(location.hash) ?? parseSettingsHash(location.hash) ?? parseOrganizationHash(location.hash) ?? parseUserHash(location.hash);
       if (!overlay) client.open(parseHash(location.hash));
       setSidebarOpen(false);
     };
@@ -135,6 +137,7 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
       {helpOpen && <KeyboardHelp onClose={() => setHelpOpen(false)} />}
       {channelsRoute && ChannelsOverlay && <ChannelsOverlay client={client} state={state} route={channelsRoute} closeHref={closeHref} />}
       {settingsTab && SettingsOverlay && <SettingsOverlay client={client} state={state} tab={settingsTab} closeHref={closeHref} />}
+      {profileId && UserProfile && <UserProfile client={client} state={state} userId={profileId} closeHref={closeHref} />}
       {orgSection && OrganizationOverlay && <OrganizationOverlay client={client} state={state} section={orgSection} closeHref={closeHref} />}
     </div>
   );

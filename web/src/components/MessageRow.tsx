@@ -5,6 +5,7 @@ import { describeError } from '../api.ts';
 import type { ChatClient } from '../client.ts';
 import { emojiFromCode } from '../content.ts';
 import { formatFullDate, formatTime } from '../format.ts';
+import { userHash } from '../organization.ts';
 import type { Message, Reaction, RealmEmoji, User } from '../types.ts';
 import { Avatar } from './Avatar.tsx';
 
@@ -148,7 +149,7 @@ export class MessageRow extends Component<Props, State> {
         <div class="message-body">
           {!continued && (
             <div class="message-meta">
-              <span class="sender">{m.sender_full_name}</span>
+              <a class="sender" href={userHash(m.sender_id)} title={`${m.sender_full_name}: profile`}>{m.sender_full_name}</a>
               <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>{formatTime(m.timestamp)}</time>
             </div>
           )}

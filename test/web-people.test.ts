@@ -1,0 +1,65 @@
+// People in the web client, in Chromium against the real server: the profile card with the
+// organization's custom profile fields and the person's status, opened from a message or the
+// buddy list, and a status change seen live in another person's browser.
+// Skipped, with a message, where /usr/bin/chromium is missing (`.ci/run` installs it).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Page } from 'playwright-core';
+import { makeChannel, send } from './messages-helpers.ts';
+import { browserTests, logIn, messageWith, runBrowserTests, setUpBrowserSuite, tearDownBrowserSuite, type Ctx } from './lib/browser.ts';
+
+const test = suite<Ctx>('web-people', {} as Ctx);
+
+test.before(setUpBrowserSuite);
+
+test.after(tearDownBrowserSuite);
+
+const browserTest = browserTests(test);
+
+/** The card's fields as [name, value] pairs, in order. */
+const cardFields = (page: Page) =>
+  page.locator('.profile-card .profile-fields dt').evaluateAll((terms) => terms.map((dt) => [dt.textContent!.trim(), dt.nextElementSibling!.textContent!.trim()]));
+
+browserTest('a profile card: custom fields, status, role; opened from a message and from the buddy list, its status current as it changes', async (ctx) => {
+  const o = ctx.owner.client;
+  const team = (await o.post('/realm/profile_fields', { name: 'Team', field_type: 1 })).body.id;
+  const office = (await o.post('/realm/profile_fields', { name: 'Office', field_type: 3, field_data: JSON.stringify({ b: { text: 'Berlin', order: '1' }, l: { text: 'Lisbon', order: '2' } }) })).body.id;
+  const mentor = (await o.post('/realm/profile_fields', { name: 'Mentor', field_type: 6 })).body.id;
+  await o.post('/realm/profile_fields', { name: 'Unfilled', field_type: 1 });
+  const set = await ctx.bob.client.patch('/users/me/profile_data', { data: JSON.stringify([{ id: team, value: 'Rockets' }, { id: office, value: 'l' }, { id: mentor, value: [ctx.carol.id] }]) });
+  assert.is(set.status, 200, set.text);
+  assert.is((await ctx.bob.client.post('/users/me/status', { status_text: 'Building things' })).status, 200);
+  const lobby = await makeChannel(ctx.realm, 'lobby', [ctx.owner, ctx.bob]);
+  await send(ctx.bob, lobby, 'hello', 'Hello from Bob');
+
+  const owner = await logIn(ctx, ctx.owner, { hash: `#narrow/channel/${lobby}-lobby` });
+  await messageWith(owner.page, 'Hello from Bob').getByRole('link', { name: 'Bob Builder' }).click();
+  const card = owner.page.getByRole('dialog', { name: 'Bob Builder' });
+  await card.waitFor();
+  // Bob has no client open yet: offline.
+  assert.is(await card.locator('.profile-header .hint').textContent(), 'Member · Offline');
+  assert.is(await card.locator('.user-status').textContent(), ' Building things');
+  const fields = await cardFields(owner.page);
+  assert.equal(fields.filter(([name]) => !['Local time', 'Joined'].includes(name!)), [['Email', ctx.bob.email], ['Team', 'Rockets'], ['Office', 'Lisbon'], ['Mentor', 'Carol Clerk']]);
+  await card.getByRole('link', { name: 'Close' }).click();
+  await card.waitFor({ state: 'detached' });
+
+  // The buddy list shows the status too, and opens the same card.
+  await owner.page.locator('.people summary').click();
+  const person = owner.page.locator(`.people .person[data-user-id="${ctx.bob.id}"]`);
+  assert.is(await person.locator('.user-status').textContent(), ' Building things');
+  await person.getByRole('link', { name: 'Profile of Bob Builder' }).click();
+  await card.waitFor();
+
+  // Bob changes his status in his own browser: the card and the list follow.
+  const bob = await logIn(ctx, ctx.bob, { hash: '#settings/profile' });
+  await bob.page.getByLabel('Status', { exact: true }).fill('Out for lunch');
+  await bob.page.getByRole('button', { name: 'Set status' }).click();
+  await card.locator('.user-status', { hasText: 'Out for lunch' }).waitFor();
+  await person.locator('.user-status', { hasText: 'Out for lunch' }).waitFor();
+  await bob.page.getByRole('button', { name: 'Clear status' }).click();
+  await person.locator('.user-status').waitFor({ state: 'detached' });
+  assert.is(await card.locator('.user-status').count(), 0);
+});
+
+runBrowserTests(test, 'web-people.test.ts');
