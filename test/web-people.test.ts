@@ -1,6 +1,7 @@
 // People in the web client, in Chromium against the real server: the profile card with the
 // organization's custom profile fields and the person's status, opened from a message or the
-// buddy list, and a status change seen live in another person's browser.
+// buddy list, and a status change seen live in another person's browser; desktop notifications
+// and sounds for what others send, as the user's settings say.
 // Skipped, with a message, where /usr/bin/chromium is missing (`.ci/run` installs it).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -60,6 +61,64 @@ browserTest('a profile card: custom fields, status, role; opened from a message 
   await bob.page.getByRole('button', { name: 'Clear status' }).click();
   await person.locator('.user-status').waitFor({ state: 'detached' });
   assert.is(await card.locator('.user-status').count(), 0);
+});
+
+/**
+ * The browser's notification and sound machinery, recorded (a headless browser shows neither), and
+ * a page that is not in view (notifications are for when the user looks elsewhere).
+ */
+const RECORD_ALERTS = `
+  window.__notes = [];
+  window.__chimes = 0;
+  window.__asked = 0;
+  let permission = 'default';
+  window.Notification = class {
+    static get permission() { return permission; }
+    static async requestPermission() { window.__asked++; permission = 'granted'; return permission; }
+    constructor(title, options) { this.title = title; window.__notes.push(this); Object.assign(this, options); }
+    close() {}
+  };
+  window.AudioContext = class {
+    currentTime = 0;
+    destination = {};
+    createOscillator() { window.__chimes += 0.5; return { frequency: {}, connect: (n) => n, start() {}, stop() {} }; }
+    createGain() { return { gain: { setValueAtTime() {}, exponentialRampToValueAtTime() {} }, connect: (n) => n }; }
+  };
+  document.hasFocus = () => false;
+`;
+
+const notes = (page: Page) => page.evaluate(() => (window as any).__notes.map((n: { title: string; body: string }) => [n.title, n.body]));
+const chimes = (page: Page) => page.evaluate(() => (window as any).__chimes);
+
+browserTest('notifications: permission asked from a click; direct messages and mentions notify and chime, plain channel messages do not; sounds off by the setting', async (ctx) => {
+  const dana = await ctx.realm.addUser({ name: 'Dana Notified' });
+  const news = await makeChannel(ctx.realm, 'news', [dana, ctx.bob]);
+  const tab = await logIn(ctx, dana, { hash: '#settings/preferences', setup: (c) => c.addInitScript(RECORD_ALERTS) });
+  const page = tab.page;
+  assert.ok(await page.getByRole('checkbox', { name: 'Desktop notifications for direct messages and mentions' }).isChecked());
+  await page.getByRole('button', { name: 'Allow desktop notifications' }).click();
+  await page.locator('.notification-permission').waitFor({ state: 'detached' });
+  assert.is(await page.evaluate(() => (window as any).__asked), 1);
+
+  await send(ctx.bob, news, 'plans', 'A plain channel message');
+  await ctx.bob.client.post('/messages', { type: 'direct', to: JSON.stringify([dana.id]), content: 'Are you there, **Dana**?' });
+  await page.waitForFunction(() => (window as any).__notes.length === 1);
+  assert.equal(await notes(page), [['Bob Builder', 'Are you there, Dana?']]);
+  assert.is(await chimes(page), 1);
+  await send(ctx.bob, news, 'plans', '@**Dana Notified** please look');
+  await page.waitForFunction(() => (window as any).__notes.length === 2);
+  assert.equal((await notes(page))[1], ['Bob Builder (#news > plans)', '@Dana Notified please look']);
+  assert.is(await chimes(page), 2);
+
+  await page.getByRole('checkbox', { name: 'Sound for direct messages and mentions' }).uncheck();
+  await page.getByText('Saved.').waitFor();
+  await ctx.bob.client.post('/messages', { type: 'direct', to: JSON.stringify([dana.id]), content: 'Quietly now' });
+  await page.waitForFunction(() => (window as any).__notes.length === 3);
+  assert.is(await chimes(page), 2);
+  // A click on a notification opens its conversation.
+  await page.evaluate(() => (window as any).__notes[2].onclick());
+  await page.getByRole('heading', { name: 'Bob Builder', exact: true }).waitFor();
+  assert.match(page.url(), /#narrow\/dm\//);
 });
 
 runBrowserTests(test, 'web-people.test.ts');

@@ -4,6 +4,7 @@ import { Api, ApiError, describeError, endBrowserSession } from './api.ts';
 import { EventStream, type ServerEvent } from './events.ts';
 import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
 import { addLocalEcho, applyEvent, emptyView, ingestMessage, removeLocalEcho, stateFromRegister, type AppState, type View } from './state.ts';
+import { notify } from './notifications.ts';
 import { Store } from './store.ts';
 import type { Message } from './types.ts';
 
@@ -134,9 +135,18 @@ export class ChatClient {
     for (const event of events) {
       this.followMovedTopic(state, event);
       state = applyEvent(state, event);
+      if (event.type === 'message') this.alert(state, event);
     }
     this.store.set(state);
     this.loadMissingTopics();
+  }
+
+  /** A desktop notification or sound for a new message, as the user's settings say; clicking one opens its conversation. */
+  private alert(state: AppState, event: ServerEvent): void {
+    const message = ingestMessage(event.message, state.me.userId, event.flags);
+    const narrow: Narrow =
+      message.type === 'stream' ? { kind: 'topic', streamId: message.stream_id!, topic: message.subject } : { kind: 'dm', userIds: messageDmKey(message, state.me.userId).split(',').map(Number) };
+    notify(state, event, message, () => (location.hash = this.hashOf(narrow)));
   }
 
   /** When the topic on screen moves as a whole (renamed, resolved, moved), the view goes with it. */

@@ -24,6 +24,10 @@ export interface View {
 export interface UserSettings {
   enter_sends: boolean;
   timezone: string;
+  enable_desktop_notifications: boolean;
+  enable_sounds: boolean;
+  enable_stream_desktop_notifications: boolean;
+  enable_stream_audible_notifications: boolean;
 }
 
 export interface Presence {
@@ -113,7 +117,14 @@ export function stateFromRegister(r: any, view: View): AppState {
     presence: new Map(Object.entries(r.presences ?? {}).map(([id, p]: [string, any]) => [Number(id), { active: p.active_timestamp, idle: p.idle_timestamp }])),
     typing: new Map(),
     realmEmoji: new Map(Object.values(r.realm_emoji ?? {}).map((e: any) => [e.name, e])),
-    settings: { enter_sends: r.user_settings?.enter_sends ?? false, timezone: r.user_settings?.timezone ?? '' },
+    settings: {
+      enter_sends: r.user_settings?.enter_sends ?? false,
+      timezone: r.user_settings?.timezone ?? '',
+      enable_desktop_notifications: r.user_settings?.enable_desktop_notifications ?? true,
+      enable_sounds: r.user_settings?.enable_sounds ?? true,
+      enable_stream_desktop_notifications: r.user_settings?.enable_stream_desktop_notifications ?? false,
+      enable_stream_audible_notifications: r.user_settings?.enable_stream_audible_notifications ?? false,
+    },
     org: organizationFromRegister(r),
     view,
     connection: 'connecting',

@@ -56,6 +56,9 @@ export interface Subscription {
   is_muted: boolean;
   pin_to_top: boolean;
   folder_id: number | null;
+  /** The channel's own notification choices; null follows the user's defaults. */
+  desktop_notifications: boolean | null;
+  audible_notifications: boolean | null;
 }
 
 /** A user group id, or an anonymous group of members and subgroups (Zulip's group-setting value). */
