@@ -1,7 +1,7 @@
 // People in the web client, in Chromium against the real server: the profile card with the
 // organization's custom profile fields and the person's status, opened from a message or the
 // buddy list, and a status change seen live in another person's browser; desktop notifications
-// and sounds for what others send, as the user's settings say.
+// and sounds for what others send, and the theme, as the user's settings say.
 // Skipped, with a message, where /usr/bin/chromium is missing (`.ci/run` installs it).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -119,6 +119,28 @@ browserTest('notifications: permission asked from a click; direct messages and m
   await page.evaluate(() => (window as any).__notes[2].onclick());
   await page.getByRole('heading', { name: 'Bob Builder', exact: true }).waitFor();
   assert.match(page.url(), /#narrow\/dm\//);
+});
+
+const background = (page: Page) => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+const LIGHT = 'rgb(246, 247, 249)';
+const DARK = 'rgb(21, 24, 30)';
+
+browserTest('the theme: automatic follows the system, dark and light override it, in every tab of the user at once', async (ctx) => {
+  const erin = await ctx.realm.addUser({ name: 'Erin Themed' });
+  const here = await logIn(ctx, erin, { hash: '#settings/preferences' });
+  const there = await logIn(ctx, erin);
+  assert.is(await background(there.page), LIGHT);
+  await there.page.emulateMedia({ colorScheme: 'dark' });
+  assert.is(await background(there.page), DARK);
+  await here.page.getByLabel('Theme').selectOption({ label: 'Light' });
+  await there.page.waitForFunction((light) => getComputedStyle(document.body).backgroundColor === light, LIGHT);
+  await here.page.getByLabel('Theme').selectOption({ label: 'Dark' });
+  await there.page.waitForFunction((dark) => getComputedStyle(document.body).backgroundColor === dark, DARK);
+  assert.is(await background(here.page), DARK, 'dark on a light system');
+  assert.is((await erin.client.post('/register', { fetch_event_types: JSON.stringify(['user_settings']) })).body.user_settings.color_scheme, 2);
+  await here.page.getByLabel('Theme').selectOption({ label: 'Automatic (as the system)' });
+  await here.page.waitForFunction((light) => getComputedStyle(document.body).backgroundColor === light, LIGHT);
+  await there.page.waitForFunction((dark) => getComputedStyle(document.body).backgroundColor === dark, DARK);
 });
 
 runBrowserTests(test, 'web-people.test.ts');

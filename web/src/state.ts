@@ -28,6 +28,8 @@ export interface UserSettings {
   enable_sounds: boolean;
   enable_stream_desktop_notifications: boolean;
   enable_stream_audible_notifications: boolean;
+  /** 1 automatic, 2 dark, 3 light (theme.ts). */
+  color_scheme: number;
 }
 
 export interface Presence {
@@ -124,6 +126,7 @@ export function stateFromRegister(r: any, view: View): AppState {
       enable_sounds: r.user_settings?.enable_sounds ?? true,
       enable_stream_desktop_notifications: r.user_settings?.enable_stream_desktop_notifications ?? false,
       enable_stream_audible_notifications: r.user_settings?.enable_stream_audible_notifications ?? false,
+      color_scheme: r.user_settings?.color_scheme ?? 1,
     },
     org: organizationFromRegister(r),
     view,

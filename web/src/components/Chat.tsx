@@ -10,6 +10,7 @@ import { useLazy } from '../lazy.ts';
 import { parseOrganizationHash, parseUserHash } from '../organization.ts';
 import { parseSettingsHash } from '../settings.ts';
 import { narrowUnread, nextUnreadTopic, type AppState } from '../state.ts';
+import { applyColorScheme } from '../theme.ts';
 import { Compose } from './Compose.tsx';
 import { Inbox, RecentConversations } from './Conversations.tsx';
 import { KeyboardHelp } from './KeyboardHelp.tsx';
@@ -89,6 +90,10 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
       window.removeEventListener('keydown', onKey);
     };
   }, [client]);
+
+  useEffect(() => applyColorScheme(state.settings.color_scheme), [state.settings.color_scheme]);
+  // Logged out, the page follows the system again.
+  useEffect(() => () => applyColorScheme(1), []);
 
   const unreadTotal = state.unread.size;
   useEffect(() => {

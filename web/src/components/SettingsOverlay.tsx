@@ -1,5 +1,5 @@
 // Personal settings (Zulip's #settings), loaded the first time they open: the name, the avatar
-// and a status; the password; Enter-to-send, the time zone and notifications. Each change goes through the API
+// and a status; the password; Enter-to-send, the time zone, the theme and notifications. Each change goes through the API
 // and comes back as an event, so every open client of the user shows it.
 import { useState } from 'preact/hooks';
 import { describeError } from '../api.ts';
@@ -7,6 +7,7 @@ import type { ChatClient } from '../client.ts';
 import { askPermission } from '../notifications.ts';
 import { setStatus, updateSettings, uploadAvatar, type SettingsTab } from '../settings.ts';
 import type { AppState } from '../state.ts';
+import { COLOR_SCHEMES } from '../theme.ts';
 import { useCloseOnEscape } from './OverlayKeys.ts';
 import { Avatar } from './Avatar.tsx';
 
@@ -135,6 +136,10 @@ function Preferences({ client, state }: { client: ChatClient; state: AppState })
       <select id="settings-timezone" value={state.settings.timezone} onChange={(e) => save(() => updateSettings(client.api, { timezone: e.currentTarget.value }))}>
         {!zones.includes(state.settings.timezone) && <option value={state.settings.timezone}>{state.settings.timezone || 'Not set'}</option>}
         {zones.map((z) => <option key={z} value={z}>{z}</option>)}
+      </select>
+      <label for="settings-theme">Theme</label>
+      <select id="settings-theme" value={state.settings.color_scheme} onChange={(e) => save(() => updateSettings(client.api, { color_scheme: Number(e.currentTarget.value) }))}>
+        {COLOR_SCHEMES.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
       </select>
       <Notifications client={client} state={state} save={save} />
       <Outcome outcome={outcome} />
