@@ -186,6 +186,7 @@ browserTest('authentication methods: owners see the organization\'s, and turning
   const refused = await ctx.owner.client.patch('/realm', { authentication_methods: JSON.stringify({ Email: false }) });
   assert.is(refused.status, 400);
   assert.is(await alert.textContent(), refused.body.msg);
+  assert.ok(await email.isChecked(), 'the box shows the method as it still is');
   const r = await ctx.owner.client.post('/register', { fetch_event_types: JSON.stringify(['realm']) });
   assert.is(r.body.realm_authentication_methods.Email.enabled, true);
 });

@@ -37,6 +37,8 @@ export interface User {
   delivery_email?: string | null;
   avatar_url: string | null;
   is_bot: boolean;
+  /** Welcome Bot and the other bots every organization comes with (register's cross_realm_bots). */
+  is_system_bot?: boolean;
   is_active: boolean;
   /** 100 owner, 200 administrator, 300 moderator, 400 member, 600 guest. */
   role?: number;

@@ -98,7 +98,7 @@ function OrganizationProfile({ client, state }: SectionProps) {
 
 const byName = (a: User, b: User) => a.full_name.localeCompare(b.full_name);
 /** People and bots of the organization; the system bots (Welcome Bot and others) are no one's to manage. */
-const organizationUsers = (state: AppState) => [...state.users.values()].filter((u) => !(u as { is_system_bot?: boolean }).is_system_bot).sort(byName);
+const organizationUsers = (state: AppState) => [...state.users.values()].filter((u) => !u.is_system_bot).sort(byName);
 
 function UserList({ client, state, active }: SectionProps & { active: boolean }) {
   const [filter, setFilter] = useState('');
@@ -381,9 +381,12 @@ function AuthenticationMethods({ client, state }: SectionProps) {
   const methods = state.org.authMethods;
   const [error, run] = useAction();
   const owner = isOwner(state);
+  // A refused change remounts the boxes, so they show the methods as they still are.
+  const [refusals, setRefusals] = useState(0);
   const enabled = (changed: Record<string, boolean>) => Object.fromEntries(Object.entries(methods).map(([name, m]) => [name, changed[name] ?? m.enabled]));
+  const change = (name: string, on: boolean) => run(() => updateRealm(client.api, { authentication_methods: enabled({ [name]: on }) })).then((ok) => ok || setRefusals((n) => n + 1));
   return (
-    <fieldset class="choices auth-methods" disabled={!owner}>
+    <fieldset key={refusals} class="choices auth-methods" disabled={!owner}>
       <legend>{owner ? 'How people log in' : 'Only owners change how people log in'}</legend>
       {Object.entries(methods).map(([name, m]) => (
         <label key={name}>
@@ -391,7 +394,7 @@ function AuthenticationMethods({ client, state }: SectionProps) {
             type="checkbox"
             checked={m.enabled}
             disabled={!m.available}
-            onChange={(e) => run(() => updateRealm(client.api, { authentication_methods: enabled({ [name]: e.currentTarget.checked }) }))}
+            onChange={(e) => change(name, e.currentTarget.checked)}
           />{' '}
           {name}
           {!m.available && m.unavailable_reason && <span class="hint"> ({m.unavailable_reason})</span>}
