@@ -90,7 +90,7 @@ const RECORD_ALERTS = `
 const notes = (page: Page) => page.evaluate(() => (window as any).__notes.map((n: { title: string; body: string }) => [n.title, n.body]));
 const chimes = (page: Page) => page.evaluate(() => (window as any).__chimes);
 
-browserTest('notifications: permission asked from a click; direct messages and mentions notify and chime, plain channel messages do not; sounds off by the setting', async (ctx) => {
+browserTest('notifications: permission asked from a click; direct messages and mentions notify and chime, plain channel messages do not unless the channel says so; sounds off by the setting', async (ctx) => {
   const dana = await ctx.realm.addUser({ name: 'Dana Notified' });
   const news = await makeChannel(ctx.realm, 'news', [dana, ctx.bob]);
   const tab = await logIn(ctx, dana, { hash: '#settings/preferences', setup: (c) => c.addInitScript(RECORD_ALERTS) });
@@ -110,8 +110,10 @@ browserTest('notifications: permission asked from a click; direct messages and m
   assert.equal((await notes(page))[1], ['Bob Builder (#news > plans)', '@Dana Notified please look']);
   assert.is(await chimes(page), 2);
 
-  await page.getByRole('checkbox', { name: 'Sound for direct messages and mentions' }).uncheck();
+  // A click, not uncheck(): the box shows the setting, which changes when the server's event comes back.
+  await page.getByRole('checkbox', { name: 'Sound for direct messages and mentions' }).click();
   await page.getByText('Saved.').waitFor();
+  await page.locator('.settings-body label', { hasText: 'Sound for direct messages and mentions' }).locator('input:not(:checked)').waitFor();
   await ctx.bob.client.post('/messages', { type: 'direct', to: JSON.stringify([dana.id]), content: 'Quietly now' });
   await page.waitForFunction(() => (window as any).__notes.length === 3);
   assert.is(await chimes(page), 2);
@@ -119,6 +121,24 @@ browserTest('notifications: permission asked from a click; direct messages and m
   await page.evaluate(() => (window as any).__notes[2].onclick());
   await page.getByRole('heading', { name: 'Bob Builder', exact: true }).waitFor();
   assert.match(page.url(), /#narrow\/dm\//);
+
+  // A channel's own choice: #news notifies every message from now on, without a sound.
+  await page.evaluate((hash) => (location.hash = hash), `#channels/${news}/news`);
+  const desktop = page.getByRole('group', { name: 'Your notifications for this channel' }).getByRole('checkbox', { name: 'Desktop notifications' });
+  assert.not.ok(await desktop.isChecked());
+  await desktop.click();
+  // Saved once the server says so (the box itself turns at the click).
+  let saved: boolean | null = null;
+  for (let tries = 0; tries < 50 && saved !== true; tries++) {
+    if (tries) await new Promise((r) => setTimeout(r, 100));
+    const subs = (await dana.client.get('/users/me/subscriptions')).body.subscriptions;
+    saved = subs.find((s: { stream_id: number }) => s.stream_id === news).desktop_notifications;
+  }
+  assert.is(saved, true);
+  await send(ctx.bob, news, 'plans', 'Another plain channel message');
+  await page.waitForFunction(() => (window as any).__notes.length === 4);
+  assert.equal((await notes(page))[3], ['Bob Builder (#news > plans)', 'Another plain channel message']);
+  assert.is(await chimes(page), 2);
 });
 
 const background = (page: Page) => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
