@@ -334,7 +334,7 @@ test('invitations, registration through a link, the welcome text, deactivating a
   const form = encodeForm({ key: b!.key, full_name: 'Bea Invited', password: 'bea-password' });
   await verifyAction(realm, () => realm.anonymous.request('POST', '/accounts/register/', { body: form }), [
     'realm_user/add', 'user_group/add_members', 'user_group/add_members', 'invites_changed', 'message', 'message',
-  ]);
+  ], 302);
   await verifyAction(realm, () => o.patch('/realm', { welcome_message_custom_text: 'Hi' }), ['realm/update']);
   await verifyAction(realm, () => o.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'Hi' }), ['message']);
   await admin.client.post('/invites', { invitee_emails: `c@${realm.subdomain}.test`, stream_ids: [] });

@@ -58,8 +58,13 @@ test('invitation -> page -> form -> account with the invited role, channels and 
   assert.is(link.endsWith(key), true);
 
   const done = await submit(realm.anonymous, '/accounts/register/', { key, full_name: '  Nina Newcomer ', password: 'nina-password' });
-  assert.is(done.status, 200, done.text);
-  assert.match(done.text, `Your account <strong>${email}</strong> is ready, Nina Newcomer.`);
+  // Logged in, as the login form does: a session cookie and a fresh CSRF token, and on to the web client.
+  assert.is(done.status, 302, done.text);
+  assert.is(done.headers.location, `${realm.server.app.realms.url(realm.server.app.realms.byId(realm.id)!)}/`);
+  const cookies = (done.headers['set-cookie'] as string[]).map((c) => c.split(';')[0]!);
+  assert.equal(cookies.map((c) => c.split('=')[0]), ['sessionid', 'csrftoken']);
+  const session = await realm.anonymous.request('GET', '/json/users/me', { headers: { cookie: cookies.join('; ') } });
+  assert.is(session.body.email, email);
 
   const login = await realm.anonymous.post('/fetch_api_key', { username: email, password: 'nina-password' });
   assert.is(login.status, 200, login.text);
@@ -110,7 +115,7 @@ test('creating the account publishes what Zulip does: the user, system and invit
   const events = await verifyAction(realm, () => submit(realm.anonymous, '/accounts/register/', { key, full_name: 'Eve Example', password: 'eve-password' }), [
     'realm_user/add', 'user_group/add_members', 'user_group/add_members', 'subscription/add', 'subscription/peer_add', 'user_group/add_members', 'invites_changed',
     'message', 'message', 'message',
-  ]);
+  ], 302);
   const eve = await realm.server.app.prisma.user.findFirstOrThrow({ where: { realmId: realm.id, deliveryEmail: email } });
   const groupsOf = events.filter((e) => e.event.type === 'user_group').map((e) => e.event.group_id);
   assert.equal(groupsOf, [systemGroupId(realm, 'role:members'), systemGroupId(realm, 'role:fullmembers'), group]);
@@ -127,7 +132,7 @@ test('the realm default welcome text, none when the invitation says "", and no n
   const join = async (email: string, params: Record<string, unknown>) => {
     await invite(realm, o, email, params);
     const r = await submit(realm.anonymous, '/accounts/register/', { key: await keyOf(realm, email), full_name: email.split('@')[0]!, password: 'password-1' });
-    assert.is(r.status, 200, r.text);
+    assert.is(r.status, 302, r.text);
     const user = await realm.server.app.prisma.user.findFirstOrThrow({ where: { realmId: realm.id, deliveryEmail: email } });
     const rows = await realm.server.app.prisma.message.findMany({ where: { realmId: realm.id, directGroup: { memberKey: { contains: String(user.id) } } }, orderBy: { id: 'asc' } });
     return { user, contents: rows.map((m) => m.content) };
@@ -247,7 +252,7 @@ test('a reusable link: the address is confirmed by mail, then the same form; its
   assert.is(form.status, 200, form.text);
   assert.match(form.text, 'Create your account in');
   const done = await submit(realm.anonymous, '/accounts/register/', { key: hiddenKey(form.text), full_name: 'Jo Joiner', password: 'jo-password' });
-  assert.is(done.status, 200, done.text);
+  assert.is(done.status, 302, done.text);
   const jo = await realm.server.app.prisma.user.findFirstOrThrow({ where: { realmId: realm.id, deliveryEmail: email } });
   assert.is(jo.role, Role.GUEST);
   assert.ok(await realm.server.app.prisma.subscription.findFirst({ where: { userId: jo.id, channelId: channel, active: true } }));
@@ -277,7 +282,7 @@ test('using one invitation spends the others for that address, and both inviters
   await invite(realm, member.client, email);
   const queue = await openQueue(member, { event_types: ['invites_changed'] });
   const [first, second] = await realm.server.app.prisma.invitation.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
-  assert.is((await submit(realm.anonymous, '/accounts/register/', { key: first!.key, full_name: 'Pop Ular', password: 'password-1' })).status, 200);
+  assert.is((await submit(realm.anonymous, '/accounts/register/', { key: first!.key, full_name: 'Pop Ular', password: 'password-1' })).status, 302);
   assert.equal(await queue.next(), [{ type: 'invites_changed' }]);
   assert.equal((await member.client.get('/invites')).body.invites, []);
   const page = await open(realm, `http://${realm.host}/accounts/do_confirm/${second!.key}`);

@@ -226,7 +226,7 @@ browserTest("personal settings, reached from Welcome Bot's message: name, avatar
   assert.is(registered.body.user_settings.timezone, 'Europe/Paris');
   // Checked once the server's user_settings event came back.
   await owner.getByRole('checkbox', { name: /Enter sends a message/ }).click();
-  await owner.locator('.settings-body input[type="checkbox"]:checked').waitFor();
+  await owner.locator('.settings-body label', { hasText: 'Enter sends a message' }).locator('input:checked').waitFor();
   await owner.getByRole('link', { name: 'Close' }).click();
   await owner.goto(`${ctx.url}#narrow/channel/${(await ctx.owner.client.get('/get_stream_id', { stream: 'general' })).body.stream_id}-general/topic/greetings`);
   await owner.locator('#compose-content').fill('Sent with Enter');

@@ -98,9 +98,11 @@ test('/json/ writes need the X-CSRFToken header equal to the csrftoken cookie; /
   assert.equal([good.status, good.body.rendered], [200, '<p>hi</p>']);
   const stranger = await new Client(server.port, realm.host).request('GET', '/json/users/me');
   assert.equal([stranger.status, stranger.body], [401, { result: 'error', msg: 'Not logged in: API authentication or user session required', code: 'UNAUTHORIZED' }]);
+  // Zulip's Session challenge: a Basic one would make the browser show its own login prompt.
+  assert.is(stranger.headers['www-authenticate'], 'Session realm="zulip"');
   // The cookie is no API key: /api/v1/ still wants Basic credentials.
   const api = await jar.get('/api/v1/users/me');
-  assert.is(api.status, 401);
+  assert.equal([api.status, api.headers['www-authenticate']], [401, 'Basic realm="zulip"']);
 });
 
 test('logging out ends the session (the cookie no longer works, even replayed) and needs the CSRF token', async () => {

@@ -328,10 +328,14 @@ function isNulByteError(err: unknown): boolean {
 }
 
 /** An ApiError as Zulip's error envelope; anything else as a 500 that names nothing but is logged. */
-function answerError(ex: Exchange, err: unknown, rate: RateDecision | undefined, route: { method: string; path: string }): void {
+/** Zulip's challenge on /json/: a browser asked for Basic credentials would show its own login prompt. */
+const SESSION_CHALLENGE = { 'WWW-Authenticate': 'Session realm="zulip"' };
+
+function answerError(ex: Exchange, err: unknown, rate: RateDecision | undefined, route: { method: string; path: string; viaSession?: true }): void {
   if (isNulByteError(err)) err = new ApiError('Null bytes are not allowed', 'BAD_REQUEST', 400);
   if (err instanceof ApiError) {
-    const headers = { ...(rate && err.status !== 429 ? rateLimitHeaders(rate) : {}), ...err.headers, ...JSON_HEADERS };
+    const challenge = route.viaSession && err.headers['WWW-Authenticate'] ? SESSION_CHALLENGE : {};
+    const headers = { ...(rate && err.status !== 429 ? rateLimitHeaders(rate) : {}), ...err.headers, ...challenge, ...JSON_HEADERS };
     writeResponse(ex, err.status, headers, JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra }));
     return;
   }

@@ -1,6 +1,7 @@
 // The pages an invitation link opens (Zulip's /join/<key>/ and /accounts/do_confirm/<key>, then
-// /accounts/register/): plain forms posted back here. Every parameter is an optional string, so a
-// bad request gets a page saying what is wrong, never the API's JSON.
+// /accounts/register/, which ends logged in, in the web client): plain forms posted back here.
+// Every parameter is an optional string, so a bad request gets a page saying what is wrong, never
+// the API's JSON.
 import { register, requestSignup, UnusableLink } from '../actions/registration.ts';
 import { MAX_NAME_LENGTH } from '../actions/users.ts';
 import type { App } from '../app.ts';
@@ -12,6 +13,7 @@ import { publicRoute } from '../api/route.ts';
 import { invitationByKey, type LinkState, multiuseByKey } from '../queries/invites.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { html, type Html, page } from './html.ts';
+import { finishLogin } from './login.ts';
 
 /** Keys are 24 characters of base32: anything else is not worth a query. */
 const KEY_RE = /^[a-z2-7]{24}$/;
@@ -82,6 +84,7 @@ async function invitationForm(app: App, realm: RealmInfo, key: string, fullName:
 
 /** What each page answers when it is not an error page (those keep their 4xx status). */
 const htmlPage = new RawSuccess(200, 'text/html', 'An HTML page');
+const intoTheApp = new RawSuccess(302, 'text/html', 'The new account logged in (session and CSRF cookies), sent to the web client');
 
 export const routes = [
   publicRoute({
@@ -95,21 +98,15 @@ export const routes = [
     method: 'POST',
     path: '/accounts/register/',
     params: { key: str().optional(), full_name: str().optional(), password: str().optional() },
-    response: htmlPage,
+    response: intoTheApp,
     async handler({ app, realm, params, log }) {
       const key = params.key ?? '';
       const fullName = params.full_name ?? '';
       if (!KEY_RE.test(key)) return unusable(app, realm, 'invalid');
       try {
         const user = await register(app, realm, { key, fullName, password: params.password ?? '' }, log);
-        const url = app.realms.url(realm);
-        return page(
-          200,
-          `Welcome to ${realm.name}`,
-          html`<p>Your account <strong>${user.deliveryEmail}</strong> is ready, ${user.fullName}.</p>
-<p>Log in at <a href="${url}">${url}</a> with your email address and password.</p>
-<p class="muted">Apps and bots get an API key from <code>POST /api/v1/fetch_api_key</code> with the same email address and password.</p>`,
-        );
+        // Logged in at once, as the login form would (Zulip's registration ends in the app too).
+        return finishLogin(app, realm, user, {}, '/');
       } catch (err) {
         return refusal(app, realm, err, (message) => invitationForm(app, realm, key, fullName, message));
       }

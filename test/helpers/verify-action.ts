@@ -8,7 +8,7 @@ import type { Reply } from './client.ts';
 import { captureEvents } from './events.ts';
 import type { TestRealm } from './server.ts';
 
-export async function verifyAction(realm: TestRealm, action: () => Promise<Reply>, expected: string[]): Promise<EventEnvelope[]> {
+export async function verifyAction(realm: TestRealm, action: () => Promise<Reply>, expected: string[], status = 200): Promise<EventEnvelope[]> {
   const capture = captureEvents(realm.server.app, realm.id);
   let reply: Reply;
   try {
@@ -16,7 +16,7 @@ export async function verifyAction(realm: TestRealm, action: () => Promise<Reply
   } finally {
     capture.stop();
   }
-  assert.is(reply.status, 200, reply.text);
+  assert.is(reply.status, status, reply.text);
   const keys = capture.envelopes.map((e) => schemaKey(e.event));
   assert.equal(keys, expected, JSON.stringify(capture.envelopes.map((e) => e.event)));
   for (const e of capture.envelopes) {

@@ -1,9 +1,28 @@
 // The REST API as any Zulip client calls it: HTTP Basic with email and API key, parameters in the
-// query string (GET, DELETE) or a form body, non-string values JSON-encoded.
+// query string (GET, DELETE) or a form body, non-string values JSON-encoded. A browser logged in
+// by the server's pages (login, registration) calls the same routes under /json/ with its session
+// cookie and Zulip's CSRF token instead.
 
 export interface Credentials {
   email: string;
   apiKey: string;
+}
+
+/** How requests are authenticated: an API key, or the browser's session cookie. */
+export type Auth = Credentials | 'session';
+
+const CSRF_COOKIE = 'csrftoken';
+
+/** The CSRF token the server set in a cookie scripts may read, sent back in a header (Django's way). */
+function csrfToken(): string {
+  return document.cookie.split('; ').find((c) => c.startsWith(`${CSRF_COOKIE}=`))?.slice(CSRF_COOKIE.length + 1) ?? '';
+}
+
+/** Where a path goes and what proves who asks. */
+function authenticated(path: string, auth: Auth | undefined, method: string): { url: string; headers: Record<string, string>; credentials: RequestCredentials } {
+  if (auth === 'session') return { url: `/json${path}`, headers: method === 'GET' ? {} : { 'X-CSRFToken': csrfToken() }, credentials: 'same-origin' };
+  // credentials: 'omit' keeps the browser's own Basic-auth prompt away from a 401.
+  return { url: `/api/v1${path}`, headers: auth ? { Authorization: `Basic ${base64(`${auth.email}:${auth.apiKey}`)}` } : {}, credentials: 'omit' };
 }
 
 export type Params = Record<string, unknown>;
@@ -28,8 +47,6 @@ function base64(text: string): string {
   return btoa(binary);
 }
 
-const basicAuth = ({ email, apiKey }: Credentials) => `Basic ${base64(`${email}:${apiKey}`)}`;
-
 function encode(params: Params): URLSearchParams {
   const form = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined) form.set(k, typeof v === 'string' ? v : JSON.stringify(v));
@@ -48,15 +65,12 @@ async function errorOf(response: Response): Promise<ApiError> {
   return new ApiError(body.msg || `The server answered ${response.status}`, body.code ?? 'BAD_REQUEST', response.status, retryAfter);
 }
 
-export async function request<T = any>(method: string, path: string, params: Params = {}, credentials?: Credentials, signal?: AbortSignal): Promise<T> {
+export async function request<T = any>(method: string, path: string, params: Params = {}, auth?: Auth, signal?: AbortSignal): Promise<T> {
   const query = method === 'GET' || method === 'DELETE';
-  const url = `/api/v1${path}${query && Object.keys(params).length ? `?${encode(params)}` : ''}`;
-  const headers: Record<string, string> = {};
-  if (credentials) headers.Authorization = basicAuth(credentials);
+  const { url, headers, credentials } = authenticated(path, auth, method);
   let response: Response;
   try {
-    // credentials: 'omit' keeps the browser's own Basic-auth prompt away from a 401.
-    response = await fetch(url, { method, headers, body: query ? undefined : encode(params), credentials: 'omit', signal });
+    response = await fetch(`${url}${query && Object.keys(params).length ? `?${encode(params)}` : ''}`, { method, headers, body: query ? undefined : encode(params), credentials, signal });
   } catch (err) {
     if (signal?.aborted) throw err;
     throw new ApiError('Cannot reach the server', 'NETWORK_ERROR', 0);
@@ -67,26 +81,28 @@ export async function request<T = any>(method: string, path: string, params: Par
 
 /** The API for one logged-in user. */
 export class Api {
-  constructor(readonly credentials: Credentials) {}
+  constructor(readonly auth: Auth) {}
 
   get<T = any>(path: string, params?: Params, signal?: AbortSignal): Promise<T> {
-    return request<T>('GET', path, params, this.credentials, signal);
+    return request<T>('GET', path, params, this.auth, signal);
   }
   post<T = any>(path: string, params?: Params): Promise<T> {
-    return request<T>('POST', path, params, this.credentials);
+    return request<T>('POST', path, params, this.auth);
   }
   patch<T = any>(path: string, params?: Params): Promise<T> {
-    return request<T>('PATCH', path, params, this.credentials);
+    return request<T>('PATCH', path, params, this.auth);
   }
   delete<T = any>(path: string, params?: Params): Promise<T> {
-    return request<T>('DELETE', path, params, this.credentials);
+    return request<T>('DELETE', path, params, this.auth);
   }
   /** A multipart POST, for files; `onProgress` hears the share of the body sent so far (0 to 1). */
   upload<T = any>(path: string, form: FormData, onProgress?: (sent: number) => void): Promise<T> {
+    const { url, headers, credentials } = authenticated(path, this.auth, 'POST');
     // XMLHttpRequest, not fetch: only it tells how much of the body has gone.
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', `/api/v1${path}`);
-    xhr.setRequestHeader('Authorization', basicAuth(this.credentials));
+    xhr.open('POST', url);
+    xhr.withCredentials = credentials !== 'omit';
+    for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value);
     if (onProgress) xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
     return new Promise<T>((resolve, reject) => {
       xhr.onerror = () => reject(new ApiError('Cannot reach the server', 'NETWORK_ERROR', 0));
@@ -99,17 +115,23 @@ export class Api {
     });
   }
 
-  /** An uploaded file or its thumbnail (`/user_uploads/...`), which needs the credentials. */
+  /** An uploaded file or its thumbnail (`/user_uploads/...`), which needs the credentials or the session. */
   async file(path: string): Promise<Blob> {
+    const { headers, credentials } = authenticated(path, this.auth, 'GET');
     let response: Response;
     try {
-      response = await fetch(path, { headers: { Authorization: basicAuth(this.credentials) }, credentials: 'omit' });
+      response = await fetch(path, { headers, credentials });
     } catch {
       throw new ApiError('Cannot reach the server', 'NETWORK_ERROR', 0);
     }
     if (!response.ok) throw await errorOf(response);
     return response.blob();
   }
+}
+
+/** Ends the browser's session (the server's logout; its answer is a redirect to the login page, not followed). */
+export async function endBrowserSession(): Promise<void> {
+  await fetch('/accounts/logout/', { method: 'POST', headers: { 'X-CSRFToken': csrfToken() }, credentials: 'same-origin', redirect: 'manual' });
 }
 
 /** A message for people: what went wrong and, for a rate limit, when to try again. */

@@ -118,6 +118,11 @@ export async function unsubscribe(api: Api, name: string, userIds?: number[]): P
   await api.delete('/users/me/subscriptions', { subscriptions: [name], ...(userIds && { principals: userIds }) });
 }
 
+/** A channel's own desktop or sound choice for the user, over their default for channels. */
+export async function setChannelAlert(api: Api, streamId: number, property: 'desktop_notifications' | 'audible_notifications', on: boolean): Promise<void> {
+  await api.post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: streamId, property, value: on }] });
+}
+
 export async function subscriberIds(api: Api, streamId: number): Promise<number[]> {
   return (await api.get(`/streams/${streamId}/members`)).subscribers;
 }

@@ -1,9 +1,10 @@
 // One logged-in session: registers an event queue, keeps the state current from its events,
 // loads the messages of the narrow on screen, and performs what the user does through the API.
-import { type Api, ApiError, describeError } from './api.ts';
+import { Api, ApiError, describeError, endBrowserSession } from './api.ts';
 import { EventStream, type ServerEvent } from './events.ts';
 import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
 import { addLocalEcho, applyEvent, emptyView, ingestMessage, removeLocalEcho, stateFromRegister, type AppState, type View } from './state.ts';
+import { notify } from './notifications.ts';
 import { Store } from './store.ts';
 import type { Message } from './types.ts';
 
@@ -37,8 +38,11 @@ const REGISTER_PARAMS = {
   client_gravatar: true,
   slim_presence: true,
   include_subscribers: false,
-  fetch_event_types: ['realm', 'realm_user', 'subscription', 'stream', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'realm_user_groups', 'drafts', 'scheduled_messages', 'message', 'starred_messages', 'user_settings'],
-  client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true, simplified_presence_events: true },
+  fetch_event_types: [
+    'realm', 'realm_user', 'subscription', 'stream', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji',
+    'realm_user_groups', 'drafts', 'scheduled_messages', 'message', 'starred_messages', 'user_settings', 'realm_linkifiers', 'default_streams', 'custom_profile_fields', 'user_status', 'invites_changed',
+  ],
+  client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true, simplified_presence_events: true, linkifier_url_template: true },
 };
 
 export class ChatClient {
@@ -124,6 +128,7 @@ export class ChatClient {
     const queueId = this.stream?.queueId;
     this.stop();
     if (queueId) await this.api.delete('/events', { queue_id: queueId }).catch(() => undefined);
+    if (this.api.auth === 'session') await endBrowserSession().catch(() => undefined);
     this.onLoggedOut(reason);
   }
 
@@ -134,9 +139,18 @@ export class ChatClient {
     for (const event of events) {
       this.followMovedTopic(state, event);
       state = applyEvent(state, event);
+      if (event.type === 'message') this.alert(state, event);
     }
     this.store.set(state);
     this.loadMissingTopics();
+  }
+
+  /** A desktop notification or sound for a new message, as the user's settings say; clicking one opens its conversation. */
+  private alert(state: AppState, event: ServerEvent): void {
+    const message = ingestMessage(event.message, state.me.userId, event.flags);
+    const narrow: Narrow =
+      message.type === 'stream' ? { kind: 'topic', streamId: message.stream_id!, topic: message.subject } : { kind: 'dm', userIds: messageDmKey(message, state.me.userId).split(',').map(Number) };
+    notify(state, event, message, () => (location.hash = this.hashOf(narrow)));
   }
 
   /** When the topic on screen moves as a whole (renamed, resolved, moved), the view goes with it. */

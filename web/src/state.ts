@@ -6,6 +6,7 @@ import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './na
 import { prepareContent } from './content.ts';
 import { trackChannels } from './channels.ts';
 import type { Draft } from './drafts.ts';
+import { organizationFromRegister, trackOrganization, type Organization } from './organization.ts';
 import type { ScheduledMessage } from './scheduled.ts';
 import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User, type UserGroup } from './types.ts';
 
@@ -25,6 +26,12 @@ export interface View {
 export interface UserSettings {
   enter_sends: boolean;
   timezone: string;
+  enable_desktop_notifications: boolean;
+  enable_sounds: boolean;
+  enable_stream_desktop_notifications: boolean;
+  enable_stream_audible_notifications: boolean;
+  /** 1 automatic, 2 dark, 3 light (theme.ts). */
+  color_scheme: number;
 }
 
 export interface Presence {
@@ -66,6 +73,8 @@ export interface AppState {
   groups: Map<number, UserGroup>;
   /** The user's own settings this client acts on. */
   settings: UserSettings;
+  /** What organization settings and profiles show (organization.ts). */
+  org: Organization;
   view: View;
   connection: Connection;
 }
@@ -121,7 +130,16 @@ export function stateFromRegister(r: any, view: View): AppState {
     drafts: [...(r.drafts ?? [])].sort(newestFirst),
     scheduled: [...(r.scheduled_messages ?? [])].sort(soonestFirst),
     groups: new Map((r.realm_user_groups ?? []).map((g: UserGroup) => [g.id, g])),
-    settings: { enter_sends: r.user_settings?.enter_sends ?? false, timezone: r.user_settings?.timezone ?? '' },
+    settings: {
+      enter_sends: r.user_settings?.enter_sends ?? false,
+      timezone: r.user_settings?.timezone ?? '',
+      enable_desktop_notifications: r.user_settings?.enable_desktop_notifications ?? true,
+      enable_sounds: r.user_settings?.enable_sounds ?? true,
+      enable_stream_desktop_notifications: r.user_settings?.enable_stream_desktop_notifications ?? false,
+      enable_stream_audible_notifications: r.user_settings?.enable_stream_audible_notifications ?? false,
+      color_scheme: r.user_settings?.color_scheme ?? 1,
+    },
+    org: organizationFromRegister(r),
     view,
     connection: 'connecting',
   };
@@ -358,6 +376,9 @@ function onRealmUser(state: AppState, e: ServerEvent): AppState {
     ...(p.delivery_email !== undefined && { delivery_email: p.delivery_email }),
     ...(p.is_active !== undefined && { is_active: p.is_active }),
     ...(p.role !== undefined && { role: p.role }),
+    ...(p.custom_profile_field !== undefined && {
+      profile_data: { ...known.profile_data, [p.custom_profile_field.id]: { value: p.custom_profile_field.value, rendered_value: p.custom_profile_field.rendered_value } },
+    }),
   };
   return {
     ...state,
@@ -446,7 +467,7 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
     case 'realm_user':
       return onRealmUser(state, e);
     case 'realm':
-      return onRealm(state, e);
+      return trackOrganization(onRealm(state, e), e);
     case 'user_group':
       return onUserGroup(state, e);
     case 'drafts':
@@ -467,7 +488,7 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
       return { ...state, presence };
     }
     default:
-      return state;
+      return trackOrganization(state, e);
   }
 }
 

@@ -37,9 +37,16 @@ export interface User {
   delivery_email?: string | null;
   avatar_url: string | null;
   is_bot: boolean;
+  /** Welcome Bot and the other bots every organization comes with (register's cross_realm_bots). */
+  is_system_bot?: boolean;
   is_active: boolean;
   /** 100 owner, 200 administrator, 300 moderator, 400 member, 600 guest. */
   role?: number;
+  bot_owner_id?: number | null;
+  date_joined?: string;
+  timezone?: string;
+  /** Custom profile field values by field id. */
+  profile_data?: Record<string, { value: string; rendered_value?: string }>;
 }
 
 export interface Subscription {
@@ -51,6 +58,9 @@ export interface Subscription {
   is_muted: boolean;
   pin_to_top: boolean;
   folder_id: number | null;
+  /** The channel's own notification choices; null follows the user's defaults. */
+  desktop_notifications: boolean | null;
+  audible_notifications: boolean | null;
 }
 
 /** A user group id, or an anonymous group of members and subgroups (Zulip's group-setting value). */

@@ -1,15 +1,16 @@
 // The channels overlay (Zulip's "Channel settings"), loaded the first time it opens: every channel
 // one can see with its description and subscriber count, joining and leaving, creating a channel,
-// and a channel's settings (administrators change them, archive it, add and remove subscribers).
+// and a channel's settings (one's own notifications for it; administrators change its settings,
+// archive it, add and remove subscribers).
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { describeError } from '../api.ts';
 import {
-  ROLE_GROUPS, archiveChannel, channelHash, channelSettingsHash, createChannel, isAdmin, subscribe, subscriberIds, systemGroups, unsubscribe, updateChannel,
+  ROLE_GROUPS, archiveChannel, channelHash, channelSettingsHash, createChannel, isAdmin, setChannelAlert, subscribe, subscriberIds, systemGroups, unsubscribe, updateChannel,
   type ChannelDraft, type ChannelsRoute,
 } from '../channels.ts';
 import type { ChatClient } from '../client.ts';
 import type { AppState } from '../state.ts';
 import { useCloseOnEscape } from './OverlayKeys.ts';
+import { ErrorLine, useAction } from './Action.tsx';
 import type { Channel } from '../types.ts';
 
 interface Props {
@@ -19,24 +20,6 @@ interface Props {
   /** Where closing leads: the conversation that was on screen. */
   closeHref: string;
 }
-
-/** Runs an action, keeping its error to show. */
-function useAction(): [string | null, (action: () => Promise<unknown>) => Promise<boolean>] {
-  const [error, setError] = useState<string | null>(null);
-  const run = async (action: () => Promise<unknown>) => {
-    setError(null);
-    try {
-      await action();
-      return true;
-    } catch (err) {
-      setError(describeError(err));
-      return false;
-    }
-  };
-  return [error, run];
-}
-
-const ErrorLine = ({ error }: { error: string | null }) => (error ? <p class="alert alert-error" role="alert">{error}</p> : null);
 
 export function ChannelsOverlay({ client, state, route, closeHref }: Props) {
   useCloseOnEscape(closeHref);
@@ -192,9 +175,30 @@ function ChannelDetail({ client, state, streamId }: { client: ChatClient; state:
         <SubscribeButton client={client} state={state} channel={channel} />
         <a class="button button-small button-secondary" href={channelHash(channel)}>View channel</a>
       </div>
+      {state.subs.has(streamId) && <ChannelAlerts client={client} state={state} streamId={streamId} />}
       {admin && <ChannelSettingsForm key={JSON.stringify([channel.name, channel.description, channel.invite_only, channel.can_send_message_group])} client={client} channel={channel} />}
       <Subscribers client={client} state={state} channel={channel} canManage={admin} />
     </div>
+  );
+}
+
+/** The user's notifications for a channel they are subscribed to: the channel's own choice, else their default. */
+function ChannelAlerts({ client, state, streamId }: { client: ChatClient; state: AppState; streamId: number }) {
+  const [error, run] = useAction();
+  const sub = state.subs.get(streamId)!;
+  const desktop = sub.desktop_notifications ?? state.settings.enable_stream_desktop_notifications;
+  const sound = sub.audible_notifications ?? state.settings.enable_stream_audible_notifications;
+  return (
+    <fieldset class="choices">
+      <legend>Your notifications for this channel</legend>
+      <label>
+        <input type="checkbox" checked={desktop} onChange={(e) => run(() => setChannelAlert(client.api, streamId, 'desktop_notifications', e.currentTarget.checked))} /> Desktop notifications
+      </label>
+      <label>
+        <input type="checkbox" checked={sound} onChange={(e) => run(() => setChannelAlert(client.api, streamId, 'audible_notifications', e.currentTarget.checked))} /> Sound
+      </label>
+      <ErrorLine error={error} />
+    </fieldset>
   );
 }
 

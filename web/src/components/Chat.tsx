@@ -5,11 +5,13 @@ import { isResolved, type ChatClient } from '../client.ts';
 import type { Connection } from '../events.ts';
 import { narrowTitle } from '../format.ts';
 import { parseHash } from '../narrow.ts';
-import { channelSettingsHash, parseChannelsHash, subscribe } from '../channels.ts';
+import { channelSettingsHash, isAdmin, parseChannelsHash, subscribe } from '../channels.ts';
 import { useLazy } from '../lazy.ts';
+import { parseOrganizationHash, parseUserHash } from '../organization.ts';
 import { parseSettingsHash } from '../settings.ts';
 import { parseDraftsHash } from '../drafts.ts';
 import { narrowUnread, nextUnreadTopic, type AppState } from '../state.ts';
+import { applyColorScheme } from '../theme.ts';
 import { Compose } from './Compose.tsx';
 import { Inbox, RecentConversations } from './Conversations.tsx';
 import { KeyboardHelp } from './KeyboardHelp.tsx';
@@ -40,16 +42,22 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
   const [hash, setHash] = useState(location.hash);
   const channelsRoute = parseChannelsHash(hash);
   const settingsTab = parseSettingsHash(hash);
+  const orgSection = parseOrganizationHash(hash);
+  const profileId = parseUserHash(hash);
   const ChannelsOverlay = useLazy(() => import('./ChannelsOverlay.tsx').then((m) => m.ChannelsOverlay), channelsRoute !== null);
   const SettingsOverlay = useLazy(() => import('./SettingsOverlay.tsx').then((m) => m.SettingsOverlay), settingsTab !== null);
   const draftsTab = parseDraftsHash(hash);
   const DraftsOverlay = useLazy(() => import('./DraftsOverlay.tsx').then((m) => m.DraftsOverlay), draftsTab !== null);
+  const UserProfile = useLazy(() => import('./UserProfile.tsx').then((m) => m.UserProfile), profileId !== null);
+  const OrganizationOverlay = useLazy(() => import('./OrganizationOverlay.tsx').then((m) => m.OrganizationOverlay), orgSection !== null);
   const closeHref = client.hashOf(state.view.narrow);
 
   useEffect(() => {
     const onHash = () => {
       setHash(location.hash);
-      if (!parseChannelsHash(location.hash) && !parseSettingsHash(location.hash) && !parseDraftsHash(location.hash)) client.open(parseHash(location.hash));
+      const h = location.hash;
+      const overlay = parseChannelsHash(h) || parseSettingsHash(h) || parseDraftsHash(h) || parseOrganizationHash(h) || parseUserHash(h);
+      if (!overlay) client.open(parseHash(h));
       setSidebarOpen(false);
     };
     const onKey = (e: KeyboardEvent) => {
@@ -87,6 +95,10 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
     };
   }, [client]);
 
+  useEffect(() => applyColorScheme(state.settings.color_scheme), [state.settings.color_scheme]);
+  // Logged out, the page follows the system again.
+  useEffect(() => () => applyColorScheme(1), []);
+
   const unreadTotal = state.unread.size;
   useEffect(() => {
     document.title = `${unreadTotal ? `(${unreadTotal}) ` : ''}${title} · ${state.realmName}`;
@@ -111,6 +123,7 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
         <span class={`connection connection-${state.connection}`} role="status" data-connection={state.connection}>
           {CONNECTION_LABELS[state.connection]}
         </span>
+        {isAdmin(state) && <a class="me" href="#organization/organization-profile">Organization settings</a>}
         <a class="me" href="#settings/profile" title={`${state.me.email}: personal settings`}>{state.me.fullName}</a>
         <button type="button" class="button button-secondary" onClick={() => void client.logout()}>Log out</button>
       </header>
@@ -134,6 +147,8 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
       {channelsRoute && ChannelsOverlay && <ChannelsOverlay client={client} state={state} route={channelsRoute} closeHref={closeHref} />}
       {settingsTab && SettingsOverlay && <SettingsOverlay client={client} state={state} tab={settingsTab} closeHref={closeHref} />}
       {draftsTab && DraftsOverlay && <DraftsOverlay client={client} state={state} tab={draftsTab} closeHref={closeHref} />}
+      {profileId && UserProfile && <UserProfile client={client} state={state} userId={profileId} closeHref={closeHref} />}
+      {orgSection && OrganizationOverlay && <OrganizationOverlay client={client} state={state} section={orgSection} closeHref={closeHref} />}
     </div>
   );
 }

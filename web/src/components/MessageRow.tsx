@@ -4,6 +4,7 @@ import { Component, createRef } from 'preact';
 import { describeError } from '../api.ts';
 import type { ChatClient } from '../client.ts';
 import { formatFullDate, formatTime } from '../format.ts';
+import { userHash } from '../organization.ts';
 import { showUploadedImages } from '../uploads.ts';
 import type { Message, Reaction, RealmEmoji, User } from '../types.ts';
 import { Avatar } from './Avatar.tsx';
@@ -151,7 +152,7 @@ export class MessageRow extends Component<Props, State> {
         <div class="message-body">
           {!continued && (
             <div class="message-meta">
-              <span class="sender">{m.sender_full_name}</span>
+              <a class="sender" href={userHash(m.sender_id)} title={`${m.sender_full_name}: profile`}>{m.sender_full_name}</a>
               <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>{formatTime(m.timestamp)}</time>
             </div>
           )}

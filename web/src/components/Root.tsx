@@ -1,6 +1,7 @@
-// Logged out: the login form. Logged in: one session (ChatClient) until logout.
+// Logged out: the login form. Logged in (by that form, or by the server's pages, whose session
+// cookie is found at start): one session (ChatClient) until logout.
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { Api, describeError, type Credentials } from '../api.ts';
+import { Api, describeError, request, type Auth } from '../api.ts';
 import { ChatClient } from '../client.ts';
 import { parseHash } from '../narrow.ts';
 import { clearSession, loadSession, saveSession } from '../session.ts';
@@ -9,35 +10,40 @@ import { Chat } from './Chat.tsx';
 import { Login } from './Login.tsx';
 
 export function Root() {
-  const [credentials, setCredentials] = useState<Credentials | null>(loadSession);
+  // undefined while asking whether the browser has a session cookie.
+  const [auth, setAuth] = useState<Auth | null | undefined>(() => loadSession() ?? undefined);
   const [notice, setNotice] = useState<string | null>(null);
-  if (!credentials) {
+  useEffect(() => {
+    if (auth === undefined) request('GET', '/users/me', {}, 'session').then(() => setAuth('session'), () => setAuth(null));
+  }, []);
+  if (auth === undefined) return <p class="boot" role="status">Loading…</p>;
+  if (!auth) {
     return (
       <Login
         notice={notice}
         onLogin={(c) => {
           saveSession(c);
           setNotice(null);
-          setCredentials(c);
+          setAuth(c);
         }}
       />
     );
   }
   return (
     <Session
-      credentials={credentials}
+      auth={auth}
       onLoggedOut={(reason) => {
         clearSession();
         setNotice(reason);
-        setCredentials(null);
+        setAuth(null);
       }}
     />
   );
 }
 
-function Session({ credentials, onLoggedOut }: { credentials: Credentials; onLoggedOut: (reason: string | null) => void }) {
+function Session({ auth, onLoggedOut }: { auth: Auth; onLoggedOut: (reason: string | null) => void }) {
   const [attempt, setAttempt] = useState(0);
-  const client = useMemo(() => new ChatClient(new Api(credentials), onLoggedOut), [credentials, attempt]);
+  const client = useMemo(() => new ChatClient(new Api(auth), onLoggedOut), [auth, attempt]);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     setError(null);

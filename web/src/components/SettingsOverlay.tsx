@@ -1,11 +1,13 @@
 // Personal settings (Zulip's #settings), loaded the first time they open: the name, the avatar
-// and a status; the password; Enter-to-send and the time zone. Each change goes through the API
+// and a status; the password; Enter-to-send, the time zone, the theme and notifications. Each change goes through the API
 // and comes back as an event, so every open client of the user shows it.
 import { useState } from 'preact/hooks';
 import { describeError } from '../api.ts';
 import type { ChatClient } from '../client.ts';
+import { askPermission } from '../notifications.ts';
 import { setStatus, updateSettings, uploadAvatar, type SettingsTab } from '../settings.ts';
 import type { AppState } from '../state.ts';
+import { COLOR_SCHEMES } from '../theme.ts';
 import { useCloseOnEscape } from './OverlayKeys.ts';
 import { Avatar } from './Avatar.tsx';
 
@@ -135,7 +137,50 @@ function Preferences({ client, state }: { client: ChatClient; state: AppState })
         {!zones.includes(state.settings.timezone) && <option value={state.settings.timezone}>{state.settings.timezone || 'Not set'}</option>}
         {zones.map((z) => <option key={z} value={z}>{z}</option>)}
       </select>
+      <label for="settings-theme">Theme</label>
+      <select id="settings-theme" value={state.settings.color_scheme} onChange={(e) => save(() => updateSettings(client.api, { color_scheme: Number(e.currentTarget.value) }))}>
+        {COLOR_SCHEMES.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+      </select>
+      <Notifications client={client} state={state} save={save} />
       <Outcome outcome={outcome} />
     </div>
+  );
+}
+
+/** Desktop notifications and sounds (Zulip's notification settings); the browser's permission is asked from the click that turns them on. */
+function Notifications({ client, state, save }: { client: ChatClient; state: AppState; save: (action: () => Promise<unknown>) => Promise<void> }) {
+  const [permission, setPermission] = useState(typeof Notification === 'undefined' ? 'unsupported' : Notification.permission);
+  const toggle = (name: keyof AppState['settings'], on: boolean) => save(() => updateSettings(client.api, { [name]: on }));
+  async function desktop(on: boolean) {
+    if (on) {
+      await askPermission();
+      setPermission(Notification.permission);
+    }
+    await toggle('enable_desktop_notifications', on);
+  }
+  const s = state.settings;
+  return (
+    <fieldset class="choices">
+      <legend>Notifications</legend>
+      <label>
+        <input type="checkbox" checked={s.enable_desktop_notifications} onChange={(e) => desktop(e.currentTarget.checked)} /> Desktop notifications for direct messages and mentions
+      </label>
+      <label>
+        <input type="checkbox" checked={s.enable_sounds} onChange={(e) => toggle('enable_sounds', e.currentTarget.checked)} /> Sound for direct messages and mentions
+      </label>
+      <label>
+        <input type="checkbox" checked={s.enable_stream_desktop_notifications} onChange={(e) => toggle('enable_stream_desktop_notifications', e.currentTarget.checked)} /> Desktop notifications for channel messages
+      </label>
+      <label>
+        <input type="checkbox" checked={s.enable_stream_audible_notifications} onChange={(e) => toggle('enable_stream_audible_notifications', e.currentTarget.checked)} /> Sound for channel messages
+      </label>
+      {s.enable_desktop_notifications && permission !== 'granted' && (
+        <p class="hint notification-permission">
+          {permission === 'denied' ? 'Your browser blocks notifications from this site: allow them in its site settings.' : permission === 'unsupported' ? 'This browser cannot show notifications.' : (
+            <button type="button" class="button button-small" onClick={() => askPermission().then(() => setPermission(Notification.permission))}>Allow desktop notifications</button>
+          )}
+        </p>
+      )}
+    </fieldset>
   );
 }

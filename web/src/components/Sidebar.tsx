@@ -6,7 +6,9 @@ import { dmName } from '../format.ts';
 import { sameNarrow, sameTopic, type Narrow } from '../narrow.ts';
 import { isTopicMuted, narrowUnread, presenceStatus, topicKey, unreadCounts, type AppState, type UnreadCounts } from '../state.ts';
 import type { Subscription } from '../types.ts';
+import { userHash } from '../organization.ts';
 import { Avatar } from './Avatar.tsx';
+import { StatusText } from './StatusText.tsx';
 
 function UnreadBadge({ count, muted = false }: { count: number | undefined; muted?: boolean }) {
   if (!count) return null;
@@ -160,13 +162,15 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
         </summary>
         <ul class="nav-list">
           {people.map((u) => (
-            <li key={u.user_id}>
+            <li key={u.user_id} class="person" data-user-id={u.user_id}>
               <NavLink client={client} narrow={{ kind: 'dm', userIds: [u.user_id] }} current={narrow}>
                 <Avatar user={u} size="small" />
                 <PresenceDot state={state} userId={u.user_id} />
                 <span class="name">{u.full_name}</span>
                 <PresenceWords state={state} userId={u.user_id} />
+                <StatusText status={state.org.statuses.get(u.user_id)} />
               </NavLink>
+              <a class="icon-button profile-link" href={userHash(u.user_id)} aria-label={`Profile of ${u.full_name}`} title="Profile">ⓘ</a>
             </li>
           ))}
         </ul>
