@@ -5,6 +5,7 @@ import type { Connection, ServerEvent } from './events.ts';
 import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './narrow.ts';
 import { prepareContent } from './content.ts';
 import { trackChannels } from './channels.ts';
+import { emailNotificationSettings, type EmailNotificationSettings } from './settings.ts';
 import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User } from './types.ts';
 
 export interface View {
@@ -20,7 +21,7 @@ export interface View {
   readingPaused: boolean;
 }
 
-export interface UserSettings {
+export interface UserSettings extends EmailNotificationSettings {
   enter_sends: boolean;
   timezone: string;
 }
@@ -110,7 +111,7 @@ export function stateFromRegister(r: any, view: View): AppState {
     presence: new Map(Object.entries(r.presences ?? {}).map(([id, p]: [string, any]) => [Number(id), { active: p.active_timestamp, idle: p.idle_timestamp }])),
     typing: new Map(),
     realmEmoji: new Map(Object.values(r.realm_emoji ?? {}).map((e: any) => [e.name, e])),
-    settings: { enter_sends: r.user_settings?.enter_sends ?? false, timezone: r.user_settings?.timezone ?? '' },
+    settings: { enter_sends: r.user_settings?.enter_sends ?? false, timezone: r.user_settings?.timezone ?? '', ...emailNotificationSettings(r.user_settings) },
     view,
     connection: 'connecting',
   };
