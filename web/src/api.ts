@@ -79,12 +79,12 @@ export class Api {
   delete<T = any>(path: string, params?: Params): Promise<T> {
     return request<T>('DELETE', path, params, this.credentials);
   }
-  /** A multipart POST, for files. */
-  async upload<T = any>(path: string, form: FormData): Promise<T> {
+  /** A multipart request (POST unless said), for files. */
+  async upload<T = any>(path: string, form: FormData, method = 'POST'): Promise<T> {
     const { email, apiKey } = this.credentials;
     let response: Response;
     try {
-      response = await fetch(`/api/v1${path}`, { method: 'POST', headers: { Authorization: `Basic ${base64(`${email}:${apiKey}`)}` }, body: form, credentials: 'omit' });
+      response = await fetch(`/api/v1${path}`, { method, headers: { Authorization: `Basic ${base64(`${email}:${apiKey}`)}` }, body: form, credentials: 'omit' });
     } catch {
       throw new ApiError('Cannot reach the server', 'NETWORK_ERROR', 0);
     }

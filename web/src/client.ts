@@ -36,7 +36,7 @@ const REGISTER_PARAMS = {
   client_gravatar: true,
   slim_presence: true,
   include_subscribers: false,
-  fetch_event_types: ['realm', 'realm_user', 'subscription', 'stream', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'message', 'starred_messages', 'user_settings'],
+  fetch_event_types: ['realm', 'realm_user', 'subscription', 'stream', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji', 'message', 'starred_messages', 'user_settings', 'realm_bot'],
   client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true, simplified_presence_events: true },
 };
 

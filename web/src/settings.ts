@@ -1,11 +1,11 @@
 // Personal settings: their addresses (`#settings/profile`, `#settings/account`,
-// `#settings/preferences`, `#settings/notifications`, as Zulip's) and the
-// API calls that change them.
+// `#settings/preferences`, `#settings/notifications`, `#settings/your-bots`, as Zulip's) and
+// the API calls that change them.
 import type { Api } from './api.ts';
 
-export type SettingsTab = 'profile' | 'account' | 'preferences' | 'notifications';
+export type SettingsTab = 'profile' | 'account' | 'preferences' | 'notifications' | 'your-bots';
 
-const TABS: SettingsTab[] = ['profile', 'account', 'preferences', 'notifications'];
+const TABS: SettingsTab[] = ['profile', 'account', 'preferences', 'notifications', 'your-bots'];
 
 export function parseSettingsHash(hash: string): SettingsTab | null {
   const [head, part] = hash.replace(/^#/, '').split('/');

@@ -5,6 +5,7 @@ import type { Connection, ServerEvent } from './events.ts';
 import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './narrow.ts';
 import { prepareContent } from './content.ts';
 import { trackChannels } from './channels.ts';
+import { applyBotEvent, botsFromRegister, type Bot } from './bots.ts';
 import { emailNotificationSettings, type EmailNotificationSettings } from './settings.ts';
 import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User } from './types.ts';
 
@@ -59,6 +60,8 @@ export interface AppState {
   realmEmoji: Map<string, RealmEmoji>;
   /** The user's own settings this client acts on. */
   settings: UserSettings;
+  /** The bots the user administers (their own; every bot for an administrator). */
+  bots: Map<number, Bot>;
   view: View;
   connection: Connection;
 }
@@ -112,6 +115,7 @@ export function stateFromRegister(r: any, view: View): AppState {
     typing: new Map(),
     realmEmoji: new Map(Object.values(r.realm_emoji ?? {}).map((e: any) => [e.name, e])),
     settings: { enter_sends: r.user_settings?.enter_sends ?? false, timezone: r.user_settings?.timezone ?? '', ...emailNotificationSettings(r.user_settings) },
+    bots: botsFromRegister(r.realm_bots),
     view,
     connection: 'connecting',
   };
@@ -393,6 +397,8 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
       return onRealm(state, e);
     case 'user_settings':
       return e.op === 'update' && e.property in state.settings ? { ...state, settings: { ...state.settings, [e.property]: e.value } } : state;
+    case 'realm_bot':
+      return { ...state, bots: applyBotEvent(state.bots, e) };
     case 'realm_emoji':
       return { ...state, realmEmoji: new Map(Object.values(e.realm_emoji as Record<string, RealmEmoji>).map((r) => [r.name, r])) };
     case 'user_topic':

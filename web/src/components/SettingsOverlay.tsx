@@ -9,6 +9,7 @@ import { useCloseOnEscape } from './OverlayKeys.ts';
 import { Avatar } from './Avatar.tsx';
 import { Outcome, useSave } from './settings/SaveOutcome.tsx';
 import { EmailNotifications } from './settings/EmailNotifications.tsx';
+import { Bots } from './settings/Bots.tsx';
 
 interface Props {
   client: ChatClient;
@@ -17,7 +18,7 @@ interface Props {
   closeHref: string;
 }
 
-const TAB_LABELS: Record<SettingsTab, string> = { profile: 'Profile', account: 'Account', preferences: 'Preferences', notifications: 'Notifications' };
+const TAB_LABELS: Record<SettingsTab, string> = { profile: 'Profile', account: 'Account', preferences: 'Preferences', notifications: 'Notifications', 'your-bots': 'Bots' };
 
 export function SettingsOverlay({ client, state, tab, closeHref }: Props) {
   useCloseOnEscape(closeHref);
@@ -38,6 +39,7 @@ export function SettingsOverlay({ client, state, tab, closeHref }: Props) {
           {tab === 'account' && <Account client={client} />}
           {tab === 'preferences' && <Preferences client={client} state={state} />}
           {tab === 'notifications' && <EmailNotifications client={client} state={state} />}
+          {tab === 'your-bots' && <Bots client={client} state={state} />}
         </div>
       </div>
     </div>
