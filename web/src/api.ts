@@ -95,12 +95,12 @@ export class Api {
   delete<T = any>(path: string, params?: Params): Promise<T> {
     return request<T>('DELETE', path, params, this.auth);
   }
-  /** A multipart POST, for files; `onProgress` hears the share of the body sent so far (0 to 1). */
-  upload<T = any>(path: string, form: FormData, onProgress?: (sent: number) => void): Promise<T> {
-    const { url, headers, credentials } = authenticated(path, this.auth, 'POST');
+  /** A multipart request (POST unless said), for files; `onProgress` hears the share of the body sent so far (0 to 1). */
+  upload<T = any>(path: string, form: FormData, onProgress?: (sent: number) => void, method = 'POST'): Promise<T> {
+    const { url, headers, credentials } = authenticated(path, this.auth, method);
     // XMLHttpRequest, not fetch: only it tells how much of the body has gone.
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', url);
+    xhr.open(method, url);
     xhr.withCredentials = credentials !== 'omit';
     for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value);
     if (onProgress) xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);

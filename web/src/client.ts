@@ -40,7 +40,7 @@ const REGISTER_PARAMS = {
   include_subscribers: false,
   fetch_event_types: [
     'realm', 'realm_user', 'subscription', 'stream', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji',
-    'realm_user_groups', 'drafts', 'scheduled_messages', 'message', 'starred_messages', 'user_settings', 'realm_linkifiers', 'default_streams', 'custom_profile_fields', 'user_status', 'invites_changed',
+    'realm_user_groups', 'drafts', 'scheduled_messages', 'message', 'starred_messages', 'user_settings', 'realm_linkifiers', 'default_streams', 'custom_profile_fields', 'user_status', 'invites_changed', 'realm_bot',
   ],
   client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true, simplified_presence_events: true, linkifier_url_template: true },
 };

@@ -5,9 +5,11 @@ import type { Connection, ServerEvent } from './events.ts';
 import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './narrow.ts';
 import { prepareContent } from './content.ts';
 import { trackChannels } from './channels.ts';
+import { applyBotEvent, botsFromRegister, type Bot } from './bots.ts';
 import type { Draft } from './drafts.ts';
 import { organizationFromRegister, trackOrganization, type Organization } from './organization.ts';
 import type { ScheduledMessage } from './scheduled.ts';
+import { emailNotificationSettings, type EmailNotificationSettings } from './settings.ts';
 import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User, type UserGroup } from './types.ts';
 
 export interface View {
@@ -23,7 +25,7 @@ export interface View {
   readingPaused: boolean;
 }
 
-export interface UserSettings {
+export interface UserSettings extends EmailNotificationSettings {
   enter_sends: boolean;
   timezone: string;
   enable_desktop_notifications: boolean;
@@ -75,6 +77,8 @@ export interface AppState {
   settings: UserSettings;
   /** What organization settings and profiles show (organization.ts). */
   org: Organization;
+  /** The bots the user administers (their own; every bot for an administrator). */
+  bots: Map<number, Bot>;
   view: View;
   connection: Connection;
 }
@@ -138,8 +142,10 @@ export function stateFromRegister(r: any, view: View): AppState {
       enable_stream_desktop_notifications: r.user_settings?.enable_stream_desktop_notifications ?? false,
       enable_stream_audible_notifications: r.user_settings?.enable_stream_audible_notifications ?? false,
       color_scheme: r.user_settings?.color_scheme ?? 1,
+      ...emailNotificationSettings(r.user_settings),
     },
     org: organizationFromRegister(r),
+    bots: botsFromRegister(r.realm_bots),
     view,
     connection: 'connecting',
   };
@@ -476,6 +482,8 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
       return onScheduled(state, e);
     case 'user_settings':
       return e.op === 'update' && e.property in state.settings ? { ...state, settings: { ...state.settings, [e.property]: e.value } } : state;
+    case 'realm_bot':
+      return { ...state, bots: applyBotEvent(state.bots, e) };
     case 'realm_emoji':
       return { ...state, realmEmoji: new Map(Object.values(e.realm_emoji as Record<string, RealmEmoji>).map((r) => [r.name, r])) };
     case 'user_topic':

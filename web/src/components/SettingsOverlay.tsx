@@ -2,7 +2,6 @@
 // and a status; the password; Enter-to-send, the time zone, the theme and notifications. Each change goes through the API
 // and comes back as an event, so every open client of the user shows it.
 import { useState } from 'preact/hooks';
-import { describeError } from '../api.ts';
 import type { ChatClient } from '../client.ts';
 import { askPermission } from '../notifications.ts';
 import { setStatus, updateSettings, uploadAvatar, type SettingsTab } from '../settings.ts';
@@ -10,6 +9,9 @@ import type { AppState } from '../state.ts';
 import { COLOR_SCHEMES } from '../theme.ts';
 import { useCloseOnEscape } from './OverlayKeys.ts';
 import { Avatar } from './Avatar.tsx';
+import { Outcome, useSave } from './settings/SaveOutcome.tsx';
+import { EmailNotifications } from './settings/EmailNotifications.tsx';
+import { Bots } from './settings/Bots.tsx';
 
 interface Props {
   client: ChatClient;
@@ -18,25 +20,7 @@ interface Props {
   closeHref: string;
 }
 
-const TAB_LABELS: Record<SettingsTab, string> = { profile: 'Profile', account: 'Account', preferences: 'Preferences' };
-
-/** Runs a change, then says it is saved or what went wrong. */
-function useSave(): [{ ok: boolean; text: string } | null, (action: () => Promise<unknown>) => Promise<void>] {
-  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
-  const save = async (action: () => Promise<unknown>) => {
-    setOutcome(null);
-    try {
-      await action();
-      setOutcome({ ok: true, text: 'Saved.' });
-    } catch (err) {
-      setOutcome({ ok: false, text: describeError(err) });
-    }
-  };
-  return [outcome, save];
-}
-
-const Outcome = ({ outcome }: { outcome: { ok: boolean; text: string } | null }) =>
-  outcome ? <p class={`alert ${outcome.ok ? 'alert-info' : 'alert-error'}`} role={outcome.ok ? 'status' : 'alert'}>{outcome.text}</p> : null;
+const TAB_LABELS: Record<SettingsTab, string> = { profile: 'Profile', account: 'Account', preferences: 'Preferences', notifications: 'Notifications', 'your-bots': 'Bots' };
 
 export function SettingsOverlay({ client, state, tab, closeHref }: Props) {
   useCloseOnEscape(closeHref);
@@ -56,6 +40,8 @@ export function SettingsOverlay({ client, state, tab, closeHref }: Props) {
           {tab === 'profile' && <Profile client={client} state={state} />}
           {tab === 'account' && <Account client={client} />}
           {tab === 'preferences' && <Preferences client={client} state={state} />}
+          {tab === 'notifications' && <EmailNotifications client={client} state={state} />}
+          {tab === 'your-bots' && <Bots client={client} state={state} />}
         </div>
       </div>
     </div>
