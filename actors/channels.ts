@@ -17,7 +17,10 @@ export class ChannelActors extends SerialActors {
     const row = load();
     this.rows.set(key, row);
     // Kept under its id too, unless a change dropped it while it loaded.
-    row.then((r) => (r === null ? this.forgetRowIf(key, row) : this.rows.get(key) === row && this.rows.set(r.id, row)), () => this.forgetRowIf(key, row));
+    row.then(
+      (r) => (r === null ? this.forgetRowIf(key, row) : this.rows.get(key) === row && this.rows.set(r.id, row)),
+      () => this.forgetRowIf(key, row),
+    );
     return row;
   }
 

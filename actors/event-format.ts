@@ -35,7 +35,12 @@ function messageMatchesNarrow(options: QueueOptions, message: Event, flags: read
         break;
       }
       case 'search':
-        if (!String(message.raw_content ?? message.content).toLowerCase().includes(op)) return false;
+        if (
+          !String(message.raw_content ?? message.content)
+            .toLowerCase()
+            .includes(op)
+        )
+          return false;
         break;
       default:
         break;

@@ -119,12 +119,18 @@ export class QueueRegistry {
   private readonly unsubscribe: (() => void)[];
   private readonly now: () => number;
 
-  constructor(bus: EventBus, readonly settings: RegistrySettings) {
+  constructor(
+    bus: EventBus,
+    readonly settings: RegistrySettings,
+  ) {
     this.now = settings.now ?? Date.now;
     // Queues that may have missed events end: their clients register again and read the
     // database, so nothing they acknowledged is lost.
     // Clients cut off from their queues with the bus had no chance to read: their time starts over.
-    this.unsubscribe = [bus.subscribe((envelope) => this.deliver(envelope)), bus.listen({ lost: () => this.deleteAll(), reconnected: () => this.forgiveAll() })];
+    this.unsubscribe = [
+      bus.subscribe((envelope) => this.deliver(envelope)),
+      bus.listen({ lost: () => this.deleteAll(), reconnected: () => this.forgiveAll() }),
+    ];
     this.ticker = setInterval(() => this.tick(), settings.tickMs);
     this.ticker.unref();
   }
@@ -262,7 +268,10 @@ export class QueueRegistry {
 
   /** Appends events to one queue (the register-time and restart events). */
   pushTo(queue: EventQueue, events: readonly Record<string, unknown>[]): void {
-    this.append(queue, events.map((e) => new QueuedEvent(JSON.stringify(e).slice(1))));
+    this.append(
+      queue,
+      events.map((e) => new QueuedEvent(JSON.stringify(e).slice(1))),
+    );
   }
 
   private append(queue: EventQueue, events: readonly QueuedEvent[]): void {
@@ -284,7 +293,11 @@ export class QueueRegistry {
     // to it once, so most recipients of a message share one event object. A recipient's own parts
     // are worked out once for all their queues: a wide channel's message visits every queue of
     // every subscriber, so that loop does as little as it can.
-    const fanout: Fanout = { envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue }, shapes: new Map(), ends: endsQueues(envelope.event) };
+    const fanout: Fanout = {
+      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue },
+      shapes: new Map(),
+      ends: endsQueues(envelope.event),
+    };
     const publicQueues = envelope.publicChannelMessage ? this.allPublic.get(envelope.realmId) : undefined;
     // Recipients with the same parts usually share one object (a message's flags): serialized once.
     // Alike parts are one object whatever the publisher gave: idle queues' logs keep them.
@@ -351,7 +364,6 @@ export class QueueRegistry {
     this.delivered += events.length;
     this.append(queue, events);
   }
-
 
   private markDirty(queue: EventQueue): void {
     this.dirty.add(queue);

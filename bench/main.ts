@@ -19,18 +19,30 @@ const EARLY_TEARDOWN_MS = 15_000;
 
 function run(opts: BenchOptions): Promise<CaseResult[]> {
   switch (opts.scenario) {
-    case 'longpoll-fanout': return fanoutScenario(opts, 'longpoll');
-    case 'ws-fanout': return fanoutScenario(opts, 'ws');
-    case 'send': return sendScenario(opts);
-    case 'react': return reactScenario(opts);
-    case 'flags': return flagsScenario(opts);
-    case 'mixed': return mixedScenario(opts);
-    case 'cluster': return clusterScenario(opts);
-    case 'idle': return idleScenario(opts);
-    case 'baseline': return baselineScenario(opts);
-    case 'render': return renderScenario(opts);
-    case 'history': return historyScenario(opts);
-    case 'capacity': return capacityScenario(opts);
+    case 'longpoll-fanout':
+      return fanoutScenario(opts, 'longpoll');
+    case 'ws-fanout':
+      return fanoutScenario(opts, 'ws');
+    case 'send':
+      return sendScenario(opts);
+    case 'react':
+      return reactScenario(opts);
+    case 'flags':
+      return flagsScenario(opts);
+    case 'mixed':
+      return mixedScenario(opts);
+    case 'cluster':
+      return clusterScenario(opts);
+    case 'idle':
+      return idleScenario(opts);
+    case 'baseline':
+      return baselineScenario(opts);
+    case 'render':
+      return renderScenario(opts);
+    case 'history':
+      return historyScenario(opts);
+    case 'capacity':
+      return capacityScenario(opts);
   }
 }
 
@@ -80,7 +92,10 @@ async function main(): Promise<number> {
   return results.some((r) => r.errors > 0) ? 1 : 0;
 }
 
-main().then((code) => process.exit(code), (err: unknown) => {
-  console.error(err instanceof Error ? err.stack ?? err.message : err);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+    process.exit(1);
+  },
+);

@@ -72,7 +72,9 @@ export async function buildWeb() {
   const appJs = outputOf('web/src/main.tsx');
   const names = { 'base.css': relative(outputOf('web/styles/base.css')), 'app.css': relative(outputs[appJs].cssBundle), 'app.js': relative(appJs) };
   // The chunks the app imports at once are fetched beside it, not after it.
-  const preloads = outputs[appJs].imports.filter((i) => i.kind === 'import-statement').map((i) => `<link rel="modulepreload" href="/static/${relative(i.path)}">`);
+  const preloads = outputs[appJs].imports
+    .filter((i) => i.kind === 'import-statement')
+    .map((i) => `<link rel="modulepreload" href="/static/${relative(i.path)}">`);
   const html = readFileSync(path.join(ROOT, 'web', 'index.html'), 'utf8')
     .replace('{{preloads}}', preloads.join('\n'))
     .replace(/\{\{([\w.]+)\}\}/g, (_, name) => `/static/${names[name]}`);

@@ -45,8 +45,7 @@ const external = Object.keys(dependencies).filter((name) => !JSON_PACKAGES.inclu
 // string literal, which V8 then keeps twice for the life of the process (the module's source and
 // the string: 9 MB of heap). The bundle reads the binary from build/ instead.
 const PRISMA_WASM = 'build/query-compiler.wasm';
-const WASM_IMPORT =
-  /const \{ wasm \} = await import\("(@prisma\/client\/runtime\/[^"]+\.wasm-base64\.mjs)"\)\s*return await decodeBase64AsWasm\(wasm\)/;
+const WASM_IMPORT = /const \{ wasm \} = await import\("(@prisma\/client\/runtime\/[^"]+\.wasm-base64\.mjs)"\)\s*return await decodeBase64AsWasm\(wasm\)/;
 const prismaWasmFromFile = {
   name: 'prisma-wasm-from-file',
   setup(bundler) {

@@ -122,5 +122,7 @@ try {
   await stop();
 }
 balancer.listen(port, '127.0.0.1', () => {
-  process.stdout.write(`\nCluster of ${count} nodes (ports ${port + 1}-${port + count}) behind http://localhost:${port} (round robin, no stickiness). Ctrl-C stops it.\n`);
+  process.stdout.write(
+    `\nCluster of ${count} nodes (ports ${port + 1}-${port + count}) behind http://localhost:${port} (round robin, no stickiness). Ctrl-C stops it.\n`,
+  );
 });

@@ -30,7 +30,10 @@ const oidcProviders = json.pipe(
         /** In the provider's URLs (/accounts/login/social/oidc/<name>) and server_settings (`oidc:<name>`). */
         name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'expected lower-case letters, digits, - or _'),
         /** The issuer, whose /.well-known/openid-configuration is read. */
-        issuer: z.string().url().refine((v) => ['http:', 'https:'].includes(new URL(v).protocol), 'expected an http(s) URL'),
+        issuer: z
+          .string()
+          .url()
+          .refine((v) => ['http:', 'https:'].includes(new URL(v).protocol), 'expected an http(s) URL'),
         client_id: z.string().min(1),
         secret: z.string().min(1),
         display_name: z.string().min(1).default('OpenID Connect'),
@@ -65,7 +68,10 @@ const samlIdps = json.pipe(
         /** The IdP's entity ID: the Issuer of its answers. */
         entity_id: z.string().min(1),
         /** Its single sign-on URL (HTTP-Redirect binding). */
-        url: z.string().url().refine((v) => ['http:', 'https:'].includes(new URL(v).protocol), 'expected an http(s) URL'),
+        url: z
+          .string()
+          .url()
+          .refine((v) => ['http:', 'https:'].includes(new URL(v).protocol), 'expected an http(s) URL'),
         /** The certificate its answers are signed with: PEM, or the base64 between its BEGIN and END lines. */
         x509cert: certificate,
         /** Names of the assertion's attributes holding the address and the name. */
@@ -96,7 +102,12 @@ export type SamlIdp = z.infer<typeof samlIdps>[number];
 const ldapAttrMap = json.pipe(
   z
     .record(
-      z.string().regex(/^(full_name|first_name|last_name|avatar|userAccountControl|deactivated|custom_profile_field__[a-z0-9_]+)$/, 'not a key Zulip\'s AUTH_LDAP_USER_ATTR_MAP knows'),
+      z
+        .string()
+        .regex(
+          /^(full_name|first_name|last_name|avatar|userAccountControl|deactivated|custom_profile_field__[a-z0-9_]+)$/,
+          "not a key Zulip's AUTH_LDAP_USER_ATTR_MAP knows",
+        ),
       z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'expected an attribute name'),
     )
     .refine((m) => m.full_name !== undefined || (m.first_name !== undefined && m.last_name !== undefined), 'map full_name, or first_name and last_name'),
@@ -116,7 +127,12 @@ function isAddressOrRange(entry: string): boolean {
 
 const addressList = z
   .string()
-  .transform((v) => v.split(',').map((e) => e.trim()).filter((e) => e !== ''))
+  .transform((v) =>
+    v
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e !== ''),
+  )
   .refine((list) => list.every(isAddressOrRange), 'expected comma-separated IP addresses or CIDR ranges (10.0.0.0/8, fd00::/8)');
 
 const externalUrl = z
@@ -148,7 +164,10 @@ const configSchema = z.object({
   /** Host clients use to reach the server (realm URLs, dummy emails); defaults to HOST:PORT. */
   EXTERNAL_HOST: z.string().optional(),
   /** Domain of bots' and dummy user addresses where the host cannot form one (`localhost`, an IP address). */
-  FAKE_EMAIL_DOMAIN: z.string().default('fake-domain.invalid').refine((d) => isValidEmail(`bot@${d}`), 'not a domain that can form email addresses'),
+  FAKE_EMAIL_DOMAIN: z
+    .string()
+    .default('fake-domain.invalid')
+    .refine((d) => isValidEmail(`bot@${d}`), 'not a domain that can form email addresses'),
   /** Scheme and host clients use (`https://chat.example.com`): replaces EXTERNAL_HOST and fixes the scheme of every URL. */
   EXTERNAL_URL: externalUrl.optional(),
   /** Peers whose X-Forwarded-For and X-Forwarded-Proto are believed (reverse proxies); nobody's by default. */
@@ -158,10 +177,22 @@ const configSchema = z.object({
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(100),
   RATE_LIMIT_LOGIN_FAILURES: z.coerce.number().int().positive().default(5),
   RATE_LIMIT_LOGIN_WINDOW_SECONDS: seconds.default(1800),
-  MAX_BODY_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
-  MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
+  MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(25 * 1024 * 1024),
   /** A WebSocket client whose unsent data exceeds this is disconnected (its queue stays). */
-  WS_MAX_BUFFERED_BYTES: z.coerce.number().int().positive().default(4 * 1024 * 1024),
+  WS_MAX_BUFFERED_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024),
   /** Interval of long-poll heartbeats; Zulip uses 45 s plus up to 10 s of jitter. */
   HEARTBEAT_SECONDS: seconds.default(45),
   HEARTBEAT_JITTER_SECONDS: z.coerce.number().min(0).default(10),
@@ -171,7 +202,11 @@ const configSchema = z.object({
    * interval, instead of growing without end while nobody reads it.
    */
   QUEUE_MAX_EVENTS: z.coerce.number().int().positive().default(10_000),
-  QUEUE_MAX_BYTES: z.coerce.number().int().positive().default(64 * 1024 * 1024),
+  QUEUE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024),
   /** Time a graceful stop may take (finish requests, save queues), within an orchestrator's grace period. */
   SHUTDOWN_DEADLINE_SECONDS: seconds.default(20),
   /** Minutes an invitation link stays valid when the inviter does not say (Zulip's default: 10 days). */
@@ -197,7 +232,10 @@ const configSchema = z.object({
    * Zulip's EMAIL_GATEWAY_PATTERN: the address of channels' incoming email, with `%s` where each
    * channel's token goes (`%s@streams.example.com`); empty (the default) when there is no gateway.
    */
-  EMAIL_GATEWAY_PATTERN: z.string().refine((v) => v.split('%s').length === 2, 'expected exactly one %s').default(''),
+  EMAIL_GATEWAY_PATTERN: z
+    .string()
+    .refine((v) => v.split('%s').length === 2, 'expected exactly one %s')
+    .default(''),
   /**
    * The push relay (Zulip's push notification service) that forwards end-to-end encrypted
    * notifications to mobile devices: `https://push.example.com`; unset, the server sends none and
@@ -238,13 +276,22 @@ const configSchema = z.object({
   LDAP_BIND_PASSWORD: z.string().optional(),
   /** AUTH_LDAP_USER_SEARCH: the subtree holding the users, and the filter finding one, `%(user)s` standing for the username. */
   LDAP_USER_SEARCH_BASE: z.string().optional(),
-  LDAP_USER_SEARCH_FILTER: z.string().refine((v) => v.includes('%(user)s'), 'expected %(user)s in the filter').default('(uid=%(user)s)'),
+  LDAP_USER_SEARCH_FILTER: z
+    .string()
+    .refine((v) => v.includes('%(user)s'), 'expected %(user)s in the filter')
+    .default('(uid=%(user)s)'),
   /** AUTH_LDAP_USER_DN_TEMPLATE, instead of a search: `uid=%(user)s,ou=users,dc=example,dc=com`. */
-  LDAP_USER_DN_TEMPLATE: z.string().refine((v) => v.includes('%(user)s'), 'expected %(user)s in the template').optional(),
+  LDAP_USER_DN_TEMPLATE: z
+    .string()
+    .refine((v) => v.includes('%(user)s'), 'expected %(user)s in the template')
+    .optional(),
   /** LDAP_APPEND_DOMAIN: usernames are the local part of addresses in this domain. */
   LDAP_APPEND_DOMAIN: z.string().optional(),
   /** LDAP_EMAIL_ATTR: the attribute holding a user's email address (`mail`); users may then log in with either. */
-  LDAP_EMAIL_ATTR: z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'expected an attribute name').optional(),
+  LDAP_EMAIL_ATTR: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9-]*$/, 'expected an attribute name')
+    .optional(),
   LDAP_USER_ATTR_MAP: ldapAttrMap.default({ full_name: 'cn' }),
   /** LDAP_DEACTIVATE_NON_MATCHING_USERS: `sync-ldap` deactivates the accounts the directory no longer has. */
   LDAP_DEACTIVATE_NON_MATCHING_USERS: flag.default(false),
@@ -273,7 +320,10 @@ const configSchema = z.object({
    * This node's name, unique in the cluster and kept across restarts (queue ids carry it, and a
    * restarted node takes back the queues it saved); defaults to host name and port.
    */
-  NODE_ID: z.string().regex(/^[A-Za-z0-9_-]{1,48}$/, 'expected 1-48 letters, digits, - or _').optional(),
+  NODE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,48}$/, 'expected 1-48 letters, digits, - or _')
+    .optional(),
   /**
    * Zulip's CAMO_URI and CAMO_KEY: external images and videos in messages are shown through this
    * Camo proxy (`https://camo.example.com/`, signed with the key); empty: straight from their site.
@@ -302,7 +352,10 @@ export type Config = z.infer<typeof configSchema> & {
 /** host-port, made a valid node id; a random one when the port is chosen at start (PORT=0). */
 function defaultNodeId(port: number): string {
   if (port === 0) return `node-${randomBytes(6).toString('hex')}`;
-  return `${os.hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40)}-${port}`;
+  return `${os
+    .hostname()
+    .replace(/[^A-Za-z0-9_-]/g, '-')
+    .slice(0, 40)}-${port}`;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -313,7 +366,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const c = parsed.data;
   if (c.EXTERNAL_URL && c.EXTERNAL_HOST) throw new Error('Invalid configuration: set EXTERNAL_URL or EXTERNAL_HOST, not both');
-  if (c.LDAP_SERVER_URL && !c.LDAP_USER_SEARCH_BASE && !c.LDAP_USER_DN_TEMPLATE) throw new Error('Invalid configuration: LDAP_SERVER_URL needs LDAP_USER_SEARCH_BASE or LDAP_USER_DN_TEMPLATE');
+  if (c.LDAP_SERVER_URL && !c.LDAP_USER_SEARCH_BASE && !c.LDAP_USER_DN_TEMPLATE)
+    throw new Error('Invalid configuration: LDAP_SERVER_URL needs LDAP_USER_SEARCH_BASE or LDAP_USER_DN_TEMPLATE');
   // An address is found in the directory by searching for it.
   if (c.LDAP_EMAIL_ATTR && !c.LDAP_USER_SEARCH_BASE) throw new Error('Invalid configuration: LDAP_EMAIL_ATTR needs LDAP_USER_SEARCH_BASE');
   if (c.CAMO_URI && !c.CAMO_KEY) throw new Error('Invalid configuration: CAMO_URI needs CAMO_KEY');
@@ -325,7 +379,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     externalScheme: url?.protocol === 'https:' ? 'https' : 'http',
     uploadsDir: c.UPLOADS_DIR ?? path.join(c.DATA_DIR, 'uploads'),
     supportEmail: c.ZULIP_ADMINISTRATOR ?? `admin@${new URL(`http://${externalHost}`).hostname}`,
-    cluster: (c.CLUSTER ?? (c.NATS_URL ? 'nats' : 'off')) === 'nats' ? { natsUrl: c.NATS_URL ?? 'nats://127.0.0.1:4222', nodeId: c.NODE_ID ?? defaultNodeId(c.PORT) } : null,
+    cluster:
+      (c.CLUSTER ?? (c.NATS_URL ? 'nats' : 'off')) === 'nats'
+        ? { natsUrl: c.NATS_URL ?? 'nats://127.0.0.1:4222', nodeId: c.NODE_ID ?? defaultNodeId(c.PORT) }
+        : null,
     mailFrom: c.MAIL_FROM ?? `noreply@${externalHost.replace(/:\d+$/, '')}`,
   };
 }

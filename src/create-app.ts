@@ -29,7 +29,10 @@ import { ServerMetrics } from './ops/metrics.ts';
 export async function createApp(config: Config): Promise<App> {
   const metrics = new ServerMetrics();
   const db = await openDatabase({
-    databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: config.DATABASE_POOL_SIZE, onQuery: (seconds) => metrics.queryDuration.observe(seconds),
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolSize: config.DATABASE_POOL_SIZE,
+    onQuery: (seconds) => metrics.queryDuration.observe(seconds),
   });
   try {
     const applied = await applyMigrations(db);
@@ -40,7 +43,9 @@ export async function createApp(config: Config): Promise<App> {
     await realms.loadAll();
     const tokens = new TokenSigner(Buffer.from(await serverSecret(db.prisma, 'token_key', 32), 'hex'));
     // NATS's client is loaded only by a node of a cluster.
-    const cluster = config.cluster ? await (await import('./cluster/node.ts')).ClusterNode.join(config.cluster, await serverSecret(db.prisma, CLUSTER_ID_SECRET, 6), db.url) : null;
+    const cluster = config.cluster
+      ? await (await import('./cluster/node.ts')).ClusterNode.join(config.cluster, await serverSecret(db.prisma, CLUSTER_ID_SECRET, 6), db.url)
+      : null;
     const bus: EventBus = cluster?.bus ?? new MemoryBus();
     const limits = config.RATE_LIMIT
       ? {
@@ -53,7 +58,14 @@ export async function createApp(config: Config): Promise<App> {
       : null;
     if (cluster && limits) shareRateLimits(cluster, limits);
     const turnsOf = (space: number): Turn | null => cluster && ((id, write) => cluster.locks.turn(space, id, write));
-    const queues = new QueueRegistry(bus, { heartbeatSeconds: config.HEARTBEAT_SECONDS, heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS, tickMs: 1000, maxEvents: config.QUEUE_MAX_EVENTS, maxBytes: config.QUEUE_MAX_BYTES, idPrefix: cluster ? `${cluster.id}:` : '' });
+    const queues = new QueueRegistry(bus, {
+      heartbeatSeconds: config.HEARTBEAT_SECONDS,
+      heartbeatJitterSeconds: config.HEARTBEAT_JITTER_SECONDS,
+      tickMs: 1000,
+      maxEvents: config.QUEUE_MAX_EVENTS,
+      maxBytes: config.QUEUE_MAX_BYTES,
+      idPrefix: cluster ? `${cluster.id}:` : '',
+    });
     metrics.watch({ queues, db });
     const app: App = {
       config,
@@ -83,7 +95,12 @@ export async function createApp(config: Config): Promise<App> {
     if (cluster) {
       // Events a dead node committed but did not publish (cluster/outbox.ts): this node's own from before it restarted, and a departed node's.
       await cluster.outbox.start((ids, xid) => storedMessageEvents(app, ids, xid));
-      cluster.onDeparture((node) => void cluster.outbox.recover({ node }).catch((err: unknown) => log.error('could not publish the events a departed node left', { node, error: String(err) })));
+      cluster.onDeparture(
+        (node) =>
+          void cluster.outbox
+            .recover({ node })
+            .catch((err: unknown) => log.error('could not publish the events a departed node left', { node, error: String(err) })),
+      );
     }
     return app;
   } catch (err) {

@@ -125,6 +125,8 @@ export class AccessLog {
   }
 
   write(seq: number, status: number, ms: number, userId: number | null): void {
-    stream.write(`{"level":"info","time":${Date.now()}${BASE_FIELDS},"request_id":"${requestIdOf(seq)}"${this.fixed},"status":${status},"ms":${ms},"user_id":${userId},"msg":"request"}\n`);
+    stream.write(
+      `{"level":"info","time":${Date.now()}${BASE_FIELDS},"request_id":"${requestIdOf(seq)}"${this.fixed},"status":${status},"ms":${ms},"user_id":${userId},"msg":"request"}\n`,
+    );
   }
 }

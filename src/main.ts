@@ -42,7 +42,14 @@ async function serve(config: Config): Promise<void> {
   control.publish(server.port);
   const bootstrapping = bootstrapFirstRealm(server, process.env);
   // A stop while the first organization is being made lets that finish: its writes need the pool.
-  stop = () => bootstrapping.then(() => undefined, () => undefined).then(() => control.close()).then(() => server.stop());
+  stop = () =>
+    bootstrapping
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => control.close())
+      .then(() => server.stop());
   const creds = await bootstrapping;
   // One write, so whoever reads the output sees the credentials together with the address.
   process.stdout.write(

@@ -27,7 +27,7 @@ async function alerted(u: TestUser): Promise<number[]> {
   return (r.body.messages as Event[]).map((m) => m.id);
 }
 
-test('add, list and remove: cleaned, distinct ignoring case, events to the user\'s clients, register', async () => {
+test("add, list and remove: cleaned, distinct ignoring case, events to the user's clients, register", async () => {
   const realm = await newRealm();
   const [ann, bob] = [await realm.addUser(), await realm.addUser()];
   assert.equal((await ann.client.get(path)).body, { ...SUCCESS, alert_words: [] });
@@ -49,7 +49,10 @@ test('add, list and remove: cleaned, distinct ignoring case, events to the user\
   // Each user's own: bob's changes neither see nor touch ann's words.
   assert.equal((await remove(bob, ['bar'])).body, { ...SUCCESS, alert_words: [] });
   assert.equal((await add(bob, ['mine'])).body, { ...SUCCESS, alert_words: ['mine'] });
-  assert.equal(await take(bobs, 2), [{ type: 'alert_words', alert_words: [] }, { type: 'alert_words', alert_words: ['mine'] }]);
+  assert.equal(await take(bobs, 2), [
+    { type: 'alert_words', alert_words: [] },
+    { type: 'alert_words', alert_words: ['mine'] },
+  ]);
   assert.equal(await q.pending(), []);
   assert.equal((await ann.client.get(path)).body.alert_words, left);
 });
@@ -75,7 +78,7 @@ test('errors: missing, not JSON, not a list of strings, longer than 100 characte
   assert.equal((await add(ann, ['🌹'.repeat(100)])).body.alert_words, ['🌹'.repeat(100)], 'the limit counts characters, not UTF-16 units');
 });
 
-test('has_alert_word: whole words ignoring case, outside code blocks, for each recipient\'s own words; edits check again', async () => {
+test("has_alert_word: whole words ignoring case, outside code blocks, for each recipient's own words; edits check again", async () => {
   const realm = await newRealm();
   const [ann, bob, cat] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
   const garden = await makeChannel(realm, 'Garden', [ann, bob, cat]);
@@ -84,7 +87,18 @@ test('has_alert_word: whole words ignoring case, outside code blocks, for each r
   const cats = await openQueue(cat, { event_types: ['message'] });
   const flagged = new Map<string, boolean>();
   const idOf = new Map<string, number>();
-  for (const content of ['A Rose, by any name', 'roses everywhere', '```\nrose\n```', 'I like c++!', 'axb', 'a.b', 'no big  deal', 'a BIG deal.', '(a+)+b?', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!']) {
+  for (const content of [
+    'A Rose, by any name',
+    'roses everywhere',
+    '```\nrose\n```',
+    'I like c++!',
+    'axb',
+    'a.b',
+    'no big  deal',
+    'a BIG deal.',
+    '(a+)+b?',
+    'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!',
+  ]) {
     const id = await send(ann, garden, 'flowers', content);
     const [event] = await take(bobs, 1);
     assert.is(event!.message.id, id);
@@ -92,15 +106,27 @@ test('has_alert_word: whole words ignoring case, outside code blocks, for each r
     idOf.set(content, id);
     assert.equal((await take(cats, 1))[0]!.flags, [], 'cat has no alert words');
   }
-  assert.equal(Object.fromEntries(flagged), {
-    'A Rose, by any name': true, 'roses everywhere': false, '```\nrose\n```': false, 'I like c++!': true, 'axb': false, 'a.b': true,
-    'no big  deal': false, 'a BIG deal.': true, '(a+)+b?': true, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!': false,
-  }, 'words are text, never patterns');
+  assert.equal(
+    Object.fromEntries(flagged),
+    {
+      'A Rose, by any name': true,
+      'roses everywhere': false,
+      '```\nrose\n```': false,
+      'I like c++!': true,
+      axb: false,
+      'a.b': true,
+      'no big  deal': false,
+      'a BIG deal.': true,
+      '(a+)+b?': true,
+      'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!': false,
+    },
+    'words are text, never patterns',
+  );
 
   const dm = await sendDm(ann, [bob.id], 'a rose for you');
   assert.equal((await take(bobs, 1))[0]!.flags, ['has_alert_word']);
   const own = await send(bob, garden, 'flowers', 'my rose');
-  assert.equal((await take(bobs, 1))[0]!.flags, ['read', 'has_alert_word'], 'the sender\'s own words count too');
+  assert.equal((await take(bobs, 1))[0]!.flags, ['read', 'has_alert_word'], "the sender's own words count too");
   const alertedIds = [...flagged].filter(([, yes]) => yes).map(([content]) => idOf.get(content)!);
   assert.equal(await alerted(bob), [...alertedIds, dm, own]);
   assert.equal(await alerted(cat), []);

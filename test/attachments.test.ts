@@ -12,7 +12,7 @@ async function upload(u: TestUser, filename: string, data: string): Promise<{ ur
   return { url: r.body.url, pathId: r.body.url.slice('/user_uploads/'.length) };
 }
 
-test('GET /attachments: own uploads only, with linking messages; space used is the organization\'s', async () => {
+test("GET /attachments: own uploads only, with linking messages; space used is the organization's", async () => {
   const realm = await newRealm();
   const ann = await realm.addUser();
   const bob = await realm.addUser();
@@ -27,7 +27,9 @@ test('GET /attachments: own uploads only, with linking messages; space used is t
   const rows = await realm.server.app.prisma.attachment.findMany({ where: { ownerId: ann.id }, orderBy: { id: 'asc' } });
   const created = (i: number) => Math.floor(rows[i]!.createTime.getTime() / 1000);
   assert.equal(r.body, {
-    result: 'success', msg: '', upload_space_used: 7,
+    result: 'success',
+    msg: '',
+    upload_space_used: 7,
     attachments: [
       { id: rows[0]!.id, name: 'a.txt', path_id: first.pathId, size: 4, create_time: created(0), message_ids: [m1, m2] },
       { id: rows[1]!.id, name: 'b.txt', path_id: second.pathId, size: 2, create_time: created(1), message_ids: [] },
@@ -36,7 +38,7 @@ test('GET /attachments: own uploads only, with linking messages; space used is t
   assert.equal((await realm.owner.client.get('/attachments')).body.attachments, []);
 });
 
-test('DELETE /attachments/{id}: the file goes, messages stay, the owner\'s clients hear of it', async () => {
+test("DELETE /attachments/{id}: the file goes, messages stay, the owner's clients hear of it", async () => {
   const realm = await newRealm();
   const ann = await realm.addUser();
   const channel = await makeChannel(realm, 'files', [ann]);
@@ -53,16 +55,24 @@ test('DELETE /attachments/{id}: the file goes, messages stay, the owner\'s clien
   assert.is((await ann.client.request('GET', kept.url)).status, 200);
   const m = await ann.client.get(`/messages/${message}`);
   assert.is(m.body.message.content.includes('gone.txt'), true, 'the message still links to it');
-  assert.equal((await ann.client.get('/attachments')).body.attachments.map((a: { name: string }) => a.name), ['kept.txt']);
+  assert.equal(
+    (await ann.client.get('/attachments')).body.attachments.map((a: { name: string }) => a.name),
+    ['kept.txt'],
+  );
 });
 
-test('DELETE /attachments/{id} errors: someone else\'s, unknown, twice, not a number', async () => {
+test("DELETE /attachments/{id} errors: someone else's, unknown, twice, not a number", async () => {
   const realm = await newRealm();
   const ann = await realm.addUser();
   const bob = await realm.addUser();
   const file = await upload(ann, 'mine.txt', 'mine');
   const id = (await realm.server.app.prisma.attachment.findUniqueOrThrow({ where: { pathId: file.pathId } })).id;
-  for (const [user, path] of [[bob, `/attachments/${id}`], [realm.owner, `/attachments/${id}`], [ann, '/attachments/99999999'], [ann, '/attachments/abc']] as const) {
+  for (const [user, path] of [
+    [bob, `/attachments/${id}`],
+    [realm.owner, `/attachments/${id}`],
+    [ann, '/attachments/99999999'],
+    [ann, '/attachments/abc'],
+  ] as const) {
     const r = await user.client.delete(path);
     assert.equal([r.status, r.body], [400, errorBody('Invalid attachment')], path);
   }

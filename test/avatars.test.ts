@@ -17,7 +17,9 @@ const gravatar = (email: string, version: number, medium = false) =>
   `https://secure.gravatar.com/avatar/${md5(email.toLowerCase())}?d=identicon${medium ? '&s=500' : ''}&version=${version}`;
 
 const image = (width: number, height: number, format: 'png' | 'jpeg' = 'png') =>
-  sharp({ create: { width, height, channels: 3, background: '#3366cc' } })[format]().toBuffer();
+  sharp({ create: { width, height, channels: 3, background: '#3366cc' } })
+    [format]()
+    .toBuffer();
 
 /** A PNG whose header claims 10000x10000 pixels: refused before anything is decoded. */
 function bombPng(): Buffer {
@@ -33,7 +35,12 @@ function bombPng(): Buffer {
   ihdr.writeUInt32BE(10000, 0);
   ihdr.writeUInt32BE(10000, 4);
   ihdr[8] = 8;
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(10))), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.alloc(10))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 type File = { field: string; filename: string; contentType: string; data: Buffer };
@@ -57,7 +64,10 @@ function bytes(realm: TestRealm, path: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     get({ host: '127.0.0.1', port: realm.server.port, path, headers: { Host: realm.host } }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
+      res
+        .on('data', (c: Buffer) => chunks.push(c))
+        .on('end', () => resolve(Buffer.concat(chunks)))
+        .on('error', reject);
     }).on('error', reject);
   });
 }
@@ -97,7 +107,7 @@ test('POST /users/me/avatar: resized to 100x100 and 500x500 PNGs, served; versio
   assert.is((await other.anonymous.request('GET', second)).status, 404);
 });
 
-test('POST /users/me/avatar: Zulip\'s errors, in Zulip\'s order', async () => {
+test("POST /users/me/avatar: Zulip's errors, in Zulip's order", async () => {
   const realm = await newRealm();
   const alice = await realm.addUser();
   const png = await image(10, 10);
@@ -180,8 +190,15 @@ test('users, register and messages give the uploaded avatar, with or without cli
   await alice.client.delete('/users/me/avatar');
   assert.equal(await queue.next(), [
     {
-      type: 'realm_user', op: 'update',
-      person: { avatar_source: 'G', avatar_url: gravatar(alice.email, 3), avatar_url_medium: gravatar(alice.email, 3, true), avatar_version: 3, user_id: alice.id },
+      type: 'realm_user',
+      op: 'update',
+      person: {
+        avatar_source: 'G',
+        avatar_url: gravatar(alice.email, 3),
+        avatar_url_medium: gravatar(alice.email, 3, true),
+        avatar_version: 3,
+        user_id: alice.id,
+      },
     },
   ]);
 });

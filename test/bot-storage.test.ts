@@ -10,14 +10,18 @@ const SUCCESS = { result: 'success', msg: '' };
 const KEY_MISSING = errorBody('Key does not exist.');
 
 /** The Python client's `update_storage`: PUT with the dict JSON-encoded in a form. */
-const put = (c: Client, storage: Params) => c.request('PUT', '/api/v1/bot_storage', { body: new URLSearchParams({ storage: JSON.stringify(storage) }).toString() });
+const put = (c: Client, storage: Params) =>
+  c.request('PUT', '/api/v1/bot_storage', { body: new URLSearchParams({ storage: JSON.stringify(storage) }).toString() });
 const get = (c: Client, keys?: string[]) => c.get('/bot_storage', keys ? { keys } : {});
 
 test('the incrementor flow: empty storage, put marshalled values, get by key, update', async () => {
   const realm = await newRealm();
   const bot = await realm.addUser({ bot: true });
   assert.equal((await get(bot.client)).body, { ...SUCCESS, storage: {} });
-  for (const [key, value] of [['number', '0'], ['message_id', 'null']]) {
+  for (const [key, value] of [
+    ['number', '0'],
+    ['message_id', 'null'],
+  ]) {
     assert.equal((await put(bot.client, { [key]: value })).body, SUCCESS);
   }
   assert.equal((await get(bot.client, ['number'])).body, { ...SUCCESS, storage: { number: '0' } });

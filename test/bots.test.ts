@@ -16,27 +16,53 @@ test('POST /bots makes a bot owned by its creator; GET /bots lists it; register 
   const bob = await realm.addUser({ name: 'Bob' });
   const channelId = await makeChannel(realm, 'general', [realm.owner, bob]);
   const r = await bob.client.post('/bots', {
-    full_name: 'Hook Bot', short_name: 'hook', bot_type: 3, payload_url: JSON.stringify('https://bots.example.com/hook'), interface_type: 2,
+    full_name: 'Hook Bot',
+    short_name: 'hook',
+    bot_type: 3,
+    payload_url: JSON.stringify('https://bots.example.com/hook'),
+    interface_type: 2,
     default_sending_stream: 'general',
   });
   assert.is(r.status, 200, r.text);
   const { user_id: id, api_key: apiKey } = r.body;
   const domain = realm.host.replace(/:\d+$/, '');
   assert.equal(r.body, {
-    result: 'success', msg: '', user_id: id, api_key: apiKey, avatar_url: r.body.avatar_url,
-    default_sending_stream: 'general', default_events_register_stream: null, default_all_public_streams: false,
+    result: 'success',
+    msg: '',
+    user_id: id,
+    api_key: apiKey,
+    avatar_url: r.body.avatar_url,
+    default_sending_stream: 'general',
+    default_events_register_stream: null,
+    default_all_public_streams: false,
   });
   const listed = await bob.client.get('/bots');
-  assert.equal(listed.body.bots, [{
-    username: `hook-bot@${domain}`, full_name: 'Hook Bot', api_key: apiKey, avatar_url: r.body.avatar_url,
-    default_sending_stream: 'general', default_events_register_stream: null, default_all_public_streams: false,
-  }]);
+  assert.equal(listed.body.bots, [
+    {
+      username: `hook-bot@${domain}`,
+      full_name: 'Hook Bot',
+      api_key: apiKey,
+      avatar_url: r.body.avatar_url,
+      default_sending_stream: 'general',
+      default_events_register_stream: null,
+      default_all_public_streams: false,
+    },
+  ]);
   const reg = await bob.client.post('/register', { fetch_event_types: JSON.stringify(['realm_bot']) });
   const [bot] = reg.body.realm_bots;
   assert.equal(bot, {
-    email: `hook-bot@${domain}`, user_id: id, full_name: 'Hook Bot', bot_type: 3, is_active: true, api_key: apiKey,
-    default_sending_stream: 'general', default_events_register_stream: null, default_all_public_streams: false, owner_id: bob.id,
-    avatar_url: r.body.avatar_url, services: [{ base_url: 'https://bots.example.com/hook', interface: 2, token: bot.services[0].token }],
+    email: `hook-bot@${domain}`,
+    user_id: id,
+    full_name: 'Hook Bot',
+    bot_type: 3,
+    is_active: true,
+    api_key: apiKey,
+    default_sending_stream: 'general',
+    default_events_register_stream: null,
+    default_all_public_streams: false,
+    owner_id: bob.id,
+    avatar_url: r.body.avatar_url,
+    services: [{ base_url: 'https://bots.example.com/hook', interface: 2, token: bot.services[0].token }],
   });
   assert.match(bot.services[0].token, /^[A-Za-z0-9]{32}$/);
   assert.is(channelId > 0, true);
@@ -45,7 +71,7 @@ test('POST /bots makes a bot owned by its creator; GET /bots lists it; register 
   assert.equal(me.body, { result: 'success', msg: '', api_key: apiKey });
 });
 
-test('POST /bots with an avatar: the bot starts with it; one file at most; a bot\'s key for its owner and administrators only', async () => {
+test("POST /bots with an avatar: the bot starts with it; one file at most; a bot's key for its owner and administrators only", async () => {
   const realm = await newRealm();
   const bob = await realm.addUser({ name: 'Bob' });
   const zoe = await realm.addUser({ name: 'Zoe' });
@@ -99,18 +125,35 @@ test('PATCH /bots/{id}: names, default channels, service, owner; owner or admini
   const bob = await realm.addUser({ name: 'Bob' });
   const zoe = await realm.addUser({ name: 'Zoe' });
   await makeChannel(realm, 'general', [realm.owner, bob]);
-  const made = await bob.client.post('/bots', { full_name: 'Hook Bot', short_name: 'hook', bot_type: 3, payload_url: JSON.stringify('https://a.example.com/') });
+  const made = await bob.client.post('/bots', {
+    full_name: 'Hook Bot',
+    short_name: 'hook',
+    bot_type: 3,
+    payload_url: JSON.stringify('https://a.example.com/'),
+  });
   const id = made.body.user_id;
   assert.is((await zoe.client.patch(`/bots/${id}`, { full_name: 'Mine Now' })).body.msg, 'Insufficient permission');
   assert.is((await bob.client.patch('/bots/99999', { full_name: 'X' })).body.msg, 'No such bot');
   const q = await openQueue(bob, { event_types: ['realm_bot', 'realm_user'] });
   const r = await bob.client.patch(`/bots/${id}`, {
-    full_name: 'Renamed Bot', default_sending_stream: 'general', service_payload_url: JSON.stringify('https://b.example.com/'), service_interface: 2,
+    full_name: 'Renamed Bot',
+    default_sending_stream: 'general',
+    service_payload_url: JSON.stringify('https://b.example.com/'),
+    service_interface: 2,
   });
   assert.is(r.status, 200, r.text);
   assert.equal(r.body, {
-    result: 'success', msg: '', full_name: 'Renamed Bot', avatar_url: made.body.avatar_url, service_interface: 2, service_payload_url: 'https://b.example.com/',
-    config_data: null, default_sending_stream: 'general', default_events_register_stream: null, default_all_public_streams: false, bot_owner: bob.email,
+    result: 'success',
+    msg: '',
+    full_name: 'Renamed Bot',
+    avatar_url: made.body.avatar_url,
+    service_interface: 2,
+    service_payload_url: 'https://b.example.com/',
+    config_data: null,
+    default_sending_stream: 'general',
+    default_events_register_stream: null,
+    default_all_public_streams: false,
+    bot_owner: bob.email,
   });
   const events = await q.next();
   const token = events.find((e) => e.bot?.services)!.bot.services[0].token;
@@ -130,7 +173,10 @@ test('PATCH /bots/{id}: names, default channels, service, owner; owner or admini
   assert.equal([added!.op, added!.bot.user_id, added!.bot.owner_id], ['add', id, zoe.id]);
   assert.equal(await ownerQ.next(), [{ type: 'realm_bot', op: 'update', bot: { user_id: id, owner_id: zoe.id } }]);
   const regZoe = await zoe.client.post('/register', { fetch_event_types: JSON.stringify(['realm_bot']) });
-  assert.equal(regZoe.body.realm_bots.map((b: { user_id: number; owner_id: number }) => [b.user_id, b.owner_id]), [[id, zoe.id]]);
+  assert.equal(
+    regZoe.body.realm_bots.map((b: { user_id: number; owner_id: number }) => [b.user_id, b.owner_id]),
+    [[id, zoe.id]],
+  );
   const regBob = await bob.client.post('/register', { fetch_event_types: JSON.stringify(['realm_bot']) });
   assert.equal(regBob.body.realm_bots, []);
   assert.is((await bob.client.patch(`/bots/${id}`, { full_name: 'Again' })).body.msg, 'Insufficient permission');
@@ -154,18 +200,32 @@ test('DELETE /bots/{id} deactivates the bot; its key stops working', async () =>
   const q = await openQueue(bob, { event_types: ['realm_bot'] });
   assert.is((await realm.owner.client.post(`/users/${id}/reactivate`)).status, 200);
   assert.equal(await q.next(), [{ type: 'realm_bot', op: 'update', bot: { user_id: id, is_active: true } }]);
-  assert.equal((await bob.client.get('/bots')).body.bots.map((b: { full_name: string }) => b.full_name), ['Temp Bot']);
+  assert.equal(
+    (await bob.client.get('/bots')).body.bots.map((b: { full_name: string }) => b.full_name),
+    ['Temp Bot'],
+  );
 });
 
-test('a bot\'s default channels: where it sends without `to`, what its queue hears without a narrow', async () => {
+test("a bot's default channels: where it sends without `to`, what its queue hears without a narrow", async () => {
   const realm = await newRealm();
   const bob = await realm.addUser({ name: 'Bob' });
   const general = await makeChannel(realm, 'general', [realm.owner, bob]);
   const other = await makeChannel(realm, 'other', [realm.owner, bob]);
-  const made = await bob.client.post('/bots', { full_name: 'Default Bot', short_name: 'dflt', default_sending_stream: 'general', default_events_register_stream: 'general' });
+  const made = await bob.client.post('/bots', {
+    full_name: 'Default Bot',
+    short_name: 'dflt',
+    default_sending_stream: 'general',
+    default_events_register_stream: 'general',
+  });
   assert.is(made.status, 200, made.text);
   const domain = realm.host.replace(/:\d+$/, '');
-  const bot = { id: made.body.user_id, email: `dflt-bot@${domain}`, apiKey: made.body.api_key, password: '', client: new Client(realm.server.port, realm.host, { email: `dflt-bot@${domain}`, apiKey: made.body.api_key }) };
+  const bot = {
+    id: made.body.user_id,
+    email: `dflt-bot@${domain}`,
+    apiKey: made.body.api_key,
+    password: '',
+    client: new Client(realm.server.port, realm.host, { email: `dflt-bot@${domain}`, apiKey: made.body.api_key }),
+  };
   const sent = await bot.client.post('/messages', { type: 'stream', topic: 'hello', content: 'to my default' });
   assert.is(sent.status, 200, sent.text);
   assert.is((await bob.client.get(`/messages/${sent.body.id}`)).body.message.stream_id, general);
@@ -173,7 +233,10 @@ test('a bot\'s default channels: where it sends without `to`, what its queue hea
   assert.equal(noDefault.body.msg, 'Missing channel');
   assert.equal((await bob.client.post('/messages', { type: 'direct', content: 'to nobody' })).body.msg, 'Message must have recipients');
   // Its queue narrows to the default channel; the bot is subscribed to neither channel.
-  await realm.owner.client.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'general' }, { name: 'other' }]), principals: JSON.stringify([bot.id]) });
+  await realm.owner.client.post('/users/me/subscriptions', {
+    subscriptions: JSON.stringify([{ name: 'general' }, { name: 'other' }]),
+    principals: JSON.stringify([bot.id]),
+  });
   const q = await openQueue(bot, { event_types: ['message'] });
   await send(bob, other, 't', 'elsewhere');
   await send(bob, general, 't', 'here');
@@ -191,15 +254,20 @@ test('events of bot management match their schemas', async () => {
   const realm = await newRealm();
   const bob = await realm.addUser({ name: 'Bob' });
   const o = realm.owner.client;
-  await verifyAction(realm, () => o.post('/bots', { full_name: 'Ev Bot', short_name: 'ev', bot_type: 3, payload_url: JSON.stringify('https://e.example.com/') }), [
-    'realm_user/add', 'user_group/add_members', 'user_group/add_members', 'realm_bot/add',
-  ]);
+  await verifyAction(
+    realm,
+    () => o.post('/bots', { full_name: 'Ev Bot', short_name: 'ev', bot_type: 3, payload_url: JSON.stringify('https://e.example.com/') }),
+    ['realm_user/add', 'user_group/add_members', 'user_group/add_members', 'realm_bot/add'],
+  );
   const id = (await o.post('/register', { fetch_event_types: JSON.stringify(['realm_bot']) })).body.realm_bots[0].user_id;
   await verifyAction(realm, () => o.patch(`/bots/${id}`, { full_name: 'Ev Two' }), ['realm_user/update', 'realm_bot/update']);
   await verifyAction(realm, () => o.patch(`/bots/${id}`, { default_all_public_streams: 'true' }), ['realm_bot/update']);
   await verifyAction(realm, () => o.patch(`/bots/${id}`, { bot_owner_id: bob.id }), ['realm_bot/add', 'realm_bot/update', 'realm_user/update']);
   const avatar = multipart({}, [{ field: 'file', filename: 'a.png', contentType: 'image/png', data: PNG }]);
-  await verifyAction(realm, () => o.request('PATCH', `/api/v1/bots/${id}`, { body: avatar.body, contentType: avatar.contentType }), ['realm_bot/update', 'realm_user/update']);
+  await verifyAction(realm, () => o.request('PATCH', `/api/v1/bots/${id}`, { body: avatar.body, contentType: avatar.contentType }), [
+    'realm_bot/update',
+    'realm_user/update',
+  ]);
   await verifyAction(realm, () => bob.client.delete(`/bots/${id}`), ['realm_user/update', 'realm_bot/update']);
 });
 
@@ -214,7 +282,13 @@ test('a bot posting to a channel that does not exist, or has no subscribers, is 
     return { id: made.body.user_id as number, email, client: new Client(realm.server.port, realm.host, { email, apiKey: made.body.api_key }) };
   };
   const newestToBob = async () => {
-    const r = await bob.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'is', operand: 'dm' }], apply_markdown: false });
+    const r = await bob.client.get('/messages', {
+      anchor: 'newest',
+      num_before: 1,
+      num_after: 0,
+      narrow: [{ operator: 'is', operand: 'dm' }],
+      apply_markdown: false,
+    });
     const m = r.body.messages.at(-1);
     return m ? { id: m.id, sender: m.sender_full_name, content: m.content } : null;
   };
@@ -224,15 +298,25 @@ test('a bot posting to a channel that does not exist, or has no subscribers, is 
   expectError(r, "Channel 'nowhere' does not exist", 400, 'STREAM_DOES_NOT_EXIST', { stream: 'nowhere' });
   const told = await newestToBob();
   assert.equal(told && [told.sender, told.content], [
-    'Notification Bot', `Your bot \`${named.email}\` tried to send a message to channel #**nowhere**, but that channel does not exist. Click [here](#channels/new) to create it.`,
+    'Notification Bot',
+    `Your bot \`${named.email}\` tried to send a message to channel #**nowhere**, but that channel does not exist. Click [here](#channels/new) to create it.`,
   ]);
   // Again within five minutes: the error, and no second notice.
   await Promise.all([1, 2].map(() => named.client.post('/messages', { type: 'stream', to: 'nowhere', topic: 't', content: 'again' })));
   assert.is((await newestToBob())!.id, told!.id);
 
   const byId = await makeBot('byid');
-  expectError(await byId.client.post('/messages', { type: 'stream', to: 987654, topic: 't', content: 'hello' }), "Channel with ID '987654' does not exist", 400, 'STREAM_DOES_NOT_EXIST', { stream_id: 987654 });
-  assert.equal((await newestToBob())!.content, `Your bot \`${byId.email}\` tried to send a message to channel ID 987654, but there is no channel with that ID.`);
+  expectError(
+    await byId.client.post('/messages', { type: 'stream', to: 987654, topic: 't', content: 'hello' }),
+    "Channel with ID '987654' does not exist",
+    400,
+    'STREAM_DOES_NOT_EXIST',
+    { stream_id: 987654 },
+  );
+  assert.equal(
+    (await newestToBob())!.content,
+    `Your bot \`${byId.email}\` tried to send a message to channel ID 987654, but there is no channel with that ID.`,
+  );
 
   // A channel whose last subscriber left: the message is sent, and the owner hears of it.
   const empty = await makeChannel(realm, 'quiet & empty', [realm.owner]);
@@ -240,11 +324,20 @@ test('a bot posting to a channel that does not exist, or has no subscribers, is 
   const lonely = await makeBot('lonely');
   const sent = await lonely.client.post('/messages', { type: 'stream', to: empty, topic: 't', content: 'anyone?' });
   assert.is(sent.status, 200, sent.text);
-  assert.equal((await newestToBob())!.content, `Your bot \`${lonely.email}\` tried to send a message to channel [#quiet &amp; empty](#narrow/channel/${empty}-quiet-.26-empty). The channel exists but does not have any subscribers.`);
+  assert.equal(
+    (await newestToBob())!.content,
+    `Your bot \`${lonely.email}\` tried to send a message to channel [#quiet &amp; empty](#narrow/channel/${empty}-quiet-.26-empty). The channel exists but does not have any subscribers.`,
+  );
 
   // A person's posts, and a bot's to a channel with subscribers, tell nobody.
   const before = await newestToBob();
-  expectError(await bob.client.post('/messages', { type: 'stream', to: 'nowhere', topic: 't', content: 'hi' }), "Channel 'nowhere' does not exist", 400, 'STREAM_DOES_NOT_EXIST', { stream: 'nowhere' });
+  expectError(
+    await bob.client.post('/messages', { type: 'stream', to: 'nowhere', topic: 't', content: 'hi' }),
+    "Channel 'nowhere' does not exist",
+    400,
+    'STREAM_DOES_NOT_EXIST',
+    { stream: 'nowhere' },
+  );
   const busy = await makeBot('busy');
   await makeChannel(realm, 'busy', [bob]);
   assert.is((await busy.client.post('/messages', { type: 'stream', to: 'busy', topic: 't', content: 'hi' })).status, 200);

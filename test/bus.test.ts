@@ -221,8 +221,7 @@ if (hasNatsServer()) {
         assert.equal(ofPublisher(s.got, 1), range(0, 5));
         assert.is(s.lost(), 0, 'nothing was lost, so no queue has to start over');
       }
-    }),
-  );
+    }));
 
   test('NATS bus: NATS restarted without its disk: every process is told events were lost, then delivery resumes', () =>
     onPrivateNats(async ({ nats, a, b, onA, onB }) => {
@@ -236,8 +235,7 @@ if (hasNatsServer()) {
       await until('new events on both', () => onA.got.length >= 3 && onB.got.length >= 3, 20_000);
       assert.equal(ofPublisher(onB.got, 0), [0, 1]);
       assert.equal(ofPublisher(onA.got, 1), [0]);
-    }),
-  );
+    }));
 } else {
   test.skip('NATS bus restarts (nats-server is not installed)');
 }

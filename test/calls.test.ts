@@ -35,7 +35,10 @@ test('BigBlueButton: a signed join link for each meeting, which says the server 
   assert.is(url.pathname, '/calls/bigbluebutton/join');
   const [payload] = url.searchParams.get('bigbluebutton')!.split('.');
   const meeting = JSON.parse(Buffer.from(payload!, 'base64url').toString());
-  assert.equal({ ...meeting, meeting_id: typeof meeting.meeting_id }, { meeting_id: 'string', name: 'Standup', lock_settings_disable_cam: true, moderator: realm.owner.id });
+  assert.equal(
+    { ...meeting, meeting_id: typeof meeting.meeting_id },
+    { meeting_id: 'string', name: 'Standup', lock_settings_disable_cam: true, moderator: realm.owner.id },
+  );
   assert.match(meeting.meeting_id, /^zulip-\d{12}$/);
   const second = await realm.owner.client.get('/calls/bigbluebutton/create', { meeting_name: 'Standup' });
   assert.is.not(second.body.url, r.body.url, 'each call is a new meeting');

@@ -17,26 +17,52 @@ test('creates a channel with subscribers: {id}, the settings asked for, events t
   const carol = await realm.addUser({ name: 'Carol' });
   const bobQueue = await openQueue(bob, { event_types: ['stream', 'subscription'] });
   const carolQueue = await openQueue(carol, { event_types: ['stream', 'subscription'] });
-  const r = await create(realm.owner, { name: ' engineering ', description: 'Build\nthings', subscribers: [realm.owner.id, bob.id], topics_policy: JSON.stringify('disable_empty_topic') });
+  const r = await create(realm.owner, {
+    name: ' engineering ',
+    description: 'Build\nthings',
+    subscribers: [realm.owner.id, bob.id],
+    topics_policy: JSON.stringify('disable_empty_topic'),
+  });
   assert.is(r.status, 200, r.text);
   const id = r.body.id as number;
   assert.equal(r.body, { result: 'success', msg: '', id });
   const stream = await channel(bob, id);
   assert.equal(
-    [stream.name, stream.description, stream.rendered_description, stream.invite_only, stream.history_public_to_subscribers, stream.creator_id, stream.topics_policy, stream.subscriber_count],
+    [
+      stream.name,
+      stream.description,
+      stream.rendered_description,
+      stream.invite_only,
+      stream.history_public_to_subscribers,
+      stream.creator_id,
+      stream.topics_policy,
+      stream.subscriber_count,
+    ],
     ['engineering', 'Build things', '<p>Build things</p>', false, true, realm.owner.id, 'disable_empty_topic', 2],
   );
   assert.equal(stream.can_administer_channel_group, { direct_members: [realm.owner.id], direct_subgroups: [] });
   const bobEvents = [...(await bobQueue.next()), ...(await bobQueue.pending())];
-  assert.equal(bobEvents.map((e) => `${e.type}/${e.op}`), ['stream/create', 'subscription/add']);
+  assert.equal(
+    bobEvents.map((e) => `${e.type}/${e.op}`),
+    ['stream/create', 'subscription/add'],
+  );
   assert.equal(bobEvents[0]!.streams, [{ ...stream, subscriber_count: 2 }]);
-  assert.equal(bobEvents[1]!.subscriptions.map((s: Record<string, unknown>) => [s.stream_id, s.subscribers]), [[id, [realm.owner.id, bob.id]]]);
-  assert.equal([...(await carolQueue.next()), ...(await carolQueue.pending())], [
-    { type: 'stream', op: 'create', streams: [{ ...stream, subscriber_count: 2 }] },
-    { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: [realm.owner.id, bob.id] },
-  ]);
+  assert.equal(
+    bobEvents[1]!.subscriptions.map((s: Record<string, unknown>) => [s.stream_id, s.subscribers]),
+    [[id, [realm.owner.id, bob.id]]],
+  );
+  assert.equal(
+    [...(await carolQueue.next()), ...(await carolQueue.pending())],
+    [
+      { type: 'stream', op: 'create', streams: [{ ...stream, subscriber_count: 2 }] },
+      { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: [realm.owner.id, bob.id] },
+    ],
+  );
   const subscriptions = (await bob.client.get('/users/me/subscriptions')).body.subscriptions;
-  assert.equal(subscriptions.map((s: Record<string, unknown>) => s.stream_id), [id]);
+  assert.equal(
+    subscriptions.map((s: Record<string, unknown>) => s.stream_id),
+    [id],
+  );
 });
 
 test('with nobody subscribed: public channels are announced to members, private ones to who administers them', async () => {
@@ -47,13 +73,20 @@ test('with nobody subscribed: public channels are announced to members, private 
   const guestQueue = await openQueue(guest, { event_types: ['stream', 'subscription'] });
   const open = await create(realm.owner, { name: 'lobby' });
   assert.is(open.status, 200, open.text);
-  assert.equal((await memberQueue.next()).map((e) => [e.type, e.op, e.streams[0].stream_id, e.streams[0].subscriber_count]), [['stream', 'create', open.body.id, 0]]);
+  assert.equal(
+    (await memberQueue.next()).map((e) => [e.type, e.op, e.streams[0].stream_id, e.streams[0].subscriber_count]),
+    [['stream', 'create', open.body.id, 0]],
+  );
   assert.equal((await member.client.get(`/streams/${open.body.id}/members`)).body.subscribers, []);
   const hidden = await create(member, { name: 'secret', invite_only: true });
   assert.is(hidden.status, 200, hidden.text);
   const secret = await channel(member, hidden.body.id);
   assert.equal([secret.invite_only, secret.history_public_to_subscribers, secret.subscriber_count], [true, false, 0]);
-  assert.equal((await memberQueue.next()).map((e) => [e.type, e.op, e.streams[0].name]), [['stream', 'create', 'secret']], 'its creator administers it');
+  assert.equal(
+    (await memberQueue.next()).map((e) => [e.type, e.op, e.streams[0].name]),
+    [['stream', 'create', 'secret']],
+    'its creator administers it',
+  );
   assert.equal(await guestQueue.pending(), [], 'guests see neither');
   const shared = await create(realm.owner, { name: 'shared history', invite_only: true, history_public_to_subscribers: true, subscribers: [member.id] });
   assert.equal((await channel(member, shared.body.id)).history_public_to_subscribers, true);
@@ -74,7 +107,11 @@ test('errors: taken names, blank and bad names, unknown subscribers, guests, per
     [member, { name: '   ' }, errorBody('name cannot be blank', 'BAD_REQUEST', { var_name: 'name' })],
     [member, { name: 'x'.repeat(61) }, errorBody('Channel name too long (limit: 60 characters).')],
     [member, { name: 'bad\u0001name' }, errorBody('Invalid character in channel name, at position 4.')],
-    [member, { name: 'd', description: 'x'.repeat(1025) }, errorBody('description is too long (limit: 1024 characters)', 'BAD_REQUEST', { var_name: 'description' })],
+    [
+      member,
+      { name: 'd', description: 'x'.repeat(1025) },
+      errorBody('description is too long (limit: 1024 characters)', 'BAD_REQUEST', { var_name: 'description' }),
+    ],
     [member, { name: 'u', subscribers: [member.id, 999999] }, errorBody('No such user')],
     [member, { name: 'u', subscribers: [former.id] }, errorBody('User is deactivated')],
     [member, { name: 'u', subscribers: 'all' }, errorBody('Argument "subscribers" is not valid JSON.', 'BAD_REQUEST', { var_name: 'subscribers' })],
@@ -93,7 +130,10 @@ test('errors: taken names, blank and bad names, unknown subscribers, guests, per
   const missingName = await realm.owner.client.post('/channels/create', { subscribers: '[]' });
   assert.equal([missingName.status, missingName.body], [400, errorBody("Missing 'name' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'name' })]);
   const missingSubscribers = await realm.owner.client.post('/channels/create', { name: 'nosubs' });
-  assert.equal([missingSubscribers.status, missingSubscribers.body], [400, errorBody("Missing 'subscribers' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'subscribers' })]);
+  assert.equal(
+    [missingSubscribers.status, missingSubscribers.body],
+    [400, errorBody("Missing 'subscribers' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'subscribers' })],
+  );
   assert.equal((await create(admin, { name: 'p', invite_only: true })).status, 200, 'administrators still may');
 });
 

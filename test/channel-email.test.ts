@@ -44,12 +44,25 @@ test('name, token and sender: one stable token per channel, requester and sender
   const asBot = await address({ sender_id: mine.id });
   assert.is(new Set([first, own, asBot].map((a) => ADDRESS.exec(a)?.[2])).size, 3);
   const tokens = await realm.server.app.prisma.channelEmailAddress.findMany({ where: { channelId: channel }, orderBy: { id: 'asc' } });
-  assert.equal(tokens.map((t) => [t.creatorId, t.senderId]), [[realm.owner.id, bot.id], [realm.owner.id, realm.owner.id], [realm.owner.id, mine.id]]);
+  assert.equal(
+    tokens.map((t) => [t.creatorId, t.senderId]),
+    [
+      [realm.owner.id, bot.id],
+      [realm.owner.id, realm.owner.id],
+      [realm.owner.id, mine.id],
+    ],
+  );
 });
 
 test('names that do not fold to ASCII whole become "channel"; other characters become dashes', async () => {
   const realm = await newRealm(gateway);
-  const cases: [string, string][] = [['日本', 'channel'], ['a b!c', 'a-b-c'], ['trailing!', 'channel'], ['-edge', 'channel'], ['Straße', 'channel']];
+  const cases: [string, string][] = [
+    ['日本', 'channel'],
+    ['a b!c', 'a-b-c'],
+    ['trailing!', 'channel'],
+    ['-edge', 'channel'],
+    ['Straße', 'channel'],
+  ];
   for (const [name, expected] of cases) {
     const channel = await makeChannel(realm, name, [realm.owner]);
     const email = (await realm.owner.client.get(`/streams/${channel}/email_address`)).body.email;

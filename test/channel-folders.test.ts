@@ -29,14 +29,35 @@ test('create: the folder as GET, register and the add event show it, rendered de
   assert.equal(list, {
     ...SUCCESS,
     channel_folders: [
-      { id: first, name: 'Engineering', description: 'All **engineering** channels', rendered_description: '<p>All <strong>engineering</strong> channels</p>', order: 0, date_created: a.date_created, creator_id: realm.owner.id, is_archived: false },
-      { id: second, name: 'Marketing', description: '', rendered_description: '', order: 1, date_created: b.date_created, creator_id: realm.owner.id, is_archived: false },
+      {
+        id: first,
+        name: 'Engineering',
+        description: 'All **engineering** channels',
+        rendered_description: '<p>All <strong>engineering</strong> channels</p>',
+        order: 0,
+        date_created: a.date_created,
+        creator_id: realm.owner.id,
+        is_archived: false,
+      },
+      {
+        id: second,
+        name: 'Marketing',
+        description: '',
+        rendered_description: '',
+        order: 1,
+        date_created: b.date_created,
+        creator_id: realm.owner.id,
+        is_archived: false,
+      },
     ],
   });
-  assert.equal([...(await queue.next()), ...(await queue.pending())], [
-    { type: 'channel_folder', op: 'add', channel_folder: a },
-    { type: 'channel_folder', op: 'add', channel_folder: b },
-  ]);
+  assert.equal(
+    [...(await queue.next()), ...(await queue.pending())],
+    [
+      { type: 'channel_folder', op: 'add', channel_folder: a },
+      { type: 'channel_folder', op: 'add', channel_folder: b },
+    ],
+  );
   const state = (await member.client.post('/register', { fetch_event_types: ['channel_folders', 'realm'] })).body;
   assert.equal(state.channel_folders, [a, b]);
   assert.equal([state.max_channel_folder_name_length, state.max_channel_folder_description_length], [60, 1024]);
@@ -51,7 +72,10 @@ test('create errors: administrators only, names empty, unprintable, taken (case-
     [{ name: 'Bad\u0007name', description: '' }, errorBody('Invalid character in channel folder name, at position 4.')],
     [{ name: 'sales', description: '' }, errorBody('Channel folder name already in use')],
     [{ name: 'x'.repeat(61), description: '' }, errorBody('name is too long (limit: 60 characters)', 'BAD_REQUEST', { var_name: 'name' })],
-    [{ name: 'Docs', description: 'd'.repeat(1025) }, errorBody('description is too long (limit: 1024 characters)', 'BAD_REQUEST', { var_name: 'description' })],
+    [
+      { name: 'Docs', description: 'd'.repeat(1025) },
+      errorBody('description is too long (limit: 1024 characters)', 'BAD_REQUEST', { var_name: 'description' }),
+    ],
     [{ name: 'Docs' }, errorBody("Missing 'description' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'description' })],
   ];
   for (const [params, body] of cases) {
@@ -60,7 +84,10 @@ test('create errors: administrators only, names empty, unprintable, taken (case-
   }
   const denied = await member.client.post('/channel_folders/create', { name: 'Mine', description: '' });
   assert.equal([denied.status, denied.body], [400, errorBody('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL')]);
-  assert.equal((await realm.owner.client.get('/channel_folders')).body.channel_folders.map((f: { name: string }) => f.name), ['Sales']);
+  assert.equal(
+    (await realm.owner.client.get('/channel_folders')).body.channel_folders.map((f: { name: string }) => f.name),
+    ['Sales'],
+  );
 });
 
 test('PATCH /channel_folders/{id}: one update event with what changed; archiving frees the name; checks', async () => {
@@ -71,15 +98,25 @@ test('PATCH /channel_folders/{id}: one update event with what changed; archiving
   const other = await create(realm, 'Support');
   const queue = await openQueue(member, { event_types: ['channel_folder'] });
   assert.equal((await admin.client.patch(`/channel_folders/${id}`, { name: 'Operations', description: 'New *text*' })).body, SUCCESS);
-  assert.equal(await queue.next(), [{
-    type: 'channel_folder', op: 'update', channel_folder_id: id,
-    data: { name: 'Operations', description: 'New *text*', rendered_description: '<p>New <em>text</em></p>' },
-  }]);
+  assert.equal(await queue.next(), [
+    {
+      type: 'channel_folder',
+      op: 'update',
+      channel_folder_id: id,
+      data: { name: 'Operations', description: 'New *text*', rendered_description: '<p>New <em>text</em></p>' },
+    },
+  ]);
   assert.equal((await admin.client.patch(`/channel_folders/${id}`, { name: 'Operations' })).body, SUCCESS, 'no change, no event');
   assert.equal((await admin.client.patch(`/channel_folders/${id}`, { is_archived: true })).body, SUCCESS);
   assert.equal(await queue.next(), [{ type: 'channel_folder', op: 'update', channel_folder_id: id, data: { is_archived: true } }]);
-  assert.equal((await admin.client.get('/channel_folders')).body.channel_folders.map((f: { id: number }) => f.id), [other]);
-  assert.equal((await admin.client.get('/channel_folders', { include_archived: true })).body.channel_folders.map((f: { id: number }) => f.id), [id, other]);
+  assert.equal(
+    (await admin.client.get('/channel_folders')).body.channel_folders.map((f: { id: number }) => f.id),
+    [other],
+  );
+  assert.equal(
+    (await admin.client.get('/channel_folders', { include_archived: true })).body.channel_folders.map((f: { id: number }) => f.id),
+    [id, other],
+  );
   // An archived folder's name may be used again, and then the archived one cannot come back under it.
   const reused = await create(realm, 'operations');
   const clash = await admin.client.patch(`/channel_folders/${id}`, { is_archived: false });
@@ -88,7 +125,11 @@ test('PATCH /channel_folders/{id}: one update event with what changed; archiving
     [`/channel_folders/${reused}`, { name: 'SUPPORT' }, errorBody('Channel folder name already in use')],
     [`/channel_folders/${reused}`, { name: '' }, errorBody("Channel folder name can't be empty.")],
     ['/channel_folders/99999999', { name: 'x' }, errorBody('Invalid channel folder ID')],
-    [`/channel_folders/${(await (await newRealm()).owner.client.post('/channel_folders/create', { name: 'Elsewhere', description: '' })).body.channel_folder_id}`, { name: 'x' }, errorBody('Invalid channel folder ID')],
+    [
+      `/channel_folders/${(await (await newRealm()).owner.client.post('/channel_folders/create', { name: 'Elsewhere', description: '' })).body.channel_folder_id}`,
+      { name: 'x' },
+      errorBody('Invalid channel folder ID'),
+    ],
   ];
   for (const [path, params, body] of cases) {
     const r = await admin.client.patch(path, params);
@@ -96,7 +137,13 @@ test('PATCH /channel_folders/{id}: one update event with what changed; archiving
   }
   const denied = await member.client.patch(`/channel_folders/${other}`, { name: 'Mine' });
   assert.equal([denied.status, denied.body], [400, errorBody('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL')]);
-  assert.equal(await queue.pending(), [{ type: 'channel_folder', op: 'add', channel_folder: (await admin.client.get('/channel_folders')).body.channel_folders.find((f: { id: number }) => f.id === reused) }]);
+  assert.equal(await queue.pending(), [
+    {
+      type: 'channel_folder',
+      op: 'add',
+      channel_folder: (await admin.client.get('/channel_folders')).body.channel_folders.find((f: { id: number }) => f.id === reused),
+    },
+  ]);
 });
 
 test('archiving needs the folder empty of channels in use', async () => {
@@ -124,7 +171,14 @@ test('PATCH /channel_folders: every folder placed, reorder event', async () => {
   assert.equal((await realm.owner.client.patch('/channel_folders', { order: [c, a, b] })).body, SUCCESS);
   assert.equal(await queue.next(), [{ type: 'channel_folder', op: 'reorder', order: [c, a, b] }]);
   const folders = (await member.client.get('/channel_folders')).body.channel_folders;
-  assert.equal(folders.map((f: { id: number; order: number }) => [f.id, f.order]), [[c, 0], [a, 1], [b, 2]]);
+  assert.equal(
+    folders.map((f: { id: number; order: number }) => [f.id, f.order]),
+    [
+      [c, 0],
+      [a, 1],
+      [b, 2],
+    ],
+  );
 });
 
 test('spectators see only the folders holding a web-public channel in use', async () => {
@@ -139,9 +193,15 @@ test('spectators see only the folders holding a web-public channel in use', asyn
   await setChannelRow(realm, (await channel('members-only')).id, { folderId: closed });
   const spectator = await realm.anonymous.post('/register', { client_gravatar: false, fetch_event_types: ['channel_folders'] });
   assert.is(spectator.status, 200, spectator.text);
-  assert.equal(spectator.body.channel_folders.map((f: { id: number }) => f.id), [open]);
+  assert.equal(
+    spectator.body.channel_folders.map((f: { id: number }) => f.id),
+    [open],
+  );
   const member = (await realm.owner.client.post('/register', { fetch_event_types: ['channel_folders'] })).body;
-  assert.equal(member.channel_folders.map((f: { id: number }) => f.id), [open, closed, empty]);
+  assert.equal(
+    member.channel_folders.map((f: { id: number }) => f.id),
+    [open, closed, empty],
+  );
 });
 
 test.run();

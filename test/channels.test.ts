@@ -42,12 +42,36 @@ test('GET /streams: public and subscribed by default, private only for subscribe
   assert.is(withDefault.body.streams[0].is_default, false);
   const stream = (await other.client.get('/streams')).body.streams[0];
   assert.equal(Object.keys(stream).sort(), [
-    'can_add_subscribers_group', 'can_administer_channel_group', 'can_create_topic_group', 'can_delete_any_message_group',
-    'can_delete_own_message_group', 'can_move_messages_out_of_channel_group', 'can_move_messages_within_channel_group',
-    'can_remove_subscribers_group', 'can_resolve_topics_group', 'can_send_message_group', 'can_subscribe_group', 'creator_id',
-    'date_created', 'description', 'first_message_id', 'folder_id', 'history_public_to_subscribers', 'invite_only',
-    'is_announcement_only', 'is_archived', 'is_recently_active', 'is_web_public', 'message_retention_days', 'name',
-    'rendered_description', 'stream_id', 'stream_post_policy', 'stream_weekly_traffic', 'subscriber_count', 'topics_policy',
+    'can_add_subscribers_group',
+    'can_administer_channel_group',
+    'can_create_topic_group',
+    'can_delete_any_message_group',
+    'can_delete_own_message_group',
+    'can_move_messages_out_of_channel_group',
+    'can_move_messages_within_channel_group',
+    'can_remove_subscribers_group',
+    'can_resolve_topics_group',
+    'can_send_message_group',
+    'can_subscribe_group',
+    'creator_id',
+    'date_created',
+    'description',
+    'first_message_id',
+    'folder_id',
+    'history_public_to_subscribers',
+    'invite_only',
+    'is_announcement_only',
+    'is_archived',
+    'is_recently_active',
+    'is_web_public',
+    'message_retention_days',
+    'name',
+    'rendered_description',
+    'stream_id',
+    'stream_post_policy',
+    'stream_weekly_traffic',
+    'subscriber_count',
+    'topics_policy',
   ]);
 });
 
@@ -73,8 +97,15 @@ test('GET /streams/{id} and /get_stream_id: private channels are invisible to ou
   const privateId = await create(member, 'cellar', { invite_only: true });
   const one = await outsider.client.get(`/streams/${publicId}`);
   assert.is(one.status, 200);
-  assert.equal([one.body.stream.name, one.body.stream.description, one.body.stream.rendered_description], ['Town Square', 'Say *hi* <b>', '<p>Say <em>hi</em> &lt;b&gt;</p>']);
-  for (const [client, id] of [[outsider, privateId], [guest, publicId], [member, 999999]] as const) {
+  assert.equal(
+    [one.body.stream.name, one.body.stream.description, one.body.stream.rendered_description],
+    ['Town Square', 'Say *hi* <b>', '<p>Say <em>hi</em> &lt;b&gt;</p>'],
+  );
+  for (const [client, id] of [
+    [outsider, privateId],
+    [guest, publicId],
+    [member, 999999],
+  ] as const) {
     const r = await client.client.get(`/streams/${id}`);
     assert.equal([r.status, r.body], [400, err('Invalid channel ID')]);
   }
@@ -99,11 +130,25 @@ test('PATCH /streams/{id}: rename and description with events to everyone who se
   assert.equal(r.body, { result: 'success', msg: '' });
   events.stop();
   const audience = [realm.owner.id, member.id, other.id];
-  assert.equal(events.envelopes.map((e) => [e.event, e.userIds]), [
-    // The description changes first, so its event names the channel by the old name (as in Zulip).
-    [{ type: 'stream', op: 'update', stream_id: id, name: 'old', property: 'description', value: 'About **this**', rendered_description: '<p>About <strong>this</strong></p>' }, audience],
-    [{ type: 'stream', op: 'update', stream_id: id, name: 'old', property: 'name', value: 'new' }, audience],
-  ]);
+  assert.equal(
+    events.envelopes.map((e) => [e.event, e.userIds]),
+    [
+      // The description changes first, so its event names the channel by the old name (as in Zulip).
+      [
+        {
+          type: 'stream',
+          op: 'update',
+          stream_id: id,
+          name: 'old',
+          property: 'description',
+          value: 'About **this**',
+          rendered_description: '<p>About <strong>this</strong></p>',
+        },
+        audience,
+      ],
+      [{ type: 'stream', op: 'update', stream_id: id, name: 'old', property: 'name', value: 'new' }, audience],
+    ],
+  );
   assert.not.ok(events.envelopes.some((e) => e.userIds.includes(guest.id)));
   const same = await member.client.patch(`/streams/${id}`, { new_name: 'new' });
   assert.equal(same.body, err('Channel already has that name.'));
@@ -133,7 +178,9 @@ test('PATCH /streams/{id}: who may administer; content access for privacy and jo
     err('Channel content access is required.'),
   );
   // Making the creator an administrator of the channel by group.
-  const grant = await creator.client.patch(`/streams/${publicId}`, { can_administer_channel_group: { new: { direct_members: [member.id], direct_subgroups: [] } } });
+  const grant = await creator.client.patch(`/streams/${publicId}`, {
+    can_administer_channel_group: { new: { direct_members: [member.id], direct_subgroups: [] } },
+  });
   assert.equal(grant.body, { result: 'success', msg: '' });
   assert.equal((await member.client.patch(`/streams/${publicId}`, { description: 'mine now' })).status, 200);
   assert.equal((await creator.client.patch(`/streams/${publicId}`, { description: 'x' })).body, err('You do not have permission to administer this channel.'));
@@ -159,15 +206,20 @@ test('PATCH /streams/{id}: group settings with {new, old}, normalization and the
   assert.is((await member.client.get(`/streams/${id}`)).body.stream.can_send_message_group, everyone, 'failed changes change nothing');
 
   const events = captureEvents(realm.server.app, realm.id);
-  const ok = await member.client.patch(`/streams/${id}`, { can_send_message_group: { new: { direct_members: [], direct_subgroups: [admins] }, old: everyone } });
+  const ok = await member.client.patch(`/streams/${id}`, {
+    can_send_message_group: { new: { direct_members: [], direct_subgroups: [admins] }, old: everyone },
+  });
   assert.equal(ok.body, { result: 'success', msg: '' });
   events.stop();
   const audience = [realm.owner.id, member.id];
-  assert.equal(events.envelopes.map((e) => [e.event, e.userIds]), [
-    [{ type: 'stream', op: 'update', stream_id: id, name: 'settings', property: 'can_send_message_group', value: admins }, audience],
-    [{ type: 'stream', op: 'update', stream_id: id, name: 'settings', property: 'stream_post_policy', value: 2 }, audience],
-    [{ type: 'stream', op: 'update', stream_id: id, name: 'settings', property: 'is_announcement_only', value: true }, audience],
-  ]);
+  assert.equal(
+    events.envelopes.map((e) => [e.event, e.userIds]),
+    [
+      [{ type: 'stream', op: 'update', stream_id: id, name: 'settings', property: 'can_send_message_group', value: admins }, audience],
+      [{ type: 'stream', op: 'update', stream_id: id, name: 'settings', property: 'stream_post_policy', value: 2 }, audience],
+      [{ type: 'stream', op: 'update', stream_id: id, name: 'settings', property: 'is_announcement_only', value: true }, audience],
+    ],
+  );
   const stream = (await member.client.get(`/streams/${id}`)).body.stream;
   assert.equal([stream.can_send_message_group, stream.stream_post_policy, stream.is_announcement_only], [admins, 2, true]);
   const unchanged = captureEvents(realm.server.app, realm.id);
@@ -184,23 +236,36 @@ test('PATCH /streams/{id}: making a channel private and public again moves who s
   const toPrivate = captureEvents(realm.server.app, realm.id);
   assert.is((await member.client.patch(`/streams/${id}`, { is_private: true })).status, 200);
   toPrivate.stop();
-  assert.equal(toPrivate.envelopes.map((e) => [e.event.type, e.event.op, e.userIds]), [
-    ['stream', 'update', [realm.owner.id, member.id]],
-    ['stream', 'delete', [other.id]],
-  ]);
+  assert.equal(
+    toPrivate.envelopes.map((e) => [e.event.type, e.event.op, e.userIds]),
+    [
+      ['stream', 'update', [realm.owner.id, member.id]],
+      ['stream', 'delete', [other.id]],
+    ],
+  );
   assert.equal(toPrivate.envelopes[0]!.event, {
-    type: 'stream', op: 'update', stream_id: id, name: 'flip', property: 'invite_only', value: true, history_public_to_subscribers: false, is_web_public: false,
+    type: 'stream',
+    op: 'update',
+    stream_id: id,
+    name: 'flip',
+    property: 'invite_only',
+    value: true,
+    history_public_to_subscribers: false,
+    is_web_public: false,
   });
   assert.equal((await other.client.get(`/streams/${id}`)).body, err('Invalid channel ID'));
 
   const toPublic = captureEvents(realm.server.app, realm.id);
   assert.is((await member.client.patch(`/streams/${id}`, { is_private: false })).status, 200);
   toPublic.stop();
-  assert.equal(toPublic.envelopes.map((e) => [e.event.type, e.event.op, e.userIds]), [
-    ['stream', 'update', [realm.owner.id, member.id]],
-    ['stream', 'create', [other.id]],
-    ['subscription', 'peer_add', [other.id]],
-  ]);
+  assert.equal(
+    toPublic.envelopes.map((e) => [e.event.type, e.event.op, e.userIds]),
+    [
+      ['stream', 'update', [realm.owner.id, member.id]],
+      ['stream', 'create', [other.id]],
+      ['subscription', 'peer_add', [other.id]],
+    ],
+  );
   const invalid = await member.client.patch(`/streams/${id}`, { history_public_to_subscribers: false });
   assert.equal(invalid.body, err('Invalid parameters'));
   const webPublic = await member.client.patch(`/streams/${id}`, { is_web_public: true });
@@ -211,12 +276,22 @@ test('PATCH /streams/{id}: topics_policy and folder_id', async () => {
   const realm = await newRealm();
   const member = await realm.addUser();
   const id = await create(member, 'policy');
-  assert.equal((await member.client.patch(`/streams/${id}`, { topics_policy: 'sometimes' })).body, { ...err('Invalid topics_policy'), var_name: 'topics_policy' });
+  assert.equal((await member.client.patch(`/streams/${id}`, { topics_policy: 'sometimes' })).body, {
+    ...err('Invalid topics_policy'),
+    var_name: 'topics_policy',
+  });
   assert.equal((await member.client.patch(`/streams/${id}`, { topics_policy: 'disable_empty_topic' })).body, err('Insufficient permission'));
   const events = captureEvents(realm.server.app, realm.id);
   assert.is((await realm.owner.client.patch(`/streams/${id}`, { topics_policy: 'disable_empty_topic' })).status, 200);
   events.stop();
-  assert.equal(events.envelopes[0]!.event, { type: 'stream', op: 'update', stream_id: id, name: 'policy', property: 'topics_policy', value: 'disable_empty_topic' });
+  assert.equal(events.envelopes[0]!.event, {
+    type: 'stream',
+    op: 'update',
+    stream_id: id,
+    name: 'policy',
+    property: 'topics_policy',
+    value: 'disable_empty_topic',
+  });
 
   assert.equal((await member.client.patch(`/streams/${id}`, { folder_id: 424242 })).body, err('Invalid channel folder ID'));
   const folder = await realm.server.app.prisma.channelFolder.create({ data: { realmId: realm.id, name: 'Teams' } });
@@ -236,14 +311,20 @@ test('DELETE /streams/{id} archives the channel', async () => {
   assert.equal((await member.client.delete(`/streams/${id}`)).body, { result: 'success', msg: '' });
   events.stop();
   const audience = [realm.owner.id, member.id, other.id];
-  assert.equal(events.envelopes.map((e) => [e.event, e.userIds]), [
-    [{ type: 'stream', op: 'update', stream_id: id, name: 'attic', property: 'is_archived', value: true }, audience],
-    [{ type: 'stream', op: 'delete', streams: [{ stream_id: id }], stream_ids: [id], for_archiving: true }, audience],
-  ]);
+  assert.equal(
+    events.envelopes.map((e) => [e.event, e.userIds]),
+    [
+      [{ type: 'stream', op: 'update', stream_id: id, name: 'attic', property: 'is_archived', value: true }, audience],
+      [{ type: 'stream', op: 'delete', streams: [{ stream_id: id }], stream_ids: [id], for_archiving: true }, audience],
+    ],
+  );
   assert.equal((await member.client.delete(`/streams/${id}`)).body, err('Channel is already deactivated'));
   assert.equal(names(await member.client.get('/streams')), []);
   const archived = await member.client.get('/streams', { exclude_archived: false });
-  assert.equal(archived.body.streams.map((s: { name: string; is_archived: boolean }) => [s.name, s.is_archived]), [['attic', true]]);
+  assert.equal(
+    archived.body.streams.map((s: { name: string; is_archived: boolean }) => [s.name, s.is_archived]),
+    [['attic', true]],
+  );
   assert.equal((await member.client.get(`/streams/${id}`)).body, err('Invalid channel ID'));
 });
 
@@ -265,15 +346,23 @@ test('GET /users/me/{id}/topics: newest first, case-insensitive, protected histo
   const empty = await send(id, '', [member.id]);
   const r = await late.client.get(`/users/me/${id}/topics`);
   assert.equal(r.body, {
-    result: 'success', msg: '',
-    topics: [{ name: 'general chat', max_id: empty }, { name: 'lunch', max_id: lunch }, { name: 'greetings', max_id: greetings }],
+    result: 'success',
+    msg: '',
+    topics: [
+      { name: 'general chat', max_id: empty },
+      { name: 'lunch', max_id: lunch },
+      { name: 'greetings', max_id: greetings },
+    ],
   });
   const raw = await late.client.get(`/users/me/${id}/topics`, { allow_empty_topic_name: true });
   assert.equal(raw.body.topics[0], { name: '', max_id: empty });
 
   const before = await send(privateId, 'old news', [member.id]);
   const after = await send(privateId, 'new news', [member.id, late.id]);
-  assert.equal((await member.client.get(`/users/me/${privateId}/topics`)).body.topics, [{ name: 'new news', max_id: after }, { name: 'old news', max_id: before }]);
+  assert.equal((await member.client.get(`/users/me/${privateId}/topics`)).body.topics, [
+    { name: 'new news', max_id: after },
+    { name: 'old news', max_id: before },
+  ]);
   assert.equal((await late.client.get(`/users/me/${privateId}/topics`)).body.topics, [{ name: 'new news', max_id: after }]);
   assert.equal((await realm.owner.client.get(`/users/me/${privateId}/topics`)).body, err('Invalid channel ID'), 'metadata access is not content access');
 });

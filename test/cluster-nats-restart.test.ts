@@ -67,7 +67,9 @@ function socketReader(label: string, port: number, user: TestUser, queueId: stri
     let last = first;
     while (running) {
       const ended = await new Promise<{ code: number; refused?: string }>((resolve) => {
-        const ws = (socket = new WebSocket(`ws://127.0.0.1:${port}/api/v1/events/socket?queue_id=${encodeURIComponent(queueId)}&last_event_id=${last}`, { headers: { Authorization: auth, Host: user.client.host } }));
+        const ws = (socket = new WebSocket(`ws://127.0.0.1:${port}/api/v1/events/socket?queue_id=${encodeURIComponent(queueId)}&last_event_id=${last}`, {
+          headers: { Authorization: auth, Host: user.client.host },
+        }));
         ws.on('message', (data) => {
           last = take(reading, last, [JSON.parse(String(data))]);
           ws.send(JSON.stringify({ last_event_id: last }));
@@ -123,7 +125,8 @@ if (!hasNatsServer()) {
   test('NATS restarted under load: passed-on long-polls and WebSockets on every node get every message once, in order, with no queue lost', async () => {
     const ports = [cluster.a.port, ...cluster.nodes.map((n) => n.port)];
     const realm = await newRealm(cluster.a);
-    for (const port of ports) await eventually(`node on ${port} to know the organization`, async () => (await via(port, realm.owner).get('/users/me')).status === 200);
+    for (const port of ports)
+      await eventually(`node on ${port} to know the organization`, async () => (await via(port, realm.owner).get('/users/me')).status === 200);
     const senders = [await realm.addUser(), await realm.addUser()];
     const readers = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
     await makeChannel(realm, 'load', [realm.owner, ...senders, ...readers]);
@@ -145,7 +148,9 @@ if (!hasNatsServer()) {
     const sent = Array.from({ length: 8 }, async (_, k) => {
       const client = via(ports[k % ports.length]!, senders[k % senders.length]!);
       for (let n = 0; sending; n++) {
-        const r = await client.post('/messages', { type: 'stream', to: 'load', topic: 't', content: `${k}-${n}` }).catch((err: Error) => ({ status: 0, text: String(err), body: null }));
+        const r = await client
+          .post('/messages', { type: 'stream', to: 'load', topic: 't', content: `${k}-${n}` })
+          .catch((err: Error) => ({ status: 0, text: String(err), body: null }));
         if (r.status === 200) acknowledged.push(r.body.id);
         else failedSends.push(`${r.status} ${r.text}`);
       }
@@ -155,7 +160,8 @@ if (!hasNatsServer()) {
     natsDown = true;
     // Down until every node knows it and a request that waited for NATS was answered without it
     // (after 5 s: a direct message between the senders, whose writes take no channel's turn).
-    for (const port of ports) await eventually(`node on ${port} to see NATS gone`, async () => (await via(port, realm.owner).request('GET', '/health/ready')).status === 503);
+    for (const port of ports)
+      await eventually(`node on ${port} to see NATS gone`, async () => (await via(port, realm.owner).request('GET', '/health/ready')).status === 503);
     const duringOutage = await via(ports[1]!, senders[0]!).post('/messages', { type: 'direct', to: [senders[1]!.id], content: 'while NATS is away' });
     assert.is(duringOutage.status, 200, duringOutage.text);
     await nats.start();
@@ -170,14 +176,22 @@ if (!hasNatsServer()) {
     const expected = [...acknowledged].sort((x, y) => x - y);
     try {
       for (const reading of readings) {
-        await eventually(`${reading.label} to get every message`, async () => reading.ids.length >= expected.length || reading.errors.some((e) => e.includes('BAD_EVENT_QUEUE_ID') || e === 'queue deleted'), 30_000);
+        await eventually(
+          `${reading.label} to get every message`,
+          async () => reading.ids.length >= expected.length || reading.errors.some((e) => e.includes('BAD_EVENT_QUEUE_ID') || e === 'queue deleted'),
+          30_000,
+        );
       }
     } finally {
       for (const reading of readings) reading.stop();
     }
     const caughtUp = Date.now() - back;
     for (const reading of readings) {
-      assert.equal(reading.errors.filter((e) => e.includes('BAD_EVENT_QUEUE_ID') || e === 'queue deleted'), [], `${reading.label}: no queue lost`);
+      assert.equal(
+        reading.errors.filter((e) => e.includes('BAD_EVENT_QUEUE_ID') || e === 'queue deleted'),
+        [],
+        `${reading.label}: no queue lost`,
+      );
       assert.equal(reading.gaps, [], `${reading.label}: event ids never skip`);
       assert.equal(reading.ids, expected, `${reading.label}: every acknowledged message once, in commit order`);
     }

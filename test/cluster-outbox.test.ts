@@ -34,28 +34,40 @@ if (!NATS_URL) {
   });
 
   /** A node that dies right after committing a message containing DIE, once it knows the organization. */
-  async function doomedNode(id: string, realm: TestRealm, when: 'TEST_DIE_AFTER_COMMIT' | 'TEST_DIE_AFTER_PUBLISH' = 'TEST_DIE_AFTER_COMMIT'): Promise<NodeProcess> {
+  async function doomedNode(
+    id: string,
+    realm: TestRealm,
+    when: 'TEST_DIE_AFTER_COMMIT' | 'TEST_DIE_AFTER_PUBLISH' = 'TEST_DIE_AFTER_COMMIT',
+  ): Promise<NodeProcess> {
     const node = await cluster.start(id, { [when]: DIE });
     await eventually(`node ${id} to know the organization`, async () => (await via(node.port, realm.owner).get('/users/me')).status === 200);
     return node;
   }
 
   async function channelMessageIds(realm: TestRealm, channel: string): Promise<number[]> {
-    const rows = await cluster.a.app.prisma.message.findMany({ where: { realmId: realm.id, channel: { name: channel } }, select: { id: true }, orderBy: { id: 'asc' } });
+    const rows = await cluster.a.app.prisma.message.findMany({
+      where: { realmId: realm.id, channel: { name: channel } },
+      select: { id: true },
+      orderBy: { id: 'asc' },
+    });
     return rows.map((r) => r.id);
   }
 
   async function sendDying(node: NodeProcess, user: TestUser, channel: string): Promise<void> {
     const died = await via(node.port, user)
       .post('/messages', { type: 'stream', to: channel, topic: 't', content: `${DIE} now` })
-      .then((r) => `answered ${r.status}`, (err: Error) => err.message);
+      .then(
+        (r) => `answered ${r.status}`,
+        (err: Error) => err.message,
+      );
     assert.match(died, /socket hang up|ECONNRESET/, 'the node died before it answered');
     await eventually(`node ${node.id} to exit`, async () => node.child.signalCode === 'SIGKILL');
   }
 
   async function outboxRealm(): Promise<TestRealm> {
     const realm = await newRealm(cluster.a);
-    for (const port of [B, C]) await eventually(`node on ${port} to know the organization`, async () => (await via(port, realm.owner).get('/users/me')).status === 200);
+    for (const port of [B, C])
+      await eventually(`node on ${port} to know the organization`, async () => (await via(port, realm.owner).get('/users/me')).status === 200);
     return realm;
   }
 
@@ -64,7 +76,11 @@ if (!NATS_URL) {
     const [u1, u2, u3] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
     await makeChannel(realm, 'outbox', [realm.owner, u1, u2, u3]);
     const k = await doomedNode('k', realm);
-    const queues = [[A, u2, await register(via(A, u2))], [B, u2, await register(via(B, u2))], [C, u3, await register(via(C, u3))]] as const;
+    const queues = [
+      [A, u2, await register(via(A, u2))],
+      [B, u2, await register(via(B, u2))],
+      [C, u3, await register(via(C, u3))],
+    ] as const;
     let sending = true;
     const senders = [A, B, C].map(async (port) => {
       for (let n = 0; sending; n++) {
@@ -112,7 +128,10 @@ if (!NATS_URL) {
     const u1 = await realm.addUser();
     await makeChannel(realm, 'twice', [realm.owner, u1]);
     const k = await doomedNode('k3', realm, 'TEST_DIE_AFTER_PUBLISH');
-    const queues = [[B, await register(via(B, u1))], [C, await register(via(C, u1))]] as const;
+    const queues = [
+      [B, await register(via(B, u1))],
+      [C, await register(via(C, u1))],
+    ] as const;
     await sendDying(k, realm.owner, 'twice');
     // The next writer of the channel finds the row and publishes it again before its own message.
     const after = (await via(C, realm.owner).post('/messages', { type: 'stream', to: 'twice', topic: 't', content: 'after' })).body.id as number;
@@ -123,7 +142,11 @@ if (!NATS_URL) {
       const ids = (await collect(via(port, u1), queueId, 'message', 2)).map((e) => e.message.id as number);
       assert.equal(ids, stored);
       const all = await via(port, u1).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
-      assert.equal(all.body.events.filter((e: any) => e.type === 'message').map((e: any) => e.message.id), stored, 'the repeat was dropped');
+      assert.equal(
+        all.body.events.filter((e: any) => e.type === 'message').map((e: any) => e.message.id),
+        stored,
+        'the repeat was dropped',
+      );
     }
     assert.is(await cluster.a.app.prisma.eventOutbox.count(), 0);
   });

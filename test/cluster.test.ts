@@ -25,7 +25,12 @@ if (!natsUrl) {
 
   test.before(async () => {
     // Rate limits on, with only failed logins low enough to reach.
-    cluster = await startCluster(natsUrl, ['b', 'c'], { RATE_LIMIT: 'on', RATE_LIMIT_USER_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_LOGIN_FAILURES: '5' });
+    cluster = await startCluster(natsUrl, ['b', 'c'], {
+      RATE_LIMIT: 'on',
+      RATE_LIMIT_USER_PER_MINUTE: '100000',
+      RATE_LIMIT_IP_PER_MINUTE: '100000',
+      RATE_LIMIT_LOGIN_FAILURES: '5',
+    });
     A = cluster.a.port;
     [B, C] = ['b', 'c'].map((id) => cluster.nodes.find((n) => n.id === id)!.port) as [number, number];
   });
@@ -37,7 +42,8 @@ if (!natsUrl) {
   /** An organization made on node a, once the other nodes know it (its creation crossed the bus). */
   async function clusterRealm(): Promise<TestRealm> {
     const realm = await newRealm(cluster.a);
-    for (const port of [B, C]) await eventually(`node on ${port} to know the new organization`, async () => (await via(port, realm.owner).get('/users/me')).status === 200);
+    for (const port of [B, C])
+      await eventually(`node on ${port} to know the new organization`, async () => (await via(port, realm.owner).get('/users/me')).status === 200);
     return realm;
   }
 
@@ -67,7 +73,10 @@ if (!natsUrl) {
     ).flat();
     const inCommitOrder = [...sent].sort((x, y) => x - y);
     // b's queue read through node a (passed on to b), c's through c itself.
-    for (const [client, queueId] of [[via(A, u2!), onB.queueId], [via(C, u3!), onC.queueId]] as const) {
+    for (const [client, queueId] of [
+      [via(A, u2!), onB.queueId],
+      [via(C, u3!), onC.queueId],
+    ] as const) {
       const ids = (await collect(client, queueId, 'message', 45)).map((e) => e.message.id as number);
       assert.equal(ids, inCommitOrder, 'every message once, in the order the channel committed them');
       const more = await client.get('/events', { queue_id: queueId, last_event_id: 1_000, dont_block: true });
@@ -95,7 +104,8 @@ if (!natsUrl) {
       })(),
       (async () => {
         const s: number[] = [];
-        for (let k = 1; k <= rounds; k++) s.push((await via(B, realm.owner).patch(`/messages/${id}`, { topic: `topic-${k}`, propagate_mode: 'change_one' })).status);
+        for (let k = 1; k <= rounds; k++)
+          s.push((await via(B, realm.owner).patch(`/messages/${id}`, { topic: `topic-${k}`, propagate_mode: 'change_one' })).status);
         return s;
       })(),
     ]);
@@ -126,7 +136,10 @@ if (!natsUrl) {
     const first = await sendVia(A, realm.owner, 'proxy', 'one');
     const polled = await parked;
     assert.is(polled.status, 200, polled.text);
-    assert.equal(polled.body.events.map((e: any) => e.message.id), [first]);
+    assert.equal(
+      polled.body.events.map((e: any) => e.message.id),
+      [first],
+    );
     assert.is(polled.body.queue_id, queueId);
     // Another user's queue id is as good as none, wherever it is used.
     const other = await via(C, realm.owner).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
@@ -134,7 +147,9 @@ if (!natsUrl) {
     assert.is(other.body.code, 'BAD_EVENT_QUEUE_ID');
     // Over a WebSocket through a: resumes after event 0, pushes what comes next, takes acks.
     const auth = `Basic ${Buffer.from(`${u1.email}:${u1.apiKey}`).toString('base64')}`;
-    const ws = new WebSocket(`ws://127.0.0.1:${A}/api/v1/events/socket?queue_id=${encodeURIComponent(queueId)}&last_event_id=0`, { headers: { Authorization: auth, Host: u1.client.host } });
+    const ws = new WebSocket(`ws://127.0.0.1:${A}/api/v1/events/socket?queue_id=${encodeURIComponent(queueId)}&last_event_id=0`, {
+      headers: { Authorization: auth, Host: u1.client.host },
+    });
     const frames: any[] = [];
     ws.on('message', (data) => frames.push(JSON.parse(String(data))));
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
@@ -188,7 +203,13 @@ if (!natsUrl) {
     const realm = await clusterRealm();
     const channelId = await makeChannel(realm, 'later', [realm.owner]);
     const due = Math.floor(Date.now() / 1000) + 2;
-    const r = await via(B, realm.owner).post('/scheduled_messages', { type: 'stream', to: channelId, topic: 't', content: 'scheduled', scheduled_delivery_timestamp: due });
+    const r = await via(B, realm.owner).post('/scheduled_messages', {
+      type: 'stream',
+      to: channelId,
+      topic: 't',
+      content: 'scheduled',
+      scheduled_delivery_timestamp: due,
+    });
     assert.is(r.status, 200, r.text);
     const sent = await eventually('the delivery', async () => {
       const row = await cluster.a.app.prisma.scheduledMessage.findUniqueOrThrow({ where: { id: r.body.scheduled_message_id } });
@@ -200,7 +221,7 @@ if (!natsUrl) {
     assert.ok(sent.deliveredMessageId);
   });
 
-  test('presence update ids, upload URL signatures and failed-login limits are the cluster\'s, not each node\'s', async () => {
+  test("presence update ids, upload URL signatures and failed-login limits are the cluster's, not each node's", async () => {
     const realm = await clusterRealm();
     const users = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
     // One ping per node: one sequence of update ids, and every node answers with all of them.
@@ -211,13 +232,25 @@ if (!natsUrl) {
     const rows = await cluster.a.app.prisma.presence.findMany({ where: { userId: { in: users.map((u) => u.id) } }, orderBy: { lastUpdateId: 'asc' } });
     const ids = rows.map((r) => r.lastUpdateId);
     assert.equal(ids, [ids[0]!, ids[0]! + 1, ids[0]! + 2]);
-    assert.equal(rows.map((r) => r.userId), users.map((u) => u.id), 'ids in the order the pings committed');
+    assert.equal(
+      rows.map((r) => r.userId),
+      users.map((u) => u.id),
+      'ids in the order the pings committed',
+    );
     for (const port of [A, B, C]) {
       const r = await via(port, realm.owner).post('/users/me/presence', { status: 'idle', last_update_id: ids[0]! - 1, ping_only: false });
-      assert.equal(Object.keys(r.body.presences).map(Number).filter((id) => users.some((u) => u.id === id)).sort(), users.map((u) => u.id).sort());
+      assert.equal(
+        Object.keys(r.body.presences)
+          .map(Number)
+          .filter((id) => users.some((u) => u.id === id))
+          .sort(),
+        users.map((u) => u.id).sort(),
+      );
     }
     // A temporary upload URL made by one node is honored by another.
-    const up = await via(A, realm.owner).postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'n.txt', contentType: 'text/plain', data: Buffer.from('shared') }]);
+    const up = await via(A, realm.owner).postMultipart('/user_uploads', {}, [
+      { field: 'file', filename: 'n.txt', contentType: 'text/plain', data: Buffer.from('shared') },
+    ]);
     assert.is(up.status, 200, up.text);
     const temporary = await via(B, realm.owner).request('GET', `/api/v1${up.body.url}`);
     assert.is(temporary.status, 200, temporary.text);
@@ -238,7 +271,10 @@ if (!natsUrl) {
     const { queueId } = await register(via(B, u1));
     const before = await sendVia(A, realm.owner, 'restart', 'before');
     const seen = await collect(via(B, u1), queueId, 'message', 1);
-    assert.equal(seen.map((e) => e.message.id), [before]);
+    assert.equal(
+      seen.map((e) => e.message.id),
+      [before],
+    );
     // Acknowledged, so it is not kept for the client.
     await via(B, u1).get('/events', { queue_id: queueId, last_event_id: seen[0]!.id, dont_block: true });
     await cluster.nodes.find((n) => n.id === 'b')!.kill('SIGTERM');
@@ -246,7 +282,10 @@ if (!natsUrl) {
     B = (await cluster.start('b')).port;
     const after = await sendVia(C, realm.owner, 'restart', 'after');
     const events = await collect(via(A, u1), queueId, 'message', 3, seen[0]!.id);
-    assert.equal(events.map((e) => e.message.id), [...whileDown, after]);
+    assert.equal(
+      events.map((e) => e.message.id),
+      [...whileDown, after],
+    );
   });
 
   test('a node whose NODE_ID is in use refuses to start', async () => {
@@ -292,15 +331,27 @@ if (!natsUrl) {
     // b's queue got every acknowledged message, once, in order.
     const expected = [...acknowledged].sort((x, y) => x - y);
     const onBIds = (await collect(via(A, u2), onB.queueId, 'message', expected.length)).map((e) => e.message.id as number);
-    assert.equal(onBIds.filter((id) => expected.includes(id)), expected);
+    assert.equal(
+      onBIds.filter((id) => expected.includes(id)),
+      expected,
+    );
     assert.equal([...new Set(onBIds)], onBIds, 'no duplicates');
     // u3 re-registers on a survivor and finds every acknowledged message in the history.
     const again = await register(via(A, u3));
     assert.ok(again.queueId.startsWith('a:'));
-    const history = await via(B, u3).get('/messages', { anchor: 'newest', num_before: 5_000, num_after: 0, narrow: [{ operator: 'channel', operand: 'load' }] });
+    const history = await via(B, u3).get('/messages', {
+      anchor: 'newest',
+      num_before: 5_000,
+      num_after: 0,
+      narrow: [{ operator: 'channel', operand: 'load' }],
+    });
     assert.is(history.status, 200, history.text);
     const found = new Set(history.body.messages.map((m: any) => m.id as number));
-    assert.equal(expected.filter((id) => !found.has(id)), [], 'every acknowledged message is in the history');
+    assert.equal(
+      expected.filter((id) => !found.has(id)),
+      [],
+      'every acknowledged message is in the history',
+    );
   });
 }
 
@@ -316,7 +367,10 @@ if (!hasNatsServer()) {
       await eventually('node d to know the organization', async () => (await via(D, realm.owner).get('/users/me')).status === 200);
       const [u1, u2, u3] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
       await makeChannel(realm, 'outage', [realm.owner, u1, u2, u3]);
-      const queues = [[via(A, u2), (await register(via(A, u2))).queueId], [via(D, u3), (await register(via(D, u3))).queueId]] as const;
+      const queues = [
+        [via(A, u2), (await register(via(A, u2))).queueId],
+        [via(D, u3), (await register(via(D, u3))).queueId],
+      ] as const;
       const acknowledged: number[] = [];
       let sending = true;
       const senders = [A, D].map(async (port) => {
@@ -344,7 +398,7 @@ if (!hasNatsServer()) {
     }
   });
 
-  test('a long-poll and a WebSocket passed on to their queue\'s node across a NATS restart go on as soon as NATS is back', async () => {
+  test("a long-poll and a WebSocket passed on to their queue's node across a NATS restart go on as soon as NATS is back", async () => {
     const nats = await PrivateNats.start();
     // A passed-on poll whose answer NATS lost would otherwise wait for heartbeat + 10 s: 40 s here.
     const small = await startCluster(nats.url, ['d'], { HEARTBEAT_SECONDS: '30' });
@@ -363,23 +417,34 @@ if (!hasNatsServer()) {
       await new Promise((r) => setTimeout(r, 1_000));
       // A WebSocket on the other queue through node a, opened while NATS is down.
       const auth = `Basic ${Buffer.from(`${u2.email}:${u2.apiKey}`).toString('base64')}`;
-      const ws = new WebSocket(`ws://127.0.0.1:${A}/api/v1/events/socket?queue_id=${encodeURIComponent(socketQueue.queueId)}&last_event_id=${socketQueue.state.last_event_id}`, { headers: { Authorization: auth, Host: u2.client.host } });
+      const ws = new WebSocket(
+        `ws://127.0.0.1:${A}/api/v1/events/socket?queue_id=${encodeURIComponent(socketQueue.queueId)}&last_event_id=${socketQueue.state.last_event_id}`,
+        { headers: { Authorization: auth, Host: u2.client.host } },
+      );
       const frames: any[] = [];
       ws.on('message', (data) => frames.push(JSON.parse(String(data))));
       ws.on('error', () => {});
-      const opened = new Promise((resolve, reject) => ws.once('open', resolve).once('unexpected-response', (_req, res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c)).on('end', () => reject(new Error(`HTTP ${res.statusCode} ${body}`)));
-      }));
+      const opened = new Promise((resolve, reject) =>
+        ws.once('open', resolve).once('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c)).on('end', () => reject(new Error(`HTTP ${res.statusCode} ${body}`)));
+        }),
+      );
       await new Promise((r) => setTimeout(r, 500));
       await nats.start();
       try {
         await opened;
-        await eventually('node a to publish through NATS again', async () => (await via(A, u1).post('/messages', { type: 'stream', to: 'relayed', topic: 't', content: 'after the outage' })).status === 200);
+        await eventually(
+          'node a to publish through NATS again',
+          async () => (await via(A, u1).post('/messages', { type: 'stream', to: 'relayed', topic: 't', content: 'after the outage' })).status === 200,
+        );
         const answered = await Promise.race([parked, new Promise<null>((r) => setTimeout(() => r(null), 15_000))]);
         assert.ok(answered, 'the passed-on poll was answered within 15 s of NATS coming back, not at its 40 s timeout');
         assert.is(answered.status, 200, answered.text);
-        assert.equal(answered.body.events.map((e: any) => e.message?.content), ['after the outage']);
+        assert.equal(
+          answered.body.events.map((e: any) => e.message?.content),
+          ['after the outage'],
+        );
         await eventually('the message over the passed-on WebSocket', async () => frames.some((f) => f.message?.content === 'after the outage'), 15_000);
       } finally {
         ws.close();

@@ -27,13 +27,28 @@ test('narrow operators: every legacy name means what its successor means', async
     [[['stream', 'Verona']], [{ operator: 'channel', operand: 'Verona' }]],
     [[{ operator: 'stream', operand: channel }], [{ operator: 'channel', operand: channel }]],
     [[['streams', 'public']], [['channels', 'public']]],
-    [[['stream', 'Verona'], ['subject', 'plans']], [['channel', 'Verona'], ['topic', 'plans']]],
+    [
+      [
+        ['stream', 'Verona'],
+        ['subject', 'plans'],
+      ],
+      [
+        ['channel', 'Verona'],
+        ['topic', 'plans'],
+      ],
+    ],
     [[['pm-with', bob.email]], [{ operator: 'dm', operand: [bob.id] }]],
     [[['pm_with', bob.email]], [['dm', bob.email]]],
     [[['is', 'private']], [['is', 'dm']]],
   ];
   for (const [legacy, modern] of pairs) assert.equal(await ids(c, legacy), await ids(c, modern), JSON.stringify(legacy));
-  assert.equal(await ids(c, [['stream', 'Verona'], ['subject', 'plans']]), [inTopic]);
+  assert.equal(
+    await ids(c, [
+      ['stream', 'Verona'],
+      ['subject', 'plans'],
+    ]),
+    [inTopic],
+  );
   assert.equal(await ids(c, [['pm-with', bob.email]]), [one]);
   assert.equal(await ids(c, [['dm-including', bob.email]]), [one, group]);
   // group-pm-with, which dm-including replaced, never meant one-on-one conversations.
@@ -68,7 +83,20 @@ test('a narrow cannot ask for a channel and direct messages at once; negated ter
   const channel = await makeChannel(realm, 'general', [ann]);
   const msg = await send(ann, channel, 't', 'x');
   const desc = 'No message can be both a channel message and direct message';
-  for (const narrow of [[['channel', 'general'], ['is', 'dm']], [['topic', 't'], ['dm', ann.email]], [['pm-with', ann.email], ['stream', 'general']]]) {
+  for (const narrow of [
+    [
+      ['channel', 'general'],
+      ['is', 'dm'],
+    ],
+    [
+      ['topic', 't'],
+      ['dm', ann.email],
+    ],
+    [
+      ['pm-with', ann.email],
+      ['stream', 'general'],
+    ],
+  ]) {
     const r = await ann.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow });
     assert.equal(r.body, errorBody(`Invalid narrow operator: ${desc}`, 'BAD_NARROW', { desc }), JSON.stringify(narrow));
   }
@@ -90,7 +118,13 @@ test('subject for topic and private for direct: sending, editing, typing', async
   assert.is((await ann.client.post('/typing', { type: 'stream', op: 'start', stream_id: channel, subject: 'renamed' })).status, 200);
   assert.is((await ann.client.post('/typing', { type: 'private', op: 'stop', to: [bob.id] })).status, 200);
   events.stop();
-  assert.equal(events.envelopes.map((e) => [e.event.message_type, e.event.topic]), [['stream', 'renamed'], ['direct', undefined]]);
+  assert.equal(
+    events.envelopes.map((e) => [e.event.message_type, e.event.topic]),
+    [
+      ['stream', 'renamed'],
+      ['direct', undefined],
+    ],
+  );
 });
 
 test('register narrows name channels by their old operator; settings keep their old paths', async () => {

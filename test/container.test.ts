@@ -36,62 +36,68 @@ test("the image's last stage runs its server as an unprivileged user, with a HEA
 // unprivileged user, so it needs a PostgreSQL server for the tests (DATABASE_URL, as CI sets it).
 const imageNode = /^node:(\d+)/.exec(config.base)?.[1];
 const rehearsable = imageNode === process.versions.node.split('.')[0] && process.env.DATABASE_URL !== undefined;
-if (!rehearsable) console.log(`  container: the Dockerfile rehearsal is skipped (image ${config.base}, Node ${process.versions.node}, DATABASE_URL ${process.env.DATABASE_URL ? 'set' : 'unset'})`);
+if (!rehearsable)
+  console.log(
+    `  container: the Dockerfile rehearsal is skipped (image ${config.base}, Node ${process.versions.node}, DATABASE_URL ${process.env.DATABASE_URL ? 'set' : 'unset'})`,
+  );
 
-(rehearsable ? test : test.skip)('the Dockerfile, rehearsed: it builds, its CMD serves as an unprivileged user, and its HEALTHCHECK turns healthy', async () => {
-  const workDir = mkdtempSync(path.join(tmpdir(), 'dockerfile-'));
-  // The unprivileged user must reach the last stage's files, as it reaches / in a container.
-  chmodSync(workDir, 0o755);
-  const steps: string[] = [];
-  let stdout = '';
-  let stderr = '';
-  try {
-    const image = rehearseBuild({
-      dockerfile: DOCKERFILE,
-      context: ROOT,
-      workDir,
-      nodeModules: realpathSync(path.join(ROOT, 'node_modules')),
-      runAs: RUN_AS,
-      progress: (line) => steps.push(line),
-    });
-    // What `docker run -e` would add: the database, and a port of this shared machine's own.
-    const env = containerEnv(image, { DATABASE_URL: await freshDatabase(), PORT: String(await freePort()) });
-    const server = runContainer(image, env, RUN_AS);
-    server.stdout!.on('data', (c: Buffer) => (stdout += c));
-    server.stderr!.on('data', (c: Buffer) => (stderr += c));
-    const exited = once(server, 'exit').then(([code]) => code as number | null);
+(rehearsable ? test : test.skip)(
+  'the Dockerfile, rehearsed: it builds, its CMD serves as an unprivileged user, and its HEALTHCHECK turns healthy',
+  async () => {
+    const workDir = mkdtempSync(path.join(tmpdir(), 'dockerfile-'));
+    // The unprivileged user must reach the last stage's files, as it reaches / in a container.
+    chmodSync(workDir, 0o755);
+    const steps: string[] = [];
+    let stdout = '';
+    let stderr = '';
     try {
-      const check = image.config.healthcheck!;
-      const deadline = Date.now() + (check.startPeriodS + check.intervalS * check.retries) * 1000;
-      while (!(await healthy(image, env, RUN_AS))) {
-        if (server.exitCode !== null || Date.now() > deadline) throw new Error(`never healthy (exit code ${server.exitCode})`);
-        await new Promise((r) => setTimeout(r, 500));
+      const image = rehearseBuild({
+        dockerfile: DOCKERFILE,
+        context: ROOT,
+        workDir,
+        nodeModules: realpathSync(path.join(ROOT, 'node_modules')),
+        runAs: RUN_AS,
+        progress: (line) => steps.push(line),
+      });
+      // What `docker run -e` would add: the database, and a port of this shared machine's own.
+      const env = containerEnv(image, { DATABASE_URL: await freshDatabase(), PORT: String(await freePort()) });
+      const server = runContainer(image, env, RUN_AS);
+      server.stdout!.on('data', (c: Buffer) => (stdout += c));
+      server.stderr!.on('data', (c: Buffer) => (stderr += c));
+      const exited = once(server, 'exit').then(([code]) => code as number | null);
+      try {
+        const check = image.config.healthcheck!;
+        const deadline = Date.now() + (check.startPeriodS + check.intervalS * check.retries) * 1000;
+        while (!(await healthy(image, env, RUN_AS))) {
+          if (server.exitCode !== null || Date.now() > deadline) throw new Error(`never healthy (exit code ${server.exitCode})`);
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1];
+        assert.is(Number(uid), RUN_AS.uid, 'the server runs as the unprivileged user');
+        assert.is.not(Number(uid), 0);
+
+        // Healthy once it answers; the first organization's credentials are printed once it is made.
+        while (!/API key:/.test(stdout) && server.exitCode === null && Date.now() < deadline + 60_000) await new Promise((r) => setTimeout(r, 200));
+        const base = `http://127.0.0.1:${env.PORT}`;
+        const email = /Email:\s+(\S+)/.exec(stdout)![1]!;
+        const apiKey = /API key:\s+(\S+)/.exec(stdout)![1]!;
+        const me = await fetch(`${base}/api/v1/users/me`, { headers: { Authorization: `Basic ${Buffer.from(`${email}:${apiKey}`).toString('base64')}` } });
+        assert.equal([me.status, ((await me.json()) as { email: string }).email], [200, email]);
+        const page = await fetch(`${base}/`);
+        assert.equal([page.status, page.headers.get('content-type')], [200, 'text/html; charset=utf-8'], 'the web client was built into the image');
+        await page.text();
+
+        server.kill('SIGTERM');
+        assert.is(await exited, 0, 'a graceful stop');
+      } finally {
+        if (server.exitCode === null) server.kill('SIGKILL');
       }
-      const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1];
-      assert.is(Number(uid), RUN_AS.uid, 'the server runs as the unprivileged user');
-      assert.is.not(Number(uid), 0);
-
-      // Healthy once it answers; the first organization's credentials are printed once it is made.
-      while (!/API key:/.test(stdout) && server.exitCode === null && Date.now() < deadline + 60_000) await new Promise((r) => setTimeout(r, 200));
-      const base = `http://127.0.0.1:${env.PORT}`;
-      const email = /Email:\s+(\S+)/.exec(stdout)![1]!;
-      const apiKey = /API key:\s+(\S+)/.exec(stdout)![1]!;
-      const me = await fetch(`${base}/api/v1/users/me`, { headers: { Authorization: `Basic ${Buffer.from(`${email}:${apiKey}`).toString('base64')}` } });
-      assert.equal([me.status, ((await me.json()) as { email: string }).email], [200, email]);
-      const page = await fetch(`${base}/`);
-      assert.equal([page.status, page.headers.get('content-type')], [200, 'text/html; charset=utf-8'], 'the web client was built into the image');
-      await page.text();
-
-      server.kill('SIGTERM');
-      assert.is(await exited, 0, 'a graceful stop');
+    } catch (err) {
+      throw new Error(`${String(err instanceof Error ? err.stack : err)}\nsteps:\n${steps.join('\n')}\nstdout:\n${stdout}\nstderr:\n${stderr.slice(-4000)}`);
     } finally {
-      if (server.exitCode === null) server.kill('SIGKILL');
+      rmSync(workDir, { recursive: true, force: true });
     }
-  } catch (err) {
-    throw new Error(`${String(err instanceof Error ? err.stack : err)}\nsteps:\n${steps.join('\n')}\nstdout:\n${stdout}\nstderr:\n${stderr.slice(-4000)}`);
-  } finally {
-    rmSync(workDir, { recursive: true, force: true });
-  }
-});
+  },
+);
 
 test.run();

@@ -39,7 +39,10 @@ test('a scripted conversation reaches a zulip-js loop and a WebSocket client ali
   const client = await zulip({ realm: `http://${realm.host}`, username: bob.email, apiKey: bob.apiKey });
   void client.callOnEachEvent((e) => viaZulipJs.push(e), TYPES);
 
-  const reg = await bob.client.post('/register', { event_types: TYPES, client_capabilities: { bulk_message_deletion: true, stream_typing_notifications: true } });
+  const reg = await bob.client.post('/register', {
+    event_types: TYPES,
+    client_capabilities: { bulk_message_deletion: true, stream_typing_notifications: true },
+  });
   const viaSocket: Event[] = [];
   const ws = new WebSocket(`ws://127.0.0.1:${realm.server.port}/api/v1/events/socket?queue_id=${reg.body.queue_id}`, { headers: { Host: realm.host } });
   ws.on('message', (data) => {
@@ -60,8 +63,13 @@ test('a scripted conversation reaches a zulip-js loop and a WebSocket client ali
   assert.is((await realm.owner.client.post('/typing', { type: 'direct', op: 'start', to: [bob.id] })).status, 200);
 
   const expected = [
-    `message::${hello}`, `message::${reply}`, `update_message::${hello}`, `reaction:add:${reply}`,
-    `message::${dm}`, `delete_message::${dm}`, `typing:start:${realm.owner.id}`,
+    `message::${hello}`,
+    `message::${reply}`,
+    `update_message::${hello}`,
+    `reaction:add:${reply}`,
+    `message::${dm}`,
+    `delete_message::${dm}`,
+    `typing:start:${realm.owner.id}`,
   ];
   const got = (events: Event[]) => events.filter((e) => e.type !== 'heartbeat').map(signature);
   await waitFor(() => got(viaZulipJs).length >= expected.length && got(viaSocket).length >= expected.length, 15_000);

@@ -42,7 +42,15 @@ test('create every field type: GET, register and the event to every active user 
   const phone = await createField(realm, { name: '  Phone ', hint: 'Work number', field_type: 1, display_in_profile_summary: true, required: true });
   const [afterFirst] = await queue.next();
   const field = (id: number, name: string, type: number, extra: Record<string, unknown> = {}) => ({
-    id, name, type, hint: '', field_data: '', order: id, required: false, editable_by_user: true, ...extra,
+    id,
+    name,
+    type,
+    hint: '',
+    field_data: '',
+    order: id,
+    required: false,
+    editable_by_user: true,
+    ...extra,
   });
   const phoneField = field(phone, 'Phone', 1, { hint: 'Work number', required: true, display_in_profile_summary: true });
   assert.equal(afterFirst, { type: 'custom_profile_fields', fields: [phoneField] });
@@ -52,7 +60,12 @@ test('create every field type: GET, register and the event to every active user 
   const birthday = await createField(realm, { name: 'Birthday', field_type: 4 });
   const site = await createField(realm, { name: 'Website', field_type: 5 });
   const mentor = await createField(realm, { name: 'Mentor', field_type: 6 });
-  const github = await createField(realm, { name: 'ignored', hint: 'ignored too', field_type: 7, field_data: { subtype: 'github', url_pattern: 'https://x.test/%(username)s' } });
+  const github = await createField(realm, {
+    name: 'ignored',
+    hint: 'ignored too',
+    field_type: 7,
+    field_data: { subtype: 'github', url_pattern: 'https://x.test/%(username)s' },
+  });
   const wiki = await createField(realm, { name: 'Wiki', field_type: 7, field_data: { subtype: 'custom', url_pattern: 'https://wiki.test/u/%(username)s' } });
   const pronouns = await createField(realm, { name: 'Pronouns', field_type: 8, hint: 'How to refer to you' });
   const expected = [
@@ -73,8 +86,18 @@ test('create every field type: GET, register and the event to every active user 
   const state = (await guest.client.post('/register', { fetch_event_types: ['custom_profile_fields', 'realm'] })).body;
   assert.equal(state.custom_profile_fields, expected);
   assert.equal(state.custom_profile_field_types.DATE, { id: 4, name: 'Date' });
-  assert.equal(Object.values(state.custom_profile_field_types).map((t: any) => t.id).sort(), [1, 2, 3, 4, 5, 6, 7, 8]);
-  assert.equal(state.realm_default_external_accounts.github, { text: 'GitHub', url_pattern: 'https://github.com/%(username)s', name: 'GitHub username', hint: '' });
+  assert.equal(
+    Object.values(state.custom_profile_field_types)
+      .map((t: any) => t.id)
+      .sort(),
+    [1, 2, 3, 4, 5, 6, 7, 8],
+  );
+  assert.equal(state.realm_default_external_accounts.github, {
+    text: 'GitHub',
+    url_pattern: 'https://github.com/%(username)s',
+    name: 'GitHub username',
+    hint: '',
+  });
 });
 
 test('create errors: administrators only; names, hints, types, options, external accounts, summary limit, labels', async () => {
@@ -96,21 +119,36 @@ test('create errors: administrators only; names, hints, types, options, external
     [{ name: 'N', field_type: 3, field_data: { a: { text: 'A', order: '1', extra: 'x' } } }, errorBody('Unexpected arguments: extra')],
     [{ name: 'N', field_type: 3, field_data: { a: 'A' } }, errorBody('field_data is not a dict')],
     [{ name: 'N', field_type: 3, field_data: { ' ': { text: 'A', order: '1' } } }, errorBody("'value' cannot be blank.")],
-    [{ name: 'N', field_type: 3, field_data: { a: { text: 'A', order: '1' }, b: { text: 'A', order: '2' } } }, errorBody('Field must not have duplicate choices.')],
+    [
+      { name: 'N', field_type: 3, field_data: { a: { text: 'A', order: '1' }, b: { text: 'A', order: '2' } } },
+      errorBody('Field must not have duplicate choices.'),
+    ],
     [{ name: 'N', field_type: 7 }, errorBody('subtype key is missing from field_data')],
     [{ name: 'N', field_type: 7, field_data: { subtype: 'myspace' } }, errorBody('Invalid external account type')],
     [{ name: 'N', field_type: 7, field_data: { subtype: 'custom', url_pattern: 'https://x.test/' } }, errorBody("URL pattern must contain '%(username)s'.")],
-    [{ name: 'N', field_type: 7, field_data: { subtype: 'custom', url_pattern: 'not a url %(username)s' } }, errorBody('field_data["url_pattern"] is not a URL')],
+    [
+      { name: 'N', field_type: 7, field_data: { subtype: 'custom', url_pattern: 'not a url %(username)s' } },
+      errorBody('field_data["url_pattern"] is not a URL'),
+    ],
     [{ name: 'N', field_type: 2, display_in_profile_summary: true }, errorBody('Only 2 custom profile fields can be displayed in the profile summary.')],
     [{ name: 'Taken', field_type: 4 }, errorBody('A field with that label already exists.')],
     [{ name: 'N', field_type: 3, field_data: [] }, errorBody('field_data is not a dict', 'BAD_REQUEST', { var_name: 'field_data' })],
   ];
   for (const [params, body] of cases) await expectError(realm.owner.client.post('/realm/profile_fields', params), body);
   const other = await newRealm();
-  await expectError(other.owner.client.post('/realm/profile_fields', { name: 'N', field_type: 6, display_in_profile_summary: true }), errorBody('Field type not supported for display in profile summary.'));
+  await expectError(
+    other.owner.client.post('/realm/profile_fields', { name: 'N', field_type: 6, display_in_profile_summary: true }),
+    errorBody('Field type not supported for display in profile summary.'),
+  );
   await createField(other, { field_type: 7, field_data: { subtype: 'github' } });
-  await expectError(other.owner.client.post('/realm/profile_fields', { field_type: 7, field_data: { subtype: 'github' } }), errorBody('A field with that label already exists.'));
-  assert.equal((await listFields(realm.owner)).map((f: { name: string }) => f.name), ['Taken', 'Also shown']);
+  await expectError(
+    other.owner.client.post('/realm/profile_fields', { field_type: 7, field_data: { subtype: 'github' } }),
+    errorBody('A field with that label already exists.'),
+  );
+  assert.equal(
+    (await listFields(realm.owner)).map((f: { name: string }) => f.name),
+    ['Taken', 'Also shown'],
+  );
 });
 
 test('PATCH /realm/profile_fields/{id}: changes and their event; removed options lose their values; errors', async () => {
@@ -121,17 +159,40 @@ test('PATCH /realm/profile_fields/{id}: changes and their event; removed options
   const github = await createField(realm, { field_type: 7, field_data: { subtype: 'github' } });
   await ok(member.client.patch('/users/me/profile_data', { data: [{ id: editor, value: 'emacs' }] }));
   const queue = await openQueue(member, { event_types: ['custom_profile_fields'] });
-  await ok(realm.owner.client.patch(`/realm/profile_fields/${phone}`, { name: ' Mobile ', hint: 'Personal', required: true, editable_by_user: false, display_in_profile_summary: true }));
+  await ok(
+    realm.owner.client.patch(`/realm/profile_fields/${phone}`, {
+      name: ' Mobile ',
+      hint: 'Personal',
+      required: true,
+      editable_by_user: false,
+      display_in_profile_summary: true,
+    }),
+  );
   const [event] = await queue.next();
-  assert.equal(event.fields.find((f: { id: number }) => f.id === phone), {
-    id: phone, name: 'Mobile', type: 1, hint: 'Personal', field_data: '', order: phone, required: true, editable_by_user: false, display_in_profile_summary: true,
-  });
+  assert.equal(
+    event.fields.find((f: { id: number }) => f.id === phone),
+    {
+      id: phone,
+      name: 'Mobile',
+      type: 1,
+      hint: 'Personal',
+      field_data: '',
+      order: phone,
+      required: true,
+      editable_by_user: false,
+      display_in_profile_summary: true,
+    },
+  );
   const onlyVim = { vim: SELECT_DATA.vim };
   const people = await openQueue(realm.owner, { event_types: ['realm_user'] });
   await ok(realm.owner.client.patch(`/realm/profile_fields/${editor}`, { field_data: onlyVim }));
   assert.equal((await queue.next())[0].fields.find((f: { id: number }) => f.id === editor).field_data, JSON.stringify(onlyVim));
   assert.equal((await member.client.get('/users/me')).body.profile_data, {}, 'the picked option is gone');
-  assert.equal(await people.next(), [{ type: 'realm_user', op: 'update', person: { user_id: member.id, custom_profile_field: { id: editor, value: null } } }], 'as a removed value');
+  assert.equal(
+    await people.next(),
+    [{ type: 'realm_user', op: 'update', person: { user_id: member.id, custom_profile_field: { id: editor, value: null } } }],
+    'as a removed value',
+  );
   await ok(realm.owner.client.patch(`/realm/profile_fields/${github}`, { display_in_profile_summary: true, name: 'GitHub username' }));
   assert.is((await queue.next())[0].fields.find((f: { id: number }) => f.id === github).display_in_profile_summary, true);
 
@@ -155,19 +216,33 @@ test('PATCH /realm/profile_fields/{id}: changes and their event; removed options
 test('DELETE and reorder: events, values go with their field, errors', async () => {
   const realm = await newRealm();
   const member = await realm.addUser();
-  const [a, b, c] = [await createField(realm, { name: 'A', field_type: 1 }), await createField(realm, { name: 'B', field_type: 1 }), await createField(realm, { name: 'C', field_type: 1 })];
+  const [a, b, c] = [
+    await createField(realm, { name: 'A', field_type: 1 }),
+    await createField(realm, { name: 'B', field_type: 1 }),
+    await createField(realm, { name: 'C', field_type: 1 }),
+  ];
   await ok(member.client.patch('/users/me/profile_data', { data: [{ id: b, value: 'bee' }] }));
   const queue = await openQueue(member, { event_types: ['custom_profile_fields'] });
   await expectError(realm.owner.client.patch('/realm/profile_fields', { order: [c, a] }), errorBody('Invalid order mapping.'));
   await expectError(member.client.patch('/realm/profile_fields', { order: [c, a, b] }), NOT_ADMIN);
   await ok(realm.owner.client.patch('/realm/profile_fields', { order: [c, a, b, 999999] }));
   const reordered = (await queue.next())[0].fields.map((f: { id: number; order: number }) => [f.id, f.order]);
-  assert.equal(reordered, [[c, 0], [a, 1], [b, 2]]);
-  assert.equal((await listFields(member)).map((f: { id: number }) => f.id), [c, a, b]);
+  assert.equal(reordered, [
+    [c, 0],
+    [a, 1],
+    [b, 2],
+  ]);
+  assert.equal(
+    (await listFields(member)).map((f: { id: number }) => f.id),
+    [c, a, b],
+  );
 
   await expectError(member.client.delete(`/realm/profile_fields/${b}`), NOT_ADMIN);
   await ok(realm.owner.client.delete(`/realm/profile_fields/${b}`));
-  assert.equal((await queue.next())[0].fields.map((f: { id: number }) => f.id), [c, a]);
+  assert.equal(
+    (await queue.next())[0].fields.map((f: { id: number }) => f.id),
+    [c, a],
+  );
   assert.equal((await member.client.get('/users/me')).body.profile_data, {});
   await expectError(realm.owner.client.delete(`/realm/profile_fields/${b}`), errorBody(`Field id ${b} not found.`));
 });
@@ -213,8 +288,18 @@ test('PATCH /users/me/profile_data: every type checked, Markdown rendered, realm
     [ids.pronouns]: { value: 'they/them' },
   };
   const events = [...(await queue.next()), ...(await queue.pending())];
-  assert.equal(events, Object.entries(expectedProfile).map(([id, v]) => update({ id: Number(id), ...v })));
-  await ok(me.client.patch('/users/me/profile_data', { data: [{ id: ids.phone, value: '+1 **555**' }, { id: ids.pronouns, value: 'she/her' }] }));
+  assert.equal(
+    events,
+    Object.entries(expectedProfile).map(([id, v]) => update({ id: Number(id), ...v })),
+  );
+  await ok(
+    me.client.patch('/users/me/profile_data', {
+      data: [
+        { id: ids.phone, value: '+1 **555**' },
+        { id: ids.pronouns, value: 'she/her' },
+      ],
+    }),
+  );
   assert.equal(await queue.next(), [update({ id: ids.pronouns, value: 'she/her' })], 'an unchanged value sends nothing');
   const profile = { ...expectedProfile, [ids.pronouns]: { value: 'she/her' } };
 
@@ -242,7 +327,13 @@ test('PATCH /users/me/profile_data: every type checked, Markdown rendered, realm
     [[{ id: ids.mentor, value: [friend.id, 999998, 999999] }], errorBody('Invalid user IDs: 999998, 999999')],
     [[{ id: ids.mentor, value: [gone.id] }], errorBody(`User with ID ${gone.id} is deactivated`)],
     [[{ id: ids.mentor, value: [bot.id] }], errorBody(`User with ID ${bot.id} is a bot`)],
-    [[{ id: ids.pronouns, value: 'ok' }, { id: ids.editor, value: 'nano' }], errorBody("'nano' is not a valid choice for 'Editor'.")],
+    [
+      [
+        { id: ids.pronouns, value: 'ok' },
+        { id: ids.editor, value: 'nano' },
+      ],
+      errorBody("'nano' is not a valid choice for 'Editor'."),
+    ],
   ];
   for (const [body, error] of invalid) await expectError(me.client.patch('/users/me/profile_data', { data: body }), error);
   await expectError(me.client.patch('/users/me/profile_data', {}), errorBody("Missing 'data' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'data' }));
@@ -263,11 +354,18 @@ test('DELETE /users/me/profile_data; editable_by_user; administrators through PA
 
   const locked = errorBody('You are not allowed to change this field. Contact an administrator to update it.');
   await expectError(me.client.patch('/users/me/profile_data', { data: [{ id: badge, value: 'B-1' }] }), locked);
-  await ok(admin.client.patch(`/users/${me.id}`, { profile_data: [{ id: badge, value: 'B-1' }, { id: phone, value: '123' }] }));
-  assert.equal([...(await queue.next()), ...(await queue.pending())], [
-    update({ id: badge, value: 'B-1', rendered_value: '<p>B-1</p>' }),
-    update({ id: phone, value: '123', rendered_value: '<p>123</p>' }),
-  ]);
+  await ok(
+    admin.client.patch(`/users/${me.id}`, {
+      profile_data: [
+        { id: badge, value: 'B-1' },
+        { id: phone, value: '123' },
+      ],
+    }),
+  );
+  assert.equal(
+    [...(await queue.next()), ...(await queue.pending())],
+    [update({ id: badge, value: 'B-1', rendered_value: '<p>B-1</p>' }), update({ id: phone, value: '123', rendered_value: '<p>123</p>' })],
+  );
   await expectError(me.client.delete('/users/me/profile_data', { data: [badge] }), locked);
   await expectError(me.client.delete('/users/me/profile_data', { data: [phone, 999999] }), errorBody('Field id 999999 not found.'));
   await ok(me.client.delete('/users/me/profile_data', { data: [phone, phone] }));
@@ -278,7 +376,10 @@ test('DELETE /users/me/profile_data; editable_by_user; administrators through PA
   assert.equal(await queue.next(), [update({ id: phone, value: '' })], 'here an empty string is a value');
   assert.equal((await me.client.get('/users/me')).body.profile_data, { [phone]: { value: '', rendered_value: '' } });
   await expectError(bot.client.delete('/users/me/profile_data', { data: [phone] }), errorBody('This endpoint does not accept bot requests.'));
-  await expectError(admin.client.patch(`/users/${me.id}`, { profile_data: [{ id: phone, value: 'x'.repeat(51) }] }), errorBody('Phone is too long (limit: 50 characters)'));
+  await expectError(
+    admin.client.patch(`/users/${me.id}`, { profile_data: [{ id: phone, value: 'x'.repeat(51) }] }),
+    errorBody('Phone is too long (limit: 50 characters)'),
+  );
 });
 
 test.run();

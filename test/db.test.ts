@@ -38,9 +38,7 @@ function migrationsDir(scripts: Record<string, string>): string {
 
 function migrationRows(db: Database): Promise<MigrationRow[]> {
   return db.withSession((s) =>
-    s.query<MigrationRow>(
-      'SELECT migration_name, checksum, finished_at, rolled_back_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name',
-    ),
+    s.query<MigrationRow>('SELECT migration_name, checksum, finished_at, rolled_back_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name'),
   );
 }
 
@@ -76,7 +74,10 @@ test('migrations: every migration applies once and is recorded as Prisma does', 
   fresh = await openDatabase({ databaseUrl: await freshDatabase() });
   const migrations = await readMigrations();
   assert.ok(migrations.length > 0, 'prisma/migrations has migrations');
-  assert.equal(await applyMigrations(fresh), migrations.map((m) => m.name));
+  assert.equal(
+    await applyMigrations(fresh),
+    migrations.map((m) => m.name),
+  );
   assert.equal(await applyMigrations(fresh), []);
   await assertFullyMigrated(fresh);
 });
@@ -144,13 +145,23 @@ test('embedded: a data directory is used by one server at a time, and PostgreSQL
     () => {},
   );
   await applyMigrations(first);
-  const settings = await first.withSession((s) => s.query<{ name: string; setting: string; unit: string | null }>(
-    "SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'random_page_cost', 'autovacuum_vacuum_insert_scale_factor')"));
+  const settings = await first.withSession((s) =>
+    s.query<{ name: string; setting: string; unit: string | null }>(
+      "SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'random_page_cost', 'autovacuum_vacuum_insert_scale_factor')",
+    ),
+  );
   const shown = Object.fromEntries(settings.map((r) => [r.name, r.setting]));
   // shared_buffers counts 8 kB pages, work_mem kB.
-  assert.equal(shown, {
-    shared_buffers: String(Number(historySettings().shared_buffers.replace('MB', '')) * 128), work_mem: '16384', random_page_cost: '1.1', autovacuum_vacuum_insert_scale_factor: '0.05',
-  }, 'the embedded PostgreSQL is sized for a long history');
+  assert.equal(
+    shown,
+    {
+      shared_buffers: String(Number(historySettings().shared_buffers.replace('MB', '')) * 128),
+      work_mem: '16384',
+      random_page_cost: '1.1',
+      autovacuum_vacuum_insert_scale_factor: '0.05',
+    },
+    'the embedded PostgreSQL is sized for a long history',
+  );
   await rejects(openDatabase({ dataDir }), /already open in this process/);
   await first.close();
   assert.not.ok(existsSync(pidFile), 'close removes the pid file');
@@ -258,7 +269,10 @@ test('a session whose connection is lost fails its query; the process lives on',
       await new Promise((r) => setTimeout(r, 200));
       return session.query('SELECT 1');
     });
-    const outcome = await lost.then(() => 'answered', (err: Error) => err.message);
+    const outcome = await lost.then(
+      () => 'answered',
+      (err: Error) => err.message,
+    );
     assert.match(outcome, /Connection terminated|not queryable/);
     await proxy.restore();
     assert.equal(await db.withSession((session) => session.query('SELECT 1 AS one')), [{ one: 1 }]);

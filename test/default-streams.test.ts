@@ -35,7 +35,10 @@ test('POST/DELETE /default_streams: the default_streams event to members, not gu
   const member = await realm.addUser();
   const guest = await realm.addUser({ role: GUEST });
   const [general, random] = [await makeChannel(realm, 'general', [realm.owner]), await makeChannel(realm, 'random', [realm.owner])];
-  const [memberQueue, guestQueue] = [await openQueue(member, { event_types: ['default_streams'] }), await openQueue(guest, { event_types: ['default_streams', 'heartbeat'] })];
+  const [memberQueue, guestQueue] = [
+    await openQueue(member, { event_types: ['default_streams'] }),
+    await openQueue(guest, { event_types: ['default_streams', 'heartbeat'] }),
+  ];
   await ok(realm.owner.client.post('/default_streams', { stream_id: random }));
   assert.equal(await memberQueue.next(), [{ type: 'default_streams', default_streams: [random] }]);
   await ok(realm.owner.client.post('/default_streams', { stream_id: general }));
@@ -45,8 +48,14 @@ test('POST/DELETE /default_streams: the default_streams event to members, not gu
   assert.equal(await registerDefaults(member), [[general, random], []]);
   assert.equal(await registerDefaults(guest), [[], []], 'guests are told there are none');
 
-  const listed = (await member.client.get('/streams', { include_default: true })).body.streams.map((s: { name: string; is_default: boolean }) => [s.name, s.is_default]);
-  assert.equal(listed, [['general', true], ['random', true]]);
+  const listed = (await member.client.get('/streams', { include_default: true })).body.streams.map((s: { name: string; is_default: boolean }) => [
+    s.name,
+    s.is_default,
+  ]);
+  assert.equal(listed, [
+    ['general', true],
+    ['random', true],
+  ]);
   assert.not.ok('is_default' in (await member.client.get('/streams')).body.streams[0]);
 
   await ok(realm.owner.client.delete('/default_streams', { stream_id: general }));
@@ -68,13 +77,20 @@ test('POST/DELETE /default_streams errors: administrators only, channels they ca
   const elsewhere = await makeChannel(await newRealm(), 'elsewhere', []);
   await expectError(member.client.post('/default_streams', { stream_id: open }), NOT_ADMIN);
   await expectError(member.client.delete('/default_streams', { stream_id: open }), NOT_ADMIN);
-  await expectError(admin.client.post('/default_streams', {}), errorBody("Missing 'stream_id' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'stream_id' }));
-  await expectError(admin.client.post('/default_streams', { stream_id: 'x' }), errorBody('Argument "stream_id" is not valid JSON.', 'BAD_REQUEST', { var_name: 'stream_id' }));
+  await expectError(
+    admin.client.post('/default_streams', {}),
+    errorBody("Missing 'stream_id' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'stream_id' }),
+  );
+  await expectError(
+    admin.client.post('/default_streams', { stream_id: 'x' }),
+    errorBody('Argument "stream_id" is not valid JSON.', 'BAD_REQUEST', { var_name: 'stream_id' }),
+  );
   await expectError(realm.owner.client.post('/default_streams', { stream_id: secret }), errorBody('Private channels cannot be made default.'));
   for (const id of [hidden, archived, elsewhere, 999999]) {
     await expectError(admin.client.post('/default_streams', { stream_id: id }), errorBody('Invalid channel ID'));
   }
-  for (const id of [archived, elsewhere, 999999]) await expectError(admin.client.delete('/default_streams', { stream_id: id }), errorBody('Invalid channel ID'));
+  for (const id of [archived, elsewhere, 999999])
+    await expectError(admin.client.delete('/default_streams', { stream_id: id }), errorBody('Invalid channel ID'));
   assert.equal(await registerDefaults(admin), [[], []]);
 });
 
@@ -86,8 +102,15 @@ test('default channel groups: create, rename, describe, add and remove channels,
   const realm = await newRealm();
   const member = await realm.addUser();
   const guest = await realm.addUser({ role: GUEST });
-  const [alpha, beta, gamma] = [await makeChannel(realm, 'alpha', [realm.owner]), await makeChannel(realm, 'beta', [realm.owner]), await makeChannel(realm, 'Gamma', [realm.owner])];
-  const [queue, guestQueue] = [await openQueue(member, { event_types: ['default_stream_groups'] }), await openQueue(guest, { event_types: ['default_stream_groups'] })];
+  const [alpha, beta, gamma] = [
+    await makeChannel(realm, 'alpha', [realm.owner]),
+    await makeChannel(realm, 'beta', [realm.owner]),
+    await makeChannel(realm, 'Gamma', [realm.owner]),
+  ];
+  const [queue, guestQueue] = [
+    await openQueue(member, { event_types: ['default_stream_groups'] }),
+    await openQueue(guest, { event_types: ['default_stream_groups'] }),
+  ];
   const event = (groups: unknown[]) => [{ type: 'default_stream_groups', default_stream_groups: groups }];
 
   await ok(createGroup(realm, 'Engineering', 'For engineers', ['gamma', 'beta', 'beta']));
@@ -102,7 +125,10 @@ test('default channel groups: create, rename, describe, add and remove channels,
 
   await ok(realm.owner.client.patch(`/default_stream_groups/${id}`, { new_group_name: 'Eng', new_description: 'Builders' }));
   const renamed = { ...engineering, name: 'Eng' };
-  assert.equal([...(await queue.next()), ...(await queue.pending())], [...event([design, renamed]), ...event([design, { ...renamed, description: 'Builders' }])]);
+  assert.equal(
+    [...(await queue.next()), ...(await queue.pending())],
+    [...event([design, renamed]), ...event([design, { ...renamed, description: 'Builders' }])],
+  );
   await ok(realm.owner.client.patch(`/default_stream_groups/${id}/streams`, { op: 'add', stream_names: ['alpha'] }));
   const withAlpha = { ...renamed, description: 'Builders', streams: [gamma, alpha, beta] };
   assert.equal(await queue.next(), event([design, withAlpha]));
@@ -140,7 +166,10 @@ test('default channel group errors', async () => {
     [{ group_name: 'abc\u0000', description: '', stream_names: [] }, errorBody("Default channel group name 'abc\u0000' contains NULL (0x00) characters.")],
     [{ group_name: 'Existing', description: 'other', stream_names: [] }, errorBody("Default channel group 'Existing' already exists")],
     [{ group_name: 'G', stream_names: [] }, errorBody("Missing 'description' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'description' })],
-    [{ group_name: 'G', description: '', stream_names: 'alpha' }, errorBody('Argument "stream_names" is not valid JSON.', 'BAD_REQUEST', { var_name: 'stream_names' })],
+    [
+      { group_name: 'G', description: '', stream_names: 'alpha' },
+      errorBody('Argument "stream_names" is not valid JSON.', 'BAD_REQUEST', { var_name: 'stream_names' }),
+    ],
   ];
   for (const [params, body] of creations) await expectError(realm.owner.client.post('/default_stream_groups/create', params), body);
 
@@ -152,13 +181,29 @@ test('default channel group errors', async () => {
     [`/default_stream_groups/${id}`, { new_group_name: 'Existing' }, errorBody("This default channel group is already named 'Existing'")],
     [`/default_stream_groups/${id}`, { new_group_name: 'Other' }, errorBody("Default channel group 'Other' already exists")],
     [`/default_stream_groups/${id}/streams`, { stream_names: ['alpha'] }, errorBody("Missing 'op' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'op' })],
-    [`/default_stream_groups/${id}/streams`, { op: 'add' }, errorBody("Missing 'stream_names' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'stream_names' })],
-    [`/default_stream_groups/${id}/streams`, { op: 'invalid', stream_names: ['alpha'] }, errorBody('Invalid value for "op". Specify one of "add" or "remove".')],
+    [
+      `/default_stream_groups/${id}/streams`,
+      { op: 'add' },
+      errorBody("Missing 'stream_names' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'stream_names' }),
+    ],
+    [
+      `/default_stream_groups/${id}/streams`,
+      { op: 'invalid', stream_names: ['alpha'] },
+      errorBody('Invalid value for "op". Specify one of "add" or "remove".'),
+    ],
     ['/default_stream_groups/999999/streams', { op: 'add', stream_names: ['alpha'] }, errorBody("Default channel group with id '999999' does not exist.")],
     [`/default_stream_groups/${id}/streams`, { op: 'add', stream_names: ['nope'] }, errorBody("Invalid channel name 'nope'")],
     [`/default_stream_groups/${id}/streams`, { op: 'add', stream_names: ['beta'] }, errorBody("'beta' is a default channel and cannot be added to 'Existing'")],
-    [`/default_stream_groups/${id}/streams`, { op: 'add', stream_names: ['alpha'] }, errorBody("Channel 'alpha' is already present in default channel group 'Existing'")],
-    [`/default_stream_groups/${id}/streams`, { op: 'remove', stream_names: ['beta'] }, errorBody("Channel 'beta' is not present in default channel group 'Existing'")],
+    [
+      `/default_stream_groups/${id}/streams`,
+      { op: 'add', stream_names: ['alpha'] },
+      errorBody("Channel 'alpha' is already present in default channel group 'Existing'"),
+    ],
+    [
+      `/default_stream_groups/${id}/streams`,
+      { op: 'remove', stream_names: ['beta'] },
+      errorBody("Channel 'beta' is not present in default channel group 'Existing'"),
+    ],
   ];
   for (const [path, params, body] of updates) await expectError(realm.owner.client.patch(path, params), body);
   await expectError(realm.owner.client.delete('/default_stream_groups/999999'), errorBody("Default channel group with id '999999' does not exist."));
@@ -166,7 +211,11 @@ test('default channel group errors', async () => {
   await ok(createGroup(other, 'Theirs', '', []));
   const theirs = (await registerDefaults(other.owner))[1][0].id;
   await expectError(realm.owner.client.delete(`/default_stream_groups/${theirs}`), errorBody(`Default channel group with id '${theirs}' does not exist.`));
-  assert.equal((await registerDefaults(realm.owner))[1].map((g: { name: string }) => g.name), ['Existing', 'Other'], 'nothing changed');
+  assert.equal(
+    (await registerDefaults(realm.owner))[1].map((g: { name: string }) => g.name),
+    ['Existing', 'Other'],
+    'nothing changed',
+  );
 });
 
 test('is_default_stream: on channel creation (administrators, public channels) and PATCH /streams/{id}', async () => {
@@ -185,11 +234,17 @@ test('is_default_stream: on channel creation (administrators, public channels) a
   // A member who administers a channel still may not make it a default.
   assert.is((await member.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'theirs' }] })).status, 200);
   const theirs = (await member.client.get('/get_stream_id', { stream: 'theirs' })).body.stream_id;
-  await expectError(member.client.patch(`/streams/${theirs}`, { is_default_stream: true }), errorBody('You do not have permission to change default channels.'));
+  await expectError(
+    member.client.patch(`/streams/${theirs}`, { is_default_stream: true }),
+    errorBody('You do not have permission to change default channels.'),
+  );
   await ok(realm.owner.client.patch(`/streams/${theirs}`, { is_default_stream: true }));
   assert.equal(await queue.next(), [{ type: 'default_streams', default_streams: [lobby, theirs] }]);
   await expectError(realm.owner.client.patch(`/streams/${theirs}`, { is_private: true }), errorBody('A default channel cannot be private.'));
-  await expectError(realm.owner.client.patch(`/streams/${lobby}`, { is_private: true, is_default_stream: true }), errorBody('A default channel cannot be private.'));
+  await expectError(
+    realm.owner.client.patch(`/streams/${lobby}`, { is_private: true, is_default_stream: true }),
+    errorBody('A default channel cannot be private.'),
+  );
   await ok(realm.owner.client.patch(`/streams/${theirs}`, { is_private: true, is_default_stream: false }));
   assert.equal(await queue.next(), [{ type: 'default_streams', default_streams: [lobby] }]);
   assert.is((await realm.owner.client.get(`/streams/${theirs}`)).body.stream.invite_only, true);
@@ -207,10 +262,29 @@ test('archiving a default channel takes it out of the defaults and of every grou
   await realm.server.app.prisma.defaultChannelGroupChannel.create({ data: { groupId: groups[1].id, channelId: old } });
   await ok(realm.owner.client.delete(`/streams/${old}`));
   const events = [...(await queue.next()), ...(await queue.pending())];
-  assert.equal(events.map((e) => [e.type, e.op ?? '']), [['default_streams', ''], ['default_stream_groups', ''], ['stream', 'delete']]);
+  assert.equal(
+    events.map((e) => [e.type, e.op ?? '']),
+    [
+      ['default_streams', ''],
+      ['default_stream_groups', ''],
+      ['stream', 'delete'],
+    ],
+  );
   assert.equal(events[0], { type: 'default_streams', default_streams: [] });
-  assert.equal(events[1], { type: 'default_stream_groups', default_stream_groups: [{ ...groups[0], streams: [kept] }, { ...groups[1], streams: [] }] });
-  assert.equal(await registerDefaults(member), [[], [{ ...groups[0], streams: [kept] }, { ...groups[1], streams: [] }]]);
+  assert.equal(events[1], {
+    type: 'default_stream_groups',
+    default_stream_groups: [
+      { ...groups[0], streams: [kept] },
+      { ...groups[1], streams: [] },
+    ],
+  });
+  assert.equal(await registerDefaults(member), [
+    [],
+    [
+      { ...groups[0], streams: [kept] },
+      { ...groups[1], streams: [] },
+    ],
+  ]);
 });
 
 test('new users join the default channels, with their recent messages, the newest 20 unread; bots do not', async () => {
@@ -228,17 +302,29 @@ test('new users join the default channels, with their recent messages, the newes
   assert.is(created.status, 200, created.text);
   const newcomerId = created.body.user_id;
   const events = [...(await queue.next()), ...(await queue.pending())];
-  assert.equal(events.map((e) => [e.type, e.op]), [['realm_user', 'add'], ['subscription', 'peer_add']]);
+  assert.equal(
+    events.map((e) => [e.type, e.op]),
+    [
+      ['realm_user', 'add'],
+      ['subscription', 'peer_add'],
+    ],
+  );
   assert.equal(events[0]!.person.profile_data, {});
   assert.equal(events[1], { type: 'subscription', op: 'peer_add', stream_ids: [lobby], user_ids: [newcomerId] });
 
   const login = await realm.anonymous.post('/fetch_api_key', { username: 'newcomer@example.com', password: 'newcomer-password' });
   const newcomer = new Client(realm.server.port, realm.host, { email: 'newcomer@example.com', apiKey: login.body.api_key });
-  assert.equal((await newcomer.get('/users/me/subscriptions')).body.subscriptions.map((s: { name: string }) => s.name), ['lobby']);
+  assert.equal(
+    (await newcomer.get('/users/me/subscriptions')).body.subscriptions.map((s: { name: string }) => s.name),
+    ['lobby'],
+  );
   const unread = (await newcomer.post('/register', { fetch_event_types: ['message', 'update_message_flags'] })).body.unread_msgs;
   assert.equal(unread.streams, [{ stream_id: lobby, topic: 'news', unread_message_ids: ids.slice(5) }]);
   const feed = await newcomer.get('/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow: [] });
-  assert.equal(feed.body.messages.map((m: { id: number; flags: string[] }) => [m.id, m.flags]), ids.map((id, i) => [id, i < 5 ? ['read', 'historical'] : ['historical']]));
+  assert.equal(
+    feed.body.messages.map((m: { id: number; flags: string[] }) => [m.id, m.flags]),
+    ids.map((id, i) => [id, i < 5 ? ['read', 'historical'] : ['historical']]),
+  );
 
   const bot = await realm.addUser({ bot: true, botOwnerId: realm.owner.id });
   assert.equal(await realm.server.app.prisma.subscription.count({ where: { userId: bot.id } }), 0);

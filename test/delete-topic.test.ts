@@ -19,15 +19,24 @@ test('deletes the topic (any letter case), nothing else; one event per batch of 
   const kept = await send(bob, channel, 'other', 'stays');
   const events = await verifyAction(realm, () => o.post(`/streams/${channel}/delete_topic`, { topic_name: 'PLANS' }), ['delete_message', 'stream/update']);
   assert.equal(events[0]!.event, { type: 'delete_message', message_ids: [first, second], message_type: 'stream', stream_id: channel, topic: 'Plans' });
-  assert.equal(events[0]!.userIds.slice().sort((a, b) => a - b), [realm.owner.id, bob.id].sort((a, b) => a - b));
+  assert.equal(
+    events[0]!.userIds.slice().sort((a, b) => a - b),
+    [realm.owner.id, bob.id].sort((a, b) => a - b),
+  );
   // The channel's first message went: its new first message is news.
   assert.equal(events[1]!.event, { type: 'stream', op: 'update', stream_id: channel, name: 'general', property: 'first_message_id', value: kept });
   const left = await realm.server.app.prisma.message.findMany({ where: { channelId: channel }, select: { id: true } });
-  assert.equal(left.map((m) => m.id), [kept]);
+  assert.equal(
+    left.map((m) => m.id),
+    [kept],
+  );
 
   for (let i = 0; i < 101; i++) await send(bob, channel, 'big', `m${i}`);
   const batches = await verifyAction(realm, () => o.post(`/streams/${channel}/delete_topic`, { topic_name: 'big' }), ['delete_message', 'delete_message']);
-  assert.equal(batches.map((e) => (e.event.message_ids as number[]).length), [100, 1]);
+  assert.equal(
+    batches.map((e) => (e.event.message_ids as number[]).length),
+    [100, 1],
+  );
   const r = await o.post(`/streams/${channel}/delete_topic`, { topic_name: 'nothing here' });
   assert.equal(r.body, complete);
 });
@@ -38,7 +47,11 @@ test('"general chat" is the empty topic; the topic\'s mute and follow settings g
   const channel = await makeChannel(realm, 'general', [realm.owner, bob]);
   await send(bob, channel, '', 'no topic');
   await realm.server.app.prisma.userTopic.create({ data: { userId: bob.id, channelId: channel, topic: '', visibility: 1 } });
-  const events = await verifyAction(realm, () => realm.owner.client.post(`/streams/${channel}/delete_topic`, { topic_name: 'general chat' }), ['delete_message', 'stream/update', 'user_topic']);
+  const events = await verifyAction(realm, () => realm.owner.client.post(`/streams/${channel}/delete_topic`, { topic_name: 'general chat' }), [
+    'delete_message',
+    'stream/update',
+    'user_topic',
+  ]);
   const { last_updated: updated, ...event } = events[2]!.event;
   assert.equal(event, { type: 'user_topic', stream_id: channel, topic_name: '', visibility_policy: 0 });
   assert.ok(Math.abs((updated as number) - Date.now() / 1000) < 60);
@@ -59,7 +72,10 @@ test('protected history: only what the administrator received goes; others keep 
   const late = await send(bob, channel, 'plans', 'after');
   const events = await verifyAction(realm, () => o.post(`/streams/${channel}/delete_topic`, { topic_name: 'plans' }), ['delete_message']);
   assert.equal(events[0]!.event.message_ids, [late]);
-  assert.equal((await realm.server.app.prisma.message.findMany({ where: { channelId: channel }, select: { id: true } })).map((m) => m.id), [early]);
+  assert.equal(
+    (await realm.server.app.prisma.message.findMany({ where: { channelId: channel }, select: { id: true } })).map((m) => m.id),
+    [early],
+  );
   assert.is(await realm.server.app.prisma.userTopic.count({ where: { channelId: channel } }), 1);
 });
 

@@ -90,16 +90,21 @@ test('POST /drafts errors: each rejected, and a batch with one bad draft creates
   assert.equal([missing.status, missing.body], [400, errorBody("Missing 'drafts' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'drafts' })]);
 });
 
-test('PATCH /drafts/{id} replaces the draft; missing or someone else\'s is a 404', async () => {
+test("PATCH /drafts/{id} replaces the draft; missing or someone else's is a 404", async () => {
   const { realm, bob, zoe, channelId } = await ownerBobZoe();
   const other = await makeChannel(realm, 'other', [bob]);
-  const [id] = (await createDrafts(bob, [{ type: 'stream', to: [channelId], topic: 'drafts', content: 'The API should be good', timestamp: 1595505700 }])).body.ids;
+  const [id] = (await createDrafts(bob, [{ type: 'stream', to: [channelId], topic: 'drafts', content: 'The API should be good', timestamp: 1595505700 }])).body
+    .ids;
   const edited = { type: 'stream', to: [other], topic: 'designing drafts', content: 'Structured yet simple.', timestamp: 1595505800 };
   const r = await bob.client.patch(`/drafts/${id}`, { draft: edited });
   assert.equal([r.status, r.body], [200, SUCCESS]);
   assert.equal((await listDrafts(bob)).drafts, [{ id, ...edited }]);
   const notFound = errorBody('Draft does not exist', 'BAD_REQUEST');
-  for (const [who, path] of [[bob, '/drafts/999999999'], [zoe, `/drafts/${id}`], [bob, '/drafts/abc']] as const) {
+  for (const [who, path] of [
+    [bob, '/drafts/999999999'],
+    [zoe, `/drafts/${id}`],
+    [bob, '/drafts/abc'],
+  ] as const) {
     const denied = await who.client.patch(path, { draft: { ...edited, content: '???' } });
     assert.equal([denied.status, denied.body], [404, notFound], path);
   }
@@ -110,7 +115,7 @@ test('PATCH /drafts/{id} replaces the draft; missing or someone else\'s is a 404
   assert.equal((await listDrafts(bob)).drafts, [{ id, ...edited }], 'failed edits changed nothing');
 });
 
-test('DELETE /drafts/{id}; missing or someone else\'s is a 404', async () => {
+test("DELETE /drafts/{id}; missing or someone else's is a 404", async () => {
   const { bob, zoe, channelId } = await ownerBobZoe();
   const [id] = (await createDrafts(bob, [{ type: 'stream', to: [channelId], topic: 't', content: 'x' }])).body.ids;
   const stolen = await zoe.client.delete(`/drafts/${id}`);
@@ -139,7 +144,7 @@ test('enable_drafts_synchronization=false: every draft endpoint refuses, and sto
   assert.equal(await listDrafts(bob), { ...SUCCESS, count: 0, drafts: [] });
 });
 
-test('drafts events: add, update and remove reach only the owner\'s queues; register has the drafts', async () => {
+test("drafts events: add, update and remove reach only the owner's queues; register has the drafts", async () => {
   const { bob, zoe, channelId } = await ownerBobZoe();
   const mine = await openQueue(bob, { event_types: ['drafts'] });
   const theirs = await openQueue(zoe, { event_types: ['drafts'] });

@@ -48,12 +48,20 @@ test('messages: send, edit, move, delete, reactions, flags, typing', async () =>
   const hash = createHash('sha256').update('original').digest('hex');
   await verifyAction(realm, () => o.patch(`/messages/${id}`, { content: 'edited', prev_content_sha256: hash }), ['update_message']);
   // The Notification Bot came with the organization, and is nobody's news.
-  await verifyAction(realm, () => o.patch(`/messages/${id}`, { topic: 'moved', send_notification_to_old_thread: true }), ['update_message', 'message', 'message']);
+  await verifyAction(realm, () => o.patch(`/messages/${id}`, { topic: 'moved', send_notification_to_old_thread: true }), [
+    'update_message',
+    'message',
+    'message',
+  ]);
   await verifyAction(realm, () => o.patch(`/messages/${id}`, { topic: '✔ moved' }), ['update_message', 'message']);
   await verifyAction(realm, () => o.post(`/messages/${id}/reactions`, { emoji_name: 'smile' }), ['reaction/add']);
   await verifyAction(realm, () => o.delete(`/messages/${id}/reactions`, { emoji_name: 'smile' }), ['reaction/remove']);
-  await verifyAction(realm, () => bob.client.post('/messages/flags', { messages: JSON.stringify([id]), op: 'add', flag: 'read' }), ['update_message_flags/add']);
-  await verifyAction(realm, () => bob.client.post('/messages/flags', { messages: JSON.stringify([id]), op: 'remove', flag: 'read' }), ['update_message_flags/remove']);
+  await verifyAction(realm, () => bob.client.post('/messages/flags', { messages: JSON.stringify([id]), op: 'add', flag: 'read' }), [
+    'update_message_flags/add',
+  ]);
+  await verifyAction(realm, () => bob.client.post('/messages/flags', { messages: JSON.stringify([id]), op: 'remove', flag: 'read' }), [
+    'update_message_flags/remove',
+  ]);
   await verifyAction(realm, () => bob.client.post('/mark_all_as_read'), ['update_message_flags/add']);
   // With nothing unread there, marking a channel as read sends nothing (Zulip returns early); so one more message first.
   await verifyAction(realm, () => bob.client.post('/mark_stream_as_read', { stream_id: sid }), []);
@@ -70,13 +78,29 @@ test('channels and subscriptions', async () => {
   const realm = await newRealm();
   const bob = await realm.addUser({ name: 'Bob' });
   const o = realm.owner.client;
-  await verifyAction(realm, () => o.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'new' }]) }), ['stream/create', 'subscription/add', 'subscription/peer_add']);
+  await verifyAction(realm, () => o.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'new' }]) }), [
+    'stream/create',
+    'subscription/add',
+    'subscription/peer_add',
+  ]);
   const sid = (await o.get('/get_stream_id', { stream: 'new' })).body.stream_id;
-  await verifyAction(realm, () => o.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'new' }]), principals: JSON.stringify([bob.id]) }), ['subscription/add', 'subscription/peer_add']);
-  await verifyAction(realm, () => o.post('/users/me/subscriptions/properties', { subscription_data: JSON.stringify([{ stream_id: sid, property: 'is_muted', value: true }]) }), ['subscription/update', 'subscription/update']);
+  await verifyAction(
+    realm,
+    () => o.post('/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'new' }]), principals: JSON.stringify([bob.id]) }),
+    ['subscription/add', 'subscription/peer_add'],
+  );
+  await verifyAction(
+    realm,
+    () => o.post('/users/me/subscriptions/properties', { subscription_data: JSON.stringify([{ stream_id: sid, property: 'is_muted', value: true }]) }),
+    ['subscription/update', 'subscription/update'],
+  );
   await verifyAction(realm, () => o.patch(`/streams/${sid}`, { description: 'about' }), ['stream/update']);
   await verifyAction(realm, () => o.patch(`/streams/${sid}`, { is_private: true }), ['stream/update']);
-  await verifyAction(realm, () => bob.client.delete('/users/me/subscriptions', { subscriptions: JSON.stringify(['new']) }), ['subscription/remove', 'stream/delete', 'subscription/peer_remove']);
+  await verifyAction(realm, () => bob.client.delete('/users/me/subscriptions', { subscriptions: JSON.stringify(['new']) }), [
+    'subscription/remove',
+    'stream/delete',
+    'subscription/peer_remove',
+  ]);
   await verifyAction(realm, () => o.delete(`/streams/${sid}`), ['stream/update', 'stream/delete']);
 });
 
@@ -84,17 +108,29 @@ test('users, settings, the organization', async () => {
   const realm = await newRealm();
   const o = realm.owner.client;
   await verifyAction(realm, () => o.post('/users', { email: 'new@example.com', password: 'new-password', full_name: 'New Nina' }), [
-    'realm_user/add', 'user_group/add_members', 'user_group/add_members',
+    'realm_user/add',
+    'user_group/add_members',
+    'user_group/add_members',
   ]);
   const bob = await realm.addUser({ name: 'Bob' });
-  await verifyAction(realm, () => o.patch(`/users/${bob.id}`, { role: Role.MODERATOR }), ['realm_user/update', 'user_group/remove_members', 'user_group/add_members', 'user_group/remove_members']);
+  await verifyAction(realm, () => o.patch(`/users/${bob.id}`, { role: Role.MODERATOR }), [
+    'realm_user/update',
+    'user_group/remove_members',
+    'user_group/add_members',
+    'user_group/remove_members',
+  ]);
   await verifyAction(realm, () => o.patch(`/users/${bob.id}`, { full_name: 'Bobby' }), ['realm_user/update']);
   await verifyAction(realm, () => o.delete(`/users/${bob.id}`), ['realm_user/update']);
   await verifyAction(realm, () => o.post(`/users/${bob.id}/reactivate`), ['realm_user/update', 'user_group/add_members']);
   await verifyAction(realm, () => o.patch('/settings', { full_name: 'Olivia O' }), ['realm_user/update']);
   await verifyAction(realm, () => o.patch('/settings', { enter_sends: true }), ['user_settings/update']);
   await verifyAction(realm, () => o.patch('/settings', { timezone: 'Europe/Paris' }), ['user_settings/update', 'realm_user/update']);
-  await verifyAction(realm, () => o.patch('/settings', { email_address_visibility: 5 }), ['user_settings/update', 'realm_user/update', 'realm_user/update', 'realm_user/update']);
+  await verifyAction(realm, () => o.patch('/settings', { email_address_visibility: 5 }), [
+    'user_settings/update',
+    'realm_user/update',
+    'realm_user/update',
+    'realm_user/update',
+  ]);
   await verifyAction(realm, () => o.patch('/realm', { name: 'Renamed' }), ['realm/update']);
   await verifyAction(realm, () => o.patch('/realm', { allow_message_editing: false }), ['realm/update_dict']);
   await verifyAction(realm, () => o.post('/users/me/presence', { status: 'active' }), ['presence']);
@@ -104,10 +140,15 @@ test('user groups', async () => {
   const realm = await newRealm();
   const bob = await realm.addUser({ name: 'Bob' });
   const o = realm.owner.client;
-  const created = await verifyAction(realm, () => o.post('/user_groups/create', { name: 'g', description: 'd', members: JSON.stringify([bob.id]) }), ['user_group/add']);
+  const created = await verifyAction(realm, () => o.post('/user_groups/create', { name: 'g', description: 'd', members: JSON.stringify([bob.id]) }), [
+    'user_group/add',
+  ]);
   const id = (created[0]!.event.group as { id: number }).id;
   await verifyAction(realm, () => o.patch(`/user_groups/${id}`, { name: 'g2' }), ['user_group/update']);
-  await verifyAction(realm, () => o.post(`/user_groups/${id}/members`, { add: JSON.stringify([realm.owner.id]), delete: JSON.stringify([bob.id]) }), ['user_group/add_members', 'user_group/remove_members']);
+  await verifyAction(realm, () => o.post(`/user_groups/${id}/members`, { add: JSON.stringify([realm.owner.id]), delete: JSON.stringify([bob.id]) }), [
+    'user_group/add_members',
+    'user_group/remove_members',
+  ]);
   const sub = (await o.post('/user_groups/create', { name: 'sub', description: '', members: '[]' })).body.group_id;
   await verifyAction(realm, () => o.post(`/user_groups/${id}/subgroups`, { add: JSON.stringify([sub]) }), ['user_group/add_subgroups']);
   await verifyAction(realm, () => o.post(`/user_groups/${id}/subgroups`, { delete: JSON.stringify([sub]) }), ['user_group/remove_subgroups']);
@@ -118,7 +159,9 @@ test('user groups', async () => {
 test('drafts, snippets, custom emoji, linkifiers, uploads', async () => {
   const realm = await newRealm();
   const o = realm.owner.client;
-  const drafts = await verifyAction(realm, () => o.post('/drafts', { drafts: JSON.stringify([{ type: '', to: [], topic: '', content: 'd' }]) }), ['drafts/add']);
+  const drafts = await verifyAction(realm, () => o.post('/drafts', { drafts: JSON.stringify([{ type: '', to: [], topic: '', content: 'd' }]) }), [
+    'drafts/add',
+  ]);
   const draft = (drafts[0]!.event.drafts as { id: number }[])[0]!.id;
   await verifyAction(realm, () => o.patch(`/drafts/${draft}`, { draft: JSON.stringify({ type: '', to: [], topic: '', content: 'e' }) }), ['drafts/update']);
   await verifyAction(realm, () => o.delete(`/drafts/${draft}`), ['drafts/remove']);
@@ -126,14 +169,24 @@ test('drafts, snippets, custom emoji, linkifiers, uploads', async () => {
   const snippet = (snippets[0]!.event.saved_snippet as { id: number }).id;
   await verifyAction(realm, () => o.patch(`/saved_snippets/${snippet}`, { title: 'u' }), ['saved_snippets/update']);
   await verifyAction(realm, () => o.delete(`/saved_snippets/${snippet}`), ['saved_snippets/remove']);
-  await verifyAction(realm, () => o.postMultipart('/realm/emoji/parrot', {}, [{ field: 'f1', filename: 'p.png', contentType: 'image/png', data: PNG }]), ['realm_emoji/add']);
+  await verifyAction(realm, () => o.postMultipart('/realm/emoji/parrot', {}, [{ field: 'f1', filename: 'p.png', contentType: 'image/png', data: PNG }]), [
+    'realm_emoji/add',
+  ]);
   await verifyAction(realm, () => o.delete('/realm/emoji/parrot'), ['realm_emoji/update_one']);
-  const added = await verifyAction(realm, () => o.post('/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://x.test/{id}' }), ['realm_linkifiers']);
+  const added = await verifyAction(realm, () => o.post('/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://x.test/{id}' }), [
+    'realm_linkifiers',
+  ]);
   const linkifier = (added[0]!.event.realm_linkifiers as { id: number }[])[0]!.id;
-  await verifyAction(realm, () => o.patch(`/realm/filters/${linkifier}`, { pattern: '#(?P<id>[0-9]+)', url_template: 'https://y.test/{id}' }), ['realm_linkifiers']);
+  await verifyAction(realm, () => o.patch(`/realm/filters/${linkifier}`, { pattern: '#(?P<id>[0-9]+)', url_template: 'https://y.test/{id}' }), [
+    'realm_linkifiers',
+  ]);
   await verifyAction(realm, () => o.patch('/realm/linkifiers', { ordered_linkifier_ids: JSON.stringify([linkifier]) }), ['realm_linkifiers']);
   await verifyAction(realm, () => o.delete(`/realm/filters/${linkifier}`), ['realm_linkifiers']);
-  await verifyAction(realm, () => o.postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'a.txt', contentType: 'text/plain', data: Buffer.from('x') }]), ['attachment/add']);
+  await verifyAction(
+    realm,
+    () => o.postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'a.txt', contentType: 'text/plain', data: Buffer.from('x') }]),
+    ['attachment/add'],
+  );
   const attachment = await realm.server.app.prisma.attachment.findFirstOrThrow({ where: { realmId: realm.id } });
   await verifyAction(realm, () => o.delete(`/attachments/${attachment.id}`), ['attachment/remove']);
 });
@@ -170,7 +223,11 @@ test('client devices and their push registration (a server with a push relay)', 
     await verifyAction(realm, () => o.post('/mobile_push/register', registrationParams(id, d)), ['device/update']);
     await eventually(async () => ((await devicesOf(realm.owner))[id]!.push_token_id === d.tokenId ? true : undefined), 15_000, 'the relay registration');
     const next = newTestDevice();
-    await verifyAction(realm, () => o.post('/mobile_push/register', { device_id: id, push_key: next.pushKey.toString('base64'), push_key_id: next.pushKeyId }), ['device/update']);
+    await verifyAction(
+      realm,
+      () => o.post('/mobile_push/register', { device_id: id, push_key: next.pushKey.toString('base64'), push_key_id: next.pushKeyId }),
+      ['device/update'],
+    );
     const { push_key: _k, push_key_id: _i, ...tokenFields } = registrationParams(id, next);
     await verifyAction(realm, () => o.post('/mobile_push/register', tokenFields), ['device/update']);
     // The relay's answer comes as an event of its own, before the removal is watched.
@@ -190,7 +247,11 @@ test('scheduled messages and reminders, and their delivery when due', async () =
   const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
   await withSystemBots(realm);
   const later = Math.floor(Date.now() / 1000) + 3600;
-  const added = await verifyAction(realm, () => o.post('/scheduled_messages', { type: 'stream', to: sid, topic: 't', content: 'c', scheduled_delivery_timestamp: later }), ['scheduled_messages/add']);
+  const added = await verifyAction(
+    realm,
+    () => o.post('/scheduled_messages', { type: 'stream', to: sid, topic: 't', content: 'c', scheduled_delivery_timestamp: later }),
+    ['scheduled_messages/add'],
+  );
   const id = (added[0]!.event.scheduled_messages as { scheduled_message_id: number }[])[0]!.scheduled_message_id;
   await verifyAction(realm, () => o.patch(`/scheduled_messages/${id}`, { type: 'direct', to: JSON.stringify([bob.id]) }), ['scheduled_messages/update']);
   await verifyAction(realm, () => o.delete(`/scheduled_messages/${id}`), ['scheduled_messages/remove']);
@@ -200,7 +261,10 @@ test('scheduled messages and reminders, and their delivery when due', async () =
   await verifyAction(realm, () => o.delete(`/reminders/${reminderId}`), ['reminders/remove']);
   // Delivery: the scheduler's work, run here on rows made due behind its back.
   const deliver = async () => {
-    await app.prisma.scheduledMessage.updateMany({ where: { realmId: realm.id, delivered: false, failed: false }, data: { scheduledTimestamp: new Date(Date.now() - 1000) } });
+    await app.prisma.scheduledMessage.updateMany({
+      where: { realmId: realm.id, delivered: false, failed: false },
+      data: { scheduledTimestamp: new Date(Date.now() - 1000) },
+    });
     await deliverDueMessages(app);
     return { status: 200, headers: {}, body: {}, text: '' };
   };
@@ -220,16 +284,30 @@ test('default channels and groups, custom profile fields and values', async () =
   const sid = await makeChannel(realm, 'lobby', [realm.owner, bob]);
   await verifyAction(realm, () => o.post('/default_streams', { stream_id: sid }), ['default_streams']);
   await verifyAction(realm, () => o.post('/users', { email: 'joiner@example.com', password: 'joiner-password', full_name: 'Joiner' }), [
-    'realm_user/add', 'user_group/add_members', 'user_group/add_members', 'subscription/add', 'subscription/peer_add',
+    'realm_user/add',
+    'user_group/add_members',
+    'user_group/add_members',
+    'subscription/add',
+    'subscription/peer_add',
   ]);
   await verifyAction(realm, () => o.delete('/default_streams', { stream_id: sid }), ['default_streams']);
-  await verifyAction(realm, () => o.post('/default_stream_groups/create', { group_name: 'G', description: '', stream_names: ['lobby'] }), ['default_stream_groups']);
+  await verifyAction(realm, () => o.post('/default_stream_groups/create', { group_name: 'G', description: '', stream_names: ['lobby'] }), [
+    'default_stream_groups',
+  ]);
   const group = (await realm.server.app.prisma.defaultChannelGroup.findFirstOrThrow({ where: { realmId: realm.id } })).id;
-  await verifyAction(realm, () => o.patch(`/default_stream_groups/${group}`, { new_group_name: 'H', new_description: 'd' }), ['default_stream_groups', 'default_stream_groups']);
+  await verifyAction(realm, () => o.patch(`/default_stream_groups/${group}`, { new_group_name: 'H', new_description: 'd' }), [
+    'default_stream_groups',
+    'default_stream_groups',
+  ]);
   await verifyAction(realm, () => o.patch(`/default_stream_groups/${group}/streams`, { op: 'remove', stream_names: ['lobby'] }), ['default_stream_groups']);
   await verifyAction(realm, () => o.delete(`/default_stream_groups/${group}`), ['default_stream_groups']);
   await verifyAction(realm, () => o.patch(`/streams/${sid}`, { is_default_stream: true }), ['default_streams']);
-  await verifyAction(realm, () => o.post('/users/me/subscriptions', { subscriptions: [{ name: 'new' }], is_default_stream: true }), ['stream/create', 'subscription/add', 'subscription/peer_add', 'default_streams']);
+  await verifyAction(realm, () => o.post('/users/me/subscriptions', { subscriptions: [{ name: 'new' }], is_default_stream: true }), [
+    'stream/create',
+    'subscription/add',
+    'subscription/peer_add',
+    'default_streams',
+  ]);
   await verifyAction(realm, () => o.delete(`/streams/${sid}`), ['default_streams', 'stream/update', 'stream/delete']);
 
   const created = await verifyAction(realm, () => o.post('/realm/profile_fields', { name: 'Bio', field_type: 2 }), ['custom_profile_fields']);
@@ -246,12 +324,23 @@ test('default channels and groups, custom profile fields and values', async () =
 test('organization operations: defaults for new users, code playgrounds, channel creation, deactivation', async () => {
   const realm = await newRealm();
   const o = realm.owner.client;
-  await verifyAction(realm, () => o.patch('/realm/user_settings_defaults', { enter_sends: true, emojiset: 'text' }), ['realm_user_settings_defaults/update', 'realm_user_settings_defaults/update']);
-  const added = await verifyAction(realm, () => o.post('/realm/playgrounds', { name: 'Py', pygments_language: 'Python', url_template: 'https://py.test/?code={code}' }), ['realm_playgrounds']);
+  await verifyAction(realm, () => o.patch('/realm/user_settings_defaults', { enter_sends: true, emojiset: 'text' }), [
+    'realm_user_settings_defaults/update',
+    'realm_user_settings_defaults/update',
+  ]);
+  const added = await verifyAction(
+    realm,
+    () => o.post('/realm/playgrounds', { name: 'Py', pygments_language: 'Python', url_template: 'https://py.test/?code={code}' }),
+    ['realm_playgrounds'],
+  );
   const playground = (added[0]!.event.realm_playgrounds as { id: number }[])[0]!.id;
   await verifyAction(realm, () => o.delete(`/realm/playgrounds/${playground}`), ['realm_playgrounds']);
   const bob = await realm.addUser({ name: 'Bob' });
-  await verifyAction(realm, () => o.post('/channels/create', { name: 'created', subscribers: [realm.owner.id] }), ['stream/create', 'subscription/add', 'subscription/peer_add']);
+  await verifyAction(realm, () => o.post('/channels/create', { name: 'created', subscribers: [realm.owner.id] }), [
+    'stream/create',
+    'subscription/add',
+    'subscription/peer_add',
+  ]);
   await verifyAction(realm, () => bob.client.post('/channels/create', { name: 'empty', subscribers: [] }), ['stream/create']);
   await verifyAction(realm, () => o.post('/realm/deactivate'), ['realm/deactivated']);
 });
@@ -274,9 +363,13 @@ test('data exports: request, the background job, deletion, consent', async () =>
   const [requested] = await verifyAction(realm, () => o.post('/export/realm'), ['realm_export']);
   const id = (requested!.event.exports as { id: number }[])[0]!.id;
   // The export is written after the request's commit: the Notification Bot's notice, then the list.
-  while (!job.ofType('realm_export').some((e) => (e.event.exports as { pending: boolean }[])[0]!.pending === false)) await new Promise((r) => setTimeout(r, 20));
+  while (!job.ofType('realm_export').some((e) => (e.event.exports as { pending: boolean }[])[0]!.pending === false))
+    await new Promise((r) => setTimeout(r, 20));
   job.stop();
-  assert.equal(job.envelopes.map((e) => schemaKey(e.event)), ['realm_export', 'message', 'realm_export']);
+  assert.equal(
+    job.envelopes.map((e) => schemaKey(e.event)),
+    ['realm_export', 'message', 'realm_export'],
+  );
   for (const e of job.envelopes) assert.is(checkEvent(e.event), null, JSON.stringify(e.event));
   await verifyAction(realm, () => o.delete(`/export/realm/${id}`), ['realm_export']);
   await verifyAction(realm, () => o.patch('/settings', { allow_private_data_export: true }), ['user_settings/update', 'realm_export_consent']);
@@ -309,10 +402,21 @@ test('topic settings, muted users, alert words, deactivating oneself', async () 
   const sid = await makeChannel(realm, 'general', [realm.owner, bob]);
   const id = await send(bob, sid, 'roses', 'hi');
   await verifyAction(realm, () => o.post('/user_topics', { stream_id: sid, topic: 'roses', visibility_policy: 3 }), ['muted_topics', 'user_topic']);
-  await verifyAction(realm, () => o.patch('/users/me/subscriptions/muted_topics', { stream_id: sid, topic: 'tulips', op: 'add' }), ['muted_topics', 'user_topic']);
-  await verifyAction(realm, () => o.patch(`/messages/${id}`, { topic: 'daisies', propagate_mode: 'change_all', send_notification_to_old_thread: false, send_notification_to_new_thread: false }), [
-    'user_topic', 'muted_topics', 'user_topic', 'update_message',
+  await verifyAction(realm, () => o.patch('/users/me/subscriptions/muted_topics', { stream_id: sid, topic: 'tulips', op: 'add' }), [
+    'muted_topics',
+    'user_topic',
   ]);
+  await verifyAction(
+    realm,
+    () =>
+      o.patch(`/messages/${id}`, {
+        topic: 'daisies',
+        propagate_mode: 'change_all',
+        send_notification_to_old_thread: false,
+        send_notification_to_new_thread: false,
+      }),
+    ['user_topic', 'muted_topics', 'user_topic', 'update_message'],
+  );
   await verifyAction(realm, () => o.post(`/users/me/muted_users/${bob.id}`), ['update_message_flags/add', 'muted_users']);
   await verifyAction(realm, () => o.delete(`/users/me/muted_users/${bob.id}`), ['muted_users']);
   await verifyAction(realm, () => o.post('/users/me/alert_words', { alert_words: JSON.stringify(['rose']) }), ['alert_words']);
@@ -327,7 +431,9 @@ test('invitations, registration through a link, the welcome text, deactivating a
   const o = realm.owner.client;
   const admin = await realm.addUser({ role: Role.ADMINISTRATOR });
   const invites = () => realm.server.app.prisma.invitation.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
-  await verifyAction(realm, () => o.post('/invites', { invitee_emails: `a@${realm.subdomain}.test, b@${realm.subdomain}.test`, stream_ids: [] }), ['invites_changed']);
+  await verifyAction(realm, () => o.post('/invites', { invitee_emails: `a@${realm.subdomain}.test, b@${realm.subdomain}.test`, stream_ids: [] }), [
+    'invites_changed',
+  ]);
   const [a, b] = await invites();
   await verifyAction(realm, () => o.post(`/invites/${a!.id}/resend`), []);
   await verifyAction(realm, () => o.delete(`/invites/${a!.id}`), ['invites_changed']);
@@ -335,9 +441,12 @@ test('invitations, registration through a link, the welcome text, deactivating a
   const link = await realm.server.app.prisma.multiuseInvite.findFirstOrThrow({ where: { realmId: realm.id } });
   await verifyAction(realm, () => o.delete(`/invites/multiuse/${link.id}`), ['invites_changed']);
   const form = encodeForm({ key: b!.key, full_name: 'Bea Invited', password: 'bea-password' });
-  await verifyAction(realm, () => realm.anonymous.request('POST', '/accounts/register/', { body: form }), [
-    'realm_user/add', 'user_group/add_members', 'user_group/add_members', 'invites_changed', 'message', 'message',
-  ], 302);
+  await verifyAction(
+    realm,
+    () => realm.anonymous.request('POST', '/accounts/register/', { body: form }),
+    ['realm_user/add', 'user_group/add_members', 'user_group/add_members', 'invites_changed', 'message', 'message'],
+    302,
+  );
   await verifyAction(realm, () => o.patch('/realm', { welcome_message_custom_text: 'Hi' }), ['realm/update']);
   await verifyAction(realm, () => o.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'Hi' }), ['message']);
   await admin.client.post('/invites', { invitee_emails: `c@${realm.subdomain}.test`, stream_ids: [] });

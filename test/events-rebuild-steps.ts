@@ -42,7 +42,9 @@ const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR
 /** A small real image for avatars (made once). */
 let avatar: Promise<Buffer> | undefined;
 const avatarPng = () =>
-  (avatar ??= sharp({ create: { width: 32, height: 32, channels: 3, background: { r: 200, g: 80, b: 40 } } }).png().toBuffer());
+  (avatar ??= sharp({ create: { width: 32, height: 32, channels: 3, background: { r: 200, g: 80, b: 40 } } })
+    .png()
+    .toBuffer());
 
 async function sendToChannel(user: TestUser, channel: number, topic: string, content: string): Promise<number> {
   return ok(await user.client.post('/messages', { type: 'stream', to: channel, topic, content })).id;
@@ -184,8 +186,23 @@ export const STEPS: Step[] = [
     name: 'scheduled messages created, edited and deleted',
     async run(s) {
       for (const v of viewers(s)) {
-        const keep = ok(await v.client.post('/scheduled_messages', { type: 'stream', to: s.ids.general, topic: 'later', content: 'Tomorrow', scheduled_delivery_timestamp: inSeconds(3600) })).scheduled_message_id;
-        const drop = ok(await v.client.post('/scheduled_messages', { type: 'direct', to: [s.owner.id], content: 'Later, owner', scheduled_delivery_timestamp: inSeconds(7200) })).scheduled_message_id;
+        const keep = ok(
+          await v.client.post('/scheduled_messages', {
+            type: 'stream',
+            to: s.ids.general,
+            topic: 'later',
+            content: 'Tomorrow',
+            scheduled_delivery_timestamp: inSeconds(3600),
+          }),
+        ).scheduled_message_id;
+        const drop = ok(
+          await v.client.post('/scheduled_messages', {
+            type: 'direct',
+            to: [s.owner.id],
+            content: 'Later, owner',
+            scheduled_delivery_timestamp: inSeconds(7200),
+          }),
+        ).scheduled_message_id;
         ok(await v.client.patch(`/scheduled_messages/${keep}`, { content: 'Tomorrow, **edited**', scheduled_delivery_timestamp: inSeconds(10_800) }));
         ok(await v.client.patch(`/scheduled_messages/${drop}`, { type: 'stream', to: s.ids.general, topic: 'converted' }));
         ok(await v.client.delete(`/scheduled_messages/${drop}`));
@@ -209,8 +226,20 @@ export const STEPS: Step[] = [
       // when each request arrives).
       const due = Math.ceil((Date.now() + 1000) / 1000);
       const replies = await Promise.all([
-        s.member.client.post('/scheduled_messages', { type: 'stream', to: s.ids.general, topic: 'on time', content: 'Scheduled', scheduled_delivery_timestamp: due }),
-        s.admin.client.post('/scheduled_messages', { type: 'direct', to: [s.member.id], content: 'Scheduled for you', scheduled_delivery_timestamp: due, read_by_sender: false }),
+        s.member.client.post('/scheduled_messages', {
+          type: 'stream',
+          to: s.ids.general,
+          topic: 'on time',
+          content: 'Scheduled',
+          scheduled_delivery_timestamp: due,
+        }),
+        s.admin.client.post('/scheduled_messages', {
+          type: 'direct',
+          to: [s.member.id],
+          content: 'Scheduled for you',
+          scheduled_delivery_timestamp: due,
+          read_by_sender: false,
+        }),
         s.member.client.post('/reminders', { message_id: s.ids.mention, scheduled_delivery_timestamp: due, note: 'Now' }),
         // One that may no longer be sent when it falls due: it stays, failed.
         s.member.client.post('/scheduled_messages', { type: 'stream', to: s.ids.general, topic: '', content: 'No topic', scheduled_delivery_timestamp: due }),
@@ -218,8 +247,9 @@ export const STEPS: Step[] = [
       replies.forEach(ok);
       ok(await s.owner.client.patch(`/streams/${s.ids.general}`, { topics_policy: 'disable_empty_topic' }));
       const pending = async (v: TestUser) =>
-        [...ok(await v.client.get('/scheduled_messages')).scheduled_messages, ...ok(await v.client.get('/reminders')).reminders]
-          .some((m: { scheduled_delivery_timestamp: number; failed?: boolean }) => m.scheduled_delivery_timestamp === due && !m.failed);
+        [...ok(await v.client.get('/scheduled_messages')).scheduled_messages, ...ok(await v.client.get('/reminders')).reminders].some(
+          (m: { scheduled_delivery_timestamp: number; failed?: boolean }) => m.scheduled_delivery_timestamp === due && !m.failed,
+        );
       await until('the deliveries', async () => !(await pending(s.member)) && !(await pending(s.admin)));
     },
   },
@@ -245,7 +275,12 @@ export const STEPS: Step[] = [
   {
     name: 'a channel created with subscribers',
     async run(s) {
-      ok(await s.owner.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'news', description: 'The **news**' }], principals: [s.owner.id, s.admin.id, s.member.id] }));
+      ok(
+        await s.owner.client.post('/users/me/subscriptions', {
+          subscriptions: [{ name: 'news', description: 'The **news**' }],
+          principals: [s.owner.id, s.admin.id, s.member.id],
+        }),
+      );
       s.ids.news = ok(await s.owner.client.get('/get_stream_id', { stream: 'news' })).stream_id;
     },
   },
@@ -256,7 +291,10 @@ export const STEPS: Step[] = [
       s.ids.elsewhere = ok(await s.owner.client.get('/get_stream_id', { stream: 'elsewhere' })).stream_id;
     },
   },
-  { name: 'a member joins a channel', run: async (s) => void ok(await s.member.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'lounge' }] })) },
+  {
+    name: 'a member joins a channel',
+    run: async (s) => void ok(await s.member.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'lounge' }] })),
+  },
   { name: 'a member leaves a channel', run: async (s) => void ok(await s.member.client.delete('/users/me/subscriptions', { subscriptions: ['lounge'] })) },
   {
     name: 'someone else subscribed and unsubscribed',
@@ -270,15 +308,17 @@ export const STEPS: Step[] = [
     name: 'subscription settings',
     async run(s) {
       for (const v of viewers(s)) {
-        ok(await v.client.post('/users/me/subscriptions/properties', {
-          subscription_data: [
-            { stream_id: s.ids.news, property: 'color', value: '#abcdef' },
-            { stream_id: s.ids.news, property: 'pin_to_top', value: true },
-            { stream_id: s.ids.news, property: 'desktop_notifications', value: false },
-            { stream_id: s.ids.news, property: 'is_muted', value: true },
-            { stream_id: s.ids.general, property: 'in_home_view', value: false },
-          ],
-        }));
+        ok(
+          await v.client.post('/users/me/subscriptions/properties', {
+            subscription_data: [
+              { stream_id: s.ids.news, property: 'color', value: '#abcdef' },
+              { stream_id: s.ids.news, property: 'pin_to_top', value: true },
+              { stream_id: s.ids.news, property: 'desktop_notifications', value: false },
+              { stream_id: s.ids.news, property: 'is_muted', value: true },
+              { stream_id: s.ids.general, property: 'in_home_view', value: false },
+            ],
+          }),
+        );
       }
     },
   },
@@ -323,7 +363,14 @@ export const STEPS: Step[] = [
   {
     name: 'a default channel created through /channels/create',
     async run(s) {
-      s.ids.created = ok(await s.owner.client.post('/channels/create', { name: 'created', description: 'Made *here*', subscribers: [s.owner.id, s.member.id], is_default_stream: true })).id;
+      s.ids.created = ok(
+        await s.owner.client.post('/channels/create', {
+          name: 'created',
+          description: 'Made *here*',
+          subscribers: [s.owner.id, s.member.id],
+          is_default_stream: true,
+        }),
+      ).id;
     },
   },
   {
@@ -413,10 +460,15 @@ export const STEPS: Step[] = [
   {
     name: 'a user created',
     async run(s) {
-      s.ids.newcomer = ok(await s.owner.client.post('/users', { email: `newcomer@${s.realm.subdomain}.test`, password: 'newcomer-password', full_name: 'Nina Newcomer' })).user_id;
+      s.ids.newcomer = ok(
+        await s.owner.client.post('/users', { email: `newcomer@${s.realm.subdomain}.test`, password: 'newcomer-password', full_name: 'Nina Newcomer' }),
+      ).user_id;
     },
   },
-  { name: "a user's name changed by an administrator", run: async (s) => void ok(await s.owner.client.patch(`/users/${s.other.id}`, { full_name: 'Otto Renamed' })) },
+  {
+    name: "a user's name changed by an administrator",
+    run: async (s) => void ok(await s.owner.client.patch(`/users/${s.other.id}`, { full_name: 'Otto Renamed' })),
+  },
   { name: "a user's role changed", run: async (s) => void ok(await s.owner.client.patch(`/users/${s.other.id}`, { role: 300 })) },
   {
     name: 'a user deactivated and reactivated',
@@ -435,7 +487,13 @@ export const STEPS: Step[] = [
     async run(s) {
       for (const v of viewers(s)) {
         ok(await v.client.patch('/settings', { full_name: `Renamed ${v.id}`, emojiset: 'text', left_side_userlist: true, timezone: 'Europe/Paris' }));
-        ok(await v.client.patch('/settings', { enable_stream_desktop_notifications: true, enable_stream_push_notifications: true, wildcard_mentions_notify: false }));
+        ok(
+          await v.client.patch('/settings', {
+            enable_stream_desktop_notifications: true,
+            enable_stream_push_notifications: true,
+            wildcard_mentions_notify: false,
+          }),
+        );
       }
     },
   },
@@ -461,9 +519,14 @@ export const STEPS: Step[] = [
     async run(s) {
       const o = s.owner.client;
       s.ids.phone = ok(await o.post('/realm/profile_fields', { name: 'Phone', hint: 'A number', field_type: 1 })).id;
-      s.ids.team = ok(await o.post('/realm/profile_fields', {
-        name: 'Team', field_type: 3, field_data: { red: { text: 'Red', order: '1' }, blue: { text: 'Blue', order: '2' } }, display_in_profile_summary: true,
-      })).id;
+      s.ids.team = ok(
+        await o.post('/realm/profile_fields', {
+          name: 'Team',
+          field_type: 3,
+          field_data: { red: { text: 'Red', order: '1' }, blue: { text: 'Blue', order: '2' } },
+          display_in_profile_summary: true,
+        }),
+      ).id;
       s.ids.mentor = ok(await o.post('/realm/profile_fields', { name: 'Mentor', field_type: 6 })).id;
       const github = ok(await o.post('/realm/profile_fields', { field_type: 7, field_data: { subtype: 'github' } })).id;
       ok(await o.patch(`/realm/profile_fields/${s.ids.phone}`, { name: 'Telephone', hint: 'With the country code', required: true }));
@@ -474,10 +537,25 @@ export const STEPS: Step[] = [
     name: 'profile data set and removed, by the users and by an administrator',
     async run(s) {
       for (const v of viewers(s)) {
-        ok(await v.client.patch('/users/me/profile_data', { data: [{ id: s.ids.phone, value: `+33 ${v.id}` }, { id: s.ids.mentor, value: [s.other.id] }, { id: s.ids.team, value: 'red' }] }));
+        ok(
+          await v.client.patch('/users/me/profile_data', {
+            data: [
+              { id: s.ids.phone, value: `+33 ${v.id}` },
+              { id: s.ids.mentor, value: [s.other.id] },
+              { id: s.ids.team, value: 'red' },
+            ],
+          }),
+        );
       }
       ok(await s.member.client.delete('/users/me/profile_data', { data: [s.ids.phone] }));
-      ok(await s.owner.client.patch(`/users/${s.other.id}`, { profile_data: [{ id: s.ids.phone, value: '**555**' }, { id: s.ids.team, value: 'blue' }] }));
+      ok(
+        await s.owner.client.patch(`/users/${s.other.id}`, {
+          profile_data: [
+            { id: s.ids.phone, value: '**555**' },
+            { id: s.ids.team, value: 'blue' },
+          ],
+        }),
+      );
       ok(await s.owner.client.patch(`/users/${s.admin.id}`, { profile_data: [{ id: s.ids.mentor, value: null }] }));
     },
   },
@@ -492,7 +570,8 @@ export const STEPS: Step[] = [
   {
     name: 'avatars uploaded and deleted',
     async run(s) {
-      const upload = async (u: TestUser) => ok(await u.client.postMultipart('/users/me/avatar', {}, [{ field: 'file', filename: 'me.png', contentType: 'image/png', data: await avatarPng() }]));
+      const upload = async (u: TestUser) =>
+        ok(await u.client.postMultipart('/users/me/avatar', {}, [{ field: 'file', filename: 'me.png', contentType: 'image/png', data: await avatarPng() }]));
       await upload(s.member);
       await upload(s.other);
       await upload(s.admin);
@@ -556,11 +635,13 @@ export const STEPS: Step[] = [
     name: 'organization permissions',
     async run(s) {
       const admins = await systemGroupId(s, 'role:administrators');
-      ok(await s.owner.client.patch('/realm', {
-        can_create_public_channel_group: { new: admins },
-        can_invite_users_group: { new: { direct_members: [s.member.id], direct_subgroups: [admins] } },
-        can_mention_many_users_group: { new: admins },
-      }));
+      ok(
+        await s.owner.client.patch('/realm', {
+          can_create_public_channel_group: { new: admins },
+          can_invite_users_group: { new: { direct_members: [s.member.id], direct_subgroups: [admins] } },
+          can_mention_many_users_group: { new: admins },
+        }),
+      );
     },
   },
   {
@@ -603,7 +684,9 @@ export const STEPS: Step[] = [
     async run(s) {
       const o = s.owner.client;
       ok(await o.post('/realm/playgrounds', { name: 'Python here', pygments_language: 'Python', url_template: 'https://python.example.com/?code={code}' }));
-      const drop = ok(await o.post('/realm/playgrounds', { name: 'Rust here', pygments_language: 'Rust', url_template: 'https://rust.example.com/?code={code}' })).id;
+      const drop = ok(
+        await o.post('/realm/playgrounds', { name: 'Rust here', pygments_language: 'Rust', url_template: 'https://rust.example.com/?code={code}' }),
+      ).id;
       ok(await o.delete(`/realm/playgrounds/${drop}`));
     },
   },
@@ -612,7 +695,8 @@ export const STEPS: Step[] = [
     async run(s) {
       ok(await s.member.client.patch('/settings', { allow_private_data_export: true }));
       const id = ok(await s.owner.client.post('/export/realm')).id;
-      const done = async () => (ok(await s.owner.client.get('/export/realm')).exports as { id: number; pending: boolean }[]).some((e) => e.id === id && !e.pending);
+      const done = async () =>
+        (ok(await s.owner.client.get('/export/realm')).exports as { id: number; pending: boolean }[]).some((e) => e.id === id && !e.pending);
       await until('the export', done, 20);
     },
   },
@@ -622,13 +706,19 @@ export const STEPS: Step[] = [
     name: 'drafts',
     async run(s) {
       for (const v of viewers(s)) {
-        const [keep, drop] = ok(await v.client.post('/drafts', {
-          drafts: [
-            { type: 'stream', to: [s.ids.general], topic: 'later', content: 'A draft', timestamp: 1_700_000_000 },
-            { type: 'private', to: [s.owner.id], topic: '', content: 'Another', timestamp: 1_700_000_100 },
-          ],
-        })).ids;
-        ok(await v.client.patch(`/drafts/${keep}`, { draft: { type: 'stream', to: [s.ids.general], topic: 'later', content: 'Edited draft', timestamp: 1_700_000_200 } }));
+        const [keep, drop] = ok(
+          await v.client.post('/drafts', {
+            drafts: [
+              { type: 'stream', to: [s.ids.general], topic: 'later', content: 'A draft', timestamp: 1_700_000_000 },
+              { type: 'private', to: [s.owner.id], topic: '', content: 'Another', timestamp: 1_700_000_100 },
+            ],
+          }),
+        ).ids;
+        ok(
+          await v.client.patch(`/drafts/${keep}`, {
+            draft: { type: 'stream', to: [s.ids.general], topic: 'later', content: 'Edited draft', timestamp: 1_700_000_200 },
+          }),
+        );
         ok(await v.client.delete(`/drafts/${drop}`));
       }
     },
@@ -670,7 +760,9 @@ export const STEPS: Step[] = [
     name: 'a file uploaded and its attachment deleted',
     async run(s) {
       for (const v of viewers(s)) {
-        const upload = ok(await v.client.postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'notes.txt', contentType: 'text/plain', data: Buffer.from('notes') }]));
+        const upload = ok(
+          await v.client.postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'notes.txt', contentType: 'text/plain', data: Buffer.from('notes') }]),
+        );
         const attachments = ok(await v.client.get('/attachments')).attachments as { id: number; path_id: string }[];
         const mine = attachments.find((a) => upload.url.endsWith(a.path_id))!;
         ok(await v.client.delete(`/attachments/${mine.id}`));
@@ -690,8 +782,21 @@ export const STEPS: Step[] = [
   {
     name: 'a bot made through the API: renamed, its service changed, given away and back, deactivated and reactivated',
     async run(s) {
-      const { user_id: id } = ok(await s.member.client.post('/bots', { full_name: 'Hook Bot', short_name: 'hook', bot_type: 3, payload_url: JSON.stringify('https://hooks.example.com/a') }));
-      ok(await s.member.client.patch(`/bots/${id}`, { full_name: 'Hook Bot Two', service_payload_url: JSON.stringify('https://hooks.example.com/b'), service_interface: 2 }));
+      const { user_id: id } = ok(
+        await s.member.client.post('/bots', {
+          full_name: 'Hook Bot',
+          short_name: 'hook',
+          bot_type: 3,
+          payload_url: JSON.stringify('https://hooks.example.com/a'),
+        }),
+      );
+      ok(
+        await s.member.client.patch(`/bots/${id}`, {
+          full_name: 'Hook Bot Two',
+          service_payload_url: JSON.stringify('https://hooks.example.com/b'),
+          service_interface: 2,
+        }),
+      );
       ok(await s.member.client.patch(`/bots/${id}`, { default_all_public_streams: 'true' }));
       ok(await s.member.client.patch(`/bots/${id}`, { bot_owner_id: s.other.id }));
       ok(await s.owner.client.patch(`/bots/${id}`, { bot_owner_id: s.member.id }));

@@ -54,7 +54,8 @@ async function register(user: TestUser, params: Record<string, unknown>, keep = 
 function comparable(state: State): State {
   const {
     // Name the queue and its position, not the state.
-    queue_id: _q, last_event_id: _l,
+    queue_id: _q,
+    last_event_id: _l,
     // The time the register was answered.
     server_timestamp: _t,
     // Which presence update the state includes: events do not carry it (Zulip leaves it out too).
@@ -87,7 +88,10 @@ function differences(a: unknown, b: unknown, path = '', out: string[] = []): str
 
 test('the client model has a rule for every event type the server publishes', () => {
   const types = new Set(Object.keys(EVENT_SCHEMAS).map((key) => key.split('/')[0]!));
-  assert.equal([...types].filter((type) => !EVENT_TYPES_APPLIED.has(type)), []);
+  assert.equal(
+    [...types].filter((type) => !EVENT_TYPES_APPLIED.has(type)),
+    [],
+  );
 });
 
 test('after every kind of change, each queue rebuilds the state a fresh register returns (modern and old clients, administrator and member)', async () => {
@@ -103,7 +107,14 @@ test('after every kind of change, each queue rebuilds the state a fresh register
   for (const user of [admin, member]) {
     for (const kind of KINDS) {
       const state = await register(user, registerParams(kind), true);
-      watchers.push({ label: `${user === admin ? 'administrator' : 'member'}, ${kind.name} client`, user, kind, queueId: state.queue_id, lastEventId: state.last_event_id, state });
+      watchers.push({
+        label: `${user === admin ? 'administrator' : 'member'}, ${kind.name} client`,
+        user,
+        kind,
+        queueId: state.queue_id,
+        lastEventId: state.last_event_id,
+        state,
+      });
     }
   }
 
@@ -131,22 +142,26 @@ test('after every kind of change, each queue rebuilds the state a fresh register
     }
     ok(await realm.owner.client.post('/typing', { op: 'start', to: [admin.id, member.id] }));
     // The queues are independent: they are checked at once (nothing changes until the next step).
-    const checked = await Promise.all(watchers.map(async (w) => {
-      // The step is over (its requests answered): the fresh register can be read while the events come.
-      const [events, fresh] = await Promise.all([eventsOfStep(w), register(w.user, registerParams(w.kind))]);
-      const rebuilt = await applyEvents(w.state, events, {
-        userId: w.user.id,
-        capabilities: new Set(Object.keys(w.kind.capabilities)),
-        includeSubscribers: true,
-        clientGravatar: w.kind.clientGravatar,
-        refetch: (types, capabilities) =>
-          register(w.user, { ...registerParams(w.kind, capabilities), fetch_event_types: types, event_types: types }),
-      });
-      const diff = differences(comparable(rebuilt), comparable(fresh));
-      // Each step starts from the true state, so one wrong event fails one step.
-      w.state = fresh;
-      return { count: events.length, failure: diff.length ? `${step.name} (${w.label}):\n  ${diff.join('\n  ')}\n  events: ${JSON.stringify(events).slice(0, 3000)}` : null };
-    }));
+    const checked = await Promise.all(
+      watchers.map(async (w) => {
+        // The step is over (its requests answered): the fresh register can be read while the events come.
+        const [events, fresh] = await Promise.all([eventsOfStep(w), register(w.user, registerParams(w.kind))]);
+        const rebuilt = await applyEvents(w.state, events, {
+          userId: w.user.id,
+          capabilities: new Set(Object.keys(w.kind.capabilities)),
+          includeSubscribers: true,
+          clientGravatar: w.kind.clientGravatar,
+          refetch: (types, capabilities) => register(w.user, { ...registerParams(w.kind, capabilities), fetch_event_types: types, event_types: types }),
+        });
+        const diff = differences(comparable(rebuilt), comparable(fresh));
+        // Each step starts from the true state, so one wrong event fails one step.
+        w.state = fresh;
+        return {
+          count: events.length,
+          failure: diff.length ? `${step.name} (${w.label}):\n  ${diff.join('\n  ')}\n  events: ${JSON.stringify(events).slice(0, 3000)}` : null,
+        };
+      }),
+    );
     for (const { failure } of checked) if (failure) failures.push(failure);
     const seen = checked.reduce((sum, c) => sum + c.count, 0);
     // A step nobody hears about tests nothing (Zulip's verify_action checks the same).

@@ -33,8 +33,21 @@ test('register: queue, versions, idle timeout and the requested state only', asy
   assert.not.ok('subscriptions' in r);
   const all = await register(realm.owner);
   assert.is(all.idle_queue_timeout_secs, 600);
-  for (const key of ['realm_users', 'subscriptions', 'never_subscribed', 'unread_msgs', 'recent_private_conversations', 'navigation_views',
-    'saved_snippets', 'channel_folders', 'drafts', 'presences', 'realm_linkifiers', 'user_settings', 'realm_user_groups']) {
+  for (const key of [
+    'realm_users',
+    'subscriptions',
+    'never_subscribed',
+    'unread_msgs',
+    'recent_private_conversations',
+    'navigation_views',
+    'saved_snippets',
+    'channel_folders',
+    'drafts',
+    'presences',
+    'realm_linkifiers',
+    'user_settings',
+    'realm_user_groups',
+  ]) {
     assert.ok(key in all, key);
   }
   assert.equal(all.realm_linkifiers, []);
@@ -46,11 +59,21 @@ test('register: subscriptions, include_subscribers and notification_settings_nul
   const channelId = await makeChannel(realm, 'general', [realm.owner, bob]);
   await makeChannel(realm, 'other', [realm.owner]);
   const plain = await register(bob, { fetch_event_types: ['subscription'] });
-  assert.equal(plain.subscriptions.map((s: { stream_id: number }) => s.stream_id), [channelId]);
+  assert.equal(
+    plain.subscriptions.map((s: { stream_id: number }) => s.stream_id),
+    [channelId],
+  );
   assert.not.ok('subscribers' in plain.subscriptions[0]);
   assert.is(plain.subscriptions[0].desktop_notifications, false, 'null replaced by the user default');
-  assert.equal(plain.never_subscribed.map((s: { name: string }) => s.name), ['other']);
-  const modern = await register(bob, { fetch_event_types: ['subscription'], include_subscribers: true, client_capabilities: { notification_settings_null: true } });
+  assert.equal(
+    plain.never_subscribed.map((s: { name: string }) => s.name),
+    ['other'],
+  );
+  const modern = await register(bob, {
+    fetch_event_types: ['subscription'],
+    include_subscribers: true,
+    client_capabilities: { notification_settings_null: true },
+  });
   assert.equal(modern.subscriptions[0].subscribers, [realm.owner.id, bob.id]);
   assert.is(modern.subscriptions[0].desktop_notifications, null);
   const partial = await register(bob, { fetch_event_types: ['subscription'], include_subscribers: 'partial' });
@@ -84,7 +107,10 @@ test('register during sends: every message is in the state or in the queue, neve
   for (const snap of snapshots) {
     const r = await poll(bob, snap.queue_id, -1, { dont_block: true });
     const queued = r.body.events.map((e: { message: { id: number } }) => e.message.id);
-    assert.ok(queued.every((id: number) => id > snap.max_message_id), 'no message twice');
+    assert.ok(
+      queued.every((id: number) => id > snap.max_message_id),
+      'no message twice',
+    );
     const expected = sent.filter((id) => id > snap.max_message_id);
     assert.equal(queued, expected, 'no message lost');
   }
@@ -133,7 +159,14 @@ test('apply_markdown=false gives the source; sender gets local_message_id and re
   const channelId = await makeChannel(realm, 'general', [realm.owner, bob]);
   const mine = await register(realm.owner, { event_types: ['message'], client_gravatar: false });
   const theirs = await register(bob, { event_types: ['message'] });
-  const r = await realm.owner.client.post('/messages', { type: 'stream', to: channelId, topic: 't', content: '*hi*', queue_id: mine.queue_id, local_id: '1.01' });
+  const r = await realm.owner.client.post('/messages', {
+    type: 'stream',
+    to: channelId,
+    topic: 't',
+    content: '*hi*',
+    queue_id: mine.queue_id,
+    local_id: '1.01',
+  });
   assert.is(r.status, 200, r.text);
   const own = (await poll(realm.owner, mine.queue_id, -1)).body.events[0];
   assert.is(own.local_message_id, '1.01');
@@ -151,9 +184,15 @@ test('acknowledgement prunes; the two last_event_id errors', async () => {
   const q = await register(bob, { event_types: ['message'] });
   for (let i = 0; i < 3; i++) await sendDm(realm.owner, [bob.id], `m${i}`);
   const first = await poll(bob, q.queue_id, -1);
-  assert.equal(first.body.events.map((e: { id: number }) => e.id), [0, 1, 2]);
+  assert.equal(
+    first.body.events.map((e: { id: number }) => e.id),
+    [0, 1, 2],
+  );
   const afterAck = await poll(bob, q.queue_id, 1, { dont_block: true });
-  assert.equal(afterAck.body.events.map((e: { id: number }) => e.id), [2]);
+  assert.equal(
+    afterAck.body.events.map((e: { id: number }) => e.id),
+    [2],
+  );
   const pruned = await poll(bob, q.queue_id, 0, { dont_block: true });
   assert.equal([pruned.status, pruned.body], [400, { result: 'error', msg: 'An event newer than 1 has already been pruned!', code: 'BAD_REQUEST' }]);
   const missing = await poll(bob, q.queue_id, 7, { dont_block: true });
@@ -163,7 +202,10 @@ test('acknowledgement prunes; the two last_event_id errors', async () => {
 test('missing arguments; dont_block without queue_id creates a queue', async () => {
   const realm = await newRealm();
   const noQueue = await realm.owner.client.get('/events', { last_event_id: -1 });
-  assert.equal([noQueue.status, noQueue.body], [400, { result: 'error', msg: "Missing 'queue_id' argument", code: 'REQUEST_VARIABLE_MISSING', var_name: 'queue_id' }]);
+  assert.equal(
+    [noQueue.status, noQueue.body],
+    [400, { result: 'error', msg: "Missing 'queue_id' argument", code: 'REQUEST_VARIABLE_MISSING', var_name: 'queue_id' }],
+  );
   const q = await register(realm.owner);
   const noId = await realm.owner.client.get('/events', { queue_id: q.queue_id });
   assert.equal([noId.status, noId.body.msg], [400, "Missing 'last_event_id' argument"]);
@@ -173,7 +215,7 @@ test('missing arguments; dont_block without queue_id creates a queue', async () 
   assert.equal(created.body.events, []);
 });
 
-test('BAD_EVENT_QUEUE_ID: unknown, another user\'s, deleted', async () => {
+test("BAD_EVENT_QUEUE_ID: unknown, another user's, deleted", async () => {
   const realm = await newRealm();
   const bob = await realm.addUser();
   const unknown = await poll(bob, 'hamster', -1);
@@ -233,7 +275,10 @@ test('a parked queue does not expire while its client waits', async () => {
   const realm = await newRealm();
   const q = await register(realm.owner, { idle_queue_timeout: 1, event_types: ['message'] });
   const r = await poll(realm.owner, q.queue_id, -1);
-  assert.equal(r.body.events.map((e: { type: string }) => e.type), ['heartbeat']);
+  assert.equal(
+    r.body.events.map((e: { type: string }) => e.type),
+    ['heartbeat'],
+  );
   const again = await poll(realm.owner, q.queue_id, 0, { dont_block: true });
   assert.is(again.status, 200);
 });
@@ -249,9 +294,15 @@ test('narrow filters message events', async () => {
   const inAlpha = await send(realm.owner, a, 't', 'in alpha');
   const direct = await sendDm(realm.owner, [bob.id], 'direct');
   const r = await poll(bob, q.queue_id, -1, { dont_block: true });
-  assert.equal(r.body.events.map((e: { message: { id: number } }) => e.message.id), [inAlpha]);
+  assert.equal(
+    r.body.events.map((e: { message: { id: number } }) => e.message.id),
+    [inAlpha],
+  );
   const d = await poll(bob, dm.queue_id, -1, { dont_block: true });
-  assert.equal(d.body.events.map((e: { message: { id: number } }) => e.message.id), [direct]);
+  assert.equal(
+    d.body.events.map((e: { message: { id: number } }) => e.message.id),
+    [direct],
+  );
 });
 
 test('guests may not use all_public_streams; members get public channel messages with it', async () => {
@@ -267,7 +318,10 @@ test('guests may not use all_public_streams; members get public channel messages
   const visible = await send(realm.owner, open, 't', 'public');
   await send(realm.owner, closed, 't', 'private');
   const r = await poll(outsider, q.queue_id, -1, { dont_block: true });
-  assert.equal(r.body.events.map((e: { message: { id: number } }) => e.message.id), [visible]);
+  assert.equal(
+    r.body.events.map((e: { message: { id: number } }) => e.message.id),
+    [visible],
+  );
   assert.equal((await poll(outsider, plain.queue_id, -1, { dont_block: true })).body.events, []);
 });
 

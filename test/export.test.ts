@@ -51,7 +51,10 @@ async function fetchExport(url: string, host: string, port: number): Promise<{ f
   const body = await new Promise<{ status: number; data: Buffer }>((resolve, reject) => {
     get({ host: '127.0.0.1', port, path: u.pathname, headers: { Host: host } }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve({ status: res.statusCode ?? 0, data: Buffer.concat(chunks) })).on('error', reject);
+      res
+        .on('data', (c: Buffer) => chunks.push(c))
+        .on('end', () => resolve({ status: res.statusCode ?? 0, data: Buffer.concat(chunks) }))
+        .on('error', reject);
     }).on('error', reject);
   });
   const dir = tempDir();
@@ -71,9 +74,12 @@ async function collect(queue: Awaited<ReturnType<typeof openQueue>>, n: number):
 
 const readJson = async (root: string, name: string) => JSON.parse(await readFile(path.join(root, name), 'utf8'));
 
-const png = () => sharp({ create: { width: 64, height: 48, channels: 3, background: '#22aa44' } }).png().toBuffer();
+const png = () =>
+  sharp({ create: { width: 64, height: 48, channels: 3, background: '#22aa44' } })
+    .png()
+    .toBuffer();
 
-test('POST /export/realm: administrators only, Zulip\'s export types; pending, then finished with a URL, a notice and events', async () => {
+test("POST /export/realm: administrators only, Zulip's export types; pending, then finished with a URL, a notice and events", async () => {
   const realm = await newRealm();
   const admin = await realm.addUser({ role: Role.ADMINISTRATOR, name: 'Ada' });
   const member = await realm.addUser();
@@ -91,9 +97,21 @@ test('POST /export/realm: administrators only, Zulip\'s export types; pending, t
   const before = Math.floor(Date.now() / 1000);
   const { id, exports } = await exportAndWait(realm, admin);
   const done = exports.find((e) => e.id === id)!;
-  assert.match(done.export_url, new RegExp(`^http://${realm.host.replace(/\./g, '\\.')}/user_avatars/exports/${realm.id}/[A-Za-z0-9_-]{24}/zulip-export-[0-9a-f]{8}\\.tar\\.gz$`));
+  assert.match(
+    done.export_url,
+    new RegExp(`^http://${realm.host.replace(/\./g, '\\.')}/user_avatars/exports/${realm.id}/[A-Za-z0-9_-]{24}/zulip-export-[0-9a-f]{8}\\.tar\\.gz$`),
+  );
   assert.ok(done.export_time >= before && done.export_time <= before + 60);
-  assert.equal(done, { id, export_time: done.export_time, acting_user_id: admin.id, export_url: done.export_url, deleted_timestamp: null, failed_timestamp: null, pending: false, export_type: 1 });
+  assert.equal(done, {
+    id,
+    export_time: done.export_time,
+    acting_user_id: admin.id,
+    export_url: done.export_url,
+    deleted_timestamp: null,
+    failed_timestamp: null,
+    pending: false,
+    export_type: 1,
+  });
   const list = await admin.client.get('/export/realm');
   assert.equal(list.body, { result: 'success', msg: '', exports: [done] });
 
@@ -102,9 +120,10 @@ test('POST /export/realm: administrators only, Zulip\'s export types; pending, t
   assert.equal(await collect(ownerQueue, 2), [pendingEvent, { type: 'realm_export', exports: [done] }]);
   const seen = await collect(adminQueue, 3);
   assert.equal(seen[0], pendingEvent);
-  assert.equal([seen[1]!.type, seen[1]!.message.sender_full_name, seen[1]!.message.content], [
-    'message', 'Notification Bot', '<p>Your data export is complete. <a href="/#organization/data-exports-admin">View and download exports</a>.</p>',
-  ]);
+  assert.equal(
+    [seen[1]!.type, seen[1]!.message.sender_full_name, seen[1]!.message.content],
+    ['message', 'Notification Bot', '<p>Your data export is complete. <a href="/#organization/data-exports-admin">View and download exports</a>.</p>'],
+  );
   assert.equal(seen[2], { type: 'realm_export', exports: [done] });
   assert.equal(await memberQueue.pending(), []);
 
@@ -115,7 +134,12 @@ test('POST /export/realm: administrators only, Zulip\'s export types; pending, t
   assert.equal([stats.export_type, stats.realm_id, stats.User], [1, realm.id, 6]);
   const row = await realm.server.app.prisma.realmExport.findUniqueOrThrow({ where: { id } });
   const { createHash } = await import('node:crypto');
-  assert.is(createHash('sha256').update(await readFile(fetched.file)).digest('hex'), row.sha256);
+  assert.is(
+    createHash('sha256')
+      .update(await readFile(fetched.file))
+      .digest('hex'),
+    row.sha256,
+  );
   // Another organization's host does not serve it.
   const other = await newRealm();
   assert.is((await fetchExport(done.export_url, other.host, realm.server.port)).status, 404);
@@ -125,32 +149,46 @@ test('POST /export/realm: five a week, and organizations too large for it are se
   const realm = await newRealm();
   const { prisma } = realm.server.app;
   const old = new Date(Date.now() - 8 * 86400_000);
-  await prisma.realmExport.create({ data: { realmId: realm.id, actingUserId: realm.owner.id, exportType: 1, status: EXPORT_STATUS.FAILED, dateRequested: old, dateFailed: old } });
-  for (let i = 0; i < 5; i++) await prisma.realmExport.create({ data: { realmId: realm.id, actingUserId: realm.owner.id, exportType: 1, status: EXPORT_STATUS.FAILED, dateFailed: new Date() } });
+  await prisma.realmExport.create({
+    data: { realmId: realm.id, actingUserId: realm.owner.id, exportType: 1, status: EXPORT_STATUS.FAILED, dateRequested: old, dateFailed: old },
+  });
+  for (let i = 0; i < 5; i++)
+    await prisma.realmExport.create({
+      data: { realmId: realm.id, actingUserId: realm.owner.id, exportType: 1, status: EXPORT_STATUS.FAILED, dateFailed: new Date() },
+    });
   const limited = await realm.owner.client.post('/export/realm');
   assert.equal([limited.status, limited.body], [400, errorBody('Exceeded rate limit.')]);
   await prisma.realmExport.deleteMany({ where: { realmId: realm.id } });
   const bigRealm = await newRealm();
   for (let i = 0; i < 11; i++) {
-    await realm.server.app.prisma.attachment.create({ data: { realmId: bigRealm.id, ownerId: bigRealm.owner.id, pathId: `${bigRealm.id}/big/${i}`, fileName: 'big', size: 2 * 1024 ** 3 - 1 } });
+    await realm.server.app.prisma.attachment.create({
+      data: { realmId: bigRealm.id, ownerId: bigRealm.owner.id, pathId: `${bigRealm.id}/big/${i}`, fileName: 'big', size: 2 * 1024 ** 3 - 1 },
+    });
   }
   const big = await bigRealm.owner.client.post('/export/realm');
-  assert.equal([big.status, big.body], [400, errorBody(`The export you requested is too large for automatic processing. Please request a manual export by contacting admin@localhost.`)]);
+  assert.equal(
+    [big.status, big.body],
+    [400, errorBody(`The export you requested is too large for automatic processing. Please request a manual export by contacting admin@localhost.`)],
+  );
   assert.is(await prisma.realmExport.count({ where: { realmId: bigRealm.id } }), 0);
 });
 
-test('DELETE /export/realm/{id}: Zulip\'s refusals, then the tarball goes and everyone hears', async () => {
+test("DELETE /export/realm/{id}: Zulip's refusals, then the tarball goes and everyone hears", async () => {
   const realm = await newRealm();
   const { prisma } = realm.server.app;
   const o = realm.owner.client;
   const member = await realm.addUser();
   assert.equal((await o.delete('/export/realm/999999')).body, errorBody('Invalid data export ID'));
   const otherRealm = await newRealm();
-  const foreign = await prisma.realmExport.create({ data: { realmId: otherRealm.id, actingUserId: otherRealm.owner.id, exportType: 1, status: EXPORT_STATUS.SUCCEEDED } });
+  const foreign = await prisma.realmExport.create({
+    data: { realmId: otherRealm.id, actingUserId: otherRealm.owner.id, exportType: 1, status: EXPORT_STATUS.SUCCEEDED },
+  });
   assert.equal((await o.delete(`/export/realm/${foreign.id}`)).body, errorBody('Invalid data export ID'));
   const waiting = await prisma.realmExport.create({ data: { realmId: realm.id, actingUserId: realm.owner.id, exportType: 1, status: EXPORT_STATUS.STARTED } });
   assert.equal((await o.delete(`/export/realm/${waiting.id}`)).body, errorBody('Export still in progress'));
-  const failed = await prisma.realmExport.create({ data: { realmId: realm.id, actingUserId: realm.owner.id, exportType: 1, status: EXPORT_STATUS.FAILED, dateFailed: new Date() } });
+  const failed = await prisma.realmExport.create({
+    data: { realmId: realm.id, actingUserId: realm.owner.id, exportType: 1, status: EXPORT_STATUS.FAILED, dateFailed: new Date() },
+  });
   assert.equal((await o.delete(`/export/realm/${failed.id}`)).body, errorBody('Export failed, nothing to delete'));
   await prisma.realmExport.deleteMany({ where: { id: { in: [waiting.id, failed.id] } } });
 
@@ -159,7 +197,7 @@ test('DELETE /export/realm/{id}: Zulip\'s refusals, then the tarball goes and ev
   assert.equal((await member.client.delete(`/export/realm/${id}`)).body.code, 'UNAUTHORIZED_PRINCIPAL');
   const queue = await openQueue(realm.owner, { event_types: ['realm_export'] });
   const r = await o.delete(`/export/realm/${id}`);
-  assert.equal([r.status, r.body], [200, { result: 'success', msg: '', }]);
+  assert.equal([r.status, r.body], [200, { result: 'success', msg: '' }]);
   const [event] = await queue.next();
   const deleted = event!.exports[0];
   assert.ok(typeof deleted.deleted_timestamp === 'number');
@@ -177,7 +215,8 @@ test('GET /export/realm/consents and realm_export_consent events', async () => {
   assert.is(hidden.status, 200, hidden.text);
   const consents = (await admin.client.get('/export/realm/consents')).body;
   assert.equal(consents, {
-    result: 'success', msg: '',
+    result: 'success',
+    msg: '',
     export_consents: [
       { user_id: realm.owner.id, consented: false, email_address_visibility: 1 },
       { user_id: admin.id, consented: false, email_address_visibility: 1 },
@@ -206,8 +245,14 @@ async function populate(danConsents: boolean) {
   }
   assert.is((await o.client.patch('/realm', { name: 'Exported Org', description: 'All of it' })).status, 200);
   assert.is((await o.client.post('/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://tracker.test/{id}' })).status, 200);
-  assert.is((await o.client.postMultipart('/realm/emoji/party', {}, [{ field: 'f', filename: 'p.png', contentType: 'image/png', data: await png() }])).status, 200);
-  assert.is((await bob.client.postMultipart('/users/me/avatar', {}, [{ field: 'f', filename: 'me.png', contentType: 'image/png', data: await png() }])).status, 200);
+  assert.is(
+    (await o.client.postMultipart('/realm/emoji/party', {}, [{ field: 'f', filename: 'p.png', contentType: 'image/png', data: await png() }])).status,
+    200,
+  );
+  assert.is(
+    (await bob.client.postMultipart('/users/me/avatar', {}, [{ field: 'f', filename: 'me.png', contentType: 'image/png', data: await png() }])).status,
+    200,
+  );
   const group = await o.client.post('/user_groups/create', { name: 'crew', description: 'The crew', members: [bob.id, admin.id] });
   assert.is(group.status, 200, group.text);
   const folder = await o.client.post('/channel_folders/create', { name: 'Work', description: 'work things' });
@@ -216,9 +261,14 @@ async function populate(danConsents: boolean) {
   const secret = await makeChannel(realm, 'secret', [o, bob], { invite_only: true });
   const danOnly = await makeChannel(realm, 'dan-only', [dan], { invite_only: true });
   assert.is((await o.client.patch(`/streams/${general}`, { folder_id: folder.body.channel_folder_id, description: 'Everyone **here**' })).status, 200);
-  const props = [{ stream_id: general, property: 'color', value: '#abcdef' }, { stream_id: general, property: 'is_muted', value: true }];
+  const props = [
+    { stream_id: general, property: 'color', value: '#abcdef' },
+    { stream_id: general, property: 'is_muted', value: true },
+  ];
   assert.is((await bob.client.post('/users/me/subscriptions/properties', { subscription_data: props })).status, 200);
-  const up = await bob.client.postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'notes.txt', contentType: 'text/plain', data: Buffer.from('the notes') }]);
+  const up = await bob.client.postMultipart('/user_uploads', {}, [
+    { field: 'file', filename: 'notes.txt', contentType: 'text/plain', data: Buffer.from('the notes') },
+  ]);
   assert.is(up.status, 200, up.text);
   const m1 = await send(bob, general, 'hello', `Hi all, see [notes](${up.body.url}) and #12 :party:`);
   const m2 = await send(o, general, 'hello', 'Welcome @**Bob**');
@@ -232,7 +282,8 @@ async function populate(danConsents: boolean) {
   assert.is((await bob.client.post('/messages/flags', { messages: [m2, m3], op: 'add', flag: 'starred' })).status, 200);
   assert.is((await admin.client.post('/messages/flags', { messages: [m1, dm], op: 'add', flag: 'read' })).status, 200);
   assert.is((await bob.client.post('/users/me/status', { status_text: 'exporting', emoji_name: 'octopus' })).status, 200);
-  for (const u of [bob, dan]) assert.is((await u.client.post('/drafts', { drafts: [{ type: 'stream', to: [general], topic: 't', content: 'unsent' }] })).status, 200);
+  for (const u of [bob, dan])
+    assert.is((await u.client.post('/drafts', { drafts: [{ type: 'stream', to: [general], topic: 't', content: 'unsent' }] })).status, 200);
   return { realm, users: { o, admin, bob, guest, dan, bot }, messages: { m1, m2, m3, m4, dm, groupDm, danDm }, upload: up.body.url as string };
 }
 
@@ -268,7 +319,10 @@ test('an organization exported and imported into a fresh database answers the sa
   const { id, exports } = await exportAndWait(realm, users.o, { export_type: 2 });
   const fetched = await fetchExport(exports.find((e) => e.id === id)!.export_url, realm.host, realm.server.port);
   const realmJson = await readJson(fetched.root, 'realm.json');
-  assert.equal(Object.keys(realmJson), EXPORTED_TABLES.filter((t) => t.file === 'realm').map((t) => t.table));
+  assert.equal(
+    Object.keys(realmJson),
+    EXPORTED_TABLES.filter((t) => t.file === 'realm').map((t) => t.table),
+  );
   assert.ok((realmJson.User as Row[]).every((u) => typeof u.apiKey === 'string' && u.realmId === realm.id));
   assert.is((await readJson(fetched.root, 'uploads/records.json')).length, 1);
   assert.is((await readJson(fetched.root, 'avatars/records.json')).length, 3);
@@ -306,7 +360,9 @@ test('an organization exported and imported into a fresh database answers the sa
   const dataDir = tempDir();
   const databaseUrl = await freshDatabase();
   const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'import', fetched.file], {
-    cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, encoding: 'utf8',
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
   });
   await removeStreamOf(databaseUrl);
   assert.is(cli.status, 0, cli.stderr);
@@ -320,20 +376,30 @@ test('an export with consent holds the private data of consenting members only',
   const fetched = await fetchExport(exports.find((e) => e.id === id)!.export_url, realm.host, realm.server.port);
   const messagesJson = await readJson(fetched.root, 'messages-000001.json');
   const { m1, m2, m3, dm, groupDm } = messages;
-  assert.equal((messagesJson.Message as Row[]).map((m) => m.id), [m1, m2, m3, dm, groupDm], 'neither Dan\'s channel nor his conversation with the bot');
+  assert.equal(
+    (messagesJson.Message as Row[]).map((m) => m.id),
+    [m1, m2, m3, dm, groupDm],
+    "neither Dan's channel nor his conversation with the bot",
+  );
   const flagged = [...new Set((messagesJson.UserMessage as Row[]).map((um) => um.userId))].sort((a, b) => a - b);
   assert.equal(flagged, [users.o.id, users.admin.id, users.bob.id, users.guest.id]);
   const realmJson = await readJson(fetched.root, 'realm.json');
-  assert.equal((realmJson.Draft as Row[]).map((d) => d.userId), [users.bob.id]);
+  assert.equal(
+    (realmJson.Draft as Row[]).map((d) => d.userId),
+    [users.bob.id],
+  );
   assert.is((realmJson.DirectMessageGroup as Row[]).length, 2);
 });
 
-test('a public export holds public channels\' messages and nobody\'s private data', async () => {
+test("a public export holds public channels' messages and nobody's private data", async () => {
   const { realm, users, messages } = await populate(true);
   const { id, exports } = await exportAndWait(realm, users.admin);
   const fetched = await fetchExport(exports.find((e) => e.id === id)!.export_url, realm.host, realm.server.port);
   const messagesJson = await readJson(fetched.root, 'messages-000001.json');
-  assert.equal((messagesJson.Message as Row[]).map((m) => m.id), [messages.m1, messages.m2]);
+  assert.equal(
+    (messagesJson.Message as Row[]).map((m) => m.id),
+    [messages.m1, messages.m2],
+  );
   const realmJson = await readJson(fetched.root, 'realm.json');
   assert.equal([realmJson.Draft, realmJson.DirectMessageGroup], [[], []]);
   const subscriptions = await realm.server.app.prisma.subscription.count({ where: { user: { realmId: realm.id } } });
@@ -343,10 +409,19 @@ test('a public export holds public channels\' messages and nobody\'s private dat
   assert.is((await readJson(fetched.root, 'attachment.json')).Attachment.length, 1);
 });
 
-test('import: the command\'s arguments, and archives it refuses', async () => {
-  assert.throws(() => parseAdminCommand('import', []), (e: unknown) => e instanceof UsageError);
-  assert.throws(() => parseAdminCommand('import', ['a.tar.gz', 'b.tar.gz']), (e: unknown) => e instanceof UsageError);
-  assert.throws(() => parseAdminCommand('import', ['--force']), (e: unknown) => e instanceof UsageError);
+test("import: the command's arguments, and archives it refuses", async () => {
+  assert.throws(
+    () => parseAdminCommand('import', []),
+    (e: unknown) => e instanceof UsageError,
+  );
+  assert.throws(
+    () => parseAdminCommand('import', ['a.tar.gz', 'b.tar.gz']),
+    (e: unknown) => e instanceof UsageError,
+  );
+  assert.throws(
+    () => parseAdminCommand('import', ['--force']),
+    (e: unknown) => e instanceof UsageError,
+  );
   assert.equal(parseAdminCommand('import', ['x.tar.gz']), { command: 'import', file: path.resolve('x.tar.gz') });
   const target = await startTestServer({ DATABASE_URL: await freshDatabase(), DATA_DIR: tempDir() });
   try {
@@ -369,13 +444,16 @@ test('import: the command\'s arguments, and archives it refuses', async () => {
   }
 });
 
-test('every table is either exported or named as no organization\'s data', async () => {
+test("every table is either exported or named as no organization's data", async () => {
   const realm = await newRealm();
   const rows = await realm.server.app.prisma.$queryRawUnsafe<{ table_name: string }[]>(
     "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
   );
   const known = new Set([...EXPORTED_TABLES.map((t) => t.table), ...NOT_EXPORTED_TABLES]);
-  assert.equal(rows.map((r) => r.table_name).filter((t) => !known.has(t)), []);
+  assert.equal(
+    rows.map((r) => r.table_name).filter((t) => !known.has(t)),
+    [],
+  );
 });
 
 test.run();

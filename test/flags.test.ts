@@ -23,10 +23,18 @@ test('POST /messages/flags: add/remove, events, validation', async () => {
   await alice.client.post('/messages/flags', { messages: [a, dm], op: 'remove', flag: 'read' });
   events.stop();
   const [star, read, unread] = events.ofType('update_message_flags');
-  assert.equal([star!.userIds, star!.event], [[alice.id], { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'starred', messages: [a, b, dm], all: false }]);
+  assert.equal(
+    [star!.userIds, star!.event],
+    [[alice.id], { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'starred', messages: [a, b, dm], all: false }],
+  );
   assert.equal(read!.event.messages, [a, dm]);
   assert.equal(unread!.event, {
-    type: 'update_message_flags', op: 'remove', operation: 'remove', flag: 'read', messages: [a, dm], all: false,
+    type: 'update_message_flags',
+    op: 'remove',
+    operation: 'remove',
+    flag: 'read',
+    messages: [a, dm],
+    all: false,
     message_details: { [a]: { type: 'stream', stream_id: sid, topic: 't', unmuted_stream_msg: true }, [dm]: { type: 'private', user_ids: [realm.owner.id] } },
   });
   assert.equal(await flagsOf(alice.client, a), ['starred']);
@@ -59,16 +67,52 @@ test('POST /messages/flags/narrow: counts and range', async () => {
   const sid = await makeChannel(realm, 'general', [realm.owner, alice]);
   const ids = [];
   for (let i = 0; i < 4; i++) ids.push(await send(realm.owner, sid, i < 2 ? 'a' : 'b', `m${i}`));
-  const r = await alice.client.post('/messages/flags/narrow', { anchor: 'oldest', num_before: 0, num_after: 10, narrow: [{ operator: 'topic', operand: 'a' }], op: 'add', flag: 'read' });
-  assert.equal(r.body, {
-    result: 'success', msg: '', processed_count: 2, updated_count: 2, first_processed_id: ids[0], last_processed_id: ids[1],
-    found_oldest: true, found_newest: true, ignored_because_not_subscribed_channels: [],
+  const r = await alice.client.post('/messages/flags/narrow', {
+    anchor: 'oldest',
+    num_before: 0,
+    num_after: 10,
+    narrow: [{ operator: 'topic', operand: 'a' }],
+    op: 'add',
+    flag: 'read',
   });
-  const again = await alice.client.post('/messages/flags/narrow', { anchor: ids[1], include_anchor: true, num_before: 1, num_after: 1, narrow: [], op: 'add', flag: 'read' });
+  assert.equal(r.body, {
+    result: 'success',
+    msg: '',
+    processed_count: 2,
+    updated_count: 2,
+    first_processed_id: ids[0],
+    last_processed_id: ids[1],
+    found_oldest: true,
+    found_newest: true,
+    ignored_because_not_subscribed_channels: [],
+  });
+  const again = await alice.client.post('/messages/flags/narrow', {
+    anchor: ids[1],
+    include_anchor: true,
+    num_before: 1,
+    num_after: 1,
+    narrow: [],
+    op: 'add',
+    flag: 'read',
+  });
   assert.equal([again.body.processed_count, again.body.updated_count, again.body.first_processed_id, again.body.last_processed_id], [3, 1, ids[0], ids[2]]);
-  const bad = await alice.client.post('/messages/flags/narrow', { anchor: ids[1], include_anchor: false, num_before: 1, num_after: 1, op: 'add', flag: 'read' });
+  const bad = await alice.client.post('/messages/flags/narrow', {
+    anchor: ids[1],
+    include_anchor: false,
+    num_before: 1,
+    num_after: 1,
+    op: 'add',
+    flag: 'read',
+  });
   assert.equal(bad.body, errorBody('The anchor can only be excluded at an end of the range'));
-  const none = await alice.client.post('/messages/flags/narrow', { anchor: 'newest', num_before: 0, num_after: 0, narrow: [{ operator: 'is', operand: 'unread' }], op: 'add', flag: 'read' });
+  const none = await alice.client.post('/messages/flags/narrow', {
+    anchor: 'newest',
+    num_before: 0,
+    num_after: 0,
+    narrow: [{ operator: 'is', operand: 'unread' }],
+    op: 'add',
+    flag: 'read',
+  });
   assert.equal([none.body.processed_count, none.body.first_processed_id, none.body.last_processed_id], [0, null, null]);
 });
 
@@ -78,7 +122,12 @@ test('mark_all_as_read, mark_stream_as_read, mark_topic_as_read', async () => {
   const s1 = await makeChannel(realm, 'one', [realm.owner, alice]);
   const s2 = await makeChannel(realm, 'two', [realm.owner, alice]);
   const secret = await makeChannel(realm, 'secret', [realm.owner], { invite_only: true });
-  const [a, b, c, d] = [await send(realm.owner, s1, 'x', '1'), await send(realm.owner, s1, 'Y', '2'), await send(realm.owner, s2, 'x', '3'), await sendDm(realm.owner, [alice.id], '4')];
+  const [a, b, c, d] = [
+    await send(realm.owner, s1, 'x', '1'),
+    await send(realm.owner, s1, 'Y', '2'),
+    await send(realm.owner, s2, 'x', '3'),
+    await sendDm(realm.owner, [alice.id], '4'),
+  ];
   const events = captureEvents(realm.server.app, realm.id);
   assert.equal((await alice.client.post('/mark_topic_as_read', { stream_id: s1, topic_name: 'y' })).body, { result: 'success', msg: '' });
   assert.equal(await flagsOf(alice.client, b), ['read']);
@@ -92,7 +141,14 @@ test('mark_all_as_read, mark_stream_as_read, mark_topic_as_read', async () => {
   events.stop();
   assert.equal(all.body, { result: 'success', msg: '', complete: true });
   assert.equal([await flagsOf(alice.client, c), await flagsOf(alice.client, d)], [['read'], ['read']]);
-  assert.equal(events.ofType('update_message_flags').map((e) => [e.event.messages, e.event.all]), [[[b], false], [[a], false], [[], true]]);
+  assert.equal(
+    events.ofType('update_message_flags').map((e) => [e.event.messages, e.event.all]),
+    [
+      [[b], false],
+      [[a], false],
+      [[], true],
+    ],
+  );
 });
 
 test('mark_all_as_read takes a large backlog a batch at a time and announces it once, when done', async () => {
@@ -101,14 +157,20 @@ test('mark_all_as_read takes a large backlog a batch at a time and announces it 
   const sid = await makeChannel(realm, 'general', [realm.owner, alice]);
   // More than one batch (2,000) of unread messages.
   const ids: number[] = [];
-  for (let start = 0; start < 2050; start += 50) ids.push(...(await Promise.all(Array.from({ length: 50 }, (_, i) => send(realm.owner, sid, 't', `m${start + i}`)))));
-  const unread = async () => (await alice.client.get('/messages', { anchor: 'newest', num_before: 5000, num_after: 0, narrow: [{ operator: 'is', operand: 'unread' }] })).body.messages.length;
+  for (let start = 0; start < 2050; start += 50)
+    ids.push(...(await Promise.all(Array.from({ length: 50 }, (_, i) => send(realm.owner, sid, 't', `m${start + i}`)))));
+  const unread = async () =>
+    (await alice.client.get('/messages', { anchor: 'newest', num_before: 5000, num_after: 0, narrow: [{ operator: 'is', operand: 'unread' }] })).body.messages
+      .length;
   assert.equal(await unread(), 2050);
   const events = captureEvents(realm.server.app, realm.id);
   assert.equal((await alice.client.post('/mark_all_as_read')).body, { result: 'success', msg: '', complete: true });
   events.stop();
   assert.equal(await unread(), 0);
-  assert.equal(events.ofType('update_message_flags').map((e) => [e.userIds, e.event.messages, e.event.all]), [[[alice.id], [], true]]);
+  assert.equal(
+    events.ofType('update_message_flags').map((e) => [e.userIds, e.event.messages, e.event.all]),
+    [[[alice.id], [], true]],
+  );
 });
 
 const post = (u: TestUser, [path, params]: Change) => u.client.post(path, params).then((r) => [r.status, r.body]);
@@ -121,7 +183,7 @@ async function eventsOf(queue: OpenQueue, n: number): Promise<Record<string, any
   return seen;
 }
 
-test('group commit: changes that wait for the user\'s actor are one batch in one transaction, each answered and announced as if alone', async () => {
+test("group commit: changes that wait for the user's actor are one batch in one transaction, each answered and announced as if alone", async () => {
   const realm = await newRealm();
   const alice = await realm.addUser();
   const bob = await realm.addUser();
@@ -157,15 +219,26 @@ test('group commit: changes that wait for the user\'s actor are one batch in one
   assert.equal(results[3], [400, errorBody('Invalid message(s)')], 'the bad change fails alone');
   const events = await eventsOf(aliceQueue, changes.length - 1);
   assert.equal(events, await eventsOf(bobQueue, changes.length - 1));
-  assert.equal(events.map((e) => [e.op, e.flag, e.messages, e.all]), [
-    ['add', 'read', [m0, m1], false], ['add', 'read', [m2], false], ['remove', 'read', [m1], false], ['add', 'starred', [m0, elsewhere], false],
-    ['remove', 'read', [], false], ['remove', 'starred', [elsewhere], false], ['add', 'read', [m1], false], ['add', 'starred', [m3], false],
-    ['add', 'read', [], true], ['remove', 'read', [m3], false], ['add', 'read', [m3], false],
-  ]);
+  assert.equal(
+    events.map((e) => [e.op, e.flag, e.messages, e.all]),
+    [
+      ['add', 'read', [m0, m1], false],
+      ['add', 'read', [m2], false],
+      ['remove', 'read', [m1], false],
+      ['add', 'starred', [m0, elsewhere], false],
+      ['remove', 'read', [], false],
+      ['remove', 'starred', [elsewhere], false],
+      ['add', 'read', [m1], false],
+      ['add', 'starred', [m3], false],
+      ['add', 'read', [], true],
+      ['remove', 'read', [m3], false],
+      ['add', 'read', [m3], false],
+    ],
+  );
   for (const id of [...ids, elsewhere]) assert.equal(await flagsOf(alice.client, id), await flagsOf(bob.client, id));
 });
 
-test('group commit keeps the order of the user\'s other writes: a change after a mute is written after it', async () => {
+test("group commit keeps the order of the user's other writes: a change after a mute is written after it", async () => {
   const realm = await newRealm();
   const alice = await realm.addUser();
   const sid = await makeChannel(realm, 'general', [realm.owner, alice]);
@@ -180,11 +253,14 @@ test('group commit keeps the order of the user\'s other writes: a change after a
   const { results, batches, writes } = await held.release();
   assert.equal([results, batches.map((b) => b.length), writes], [[200, 200, 200], [1, 1], 1]);
   const events = await eventsOf(queue, 4);
-  assert.equal(events.map((e) => (e.type === 'muted_users' ? 'muted' : `${e.op} ${e.messages}`)), [`remove ${id}`, `add ${id}`, 'muted', `remove ${id}`]);
+  assert.equal(
+    events.map((e) => (e.type === 'muted_users' ? 'muted' : `${e.op} ${e.messages}`)),
+    [`remove ${id}`, `add ${id}`, 'muted', `remove ${id}`],
+  );
   assert.equal(await flagsOf(alice.client, id), []);
 });
 
-test('concurrent flag changes of one user: every change announced once, in the same order to each of the user\'s clients, and that order is the state\'s', async () => {
+test("concurrent flag changes of one user: every change announced once, in the same order to each of the user's clients, and that order is the state's", async () => {
   const realm = await newRealm();
   const alice = await realm.addUser();
   const sid = await makeChannel(realm, 'general', [realm.owner, alice]);
@@ -193,7 +269,10 @@ test('concurrent flag changes of one user: every change announced once, in the s
   const queues = [await openQueue(alice, { event_types: ['update_message_flags'] }), await openQueue(alice, { event_types: ['update_message_flags'] })];
   const changes = Array.from({ length: 40 }, (_, i) => ({ id: ids[i % 10]!, op: Math.floor(i / 10) % 2 === 0 ? 'add' : 'remove' }));
   const answers = await Promise.all(changes.map((c) => alice.client.post('/messages/flags', { messages: [c.id], op: c.op, flag: 'read' })));
-  assert.equal(answers.map((r) => r.status), changes.map(() => 200));
+  assert.equal(
+    answers.map((r) => r.status),
+    changes.map(() => 200),
+  );
   const [events, other] = [await eventsOf(queues[0]!, 40), await eventsOf(queues[1]!, 40)];
   assert.equal(other, events, 'both clients see the same events in the same order');
   assert.is(events.length, 40, 'one event per change, none twice');

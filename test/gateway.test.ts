@@ -71,7 +71,11 @@ async function open(realm: TestRealm, user: TestUser | null, query: Record<strin
 }
 
 /** One upgrade request as written; an accepted upgrade comes back as status 101 with no body. */
-function rawHandshake(realm: TestRealm, path: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
+function rawHandshake(
+  realm: TestRealm,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
   for (const [k, v] of Object.entries(headers)) if (v === '') delete headers[k];
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port: realm.server.port, path, headers: { Host: realm.host, ...headers } });
@@ -121,11 +125,21 @@ test('acknowledgements prune; a reconnect resumes after the last received id', a
   await socket.close();
   for (let i = 3; i < 5; i++) await sendDm(realm.owner, [bob.id], `m${i}`);
   const pending = await bob.client.get('/events', { queue_id: queueId, last_event_id: 0, dont_block: true });
-  assert.equal(pending.body.events.map((e: Event) => e.id), [1, 2, 3, 4], 'ack 0 pruned only event 0');
+  assert.equal(
+    pending.body.events.map((e: Event) => e.id),
+    [1, 2, 3, 4],
+    'ack 0 pruned only event 0',
+  );
   socket = await open(realm, bob, { queue_id: queueId, last_event_id: 2 });
   await socket.waitFor(() => socket.events.length === 2);
-  assert.equal(socket.events.map((e) => e.id), [3, 4]);
-  assert.equal(socket.events.map((e) => e.message!.content), ['m3', 'm4']);
+  assert.equal(
+    socket.events.map((e) => e.id),
+    [3, 4],
+  );
+  assert.equal(
+    socket.events.map((e) => e.message!.content),
+    ['m3', 'm4'],
+  );
   await new Promise((r) => setTimeout(r, 100));
   assert.is(socket.events.length, 2, 'no duplicates');
   await socket.close();
@@ -168,13 +182,25 @@ test('a client frame over 16 KiB closes the socket with 1009 and a close frame; 
 test('the handshake follows RFC 6455: an unsupported version gets 426 naming 13, a missing or malformed key 400', async () => {
   const realm = await newRealm();
   const queueId = await register(realm.owner);
-  const handshake = (headers: Record<string, string>) => rawHandshake(realm, `/api/v1/events/socket?queue_id=${queueId}`, { Connection: 'Upgrade', Upgrade: 'websocket', ...headers });
+  const handshake = (headers: Record<string, string>) =>
+    rawHandshake(realm, `/api/v1/events/socket?queue_id=${queueId}`, { Connection: 'Upgrade', Upgrade: 'websocket', ...headers });
   const key = 'dGhlIHNhbXBsZSBub25jZQ==';
   for (const version of ['8', '', '14']) {
     const r = await handshake({ 'Sec-WebSocket-Version': version, 'Sec-WebSocket-Key': key });
-    assert.equal([r.status, r.headers['sec-websocket-version'], r.headers.upgrade, r.body], [426, '13', 'websocket', {
-      result: 'error', msg: 'Unsupported WebSocket version; this server speaks version 13', code: 'BAD_REQUEST',
-    }], `version '${version}'`);
+    assert.equal(
+      [r.status, r.headers['sec-websocket-version'], r.headers.upgrade, r.body],
+      [
+        426,
+        '13',
+        'websocket',
+        {
+          result: 'error',
+          msg: 'Unsupported WebSocket version; this server speaks version 13',
+          code: 'BAD_REQUEST',
+        },
+      ],
+      `version '${version}'`,
+    );
   }
   // 15 bytes, 17 bytes, not base64, absent.
   for (const badKey of ['dGhlIHNhbXBsZSBub25jZQ=', 'dGhlIHNhbXBsZSBub25jZSEh', 'not a key at all!!!!!!==', '']) {
@@ -196,7 +222,10 @@ test('long-poll and socket never read a queue at once: the newcomer takes over',
   assert.equal(socket.closed, { code: 4001, reason: 'another client took over this queue' });
   const id = await sendDm(realm.owner, [bob.id], 'to the poller');
   const r = await poll;
-  assert.equal(r.body.events.map((e: Event) => e.message!.id), [id]);
+  assert.equal(
+    r.body.events.map((e: Event) => e.message!.id),
+    [id],
+  );
 });
 
 test('a slow consumer is disconnected with 4008 and its queue keeps the events', async () => {
@@ -213,7 +242,11 @@ test('a slow consumer is disconnected with 4008 and its queue keeps the events',
     // Kernel socket buffers hold megabytes on loopback, so publish big events straight to the bus.
     const blob = 'x'.repeat(1024 * 1024);
     for (let i = 0; i < 40 && socket.closed === null; i++) {
-      app.bus.publish({ realmId: realm.id, userIds: [bob.id], event: { type: 'message', message: { id: i, type: 'private', content: blob, raw_content: blob, display_recipient: [] }, flags: [] } });
+      app.bus.publish({
+        realmId: realm.id,
+        userIds: [bob.id],
+        event: { type: 'message', message: { id: i, type: 'private', content: blob, raw_content: blob, display_recipient: [] }, flags: [] },
+      });
       await new Promise((r) => setTimeout(r, 5));
     }
     (socket.ws as unknown as { _socket: { resume(): void } })._socket.resume();
@@ -255,9 +288,11 @@ test('20 clients, 500 messages from several senders: each gets each event once, 
   });
   const senders = [realm.owner, users[0]!, users[1]!, users[2]!];
   const total = 500;
-  await Promise.all(senders.map(async (sender, s) => {
-    for (let i = s; i < total; i += senders.length) await send(sender, channels[i % 2]!, 'load', `n${i}`);
-  }));
+  await Promise.all(
+    senders.map(async (sender, s) => {
+      for (let i = s; i < total; i += senders.length) await send(sender, channels[i % 2]!, 'load', `n${i}`);
+    }),
+  );
   const received = (events: Event[]) => events.filter((e) => e.type === 'message' && e.message!.stream_id !== undefined);
   const done = () => sockets.every((s) => received(s.events).length >= total) && pollers.every((p) => p.events.length >= total);
   const deadline = Date.now() + 60_000;
@@ -271,7 +306,11 @@ test('20 clients, 500 messages from several senders: each gets each event once, 
     assert.is(new Set(ids).size, total, 'no duplicates');
     for (const channel of channels) {
       const inChannel = events.filter((e) => e.message!.stream_id === channel).map((e) => e.message!.id);
-      assert.equal(inChannel, [...inChannel].sort((a, b) => a - b), 'per-channel order');
+      assert.equal(
+        inChannel,
+        [...inChannel].sort((a, b) => a - b),
+        'per-channel order',
+      );
     }
   };
   for (const s of sockets) ordered(received(s.events));

@@ -34,7 +34,10 @@ test('a failed statement is retried input by input: only the bad input fails', a
   const { statements, writeAll } = recorder((i) => i === 4);
   const group = new GroupCommit(writeAll, 1, 100);
   const results = await Promise.allSettled([1, 2, 3, 4, 5].map((i) => group.write(i)));
-  assert.equal(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)), [10, 20, 30, 'bad 4', 50]);
+  assert.equal(
+    results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)),
+    [10, 20, 30, 'bad 4', 50],
+  );
   assert.equal(statements, [[1], [2, 3, 4, 5], [2], [3], [4], [5]]);
   assert.is(await group.write(7), 70, 'later writes go on');
 });

@@ -21,7 +21,8 @@ test('older messages become searchable and their direct messages listed once the
     first.app.prisma.$executeRaw`UPDATE "Message" SET "searchVector" = NULL`,
     first.app.prisma.$executeRaw`ALTER TABLE "Message" ENABLE TRIGGER message_search_vector`,
     first.app.prisma.$executeRaw`UPDATE "UserMessage" SET flags = flags & ~${IS_PRIVATE}::int`,
-    first.app.prisma.$executeRaw`INSERT INTO "HistoryBackfill" (name, "nextId", "untilId") SELECT n, 1, max(id) FROM "Message", (VALUES ('search_vector'), ('is_private')) v(n) GROUP BY n`,
+    first.app.prisma
+      .$executeRaw`INSERT INTO "HistoryBackfill" (name, "nextId", "untilId") SELECT n, 1, max(id) FROM "Message", (VALUES ('search_vector'), ('is_private')) v(n) GROUP BY n`,
   ]);
   const range = { anchor: 'newest', num_before: 10, num_after: 0 };
   const ids = async (client: Client, narrow: unknown[]) => (await client.get('/messages', { ...range, narrow })).body.messages.map((m: { id: number }) => m.id);

@@ -62,7 +62,10 @@ test('unread_msgs: the newest 50,000 unread messages, with old_unreads_missing',
   assert.equal([body.unread_msgs.count, body.unread_msgs.old_unreads_missing, body.unread_msgs.streams.length], [50000, true, 1]);
   const ids: number[] = topic.unread_message_ids;
   assert.ok(!ids.includes(first) && ids[0]! > first + 1, 'the oldest are left out');
-  assert.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]!), 'in id order');
+  assert.ok(
+    ids.every((id, i) => i === 0 || id > ids[i - 1]!),
+    'in id order',
+  );
 });
 
 test.run();

@@ -38,7 +38,10 @@ async function unreadCount(user: TestUser): Promise<[number, boolean]> {
 }
 
 const flagsOf = async (user: TestUser, id: number) => (await user.client.get(`/messages/${id}`)).body.message.flags;
-const topicNarrow = (channelId: number, topic: string) => [{ operator: 'channel', operand: channelId }, { operator: 'topic', operand: topic }];
+const topicNarrow = (channelId: number, topic: string) => [
+  { operator: 'channel', operand: channelId },
+  { operator: 'topic', operand: topic },
+];
 
 let realm: TestRealm;
 let ann: TestUser;
@@ -65,12 +68,31 @@ test('flags by narrow: 5,000 messages a request; reading history one never recei
   const star = await cy.client.post('/messages/flags/narrow', { ...range, op: 'add', flag: 'starred' });
   events.stop();
   const answer = (updated: number) => ({
-    result: 'success', msg: '', processed_count: 5000, updated_count: updated, first_processed_id: flood[0], last_processed_id: flood[4999],
-    found_oldest: true, found_newest: false, ignored_because_not_subscribed_channels: [],
+    result: 'success',
+    msg: '',
+    processed_count: 5000,
+    updated_count: updated,
+    first_processed_id: flood[0],
+    last_processed_id: flood[4999],
+    found_oldest: true,
+    found_newest: false,
+    ignored_because_not_subscribed_channels: [],
   });
   assert.equal([read.body, star.body], [answer(0), answer(5000)]);
-  assert.equal(events.ofType('update_message_flags').map((e) => [e.userIds, e.event.flag, e.event.messages]), [[[cy.id], 'read', []], [[cy.id], 'starred', flood.slice(0, 5000)]]);
-  assert.equal([await flagsOf(cy, flood[4999]!), await flagsOf(cy, flood[5000]!)], [['read', 'starred', 'historical'], ['read', 'historical']]);
+  assert.equal(
+    events.ofType('update_message_flags').map((e) => [e.userIds, e.event.flag, e.event.messages]),
+    [
+      [[cy.id], 'read', []],
+      [[cy.id], 'starred', flood.slice(0, 5000)],
+    ],
+  );
+  assert.equal(
+    [await flagsOf(cy, flood[4999]!), await flagsOf(cy, flood[5000]!)],
+    [
+      ['read', 'starred', 'historical'],
+      ['read', 'historical'],
+    ],
+  );
 });
 
 test('mark_topic_as_read and mark_stream_as_read of 100,000 unread messages: a batch of 2,000 per transaction, each announced with its messages', async () => {
@@ -84,14 +106,20 @@ test('mark_topic_as_read and mark_stream_as_read of 100,000 unread messages: a b
     assert.equal(rest, { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', all: false });
     return messages;
   });
-  assert.equal(batches.map((b) => b.length), Array(TOPIC_SIZE / 2000).fill(2000));
+  assert.equal(
+    batches.map((b) => b.length),
+    Array(TOPIC_SIZE / 2000).fill(2000),
+  );
   assert.equal(batches.flat(), flood, 'every message of the topic once, oldest first');
   assert.equal(await unreadCount(ann), [2, false], 'the rest of the channel and the other channel stay unread');
 
   const channelEvents = captureEvents(realm.server.app, realm.id);
   await ann.client.post('/mark_stream_as_read', { stream_id: big });
   channelEvents.stop();
-  assert.equal(channelEvents.ofType('update_message_flags').map((e) => e.event.messages), [[elsewhere[0]]]);
+  assert.equal(
+    channelEvents.ofType('update_message_flags').map((e) => e.event.messages),
+    [[elsewhere[0]]],
+  );
   assert.equal(await unreadCount(ann), [1, false]);
   const again = captureEvents(realm.server.app, realm.id);
   await ann.client.post('/mark_stream_as_read', { stream_id: big });
@@ -109,17 +137,30 @@ test('moving a topic of 100,000 messages: 1,000 a transaction, each announced, a
       sentMeanwhile = send(ann, big, 'chat', 'while the topic moves').then((id) => (assert.not.ok(moveAnswered, 'the send is answered before the move'), id));
     }
   });
-  const move = await realm.owner.client.patch(`/messages/${flood[0]}`, { topic: 'moved', propagate_mode: 'change_all', send_notification_to_old_thread: false, send_notification_to_new_thread: false }, LONG);
+  const move = await realm.owner.client.patch(
+    `/messages/${flood[0]}`,
+    { topic: 'moved', propagate_mode: 'change_all', send_notification_to_old_thread: false, send_notification_to_new_thread: false },
+    LONG,
+  );
   moveAnswered = true;
   watch();
   events.stop();
   assert.equal(move.body, { result: 'success', msg: '', detached_uploads: [] });
   const chat = await sentMeanwhile!;
   const updates = events.ofType('update_message').map((e) => e.event as { message_ids: number[]; orig_subject: string; subject: string });
-  assert.equal(updates.map((u) => u.message_ids.length), Array(TOPIC_SIZE / 1000).fill(1000));
-  assert.equal(updates.flatMap((u) => u.message_ids), flood);
+  assert.equal(
+    updates.map((u) => u.message_ids.length),
+    Array(TOPIC_SIZE / 1000).fill(1000),
+  );
+  assert.equal(
+    updates.flatMap((u) => u.message_ids),
+    flood,
+  );
   assert.ok(updates.every((u) => u.orig_subject === 'flood' && u.subject === 'moved'));
-  const newest = async (topic: string) => (await ann.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: topicNarrow(big, topic) })).body.messages.map((m: { id: number }) => m.id);
+  const newest = async (topic: string) =>
+    (await ann.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: topicNarrow(big, topic) })).body.messages.map(
+      (m: { id: number }) => m.id,
+    );
   assert.equal([await newest('flood'), await newest('moved'), await newest('chat')], [[], [flood.at(-1)], [chat]]);
 });
 
@@ -127,23 +168,33 @@ test('deactivating a user who holds 100,000 rows touches none of them', async ()
   const events = captureEvents(realm.server.app, realm.id);
   assert.equal((await realm.owner.client.delete(`/users/${ann.id}`)).body, { result: 'success', msg: '' });
   events.stop();
-  assert.equal(events.envelopes.map((e) => e.event), [
-    { type: 'subscription', op: 'peer_remove', stream_ids: [big], user_ids: [ann.id] },
-    { type: 'subscription', op: 'peer_remove', stream_ids: [other], user_ids: [ann.id] },
-    { type: 'realm_user', op: 'update', person: { user_id: ann.id, is_active: false } },
-  ]);
+  assert.equal(
+    events.envelopes.map((e) => e.event),
+    [
+      { type: 'subscription', op: 'peer_remove', stream_ids: [big], user_ids: [ann.id] },
+      { type: 'subscription', op: 'peer_remove', stream_ids: [other], user_ids: [ann.id] },
+      { type: 'realm_user', op: 'update', person: { user_id: ann.id, is_active: false } },
+    ],
+  );
 });
 
 test('archiving a channel of 100,000 messages touches none of them', async () => {
   const events = captureEvents(realm.server.app, realm.id);
   assert.equal((await realm.owner.client.delete(`/streams/${big}`)).body, { result: 'success', msg: '' });
   events.stop();
-  assert.equal(events.envelopes.map((e) => e.event), [
-    { type: 'stream', op: 'update', stream_id: big, name: 'big', property: 'is_archived', value: true },
-    { type: 'stream', op: 'delete', streams: [{ stream_id: big }], stream_ids: [big], for_archiving: true },
-  ]);
+  assert.equal(
+    events.envelopes.map((e) => e.event),
+    [
+      { type: 'stream', op: 'update', stream_id: big, name: 'big', property: 'is_archived', value: true },
+      { type: 'stream', op: 'delete', streams: [{ stream_id: big }], stream_ids: [big], for_archiving: true },
+    ],
+  );
   const { body } = await realm.owner.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: topicNarrow(big, 'moved') });
-  assert.equal(body.messages.map((m: { id: number }) => m.id), [flood.at(-1)], 'its history stays readable');
+  assert.equal(
+    body.messages.map((m: { id: number }) => m.id),
+    [flood.at(-1)],
+    'its history stays readable',
+  );
 });
 
 test.run();

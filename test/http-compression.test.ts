@@ -46,7 +46,13 @@ test('a large answer comes in brotli or gzip as accepted, the same JSON as uncom
   assert.is(plain.headers['content-encoding'], undefined);
   const expected = JSON.parse(plain.body.toString('utf8'));
   assert.is(expected.messages.length, 10);
-  for (const [accept, coding] of [['gzip, deflate, br', 'br'], ['gzip, deflate', 'gzip'], ['br;q=0, gzip', 'gzip'], ['identity', undefined], ['br;q=0', undefined]] as const) {
+  for (const [accept, coding] of [
+    ['gzip, deflate, br', 'br'],
+    ['gzip, deflate', 'gzip'],
+    ['br;q=0, gzip', 'gzip'],
+    ['identity', undefined],
+    ['br;q=0', undefined],
+  ] as const) {
     const r = await rawGet(realm, realm.owner, path, accept);
     assert.is(r.status, 200, accept);
     assert.is(r.headers['content-encoding'], coding, accept);
@@ -68,7 +74,10 @@ test('small answers and errors go uncompressed', async () => {
   const small = await rawGet(realm, realm.owner, '/users/me/alert_words', 'gzip, br');
   assert.equal([small.status, small.headers['content-encoding'], decode(small)], [200, undefined, { result: 'success', msg: '', alert_words: [] }]);
   const missing = await rawGet(realm, realm.owner, '/messages/999999999', 'gzip, br');
-  assert.equal([missing.status, missing.headers['content-encoding'], decode(missing)], [400, undefined, { result: 'error', msg: 'Invalid message(s)', code: 'BAD_REQUEST' }]);
+  assert.equal(
+    [missing.status, missing.headers['content-encoding'], decode(missing)],
+    [400, undefined, { result: 'error', msg: 'Invalid message(s)', code: 'BAD_REQUEST' }],
+  );
 });
 
 test.run();

@@ -83,9 +83,15 @@ test('bad input: missing, wrong type, malformed JSON, oversized body', async () 
   const realm = await newRealm();
   const c = realm.owner.client;
   const missing = await c.post('/users', { email: 'x@example.com', full_name: 'X' });
-  assert.equal([missing.status, missing.body], [400, { result: 'error', msg: "Missing 'password' argument", code: 'REQUEST_VARIABLE_MISSING', var_name: 'password' }]);
+  assert.equal(
+    [missing.status, missing.body],
+    [400, { result: 'error', msg: "Missing 'password' argument", code: 'REQUEST_VARIABLE_MISSING', var_name: 'password' }],
+  );
   const wrongType = await c.get('/users', { client_gravatar: 'maybe' });
-  assert.equal([wrongType.status, wrongType.body], [400, { result: 'error', msg: 'Argument "client_gravatar" is not valid JSON.', code: 'BAD_REQUEST', var_name: 'client_gravatar' }]);
+  assert.equal(
+    [wrongType.status, wrongType.body],
+    [400, { result: 'error', msg: 'Argument "client_gravatar" is not valid JSON.', code: 'BAD_REQUEST', var_name: 'client_gravatar' }],
+  );
   const notBool = await c.get('/users', { client_gravatar: 5 });
   assert.equal([notBool.status, notBool.body.msg], [400, 'client_gravatar is not a boolean']);
   const badJson = await c.request('POST', '/api/v1/users', { body: '{"email":', contentType: 'application/json' });
@@ -102,7 +108,9 @@ test('server keeps serving after a client aborts mid-body', async () => {
   const net = await import('node:net');
   await new Promise<void>((resolve) => {
     const socket = net.connect(realm.server.port, '127.0.0.1', () => {
-      socket.write(`POST /api/v1/users HTTP/1.1\r\nHost: ${realm.host}\r\nContent-Length: 1000\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\nemail=abc`);
+      socket.write(
+        `POST /api/v1/users HTTP/1.1\r\nHost: ${realm.host}\r\nContent-Length: 1000\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\nemail=abc`,
+      );
       setTimeout(() => {
         socket.destroy();
         resolve();

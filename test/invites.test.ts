@@ -29,7 +29,11 @@ async function invitationRows(realm: TestRealm) {
 async function assertNothingSent(realm: TestRealm, action: () => Promise<{ status: number; body: unknown }>, expected: unknown) {
   // Only this organization's mail: other tests' emails (missed messages, digests) arrive in the shared log meanwhile.
   const realmMail = async () => (await loggedMail(realm.server)).filter((m) => m.text.includes(realm.host)).length;
-  const [rows, links, mail] = [await invitationRows(realm), await realm.server.app.prisma.multiuseInvite.count({ where: { realmId: realm.id } }), await realmMail()];
+  const [rows, links, mail] = [
+    await invitationRows(realm),
+    await realm.server.app.prisma.multiuseInvite.count({ where: { realmId: realm.id } }),
+    await realmMail(),
+  ];
   const queue = await openQueue(realm.owner, { event_types: ['invites_changed'] });
   const r = await action();
   assert.equal([r.status, r.body], [400, expected]);
@@ -53,14 +57,30 @@ test('POST /invites: one invitation per address, listed by GET /invites, mailed 
   assert.equal([r.status, r.body], [200, SUCCESS]);
   const addresses = [`ann@${domain}`, `bob@${domain}`, `cy@${domain}`];
   const rows = await invitationRows(realm);
-  assert.equal(rows.map((i) => i.email), addresses);
+  assert.equal(
+    rows.map((i) => i.email),
+    addresses,
+  );
 
   const listed = (await member.client.get('/invites')).body;
-  assert.equal(listed.invites.map((i: { email: string }) => i.email), addresses);
+  assert.equal(
+    listed.invites.map((i: { email: string }) => i.email),
+    addresses,
+  );
   const first = listed.invites[0];
-  assert.equal({ ...first, invited: 0, expiry_date: 0 }, {
-    id: rows[0]!.id, email: addresses[0], invited_by_user_id: member.id, invited: 0, expiry_date: 0, invited_as: Role.MEMBER, is_multiuse: false, notify_referrer_on_join: true,
-  });
+  assert.equal(
+    { ...first, invited: 0, expiry_date: 0 },
+    {
+      id: rows[0]!.id,
+      email: addresses[0],
+      invited_by_user_id: member.id,
+      invited: 0,
+      expiry_date: 0,
+      invited_as: Role.MEMBER,
+      is_multiuse: false,
+      notify_referrer_on_join: true,
+    },
+  );
   assert.ok(first.invited >= before && first.invited <= before + 5);
   // The default validity: INVITATION_LINK_VALIDITY_MINUTES, 10 days.
   assert.is(first.expiry_date - first.invited, 14400 * MINUTE);
@@ -113,10 +133,17 @@ test('who may invite: guests and bots never, can_invite_users_group, and roles n
   await assertNothingSent(realm, () => invite(admin.client, Role.OWNER), errorBody('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL'));
   await assertNothingSent(realm, () => invite(admin.client, 500), errorBody('Invalid invite_as', 'BAD_REQUEST', { var_name: 'invite_as' }));
   const allowed: [Client, number][] = [
-    [member.client, Role.MEMBER], [member.client, Role.GUEST], [moderator.client, Role.MODERATOR], [admin.client, Role.ADMINISTRATOR], [realm.owner.client, Role.OWNER],
+    [member.client, Role.MEMBER],
+    [member.client, Role.GUEST],
+    [moderator.client, Role.MODERATOR],
+    [admin.client, Role.ADMINISTRATOR],
+    [realm.owner.client, Role.OWNER],
   ];
   for (const [client, role] of allowed) assert.equal((await invite(client, role)).body, SUCCESS);
-  assert.equal((await invitationRows(realm)).map((i) => i.invitedAs), allowed.map(([, role]) => role));
+  assert.equal(
+    (await invitationRows(realm)).map((i) => i.invitedAs),
+    allowed.map(([, role]) => role),
+  );
 
   await setRealmSettings(realm, {}, { can_invite_users_group: systemGroup(realm, 'role:administrators') });
   await assertNothingSent(realm, () => invite(member.client), errorBody('Insufficient permission'));
@@ -131,11 +158,16 @@ test('parameter errors: no address, no stream_ids, bad channels, channels one ma
   const secret = await makeChannel(realm, 'secret', [realm.owner], { invite_only: true });
   const lobby = await makeChannel(realm, 'lobby', [realm.owner]);
   const o = realm.owner.client;
-  const post = (c: Client, params: Record<string, unknown>) => () => c.post('/invites', { invitee_emails: `x@${realm.subdomain}.test`, stream_ids: [], ...params });
+  const post = (c: Client, params: Record<string, unknown>) => () =>
+    c.post('/invites', { invitee_emails: `x@${realm.subdomain}.test`, stream_ids: [], ...params });
 
   await assertNothingSent(realm, post(o, { invitee_emails: '' }), errorBody('You must specify at least one email address.'));
   await assertNothingSent(realm, post(o, { invitee_emails: ' ,\n ' }), errorBody('You must specify at least one email address.'));
-  await assertNothingSent(realm, () => o.post('/invites', { invitee_emails: 'x@y.test' }), errorBody("Missing 'stream_ids' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'stream_ids' }));
+  await assertNothingSent(
+    realm,
+    () => o.post('/invites', { invitee_emails: 'x@y.test' }),
+    errorBody("Missing 'stream_ids' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'stream_ids' }),
+  );
   await assertNothingSent(realm, post(o, { stream_ids: [open, 99999999] }), errorBody('Invalid channel ID 99999999. No invites were sent.'));
   // A private channel the inviter is not in is as good as missing.
   await assertNothingSent(realm, post(member.client, { stream_ids: [secret] }), errorBody(`Invalid channel ID ${secret}. No invites were sent.`));
@@ -144,7 +176,10 @@ test('parameter errors: no address, no stream_ids, bad channels, channels one ma
   await assertNothingSent(realm, post(member.client, { stream_ids: [open] }), errorBody('You do not have permission to subscribe other users to channels.'));
   // Default channels are always allowed, and so are the organization's defaults as a whole.
   assert.is((await realm.owner.client.post('/default_streams', { stream_id: lobby })).status, 200);
-  assert.equal((await post(member.client, { invitee_emails: `d1@${realm.subdomain}.test`, stream_ids: [lobby], include_realm_default_subscriptions: true })()).body, SUCCESS);
+  assert.equal(
+    (await post(member.client, { invitee_emails: `d1@${realm.subdomain}.test`, stream_ids: [lobby], include_realm_default_subscriptions: true })()).body,
+    SUCCESS,
+  );
   const row = (await invitationRows(realm)).at(-1)!;
   assert.equal([row.channelIds, row.includeRealmDefaultSubscriptions], [[lobby], true]);
 
@@ -159,7 +194,11 @@ test('parameter errors: no address, no stream_ids, bad channels, channels one ma
   await assertNothingSent(realm, post(member.client, { welcome_message_custom_text: 'hi' }), errorBody('Must be an organization administrator'));
   // The limit counts code points: 8000 emoji pass, one more does not.
   const tooLong = '🙂'.repeat(8001);
-  await assertNothingSent(realm, post(admin.client, { welcome_message_custom_text: tooLong }), errorBody('welcome_message_custom_text is too long (limit: 8000 characters)', 'BAD_REQUEST', { var_name: 'welcome_message_custom_text' }));
+  await assertNothingSent(
+    realm,
+    post(admin.client, { welcome_message_custom_text: tooLong }),
+    errorBody('welcome_message_custom_text is too long (limit: 8000 characters)', 'BAD_REQUEST', { var_name: 'welcome_message_custom_text' }),
+  );
   assert.equal((await post(admin.client, { invitee_emails: `w@${realm.subdomain}.test`, welcome_message_custom_text: '🙂'.repeat(8000) })()).body, SUCCESS);
   assert.is([...(await invitationRows(realm)).at(-1)!.welcomeMessageCustomText!].length, 8000);
 });
@@ -172,20 +211,44 @@ test('INVITATION_FAILED: invalid addresses send nothing; taken ones are skipped 
   const gone = await realm.addUser();
   await o.delete(`/users/${gone.id}`);
 
-  await assertNothingSent(realm, () => o.post('/invites', { invitee_emails: `fine@${domain}, not-an-address, ${taken.email}`, stream_ids: [] }),
-    failed("Some emails did not validate, so we didn't send any invitations.", [['not-an-address', 'Invalid address.', false], [taken.email, 'Already has an account.', false]]));
-  await assertNothingSent(realm, () => o.post('/invites', { invitee_emails: `${taken.email}, ${gone.email}`, stream_ids: [] }),
-    failed("We weren't able to invite anyone.", [[taken.email, 'Already has an account.', false], [gone.email, 'Account has been deactivated.', true]]));
-  await assertNothingSent(realm, () => o.post('/invites', { invitee_emails: `welcome-bot@${realm.host.split(':')[0]}`, stream_ids: [] }),
-    failed("We weren't able to invite anyone.", [[`welcome-bot@${realm.host.split(':')[0]}`, 'Reserved for system bots.', false]]));
+  await assertNothingSent(
+    realm,
+    () => o.post('/invites', { invitee_emails: `fine@${domain}, not-an-address, ${taken.email}`, stream_ids: [] }),
+    failed("Some emails did not validate, so we didn't send any invitations.", [
+      ['not-an-address', 'Invalid address.', false],
+      [taken.email, 'Already has an account.', false],
+    ]),
+  );
+  await assertNothingSent(
+    realm,
+    () => o.post('/invites', { invitee_emails: `${taken.email}, ${gone.email}`, stream_ids: [] }),
+    failed("We weren't able to invite anyone.", [
+      [taken.email, 'Already has an account.', false],
+      [gone.email, 'Account has been deactivated.', true],
+    ]),
+  );
+  await assertNothingSent(
+    realm,
+    () => o.post('/invites', { invitee_emails: `welcome-bot@${realm.host.split(':')[0]}`, stream_ids: [] }),
+    failed("We weren't able to invite anyone.", [[`welcome-bot@${realm.host.split(':')[0]}`, 'Reserved for system bots.', false]]),
+  );
 
   const mixed = await o.post('/invites', { invitee_emails: `${taken.email.toUpperCase()}, fresh@${domain}`, stream_ids: [] });
-  assert.equal([mixed.status, mixed.body], [400, failed(
-    "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!",
-    [[taken.email.toUpperCase(), 'Already has an account.', false]],
-    { sent: true },
-  )]);
-  assert.equal((await invitationRows(realm)).map((i) => i.email), [`fresh@${domain}`]);
+  assert.equal(
+    [mixed.status, mixed.body],
+    [
+      400,
+      failed(
+        "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!",
+        [[taken.email.toUpperCase(), 'Already has an account.', false]],
+        { sent: true },
+      ),
+    ],
+  );
+  assert.equal(
+    (await invitationRows(realm)).map((i) => i.email),
+    [`fresh@${domain}`],
+  );
   assert.is((await mailTo(realm.server, `fresh@${domain}`)).length, 1);
 });
 
@@ -195,10 +258,15 @@ test('organizations restricted to their domains refuse other addresses and addre
   await o.post('/realm/domains', { domain: 'acme.test', allow_subdomains: false });
   await o.post('/realm/domains', { domain: 'corp.test', allow_subdomains: true });
   await o.patch('/realm', { emails_restricted_to_domains: true });
-  await assertNothingSent(realm, () => o.post('/invites', { invitee_emails: 'a@acme.test, b@eu.acme.test, c+x@acme.test, d@other.test', stream_ids: [] }),
+  await assertNothingSent(
+    realm,
+    () => o.post('/invites', { invitee_emails: 'a@acme.test, b@eu.acme.test, c+x@acme.test, d@other.test', stream_ids: [] }),
     failed("Some emails did not validate, so we didn't send any invitations.", [
-      ['b@eu.acme.test', 'Outside your domain.', false], ['c+x@acme.test', 'Email addresses containing + are not allowed.', false], ['d@other.test', 'Outside your domain.', false],
-    ]));
+      ['b@eu.acme.test', 'Outside your domain.', false],
+      ['c+x@acme.test', 'Email addresses containing + are not allowed.', false],
+      ['d@other.test', 'Outside your domain.', false],
+    ]),
+  );
   assert.equal((await o.post('/invites', { invitee_emails: 'a@ACME.test, e@eu.corp.test, f@corp.test', stream_ids: [] })).body, SUCCESS);
 });
 
@@ -208,7 +276,11 @@ test('the daily limit counts every invitation mail, resends too, and refuses the
     const realm = await newRealm(server);
     const o = realm.owner.client;
     assert.equal((await o.post('/invites', { invitee_emails: 'a@x.test, b@x.test', stream_ids: [] })).body, SUCCESS);
-    const limit = failed('To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.', [], { daily: true });
+    const limit = failed(
+      'To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.',
+      [],
+      { daily: true },
+    );
     await assertNothingSent(realm, () => o.post('/invites', { invitee_emails: 'c@x.test, d@x.test', stream_ids: [] }), limit);
     const [a] = await invitationRows(realm);
     assert.equal((await o.post(`/invites/${a!.id}/resend`)).body, SUCCESS);
@@ -227,8 +299,11 @@ test('where no invitation is required, accounts younger than three days may not 
   const realm = await newRealm();
   const member = await realm.addUser();
   await realm.owner.client.patch('/realm', { invite_required: false });
-  await assertNothingSent(realm, () => member.client.post('/invites', { invitee_emails: 'a@x.test', stream_ids: [] }),
-    failed('Your account is too new to send invites for this organization. Ask an organization admin, or a more experienced user.', []));
+  await assertNothingSent(
+    realm,
+    () => member.client.post('/invites', { invitee_emails: 'a@x.test', stream_ids: [] }),
+    failed('Your account is too new to send invites for this organization. Ask an organization admin, or a more experienced user.', []),
+  );
   await realm.server.app.prisma.user.update({ where: { id: member.id }, data: { dateJoined: new Date(Date.now() - 4 * 86400_000) } });
   realm.server.app.auth.forget(member.id);
   assert.equal((await member.client.post('/invites', { invitee_emails: 'a@x.test', stream_ids: [] })).body, SUCCESS);
@@ -247,8 +322,18 @@ test('GET /invites: administrators see every unexpired invitation, others their 
   const multiuse = await realm.server.app.prisma.multiuseInvite.findFirstOrThrow({ where: { realmId: realm.id } });
 
   const all = (await admin.client.get('/invites')).body.invites;
-  assert.equal(all.map((i: { id: number; is_multiuse: boolean }) => [i.id, i.is_multiuse]), [[m!.id, false], [o!.id, false], [multiuse.id, true]]);
-  assert.equal({ ...all[2], invited: 0 }, { id: multiuse.id, invited_by_user_id: admin.id, invited: 0, expiry_date: null, invited_as: Role.GUEST, is_multiuse: true, link_url: link });
+  assert.equal(
+    all.map((i: { id: number; is_multiuse: boolean }) => [i.id, i.is_multiuse]),
+    [
+      [m!.id, false],
+      [o!.id, false],
+      [multiuse.id, true],
+    ],
+  );
+  assert.equal(
+    { ...all[2], invited: 0 },
+    { id: multiuse.id, invited_by_user_id: admin.id, invited: 0, expiry_date: null, invited_as: Role.GUEST, is_multiuse: true, link_url: link },
+  );
   assert.equal((await member.client.get('/invites')).body, { ...SUCCESS, invites: [all[0]] });
   assert.equal((await guest.client.get('/invites')).body, errorBody('Not allowed for guest users'));
   await realm.owner.client.delete(`/invites/${o!.id}`);
@@ -272,14 +357,22 @@ test('DELETE /invites/{id} and resend: the inviter, or an administrator (an owne
   for (const path of [`/invites/${m1!.id}`, `/invites/${m1!.id}/resend`]) {
     const method = path.endsWith('resend') ? 'post' : 'delete';
     await assertNothingSent(realm, () => other.client[method](path), errorBody('Must be an organization administrator'));
-    await assertNothingSent(realm, () => admin.client[method](path.replace(String(m1!.id), String(boss!.id))), errorBody('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL'));
+    await assertNothingSent(
+      realm,
+      () => admin.client[method](path.replace(String(m1!.id), String(boss!.id))),
+      errorBody('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL'),
+    );
     await assertNothingSent(realm, () => admin.client[method](path.replace(String(m1!.id), String(elsewhere.id))), errorBody('No such invitation'));
     await assertNothingSent(realm, () => admin.client[method](path.replace(String(m1!.id), '99999999')), errorBody('No such invitation'));
   }
 
   assert.equal((await member.client.post(`/invites/${m1!.id}/resend`)).body, SUCCESS);
   const mails = await mailTo(realm.server, m1Address);
-  assert.equal(mails.map((mail) => mail.link), [mails[0]!.link, mails[0]!.link], 'a resend mails the same link');
+  assert.equal(
+    mails.map((mail) => mail.link),
+    [mails[0]!.link, mails[0]!.link],
+    'a resend mails the same link',
+  );
 
   const queues = await Promise.all([admin, member, other].map((u) => openQueue(u, { event_types: ['invites_changed'] })));
   assert.equal((await member.client.delete(`/invites/${m1!.id}`)).body, SUCCESS);
@@ -291,7 +384,10 @@ test('DELETE /invites/{id} and resend: the inviter, or an administrator (an owne
   assert.equal((await realm.owner.client.delete(`/invites/${boss!.id}`)).body, SUCCESS);
   await assertNothingSent(realm, () => member.client.delete(`/invites/${m1!.id}`), errorBody('No such invitation'));
   await assertNothingSent(realm, () => member.client.post(`/invites/${m1!.id}/resend`), errorBody('No such invitation'));
-  assert.equal((await invitationRows(realm)).map((i) => i.status), [2, 2, 2]);
+  assert.equal(
+    (await invitationRows(realm)).map((i) => i.status),
+    [2, 2, 2],
+  );
   assert.equal((await admin.client.delete('/invites/abc')).body, errorBody('No such invitation'));
 });
 
@@ -303,8 +399,16 @@ test('POST /invites/multiuse: create_multiuse_invite_group, the same checks, a /
   const queue = await openQueue(admin, { event_types: ['invites_changed'] });
 
   await assertNothingSent(realm, () => member.client.post('/invites/multiuse'), errorBody('Insufficient permission'));
-  await assertNothingSent(realm, () => admin.client.post('/invites/multiuse', { invite_as: Role.OWNER }), errorBody('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL'));
-  await assertNothingSent(realm, () => admin.client.post('/invites/multiuse', { stream_ids: [99999999] }), errorBody('Invalid channel ID 99999999. No invites were sent.'));
+  await assertNothingSent(
+    realm,
+    () => admin.client.post('/invites/multiuse', { invite_as: Role.OWNER }),
+    errorBody('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL'),
+  );
+  await assertNothingSent(
+    realm,
+    () => admin.client.post('/invites/multiuse', { stream_ids: [99999999] }),
+    errorBody('Invalid channel ID 99999999. No invites were sent.'),
+  );
 
   const r = await admin.client.post('/invites/multiuse', { stream_ids: [channel], invite_expires_in_minutes: 90, welcome_message_custom_text: '' });
   assert.is(r.status, 200, r.text);
@@ -335,7 +439,11 @@ test('PATCH /invites/multiuse/{id}: role, channels, groups and default channels 
   const invite = await realm.server.app.prisma.multiuseInvite.findFirstOrThrow({ where: { realmId: realm.id } });
   const queue = await openQueue(admin, { event_types: ['invites_changed'] });
 
-  const edited = await admin.client.patch(`/invites/multiuse/${invite.id}`, { invite_as: Role.MODERATOR, stream_ids: [channel], include_realm_default_subscriptions: true });
+  const edited = await admin.client.patch(`/invites/multiuse/${invite.id}`, {
+    invite_as: Role.MODERATOR,
+    stream_ids: [channel],
+    include_realm_default_subscriptions: true,
+  });
   assert.equal([edited.status, edited.body], [200, SUCCESS]);
   assert.equal(await queue.next(), [{ type: 'invites_changed' }]);
   const row = await realm.server.app.prisma.multiuseInvite.findUniqueOrThrow({ where: { id: invite.id } });
@@ -362,7 +470,11 @@ test('PATCH /invites/multiuse/{id}: role, channels, groups and default channels 
   assert.equal((await admin.client.delete(`/invites/multiuse/${invite.id}`)).body, SUCCESS);
   const revoked = await admin.client.patch(`/invites/multiuse/${invite.id}`, { invite_as: Role.MEMBER });
   assert.equal([revoked.status, revoked.body], [400, errorBody('No such invitation')]);
-  assert.equal((await realm.server.app.prisma.multiuseInvite.findUniqueOrThrow({ where: { id: invite.id } })).invitedAs, Role.MODERATOR, 'nothing refused was written');
+  assert.equal(
+    (await realm.server.app.prisma.multiuseInvite.findUniqueOrThrow({ where: { id: invite.id } })).invitedAs,
+    Role.MODERATOR,
+    'nothing refused was written',
+  );
 });
 
 test('deactivating an inviter expires the invitations they made', async () => {
@@ -386,19 +498,32 @@ test('welcome_message_custom_text: an organization setting, and POST /realm/test
   const admin = await realm.addUser({ role: Role.ADMINISTRATOR });
   const member = await realm.addUser();
   const queue = await openQueue(member, { event_types: ['realm'] });
-  assert.equal((await admin.client.patch('/realm', { welcome_message_custom_text: 'Read the **rules**.' })).body, { ...SUCCESS, welcome_message_custom_text: 'updated' });
+  assert.equal((await admin.client.patch('/realm', { welcome_message_custom_text: 'Read the **rules**.' })).body, {
+    ...SUCCESS,
+    welcome_message_custom_text: 'updated',
+  });
   assert.equal(await queue.next(), [{ type: 'realm', op: 'update', property: 'welcome_message_custom_text', value: 'Read the **rules**.' }]);
   assert.is((await member.client.post('/register', { fetch_event_types: ['realm'] })).body.realm_welcome_message_custom_text, 'Read the **rules**.');
-  assert.equal((await admin.client.patch('/realm', { welcome_message_custom_text: 'x'.repeat(8001) })).body.msg, 'welcome_message_custom_text is too long (limit: 8000 characters)');
+  assert.equal(
+    (await admin.client.patch('/realm', { welcome_message_custom_text: 'x'.repeat(8001) })).body.msg,
+    'welcome_message_custom_text is too long (limit: 8000 characters)',
+  );
 
   const r = await admin.client.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'Hello **there**' });
   assert.is(r.status, 200, r.text);
   const message = (await admin.client.get(`/messages/${r.body.message_id}`)).body.message;
-  assert.equal([message.sender_full_name, message.content, message.display_recipient.map((u: { id: number }) => u.id).sort()], [
-    'Welcome Bot', '<p>Hello <strong>there</strong></p>', [message.sender_id, admin.id].sort(),
-  ]);
-  assert.equal((await admin.client.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: '' })).body, errorBody('Message must not be empty'));
-  assert.equal((await member.client.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'x' })).body, errorBody('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'));
+  assert.equal(
+    [message.sender_full_name, message.content, message.display_recipient.map((u: { id: number }) => u.id).sort()],
+    ['Welcome Bot', '<p>Hello <strong>there</strong></p>', [message.sender_id, admin.id].sort()],
+  );
+  assert.equal(
+    (await admin.client.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: '' })).body,
+    errorBody('Message must not be empty'),
+  );
+  assert.equal(
+    (await member.client.post('/realm/test_welcome_bot_custom_message', { welcome_message_custom_text: 'x' })).body,
+    errorBody('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL'),
+  );
 });
 
 /** A minimal SMTP server: accepts every message, or refuses recipients that `refuse` names. */

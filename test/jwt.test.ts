@@ -24,7 +24,10 @@ test.before(async () => {
   rsaPrivate = pair.privateKey;
   const [hsOrg, rsOrg] = [`jwths${process.pid}`, `jwtrs${process.pid}`];
   server = await startTestServer({
-    JWT_AUTH_KEYS: JSON.stringify({ [hsOrg]: { key: SECRET, algorithms: ['HS256'] }, [rsOrg]: { key: await exportSPKI(pair.publicKey), algorithms: ['RS256'] } }),
+    JWT_AUTH_KEYS: JSON.stringify({
+      [hsOrg]: { key: SECRET, algorithms: ['HS256'] },
+      [rsOrg]: { key: await exportSPKI(pair.publicKey), algorithms: ['RS256'] },
+    }),
   });
   hs = await newRealm(server, { subdomain: hsOrg });
   rs = await newRealm(server, { subdomain: rsOrg });
@@ -38,7 +41,7 @@ const anonymous = (realm: TestRealm) => new Client(server.port, realm.owner.clie
 const hsToken = (claims: Record<string, unknown>, secret = SECRET) =>
   new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode(secret));
 
-test('a token signed with the organization\'s secret gives the user\'s API key, and the profile when asked', async () => {
+test("a token signed with the organization's secret gives the user's API key, and the profile when asked", async () => {
   const alice = await hs.addUser({ name: 'Alice' });
   const r = await anonymous(hs).post('/jwt/fetch_api_key', { token: await hsToken({ email: alice.email.toUpperCase() }) });
   assert.equal(r.body, { result: 'success', msg: '', api_key: alice.apiKey, email: alice.email });
@@ -49,23 +52,40 @@ test('a token signed with the organization\'s secret gives the user\'s API key, 
   assert.is((await new Client(server.port, hs.owner.client.host, { email: alice.email, apiKey: r.body.api_key }).get('/users/me')).status, 200);
 });
 
-test('a token signed with the organization\'s private key (RS256)', async () => {
+test("a token signed with the organization's private key (RS256)", async () => {
   const token = await new SignJWT({ email: rs.owner.email }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime('5m').sign(rsaPrivate);
-  assert.equal((await anonymous(rs).post('/jwt/fetch_api_key', { token })).body, { result: 'success', msg: '', api_key: rs.owner.apiKey, email: rs.owner.email });
+  assert.equal((await anonymous(rs).post('/jwt/fetch_api_key', { token })).body, {
+    result: 'success',
+    msg: '',
+    api_key: rs.owner.apiKey,
+    email: rs.owner.email,
+  });
   // The secret of another organization, or an algorithm this one does not allow, is refused.
   assert.equal((await anonymous(rs).post('/jwt/fetch_api_key', { token: await hsToken({ email: rs.owner.email }) })).body, errorBody('Bad JSON web token'));
 });
 
 test('refused: no JWT for the organization, no token, bad signature, expired, no email claim, unknown or deactivated user', async () => {
   const other = await newRealm(server);
-  assert.equal((await anonymous(other).post('/jwt/fetch_api_key', { token: await hsToken({ email: other.owner.email }) })).body, errorBody('JWT authentication is not enabled for this organization'));
+  assert.equal(
+    (await anonymous(other).post('/jwt/fetch_api_key', { token: await hsToken({ email: other.owner.email }) })).body,
+    errorBody('JWT authentication is not enabled for this organization'),
+  );
   const client = anonymous(hs);
   assert.equal((await client.post('/jwt/fetch_api_key', {})).body, errorBody('No JSON web token passed in request'));
-  assert.equal((await client.post('/jwt/fetch_api_key', { token: await hsToken({ email: hs.owner.email }, 'another secret') })).body, errorBody('Bad JSON web token'));
+  assert.equal(
+    (await client.post('/jwt/fetch_api_key', { token: await hsToken({ email: hs.owner.email }, 'another secret') })).body,
+    errorBody('Bad JSON web token'),
+  );
   assert.equal((await client.post('/jwt/fetch_api_key', { token: 'not.a.token' })).body, errorBody('Bad JSON web token'));
-  const expired = await new SignJWT({ email: hs.owner.email }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(new TextEncoder().encode(SECRET));
+  const expired = await new SignJWT({ email: hs.owner.email })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+    .sign(new TextEncoder().encode(SECRET));
   assert.equal((await client.post('/jwt/fetch_api_key', { token: expired })).body, errorBody('Bad JSON web token'));
-  assert.equal((await client.post('/jwt/fetch_api_key', { token: await hsToken({ sub: 'someone' }) })).body, errorBody('No email specified in JSON web token claims'));
+  assert.equal(
+    (await client.post('/jwt/fetch_api_key', { token: await hsToken({ sub: 'someone' }) })).body,
+    errorBody('No email specified in JSON web token claims'),
+  );
   const unknown = await client.post('/jwt/fetch_api_key', { token: await hsToken({ email: 'nobody@example.com' }) });
   assert.equal([unknown.status, unknown.body], [401, { result: 'error', msg: 'Your username or password is incorrect', code: 'AUTHENTICATION_FAILED' }]);
   const bob = await hs.addUser();
@@ -74,9 +94,10 @@ test('refused: no JWT for the organization, no token, bad signature, expired, no
   assert.equal([deactivated.status, deactivated.body.code], [401, 'USER_DEACTIVATED']);
 });
 
-const jwtLogin = (realm: TestRealm, fields: Record<string, string>, jar = new BrowserJar(anonymous(realm))) => jar.post('/accounts/login/jwt/', encodeForm(fields));
+const jwtLogin = (realm: TestRealm, fields: Record<string, string>, jar = new BrowserJar(anonymous(realm))) =>
+  jar.post('/accounts/login/jwt/', encodeForm(fields));
 
-test('JWT web login: a browser session and on to `next`; the apps\' flows hand over the key, or a one-time token', async () => {
+test("JWT web login: a browser session and on to `next`; the apps' flows hand over the key, or a one-time token", async () => {
   const carl = await hs.addUser({ name: 'Carl' });
   const jar = new BrowserJar(anonymous(hs));
   const done = await jwtLogin(hs, { token: await hsToken({ email: carl.email }), next: '/#inbox' }, jar);
@@ -84,7 +105,12 @@ test('JWT web login: a browser session and on to `next`; the apps\' flows hand o
   assert.is(done.headers.location, `${server.app.realms.url(server.app.realms.byId(hs.id)!)}/#inbox`);
   assert.is((await jar.get('/json/users/me')).body.user_id, carl.id);
   const mobile = await jwtLogin(hs, { token: await hsToken({ email: carl.email }), mobile_flow_otp: MOBILE_OTP });
-  assert.equal(decodeMobileRedirect(String(mobile.headers.location)), { realm: server.app.realms.url(server.app.realms.byId(hs.id)!), email: carl.email, user_id: String(carl.id), api_key: carl.apiKey });
+  assert.equal(decodeMobileRedirect(String(mobile.headers.location)), {
+    realm: server.app.realms.url(server.app.realms.byId(hs.id)!),
+    email: carl.email,
+    user_id: String(carl.id),
+    api_key: carl.apiKey,
+  });
   const desktop = await jwtLogin(hs, { token: await hsToken({ email: carl.email }), desktop_flow_otp: DESKTOP_OTP });
   assert.is(desktop.status, 200, desktop.text);
   const appBrowser = new BrowserJar(anonymous(hs));
@@ -92,9 +118,12 @@ test('JWT web login: a browser session and on to `next`; the apps\' flows hand o
   assert.is((await appBrowser.get('/json/users/me')).body.user_id, carl.id);
 });
 
-test('JWT web login refused, nothing started: a bad pad first, then Zulip\'s token errors; no invitation, no account', async () => {
+test("JWT web login refused, nothing started: a bad pad first, then Zulip's token errors; no invitation, no account", async () => {
   const before = await server.app.prisma.webSession.count();
-  const expired = await new SignJWT({ email: hs.owner.email }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(new TextEncoder().encode(SECRET));
+  const expired = await new SignJWT({ email: hs.owner.email })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+    .sign(new TextEncoder().encode(SECRET));
   const cases: [Record<string, string>, string][] = [
     [{ token: 'not.a.token', mobile_flow_otp: 'abc' }, 'Invalid OTP'],
     [{}, 'No JSON web token passed in request'],
@@ -114,9 +143,12 @@ test('JWT web login refused, nothing started: a bad pad first, then Zulip\'s tok
   assert.is(await server.app.prisma.webSession.count(), before);
 });
 
-test('JWT web login makes the account where anyone may join, with the token\'s name', async () => {
+test("JWT web login makes the account where anyone may join, with the token's name", async () => {
   assert.is((await rs.owner.client.patch('/realm', { invite_required: false })).status, 200);
-  const token = await new SignJWT({ email: `dana@${rs.subdomain}.test`, name: 'Dana Newcomer' }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime('5m').sign(rsaPrivate);
+  const token = await new SignJWT({ email: `dana@${rs.subdomain}.test`, name: 'Dana Newcomer' })
+    .setProtectedHeader({ alg: 'RS256' })
+    .setExpirationTime('5m')
+    .sign(rsaPrivate);
   const jar = new BrowserJar(anonymous(rs));
   const done = await jwtLogin(rs, { token }, jar);
   assert.is(done.status, 302, done.text);

@@ -57,7 +57,9 @@ if (!slapdInstalled()) {
   test.skip(`LDAP (${SLAPD} is absent: apt-get install slapd; .ci/run installs it)`);
 } else {
   test.before(async () => {
-    photo = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#36c' } }).jpeg().toBuffer();
+    photo = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#36c' } })
+      .jpeg()
+      .toBuffer();
     slapd = await Slapd.start(
       [
         person('ada', 'Ada Lovelace', 'ada@example.org', `telephoneNumber: +44 20 7946 0000\njpegPhoto:: ${photo.toString('base64')}`),
@@ -69,7 +71,12 @@ if (!slapdInstalled()) {
     );
     server = await startTestServer({
       ...directorySettings(slapd.url),
-      LDAP_USER_ATTR_MAP: JSON.stringify({ full_name: 'cn', avatar: 'jpegPhoto', custom_profile_field__phone_number: 'telephoneNumber', userAccountControl: 'userAccountControl' }),
+      LDAP_USER_ATTR_MAP: JSON.stringify({
+        full_name: 'cn',
+        avatar: 'jpegPhoto',
+        custom_profile_field__phone_number: 'telephoneNumber',
+        userAccountControl: 'userAccountControl',
+      }),
       // A provider nobody reaches: it only has to exist for the organization to turn it on or off.
       OIDC_PROVIDERS: JSON.stringify([{ name: 'corp', issuer: 'http://127.0.0.1:9/', client_id: 'chat', secret: 'secret', display_name: 'Corp SSO' }]),
     });
@@ -113,14 +120,21 @@ if (!slapdInstalled()) {
 
   test('refused alike, nothing made: a wrong or empty password, an unknown user, a filter in the username', async () => {
     const before = await server.app.prisma.user.count({ where: { realmId: realm.id } });
-    for (const [username, password] of [['alan', 'wrong'], ['alan', ''], ['nobody', 'pw-nobody'], ['*', 'pw-alan'], ['alan)(uid=*', 'pw-alan'], ['alan@example.org', 'pw-ada']]) {
+    for (const [username, password] of [
+      ['alan', 'wrong'],
+      ['alan', ''],
+      ['nobody', 'pw-nobody'],
+      ['*', 'pw-alan'],
+      ['alan)(uid=*', 'pw-alan'],
+      ['alan@example.org', 'pw-ada'],
+    ]) {
       const r = await fetchApiKey(username!, password!);
       assert.equal([r.status, r.body], [401, AUTH_FAILED], `${username} / ${password}`);
     }
     assert.is(await server.app.prisma.user.count({ where: { realmId: realm.id } }), before);
   });
 
-  test('the organization\'s own passwords still work beside the directory', async () => {
+  test("the organization's own passwords still work beside the directory", async () => {
     const r = await fetchApiKey(realm.owner.email, realm.owner.password);
     assert.equal([r.status, r.body.user_id], [200, realm.owner.id]);
   });
@@ -145,7 +159,11 @@ if (!slapdInstalled()) {
     assert.is(done.status, 302, done.text);
     const me = await jar.get('/json/users/me');
     assert.is(me.body.email, 'grace@example.org');
-    const app = await logIn(new BrowserJar(new Client(server.port, realm.host)), { email: 'grace@example.org', password: 'pw-grace' }, `?mobile_flow_otp=${MOBILE_OTP}`);
+    const app = await logIn(
+      new BrowserJar(new Client(server.port, realm.host)),
+      { email: 'grace@example.org', password: 'pw-grace' },
+      `?mobile_flow_otp=${MOBILE_OTP}`,
+    );
     const result = decodeMobileRedirect(String(app.headers.location));
     assert.equal([result.email, result.user_id], ['grace@example.org', String(me.body.user_id)]);
     assert.is((await fetchApiKey('grace', 'pw-grace')).body.api_key, result.api_key);
@@ -178,11 +196,13 @@ if (!slapdInstalled()) {
     assert.is((await fetchApiKey('alan', 'pw-alan')).status, 200);
   });
 
-  test('authentication_methods: register lists the server\'s methods; PATCH /realm refuses unknown names, all off, non-owners, and shutting out the owner', async () => {
+  test("authentication_methods: register lists the server's methods; PATCH /realm refuses unknown names, all off, non-owners, and shutting out the owner", async () => {
     const org = await newRealm(server, { subdomain: METHODS_SUBDOMAIN });
     const queue = await openQueue(org.owner, { event_types: ['realm'], fetch_event_types: ['realm'] });
     assert.equal(queue.state.realm_authentication_methods, {
-      Email: { enabled: true, available: true }, LDAP: { enabled: true, available: true }, 'OpenID Connect': { enabled: true, available: true },
+      Email: { enabled: true, available: true },
+      LDAP: { enabled: true, available: true },
+      'OpenID Connect': { enabled: true, available: true },
     });
     const patch = (who: TestUser, changed: Record<string, boolean>) => who.client.patch('/realm', { authentication_methods: methods(changed) });
     const error = (msg: string, code = 'BAD_REQUEST') => ({ result: 'error', msg, code });
@@ -205,12 +225,25 @@ if (!slapdInstalled()) {
     const queue = await openQueue(org.owner, { event_types: ['realm'] });
     const r = await org.owner.client.patch('/realm', { authentication_methods: methods({ LDAP: false }) });
     assert.equal([r.status, r.body], [200, { result: 'success', msg: '', authentication_methods: { Email: true, LDAP: false, 'OpenID Connect': true } }]);
-    assert.equal(await queue.next(), [{
-      type: 'realm', op: 'update_dict', property: 'default',
-      data: { authentication_methods: { Email: { enabled: true, available: true }, LDAP: { enabled: false, available: true }, 'OpenID Connect': { enabled: true, available: true } } },
-    }]);
+    assert.equal(await queue.next(), [
+      {
+        type: 'realm',
+        op: 'update_dict',
+        property: 'default',
+        data: {
+          authentication_methods: {
+            Email: { enabled: true, available: true },
+            LDAP: { enabled: false, available: true },
+            'OpenID Connect': { enabled: true, available: true },
+          },
+        },
+      },
+    ]);
     const settings = (await org.anonymous.get('/server_settings')).body;
-    assert.equal([settings.authentication_methods.password, settings.authentication_methods.ldap, settings.require_email_format_usernames], [true, false, false]);
+    assert.equal(
+      [settings.authentication_methods.password, settings.authentication_methods.ldap, settings.require_email_format_usernames],
+      [true, false, false],
+    );
     const refused = await org.anonymous.post('/fetch_api_key', { username: 'ada', password: 'pw-ada' });
     assert.equal([refused.status, refused.body], [401, AUTH_FAILED]);
     assert.is(await server.app.prisma.user.count({ where: { realmId: org.id, isSystemBot: false } }), 1);
@@ -218,11 +251,11 @@ if (!slapdInstalled()) {
     assert.is((await org.anonymous.post('/fetch_api_key', { username: org.owner.email, password: org.owner.password })).status, 200);
   });
 
-  test('authentication_methods: an owner the directory knows may turn passwords off; then only the directory\'s password works, and with OpenID Connect alone, no password at all', async () => {
+  test("authentication_methods: an owner the directory knows may turn passwords off; then only the directory's password works, and with OpenID Connect alone, no password at all", async () => {
     const org = (await server.app.realms.forHost(`${METHODS_SUBDOMAIN}.${server.app.realms.externalHost}`))!;
     const owner = new Client(server.port, server.app.realms.host(org));
     const ownerEmail = `owner@${METHODS_SUBDOMAIN}.test`;
-    const ownerRow = (await server.app.prisma.user.findFirstOrThrow({ where: { realmId: org.id, deliveryEmail: ownerEmail } }));
+    const ownerRow = await server.app.prisma.user.findFirstOrThrow({ where: { realmId: org.id, deliveryEmail: ownerEmail } });
     const asOwner = owner.withCredentials(ownerEmail, ownerRow.apiKey);
     let r = await asOwner.patch('/realm', { authentication_methods: methods({ Email: false }) });
     assert.is(r.status, 200, r.text);
@@ -233,7 +266,10 @@ if (!slapdInstalled()) {
     r = await asOwner.patch('/realm', { authentication_methods: methods({ Email: false, LDAP: false }) });
     assert.is(r.status, 200, r.text);
     r = await owner.post('/fetch_api_key', { username: 'olivia', password: 'pw-olivia' });
-    assert.equal([r.status, r.body], [401, { result: 'error', msg: 'Password authentication is disabled in this organization', code: 'PASSWORD_AUTH_DISABLED' }]);
+    assert.equal(
+      [r.status, r.body],
+      [401, { result: 'error', msg: 'Password authentication is disabled in this organization', code: 'PASSWORD_AUTH_DISABLED' }],
+    );
     const page = await owner.request('GET', '/login/');
     assert.not.match(page.text, /<form method="post"/);
     assert.match(page.text, /Log in with Corp SSO/);
@@ -247,7 +283,7 @@ if (!slapdInstalled()) {
     assert.equal((await owner.get('/server_settings')).body.external_authentication_methods, []);
   });
 
-  test('TLS: StartTLS and ldaps:// with the directory\'s certificate authority log in; a certificate not trusted is refused', async () => {
+  test("TLS: StartTLS and ldaps:// with the directory's certificate authority log in; a certificate not trusted is refused", async () => {
     const loginThrough = async (settings: Record<string, string>) => {
       const other = await startTestServer({ ...directorySettings(slapd.url), ...settings });
       try {

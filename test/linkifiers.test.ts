@@ -12,7 +12,13 @@ const notAdmin = err('Must be an organization administrator', 'UNAUTHORIZED_PRIN
 
 const ISSUES = { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' };
 const entry = (id: number, l: { pattern: string; url_template: string }, extra: Record<string, unknown> = {}) => ({
-  id, pattern: l.pattern, url_template: l.url_template, example_input: null, reverse_template: null, alternative_url_templates: [], ...extra,
+  id,
+  pattern: l.pattern,
+  url_template: l.url_template,
+  example_input: null,
+  reverse_template: null,
+  alternative_url_templates: [],
+  ...extra,
 });
 
 async function add(user: TestUser, params: Record<string, unknown>): Promise<number> {
@@ -52,11 +58,15 @@ test('POST /realm/filters: pattern and template are stripped; URL templates of e
   const realm = await newRealm();
   const id = await add(realm.owner, { pattern: '  PR (?P<id>[0-9]+) ', url_template: ' https://example.com/~user/web#view_type=type&id={id}\n' });
   const rich = {
-    pattern: 'FOO_(?P<id>[a-f]{5});(?P<zone>[a-f]);(?P<domain>[a-z]+);(?P<location>[a-z]+);(?P<name>[a-z]{2,8});(?P<chapter>[0-9]{2,3});(?P<fragment>[a-z]{2,8})',
+    pattern:
+      'FOO_(?P<id>[a-f]{5});(?P<zone>[a-f]);(?P<domain>[a-z]+);(?P<location>[a-z]+);(?P<name>[a-z]{2,8});(?P<chapter>[0-9]{2,3});(?P<fragment>[a-z]{2,8})',
     url_template: 'https://zone_{zone}{.domain}.net/ticket{/location}{/id}{?name,chapter}{#fragment:5}',
   };
   const richId = await add(realm.owner, rich);
-  assert.equal(await list(realm), [entry(id, { pattern: 'PR (?P<id>[0-9]+)', url_template: 'https://example.com/~user/web#view_type=type&id={id}' }), entry(richId, rich)]);
+  assert.equal(await list(realm), [
+    entry(id, { pattern: 'PR (?P<id>[0-9]+)', url_template: 'https://example.com/~user/web#view_type=type&id={id}' }),
+    entry(richId, rich),
+  ]);
 });
 
 test('POST /realm/filters: every validation error, and nothing is stored', async () => {
@@ -68,20 +78,44 @@ test('POST /realm/filters: every validation error, and nothing is stored', async
     [{ pattern: '  ', url_template: 'https://x.com/' }, invalid('pattern', 'This field cannot be blank.')],
     [{ pattern: 'abc', url_template: '' }, invalid('url_template', 'This field cannot be blank.')],
     [{ pattern: 'ZUL-(?P<id>\\d+)', url_template: '$fgfg' }, invalid('url_template', "Group 'id' in linkifier pattern is not present in URL template.")],
-    [{ pattern: 'ZUL-(?P<id>\\d+)-(?P<hello>\\d+)', url_template: 'https://x.com/{hello}' }, invalid('url_template', "Group 'id' in linkifier pattern is not present in URL template.")],
-    [{ pattern: 'ZUL-(?P<id>\\d+)', url_template: 'https://x.com/{hello}' }, invalid('url_template', "Group 'hello' in URL template is not present in linkifier pattern.")],
+    [
+      { pattern: 'ZUL-(?P<id>\\d+)-(?P<hello>\\d+)', url_template: 'https://x.com/{hello}' },
+      invalid('url_template', "Group 'id' in linkifier pattern is not present in URL template."),
+    ],
+    [
+      { pattern: 'ZUL-(?P<id>\\d+)', url_template: 'https://x.com/{hello}' },
+      invalid('url_template', "Group 'hello' in URL template is not present in linkifier pattern."),
+    ],
     [{ pattern: '#(?P<id>[123])', url_template: '{id' }, invalid('url_template', 'Invalid URL template.')],
     [{ pattern: '#(?P<id>[123])', url_template: 'https://example.com/{bar++}' }, invalid('url_template', 'Invalid URL template.')],
     [{ ...ISSUES, example_input: 'x123' }, invalid('example_input', 'The example input does not match the linkifier pattern.')],
     [{ ...ISSUES, reverse_template: '#{id}' }, invalid('example_input', 'A reverse template requires an example input.')],
     [{ ...reverse, reverse_template: '#{nope}' }, invalid('reverse_template', "Group 'nope' in reverse template is not present in linkifier pattern.")],
     [{ ...reverse, reverse_template: '#{id' }, invalid('reverse_template', 'Invalid reverse template.')],
-    [{ ...reverse, reverse_template: 'issue {id}' }, invalid('url_template', "The reverse template does not turn https://github.com/zulip/zulip/issues/123 back into the example input: got 'issue 123', expected '#123'.")],
-    [{ ...ISSUES, alternative_url_templates: ['https://github.com/zulip/zulip/pull/{id}'] }, invalid('alternative_url_templates', 'Alternative URL templates require a reverse template.')],
-    [{ ...reverse, alternative_url_templates: ['https://x.com/{id'] }, invalid('alternative_url_templates', 'Invalid alternative URL template: https://x.com/{id')],
-    [{ ...reverse, alternative_url_templates: ['https://x.com/{zzz}'] }, invalid('alternative_url_templates', "Group 'zzz' in URL template is not present in linkifier pattern.")],
+    [
+      { ...reverse, reverse_template: 'issue {id}' },
+      invalid(
+        'url_template',
+        "The reverse template does not turn https://github.com/zulip/zulip/issues/123 back into the example input: got 'issue 123', expected '#123'.",
+      ),
+    ],
+    [
+      { ...ISSUES, alternative_url_templates: ['https://github.com/zulip/zulip/pull/{id}'] },
+      invalid('alternative_url_templates', 'Alternative URL templates require a reverse template.'),
+    ],
+    [
+      { ...reverse, alternative_url_templates: ['https://x.com/{id'] },
+      invalid('alternative_url_templates', 'Invalid alternative URL template: https://x.com/{id'),
+    ],
+    [
+      { ...reverse, alternative_url_templates: ['https://x.com/{zzz}'] },
+      invalid('alternative_url_templates', "Group 'zzz' in URL template is not present in linkifier pattern."),
+    ],
     [{ ...ISSUES, url_template: 'https://elsewhere.example.com/{id}' }, invalid('__all__', 'Realm filter with this Realm and Pattern already exists.')],
-    [{ ...reverse, alternative_url_templates: JSON.stringify('https://x.com/{id}') }, err('alternative_url_templates is not a list', 'BAD_REQUEST', { var_name: 'alternative_url_templates' })],
+    [
+      { ...reverse, alternative_url_templates: JSON.stringify('https://x.com/{id}') },
+      err('alternative_url_templates is not a list', 'BAD_REQUEST', { var_name: 'alternative_url_templates' }),
+    ],
     [{ url_template: 'https://x.com/' }, err("Missing 'pattern' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'pattern' })],
     [{ pattern: 'abc' }, err("Missing 'url_template' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'url_template' })],
   ];
@@ -189,7 +223,11 @@ test('DELETE /realm/filters/{id}: missing or foreign ids, then the rest keep the
   const realm = await newRealm();
   const other = await newRealm();
   const foreign = await add(other.owner, ISSUES);
-  const [a, b, c] = [await add(realm.owner, { ...ISSUES, pattern: 'A(?P<id>[0-9]+)' }), await add(realm.owner, ISSUES), await add(realm.owner, { ...ISSUES, pattern: 'C(?P<id>[0-9]+)' })];
+  const [a, b, c] = [
+    await add(realm.owner, { ...ISSUES, pattern: 'A(?P<id>[0-9]+)' }),
+    await add(realm.owner, ISSUES),
+    await add(realm.owner, { ...ISSUES, pattern: 'C(?P<id>[0-9]+)' }),
+  ];
   for (const target of [c + 1000, foreign]) {
     const r = await realm.owner.client.delete(`/realm/filters/${target}`);
     assert.is(r.status, 400);
@@ -264,14 +302,11 @@ test('every change sends the full list to every active user of the organization 
   otherEvents.stop();
 
   const bEntry = entry(b, second, { example_input: 'T4', reverse_template: 'T{id}' });
-  const expected = [
-    [entry(a, ISSUES)],
-    [entry(a, ISSUES), bEntry],
-    [entry(a, edited), bEntry],
-    [bEntry, entry(a, edited)],
-    [entry(a, edited)],
-  ];
-  assert.equal(events.envelopes.map((e) => [e.event, e.userIds]), expected.map((l) => [{ type: 'realm_linkifiers', realm_linkifiers: l }, audience]));
+  const expected = [[entry(a, ISSUES)], [entry(a, ISSUES), bEntry], [entry(a, edited), bEntry], [bEntry, entry(a, edited)], [entry(a, edited)]];
+  assert.equal(
+    events.envelopes.map((e) => [e.event, e.userIds]),
+    expected.map((l) => [{ type: 'realm_linkifiers', realm_linkifiers: l }, audience]),
+  );
   assert.equal(otherEvents.envelopes, []);
 });
 

@@ -3,7 +3,7 @@ import { compileLinkifiers, type Linkifier, type MarkdownContext, type MentionUs
 
 export const USERS: MentionUser[] = [
   { id: 4, fullName: 'King Hamlet', isActive: true },
-  { id: 5, fullName: 'Cordelia, Lear\'s daughter', isActive: true },
+  { id: 5, fullName: "Cordelia, Lear's daughter", isActive: true },
   { id: 6, fullName: 'Othello', isActive: false },
   { id: 7, fullName: 'Twin', isActive: true },
   { id: 8, fullName: 'Twin', isActive: true },

@@ -6,7 +6,8 @@ import { makeContext } from './markdown-helpers.ts';
 
 const ctx = makeContext();
 const html = (input: string) => renderMarkdown(input, ctx).html;
-const a = (url: string) => `<a href="${url.startsWith('http') || url.includes('://') ? url : url.includes('@') ? 'mailto:' + url : 'http://' + url}">${url}</a>`;
+const a = (url: string) =>
+  `<a href="${url.startsWith('http') || url.includes('://') ? url : url.includes('@') ? 'mailto:' + url : 'http://' + url}">${url}</a>`;
 
 // Autolinks: [input, expected with %s for the link, linked text] (Zulip's linkify cases).
 const autolinks: Array<[string, string, string]> = [
@@ -29,7 +30,11 @@ const autolinks: Array<[string, string, string]> = [
   ['http://localhost:9991/?show_debug=1', '<p>%s</p>', 'http://localhost:9991/?show_debug=1'],
   ['(http://en.wikipedia.org/wiki/Each-way_(bet))', '<p>(%s)</p>', 'http://en.wikipedia.org/wiki/Each-way_(bet)'],
   ['http://en.wikipedia.org/wiki/Qt_(framework)', '<p>%s</p>', 'http://en.wikipedia.org/wiki/Qt_(framework)'],
-  ['https://jira.atlassian.com/browse/JRA-31953?page=com.atlassian.jira:comment-tabpanel', '<p>%s</p>', 'https://jira.atlassian.com/browse/JRA-31953?page=com.atlassian.jira:comment-tabpanel'],
+  [
+    'https://jira.atlassian.com/browse/JRA-31953?page=com.atlassian.jira:comment-tabpanel',
+    '<p>%s</p>',
+    'https://jira.atlassian.com/browse/JRA-31953?page=com.atlassian.jira:comment-tabpanel',
+  ],
   ['http://www.postgresql.org/message-id/14040.1364490185@sss.pgh.pa.us', '<p>%s</p>', 'http://www.postgresql.org/message-id/14040.1364490185@sss.pgh.pa.us'],
   ['javascript:alert("hi");.com', '<p>javascript:alert("hi");.com</p>', ''],
   ['javascript:foo.com', '<p>javascript:%s</p>', 'foo.com'],
@@ -47,15 +52,35 @@ const autolinks: Array<[string, string, string]> = [
   ['<a@b.com>', '<p>&lt;%s&gt;</p>', 'a@b.com'],
   ['a@b.com/foo', '<p>a@b.com/foo</p>', ''],
   ['http://example.com/something?with,commas,in,url, but not at end', '<p>%s, but not at end</p>', 'http://example.com/something?with,commas,in,url'],
-  [' some text https://www.google.com/baz_(match)?with=foo&bar=baz with extras', '<p>some text <a href="https://www.google.com/baz_(match)?with=foo&amp;bar=baz">https://www.google.com/baz_(match)?with=foo&amp;bar=baz</a> with extras</p>', ''],
+  [
+    ' some text https://www.google.com/baz_(match)?with=foo&bar=baz with extras',
+    '<p>some text <a href="https://www.google.com/baz_(match)?with=foo&amp;bar=baz">https://www.google.com/baz_(match)?with=foo&amp;bar=baz</a> with extras</p>',
+    '',
+  ],
   ['https://metacpan.org/module/Image::Resize::OpenCV', '<p>%s</p>', 'https://metacpan.org/module/Image::Resize::OpenCV'],
   ['a.commandstuff()', '<p>a.commandstuff()</p>', ''],
   ['love...it', '<p>love...it</p>', ''],
   ['sorry,http://example.com/', '<p>sorry,%s</p>', 'http://example.com/'],
-  ['six nested parens https://zulip.com/(we_like_((t(d(o(___)o)o))o_nest_)_nest)_nest', '<p>six nested parens %s</p>', 'https://zulip.com/(we_like_((t(d(o(___)o)o))o_nest_)_nest)_nest'],
-  ['eight is too many https://zulip.com/(we_like_((t(d(o(_(1(2)1)__)o)o))o_nest_)_nest)_nest', '<p>eight is too many https://zulip.com/(we_like_((t(d(o(_(1(2)1)__)o)o))o_nest_)_nest)_nest</p>', ''],
-  ['nested with autodetection zulip.us/(we_like_(to_n(e)st_)_n(es)t)_nest', '<p>nested with autodetection %s</p>', 'zulip.us/(we_like_(to_n(e)st_)_n(es)t)_nest'],
-  ['bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2', '<p><a href="bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2">bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2</a></p>', ''],
+  [
+    'six nested parens https://zulip.com/(we_like_((t(d(o(___)o)o))o_nest_)_nest)_nest',
+    '<p>six nested parens %s</p>',
+    'https://zulip.com/(we_like_((t(d(o(___)o)o))o_nest_)_nest)_nest',
+  ],
+  [
+    'eight is too many https://zulip.com/(we_like_((t(d(o(_(1(2)1)__)o)o))o_nest_)_nest)_nest',
+    '<p>eight is too many https://zulip.com/(we_like_((t(d(o(_(1(2)1)__)o)o))o_nest_)_nest)_nest</p>',
+    '',
+  ],
+  [
+    'nested with autodetection zulip.us/(we_like_(to_n(e)st_)_n(es)t)_nest',
+    '<p>nested with autodetection %s</p>',
+    'zulip.us/(we_like_(to_n(e)st_)_n(es)t)_nest',
+  ],
+  [
+    'bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2',
+    '<p><a href="bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2">bitcoin:1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2</a></p>',
+    '',
+  ],
   ['**bold**http://x.com', '<p><strong>bold</strong>http://x.com</p>', ''],
   // Desktop apps' links, and links right after letters of other scripts (current Zulip).
   ['obsidian://open?vault=MyVault', '<p>%s</p>', 'obsidian://open?vault=MyVault'],
@@ -78,7 +103,11 @@ for (const [input, expected, url] of autolinks) {
 }
 
 const issues: Linkifier = { id: 1, pattern: '#(?P<id>[0-9]+)', url_template: 'https://trac.example.com/ticket/{id}' };
-const repo: Linkifier = { id: 2, pattern: '(?P<org>[a-zA-Z0-9_-]+)/(?P<repo>[a-zA-Z0-9_-]+)#(?P<id>[0-9]+)', url_template: 'https://github.com/{org}/{repo}/issues/{id}' };
+const repo: Linkifier = {
+  id: 2,
+  pattern: '(?P<org>[a-zA-Z0-9_-]+)/(?P<repo>[a-zA-Z0-9_-]+)#(?P<id>[0-9]+)',
+  url_template: 'https://github.com/{org}/{repo}/issues/{id}',
+};
 const withLinkifiers = (list: Linkifier[]) => makeContext({}, list);
 
 test('linkifier', () => {
@@ -87,20 +116,26 @@ test('linkifier', () => {
 
 test('linkifier needs a boundary on both sides', () => {
   const c = withLinkifiers([issues]);
-  assert.is(renderMarkdown('abc#123 #123abc (#123) #123.', c).html,
-    '<p>abc#123 #123abc (<a href="https://trac.example.com/ticket/123">#123</a>) <a href="https://trac.example.com/ticket/123">#123</a>.</p>');
+  assert.is(
+    renderMarkdown('abc#123 #123abc (#123) #123.', c).html,
+    '<p>abc#123 #123abc (<a href="https://trac.example.com/ticket/123">#123</a>) <a href="https://trac.example.com/ticket/123">#123</a>.</p>',
+  );
 });
 
 test('linkifier does not apply inside code or links', () => {
   const c = withLinkifiers([issues]);
-  assert.is(renderMarkdown('`#123` [see #123](http://x.com) http://x.com/#123', c).html,
-    '<p><code>#123</code> <a href="http://x.com">see #123</a> <a href="http://x.com/#123">http://x.com/#123</a></p>');
+  assert.is(
+    renderMarkdown('`#123` [see #123](http://x.com) http://x.com/#123', c).html,
+    '<p><code>#123</code> <a href="http://x.com">see #123</a> <a href="http://x.com/#123">http://x.com/#123</a></p>',
+  );
 });
 
 test('overlapping linkifiers: the earlier one wins', () => {
   const c = withLinkifiers([repo, issues]);
-  assert.is(renderMarkdown('zulip/zulip#123 and #7', c).html,
-    '<p><a href="https://github.com/zulip/zulip/issues/123">zulip/zulip#123</a> and <a href="https://trac.example.com/ticket/7">#7</a></p>');
+  assert.is(
+    renderMarkdown('zulip/zulip#123 and #7', c).html,
+    '<p><a href="https://github.com/zulip/zulip/issues/123">zulip/zulip#123</a> and <a href="https://trac.example.com/ticket/7">#7</a></p>',
+  );
 });
 
 test('linkifier values are percent-encoded', () => {
@@ -120,7 +155,10 @@ test('linkifier to a javascript: URL is not linked', () => {
 
 test('linkifier inside a mention name is not applied', () => {
   const c = withLinkifiers([{ id: 6, pattern: 'Hamlet', url_template: 'https://example.com/hamlet' }]);
-  assert.is(renderMarkdown('@**King Hamlet** Hamlet', c).html, '<p><span class="user-mention" data-user-id="4">@King Hamlet</span> <a href="https://example.com/hamlet">Hamlet</a></p>');
+  assert.is(
+    renderMarkdown('@**King Hamlet** Hamlet', c).html,
+    '<p><span class="user-mention" data-user-id="4">@King Hamlet</span> <a href="https://example.com/hamlet">Hamlet</a></p>',
+  );
 });
 
 test('compiled linkifiers are cached by content', () => {
@@ -156,7 +194,7 @@ test('valid linkifier', () => {
   assert.is(validationError({ pattern: '#(?P<id>[0-9]+)', url_template: 'https://x.com/{id}' }), '');
 });
 
-test('bad regex: RE2 refuses it, with RE2\'s message', () => {
+test("bad regex: RE2 refuses it, with RE2's message", () => {
   const cases: Array<[string, string]> = [
     ['#(?P<id>[0-9]+', 'missing ): #(?P<id>[0-9]+'],
     ['(?P<id>x)\\1', 'invalid escape sequence: \\1'],
@@ -197,17 +235,29 @@ test('invalid url template', () => {
 });
 
 test('template and pattern variables must agree', () => {
-  assert.is(validationError({ pattern: '#(?P<id>[0-9]+)', url_template: 'https://x.com/{id}/{other}' }), "Group 'other' in URL template is not present in linkifier pattern.");
-  assert.is(validationError({ pattern: '(?P<a>[a-z]+)#(?P<id>[0-9]+)', url_template: 'https://x.com/{id}' }), "Group 'a' in linkifier pattern is not present in URL template.");
+  assert.is(
+    validationError({ pattern: '#(?P<id>[0-9]+)', url_template: 'https://x.com/{id}/{other}' }),
+    "Group 'other' in URL template is not present in linkifier pattern.",
+  );
+  assert.is(
+    validationError({ pattern: '(?P<a>[a-z]+)#(?P<id>[0-9]+)', url_template: 'https://x.com/{id}' }),
+    "Group 'a' in linkifier pattern is not present in URL template.",
+  );
 });
 
 test('example input and reverse template round trip', () => {
   const base = { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' };
   assert.is(validationError({ ...base, example_input: '#123', reverse_template: '#{id}' }), '');
   assert.is(validationError({ ...base, example_input: 'x123' }), 'The example input does not match the linkifier pattern.');
-  assert.match(validationError({ ...base, example_input: '#123', reverse_template: 'issue {id}' }), /^The reverse template does not turn https:\/\/github.com\/zulip\/zulip\/issues\/123 back into the example input: got 'issue 123', expected '#123'\.$/);
+  assert.match(
+    validationError({ ...base, example_input: '#123', reverse_template: 'issue {id}' }),
+    /^The reverse template does not turn https:\/\/github.com\/zulip\/zulip\/issues\/123 back into the example input: got 'issue 123', expected '#123'\.$/,
+  );
   assert.is(validationError({ ...base, reverse_template: '#{id}' }), 'A reverse template requires an example input.');
-  assert.is(validationError({ ...base, example_input: '#1', reverse_template: '#{nope}' }), "Group 'nope' in reverse template is not present in linkifier pattern.");
+  assert.is(
+    validationError({ ...base, example_input: '#1', reverse_template: '#{nope}' }),
+    "Group 'nope' in reverse template is not present in linkifier pattern.",
+  );
 });
 
 test('reverse template escapes braces', () => {
@@ -220,8 +270,14 @@ test('alternative url templates', () => {
   const base = { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/z/z/issues/{id}', example_input: '#5', reverse_template: '#{id}' };
   assert.is(validationError({ ...base, alternative_url_templates: ['https://github.com/z/z/pull/{id}'] }), '');
   assert.is(validationError({ ...base, alternative_url_templates: ['https://x.com/{id'] }), 'Invalid alternative URL template: https://x.com/{id');
-  assert.is(validationError({ ...base, alternative_url_templates: ['https://x.com/{zzz}'] }), "Group 'zzz' in URL template is not present in linkifier pattern.");
-  assert.is(validationError({ pattern: base.pattern, url_template: base.url_template, alternative_url_templates: ['https://github.com/z/z/pull/{id}'] }), 'Alternative URL templates require a reverse template.');
+  assert.is(
+    validationError({ ...base, alternative_url_templates: ['https://x.com/{zzz}'] }),
+    "Group 'zzz' in URL template is not present in linkifier pattern.",
+  );
+  assert.is(
+    validationError({ pattern: base.pattern, url_template: base.url_template, alternative_url_templates: ['https://github.com/z/z/pull/{id}'] }),
+    'Alternative URL templates require a reverse template.',
+  );
 });
 
 test('emoji table', () => {

@@ -102,13 +102,19 @@ test('topic wildcard', () => {
 
 test('group mention', () => {
   const r = render('@*support* @*Support*');
-  assert.is(r.html, '<p><span class="user-group-mention" data-user-group-id="31">@support</span> <span class="user-group-mention" data-user-group-id="31">@support</span></p>');
+  assert.is(
+    r.html,
+    '<p><span class="user-group-mention" data-user-group-id="31">@support</span> <span class="user-group-mention" data-user-group-id="31">@support</span></p>',
+  );
   assert.equal([...r.mentionedGroupIds], [31]);
 });
 
 test('silent and deactivated group mentions', () => {
   const r = render('@_*support* @*Old team*');
-  assert.is(r.html, '<p><span class="user-group-mention silent" data-user-group-id="31">support</span> <span class="user-group-mention silent" data-user-group-id="32">Old team</span></p>');
+  assert.is(
+    r.html,
+    '<p><span class="user-group-mention silent" data-user-group-id="31">support</span> <span class="user-group-mention silent" data-user-group-id="32">Old team</span></p>',
+  );
   assert.is(r.mentionedGroupIds.size, 0);
 });
 
@@ -127,21 +133,36 @@ test('unknown channel stays text', () => {
 });
 
 test('topic link', () => {
-  assert.is(html('#**Denmark>some topic**'), '<p><a class="stream-topic" data-stream-id="1" href="/#narrow/channel/1-Denmark/topic/some.20topic">#Denmark &gt; some topic</a></p>');
-  assert.is(html('#**Denmark>with id**'), '<p><a class="stream-topic" data-stream-id="1" href="/#narrow/channel/1-Denmark/topic/with.20id/with/77">#Denmark &gt; with id</a></p>');
+  assert.is(
+    html('#**Denmark>some topic**'),
+    '<p><a class="stream-topic" data-stream-id="1" href="/#narrow/channel/1-Denmark/topic/some.20topic">#Denmark &gt; some topic</a></p>',
+  );
+  assert.is(
+    html('#**Denmark>with id**'),
+    '<p><a class="stream-topic" data-stream-id="1" href="/#narrow/channel/1-Denmark/topic/with.20id/with/77">#Denmark &gt; with id</a></p>',
+  );
 });
 
 test('empty topic link', () => {
-  assert.is(html('#**Denmark>**'), '<p><a class="stream-topic" data-stream-id="1" href="/#narrow/channel/1-Denmark/topic/">#Denmark &gt; <em>general chat</em></a></p>');
+  assert.is(
+    html('#**Denmark>**'),
+    '<p><a class="stream-topic" data-stream-id="1" href="/#narrow/channel/1-Denmark/topic/">#Denmark &gt; <em>general chat</em></a></p>',
+  );
 });
 
 test('message link', () => {
   assert.is(html('#**Denmark>t@123**'), '<p><a class="message-link" href="/#narrow/channel/1-Denmark/topic/t/near/123">#Denmark &gt; t @ 💬</a></p>');
-  assert.is(html('#**Denmark>@123**'), '<p><a class="message-link" href="/#narrow/channel/1-Denmark/topic//near/123">#Denmark &gt; <em>general chat</em> @ 💬</a></p>');
+  assert.is(
+    html('#**Denmark>@123**'),
+    '<p><a class="message-link" href="/#narrow/channel/1-Denmark/topic//near/123">#Denmark &gt; <em>general chat</em> @ 💬</a></p>',
+  );
 });
 
 test('topic with special characters is encoded', () => {
-  assert.is(html('#**Denmark>a/b?c&d.e**'), '<p><a class="stream-topic" data-stream-id="1" href="/#narrow/channel/1-Denmark/topic/a.2Fb.3Fc.26d.2Ee">#Denmark &gt; a/b?c&amp;d.e</a></p>');
+  assert.is(
+    html('#**Denmark>a/b?c&d.e**'),
+    '<p><a class="stream-topic" data-stream-id="1" href="/#narrow/channel/1-Denmark/topic/a.2Fb.3Fc.26d.2Ee">#Denmark &gt; a/b?c&amp;d.e</a></p>',
+  );
 });
 
 test('links are collected in order', () => {
@@ -150,7 +171,9 @@ test('links are collected in order', () => {
 });
 
 test('uploads are collected', () => {
-  const r = render('[a](/user_uploads/2/ab/a.pdf) http://zulip.testserver/user_uploads/2/cd/b.png https://other.example/user_uploads/2/x/c.png [d](user_uploads/bad)');
+  const r = render(
+    '[a](/user_uploads/2/ab/a.pdf) http://zulip.testserver/user_uploads/2/cd/b.png https://other.example/user_uploads/2/x/c.png [d](user_uploads/bad)',
+  );
   assert.equal(r.uploadPathIds, ['2/ab/a.pdf', '2/cd/b.png']);
 });
 
@@ -162,7 +185,17 @@ test('me message', () => {
 
 test('result of a message without syntax', () => {
   const r = render('hello');
-  assert.equal(r, { html: '<p>hello</p>', mentionedUserIds: new Set(), mentionedGroupIds: new Set(), wildcardMention: false, topicWildcardMention: false, uploadPathIds: [], links: [], isMeMessage: false, alertWordText: 'hello\n\n' });
+  assert.equal(r, {
+    html: '<p>hello</p>',
+    mentionedUserIds: new Set(),
+    mentionedGroupIds: new Set(),
+    wildcardMention: false,
+    topicWildcardMention: false,
+    uploadPathIds: [],
+    links: [],
+    isMeMessage: false,
+    alertWordText: 'hello\n\n',
+  });
 });
 
 test('emoticons are translated when the sender asks for it', () => {
@@ -171,7 +204,10 @@ test('emoticons are translated when the sender asks for it', () => {
     const title = name.replace(/_/g, ' ');
     return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${name}:</span>`;
   };
-  assert.is(renderMarkdown(':) foo :( bar <3 with space : ) real', c).html, `<p>${e('1f642', 'slight_smile')} foo ${e('1f641', 'frown')} bar ${e('2764', 'heart')} with space : ) real</p>`);
+  assert.is(
+    renderMarkdown(':) foo :( bar <3 with space : ) real', c).html,
+    `<p>${e('1f642', 'slight_smile')} foo ${e('1f641', 'frown')} bar ${e('2764', 'heart')} with space : ) real</p>`,
+  );
   assert.is(renderMarkdown('a:) ;)b', c).html, '<p>a:) ;)b</p>');
   assert.is(renderMarkdown('Translate this !:)?', c).html, `<p>Translate this !${e('1f642', 'slight_smile')}?</p>`);
   assert.is(renderMarkdown('`:)`', c).html, '<p><code>:)</code></p>');
@@ -180,12 +216,17 @@ test('emoticons are translated when the sender asks for it', () => {
 
 test('default code block language', () => {
   const c = makeContext({ defaultCodeBlockLanguage: 'python' });
-  assert.is(renderMarkdown('```\nx\n```', c).html, '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="n">x</span>\n</code></pre></div>');
+  assert.is(
+    renderMarkdown('```\nx\n```', c).html,
+    '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="n">x</span>\n</code></pre></div>',
+  );
 });
 
 test('tex renders with katex', () => {
   const out = html('$$1 \\oplus 0 = 1$$');
-  assert.ok(out.startsWith('<p><span class="katex"><span class="katex-mathml"><math xmlns="http://www.w3.org/1998/Math/MathML"><semantics><mrow><mn>1</mn><mo>⊕</mo>'));
+  assert.ok(
+    out.startsWith('<p><span class="katex"><span class="katex-mathml"><math xmlns="http://www.w3.org/1998/Math/MathML"><semantics><mrow><mn>1</mn><mo>⊕</mo>'),
+  );
   assert.ok(out.endsWith('</span></p>'));
   const display = html('```math\na^2\n```');
   assert.ok(display.startsWith('<p><span class="katex-display"><span class="katex">'));

@@ -26,10 +26,13 @@ test('a channel message: its subscribers hear it, the editor too, not those who 
   assert.equal((await ann.client.post(`/messages/${id}/typing`, { op: 'stop' })).body, ok);
   events.stop();
   const recipient = { type: 'channel', channel_id: channel, topic: 'plans' };
-  assert.equal(events.envelopes.map((e) => [e.event, e.userIds]), [
-    [{ type: 'typing_edit_message', op: 'start', sender_id: ann.id, message_id: id, recipient }, [ann.id, bob.id]],
-    [{ type: 'typing_edit_message', op: 'stop', sender_id: ann.id, message_id: id, recipient }, [ann.id, bob.id]],
-  ]);
+  assert.equal(
+    events.envelopes.map((e) => [e.event, e.userIds]),
+    [
+      [{ type: 'typing_edit_message', op: 'start', sender_id: ann.id, message_id: id, recipient }, [ann.id, bob.id]],
+      [{ type: 'typing_edit_message', op: 'stop', sender_id: ann.id, message_id: id, recipient }, [ann.id, bob.id]],
+    ],
+  );
 });
 
 test('direct messages: the members who receive typing notifications, named in the event', async () => {
@@ -43,10 +46,13 @@ test('direct messages: the members who receive typing notifications, named in th
   await ann.client.post(`/messages/${group}/typing`, { op: 'stop' });
   events.stop();
   const pair = [ann.id, bob.id].sort((a, b) => a - b);
-  assert.equal(events.envelopes.map((e) => [e.event, e.userIds]), [
-    [{ type: 'typing_edit_message', op: 'start', sender_id: ann.id, message_id: dm, recipient: { type: 'direct', user_ids: pair } }, pair],
-    [{ type: 'typing_edit_message', op: 'stop', sender_id: ann.id, message_id: group, recipient: { type: 'direct', user_ids: pair } }, pair],
-  ]);
+  assert.equal(
+    events.envelopes.map((e) => [e.event, e.userIds]),
+    [
+      [{ type: 'typing_edit_message', op: 'start', sender_id: ann.id, message_id: dm, recipient: { type: 'direct', user_ids: pair } }, pair],
+      [{ type: 'typing_edit_message', op: 'stop', sender_id: ann.id, message_id: group, recipient: { type: 'direct', user_ids: pair } }, pair],
+    ],
+  );
 });
 
 test('clients without empty_topic_name see the empty topic by its display name', async () => {
@@ -57,7 +63,13 @@ test('clients without empty_topic_name see the empty topic by its display name',
   const modern = await openQueue(realm.owner, { event_types: ['typing_edit_message'], client_capabilities: { empty_topic_name: true } });
   const old = await openQueue(realm.owner, { event_types: ['typing_edit_message'] });
   await ann.client.post(`/messages/${id}/typing`, { op: 'start' });
-  const event = (topic: string) => ({ type: 'typing_edit_message', op: 'start', sender_id: ann.id, message_id: id, recipient: { type: 'channel', channel_id: channel, topic } });
+  const event = (topic: string) => ({
+    type: 'typing_edit_message',
+    op: 'start',
+    sender_id: ann.id,
+    message_id: id,
+    recipient: { type: 'channel', channel_id: channel, topic },
+  });
   assert.equal(await modern.next(), [event('')]);
   assert.equal(await old.next(), [event('general chat')]);
 });

@@ -10,7 +10,17 @@ import { age, errorBody, makeChannel, send, sendDm, setRealmSettings, systemGrou
 const WEEK = 604800;
 
 async function topicMessages(client: { get: Function }, channel: number, topic: string) {
-  const r = await client.get('/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow: [{ operator: 'channel', operand: channel }, { operator: 'topic', operand: topic }], apply_markdown: false, allow_empty_topic_name: true });
+  const r = await client.get('/messages', {
+    anchor: 'newest',
+    num_before: 100,
+    num_after: 0,
+    narrow: [
+      { operator: 'channel', operand: channel },
+      { operator: 'topic', operand: topic },
+    ],
+    apply_markdown: false,
+    allow_empty_topic_name: true,
+  });
   return r.body.messages as { id: number; content: string; sender_full_name: string; flags: string[] }[];
 }
 
@@ -61,11 +71,24 @@ test('content edits: who, realm switch, time limit with 20 s grace, event and ti
   assert.equal(env!.userIds.slice().sort(), [alice.id, bob.id].sort());
   assert.equal(env!.perUser, { [alice.id]: { flags: ['read'] }, [bob.id]: { flags: ['mentioned'] } });
   const ev = env!.event;
-  assert.equal({ ...ev, edit_timestamp: 0 }, {
-    type: 'update_message', user_id: alice.id, edit_timestamp: 0, message_id: id, message_ids: [id], rendering_only: false,
-    orig_content: 'original', orig_rendered_content: '<p>original</p>', content: 'edited @**Bob**', rendered_content: `<p>edited <span class="user-mention" data-user-id="${bob.id}">@Bob</span></p>`, is_me_message: false,
-    stream_name: 'general', stream_id: sid,
-  });
+  assert.equal(
+    { ...ev, edit_timestamp: 0 },
+    {
+      type: 'update_message',
+      user_id: alice.id,
+      edit_timestamp: 0,
+      message_id: id,
+      message_ids: [id],
+      rendering_only: false,
+      orig_content: 'original',
+      orig_rendered_content: '<p>original</p>',
+      content: 'edited @**Bob**',
+      rendered_content: `<p>edited <span class="user-mention" data-user-id="${bob.id}">@Bob</span></p>`,
+      is_me_message: false,
+      stream_name: 'general',
+      stream_id: sid,
+    },
+  );
   const m = (await bob.client.get(`/messages/${id}`)).body.message;
   assert.equal(m.flags, ['mentioned']);
   assert.type(m.last_edit_timestamp, 'number');
@@ -111,24 +134,54 @@ test('topic moves: propagate modes, breadcrumbs, edit history, last_moved_timest
   events.stop();
   assert.is(r.status, 200, r.text);
   const who = `@_**Olivia Owner|${realm.owner.id}**`;
-  assert.equal((await topicMessages(alice.client, sid, 'later')).map((m) => [m.id, m.content]), [
-    [b, 'two'], [c, 'three'], [c + 1, `2 messages were moved here from #**public stream>Test** by ${who}.`],
-  ]);
-  assert.equal((await topicMessages(alice.client, sid, 'test')).map((m) => [m.id, m.content]), [
-    [a, 'one'], [c + 2, `2 messages were moved from this topic to #**public stream>later** by ${who}.`],
-  ]);
+  assert.equal(
+    (await topicMessages(alice.client, sid, 'later')).map((m) => [m.id, m.content]),
+    [
+      [b, 'two'],
+      [c, 'three'],
+      [c + 1, `2 messages were moved here from #**public stream>Test** by ${who}.`],
+    ],
+  );
+  assert.equal(
+    (await topicMessages(alice.client, sid, 'test')).map((m) => [m.id, m.content]),
+    [
+      [a, 'one'],
+      [c + 2, `2 messages were moved from this topic to #**public stream>later** by ${who}.`],
+    ],
+  );
   const [env] = events.ofType('update_message');
-  assert.equal({ ...env!.event, edit_timestamp: 0 }, {
-    type: 'update_message', user_id: realm.owner.id, edit_timestamp: 0, message_id: b, message_ids: [b, c], rendering_only: false,
-    stream_name: 'public stream', stream_id: sid, propagate_mode: 'change_later', orig_subject: 'Test', subject: 'later', topic_links: [],
-  });
+  assert.equal(
+    { ...env!.event, edit_timestamp: 0 },
+    {
+      type: 'update_message',
+      user_id: realm.owner.id,
+      edit_timestamp: 0,
+      message_id: b,
+      message_ids: [b, c],
+      rendering_only: false,
+      stream_name: 'public stream',
+      stream_id: sid,
+      propagate_mode: 'change_later',
+      orig_subject: 'Test',
+      subject: 'later',
+      topic_links: [],
+    },
+  );
   const notices = events.ofType('message');
-  assert.equal(notices.map((e) => e.perUser![realm.owner.id]), [{ flags: ['read'] }, { flags: ['read'] }], 'the mover has read the notices');
+  assert.equal(
+    notices.map((e) => e.perUser![realm.owner.id]),
+    [{ flags: ['read'] }, { flags: ['read'] }],
+    'the mover has read the notices',
+  );
   assert.equal(notices[0]!.perUser![alice.id], { flags: [] });
   const moved = (await alice.client.get(`/messages/${c}`, { allow_empty_topic_name: true })).body.message;
   assert.type(moved.last_moved_timestamp, 'number');
   assert.not.ok('last_edit_timestamp' in moved);
-  assert.equal(moved.edit_history.map((e: Record<string, unknown>) => ({ ...e, timestamp: 0 })), [{ user_id: realm.owner.id, timestamp: 0, prev_topic: 'Test', topic: 'later' }], 'every moved message records the edited message\'s old topic');
+  assert.equal(
+    moved.edit_history.map((e: Record<string, unknown>) => ({ ...e, timestamp: 0 })),
+    [{ user_id: realm.owner.id, timestamp: 0, prev_topic: 'Test', topic: 'later' }],
+    "every moved message records the edited message's old topic",
+  );
 
   const one = await realm.owner.client.patch(`/messages/${a}`, { topic: 'single', propagate_mode: 'change_all' });
   assert.is(one.status, 200);
@@ -140,7 +193,12 @@ test('topic moves: propagate modes, breadcrumbs, edit history, last_moved_timest
   const partial = await realm.owner.client.patch(`/messages/${b}`, { topic: 'elsewhere' });
   assert.is(partial.status, 200);
   const link = (await topicMessages(alice.client, sid, 'elsewhere'))[1]!.content;
-  assert.match(link, new RegExp(`^\\[A message\\]\\(http://${realm.subdomain}\\.[^)]*/#narrow/channel/${sid}-public-stream/topic/elsewhere/near/${b}\\) was moved here from #\\*\\*public stream>single\\*\\* by `));
+  assert.match(
+    link,
+    new RegExp(
+      `^\\[A message\\]\\(http://${realm.subdomain}\\.[^)]*/#narrow/channel/${sid}-public-stream/topic/elsewhere/near/${b}\\) was moved here from #\\*\\*public stream>single\\*\\* by `,
+    ),
+  );
 });
 
 test('a topic of more than one batch moves a batch per transaction, each announced, then one breadcrumb', async () => {
@@ -148,22 +206,58 @@ test('a topic of more than one batch moves a batch per transaction, each announc
   const alice = await realm.addUser({ name: 'Alice' });
   const sid = await makeChannel(realm, 'big', [realm.owner, alice]);
   const ids: number[] = [];
-  for (let start = 0; start < 1050; start += 50) ids.push(...(await Promise.all(Array.from({ length: 50 }, (_, i) => send(alice, sid, 'old', `m${start + i}`)))));
+  for (let start = 0; start < 1050; start += 50)
+    ids.push(...(await Promise.all(Array.from({ length: 50 }, (_, i) => send(alice, sid, 'old', `m${start + i}`)))));
   ids.sort((x, y) => x - y);
   const edited = ids[500]!;
   const events = captureEvents(realm.server.app, realm.id);
-  const r = await realm.owner.client.patch(`/messages/${edited}`, { topic: 'new', propagate_mode: 'change_all', send_notification_to_old_thread: true, send_notification_to_new_thread: false });
+  const r = await realm.owner.client.patch(`/messages/${edited}`, {
+    topic: 'new',
+    propagate_mode: 'change_all',
+    send_notification_to_old_thread: true,
+    send_notification_to_new_thread: false,
+  });
   events.stop();
   assert.equal(r.body, { result: 'success', msg: '', detached_uploads: [] });
-  const updates = events.ofType('update_message').map((e) => e.event as { message_id: number; message_ids: number[]; orig_subject: string; subject: string; propagate_mode: string });
+  const updates = events
+    .ofType('update_message')
+    .map((e) => e.event as { message_id: number; message_ids: number[]; orig_subject: string; subject: string; propagate_mode: string });
   // The edited message's batch first (it and the 999 oldest others), then the rest.
-  assert.equal(updates.map((u) => u.message_ids.length), [1000, 50]);
-  assert.equal(updates.flatMap((u) => u.message_ids).sort((x, y) => x - y), ids);
+  assert.equal(
+    updates.map((u) => u.message_ids.length),
+    [1000, 50],
+  );
+  assert.equal(
+    updates.flatMap((u) => u.message_ids).sort((x, y) => x - y),
+    ids,
+  );
   assert.ok(updates.every((u) => u.message_id === edited && u.orig_subject === 'old' && u.subject === 'new' && u.propagate_mode === 'change_all'));
-  const inTopic = async (topic: string) => (await alice.client.get('/messages', { anchor: 'newest', num_before: 2000, num_after: 0, narrow: [{ operator: 'channel', operand: sid }, { operator: 'topic', operand: topic }] })).body.messages.map((m: { id: number }) => m.id);
+  const inTopic = async (topic: string) =>
+    (
+      await alice.client.get('/messages', {
+        anchor: 'newest',
+        num_before: 2000,
+        num_after: 0,
+        narrow: [
+          { operator: 'channel', operand: sid },
+          { operator: 'topic', operand: topic },
+        ],
+      })
+    ).body.messages.map((m: { id: number }) => m.id);
   assert.equal(await inTopic('new'), ids);
   const who = `@_**Olivia Owner|${realm.owner.id}**`;
-  const [crumb] = (await alice.client.get('/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'channel', operand: sid }, { operator: 'topic', operand: 'old' }], apply_markdown: false })).body.messages;
+  const [crumb] = (
+    await alice.client.get('/messages', {
+      anchor: 'newest',
+      num_before: 5,
+      num_after: 0,
+      narrow: [
+        { operator: 'channel', operand: sid },
+        { operator: 'topic', operand: 'old' },
+      ],
+      apply_markdown: false,
+    })
+  ).body.messages;
   assert.is(crumb.content, `This topic was moved to #**big>new** by ${who}.`, 'one breadcrumb, for the whole topic');
 });
 
@@ -182,7 +276,10 @@ test('topic move permissions and time limits', async () => {
   await age(realm, [id], WEEK + 20 - 3);
   assert.is((await member.client.patch(`/messages/${id}`, { topic: 'in grace' })).status, 200);
   await age(realm, [id], WEEK + 20 + 3);
-  assert.equal((await member.client.patch(`/messages/${id}`, { topic: 'late' })).body, errorBody("The time limit for editing this message's topic has passed."));
+  assert.equal(
+    (await member.client.patch(`/messages/${id}`, { topic: 'late' })).body,
+    errorBody("The time limit for editing this message's topic has passed."),
+  );
   assert.is((await moderator.client.patch(`/messages/${id}`, { topic: 'moderators may' })).status, 200);
 });
 
@@ -190,14 +287,31 @@ test('change_all beyond the move limit: MOVE_MESSAGES_TIME_LIMIT_EXCEEDED and it
   const realm = await newRealm();
   const member = await realm.addUser();
   const sid = await makeChannel(realm, 'general', [member]);
-  const [old1, old2, fresh1, fresh2] = [await send(member, sid, 't', '1'), await send(member, sid, 't', '2'), await send(member, sid, 't', '3'), await send(member, sid, 't', '4')];
+  const [old1, old2, fresh1, fresh2] = [
+    await send(member, sid, 't', '1'),
+    await send(member, sid, 't', '2'),
+    await send(member, sid, 't', '3'),
+    await send(member, sid, 't', '4'),
+  ];
   await age(realm, [old1, old2], WEEK + 60);
   const r = await member.client.patch(`/messages/${fresh2}`, { topic: 'moved', propagate_mode: 'change_all' });
-  assert.equal([r.status, r.body], [400, errorBody('You only have permission to move the 2/4 most recent messages in this topic.', 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', {
-    first_message_id_allowed_to_move: fresh1, total_messages_in_topic: 4, total_messages_allowed_to_move: 2,
-  })]);
+  assert.equal(
+    [r.status, r.body],
+    [
+      400,
+      errorBody('You only have permission to move the 2/4 most recent messages in this topic.', 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', {
+        first_message_id_allowed_to_move: fresh1,
+        total_messages_in_topic: 4,
+        total_messages_allowed_to_move: 2,
+      }),
+    ],
+  );
   assert.is((await member.client.patch(`/messages/${fresh1}`, { topic: 'moved', propagate_mode: 'change_later' })).status, 200, 'retry with change_later');
-  assert.is((await realm.owner.client.patch(`/messages/${old1}`, { topic: 'moved', propagate_mode: 'change_all' })).status, 200, 'administrators have no move limit');
+  assert.is(
+    (await realm.owner.client.patch(`/messages/${old1}`, { topic: 'moved', propagate_mode: 'change_all' })).status,
+    200,
+    'administrators have no move limit',
+  );
 });
 
 test('resolving topics: notice, no move breadcrumb, permission, undo within a minute', async () => {
@@ -208,14 +322,21 @@ test('resolving topics: notice, no move breadcrumb, permission, undo within a mi
   const r = await alice.client.patch(`/messages/${id}`, { topic: '✔ bug', propagate_mode: 'change_all' });
   assert.is(r.status, 200, r.text);
   const msgs = await topicMessages(realm.owner.client, sid, '✔ bug');
-  assert.equal(msgs.map((m) => [m.content, m.sender_full_name, m.flags]), [
-    ['it broke', 'Alice', []],
-    [`@_**Alice|${alice.id}** has marked this topic as resolved.`, 'Notification Bot', ['read']],
-  ]);
+  assert.equal(
+    msgs.map((m) => [m.content, m.sender_full_name, m.flags]),
+    [
+      ['it broke', 'Alice', []],
+      [`@_**Alice|${alice.id}** has marked this topic as resolved.`, 'Notification Bot', ['read']],
+    ],
+  );
   assert.not.ok('last_moved_timestamp' in (await alice.client.get(`/messages/${id}`)).body.message, 'resolving is not a move');
   const unresolve = await alice.client.patch(`/messages/${id}`, { topic: 'bug', propagate_mode: 'change_all' });
   assert.is(unresolve.status, 200);
-  assert.equal((await topicMessages(realm.owner.client, sid, 'bug')).map((m) => m.content), ['it broke'], 'a quick undo deletes the notice');
+  assert.equal(
+    (await topicMessages(realm.owner.client, sid, 'bug')).map((m) => m.content),
+    ['it broke'],
+    'a quick undo deletes the notice',
+  );
   await setRealmSettings(realm, {}, { can_resolve_topics_group: systemGroup(realm, 'role:administrators') });
   const denied = await alice.client.patch(`/messages/${id}`, { topic: '✔ bug', propagate_mode: 'change_all' });
   assert.equal(denied.body, errorBody("You don't have permission to resolve topics in this channel."));
@@ -237,7 +358,10 @@ test('channel moves: permissions, access, rows, delete_message to guests, breadc
   assert.equal((await member.client.patch(`/messages/${id}`, { stream_id: to })).body, errorBody("You don't have permission to move this message"));
   await setRealmSettings(realm, {}, { can_move_messages_between_channels_group: systemGroup(realm, 'role:members') });
   await age(realm, [id], WEEK + 30);
-  assert.equal((await member.client.patch(`/messages/${id}`, { stream_id: to })).body, errorBody("The time limit for editing this message's channel has passed"));
+  assert.equal(
+    (await member.client.patch(`/messages/${id}`, { stream_id: to })).body,
+    errorBody("The time limit for editing this message's channel has passed"),
+  );
   await age(realm, [id], 0);
 
   const events = captureEvents(realm.server.app, realm.id);
@@ -252,10 +376,19 @@ test('channel moves: permissions, access, rows, delete_message to guests, breadc
   assert.equal((await guest.client.get(`/messages/${id}`)).body, errorBody('Invalid message(s)'));
   const moved = (await member.client.get(`/messages/${id}`)).body.message;
   assert.equal([moved.stream_id, moved.display_recipient], [to, 'to']);
-  assert.equal(moved.edit_history.map((e: Record<string, unknown>) => ({ ...e, timestamp: 0 })), [{ user_id: member.id, timestamp: 0, prev_stream: from, stream: to }]);
+  assert.equal(
+    moved.edit_history.map((e: Record<string, unknown>) => ({ ...e, timestamp: 0 })),
+    [{ user_id: member.id, timestamp: 0, prev_stream: from, stream: to }],
+  );
   const who = `@_**Member|${member.id}**`;
-  assert.equal((await topicMessages(member.client, to, 't')).map((m) => m.content), ['moving', `This topic was moved here from #**from>t** by ${who}.`]);
-  assert.equal((await topicMessages(member.client, from, 't')).map((m) => m.content), [`This topic was moved to #**to>t** by ${who}.`]);
+  assert.equal(
+    (await topicMessages(member.client, to, 't')).map((m) => m.content),
+    ['moving', `This topic was moved here from #**from>t** by ${who}.`],
+  );
+  assert.equal(
+    (await topicMessages(member.client, from, 't')).map((m) => m.content),
+    [`This topic was moved to #**to>t** by ${who}.`],
+  );
 });
 
 test('protected history: a late subscriber moves only what they can see', async () => {
@@ -268,8 +401,14 @@ test('protected history: a late subscriber moves only what they can see', async 
   await age(realm, [early], WEEK * 2);
   const r = await late.client.patch(`/messages/${seen}`, { topic: 'moved', propagate_mode: 'change_all', send_notification_to_new_thread: false });
   assert.is(r.status, 200, 'no time-limit error for messages the user cannot see');
-  assert.equal((await topicMessages(realm.owner.client, sid, 't')).map((m) => m.id), [early]);
-  assert.equal((await topicMessages(realm.owner.client, sid, 'moved')).map((m) => m.id), [seen]);
+  assert.equal(
+    (await topicMessages(realm.owner.client, sid, 't')).map((m) => m.id),
+    [early],
+  );
+  assert.equal(
+    (await topicMessages(realm.owner.client, sid, 'moved')).map((m) => m.id),
+    [seen],
+  );
 });
 
 test('edits: wildcard mention permission, topics policy on moves, can_create_topic_group', async () => {
@@ -283,7 +422,10 @@ test('edits: wildcard mention permission, topics policy on moves, can_create_top
   await setRealmSettings(realm, { topics_policy: 'disable_empty_topic' });
   assert.equal((await users[0]!.client.patch(`/messages/${id}`, { topic: '' })).body, errorBody('Topics are required in this organization.'));
   await setChannelRow(realm, sid, { permissions: { can_create_topic_group: systemGroup(realm, 'role:administrators') } });
-  assert.equal((await users[0]!.client.patch(`/messages/${id}`, { topic: 'brand new' })).body, errorBody('You do not have permission to create new topics in this channel.'));
+  assert.equal(
+    (await users[0]!.client.patch(`/messages/${id}`, { topic: 'brand new' })).body,
+    errorBody('You do not have permission to create new topics in this channel.'),
+  );
 });
 
 test('detached_uploads: files of the editor no message references any more', async () => {
@@ -293,13 +435,14 @@ test('detached_uploads: files of the editor no message references any more', asy
   const path = `${realm.id}/ab/cdef/report.pdf`;
   const att = await prisma.attachment.create({ data: { realmId: realm.id, ownerId: realm.owner.id, pathId: path, fileName: 'report.pdf', size: 1234 } });
   const id = await send(realm.owner, sid, 't', `see [report.pdf](/user_uploads/${path})`);
-  assert.is((await prisma.attachmentMessage.count({ where: { messageId: id } })), 1);
+  assert.is(await prisma.attachmentMessage.count({ where: { messageId: id } }), 1);
   const kept = await realm.owner.client.patch(`/messages/${id}`, { content: `still [report.pdf](/user_uploads/${path})` });
   assert.equal(kept.body.detached_uploads, []);
   const r = await realm.owner.client.patch(`/messages/${id}`, { content: 'never mind' });
-  assert.equal(r.body.detached_uploads, [{ id: att.id, name: 'report.pdf', path_id: path, size: 1234, create_time: Math.floor(att.createTime.getTime() / 1000), message_ids: [] }]);
+  assert.equal(r.body.detached_uploads, [
+    { id: att.id, name: 'report.pdf', path_id: path, size: 1234, create_time: Math.floor(att.createTime.getTime() / 1000), message_ids: [] },
+  ]);
 });
-
 
 test('parallel edits with the same prev_content_sha256: exactly one succeeds, one history entry', async () => {
   await editsRaceOnOneHash(await newRealm());

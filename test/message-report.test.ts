@@ -25,7 +25,13 @@ async function moderatedRealm() {
 
 /** The newest report in the moderation channel: its sender, topic and Markdown. */
 async function lastReport(realm: TestRealm, reports: number) {
-  const r = await realm.owner.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, apply_markdown: false, narrow: [{ operator: 'channel', operand: reports }] });
+  const r = await realm.owner.client.get('/messages', {
+    anchor: 'newest',
+    num_before: 1,
+    num_after: 0,
+    apply_markdown: false,
+    narrow: [{ operator: 'channel', operand: reports }],
+  });
   const [m] = r.body.messages;
   return { sender: m.sender_full_name as string, topic: m.subject as string, content: m.content as string };
 }
@@ -40,12 +46,18 @@ test('a channel message: the Notification Bot posts the report to "<sender> mode
   const general = await makeChannel(realm, 'general', [ann, bob]);
   const id = await send(bob, general, 'food', 'I squeeze toothpaste from the middle');
   await withSystemBots(realm);
-  const events = await verifyAction(realm, () => ann.client.post(`/messages/${id}/report`, { report_type: 'harassment', description: 'crime against food' }), ['message']);
-  assert.equal(events[0]!.userIds, [realm.owner.id, (await realm.server.app.prisma.user.findFirstOrThrow({ where: { realmId: realm.id, fullName: 'Notification Bot' } })).id]);
+  const events = await verifyAction(realm, () => ann.client.post(`/messages/${id}/report`, { report_type: 'harassment', description: 'crime against food' }), [
+    'message',
+  ]);
+  assert.equal(events[0]!.userIds, [
+    realm.owner.id,
+    (await realm.server.app.prisma.user.findFirstOrThrow({ where: { realmId: realm.id, fullName: 'Notification Bot' } })).id,
+  ]);
   assert.equal(await lastReport(realm, reports), {
     sender: 'Notification Bot',
     topic: 'Bob moderation',
-    content: `${mention('Ann', ann.id)} reported a message sent by ${mention('Bob', bob.id)} at ${await sentAt(realm, id)}.` +
+    content:
+      `${mention('Ann', ann.id)} reported a message sent by ${mention('Bob', bob.id)} at ${await sentAt(realm, id)}.` +
       preview('Harassment', 'crime against food', `Original message at #**general>food@${id}**`, 'I squeeze toothpaste from the middle'),
   });
   // Anyone who can read the message may report it, subscribed or not.
@@ -63,13 +75,29 @@ test('the link falls back to plain Markdown for names that would break it; the q
   const id = await send(bob, odd, '', code);
   assert.is((await realm.owner.client.post(`/messages/${id}/report`, { report_type: 'norms' })).status, 200);
   const { content } = await lastReport(realm, reports);
-  assert.ok(content.endsWith(preview('Violates community norms', '', `Original message at [#Sw&#42;den > general chat @ 💬](#narrow/channel/${odd}-Sw.2Aden/topic//near/${id})`, code, '`````')), content);
+  assert.ok(
+    content.endsWith(
+      preview(
+        'Violates community norms',
+        '',
+        `Original message at [#Sw&#42;den > general chat @ 💬](#narrow/channel/${odd}-Sw.2Aden/topic//near/${id})`,
+        code,
+        '`````',
+      ),
+    ),
+    content,
+  );
 });
 
-test('direct messages: one-on-one, one\'s own, to oneself, and groups', async () => {
+test("direct messages: one-on-one, one's own, to oneself, and groups", async () => {
   const { realm, reports } = await moderatedRealm();
   const url = realm.server.app.realms.url(realm.server.app.realms.byId(realm.id)!);
-  const [ann, bob, cat, dan] = [await realm.addUser({ name: 'Ann' }), await realm.addUser({ name: 'Bob' }), await realm.addUser({ name: 'Cat' }), await realm.addUser({ name: 'Dan' })];
+  const [ann, bob, cat, dan] = [
+    await realm.addUser({ name: 'Ann' }),
+    await realm.addUser({ name: 'Bob' }),
+    await realm.addUser({ name: 'Cat' }),
+    await realm.addUser({ name: 'Dan' }),
+  ];
   const report = async (who: TestUser, id: number) => {
     assert.equal((await who.client.post(`/messages/${id}/report`, { report_type: 'spam', description: 'ads' })).body, { result: 'success', msg: '' });
     return (await lastReport(realm, reports)).content;
@@ -77,8 +105,11 @@ test('direct messages: one-on-one, one\'s own, to oneself, and groups', async ()
   const ids = (...users: TestUser[]) => users.map((u) => u.id).sort((a, b) => a - b);
 
   const dm = await sendDm(bob, [ann.id], 'buy now');
-  assert.equal(await report(ann, dm), `${mention('Ann', ann.id)} reported a direct message sent by ${mention('Bob', bob.id)} at ${await sentAt(realm, dm)}.` +
-    preview('Spam', 'ads', `[Original message](${url}/#narrow/dm/${ids(ann, bob).join(',')}/near/${dm})`, 'buy now'));
+  assert.equal(
+    await report(ann, dm),
+    `${mention('Ann', ann.id)} reported a direct message sent by ${mention('Bob', bob.id)} at ${await sentAt(realm, dm)}.` +
+      preview('Spam', 'ads', `[Original message](${url}/#narrow/dm/${ids(ann, bob).join(',')}/near/${dm})`, 'buy now'),
+  );
 
   const own = await sendDm(bob, [ann.id], 'my own');
   assert.match(await report(bob, own), `${mention('Bob', bob.id)} reported a direct message sent by ${mention('Bob', bob.id)} to ${mention('Ann', ann.id)} at`);
@@ -109,14 +140,17 @@ test('long messages are quoted truncated; an empty-topic-only channel gets the r
   assert.is(report.topic, 'general chat');
 });
 
-test('errors, in Zulip\'s order: parameters, explanation, reporting off, access', async () => {
+test("errors, in Zulip's order: parameters, explanation, reporting off, access", async () => {
   const realm = await newRealm();
   const bob = await realm.addUser({ name: 'Bob' });
   const id = await sendDm(realm.owner, [realm.owner.id], 'private');
   const cases: [Record<string, unknown>, object][] = [
     [{}, errorBody("Missing 'report_type' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'report_type' })],
     [{ report_type: 'rude' }, errorBody('Invalid report_type', 'BAD_REQUEST', { var_name: 'report_type' })],
-    [{ report_type: 'spam', description: 'x'.repeat(1001) }, errorBody('description is too long (limit: 1000 characters)', 'BAD_REQUEST', { var_name: 'description' })],
+    [
+      { report_type: 'spam', description: 'x'.repeat(1001) },
+      errorBody('description is too long (limit: 1000 characters)', 'BAD_REQUEST', { var_name: 'description' }),
+    ],
     [{ report_type: 'other' }, errorBody('An explanation is required.')],
     [{ report_type: 'other', description: 'why' }, errorBody('Message reporting is not enabled in this organization.')],
   ];

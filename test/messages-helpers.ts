@@ -79,7 +79,13 @@ export function systemGroup(realm: TestRealm, name: string): number {
 export const errorBody = (msg: string, code = 'BAD_REQUEST', extra: Record<string, unknown> = {}) => ({ result: 'error', msg, code, ...extra });
 
 /** An error reply, exactly: status and Zulip's body. */
-export function expectError(r: { status: number; body: unknown; text: string }, msg: string, status = 400, code = 'BAD_REQUEST', extra: Record<string, unknown> = {}): void {
+export function expectError(
+  r: { status: number; body: unknown; text: string },
+  msg: string,
+  status = 400,
+  code = 'BAD_REQUEST',
+  extra: Record<string, unknown> = {},
+): void {
   assert.equal([r.status, r.body], [status, errorBody(msg, code, extra)], r.text);
 }
 

@@ -15,7 +15,11 @@ test('POST /messages to a channel: response, stored message object, flags and th
   const bob = await realm.addUser({ name: 'Bob' });
   const sid = await makeChannel(realm, 'general', [alice, bob]);
   const events = captureEvents(realm.server.app, realm.id);
-  const r = await alice.client.post('/messages', { type: 'stream', to: sid, topic: 'greetings', content: 'hello @**Bob**', queue_id: 'q1', local_id: '7.01' }, { headers: { 'User-Agent': 'ZulipMobile/27.1 (Android 14)' } });
+  const r = await alice.client.post(
+    '/messages',
+    { type: 'stream', to: sid, topic: 'greetings', content: 'hello @**Bob**', queue_id: 'q1', local_id: '7.01' },
+    { headers: { 'User-Agent': 'ZulipMobile/27.1 (Android 14)' } },
+  );
   events.stop();
   assert.equal(Object.keys(r.body).sort(), ['id', 'msg', 'result']);
   const id = r.body.id;
@@ -24,12 +28,31 @@ test('POST /messages to a channel: response, stored message object, flags and th
   assert.equal(env!.perUser, { [alice.id]: { flags: ['read'] }, [bob.id]: { flags: ['mentioned'] } });
   assert.equal(env!.perQueue, { q1: { local_message_id: '7.01' } });
   const m = env!.event.message as Record<string, unknown>;
-  assert.equal({ ...m, timestamp: 0, avatar_url: 'x' }, {
-    id, sender_id: alice.id, content: `<p>hello <span class="user-mention" data-user-id="${bob.id}">@Bob</span></p>`, raw_content: 'hello @**Bob**', recipient_id: sid * 2, timestamp: 0,
-    client: 'ZulipMobile', subject: 'greetings', topic_links: [], is_me_message: false, reactions: [], submessages: [],
-    sender_full_name: 'Alice', sender_email: alice.email, sender_realm_str: realm.subdomain, avatar_url: 'x', content_type: 'text/html',
-    type: 'stream', display_recipient: 'general', stream_id: sid,
-  });
+  assert.equal(
+    { ...m, timestamp: 0, avatar_url: 'x' },
+    {
+      id,
+      sender_id: alice.id,
+      content: `<p>hello <span class="user-mention" data-user-id="${bob.id}">@Bob</span></p>`,
+      raw_content: 'hello @**Bob**',
+      recipient_id: sid * 2,
+      timestamp: 0,
+      client: 'ZulipMobile',
+      subject: 'greetings',
+      topic_links: [],
+      is_me_message: false,
+      reactions: [],
+      submessages: [],
+      sender_full_name: 'Alice',
+      sender_email: alice.email,
+      sender_realm_str: realm.subdomain,
+      avatar_url: 'x',
+      content_type: 'text/html',
+      type: 'stream',
+      display_recipient: 'general',
+      stream_id: sid,
+    },
+  );
   const fetched = await bob.client.get(`/messages/${id}`);
   assert.is(fetched.body.raw_content, 'hello @**Bob**');
   assert.equal(fetched.body.message.flags, ['mentioned']);
@@ -45,8 +68,14 @@ test('POST /messages: channel by name (plain or JSON), subject alias, empty topi
   const noTopic = await o.post('/messages', { type: 'stream', to: sid, topic: '(no topic)', content: 'c' });
   const long = await o.post('/messages', { type: 'stream', to: sid, topic: 'x'.repeat(70), content: 'y'.repeat(10005) });
   const msgs = (await fetchAll(o, { allow_empty_topic_name: true, apply_markdown: false })).body.messages;
-  assert.equal(msgs.map((m: { id: number }) => m.id), [byName.body.id, byJsonName.body.id, noTopic.body.id, long.body.id]);
-  assert.equal(msgs.map((m: { subject: string }) => m.subject), ['castle', '', '', `${'x'.repeat(57)}...`]);
+  assert.equal(
+    msgs.map((m: { id: number }) => m.id),
+    [byName.body.id, byJsonName.body.id, noTopic.body.id, long.body.id],
+  );
+  assert.equal(
+    msgs.map((m: { subject: string }) => m.subject),
+    ['castle', '', '', `${'x'.repeat(57)}...`],
+  );
   assert.is(msgs[3].content, `${'y'.repeat(10000 - 20)}\n[message truncated]`);
   assert.is(msgs[3].content_type, 'text/x-markdown');
   const legacy = (await fetchAll(o)).body.messages;
@@ -58,7 +87,10 @@ test('POST /messages errors: recipients, topics, content', async () => {
   const sid = await makeChannel(realm, 'general', [realm.owner]);
   const o = realm.owner.client;
   const cases: [Record<string, unknown>, object][] = [
-    [{ type: 'stream', to: 'nowhere', topic: 't', content: 'x' }, errorBody("Channel 'nowhere' does not exist", 'STREAM_DOES_NOT_EXIST', { stream: 'nowhere' })],
+    [
+      { type: 'stream', to: 'nowhere', topic: 't', content: 'x' },
+      errorBody("Channel 'nowhere' does not exist", 'STREAM_DOES_NOT_EXIST', { stream: 'nowhere' }),
+    ],
     [{ type: 'stream', to: 9999, topic: 't', content: 'x' }, errorBody("Channel with ID '9999' does not exist", 'STREAM_DOES_NOT_EXIST', { stream_id: 9999 })],
     [{ type: 'stream', to: sid, content: 'x' }, errorBody('Missing topic')],
     [{ type: 'stream', to: sid, topic: 'editing\nfun', content: 'x' }, errorBody('Invalid character in topic, at position 8!')],
@@ -103,7 +135,11 @@ test('who may post: guests, private channels, can_send_message_group, can_create
   const guest = await realm.addUser({ role: 600 });
   const pub = await makeChannel(realm, 'public', [realm.owner]);
   const priv = await makeChannel(realm, 'secret', [realm.owner], { invite_only: true });
-  assert.is((await member.client.post('/messages', { type: 'stream', to: pub, topic: 't', content: 'x' })).status, 200, 'members post to public channels unsubscribed');
+  assert.is(
+    (await member.client.post('/messages', { type: 'stream', to: pub, topic: 't', content: 'x' })).status,
+    200,
+    'members post to public channels unsubscribed',
+  );
   const guestPost = await guest.client.post('/messages', { type: 'stream', to: pub, topic: 't', content: 'x' });
   assert.equal(guestPost.body, errorBody("Not authorized to send to channel 'public'"));
   const privPost = await member.client.post('/messages', { type: 'stream', to: priv, topic: 't', content: 'x' });
@@ -134,7 +170,10 @@ test('direct messages: groups, self, emails, deactivated users, DM permission se
   assert.equal(groupEvent!.perUser![bob.id], { flags: [] });
   assert.equal(selfEvent!.userIds, [alice.id]);
   const m = (await bob.client.get(`/messages/${group.body.id}`)).body.message;
-  assert.equal(m.display_recipient.map((u: { id: number }) => u.id), [realm.owner.id, alice.id, bob.id]);
+  assert.equal(
+    m.display_recipient.map((u: { id: number }) => u.id),
+    [realm.owner.id, alice.id, bob.id],
+  );
   assert.equal(m.display_recipient[1], { id: alice.id, email: alice.email, full_name: 'Alice', is_mirror_dummy: false });
   assert.is(m.type, 'private');
   assert.is((await alice.client.get(`/messages/${self}`)).body.message.recipient_id % 2, 1);
@@ -154,7 +193,11 @@ test('direct messages: groups, self, emails, deactivated users, DM permission se
   const carol = await realm.addUser();
   const noAdmin = await alice.client.post('/messages', { type: 'direct', to: [carol.id], content: 'x' });
   assert.equal(noAdmin.body, errorBody('This conversation does not include any users who can authorize it.'));
-  await setRealmSettings(realm, {}, { direct_message_permission_group: systemGroup(realm, 'role:everyone'), direct_message_initiator_group: systemGroup(realm, 'role:administrators') });
+  await setRealmSettings(
+    realm,
+    {},
+    { direct_message_permission_group: systemGroup(realm, 'role:everyone'), direct_message_initiator_group: systemGroup(realm, 'role:administrators') },
+  );
   const initiate = await alice.client.post('/messages', { type: 'direct', to: [carol.id], content: 'x' });
   assert.equal(initiate.body, errorBody('You do not have permission to initiate direct message conversations.'));
   await sendDm(realm.owner, [alice.id], 'an administrator may start it');
@@ -176,7 +219,11 @@ test('wildcard mentions: flags, and permission above 15 subscribers', async () =
   await makeChannel(realm, 'big', [realm.owner]);
   assert.is((await realm.owner.client.post('/messages', { type: 'stream', to: big, topic: 't', content: '@**all** admins may' })).status, 200);
   const topicWildcard = await send(users[1]!, small, 't', '@**topic** ping');
-  assert.equal((await users[0]!.client.get(`/messages/${topicWildcard}`)).body.message.flags, ['topic_wildcard_mentioned', 'wildcard_mentioned'], 'participants are mentioned');
+  assert.equal(
+    (await users[0]!.client.get(`/messages/${topicWildcard}`)).body.message.flags,
+    ['topic_wildcard_mentioned', 'wildcard_mentioned'],
+    'participants are mentioned',
+  );
   assert.equal((await users[2]!.client.get(`/messages/${topicWildcard}`)).body.message.flags, [], 'non-participants are not');
 });
 
@@ -192,9 +239,30 @@ test('GET /messages: anchors, include_anchor, found_* and limits', async () => {
     const { messages, anchor, found_anchor, found_oldest, found_newest, history_limited } = r.body;
     return { ids: messages.map((m: { id: number }) => m.id), anchor, found_anchor, found_oldest, found_newest, history_limited };
   };
-  assert.equal(await get({ anchor: 'newest', num_before: 2, num_after: 0 }), { ids: ids.slice(3), anchor: 10000000000000000, found_anchor: false, found_oldest: false, found_newest: true, history_limited: false });
-  assert.equal(await get({ anchor: 'oldest', num_before: 0, num_after: 2 }), { ids: ids.slice(0, 2), anchor: 0, found_anchor: false, found_oldest: true, found_newest: false, history_limited: false });
-  assert.equal(await get({ anchor: ids[2], num_before: 1, num_after: 1 }), { ids: ids.slice(1, 4), anchor: ids[2], found_anchor: true, found_oldest: false, found_newest: false, history_limited: false });
+  assert.equal(await get({ anchor: 'newest', num_before: 2, num_after: 0 }), {
+    ids: ids.slice(3),
+    anchor: 10000000000000000,
+    found_anchor: false,
+    found_oldest: false,
+    found_newest: true,
+    history_limited: false,
+  });
+  assert.equal(await get({ anchor: 'oldest', num_before: 0, num_after: 2 }), {
+    ids: ids.slice(0, 2),
+    anchor: 0,
+    found_anchor: false,
+    found_oldest: true,
+    found_newest: false,
+    history_limited: false,
+  });
+  assert.equal(await get({ anchor: ids[2], num_before: 1, num_after: 1 }), {
+    ids: ids.slice(1, 4),
+    anchor: ids[2],
+    found_anchor: true,
+    found_oldest: false,
+    found_newest: false,
+    history_limited: false,
+  });
   assert.equal((await get({ anchor: String(ids[2]), num_before: 5, num_after: 5, include_anchor: false })).ids, [ids[0], ids[1], ids[3], ids[4]]);
   const around = await get({ anchor: ids[2], num_before: 5, num_after: 5 });
   assert.equal([around.found_oldest, around.found_newest], [true, true]);
@@ -207,7 +275,10 @@ test('GET /messages: anchors, include_anchor, found_* and limits', async () => {
   assert.equal((await o.get('/messages', { num_before: 1, num_after: 1 })).body, errorBody("Missing 'anchor' argument."));
   assert.equal((await o.get('/messages', { anchor: 'sideways', num_before: 1, num_after: 1 })).body, errorBody('Invalid anchor'));
   const byIds = await o.get('/messages', { message_ids: [ids[0], ids[4], 999999] });
-  assert.equal(byIds.body.messages.map((m: { id: number }) => m.id), [ids[0], ids[4]]);
+  assert.equal(
+    byIds.body.messages.map((m: { id: number }) => m.id),
+    [ids[0], ids[4]],
+  );
 });
 
 test('GET /messages: first_unread in a narrow skips the unread messages outside it, and without any is the newest', async () => {
@@ -216,7 +287,14 @@ test('GET /messages: first_unread in a narrow skips the unread messages outside 
   const one = await makeChannel(realm, 'one', [realm.owner, bob]);
   const two = await makeChannel(realm, 'two', [realm.owner, bob]);
   const sent: number[] = [];
-  for (const [channel, topic] of [[one, 'a'], [two, 'b'], [one, 'a'], [two, 'c'], [one, 'b']] as const) sent.push(await send(realm.owner, channel, topic, 'hello'));
+  for (const [channel, topic] of [
+    [one, 'a'],
+    [two, 'b'],
+    [one, 'a'],
+    [two, 'c'],
+    [one, 'b'],
+  ] as const)
+    sent.push(await send(realm.owner, channel, topic, 'hello'));
   await bob.client.post('/messages/flags', { messages: [sent[2]], op: 'add', flag: 'read' });
   const anchorOf = async (narrow: unknown[]) => {
     const r = await bob.client.get('/messages', { anchor: 'first_unread', num_before: 1, num_after: 1, narrow: JSON.stringify(narrow) });
@@ -225,11 +303,23 @@ test('GET /messages: first_unread in a narrow skips the unread messages outside 
   };
   assert.equal(await anchorOf([]), { anchor: sent[0], ids: [sent[0], sent[1]], found_newest: false });
   assert.equal(await anchorOf([{ operator: 'channel', operand: two }]), { anchor: sent[1], ids: [sent[1], sent[3]], found_newest: false });
-  assert.equal(await anchorOf([{ operator: 'channel', operand: one }, { operator: 'topic', operand: 'a' }]), { anchor: sent[0], ids: [sent[0], sent[2]], found_newest: false });
+  assert.equal(
+    await anchorOf([
+      { operator: 'channel', operand: one },
+      { operator: 'topic', operand: 'a' },
+    ]),
+    { anchor: sent[0], ids: [sent[0], sent[2]], found_newest: false },
+  );
   // Topic "a" of channel one: its only other message is read, so after marking the first read
   // there is no unread message in the narrow and the anchor is the newest.
   await bob.client.post('/messages/flags', { messages: [sent[0]], op: 'add', flag: 'read' });
-  assert.equal(await anchorOf([{ operator: 'channel', operand: one }, { operator: 'topic', operand: 'a' }]), { anchor: 10000000000000000, ids: [sent[2]], found_newest: true });
+  assert.equal(
+    await anchorOf([
+      { operator: 'channel', operand: one },
+      { operator: 'topic', operand: 'a' },
+    ]),
+    { anchor: 10000000000000000, ids: [sent[2]], found_newest: true },
+  );
   assert.equal(await anchorOf([{ operator: 'channel', operand: one }]), { anchor: sent[4], ids: [sent[2], sent[4]], found_newest: true });
 });
 
@@ -250,9 +340,21 @@ test('GET /messages narrows: channel, topic, sender, dm, is:, search, has, negat
   };
   assert.equal(await ids([{ operator: 'channel', operand: sid }]), [a, b]);
   assert.equal(await ids([['stream', 'verona']]), [a, b]);
-  assert.equal(await ids([{ operator: 'channel', operand: 'Verona' }, { operator: 'topic', operand: 'CASTLE' }]), [a, b]);
+  assert.equal(
+    await ids([
+      { operator: 'channel', operand: 'Verona' },
+      { operator: 'topic', operand: 'CASTLE' },
+    ]),
+    [a, b],
+  );
   assert.equal(await ids([{ operator: 'sender', operand: alice.email }]), [a, d]);
-  assert.equal(await ids([{ operator: 'sender', operand: alice.id }, { operator: 'is', operand: 'dm' }]), [d]);
+  assert.equal(
+    await ids([
+      { operator: 'sender', operand: alice.id },
+      { operator: 'is', operand: 'dm' },
+    ]),
+    [d],
+  );
   assert.equal(await ids([{ operator: 'dm', operand: [alice.id] }]), [d]);
   assert.equal(await ids([['pm-with', alice.email]]), [d]);
   assert.equal(await ids([{ operator: 'dm', operand: [alice.id] }], alice.client), [e]);
@@ -262,7 +364,13 @@ test('GET /messages narrows: channel, topic, sender, dm, is:, search, has, negat
   assert.equal(await ids([{ operator: 'has', operand: 'image' }]), [b]);
   assert.equal(await ids([{ operator: 'has', operand: 'link' }]), [b]);
   assert.equal(await ids([{ operator: 'is', operand: 'mentioned' }], alice.client), [c]);
-  assert.equal(await ids([{ operator: 'channel', operand: sid, negated: true }, { operator: 'is', operand: 'private', negated: true }]), [c]);
+  assert.equal(
+    await ids([
+      { operator: 'channel', operand: sid, negated: true },
+      { operator: 'is', operand: 'private', negated: true },
+    ]),
+    [c],
+  );
   assert.equal(await ids([{ operator: 'id', operand: String(b) }]), [b]);
   const bad: [unknown, string][] = [
     [[{ operator: 'channel', operand: 'nope' }], 'unknown channel nope'],
@@ -285,22 +393,36 @@ test('history: public channel history is readable unsubscribed (historical flags
   const p1 = await send(realm.owner, pub, 't', 'public words');
   const s1 = await send(realm.owner, priv, 't', 'secret words');
   const pubNarrow = await fetchAll(member.client, { narrow: [{ operator: 'channel', operand: pub }] });
-  assert.equal(pubNarrow.body.messages.map((m: { id: number; flags: string[] }) => [m.id, m.flags]), [[p1, ['read', 'historical']]]);
+  assert.equal(
+    pubNarrow.body.messages.map((m: { id: number; flags: string[] }) => [m.id, m.flags]),
+    [[p1, ['read', 'historical']]],
+  );
   assert.equal((await fetchAll(member.client)).body.messages, [], 'the combined feed holds only received messages');
   assert.equal((await member.client.get(`/messages/${p1}`)).body.message.flags, ['read', 'historical']);
-  for (const [user, id] of [[member, s1], [guest, s1], [guest, p1]] as const) {
+  for (const [user, id] of [
+    [member, s1],
+    [guest, s1],
+    [guest, p1],
+  ] as const) {
     const r = await user.client.get(`/messages/${id}`);
     assert.equal([r.status, r.body], [400, errorBody('Invalid message(s)')]);
   }
   assert.equal((await fetchAll(guest.client, { narrow: [{ operator: 'channel', operand: pub }] })).body.messages, []);
   assert.equal((await fetchAll(member.client, { narrow: [{ operator: 'channel', operand: priv }] })).body.messages, []);
   assert.equal((await fetchAll(guest.client, { narrow: [{ operator: 'search', operand: 'words' }] })).body.messages, []);
-  assert.equal((await fetchAll(member.client, { narrow: [{ operator: 'channels', operand: 'public' }] })).body.messages.map((m: { id: number }) => m.id), [p1]);
+  assert.equal(
+    (await fetchAll(member.client, { narrow: [{ operator: 'channels', operand: 'public' }] })).body.messages.map((m: { id: number }) => m.id),
+    [p1],
+  );
 
   const late = await realm.addUser();
   await makeChannel(realm, 'secret', [late]);
   const shared = await fetchAll(late.client, { narrow: [{ operator: 'channel', operand: priv }] });
-  assert.equal(shared.body.messages.map((m: { id: number }) => m.id), [s1], 'shared history reaches new subscribers');
+  assert.equal(
+    shared.body.messages.map((m: { id: number }) => m.id),
+    [s1],
+    'shared history reaches new subscribers',
+  );
   const protectedId = await makeChannel(realm, 'vault', [realm.owner], { invite_only: true, history_public_to_subscribers: false });
   const v1 = await send(realm.owner, protectedId, 't', 'before you came');
   await makeChannel(realm, 'vault', [late]);
@@ -332,11 +454,23 @@ test('GET /messages/{id}/history: snapshots oldest first; disabled by the realm'
   const h = r.body.message_history;
   assert.is(h.length, 3);
   assert.equal({ ...h[0], timestamp: 0 }, { content: 'one', rendered_content: '<p>one</p>', topic: 'first', user_id: realm.owner.id, timestamp: 0 });
-  assert.equal({ ...h[1], timestamp: 0 }, {
-    content: 'two', rendered_content: '<p>two</p>', topic: 'first', user_id: realm.owner.id, timestamp: 0, prev_content: 'one', prev_rendered_content: '<p>one</p>',
-    content_html_diff: '<p><span class="highlight_text_inserted">two</span><span class="highlight_text_deleted">one</span></p>',
-  });
-  assert.equal({ ...h[2], timestamp: 0 }, { content: 'two', rendered_content: '<p>two</p>', topic: 'general chat', prev_topic: 'first', user_id: realm.owner.id, timestamp: 0 });
+  assert.equal(
+    { ...h[1], timestamp: 0 },
+    {
+      content: 'two',
+      rendered_content: '<p>two</p>',
+      topic: 'first',
+      user_id: realm.owner.id,
+      timestamp: 0,
+      prev_content: 'one',
+      prev_rendered_content: '<p>one</p>',
+      content_html_diff: '<p><span class="highlight_text_inserted">two</span><span class="highlight_text_deleted">one</span></p>',
+    },
+  );
+  assert.equal(
+    { ...h[2], timestamp: 0 },
+    { content: 'two', rendered_content: '<p>two</p>', topic: 'general chat', prev_topic: 'first', user_id: realm.owner.id, timestamp: 0 },
+  );
   const modern = await realm.owner.client.get(`/messages/${id}/history`, { allow_empty_topic_name: true });
   assert.is(modern.body.message_history[2].topic, '');
   await setRealmSettings(realm, { allow_edit_history: false });
@@ -375,7 +509,10 @@ test('a renamed or archived channel is what the next message sees (the send path
   assert.is((await post('AFTER')).status, 200);
   assert.is((await o.delete(`/streams/${sid}`)).status, 200);
   assert.equal((await post(sid)).body, errorBody("Not authorized to send to channel 'after'"));
-  assert.equal((await post(realm.id * 100000)).body, errorBody(`Channel with ID '${realm.id * 100000}' does not exist`, 'STREAM_DOES_NOT_EXIST', { stream_id: realm.id * 100000 }));
+  assert.equal(
+    (await post(realm.id * 100000)).body,
+    errorBody(`Channel with ID '${realm.id * 100000}' does not exist`, 'STREAM_DOES_NOT_EXIST', { stream_id: realm.id * 100000 }),
+  );
 });
 
 test('concurrent sends to one channel: every message stored once, events in id order for every recipient', async () => {
@@ -386,7 +523,10 @@ test('concurrent sends to one channel: every message stored once, events in id o
   const ids = await Promise.all(Array.from({ length: 40 }, (_, i) => send(i % 2 ? member : realm.owner, sid, 't', `m${i}`)));
   const seen: Record<string, any>[] = [];
   while (seen.length < 40) seen.push(...(await queue.next()));
-  assert.equal(seen.map((e) => e.message.id), [...ids].sort((a, b) => a - b));
+  assert.equal(
+    seen.map((e) => e.message.id),
+    [...ids].sort((a, b) => a - b),
+  );
   const stored = await realm.server.app.prisma.userMessage.count({ where: { messageId: { in: ids } } });
   assert.is(stored, 80);
 });
@@ -402,12 +542,23 @@ test('concurrent sends to many channels share commits: each stored once, each ch
     const sent = await Promise.all(channels.map((sid, c) => send(c % 2 ? member : realm.owner, sid, 't', `c${c} r${round}`)));
     sent.forEach((id, c) => ids[c]!.push(id));
   }
-  for (const own of ids) assert.equal(own, [...own].sort((a, b) => a - b), 'a channel gets ascending ids in its order');
+  for (const own of ids)
+    assert.equal(
+      own,
+      [...own].sort((a, b) => a - b),
+      'a channel gets ascending ids in its order',
+    );
   const seen: Record<string, any>[] = [];
   while (seen.length < 36) seen.push(...(await queue.next()));
-  assert.equal(seen.map((e) => e.message.id).sort((a, b) => a - b), ids.flat().sort((a, b) => a - b));
+  assert.equal(
+    seen.map((e) => e.message.id).sort((a, b) => a - b),
+    ids.flat().sort((a, b) => a - b),
+  );
   for (const [c, sid] of channels.entries()) {
-    assert.equal(seen.filter((e) => e.message.stream_id === sid).map((e) => e.message.content), [0, 1, 2].map((r) => `c${c} r${r}`));
+    assert.equal(
+      seen.filter((e) => e.message.stream_id === sid).map((e) => e.message.content),
+      [0, 1, 2].map((r) => `c${c} r${r}`),
+    );
   }
   assert.is(await realm.server.app.prisma.userMessage.count({ where: { messageId: { in: ids.flat() } } }), 72);
 });

@@ -14,7 +14,13 @@ import { expectError } from './messages-helpers.ts';
 const suite = relayAndServer(test);
 const { relay } = suite;
 
-const NULL_DEVICE = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null };
+const NULL_DEVICE = {
+  push_key_id: null,
+  push_token_id: null,
+  pending_push_token_id: null,
+  push_token_last_updated_timestamp: null,
+  push_registration_error_code: null,
+};
 
 test('register_client_device and remove_client_device, with register state and events', async () => {
   const realm = await newRealm(suite.server);
@@ -62,18 +68,31 @@ test('a first registration: both field groups, a pending token, then the relay m
   const first = completed[0]!.event;
   assert.ok((first.push_token_last_updated_timestamp as number) >= before);
   assert.equal(first, {
-    type: 'device', op: 'update', device_id: id, push_key_id: 2408, pending_push_token_id: d.tokenId,
-    push_token_last_updated_timestamp: first.push_token_last_updated_timestamp, push_registration_error_code: null,
+    type: 'device',
+    op: 'update',
+    device_id: id,
+    push_key_id: 2408,
+    pending_push_token_id: d.tokenId,
+    push_token_last_updated_timestamp: first.push_token_last_updated_timestamp,
+    push_registration_error_code: null,
   });
   assert.equal(completed[1]!.event, { type: 'device', op: 'update', device_id: id, push_token_id: d.tokenId, pending_push_token_id: null });
   for (const e of completed) assert.is(checkEvent(e.event), null);
-  assert.equal(relay.registrations.slice(seen), [{
-    realm_uuid: relay.registrations[seen]!.realm_uuid, token_id: d.tokenId, token_kind: 'fcm',
-    bouncer_public_key: 'bouncer-public-key', encrypted_push_registration: registrationParams(id, d).encrypted_push_registration as string,
-  }]);
+  assert.equal(relay.registrations.slice(seen), [
+    {
+      realm_uuid: relay.registrations[seen]!.realm_uuid,
+      token_id: d.tokenId,
+      token_kind: 'fcm',
+      bouncer_public_key: 'bouncer-public-key',
+      encrypted_push_registration: registrationParams(id, d).encrypted_push_registration as string,
+    },
+  ]);
   assert.equal((await devicesOf(o))[id], {
-    push_key_id: 2408, push_token_id: d.tokenId, pending_push_token_id: null,
-    push_token_last_updated_timestamp: first.push_token_last_updated_timestamp, push_registration_error_code: null,
+    push_key_id: 2408,
+    push_token_id: d.tokenId,
+    pending_push_token_id: null,
+    push_token_last_updated_timestamp: first.push_token_last_updated_timestamp,
+    push_registration_error_code: null,
   });
   // The same registration again changes nothing and tells nobody.
   await verifyAction(realm, () => o.client.post('/mobile_push/register', registrationParams(id, d)), []);
@@ -97,17 +116,29 @@ test('every error of POST /mobile_push/register', async () => {
   expectError(await post(without('push_key_id', 'token_id')), 'Missing parameters: must provide either all push key fields, all token fields, or both.');
   expectError(await post({ device_id: id }), 'Missing parameters: must provide either all push key fields, all token fields, or both.');
   // A rotation before any registration.
-  expectError(await post(without('token_kind', 'token_id', 'bouncer_public_key', 'encrypted_push_registration')), 'No push registration exists to rotate key for.');
+  expectError(
+    await post(without('token_kind', 'token_id', 'bouncer_public_key', 'encrypted_push_registration')),
+    'No push registration exists to rotate key for.',
+  );
   expectError(await post(without('push_key', 'push_key_id')), 'No push registration exists to rotate token for.');
   // push_key: standard Base64 of 0x31 and a 32-byte key.
   const key = d.pushKey;
-  for (const bad of ['@abcdefg', 'abcd', Buffer.concat([Buffer.from([0x32]), key.subarray(1)]).toString('base64'), key.subarray(0, 32).toString('base64'),
-    Buffer.concat([key, Buffer.from([0])]).toString('base64'), key.toString('base64').replace(/.$/, '-'), key.toString('base64').slice(0, -1)]) {
+  for (const bad of [
+    '@abcdefg',
+    'abcd',
+    Buffer.concat([Buffer.from([0x32]), key.subarray(1)]).toString('base64'),
+    key.subarray(0, 32).toString('base64'),
+    Buffer.concat([key, Buffer.from([0])]).toString('base64'),
+    key.toString('base64').replace(/.$/, '-'),
+    key.toString('base64').slice(0, -1),
+  ]) {
     expectError(await post({ ...full, push_key: bad }), 'Invalid `push_key`');
   }
   // push_key_id: an unsigned 32-bit integer.
   for (const bad of [-1, 2 ** 32]) {
-    expectError(await post({ ...full, push_key_id: bad }), 'Invalid push_key_id: Value error, Not a valid unsigned 32-bit integer', 400, 'BAD_REQUEST', { var_name: 'push_key_id' });
+    expectError(await post({ ...full, push_key_id: bad }), 'Invalid push_key_id: Value error, Not a valid unsigned 32-bit integer', 400, 'BAD_REQUEST', {
+      var_name: 'push_key_id',
+    });
   }
   expectError(await post({ ...full, push_key_id: 'x' }), 'Argument "push_key_id" is not valid JSON.', 400, 'BAD_REQUEST', { var_name: 'push_key_id' });
   expectError(await post({ ...full, token_id: '@abcdefg' }), '`token_id` is not Base64 encoded');
@@ -151,7 +182,14 @@ test('token rotation: the token fields alone; pending until the relay answers; o
   try {
     const events = await verifyAction(realm, () => o.client.post('/mobile_push/register', tokenFields), ['device/update']);
     const e = events[0]!.event;
-    assert.equal(e, { type: 'device', op: 'update', device_id: id, pending_push_token_id: next.tokenId, push_token_last_updated_timestamp: e.push_token_last_updated_timestamp, push_registration_error_code: null });
+    assert.equal(e, {
+      type: 'device',
+      op: 'update',
+      device_id: id,
+      pending_push_token_id: next.tokenId,
+      push_token_last_updated_timestamp: e.push_token_last_updated_timestamp,
+      push_registration_error_code: null,
+    });
     expectError(await o.client.post('/mobile_push/register', tokenFields), 'A registration for the device already in progress.');
     const state = (await devicesOf(o))[id]!;
     assert.equal([state.push_token_id, state.pending_push_token_id], [d.tokenId, next.tokenId]);
@@ -186,7 +224,9 @@ test("the relay refuses a registration: the error code is the device's, and regi
 test('legacy token routes, and the legacy registration of the same token goes once the device is registered', async () => {
   const realm = await newRealm(suite.server);
   const o = realm.owner.client;
-  expectError(await o.post('/users/me/apns_device_token', { token: 'c0ffee' }), "Missing 'appid' argument", 400, 'REQUEST_VARIABLE_MISSING', { var_name: 'appid' });
+  expectError(await o.post('/users/me/apns_device_token', { token: 'c0ffee' }), "Missing 'appid' argument", 400, 'REQUEST_VARIABLE_MISSING', {
+    var_name: 'appid',
+  });
   expectError(await o.post('/users/me/apns_device_token', { token: 'not hex', appid: 'org.zulip.Zulip' }), 'Invalid APNS token');
   expectError(await o.post('/users/me/apns_device_token', { token: '', appid: 'org.zulip.Zulip' }), 'Empty or invalid length token');
   expectError(await o.post('/users/me/android_gcm_reg_id', { token: 'x'.repeat(4097) }), 'Empty or invalid length token');
@@ -212,18 +252,32 @@ test('test notifications: legacy tokens through the relay, E2EE devices sealed w
   const seen = relay.legacyTests.length;
   assert.equal((await o.client.post('/mobile_push/test_notification', { token: 'legacy-token' })).body, { result: 'success', msg: '' });
   const sent = await eventually(() => relay.legacyTests[seen], 15_000, 'the legacy test');
-  assert.equal([sent.user_id, sent.token, sent.token_kind, (sent.base_payload as Record<string, unknown>).realm_name], [o.id, 'legacy-token', 2, suite.server.app.realms.byId(realm.id)!.name]);
+  assert.equal(
+    [sent.user_id, sent.token, sent.token_kind, (sent.base_payload as Record<string, unknown>).realm_name],
+    [o.id, 'legacy-token', 2, suite.server.app.realms.byId(realm.id)!.name],
+  );
   expectError(await o.client.post('/mobile_push/e2ee/test_notification'), 'No active registered push device', 400, 'NO_ACTIVE_PUSH_DEVICE');
   const d = newTestDevice();
   const id = await registered(o, d);
-  expectError(await o.client.post('/mobile_push/e2ee/test_notification', { device_id: id + 1000 }), 'No active registered push device', 400, 'NO_ACTIVE_PUSH_DEVICE');
+  expectError(
+    await o.client.post('/mobile_push/e2ee/test_notification', { device_id: id + 1000 }),
+    'No active registered push device',
+    400,
+    'NO_ACTIVE_PUSH_DEVICE',
+  );
   const row = await suite.server.app.prisma.device.findUniqueOrThrow({ where: { id } });
   const before = relay.requestsFor(Number(row.relayDeviceId)).length;
   assert.is((await o.client.post('/mobile_push/e2ee/test_notification', { device_id: id })).status, 200);
   const request = await eventually(() => relay.requestsFor(Number(row.relayDeviceId))[before], 15_000, 'the E2EE test');
   assert.is(request.payload.push_key_id, d.pushKeyId);
   const payload = openNotification(d.pushKey, request.payload.encrypted_data);
-  assert.equal(payload, { realm_name: payload.realm_name, realm_url: suite.server.app.realms.url(suite.server.app.realms.byId(realm.id)!), user_id: o.id, type: 'test', time: payload.time });
+  assert.equal(payload, {
+    realm_name: payload.realm_name,
+    realm_url: suite.server.app.realms.url(suite.server.app.realms.byId(realm.id)!),
+    user_id: o.id,
+    type: 'test',
+    time: payload.time,
+  });
 });
 
 test.run();

@@ -42,7 +42,7 @@ async function flagsOf(u: TestUser, ids: number[]): Promise<Record<number, strin
   return Object.fromEntries((r.body.messages as Event[]).filter((m) => ids.includes(m.id)).map((m) => [m.id, m.flags]));
 }
 
-test('mute and unmute: the muted user\'s unread messages become read, events to the user\'s clients, register', async () => {
+test("mute and unmute: the muted user's unread messages become read, events to the user's clients, register", async () => {
   const realm = await newRealm();
   const [ann, bob, cat] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
   const bot = await realm.addUser({ bot: true });
@@ -59,14 +59,18 @@ test('mute and unmute: the muted user\'s unread messages become read, events to 
     { type: 'muted_users', muted_users: [{ id: bob.id, timestamp: 'now' }] },
   ]);
   const flags = await flagsOf(ann, [one, two, dm, fromCat]);
-  assert.equal([flags[two], flags[dm], flags[fromCat]], [['read'], ['read'], []], 'only the muted user\'s messages');
+  assert.equal([flags[two], flags[dm], flags[fromCat]], [['read'], ['read'], []], "only the muted user's messages");
   assert.equal((await flagsOf(cat, [two]))[two], [], 'and only for the user who muted them');
 
   // Bots and deactivated users can be muted too; with nothing unread from them, no flag event.
   assert.equal((await mute(ann, bot.id)).body, SUCCESS);
   assert.equal((await realm.owner.client.delete(`/users/${cat.id}`)).status, 200);
   assert.equal((await mute(ann, cat.id)).body, SUCCESS);
-  const all = [{ id: bob.id, timestamp: 'now' }, { id: bot.id, timestamp: 'now' }, { id: cat.id, timestamp: 'now' }];
+  const all = [
+    { id: bob.id, timestamp: 'now' },
+    { id: bot.id, timestamp: 'now' },
+    { id: cat.id, timestamp: 'now' },
+  ];
   assert.equal(await take(q, 3), [
     { type: 'muted_users', muted_users: all.slice(0, 2) },
     { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: [fromCat], all: false },
@@ -80,7 +84,7 @@ test('mute and unmute: the muted user\'s unread messages become read, events to 
   assert.equal((await flagsOf(ann, [two]))[two], ['read'], 'unmuting leaves the messages read');
 });
 
-test('errors: oneself, unknown users, twice, not muted, users one cannot access; nobody changes another\'s mutes', async () => {
+test("errors: oneself, unknown users, twice, not muted, users one cannot access; nobody changes another's mutes", async () => {
   const realm = await newRealm();
   const [ann, bob] = [await realm.addUser(), await realm.addUser()];
   const elsewhere = (await newRealm()).owner;
@@ -114,7 +118,7 @@ test('errors: oneself, unknown users, twice, not muted, users one cannot access;
   assert.equal(await registered(ann), [{ id: bob.id, timestamp: 'now' }]);
 });
 
-test('messages from a muted user arrive read, channel and direct; others\' stay unread; unmuted, unread again', async () => {
+test("messages from a muted user arrive read, channel and direct; others' stay unread; unmuted, unread again", async () => {
   const realm = await newRealm();
   const [ann, bob, cat] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
   const general = await makeChannel(realm, 'general', [ann, bob, cat]);

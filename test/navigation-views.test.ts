@@ -9,18 +9,23 @@ import { errorBody } from './messages-helpers.ts';
 const SUCCESS = { result: 'success', msg: '' };
 const path = (fragment: string) => `/navigation_views/${encodeURIComponent(fragment)}`;
 
-test('add, update and remove: responses, events to the user\'s clients, register and GET agree', async () => {
+test("add, update and remove: responses, events to the user's clients, register and GET agree", async () => {
   const realm = await newRealm();
   const ann = await realm.addUser();
   const queue = await openQueue(ann, { event_types: ['navigation_view'] });
   assert.equal((await ann.client.post('/navigation_views', { fragment: 'narrow/is/starred', is_pinned: true })).body, SUCCESS);
   assert.equal((await ann.client.post('/navigation_views', { fragment: ' narrow/channel/1-general ', is_pinned: false, name: ' General ' })).body, SUCCESS);
-  assert.equal([...(await queue.next()), ...(await queue.pending())], [
-    { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'narrow/is/starred', is_pinned: true, name: null } },
-    { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'narrow/channel/1-general', is_pinned: false, name: 'General' } },
-  ]);
+  assert.equal(
+    [...(await queue.next()), ...(await queue.pending())],
+    [
+      { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'narrow/is/starred', is_pinned: true, name: null } },
+      { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'narrow/channel/1-general', is_pinned: false, name: 'General' } },
+    ],
+  );
   assert.equal((await ann.client.patch(path('narrow/channel/1-general'), { is_pinned: true, name: 'Everyone' })).body, SUCCESS);
-  assert.equal(await queue.next(), [{ type: 'navigation_view', op: 'update', fragment: 'narrow/channel/1-general', data: { name: 'Everyone', is_pinned: true } }]);
+  assert.equal(await queue.next(), [
+    { type: 'navigation_view', op: 'update', fragment: 'narrow/channel/1-general', data: { name: 'Everyone', is_pinned: true } },
+  ]);
   const views = [
     { fragment: 'narrow/is/starred', is_pinned: true, name: null },
     { fragment: 'narrow/channel/1-general', is_pinned: true, name: 'Everyone' },
@@ -57,7 +62,11 @@ test('errors: names of built-in and custom views, duplicates, missing views, bla
   const takenName = await ann.client.patch(path('narrow/is/alerted'), { name: 'Alerts' });
   assert.equal([takenName.status, takenName.body], [400, errorBody('Navigation view already exists.')]);
   const missing = errorBody('Navigation view does not exist.');
-  for (const r of [await ann.client.patch(path('narrow/is/dm'), { is_pinned: true }), await ann.client.delete(path('narrow/is/dm')), await bob.client.delete(path('inbox'))]) {
+  for (const r of [
+    await ann.client.patch(path('narrow/is/dm'), { is_pinned: true }),
+    await ann.client.delete(path('narrow/is/dm')),
+    await bob.client.delete(path('inbox')),
+  ]) {
     assert.equal([r.status, r.body], [404, missing]);
   }
   assert.equal((await ann.client.get('/navigation_views')).body.navigation_views, [

@@ -27,10 +27,16 @@ test("the owner is subscribed to the default channels, which hold Welcome Bot's 
   assert.is(subs.status, 200, subs.text);
   assert.equal(
     subs.body.subscriptions.map((s: any) => [s.name, s.description, s.invite_only, s.is_web_public]),
-    [['general', 'Everyone joins this channel. Say hello!', false, false], ['sandbox', 'A place to try things out.', false, false]],
+    [
+      ['general', 'Everyone joins this channel. Say hello!', false, false],
+      ['sandbox', 'A place to try things out.', false, false],
+    ],
   );
   const registered = await owner.post('/register', { fetch_event_types: ['default_streams'] });
-  assert.equal(registered.body.realm_default_streams, subs.body.subscriptions.map((s: any) => s.stream_id));
+  assert.equal(
+    registered.body.realm_default_streams,
+    subs.body.subscriptions.map((s: any) => s.stream_id),
+  );
 
   const feed = await owner.get('/messages', { anchor: 'oldest', num_before: 0, num_after: 100, narrow: JSON.stringify([{ operator: 'in', operand: 'home' }]) });
   assert.is(feed.status, 200, feed.text);
@@ -44,7 +50,12 @@ test("the owner is subscribed to the default channels, which hold Welcome Bot's 
   ]);
   // The welcome names its channel with a working channel link, and the first screen's first unread is the oldest of them.
   assert.match(feed.body.messages[4].content, /<a class="stream" data-stream-id="\d+" href="\/#narrow\/channel\/\d+-general">#general<\/a>/);
-  const first = await owner.get('/messages', { anchor: 'first_unread', num_before: 0, num_after: 0, narrow: JSON.stringify([{ operator: 'in', operand: 'home' }]) });
+  const first = await owner.get('/messages', {
+    anchor: 'first_unread',
+    num_before: 0,
+    num_after: 0,
+    narrow: JSON.stringify([{ operator: 'in', operand: 'home' }]),
+  });
   assert.is(first.body.anchor, feed.body.messages[0].id);
 });
 
@@ -54,9 +65,20 @@ test('a new member joins the default channels and finds their messages', async (
   const key = await new Client(owner.port, owner.host).post('/fetch_api_key', { username: 'newcomer@example.com', password: 'newcomer-password' });
   const member = owner.withCredentials('newcomer@example.com', key.body.api_key);
   const subs = await member.get('/users/me/subscriptions');
-  assert.equal(subs.body.subscriptions.map((s: any) => s.name), ['general', 'sandbox']);
-  const general = await member.get('/messages', { anchor: 'oldest', num_before: 0, num_after: 100, narrow: JSON.stringify([{ operator: 'channel', operand: 'general' }]) });
-  assert.equal(general.body.messages.map((m: any) => m.subject), ['moving messages', 'greetings', 'welcome']);
+  assert.equal(
+    subs.body.subscriptions.map((s: any) => s.name),
+    ['general', 'sandbox'],
+  );
+  const general = await member.get('/messages', {
+    anchor: 'oldest',
+    num_before: 0,
+    num_after: 100,
+    narrow: JSON.stringify([{ operator: 'channel', operand: 'general' }]),
+  });
+  assert.equal(
+    general.body.messages.map((m: any) => m.subject),
+    ['moving messages', 'greetings', 'welcome'],
+  );
 });
 
 test.run();

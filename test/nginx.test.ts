@@ -79,10 +79,19 @@ test("deploy/nginx.conf holds long-polls and WebSockets longer than the server's
   const socket = location(conf, '/api/v1/events/socket');
   assert.ok(seconds(socket.get('proxy_read_timeout')![0]![0]!) > SOCKET_IDLE_SECONDS, 'a quiet socket outlives the ping interval');
   assert.ok(seconds(socket.get('proxy_send_timeout')![0]![0]!) > SOCKET_IDLE_SECONDS);
-  assert.equal(socket.get('proxy_set_header')!.filter(([name]) => ['Upgrade', 'Connection'].includes(name!)), [['Upgrade', '$http_upgrade'], ['Connection', 'upgrade']]);
+  assert.equal(
+    socket.get('proxy_set_header')!.filter(([name]) => ['Upgrade', 'Connection'].includes(name!)),
+    [
+      ['Upgrade', '$http_upgrade'],
+      ['Connection', 'upgrade'],
+    ],
+  );
   for (const settings of [api, socket]) {
     assert.ok(settings.get('proxy_set_header')!.some((h) => h.join(' ') === 'X-Forwarded-For $proxy_add_x_forwarded_for'));
-    assert.ok(settings.get('proxy_set_header')!.some((h) => h.join(' ') === 'X-Forwarded-Proto $scheme'), 'the scheme is nginx’s, never the client’s');
+    assert.ok(
+      settings.get('proxy_set_header')!.some((h) => h.join(' ') === 'X-Forwarded-Proto $scheme'),
+      'the scheme is nginx’s, never the client’s',
+    );
   }
   const server = conf.find((d) => d.name === 'server')!;
   const bodyLimit = server.block!.find((d) => d.name === 'client_max_body_size')!.args[0]!;
@@ -96,7 +105,10 @@ function adapted(nodePorts: number[], listenPort: number): string {
   const upstream = /^(\s*)server chat:9991;$/m;
   const listen = /^(\s*)listen 80;$/m;
   assert.ok(upstream.test(CONF) && listen.test(CONF), 'deploy/nginx.conf still has `server chat:9991;` and `listen 80;` to replace');
-  return CONF.replace(upstream, (_, indent: string) => nodePorts.map((p) => `${indent}server 127.0.0.1:${p};`).join('\n')).replace(listen, `$1listen 127.0.0.1:${listenPort};`);
+  return CONF.replace(upstream, (_, indent: string) => nodePorts.map((p) => `${indent}server 127.0.0.1:${p};`).join('\n')).replace(
+    listen,
+    `$1listen 127.0.0.1:${listenPort};`,
+  );
 }
 
 const TEMP_KINDS = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'];
@@ -153,7 +165,13 @@ if (!existsSync(NGINX)) {
     const syntax = spawnSync(NGINX, ['-t', ...args], { encoding: 'utf8' });
     assert.is(syntax.status, 0, syntax.stderr);
     nginx = spawn(NGINX, [...args, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    await eventually('nginx to listen', async () => (await new Promise<boolean>((resolve) => http.get({ host: '127.0.0.1', port: PROXY, path: '/health/live' }, (r) => resolve(r.statusCode === 200)).on('error', () => resolve(false)))));
+    await eventually(
+      'nginx to listen',
+      async () =>
+        await new Promise<boolean>((resolve) =>
+          http.get({ host: '127.0.0.1', port: PROXY, path: '/health/live' }, (r) => resolve(r.statusCode === 200)).on('error', () => resolve(false)),
+        ),
+    );
   });
 
   test.after(async () => {
@@ -168,7 +186,8 @@ if (!existsSync(NGINX)) {
   /** An organization made on node a, once every node knows it. */
   async function clusterRealm(): Promise<TestRealm> {
     const realm = await newRealm(cluster.a);
-    for (const port of ports.values()) await eventually(`node on ${port} to know the new organization`, async () => (await via(port, realm.owner).get('/users/me')).status === 200);
+    for (const port of ports.values())
+      await eventually(`node on ${port} to know the new organization`, async () => (await via(port, realm.owner).get('/users/me')).status === 200);
     return realm;
   }
 
@@ -195,7 +214,10 @@ if (!existsSync(NGINX)) {
       const polled = collect(via(PROXY, reader), queues[i]!, 'message', 1);
       await new Promise((r) => setTimeout(r, 200));
       const sent = await sendVia(otherThan(queues[i]!), realm, reader, `to ${queues[i]}`);
-      assert.equal((await polled).map((e) => e.message.id), [sent]);
+      assert.equal(
+        (await polled).map((e) => e.message.id),
+        [sent],
+      );
     }
   });
 
@@ -204,7 +226,9 @@ if (!existsSync(NGINX)) {
     const reader = await realm.addUser();
     const { queueId } = await register(via(PROXY, reader));
     const auth = `Basic ${Buffer.from(`${reader.email}:${reader.apiKey}`).toString('base64')}`;
-    const ws = new WebSocket(`ws://127.0.0.1:${PROXY}/api/v1/events/socket?queue_id=${encodeURIComponent(queueId)}`, { headers: { Authorization: auth, Host: reader.client.host } });
+    const ws = new WebSocket(`ws://127.0.0.1:${PROXY}/api/v1/events/socket?queue_id=${encodeURIComponent(queueId)}`, {
+      headers: { Authorization: auth, Host: reader.client.host },
+    });
     const frames: Record<string, any>[] = [];
     ws.on('message', (data) => frames.push(JSON.parse(String(data))));
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
@@ -218,13 +242,30 @@ if (!existsSync(NGINX)) {
   });
 
   /** A request to nginx from `localAddress` (another address of the loopback: another client). */
-  function fromAddress(localAddress: string, method: string, urlPath: string, headers: Record<string, string>, body = ''): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
+  function fromAddress(
+    localAddress: string,
+    method: string,
+    urlPath: string,
+    headers: Record<string, string>,
+    body = '',
+  ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port: PROXY, localAddress, method, path: urlPath, agent: false, headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) } }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(text) }));
-      });
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: PROXY,
+          localAddress,
+          method,
+          path: urlPath,
+          agent: false,
+          headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(text) }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -233,7 +274,13 @@ if (!existsSync(NGINX)) {
   test('through nginx: the nodes see each client’s own address (its budget of unauthenticated requests), never one it wrote itself, and nginx’s scheme', async () => {
     const realm = await clusterRealm();
     const failedLogin = (from: string, i: number, forged: string) =>
-      fromAddress(from, 'POST', '/api/v1/fetch_api_key', { Host: realm.host, 'Content-Type': 'application/x-www-form-urlencoded', 'X-Forwarded-For': forged }, `username=nobody${i}%40example.com&password=x`);
+      fromAddress(
+        from,
+        'POST',
+        '/api/v1/fetch_api_key',
+        { Host: realm.host, 'Content-Type': 'application/x-www-form-urlencoded', 'X-Forwarded-For': forged },
+        `username=nobody${i}%40example.com&password=x`,
+      );
 
     const first = await failedLogin('127.0.0.2', 0, '203.0.113.1');
     assert.equal([first.status, first.headers['x-ratelimit-remaining']], [401, String(IP_PER_MINUTE - 1)]);

@@ -24,7 +24,12 @@ test.after(async () => {
 const mailsTo = (user: TestUser) => smtp.received.filter((m) => m.to === user.email);
 
 /** Waits for the user's `count`-th email and returns all they got. */
-const waitForMail = (user: TestUser, count = 1) => eventually(async () => mailsTo(user), (mails) => mails.length >= count, `${count} email(s) to ${user.email}`);
+const waitForMail = (user: TestUser, count = 1) =>
+  eventually(
+    async () => mailsTo(user),
+    (mails) => mails.length >= count,
+    `${count} email(s) to ${user.email}`,
+  );
 
 async function ok(r: { status: number; text: string }): Promise<void> {
   assert.is(r.status, 200, r.text);
@@ -100,7 +105,11 @@ test('wildcard mentions follow the wildcard settings; alert words are emailed', 
   await send(zoe, channelId, 'fruit', 'who likes pineapple?');
   const mails = await waitForMail(bob, 2);
   await new Promise((r) => setTimeout(r, 1500));
-  assert.equal(mailsTo(bob).map((m) => m.subject), ['#Verona > news', '#Verona > fruit'], 'the second wildcard mention is not emailed');
+  assert.equal(
+    mailsTo(bob).map((m) => m.subject),
+    ['#Verona > news', '#Verona > fruit'],
+    'the second wildcard mention is not emailed',
+  );
   assert.ok(mails[1]!.text.includes('You are receiving this because a message contained one of your alert words.'));
 });
 
@@ -135,13 +144,22 @@ test('followed topics: every message in one is emailed, under its own setting; w
   // With the followed-topic email setting off, only what notifies otherwise comes; a stream
   // wildcard mention in a followed topic notifies by its own setting, even when wildcard
   // mentions elsewhere do not.
-  await ok(await bob.client.patch('/settings', { enable_offline_email_notifications: true, enable_followed_topic_email_notifications: false, wildcard_mentions_notify: false }));
+  await ok(
+    await bob.client.patch('/settings', {
+      enable_offline_email_notifications: true,
+      enable_followed_topic_email_notifications: false,
+      wildcard_mentions_notify: false,
+    }),
+  );
   await follow('plans');
   await send(zoe, channelId, 'release', 'quietly noted');
   await send(zoe, channelId, 'news', '@**all** not for a followed topic');
   await send(zoe, channelId, 'plans', '@**all** planning at three');
   const mails = await waitForMail(bob, 2);
-  assert.equal(mails.map((m) => m.subject), ['#Verona > release', '#Verona > plans']);
+  assert.equal(
+    mails.map((m) => m.subject),
+    ['#Verona > release', '#Verona > plans'],
+  );
   assert.ok(mails[1]!.text.includes('Zoe:\n@**all** planning at three\n'), mails[1]!.text);
   assert.ok(mails[1]!.text.includes('You are receiving this because you have wildcard mention notifications enabled for topics you follow.'), mails[1]!.text);
 
@@ -150,7 +168,10 @@ test('followed topics: every message in one is emailed, under its own setting; w
   await send(zoe, channelId, 'plans', '@**all** planning moved to four');
   await sendDm(realm.owner, [bob.id], 'ping');
   const last = await waitForMail(bob, 3);
-  assert.equal(last.map((m) => m.subject), ['#Verona > release', '#Verona > plans', 'DMs with Olivia Owner']);
+  assert.equal(
+    last.map((m) => m.subject),
+    ['#Verona > release', '#Verona > plans', 'DMs with Olivia Owner'],
+  );
 });
 
 test('a message read before the batching period is over is not emailed; settings off, nothing is sent', async () => {
@@ -216,7 +237,7 @@ test('the unsubscribe link turns missed-message emails off without logging in; f
   assert.is((await other.anonymous.request('GET', link.pathname)).status, 404);
 });
 
-test('digest: on the organization\'s digest weekday, members who were away get what happened in their channels, once', async () => {
+test("digest: on the organization's digest weekday, members who were away get what happened in their channels, once", async () => {
   const { realm, bob, zoe, channelId, realmUrl } = await setup();
   const ann = await realm.addUser({ name: 'Ann' });
   await ok(await ann.client.patch('/settings', { enable_digest_emails: false }));
@@ -232,7 +253,12 @@ test('digest: on the organization\'s digest weekday, members who were away get w
   const [digest] = await waitForMail(bob);
   assert.is(digest!.subject, `Realm ${realm.subdomain.match(/^r(\d+)/)![1]} digest: what you missed`);
   const topic = `${realmUrl}/#narrow/channel/${channelId}-Verona/topic/release`;
-  assert.ok(digest!.text.includes(`Hot conversations:\n#Verona > release (3 messages): ${topic}\n  Zoe: Version 2 is out\n  Zoe: Please test it\n#Verona > coffee (1 message):`), digest!.text);
+  assert.ok(
+    digest!.text.includes(
+      `Hot conversations:\n#Verona > release (3 messages): ${topic}\n  Zoe: Version 2 is out\n  Zoe: Please test it\n#Verona > coffee (1 message):`,
+    ),
+    digest!.text,
+  );
   assert.ok(digest!.text.includes(`New channels:\n#Verona: ${realmUrl}/#narrow/channel/${channelId}-Verona\n`), digest!.text);
   assert.match(unsubscribeLink(digest!), new RegExp(`^${realmUrl}/accounts/unsubscribe/digest/`));
   await waitForMail(realm.owner);
@@ -241,7 +267,10 @@ test('digest: on the organization\'s digest weekday, members who were away get w
   assert.equal(mailsTo(ann), [], 'digests turned off');
   assert.equal(mailsTo(zoe), [], 'active lately');
   // Its unsubscribe link turns digests off.
-  const oneClick = await realm.anonymous.request('POST', new URL(unsubscribeLink(digest!)).pathname, { body: 'List-Unsubscribe=One-Click', contentType: 'application/x-www-form-urlencoded' });
+  const oneClick = await realm.anonymous.request('POST', new URL(unsubscribeLink(digest!)).pathname, {
+    body: 'List-Unsubscribe=One-Click',
+    contentType: 'application/x-www-form-urlencoded',
+  });
   assert.is(oneClick.status, 200, oneClick.text);
   assert.is((await settingsOf(bob)).enable_digest_emails, false);
 });

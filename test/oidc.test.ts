@@ -73,7 +73,14 @@ async function rewrite(tokens: { id_token: string }): Promise<unknown> {
 test.before(async () => {
   front = http.createServer();
   issuer = `http://127.0.0.1:${await listen(front)}`;
-  const settings = (name: string, autoSignup: boolean) => ({ name, issuer, client_id: `chat-${name}`, secret: `secret of ${name}`, display_name: `${name} SSO`, auto_signup: autoSignup });
+  const settings = (name: string, autoSignup: boolean) => ({
+    name,
+    issuer,
+    client_id: `chat-${name}`,
+    secret: `secret of ${name}`,
+    display_name: `${name} SSO`,
+    auto_signup: autoSignup,
+  });
   server = await startTestServer({ OIDC_PROVIDERS: JSON.stringify([settings('corp', false), settings('open', true)]) });
   realm = await newRealm(server);
   realmUrl = server.app.realms.url(server.app.realms.byId(realm.id)!);
@@ -83,7 +90,11 @@ test.before(async () => {
   rogueKey = (await generateKeyPair('RS256')).privateKey;
   const oidc = new Provider(issuer, {
     clients: ['corp', 'open'].map((name) => ({
-      client_id: `chat-${name}`, client_secret: `secret of ${name}`, redirect_uris: [`${realmUrl}/complete/oidc/${name}`], grant_types: ['authorization_code'], response_types: ['code'],
+      client_id: `chat-${name}`,
+      client_secret: `secret of ${name}`,
+      redirect_uris: [`${realmUrl}/complete/oidc/${name}`],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
     })),
     jwks: { keys: [signingKey] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
@@ -121,19 +132,22 @@ class Browser {
     this.jars.set(url.host, jar);
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port: url.port, path: url.pathname + url.search, headers: { Host: url.host, ...(cookie ? { Cookie: cookie } : {}) } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          for (const line of (res.headers['set-cookie'] as string[] | undefined) ?? []) {
-            const [pair = ''] = line.split(';');
-            const eq = pair.indexOf('=');
-            if (/max-age=0|expires=thu, 01 jan 1970/i.test(line)) jar.delete(pair.slice(0, eq));
-            else jar.set(pair.slice(0, eq), pair.slice(eq + 1));
-          }
-          resolve({ status: res.statusCode ?? 0, location: res.headers.location, text: Buffer.concat(chunks).toString(), headers: res.headers });
-        });
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port: url.port, path: url.pathname + url.search, headers: { Host: url.host, ...(cookie ? { Cookie: cookie } : {}) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            for (const line of (res.headers['set-cookie'] as string[] | undefined) ?? []) {
+              const [pair = ''] = line.split(';');
+              const eq = pair.indexOf('=');
+              if (/max-age=0|expires=thu, 01 jan 1970/i.test(line)) jar.delete(pair.slice(0, eq));
+              else jar.set(pair.slice(0, eq), pair.slice(eq + 1));
+            }
+            resolve({ status: res.statusCode ?? 0, location: res.headers.location, text: Buffer.concat(chunks).toString(), headers: res.headers });
+          });
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -178,8 +192,20 @@ test('server_settings lists each provider as Zulip does, and the login page has 
   const settings = await realm.anonymous.get('/server_settings');
   assert.is(settings.body.authentication_methods['openid connect'], true);
   assert.equal(settings.body.external_authentication_methods, [
-    { name: 'oidc:corp', display_name: 'corp SSO', display_icon: null, login_url: '/accounts/login/social/oidc/corp', signup_url: '/accounts/register/social/oidc/corp' },
-    { name: 'oidc:open', display_name: 'open SSO', display_icon: null, login_url: '/accounts/login/social/oidc/open', signup_url: '/accounts/register/social/oidc/open' },
+    {
+      name: 'oidc:corp',
+      display_name: 'corp SSO',
+      display_icon: null,
+      login_url: '/accounts/login/social/oidc/corp',
+      signup_url: '/accounts/register/social/oidc/corp',
+    },
+    {
+      name: 'oidc:open',
+      display_name: 'open SSO',
+      display_icon: null,
+      login_url: '/accounts/login/social/oidc/open',
+      signup_url: '/accounts/register/social/oidc/open',
+    },
   ]);
   const page = await new Browser().visit('/login/?next=%2F%23inbox');
   assert.match(page.text, /<a class="sso" href="\/accounts\/login\/social\/oidc\/corp\?next=%2F%23inbox">Log in with corp SSO<\/a>/);
@@ -195,7 +221,7 @@ test('an existing account logs in through the provider, which vouches for its ad
   assert.is(await whoIs(browser), ann.id);
 });
 
-test('the mobile app\'s flow through the provider ends in zulip://login with the key XORed with its pad', async () => {
+test("the mobile app's flow through the provider ends in zulip://login with the key XORed with its pad", async () => {
   const bea = await realm.addUser({ name: 'Bea' });
   person('bea', { email: bea.email, email_verified: true, name: 'Bea' });
   const browser = new Browser();

@@ -20,7 +20,9 @@ const WITHOUT_RESPONSE: string[] = [];
 
 type Json = Record<string, any>;
 const document = openApiDocument(routeGroups) as Json;
-const operations = Object.entries(document.paths as Json).flatMap(([path, methods]) => Object.entries(methods as Json).map(([method, op]) => ({ path, method, op: op as Json })));
+const operations = Object.entries(document.paths as Json).flatMap(([path, methods]) =>
+  Object.entries(methods as Json).map(([method, op]) => ({ path, method, op: op as Json })),
+);
 
 test('every route declares its response', () => {
   assert.equal(routesWithoutResponse(allRoutes), WITHOUT_RESPONSE);
@@ -66,8 +68,14 @@ test('no two paths differ only in the names of their parameters', () => {
 
 test('JSON-encoded parameters say so, in the query and in form bodies', () => {
   const events = document.paths['/api/v1/events'].get.parameters as Json[];
-  assert.equal(events.find((p) => p.name === 'dont_block'), { name: 'dont_block', in: 'query', required: false, content: { 'application/json': { schema: { type: 'boolean', default: false } } } });
-  assert.equal(events.find((p) => p.name === 'queue_id'), { name: 'queue_id', in: 'query', required: false, schema: { type: 'string' } });
+  assert.equal(
+    events.find((p) => p.name === 'dont_block'),
+    { name: 'dont_block', in: 'query', required: false, content: { 'application/json': { schema: { type: 'boolean', default: false } } } },
+  );
+  assert.equal(
+    events.find((p) => p.name === 'queue_id'),
+    { name: 'queue_id', in: 'query', required: false, schema: { type: 'string' } },
+  );
   const send = document.paths['/api/v1/messages'].post.requestBody.content['application/x-www-form-urlencoded'];
   assert.equal(send.schema.required, ['type', 'content']);
   assert.equal(send.encoding, { read_by_sender: { contentType: 'application/json' } });
@@ -87,8 +95,16 @@ test('every response schema compiles, and shared objects are components', () => 
 test('the event schemas and the WebSocket frames are in the document', () => {
   for (const key of Object.keys(EVENT_SCHEMAS)) assert.ok(document.components.schemas[`Event.${key.replace('/', '.')}`], key);
   const socket = document.paths[SOCKET_PATH].get;
-  assert.equal(socket.parameters.map((p: Json) => p.name), ['queue_id', 'last_event_id']);
-  assert.equal(Object.keys(socket['x-websocket'].closeCodes).map(Number).sort(), Object.values(CLOSE_REASONS).map((c) => c.code).sort());
+  assert.equal(
+    socket.parameters.map((p: Json) => p.name),
+    ['queue_id', 'last_event_id'],
+  );
+  assert.equal(
+    Object.keys(socket['x-websocket'].closeCodes).map(Number).sort(),
+    Object.values(CLOSE_REASONS)
+      .map((c) => c.code)
+      .sort(),
+  );
   assert.equal(socket['x-websocket'].clientFrames.required, ['last_event_id']);
   assert.equal(socket['x-websocket'].serverFrames.anyOf[0], { $ref: '#/components/schemas/DeliveredEvent' });
 });

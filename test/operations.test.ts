@@ -144,7 +144,8 @@ function parsePrometheus(text: string): Map<string, Family> {
     const value = /^\+?inf$/i.test(valueText!) ? Infinity : /^-inf$/i.test(valueText!) ? -Infinity : Number(valueText);
     assert.ok(/^nan$/i.test(valueText!) || !Number.isNaN(value), line);
     const labels: Record<string, string> = {};
-    for (const m of (labelText ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]!] = m[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const m of (labelText ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[m[1]!] = m[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     const family = familyOf(name!);
     assert.ok(family, `sample of an undeclared family: ${line}`);
     family.samples.push({ name: name!, labels, value });
@@ -239,7 +240,10 @@ test('metrics move with traffic: requests by route and status, latency, queues, 
   const sent = await owner.post('/messages', { type: 'stream', to: 'ops', topic: 'metrics', content: 'counted' });
   assert.is(sent.status, 200);
   const got = await owner.get('/events', { queue_id: polled.body.queue_id, last_event_id: -1 });
-  assert.equal(got.body.events.map((e: { message: { id: number } }) => e.message.id), [sent.body.id]);
+  assert.equal(
+    got.body.events.map((e: { message: { id: number } }) => e.message.id),
+    [sent.body.id],
+  );
   // One poll parks, one socket reads the other queue.
   const parked = owner.get('/events', { queue_id: polled.body.queue_id, last_event_id: got.body.events[0].id });
   const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api/v1/events/socket?queue_id=${socketQueue.body.queue_id}`);
@@ -304,26 +308,35 @@ test('readiness fails while a migration of this release is not applied', async (
 });
 
 function logRecords(): Record<string, unknown>[] {
-  return server.stderr().split('\n').filter((l) => l !== '').map((line) => {
-    try {
-      return JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      throw new Error(`not a JSON log line: ${line}`);
-    }
-  });
+  return server
+    .stderr()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        throw new Error(`not a JSON log line: ${line}`);
+      }
+    });
 }
 
 test('lines a request causes far below its handler carry its id: a mail SMTP refused, a file an export missed', async () => {
   assert.is((await owner.post('/invites', { invitee_emails: 'invitee@ops.test', stream_ids: [] })).status, 200);
-  const upload = await owner.postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'gone.txt', contentType: 'text/plain', data: Buffer.from('gone') }]);
+  const upload = await owner.postMultipart('/user_uploads', {}, [
+    { field: 'file', filename: 'gone.txt', contentType: 'text/plain', data: Buffer.from('gone') },
+  ]);
   assert.is(upload.status, 200);
   const url = upload.body.url as string;
   assert.is((await owner.post('/messages', { type: 'stream', to: 'ops', topic: 'files', content: `[gone.txt](${url})` })).status, 200);
   await rm(path.join(dataDir, 'uploads', url.slice('/user_uploads/'.length)));
   assert.is((await owner.post('/export/realm')).status, 200);
 
-  const records = await until('the mail and the export have said what went wrong', async () => logRecords(),
-    (rs) => rs.some((r) => r.msg === 'mail not sent') && rs.some((r) => r.msg === 'export: file missing on disk'));
+  const records = await until(
+    'the mail and the export have said what went wrong',
+    async () => logRecords(),
+    (rs) => rs.some((r) => r.msg === 'mail not sent') && rs.some((r) => r.msg === 'export: file missing on disk'),
+  );
   const line = (msg: string) => records.find((r) => r.msg === msg)!;
   const accessLine = (route: string) => records.find((r) => r.msg === 'request' && r.route === route && r.status === 200)!;
   assert.is(line('mail not sent').request_id, accessLine('/api/v1/invites').request_id);
@@ -359,7 +372,11 @@ test('log lines are JSON; each request has an access line with its id; no key, p
 
   const access = records.filter((r) => r.msg === 'request');
   for (const r of access) {
-    assert.equal(Object.keys(r).sort(), ['hostname', 'level', 'method', 'ms', 'msg', 'pid', 'request_id', 'route', 'status', 'time', 'user_id'], JSON.stringify(r));
+    assert.equal(
+      Object.keys(r).sort(),
+      ['hostname', 'level', 'method', 'ms', 'msg', 'pid', 'request_id', 'route', 'status', 'time', 'user_id'],
+      JSON.stringify(r),
+    );
     assert.match(String(r.request_id), /^[0-9a-f]{6}-[0-9a-z]+$/);
   }
   const ids = access.map((r) => r.request_id);
@@ -367,14 +384,26 @@ test('log lines are JSON; each request has an access line with its id; no key, p
 
   assert.ok(access.filter((r) => r.route === '/api/v1/users/me' && r.status === 200).every((r) => r.user_id === ownerId));
   const logins = access.filter((r) => r.route === '/api/v1/fetch_api_key').map((r) => [r.method, r.status, r.user_id]);
-  assert.equal(logins, [['POST', 200, null], ['POST', 401, null]]);
+  assert.equal(logins, [
+    ['POST', 200, null],
+    ['POST', 401, null],
+  ]);
   const socket = access.find((r) => r.route === '/api/v1/events/socket');
   assert.equal([socket?.status, socket?.user_id], [101, ownerId]);
-  assert.ok(access.some((r) => r.route === '/no/such/path' && r.status === 404), 'a request no route took is logged with its path');
+  assert.ok(
+    access.some((r) => r.route === '/no/such/path' && r.status === 404),
+    'a request no route took is logged with its path',
+  );
 
   // The failed request's lines: the error with its stack, and its access line, under the id the client got.
   const failure = records.filter((r) => r.request_id === failedRequestId);
-  assert.equal(failure.map((r) => [r.level, r.msg, r.status ?? null]), [['error', 'unhandled error', null], ['info', 'request', 500]]);
+  assert.equal(
+    failure.map((r) => [r.level, r.msg, r.status ?? null]),
+    [
+      ['error', 'unhandled error', null],
+      ['info', 'request', 500],
+    ],
+  );
   assert.ok(records.some((r) => r.msg === 'readiness check failed' && r.check === 'database'));
   assert.ok(records.some((r) => r.msg === 'readiness check passes again' && r.check === 'database'));
 });

@@ -67,7 +67,13 @@ test.before.each(() => {
 
 /** An outgoing-webhook bot made through POST /bots by `owner`; returns its id and token. */
 async function makeBot(owner: TestUser, name: string, url: string, interfaceType = 1): Promise<{ id: number; token: string; email: string }> {
-  const r = await owner.client.post('/bots', { full_name: name, short_name: name.toLowerCase().replace(/ /g, ''), bot_type: 3, payload_url: JSON.stringify(url), interface_type: interfaceType });
+  const r = await owner.client.post('/bots', {
+    full_name: name,
+    short_name: name.toLowerCase().replace(/ /g, ''),
+    bot_type: 3,
+    payload_url: JSON.stringify(url),
+    interface_type: interfaceType,
+  });
   assert.is(r.status, 200, r.text);
   const reg = await owner.client.post('/register', { fetch_event_types: JSON.stringify(['realm_bot']) });
   const bot = reg.body.realm_bots.find((b: { user_id: number }) => b.user_id === r.body.user_id);
@@ -83,10 +89,14 @@ async function messagesIn(user: TestUser, narrow: unknown[]): Promise<{ id: numb
 }
 
 async function replyFrom(user: TestUser, botId: number, narrow: unknown[], count = 1): Promise<string[]> {
-  return eventually(async () => {
-    const mine = (await messagesIn(user, narrow)).filter((m) => m.sender_id === botId);
-    return mine.length >= count ? mine.map((m) => m.content) : undefined;
-  }, 20_000, 'the bot to answer');
+  return eventually(
+    async () => {
+      const mine = (await messagesIn(user, narrow)).filter((m) => m.sender_id === botId);
+      return mine.length >= count ? mine.map((m) => m.content) : undefined;
+    },
+    20_000,
+    'the bot to answer',
+  );
 }
 
 async function setup(): Promise<{ realm: TestRealm; bob: TestUser; channelId: number }> {
@@ -96,11 +106,14 @@ async function setup(): Promise<{ realm: TestRealm; bob: TestUser; channelId: nu
   return { realm, bob, channelId };
 }
 
-test('a mention in a channel posts Zulip\'s payload; the answer is posted back as the bot in the same topic', async () => {
+test("a mention in a channel posts Zulip's payload; the answer is posted back as the bot in the same topic", async () => {
   const { realm, bob, channelId } = await setup();
   const bot = await makeBot(realm.owner, 'Echo', endpoint.url);
   const id = await send(bob, channelId, 'greetings', 'hello @**Echo**');
-  const [content] = await replyFrom(bob, bot.id, [{ operator: 'channel', operand: channelId }, { operator: 'topic', operand: 'greetings' }]);
+  const [content] = await replyFrom(bob, bot.id, [
+    { operator: 'channel', operand: channelId },
+    { operator: 'topic', operand: 'greetings' },
+  ]);
   assert.is(content, 'pong');
   assert.is(endpoint.received.length, 1);
   const req = endpoint.received[0]!;
@@ -152,7 +165,10 @@ test('nothing is posted for response_not_required or an empty answer; bots and p
   await send(bob, channelId, 't', '@**Quiet** three');
   // The bot's own message above is one of its two; the answer to "three" is the other.
   assert.equal(await replyFrom(bob, bot.id, [{ operator: 'channel', operand: channelId }], 2), ['@**Quiet** from a bot', 'three']);
-  assert.equal(endpoint.received.map((r) => JSON.parse(r.body).data), ['@**Quiet** one', '@**Quiet** two', '@**Quiet** three']);
+  assert.equal(
+    endpoint.received.map((r) => JSON.parse(r.body).data),
+    ['@**Quiet** one', '@**Quiet** two', '@**Quiet** three'],
+  );
 });
 
 test('an answer that is not JSON: "Failure!" in the conversation, and the owner is told what came back', async () => {
@@ -163,15 +179,18 @@ test('an answer that is not JSON: "Failure!" in the conversation, and the owner 
   const [failure] = await replyFrom(bob, bot.id, [{ operator: 'channel', operand: channelId }]);
   assert.is(failure, 'Failure! Invalid JSON in response');
   const [notice] = await replyFrom(realm.owner, bot.id, [{ operator: 'dm', operand: [bot.id] }]);
-  assert.is(notice, [
-    `[A message](http://${realm.host}/#narrow/channel/${channelId}-general/topic/oops/near/${id}) to your bot @_**Broken** triggered an outgoing webhook.`,
-    'The outgoing webhook server attempted to send a message in Zulip, but that request resulted in the following error:',
-    '> Invalid JSON in response',
-    'The response contains the following payload:',
-    '```',
-    `"it's not json"`,
-    '```',
-  ].join('\n'));
+  assert.is(
+    notice,
+    [
+      `[A message](http://${realm.host}/#narrow/channel/${channelId}-general/topic/oops/near/${id}) to your bot @_**Broken** triggered an outgoing webhook.`,
+      'The outgoing webhook server attempted to send a message in Zulip, but that request resulted in the following error:',
+      '> Invalid JSON in response',
+      'The response contains the following payload:',
+      '```',
+      `"it's not json"`,
+      '```',
+    ].join('\n'),
+  );
 });
 
 test('an error status: "Failure! Third party responded with 500", and the owner gets the status and the payload', async () => {
@@ -186,14 +205,17 @@ test('an error status: "Failure! Third party responded with 500", and the owner 
   assert.is(failure, 'Failure! Third party responded with 500');
   const [notice] = await replyFrom(realm.owner, bot.id, [{ operator: 'dm', operand: [bot.id] }]);
   const slug = [bob.id, bot.id].sort((a, b) => a - b).join(',');
-  assert.is(notice, [
-    `[A message](http://${realm.host}/#narrow/dm/${slug}/near/${id}) to your bot @_**Crashy** triggered an outgoing webhook.`,
-    'The webhook got a response with status code *500*.',
-    'The response contains the following payload:',
-    '```',
-    "b'boom\\n'",
-    '```',
-  ].join('\n'));
+  assert.is(
+    notice,
+    [
+      `[A message](http://${realm.host}/#narrow/dm/${slug}/near/${id}) to your bot @_**Crashy** triggered an outgoing webhook.`,
+      'The webhook got a response with status code *500*.',
+      'The response contains the following payload:',
+      '```',
+      "b'boom\\n'",
+      '```',
+    ].join('\n'),
+  );
   assert.is(endpoint.received.length, 1, 'an error status is not retried');
 });
 
@@ -209,7 +231,7 @@ test('a timeout is retried MAX_REQUEST_RETRIES times with backoff, then the bot 
   assert.match(notice, /triggered an outgoing webhook\.\nRequest timed out after 1 seconds\.$/);
 });
 
-test('the Slack-compatible interface posts Slack\'s form fields and posts its `text` back; it refuses direct messages', async () => {
+test("the Slack-compatible interface posts Slack's form fields and posts its `text` back; it refuses direct messages", async () => {
   const { realm, bob, channelId } = await setup();
   const bot = await makeBot(realm.owner, 'Slacky', endpoint.url, 2);
   endpoint.answer = (_req, res) => res.end('{"text": "from slack"}');
@@ -219,11 +241,23 @@ test('the Slack-compatible interface posts Slack\'s form fields and posts its `t
   const req = endpoint.received[0]!;
   assert.is(req.headers['content-type'], 'application/x-www-form-urlencoded');
   const ts = String((await bob.client.get(`/messages/${id}`)).body.message.timestamp);
-  assert.equal([...new URLSearchParams(req.body)], [
-    ['token', bot.token], ['team_id', `T${realm.id}`], ['team_domain', `${realm.host}`], ['channel_id', `C${channelId}`],
-    ['channel_name', 'general'], ['thread_ts', ts], ['timestamp', ts], ['user_id', `U${bob.id}`], ['user_name', 'Bob'], ['text', '@**Slacky** hi'],
-    ['trigger_word', 'mention'], ['service_id', String(bot.id)],
-  ]);
+  assert.equal(
+    [...new URLSearchParams(req.body)],
+    [
+      ['token', bot.token],
+      ['team_id', `T${realm.id}`],
+      ['team_domain', `${realm.host}`],
+      ['channel_id', `C${channelId}`],
+      ['channel_name', 'general'],
+      ['thread_ts', ts],
+      ['timestamp', ts],
+      ['user_id', `U${bob.id}`],
+      ['user_name', 'Bob'],
+      ['text', '@**Slacky** hi'],
+      ['trigger_word', 'mention'],
+      ['service_id', String(bot.id)],
+    ],
+  );
   await sendDm(bob, [bot.id], 'private');
   const [refusal] = await replyFrom(bob, bot.id, [{ operator: 'dm', operand: [bot.id] }]);
   assert.is(refusal, "Failure! Slack outgoing webhooks don't support direct messages.");
@@ -276,7 +310,10 @@ test('two servers on one database: each call is made once', async () => {
       for (const w of wake) w();
     }
     const replies = await replyFrom(bob, bot.id, [{ operator: 'channel', operand: channelId }], 6);
-    assert.equal([...replies].sort(), [0, 1, 2, 3, 4, 5].map((i) => `re: @**Once** ${i}`));
+    assert.equal(
+      [...replies].sort(),
+      [0, 1, 2, 3, 4, 5].map((i) => `re: @**Once** ${i}`),
+    );
     await new Promise((r) => setTimeout(r, 500));
     assert.is(endpoint.received.length, 6);
   } finally {

@@ -17,7 +17,11 @@ test('add and remove: ids, events with the whole list to every user, register ag
   const admin = await realm.addUser({ role: Role.ADMINISTRATOR });
   const member = await realm.addUser();
   const queue = await openQueue(member, { event_types: ['realm_playgrounds'] });
-  const added = await admin.client.post('/realm/playgrounds', { name: '  Python playground ', pygments_language: ' Python', url_template: 'https://python.example.com?code={code} ' });
+  const added = await admin.client.post('/realm/playgrounds', {
+    name: '  Python playground ',
+    pygments_language: ' Python',
+    url_template: 'https://python.example.com?code={code} ',
+  });
   assert.is(added.status, 200, added.text);
   const first = { id: added.body.id, ...PYTHON };
   assert.equal(added.body, { ...SUCCESS, id: first.id });
@@ -42,7 +46,7 @@ test('spectators see the playgrounds too', async () => {
   assert.equal(r.body.realm_playgrounds, [{ id, ...PYTHON }]);
 });
 
-test('validation as Zulip\'s model does it: template, language, blanks, duplicates; nothing is written', async () => {
+test("validation as Zulip's model does it: template, language, blanks, duplicates; nothing is written", async () => {
   const realm = await newRealm();
   const o = realm.owner.client;
   await o.post('/realm/playgrounds', PYTHON);
@@ -57,7 +61,8 @@ test('validation as Zulip\'s model does it: template, language, blanks, duplicat
     [
       { url_template: ' ', pygments_language: '' },
       validationFailure({
-        url_template: ['This field cannot be blank.'], pygments_language: ['This field cannot be blank.'],
+        url_template: ['This field cannot be blank.'],
+        pygments_language: ['This field cannot be blank.'],
         __all__: ['Missing the required variable "code" in the URL template'],
       }),
     ],
@@ -80,7 +85,7 @@ test('validation as Zulip\'s model does it: template, language, blanks, duplicat
   assert.is((await o.post('/register', { fetch_event_types: ['realm_playgrounds'] })).body.realm_playgrounds.length, 2);
 });
 
-test('errors: administrators only; unknown playgrounds; other organizations\' playgrounds are unknown', async () => {
+test("errors: administrators only; unknown playgrounds; other organizations' playgrounds are unknown", async () => {
   const realm = await newRealm();
   const moderator = await realm.addUser({ role: Role.MODERATOR });
   const { id } = (await realm.owner.client.post('/realm/playgrounds', PYTHON)).body;

@@ -54,12 +54,25 @@ test('database: a channel message and a DM are stored in one statement each, rea
   const id = await send(realm.owner, channelId, 'topic', 'hello **pg**');
   const dm = await sendDm(realm.owner, [bob.id], 'psst');
   const got = await bob.client.get('/messages', { anchor: 'newest', num_before: 2, num_after: 0 });
-  assert.equal(got.body.messages.map((m: Record<string, unknown>) => [m.id, m.content, m.flags]), [[id, '<p>hello <strong>pg</strong></p>', []], [dm, '<p>psst</p>', []]]);
+  assert.equal(
+    got.body.messages.map((m: Record<string, unknown>) => [m.id, m.content, m.flags]),
+    [
+      [id, '<p>hello <strong>pg</strong></p>', []],
+      [dm, '<p>psst</p>', []],
+    ],
+  );
   assert.equal((await server.app.prisma.channel.findUniqueOrThrow({ where: { id: channelId } })).firstMessageId, id);
   assert.is((await realm.owner.client.delete(`/messages/${id}`)).status, 200);
   assert.is(await server.app.prisma.userMessage.count({ where: { messageId: id } }), 0, 'the rows went with the message');
   const events = [...(await queue.next()), ...(await queue.pending())];
-  assert.equal(events.map((e) => [e.type, e.message?.id ?? e.message_id]), [['message', id], ['message', dm], ['delete_message', id]]);
+  assert.equal(
+    events.map((e) => [e.type, e.message?.id ?? e.message_id]),
+    [
+      ['message', id],
+      ['message', dm],
+      ['delete_message', id],
+    ],
+  );
 });
 
 test.run();

@@ -158,7 +158,10 @@ test('GET /users/{user_id_or_email}/presence: errors, legacy form with offline, 
   const fresh = { status: 'active', timestamp: secs(recent) };
   assert.equal(byEmail.body, { ...ok, presence: { website: fresh, aggregated: fresh } });
   assert.equal((await get(String(bob.id))).body, byEmail.body);
-  assert.equal((await get(String(bob.id), { slim_presence: true })).body, { ...ok, presence: { active_timestamp: secs(recent), idle_timestamp: secs(recent) } });
+  assert.equal((await get(String(bob.id), { slim_presence: true })).body, {
+    ...ok,
+    presence: { active_timestamp: secs(recent), idle_timestamp: secs(recent) },
+  });
   const old = new Date(Math.floor(Date.now() / 1000) * 1000 - 300_000);
   await setPresence(realm, bob, old, old);
   const stale = { status: 'active', timestamp: secs(old) };
@@ -208,7 +211,11 @@ test('presence events: sent when a user comes online, legacy and simplified shap
   const [legacy] = await pending(bob, legacyQueue);
   assert.type(legacy.server_timestamp, 'number');
   assert.equal(legacy, {
-    id: legacy.id, type: 'presence', user_id: realm.owner.id, email: realm.owner.email, server_timestamp: legacy.server_timestamp,
+    id: legacy.id,
+    type: 'presence',
+    user_id: realm.owner.id,
+    email: realm.owner.email,
+    server_timestamp: legacy.server_timestamp,
     presence: { website: { client: 'website', status: 'active', timestamp: t.active, pushable: false } },
   });
   assert.equal(await pending(bob, modernQueue), [

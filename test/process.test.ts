@@ -58,7 +58,9 @@ async function startServerProcess(): Promise<ServerProcess> {
       child.kill('SIGKILL');
       const pgLog = path.join(dataDir, 'postgres.log');
       const status = child.exitCode === null ? `no answer within ${START_TIMEOUT_MS / 1000} s` : `exit code ${child.exitCode}`;
-      throw new Error(`server did not start (${status}):\n${output.stdout}\n${output.stderr}\n${existsSync(pgLog) ? readFileSync(pgLog, 'utf8').slice(-2000) : ''}`);
+      throw new Error(
+        `server did not start (${status}):\n${output.stdout}\n${output.stderr}\n${existsSync(pgLog) ? readFileSync(pgLog, 'utf8').slice(-2000) : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -112,10 +114,7 @@ test('npm start on an empty data directory: one organization, its credentials pr
   const resolved = await owner.patch(`/messages/${sent.body.id}`, { topic: '✔ question', propagate_mode: 'change_all' });
   assert.is(resolved.status, 200, JSON.stringify(resolved.body));
   const notice = await owner.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0 });
-  assert.equal(
-    [notice.body.messages[0].sender_email, notice.body.messages[0].subject],
-    ['notification-bot@fake-domain.invalid', '✔ question'],
-  );
+  assert.equal([notice.body.messages[0].sender_email, notice.body.messages[0].subject], ['notification-bot@fake-domain.invalid', '✔ question']);
 
   assert.is(statSync(path.join(dataDir, 'admin-token')).mode & 0o777, 0o600);
   // PostgreSQL logs to its file, not to the server's output.
@@ -142,10 +141,19 @@ test('CLI init and create-user on a running server go through it and print one J
   const members = await second.get('/users');
   assert.is(members.status, 200, members.text);
   const people = members.body.members.filter((m: { is_bot: boolean }) => !m.is_bot);
-  assert.equal(people.map((m: { user_id: number; role: number }) => [m.user_id, m.role]), [[org.user_id, 100], [user.user_id, 200]]);
+  assert.equal(
+    people.map((m: { user_id: number; role: number }) => [m.user_id, m.role]),
+    [
+      [org.user_id, 100],
+      [user.user_id, 200],
+    ],
+  );
   // The new organization has its starting channels (test/new-organization.test.ts), and the new user joined them.
   const subs = await second.get('/users/me/subscriptions');
-  assert.equal(subs.body.subscriptions.map((s: { name: string }) => s.name), ['general', 'sandbox']);
+  assert.equal(
+    subs.body.subscriptions.map((s: { name: string }) => s.name),
+    ['general', 'sandbox'],
+  );
 
   const duplicate = await cli('create-user', '--email', 'admin@second.test', '--name', 'Again', '--subdomain', 'second');
   assert.equal([duplicate.code, duplicate.stderr.trim()], [1, "Error: Email 'admin@second.test' already in use"]);
@@ -154,7 +162,11 @@ test('CLI init and create-user on a running server go through it and print one J
 test('the control route refuses requests without the admin token', async () => {
   const c = new Client(server.port, `localhost:${server.port}`);
   const body = JSON.stringify({ command: 'create-user', email: 'intruder@example.com', name: 'Intruder' });
-  const refused: Record<string, string>[] = [{}, { Authorization: 'Bearer wrong-token' }, { Authorization: `Basic ${Buffer.from(`${printed.email}:${printed.apiKey}`).toString('base64')}` }];
+  const refused: Record<string, string>[] = [
+    {},
+    { Authorization: 'Bearer wrong-token' },
+    { Authorization: `Basic ${Buffer.from(`${printed.email}:${printed.apiKey}`).toString('base64')}` },
+  ];
   for (const headers of refused) {
     const r = await c.request('POST', '/api/internal/cli', { body, contentType: 'application/json', headers });
     assert.equal([r.status, r.body], [403, { result: 'error', msg: 'Access denied', code: 'BAD_REQUEST' }]);

@@ -60,9 +60,10 @@ test('behind a trusted proxy, X-Forwarded-For names the client: two clients get 
 test("realm URLs follow a trusted proxy's X-Forwarded-Proto, and ignore an untrusted one", async () => {
   const realm = await newRealm(proxied);
   const https = await realm.anonymous.get('/server_settings', {}, forwarded('203.0.113.3', 'https'));
-  assert.equal([https.body.realm_url, https.body.realm_uri, https.body.realm_icon], [
-    `https://${realm.host}`, `https://${realm.host}`, `https://${realm.host}/static/images/logo/zulip-icon-128x128.png`,
-  ]);
+  assert.equal(
+    [https.body.realm_url, https.body.realm_uri, https.body.realm_icon],
+    [`https://${realm.host}`, `https://${realm.host}`, `https://${realm.host}/static/images/logo/zulip-icon-128x128.png`],
+  );
   const registered = await realm.owner.client.post('/register', { fetch_event_types: ['realm'] }, forwarded('203.0.113.3', 'https'));
   assert.equal([registered.body.realm_url, registered.body.realm_uri], [`https://${realm.host}`, `https://${realm.host}`]);
   const plain = await realm.anonymous.get('/server_settings', {}, forwarded('203.0.113.3'));
@@ -73,7 +74,7 @@ test("realm URLs follow a trusted proxy's X-Forwarded-Proto, and ignore an untru
   assert.is(untrusted.body.realm_url, `http://${shared.host}`, 'a server without TRUSTED_PROXIES ignores the header');
 });
 
-test('EXTERNAL_URL: realm URLs, register and the Notification Bot\'s message links use its scheme and host', async () => {
+test("EXTERNAL_URL: realm URLs, register and the Notification Bot's message links use its scheme and host", async () => {
   const realm = await newRealm(direct);
   assert.is(realm.host, `${realm.subdomain}.chat.example.test`);
   const settings = await realm.anonymous.get('/server_settings', {}, forwarded('203.0.113.4', 'http'));
@@ -86,7 +87,10 @@ test('EXTERNAL_URL: realm URLs, register and the Notification Bot\'s message lin
   const moved = await send(realm.owner, channel, 'before', 'two');
   assert.is((await realm.owner.client.patch(`/messages/${moved}`, { topic: 'after' })).status, 200);
   const newest = await realm.owner.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, apply_markdown: false });
-  assert.match(newest.body.messages[0].content, new RegExp(`^\\[A message\\]\\(https://${realm.host.replace(/\./g, '\\.')}/#narrow/channel/${channel}-moves/topic/after/near/${moved}\\)`));
+  assert.match(
+    newest.body.messages[0].content,
+    new RegExp(`^\\[A message\\]\\(https://${realm.host.replace(/\./g, '\\.')}/#narrow/channel/${channel}-moves/topic/after/near/${moved}\\)`),
+  );
 });
 
 // Last on `direct`: it spends the budget of the one address all its requests come from.

@@ -25,16 +25,21 @@ async function phoneOf(user: TestUser): Promise<Phone> {
   const device = newTestDevice();
   const id = await registered(user, device);
   const relayId = Number((await suite.server.app.prisma.device.findUniqueOrThrow({ where: { id } })).relayDeviceId);
-  const received = () => relay.requestsFor(relayId).map((r) => {
-    assert.is(r.payload.push_key_id, device.pushKeyId);
-    return openNotification(device.pushKey, r.payload.encrypted_data);
-  });
+  const received = () =>
+    relay.requestsFor(relayId).map((r) => {
+      assert.is(r.payload.push_key_id, device.pushKeyId);
+      return openNotification(device.pushKey, r.payload.encrypted_data);
+    });
   return { device, received, nth: (n) => eventually(() => received()[n], 15_000, `notification ${n}`) };
 }
 
 /** Waits until the push worker has taken all of the organization's work. */
 const drained = (realm: TestRealm) =>
-  eventually(async () => ((await suite.server.app.prisma.pushOutbox.count({ where: { realmId: realm.id } })) === 0 ? true : undefined), 20_000, 'an empty outbox');
+  eventually(
+    async () => ((await suite.server.app.prisma.pushOutbox.count({ where: { realmId: realm.id } })) === 0 ? true : undefined),
+    20_000,
+    'an empty outbox',
+  );
 
 const realmUrl = (realm: TestRealm) => suite.server.app.realms.url(suite.server.app.realms.byId(realm.id)!);
 const avatar = (email: string) => `https://secure.gravatar.com/avatar/${createHash('md5').update(email.toLowerCase()).digest('hex')}?d=identicon&version=1`;
@@ -46,9 +51,18 @@ test('a direct message reaches the phone, sealed with its key, with sender and c
   const id = await sendDm(bob, [realm.owner.id], 'Can we **fix** it? :smile:');
   const got = await phone.nth(0);
   assert.equal(got, {
-    realm_name: suite.server.app.realms.byId(realm.id)!.name, realm_url: realmUrl(realm), user_id: realm.owner.id,
-    type: 'message', message_id: id, sender_id: bob.id, sender_full_name: 'Bob Builder', sender_avatar_url: avatar(bob.email),
-    time: got.time, content: 'Can we fix it? 😄', recipient_type: 'direct', recipient_user_ids: [realm.owner.id, bob.id].sort((a, b) => a - b),
+    realm_name: suite.server.app.realms.byId(realm.id)!.name,
+    realm_url: realmUrl(realm),
+    user_id: realm.owner.id,
+    type: 'message',
+    message_id: id,
+    sender_id: bob.id,
+    sender_full_name: 'Bob Builder',
+    sender_avatar_url: avatar(bob.email),
+    time: got.time,
+    content: 'Can we fix it? 😄',
+    recipient_type: 'direct',
+    recipient_user_ids: [realm.owner.id, bob.id].sort((a, b) => a - b),
   });
   const row = await suite.server.app.prisma.message.findUniqueOrThrow({ where: { id } });
   assert.is(got.time, Math.floor(row.dateSent.getTime() / 1000));
@@ -66,14 +80,28 @@ test('channel messages: a mention, a group mention, a followed topic; the rest s
   const mention = await send(bob, channel, 'plans', 'hi @**Olivia Owner**, see <this> & that');
   const got = await phone.nth(0);
   assert.equal(got, {
-    realm_name: got.realm_name, realm_url: realmUrl(realm), user_id: realm.owner.id, type: 'message', message_id: mention,
-    sender_id: bob.id, sender_full_name: 'Bob', sender_avatar_url: avatar(bob.email), time: got.time,
-    content: 'hi @Olivia Owner, see <this> & that', recipient_type: 'channel', channel_id: channel, channel_name: 'general', topic: 'plans',
+    realm_name: got.realm_name,
+    realm_url: realmUrl(realm),
+    user_id: realm.owner.id,
+    type: 'message',
+    message_id: mention,
+    sender_id: bob.id,
+    sender_full_name: 'Bob',
+    sender_avatar_url: avatar(bob.email),
+    time: got.time,
+    content: 'hi @Olivia Owner, see <this> & that',
+    recipient_type: 'channel',
+    channel_id: channel,
+    channel_name: 'general',
+    topic: 'plans',
   });
   const group = (await realm.owner.client.post('/user_groups/create', { name: 'crew', description: '', members: [realm.owner.id] })).body.group_id;
   const groupMention = await send(bob, channel, '', 'ping @*crew*');
   const viaGroup = await phone.nth(1);
-  assert.equal([viaGroup.message_id, viaGroup.mentioned_user_group_id, viaGroup.mentioned_user_group_name, viaGroup.topic], [groupMention, group, 'crew', 'general chat']);
+  assert.equal(
+    [viaGroup.message_id, viaGroup.mentioned_user_group_id, viaGroup.mentioned_user_group_name, viaGroup.topic],
+    [groupMention, group, 'crew', 'general chat'],
+  );
   // Followed as POST /user_topics would (not served here yet) leave it: visibility policy 3.
   await suite.server.app.prisma.userTopic.create({ data: { userId: realm.owner.id, channelId: channel, topic: 'followed', visibility: 3 } });
   const followed = await send(bob, channel, 'followed', 'news in a followed topic');
@@ -85,7 +113,14 @@ test('channel messages: a mention, a group mention, a followed topic; the rest s
   assert.is((await phone.nth(3)).message_id, dm);
   assert.is(phone.received().length, 4);
   // A channel set to push notifications notifies of every message.
-  assert.is((await realm.owner.client.post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: channel, property: 'push_notifications', value: true }] })).status, 200);
+  assert.is(
+    (
+      await realm.owner.client.post('/users/me/subscriptions/properties', {
+        subscription_data: [{ stream_id: channel, property: 'push_notifications', value: true }],
+      })
+    ).status,
+    200,
+  );
   const loud = await send(bob, channel, 'chatter', 'now it notifies');
   assert.is((await phone.nth(4)).message_id, loud);
 });
@@ -131,7 +166,10 @@ test('a message read before the worker sends it is not notified', async () => {
   const barrier = await sendDm(bob, [realm.owner.id], 'barrier');
   const got = await eventually(() => phone.received().find((p) => p.message_id === barrier), 20_000, 'the barrier');
   assert.ok(got);
-  assert.is(phone.received().some((p) => p.message_id === read), false);
+  assert.is(
+    phone.received().some((p) => p.message_id === read),
+    false,
+  );
 });
 
 test('with online notifications off: nothing while the user is active in another client, a notification when they are not', async () => {
@@ -149,7 +187,10 @@ test('with online notifications off: nothing while the user is active in another
   assert.is((await owner.client.delete('/events', { queue_id: queue })).status, 200);
   const loud = await sendDm(bob, [owner.id], 'you left');
   assert.is((await phone.nth(0)).message_id, loud);
-  assert.is(phone.received().some((p) => p.message_id === quiet), false);
+  assert.is(
+    phone.received().some((p) => p.message_id === quiet),
+    false,
+  );
   // Offline notifications off too: no direct message notifies at all.
   assert.is((await owner.client.patch('/settings', { enable_offline_push_notifications: false })).status, 200);
   await sendDm(bob, [owner.id], 'silence');
@@ -168,10 +209,14 @@ test('a relay that is down loses nothing: the notification goes once it is back'
   try {
     id = await sendDm(bob, [realm.owner.id], 'while the relay sleeps');
     // The worker tried and failed at least once, and kept the work.
-    const row = await eventually(async () => {
-      const r = await suite.server.app.prisma.pushOutbox.findFirst({ where: { realmId: realm.id, messageId: id } });
-      return r && r.attempts >= 1 ? r : undefined;
-    }, 15_000, 'a failed attempt');
+    const row = await eventually(
+      async () => {
+        const r = await suite.server.app.prisma.pushOutbox.findFirst({ where: { realmId: realm.id, messageId: id } });
+        return r && r.attempts >= 1 ? r : undefined;
+      },
+      15_000,
+      'a failed attempt',
+    );
     assert.is(row.kind, 'message');
     await new Promise((r) => setTimeout(r, 1500));
     assert.is(phone.received().length, 0);

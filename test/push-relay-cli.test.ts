@@ -22,14 +22,21 @@ let stderr = '';
 let server: RunningServer;
 
 /** The relay's output lines so far, parsed. */
-const lines = () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const lines = () =>
+  stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 test.before(async () => {
   writeFileSync(keysFile, '{}');
-  relay = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'push-relay', '--port', '0', '--keys', keysFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  relay = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'push-relay', '--port', '0', '--keys', keysFile], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   relay.stdout!.on('data', (c: Buffer) => (stdout += c));
   relay.stderr!.on('data', (c: Buffer) => (stderr += c));
-  const first = await eventually(() => (stdout.includes('\n') || relay.exitCode !== null ? lines()[0] ?? {} : undefined), 60_000, 'the relay to listen');
+  const first = await eventually(() => (stdout.includes('\n') || relay.exitCode !== null ? (lines()[0] ?? {}) : undefined), 60_000, 'the relay to listen');
   assert.equal(Object.keys(first), ['listening', 'keys'], stderr);
   assert.match(first.listening as string, /^http:\/\/127\.0\.0\.1:\d+$/);
   assert.is(first.keys, 0);
@@ -54,16 +61,31 @@ test('the relay prints each registration and each notification, opened with the 
   await registered(realm.owner, known);
   await registered(realm.owner, unknown);
   const registrations = lines().filter((l) => l.request === 'register');
-  assert.equal(registrations.map((l) => [l.token_id, l.token_kind, typeof l.device_id]), [[known.tokenId, 'fcm', 'number'], [unknown.tokenId, 'fcm', 'number']]);
+  assert.equal(
+    registrations.map((l) => [l.token_id, l.token_kind, typeof l.device_id]),
+    [
+      [known.tokenId, 'fcm', 'number'],
+      [unknown.tokenId, 'fcm', 'number'],
+    ],
+  );
 
   const id = await sendDm(bob, [realm.owner.id], 'Can we **fix** it?');
-  const requests = await eventually(() => {
-    const sent = lines().filter((l) => l.request === 'notify').flatMap((l) => l.push_requests as Record<string, unknown>[]);
-    return sent.length === 2 ? sent : undefined;
-  }, 15_000, 'both notifications');
+  const requests = await eventually(
+    () => {
+      const sent = lines()
+        .filter((l) => l.request === 'notify')
+        .flatMap((l) => l.push_requests as Record<string, unknown>[]);
+      return sent.length === 2 ? sent : undefined;
+    },
+    15_000,
+    'both notifications',
+  );
   const of = (d: typeof known) => requests.find((r) => (r.payload as { push_key_id: number }).push_key_id === d.pushKeyId)!;
   const opened = of(known).decrypted as Record<string, unknown>;
-  assert.equal([opened.type, opened.message_id, opened.sender_id, opened.sender_full_name, opened.content, opened.recipient_type, opened.user_id], ['message', id, bob.id, 'Bob Builder', 'Can we fix it?', 'direct', realm.owner.id]);
+  assert.equal(
+    [opened.type, opened.message_id, opened.sender_id, opened.sender_full_name, opened.content, opened.recipient_type, opened.user_id],
+    ['message', id, bob.id, 'Bob Builder', 'Can we fix it?', 'direct', realm.owner.id],
+  );
   assert.is(of(known).error, undefined);
   assert.equal([of(unknown).decrypted, of(unknown).error], [undefined, `no key for push_key_id ${unknown.pushKeyId}`]);
 });

@@ -21,12 +21,25 @@ const heapAfterGc = () => {
   return process.memoryUsage().heapUsed;
 };
 
-const base: QueueOptions = { eventTypes: null, narrow: [], allPublicStreams: false, applyMarkdown: true, clientGravatar: false, capabilities: [], idleTimeoutSecs: 600 };
+const base: QueueOptions = {
+  eventTypes: null,
+  narrow: [],
+  allPublicStreams: false,
+  applyMarkdown: true,
+  clientGravatar: false,
+  capabilities: [],
+  idleTimeoutSecs: 600,
+};
 const settings: RegistrySettings = { heartbeatSeconds: 60, heartbeatJitterSeconds: 0, tickMs: 600_000, maxEvents: 100_000, maxBytes: 1 << 30 };
 
 function messageTo(userIds: number[], n: number, content: string) {
   const perUser = Object.fromEntries(userIds.map((u) => [u, { flags: u % 10 === 0 ? ['mentioned'] : [] }]));
-  return { realmId: 1, userIds, perUser, event: { type: 'message', message: { id: n, type: 'stream', display_recipient: 'general', subject: 't', content: `${content}${n}`, raw_content: content } } };
+  return {
+    realmId: 1,
+    userIds,
+    perUser,
+    event: { type: 'message', message: { id: n, type: 'stream', display_recipient: 'general', subject: 't', content: `${content}${n}`, raw_content: content } },
+  };
 }
 
 test('100,000 registrations with distinct narrows leave nothing behind once their queues are gone', () => {

@@ -70,11 +70,14 @@ test('limiter: at most N requests in any window, with exact Remaining, Reset and
   first.push(limiter.hit('a'));
   c.now = 1020;
   first.push(limiter.hit('a'));
-  assert.equal(first.map((d) => [d.allowed, d.limit, d.remaining, d.reset, d.retryAfter]), [
-    [true, 3, 2, 1060, 0],
-    [true, 3, 1, 1060, 0],
-    [true, 3, 0, 1060, 0],
-  ]);
+  assert.equal(
+    first.map((d) => [d.allowed, d.limit, d.remaining, d.reset, d.retryAfter]),
+    [
+      [true, 3, 2, 1060, 0],
+      [true, 3, 1, 1060, 0],
+      [true, 3, 0, 1060, 0],
+    ],
+  );
   c.now = 1030;
   assert.equal(limiter.hit('a'), { allowed: false, limit: 3, remaining: 0, reset: 1060, retryAfter: 30 });
   assert.is(limiter.hit('b').remaining, 2, 'keys are independent');
@@ -105,7 +108,10 @@ test('limiter: exactly the limit at a real clock value (no floating-point drift)
   const limiter = clock(1_763_771_234.567).limiter(200, 60);
   const decisions = Array.from({ length: 201 }, () => limiter.hit('k'));
   assert.equal(decisions.filter((d) => d.allowed).length, 200);
-  assert.equal(decisions.slice(0, 200).map((d) => d.remaining), Array.from({ length: 200 }, (_, i) => 199 - i));
+  assert.equal(
+    decisions.slice(0, 200).map((d) => d.remaining),
+    Array.from({ length: 200 }, (_, i) => 199 - i),
+  );
 });
 
 let limited: RunningServer;
@@ -131,8 +137,19 @@ test('per user: X-RateLimit-* on every answer (errors too), then 429 with Retry-
   const before = Math.floor(Date.now() / 1000);
   const replies = [await user.client.get('/users', { client_gravatar: 'maybe' })];
   for (let i = 1; i < USER_PER_MINUTE; i++) replies.push(await user.client.get('/users/me'));
-  assert.equal(replies.map((r) => r.status), [400, 200, 200, 200]);
-  assert.equal(replies.map((r) => headersOf(r).slice(0, 2)), [['4', '3'], ['4', '2'], ['4', '1'], ['4', '0']]);
+  assert.equal(
+    replies.map((r) => r.status),
+    [400, 200, 200, 200],
+  );
+  assert.equal(
+    replies.map((r) => headersOf(r).slice(0, 2)),
+    [
+      ['4', '3'],
+      ['4', '2'],
+      ['4', '1'],
+      ['4', '0'],
+    ],
+  );
   // Reset: when the oldest request in the window leaves it, a minute after the first.
   replies.forEach((r) => {
     const reset = Number(r.headers['x-ratelimit-reset']);
@@ -170,7 +187,10 @@ test('per IP: unauthenticated requests share the address budget; authenticated o
   const refused = replies.pop()!;
   assertRateLimited(refused, 60);
   assert.equal(headersOf(refused).slice(0, 2), [String(IP_PER_MINUTE), '0']);
-  assert.equal(replies.map((r) => Number(r.headers['x-ratelimit-remaining'])), Array.from({ length: IP_PER_MINUTE }, (_, i) => IP_PER_MINUTE - 1 - i));
+  assert.equal(
+    replies.map((r) => Number(r.headers['x-ratelimit-remaining'])),
+    Array.from({ length: IP_PER_MINUTE }, (_, i) => IP_PER_MINUTE - 1 - i),
+  );
   assert.is((await realm.anonymous.get('/server_settings', {}, from('198.51.100.20'))).status, 200, 'server_settings is not rate limited');
 });
 
@@ -180,7 +200,10 @@ test('wrong API keys count against the address budget: a bad client gets 429, a 
   const guesses: Reply[] = [];
   for (let i = 0; i <= IP_PER_MINUTE; i++) guesses.push(await guesser.get('/users/me', {}, from('198.51.100.30')));
   const refused = guesses.pop()!;
-  assert.equal(guesses.map((r) => [r.status, r.body.msg]), Array.from({ length: IP_PER_MINUTE }, () => [401, 'Invalid API key']));
+  assert.equal(
+    guesses.map((r) => [r.status, r.body.msg]),
+    Array.from({ length: IP_PER_MINUTE }, () => [401, 'Invalid API key']),
+  );
   assertRateLimited(refused, 60);
   assertRateLimited(await guesser.request('GET', '/user_uploads/1/x/y.txt', from('198.51.100.30')), 60);
   // As in Zulip, a valid key is never refused for someone else's failures behind the same NAT.
@@ -205,7 +228,9 @@ test('the WebSocket gateway counts wrong keys against the same address budget; r
   const authorization = `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString('base64')}`;
   const upgraded = await new Promise<number>((resolve, reject) => {
     const req = http.request({
-      host: '127.0.0.1', port: limited.port, path: `/api/v1/events/socket?queue_id=${queueId}`,
+      host: '127.0.0.1',
+      port: limited.port,
+      path: `/api/v1/events/socket?queue_id=${queueId}`,
       headers: { Host: realm.host, Authorization: authorization, ...handshake, ...from('198.51.100.40').headers },
     });
     req.on('upgrade', (res, socket) => (socket.destroy(), resolve(res.statusCode ?? 0)));
@@ -216,10 +241,14 @@ test('the WebSocket gateway counts wrong keys against the same address budget; r
   assert.is(upgraded, 101, 'the right key still upgrades from that address');
 });
 
-test('incoming webhooks: a key in the URL spends its bot\'s budget, from whatever address the requests come', async () => {
+test("incoming webhooks: a key in the URL spends its bot's budget, from whatever address the requests come", async () => {
   const bot = await realm.addUser({ bot: true, botOwnerId: realm.owner.id });
   const hook = (i: number) =>
-    realm.anonymous.request('POST', `/api/v1/external/json?api_key=${bot.apiKey}`, { body: '{"n": 1}', contentType: 'application/json', headers: from(`198.51.100.${60 + i}`).headers });
+    realm.anonymous.request('POST', `/api/v1/external/json?api_key=${bot.apiKey}`, {
+      body: '{"n": 1}',
+      contentType: 'application/json',
+      headers: from(`198.51.100.${60 + i}`).headers,
+    });
   const statuses = [];
   for (let i = 0; i < USER_PER_MINUTE; i++) statuses.push((await hook(i)).status);
   assert.equal(statuses, [200, 200, 200, 200]);

@@ -41,12 +41,24 @@ test('add by name only; the message shows it; the event reaches the subscribers 
   assert.equal([r.status, r.body], [200, SUCCESS]);
   assert.equal(await reactionsOf(realm.owner, id), [{ emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji', user_id: bob.id }]);
   const polled = await bob.client.get('/events', { queue_id: reg.body.queue_id, last_event_id: -1, dont_block: true });
-  assert.equal(polled.body.events, [{
-    type: 'reaction', op: 'add', id: 0, message_id: id, emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji',
-    user_id: bob.id, user: { user_id: bob.id, email: await apiEmail(bob), full_name: 'Bob' },
-  }]);
+  assert.equal(polled.body.events, [
+    {
+      type: 'reaction',
+      op: 'add',
+      id: 0,
+      message_id: id,
+      emoji_name: 'smile',
+      emoji_code: '1f604',
+      reaction_type: 'unicode_emoji',
+      user_id: bob.id,
+      user: { user_id: bob.id, email: await apiEmail(bob), full_name: 'Bob' },
+    },
+  ]);
   const [sent] = events.ofType('reaction');
-  assert.equal([...sent!.userIds].sort((a, b) => a - b), [realm.owner.id, bob.id]);
+  assert.equal(
+    [...sent!.userIds].sort((a, b) => a - b),
+    [realm.owner.id, bob.id],
+  );
   assert.not.ok(sent!.userIds.includes(outsider.id));
 });
 
@@ -63,8 +75,18 @@ test('remove: by name, by code, from the query string; the event and the message
   assert.equal(viaQuery.body, SUCCESS);
   assert.equal(await reactionsOf(bob, id), []);
   const removed = events.ofType('reaction');
-  assert.equal(removed.map((e) => [e.event.op, e.event.emoji_name, e.event.emoji_code]), [['remove', 'smile', '1f604'], ['remove', 'tada', '1f389'], ['remove', 'octopus', '1f419']]);
-  assert.equal([...removed[0]!.userIds].sort((a, b) => a - b), [realm.owner.id, bob.id]);
+  assert.equal(
+    removed.map((e) => [e.event.op, e.event.emoji_name, e.event.emoji_code]),
+    [
+      ['remove', 'smile', '1f604'],
+      ['remove', 'tada', '1f389'],
+      ['remove', 'octopus', '1f419'],
+    ],
+  );
+  assert.equal(
+    [...removed[0]!.userIds].sort((a, b) => a - b),
+    [realm.owner.id, bob.id],
+  );
 });
 
 test('errors, exactly as Zulip words them', async () => {
@@ -75,7 +97,10 @@ test('errors, exactly as Zulip words them', async () => {
   assert.equal((await react(o, id, { emoji_name: 'smile' })).body, SUCCESS);
   const cases: [Promise<{ status: number; body: unknown }>, unknown][] = [
     [react(o, id, { emoji_name: 'smile' }), errorBody('Reaction already exists.', 'REACTION_ALREADY_EXISTS')],
-    [react(o, id, { emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji' }), errorBody('Reaction already exists.', 'REACTION_ALREADY_EXISTS')],
+    [
+      react(o, id, { emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji' }),
+      errorBody('Reaction already exists.', 'REACTION_ALREADY_EXISTS'),
+    ],
     [unreact(o, id, { emoji_name: 'tada' }), errorBody("Reaction doesn't exist.", 'REACTION_DOES_NOT_EXIST')],
     [unreact(o, id, {}), errorBody('At least one of the following arguments must be present: emoji_name, emoji_code')],
     [react(o, id, {}), errorBody("Missing 'emoji_name' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'emoji_name' })],
@@ -149,23 +174,31 @@ test('a reaction stored under a name that now means another emoji keeps its name
   const realm = await newRealm();
   const bob = await realm.addUser();
   const id = await sendDm(realm.owner, [bob.id], 'from before the rename');
-  await realm.server.app.prisma.reaction.create({ data: { messageId: id, userId: realm.owner.id, emojiName: 'smile', emojiCode: '1f642', reactionType: 'unicode_emoji' } });
+  await realm.server.app.prisma.reaction.create({
+    data: { messageId: id, userId: realm.owner.id, emojiName: 'smile', emojiCode: '1f642', reactionType: 'unicode_emoji' },
+  });
   // Clicking the old reaction votes for it: name and code as the server showed them.
   assert.equal((await react(bob, id, { emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'unicode_emoji' })).body, SUCCESS);
   // "smile" alone is 😄 now: another reaction.
   assert.equal((await react(bob, id, { emoji_name: 'smile' })).body, SUCCESS);
-  assert.equal((await reactionsOf(bob, id)).map((r: { emoji_name: string; emoji_code: string; user_id: number }) => [r.emoji_name, r.emoji_code, r.user_id]), [
-    ['smile', '1f642', realm.owner.id],
-    ['smile', '1f642', bob.id],
-    ['smile', '1f604', bob.id],
-  ]);
+  assert.equal(
+    (await reactionsOf(bob, id)).map((r: { emoji_name: string; emoji_code: string; user_id: number }) => [r.emoji_name, r.emoji_code, r.user_id]),
+    [
+      ['smile', '1f642', realm.owner.id],
+      ['smile', '1f642', bob.id],
+      ['smile', '1f604', bob.id],
+    ],
+  );
   // A new reaction pairing the old name with the old code is refused, as in Zulip.
   const other = await sendDm(realm.owner, [bob.id], 'after the rename');
   const r = await react(bob, other, { emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'unicode_emoji' });
   assert.equal([r.status, r.body], [400, errorBody('Invalid emoji name.')]);
   assert.equal((await unreact(bob, id, { emoji_code: '1f642', reaction_type: 'unicode_emoji' })).body, SUCCESS);
   assert.equal((await unreact(realm.owner, id, { emoji_code: '1f642', reaction_type: 'unicode_emoji' })).body, SUCCESS);
-  assert.equal((await reactionsOf(bob, id)).map((r: { emoji_code: string }) => r.emoji_code), ['1f604']);
+  assert.equal(
+    (await reactionsOf(bob, id)).map((r: { emoji_code: string }) => r.emoji_code),
+    ['1f604'],
+  );
 });
 
 test('custom emoji: by name and by id; deactivated ones can be voted for and removed, not added', async () => {
@@ -199,7 +232,9 @@ test('the extra emoji: both type names are one namespace, shown under the spec n
   const realm = await newRealm();
   const id = await sendDm(realm.owner, [realm.owner.id], 'note');
   assert.equal((await react(realm.owner, id, { emoji_name: 'zulip' })).body, SUCCESS);
-  assert.equal(await reactionsOf(realm.owner, id), [{ emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'service_extra_emoji', user_id: realm.owner.id }]);
+  assert.equal(await reactionsOf(realm.owner, id), [
+    { emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'service_extra_emoji', user_id: realm.owner.id },
+  ]);
   const again = await react(realm.owner, id, { emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' });
   assert.equal([again.status, again.body.code], [400, 'REACTION_ALREADY_EXISTS']);
   // By name alone, the name's own type is used (Zulip would assume unicode_emoji and miss it).
@@ -223,10 +258,13 @@ test('an unsubscribed member reacts to a public-channel message: a historical re
   const events = captureEvents(realm.server.app, realm.id);
   assert.equal((await react(realm.owner, id, { emoji_name: 'tada' })).body, SUCCESS);
   events.stop();
-  assert.equal([...events.ofType('reaction')[0]!.userIds].sort((a, b) => a - b), [realm.owner.id, carol.id]);
+  assert.equal(
+    [...events.ofType('reaction')[0]!.userIds].sort((a, b) => a - b),
+    [realm.owner.id, carol.id],
+  );
 });
 
-test('private channels, other people\'s DMs and archived channels are off limits', async () => {
+test("private channels, other people's DMs and archived channels are off limits", async () => {
   const realm = await newRealm();
   const bob = await realm.addUser();
   const carol = await realm.addUser();
@@ -260,7 +298,10 @@ test('protected history: only subscribers who received the message react or hear
   const events = captureEvents(realm.server.app, realm.id);
   assert.equal((await react(bob, id, { emoji_name: 'smile' })).body, SUCCESS);
   events.stop();
-  assert.equal([...events.ofType('reaction')[0]!.userIds].sort((a, b) => a - b), [realm.owner.id, bob.id]);
+  assert.equal(
+    [...events.ofType('reaction')[0]!.userIds].sort((a, b) => a - b),
+    [realm.owner.id, bob.id],
+  );
 });
 
 test('private channel with shared history: every subscriber hears of a reaction', async () => {
@@ -282,7 +323,7 @@ test('private channel with shared history: every subscriber hears of a reaction'
 
 type Change = [TestUser, 'add' | 'remove', 'm' | 'x', Record<string, unknown>];
 
-test('group commit: reactions that wait for the channel\'s actor are one batch in one transaction, each answered and announced as if alone', async () => {
+test("group commit: reactions that wait for the channel's actor are one batch in one transaction, each answered and announced as if alone", async () => {
   const realm = await newRealm();
   const [alice, bob, carol, dave, erin] = [await realm.addUser(), await realm.addUser(), await realm.addUser(), await realm.addUser(), await realm.addUser()];
   const members = [realm.owner, alice, bob, carol];
@@ -327,19 +368,34 @@ test('group commit: reactions that wait for the channel\'s actor are one batch i
     assert.equal([batches.map((b) => b.length), writes, transactions], [[changes.length], 0, 1]);
     assert.equal(results, alone);
   });
-  assert.equal(alone.map((r) => (r as [number])[0]), [200, 200, 400, 200, 200, 200, 200, 200, 400, 400, 200]);
+  assert.equal(
+    alone.map((r) => (r as [number])[0]),
+    [200, 200, 400, 200, 200, 200, 200, 200, 400, 400, 200],
+  );
   assert.equal(batchedEvents, twinEvents);
   const [subscribers, withDave] = [members.map((u) => u.id), [...members.map((u) => u.id), dave.id]];
   // The refused changes have no event: the last three are dave's, erin's and erin's.
-  assert.equal(batchedEvents.slice(5).map(([userIds]) => userIds), [
-    withDave.sort((a, b) => a - b), [...withDave, erin.id].sort((a, b) => a - b), [...withDave, erin.id].sort((a, b) => a - b),
-  ], 'a user the batch gave a historical row hears of the changes from theirs on');
-  assert.equal(batchedEvents.slice(0, 5).map(([userIds]) => userIds), Array(5).fill(subscribers.sort((a, b) => a - b)));
-  for (const key of ['m', 'x'] as const) assert.equal(await reactionsOf(realm.owner, general.messages[key]), await reactionsOf(realm.owner, twin.messages[key]));
-  assert.equal((await reactionsOf(realm.owner, general.messages.m)).map((r: { user_id: number; emoji_name: string }) => [r.user_id, r.emoji_name]), [[bob.id, 'octopus'], [carol.id, 'tada']]);
+  assert.equal(
+    batchedEvents.slice(5).map(([userIds]) => userIds),
+    [withDave.sort((a, b) => a - b), [...withDave, erin.id].sort((a, b) => a - b), [...withDave, erin.id].sort((a, b) => a - b)],
+    'a user the batch gave a historical row hears of the changes from theirs on',
+  );
+  assert.equal(
+    batchedEvents.slice(0, 5).map(([userIds]) => userIds),
+    Array(5).fill(subscribers.sort((a, b) => a - b)),
+  );
+  for (const key of ['m', 'x'] as const)
+    assert.equal(await reactionsOf(realm.owner, general.messages[key]), await reactionsOf(realm.owner, twin.messages[key]));
+  assert.equal(
+    (await reactionsOf(realm.owner, general.messages.m)).map((r: { user_id: number; emoji_name: string }) => [r.user_id, r.emoji_name]),
+    [
+      [bob.id, 'octopus'],
+      [carol.id, 'tada'],
+    ],
+  );
 });
 
-test('group commit keeps the order of the channel\'s other writes: a reaction after a deletion is refused', async () => {
+test("group commit keeps the order of the channel's other writes: a reaction after a deletion is refused", async () => {
   const realm = await newRealm();
   const [alice, bob] = [await realm.addUser(), await realm.addUser()];
   const sid = await makeChannel(realm, 'general', [realm.owner, alice, bob]);
@@ -360,14 +416,25 @@ test('concurrent reactions to one message: every change announced once, in the s
   const id = await send(realm.owner, sid, 't', 'react to me');
   const queues: OpenQueue[] = [];
   for (const u of [realm.owner, users[1]!, users[1]!, users[5]!]) queues.push(await openQueue(u, { event_types: ['reaction'] }));
-  const steps: ['add' | 'remove', string][] = [['add', 'tada'], ['add', 'smile'], ['remove', 'tada'], ['add', 'tada'], ['remove', 'smile']];
+  const steps: ['add' | 'remove', string][] = [
+    ['add', 'tada'],
+    ['add', 'smile'],
+    ['remove', 'tada'],
+    ['add', 'tada'],
+    ['remove', 'smile'],
+  ];
   // Each user's own changes one after the other (a removal needs its reaction); the users at once.
-  const statuses = await Promise.all(users.map(async (u) => {
-    const out: number[] = [];
-    for (const [op, emoji] of steps) out.push((await (op === 'add' ? react : unreact)(u, id, { emoji_name: emoji })).status);
-    return out;
-  }));
-  assert.equal(statuses, users.map(() => steps.map(() => 200)));
+  const statuses = await Promise.all(
+    users.map(async (u) => {
+      const out: number[] = [];
+      for (const [op, emoji] of steps) out.push((await (op === 'add' ? react : unreact)(u, id, { emoji_name: emoji })).status);
+      return out;
+    }),
+  );
+  assert.equal(
+    statuses,
+    users.map(() => steps.map(() => 200)),
+  );
   const total = users.length * steps.length;
   const seen = [];
   for (const q of queues) {
@@ -379,7 +446,12 @@ test('concurrent reactions to one message: every change announced once, in the s
   for (const events of seen.slice(1)) assert.equal(events, seen[0], 'every client sees the same events in the same order');
   const events = seen[0]!;
   assert.is(events.length, total, 'one event per change, none twice');
-  for (const u of users) assert.equal(events.filter((e) => e.user_id === u.id).map((e) => [e.op, e.emoji_name]), steps, 'each user\'s changes in the order made');
+  for (const u of users)
+    assert.equal(
+      events.filter((e) => e.user_id === u.id).map((e) => [e.op, e.emoji_name]),
+      steps,
+      "each user's changes in the order made",
+    );
   // Replayed in order from none, each event is valid where it stands and ends as stored, in the stored order.
   const held: [number, string][] = [];
   for (const e of events) {
@@ -388,7 +460,10 @@ test('concurrent reactions to one message: every change announced once, in the s
     if (e.op === 'add') held.push([e.user_id, e.emoji_name]);
     else held.splice(at, 1);
   }
-  assert.equal((await reactionsOf(realm.owner, id)).map((r: { user_id: number; emoji_name: string }) => [r.user_id, r.emoji_name]), held);
+  assert.equal(
+    (await reactionsOf(realm.owner, id)).map((r: { user_id: number; emoji_name: string }) => [r.user_id, r.emoji_name]),
+    held,
+  );
 });
 
 test.run();

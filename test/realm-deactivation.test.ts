@@ -37,7 +37,10 @@ test('an owner deactivates: parked polls get the event, every queue ends, every 
   const r = await realm.owner.client.post('/realm/deactivate', { deletion_delay_days: 30 });
   assert.equal([r.status, r.body], [200, SUCCESS]);
   const answered = await poll;
-  assert.equal(answered.body.events.map(({ id: _, ...e }: Record<string, unknown>) => e), [{ type: 'realm', op: 'deactivated', realm_id: realm.id }]);
+  assert.equal(
+    answered.body.events.map(({ id: _, ...e }: Record<string, unknown>) => e),
+    [{ type: 'realm', op: 'deactivated', realm_id: realm.id }],
+  );
   const queues = realm.server.app.queues;
   await new Promise((resolve) => setImmediate(resolve));
   for (const id of [polling.queue_id, messagesOnly.queue_id, botQueue.queue_id]) assert.is(queues.peek(id), undefined, `queue ${id} ended`);
@@ -77,7 +80,7 @@ test('other organizations go on; a wrong key is still just a wrong key', async (
   assert.equal([wrongKey.status, wrongKey.body], [401, errorBody('Invalid API key', 'UNAUTHORIZED')]);
 });
 
-test('errors: owners only, Zulip\'s bounds on the deletion delay; nothing changes', async () => {
+test("errors: owners only, Zulip's bounds on the deletion delay; nothing changes", async () => {
   const realm = await newRealm();
   const admin = await realm.addUser({ role: Role.ADMINISTRATOR });
   const denied = await admin.client.post('/realm/deactivate');
@@ -100,7 +103,10 @@ test('reactivate-realm brings the organization back with its users and data', as
   assert.equal(result, { realm_id: realm.id, url: `http://${realm.host}` });
   const me = await member.client.get('/users/me');
   assert.equal([me.status, me.body.user_id], [200, member.id]);
-  assert.throws(() => parseAdminCommand('reactivate-realm', ['--email', 'x@y.test']), (e: unknown) => e instanceof UsageError);
+  assert.throws(
+    () => parseAdminCommand('reactivate-realm', ['--email', 'x@y.test']),
+    (e: unknown) => e instanceof UsageError,
+  );
   const unknown = await runAdminCommand(realm.server.app, parseAdminCommand('reactivate-realm', ['--subdomain', 'nowhere'])).catch((e: Error) => e.message);
   assert.is(unknown, "No organization with subdomain 'nowhere'");
 });

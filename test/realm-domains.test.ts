@@ -22,7 +22,10 @@ test('add, change, remove: responses, events to every user, GET and register agr
   assert.equal(await queue.next(), [{ type: 'realm_domains', op: 'change', realm_domain: { domain: 'acme.com', allow_subdomains: false } }]);
   await realm.owner.client.post('/realm/domains', { domain: 'acme.org', allow_subdomains: false });
   await queue.next();
-  const domains = [{ domain: 'acme.com', allow_subdomains: false }, { domain: 'acme.org', allow_subdomains: false }];
+  const domains = [
+    { domain: 'acme.com', allow_subdomains: false },
+    { domain: 'acme.org', allow_subdomains: false },
+  ];
   assert.equal((await member.client.get('/realm/domains')).body, { ...SUCCESS, domains });
   assert.equal((await member.client.post('/register', { fetch_event_types: ['realm_domains'] })).body.realm_domains, domains);
   assert.equal((await realm.owner.client.delete('/realm/domains/acme.org')).body, SUCCESS);
@@ -63,7 +66,10 @@ test('errors: owners only, invalid domains, duplicates, unknown entries; nothing
   }
   const duplicate = await realm.owner.client.post('/realm/domains', { domain: 'TAKEN.com', allow_subdomains: true });
   assert.equal([duplicate.status, duplicate.body], [400, errorBody('The domain taken.com is already a part of your organization.')]);
-  for (const r of [await realm.owner.client.patch('/realm/domains/none.com', { allow_subdomains: true }), await realm.owner.client.delete('/realm/domains/none.com')]) {
+  for (const r of [
+    await realm.owner.client.patch('/realm/domains/none.com', { allow_subdomains: true }),
+    await realm.owner.client.delete('/realm/domains/none.com'),
+  ]) {
     assert.equal([r.status, r.body], [400, errorBody('No entry found for domain none.com.')]);
   }
   const ownerOnly = errorBody('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL');
@@ -71,7 +77,8 @@ test('errors: owners only, invalid domains, duplicates, unknown entries; nothing
     await admin.client.post('/realm/domains', { domain: 'admin.com', allow_subdomains: false }),
     await admin.client.patch('/realm/domains/taken.com', { allow_subdomains: true }),
     await admin.client.delete('/realm/domains/taken.com'),
-  ]) assert.equal([r.status, r.body], [400, ownerOnly]);
+  ])
+    assert.equal([r.status, r.body], [400, ownerOnly]);
   assert.equal((await admin.client.get('/realm/domains')).body.domains, [{ domain: 'taken.com', allow_subdomains: false }]);
 });
 

@@ -98,7 +98,10 @@ test('POST /realm/emoji/{name}: duplicate names, file count, size and format', a
   await fails(upload(realm.owner, 'svg', [{ field: 'f1', filename: 'img.svg', contentType: '', data: PNG }]), 'Invalid image format');
   // Without a Content-Type the file name tells.
   assert.is((await upload(realm.owner, 'gif', [{ field: 'f1', filename: 'img.gif', contentType: '', data: PNG }])).status, 200);
-  assert.equal(Object.values(await emojiList(realm.owner)).map((e) => e.name), ['taken', 'gif']);
+  assert.equal(
+    Object.values(await emojiList(realm.owner)).map((e) => e.name),
+    ['taken', 'gif'],
+  );
 });
 
 test('DELETE /realm/emoji/{name}: 404 when absent, author or admin only, deactivates, name reusable', async () => {
@@ -115,7 +118,13 @@ test('DELETE /realm/emoji/{name}: 404 when absent, author or admin only, deactiv
   assert.is((await upload(other, 'my_emoji')).status, 200);
   assert.is((await realm.owner.client.delete('/realm/emoji/my_emoji')).status, 200, 'admins remove anyone’s');
   const list = Object.values(await emojiList(author));
-  assert.equal(list.map((e) => [e.name, e.deactivated, e.author_id]), [['my_emoji', true, author.id], ['my_emoji', true, other.id]]);
+  assert.equal(
+    list.map((e) => [e.name, e.deactivated, e.author_id]),
+    [
+      ['my_emoji', true, author.id],
+      ['my_emoji', true, other.id],
+    ],
+  );
   const image = await realm.anonymous.request('GET', String(list[0]!.source_url));
   assert.is(image.status, 200, 'old messages still show a deactivated emoji');
 });

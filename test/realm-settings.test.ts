@@ -11,15 +11,35 @@ const error = (msg: string, code = 'BAD_REQUEST', extra: Record<string, unknown>
 test('PATCH /realm: settings change, the response lists what changed, register shows it', async () => {
   const realm = await newRealm();
   const r = await realm.owner.client.patch('/realm', {
-    name: 'New name', description: 'About us', allow_message_editing: false, message_content_edit_limit_seconds: 'unlimited',
-    message_content_delete_limit_seconds: 120, topics_policy: 'disable_empty_topic', default_language: 'de', digest_weekday: 3,
-    video_chat_provider: 0, giphy_rating: 4, waiting_period_threshold: 5, jitsi_server_url: 'https://jitsi.example.com',
+    name: 'New name',
+    description: 'About us',
+    allow_message_editing: false,
+    message_content_edit_limit_seconds: 'unlimited',
+    message_content_delete_limit_seconds: 120,
+    topics_policy: 'disable_empty_topic',
+    default_language: 'de',
+    digest_weekday: 3,
+    video_chat_provider: 0,
+    giphy_rating: 4,
+    waiting_period_threshold: 5,
+    jitsi_server_url: 'https://jitsi.example.com',
   });
   assert.is(r.status, 200, r.text);
   assert.equal(r.body, {
-    result: 'success', msg: '', name: 'updated', description: 'updated', allow_message_editing: false, message_content_edit_limit_seconds: null,
-    message_content_delete_limit_seconds: 120, topics_policy: 3, default_language: 'updated', digest_weekday: 3, video_chat_provider: 0,
-    giphy_rating: 4, waiting_period_threshold: 5, jitsi_server_url: 'updated',
+    result: 'success',
+    msg: '',
+    name: 'updated',
+    description: 'updated',
+    allow_message_editing: false,
+    message_content_edit_limit_seconds: null,
+    message_content_delete_limit_seconds: 120,
+    topics_policy: 3,
+    default_language: 'updated',
+    digest_weekday: 3,
+    video_chat_provider: 0,
+    giphy_rating: 4,
+    waiting_period_threshold: 5,
+    jitsi_server_url: 'updated',
   });
   const state = (await openQueue(realm.owner, { fetch_event_types: ['realm'] })).state;
   assert.is(state.realm_name, 'New name');
@@ -41,8 +61,13 @@ test('PATCH /realm: events to every active user, update or update_dict as Zulip 
   const member = await realm.addUser();
   const q = await openQueue(member, { event_types: ['realm'] });
   await realm.owner.client.patch('/realm', {
-    name: 'Renamed', description: 'Hello', allow_message_editing: false, message_content_edit_limit_seconds: 60,
-    topics_policy: 'disable_empty_topic', invite_required: false, jitsi_server_url: 'default',
+    name: 'Renamed',
+    description: 'Hello',
+    allow_message_editing: false,
+    message_content_edit_limit_seconds: 60,
+    topics_policy: 'disable_empty_topic',
+    invite_required: false,
+    jitsi_server_url: 'default',
   });
   assert.equal(await q.pending(), [
     { type: 'realm', op: 'update', property: 'name', value: 'Renamed' },
@@ -68,13 +93,20 @@ test('PATCH /realm: group settings, the {new, old} form, normalization and their
     can_mention_many_users_group: { new: { direct_members: [], direct_subgroups: [id('role:members')] } },
   });
   assert.equal(r.body, {
-    result: 'success', msg: '', can_create_groups: id('role:moderators'),
+    result: 'success',
+    msg: '',
+    can_create_groups: id('role:moderators'),
     can_delete_own_message_group: { direct_members: [member.id], direct_subgroups: [id('role:administrators')] },
     can_mention_many_users_group: id('role:members'),
   });
   assert.equal(await q.pending(), [
     { type: 'realm', op: 'update_dict', property: 'default', data: { can_create_groups: id('role:moderators') } },
-    { type: 'realm', op: 'update_dict', property: 'default', data: { can_delete_own_message_group: { direct_members: [member.id], direct_subgroups: [id('role:administrators')] } } },
+    {
+      type: 'realm',
+      op: 'update_dict',
+      property: 'default',
+      data: { can_delete_own_message_group: { direct_members: [member.id], direct_subgroups: [id('role:administrators')] } },
+    },
     { type: 'realm', op: 'update_dict', property: 'default', data: { can_mention_many_users_group: id('role:members') } },
   ]);
   const state = (await openQueue(realm.owner, { fetch_event_types: ['realm'] })).state;
@@ -99,23 +131,46 @@ test('PATCH /realm: who may change what (guest, member, moderator, admin, owner-
   }
   assert.equal((await admin.client.patch('/realm', { name: 'By admin' })).body, { result: 'success', msg: '', name: 'updated' });
   const owners = (await realm.owner.client.get('/user_groups')).body.user_groups.find((g: { name: string }) => g.name === 'role:members').id;
-  for (const params of [{ invite_required: false }, { waiting_period_threshold: 3 }, { message_retention_days: 30 }, { emails_restricted_to_domains: true },
-    { can_create_groups: { new: owners } }, { can_manage_all_groups: { new: owners } }, { can_invite_users_group: { new: owners } },
-    { create_multiuse_invite_group: { new: owners } }, { can_manage_billing_group: { new: owners } }]) {
+  for (const params of [
+    { invite_required: false },
+    { waiting_period_threshold: 3 },
+    { message_retention_days: 30 },
+    { emails_restricted_to_domains: true },
+    { can_create_groups: { new: owners } },
+    { can_manage_all_groups: { new: owners } },
+    { can_invite_users_group: { new: owners } },
+    { create_multiuse_invite_group: { new: owners } },
+    { can_manage_billing_group: { new: owners } },
+  ]) {
     assert.equal((await admin.client.patch('/realm', params)).body, error('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL'), JSON.stringify(params));
   }
   assert.equal((await realm.owner.client.patch('/realm', { message_retention_days: 'unlimited' })).body, { result: 'success', msg: '' });
   assert.equal((await realm.owner.client.patch('/realm', { message_retention_days: 30 })).body, { result: 'success', msg: '', message_retention_days: 30 });
 });
 
-test('PATCH /realm: validation errors in Zulip\'s words', async () => {
+test("PATCH /realm: validation errors in Zulip's words", async () => {
   const realm = await newRealm();
   const groups = (await realm.owner.client.get('/user_groups')).body.user_groups as { id: number; name: string }[];
   const id = (name: string) => groups.find((g) => g.name === name)!.id;
   const cases: [Record<string, unknown>, Record<string, unknown>][] = [
-    [{ message_content_edit_limit_seconds: 0 }, error("Bad value for 'message_content_edit_limit_seconds': 0", 'REQUEST_VARIABLE_INVALID', { var_name: 'message_content_edit_limit_seconds', bad_value: 0 })],
-    [{ move_messages_within_stream_limit_seconds: 'forever' }, error("Bad value for 'move_messages_within_stream_limit_seconds': forever", 'REQUEST_VARIABLE_INVALID', { var_name: 'move_messages_within_stream_limit_seconds', bad_value: 'forever' })],
-    [{ message_retention_days: -5 }, error("Bad value for 'message_retention_days': -5", 'REQUEST_VARIABLE_INVALID', { var_name: 'message_retention_days', bad_value: -5 })],
+    [
+      { message_content_edit_limit_seconds: 0 },
+      error("Bad value for 'message_content_edit_limit_seconds': 0", 'REQUEST_VARIABLE_INVALID', {
+        var_name: 'message_content_edit_limit_seconds',
+        bad_value: 0,
+      }),
+    ],
+    [
+      { move_messages_within_stream_limit_seconds: 'forever' },
+      error("Bad value for 'move_messages_within_stream_limit_seconds': forever", 'REQUEST_VARIABLE_INVALID', {
+        var_name: 'move_messages_within_stream_limit_seconds',
+        bad_value: 'forever',
+      }),
+    ],
+    [
+      { message_retention_days: -5 },
+      error("Bad value for 'message_retention_days': -5", 'REQUEST_VARIABLE_INVALID', { var_name: 'message_retention_days', bad_value: -5 }),
+    ],
     [{ topics_policy: 'empty_topic_only' }, error('Invalid topics_policy')],
     [{ default_language: 'xx' }, error("Invalid language 'xx'")],
     [{ video_chat_provider: 9 }, error('Invalid video_chat_provider 9')],
@@ -127,7 +182,10 @@ test('PATCH /realm: validation errors in Zulip\'s words', async () => {
     [{ can_create_groups: { new: id('role:internet') } }, error("'can_create_groups' setting cannot be set to 'role:internet' group.")],
     [{ can_manage_all_groups: { new: id('role:nobody') } }, error("'can_manage_all_groups' setting cannot be set to 'role:nobody' group.")],
     [{ can_access_all_users_group: { new: id('role:moderators') } }, error("'can_access_all_users_group' setting cannot be set to 'role:moderators' group.")],
-    [{ can_create_web_public_channel_group: { new: { direct_members: [realm.owner.id], direct_subgroups: [] } } }, error("'can_create_web_public_channel_group' must be a system user group.")],
+    [
+      { can_create_web_public_channel_group: { new: { direct_members: [realm.owner.id], direct_subgroups: [] } } },
+      error("'can_create_web_public_channel_group' must be a system user group."),
+    ],
     [{ can_delete_any_message_group: { new: { direct_members: [424242], direct_subgroups: [] } } }, error('Invalid user ID: 424242')],
     [{ can_delete_any_message_group: { new: { direct_members: [realm.owner.id], direct_subgroups: [777777] } } }, error('Invalid user group ID: 777777')],
   ];

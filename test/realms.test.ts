@@ -10,9 +10,18 @@ test('the subdomain of the Host header chooses the organization, whatever its ca
   const a = await newRealm();
   const b = await newRealm();
   const port = a.server.port;
-  for (const [realm, host] of [[a, a.host], [b, b.host], [a, a.host.toUpperCase()], [b, `${b.subdomain}.localhost`]] as const) {
+  for (const [realm, host] of [
+    [a, a.host],
+    [b, b.host],
+    [a, a.host.toUpperCase()],
+    [b, `${b.subdomain}.localhost`],
+  ] as const) {
     const settings = await new Client(port, host).get('/server_settings');
-    assert.equal([settings.status, settings.body.realm_name, settings.body.realm_url], [200, a.server.app.realms.byId(realm.id)!.name, `http://${realm.host}`], host);
+    assert.equal(
+      [settings.status, settings.body.realm_name, settings.body.realm_url],
+      [200, a.server.app.realms.byId(realm.id)!.name, `http://${realm.host}`],
+      host,
+    );
   }
   const me = await new Client(port, b.host, { email: b.owner.email, apiKey: b.owner.apiKey }).get('/users/me');
   assert.equal([me.status, me.body.user_id], [200, b.owner.id]);
@@ -21,7 +30,7 @@ test('the subdomain of the Host header chooses the organization, whatever its ca
   assert.equal([elsewhere.status, elsewhere.body.msg], [401, 'Invalid API key']);
 });
 
-test('an unknown subdomain is a 404 with Zulip\'s error body, on every route and before authentication', async () => {
+test("an unknown subdomain is a 404 with Zulip's error body, on every route and before authentication", async () => {
   const a = await newRealm();
   const port = a.server.port;
   for (const host of [`nope.localhost:${port}`, `x.${a.host}`]) {

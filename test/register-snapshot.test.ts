@@ -9,7 +9,13 @@ import { QueueRegistry } from '../actors/registry.ts';
 import type { QueueOptions } from '../actors/queue-options.ts';
 
 const options: QueueOptions = {
-  eventTypes: null, narrow: [], allPublicStreams: false, applyMarkdown: true, clientGravatar: false, capabilities: [], idleTimeoutSecs: 600,
+  eventTypes: null,
+  narrow: [],
+  allPublicStreams: false,
+  applyMarkdown: true,
+  clientGravatar: false,
+  capabilities: [],
+  idleTimeoutSecs: 600,
 };
 
 // Transactions 100-104 had committed when the snapshot was taken, except 102 (still running);
@@ -17,9 +23,15 @@ const options: QueueOptions = {
 const snapshot: Snapshot = { xmin: 102, xmax: 105, inProgress: [102] };
 
 test('seenBy: committed before the snapshot, not in progress, not started after', () => {
-  assert.equal([99, 101, 102, 103, 104, 105, 200].map((xid) => seenBy(snapshot, xid)), [true, true, false, true, true, false, false]);
+  assert.equal(
+    [99, 101, 102, 103, 104, 105, 200].map((xid) => seenBy(snapshot, xid)),
+    [true, true, false, true, true, false, false],
+  );
   // Nothing in progress: PostgreSQL's xmin = xmax, kept as the one number.
-  assert.equal([99, 104, 105, 200].map((xid) => seenBy(105, xid)), [true, true, false, false]);
+  assert.equal(
+    [99, 104, 105, 200].map((xid) => seenBy(105, xid)),
+    [true, true, false, false],
+  );
 });
 
 test('a queue keeps only changes its state lacks, whether published before or after register answered', () => {
@@ -38,7 +50,12 @@ test('a queue keeps only changes its state lacks, whether published before or af
   publish(6, 102);
   const drafts = (JSON.parse(queue.pendingJson()) as { id: number; draft_id: number }[]).map((e) => [e.id, e.draft_id]);
   // Nobody has read the queue before register answers, so the events kept are numbered from 0.
-  assert.equal(drafts, [[0, 2], [1, 3], [2, 5], [3, 6]]);
+  assert.equal(drafts, [
+    [0, 2],
+    [1, 3],
+    [2, 5],
+    [3, 6],
+  ]);
   registry.stop();
 });
 

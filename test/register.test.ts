@@ -17,7 +17,11 @@ interface DocumentedKey {
 
 const ALWAYS = new Set(['queue_id', 'last_event_id', 'zulip_version', 'zulip_feature_level', 'zulip_merge_base', 'result', 'msg']);
 /** Documented keys whose description names no event type. */
-const EVENT_TYPE_OF: Record<string, string> = { drafts: 'drafts', unread_msgs: 'message+update_message_flags', receives_typing_notifications: 'update_display_settings' };
+const EVENT_TYPE_OF: Record<string, string> = {
+  drafts: 'drafts',
+  unread_msgs: 'message+update_message_flags',
+  receives_typing_notifications: 'update_display_settings',
+};
 /** Documented keys a full register rightly leaves out. */
 const CONDITIONAL = new Set([
   'ignored_parameters_unsupported', // only when the request had unknown parameters
@@ -49,7 +53,11 @@ function documentedKeys(): Map<string, DocumentedKey> {
     const present = /Present if `([a-z_]+)` is present in\s+`fetch_event_types`/.exec(block.join(' ').replace(/\s+/g, ' '));
     keys.set(name, {
       // result and msg are typed in the envelope schema the response extends.
-      type: own.find((l) => l.startsWith('type:'))?.slice(5).trim() ?? (name === 'result' || name === 'msg' ? 'string' : undefined),
+      type:
+        own
+          .find((l) => l.startsWith('type:'))
+          ?.slice(5)
+          .trim() ?? (name === 'result' || name === 'msg' ? 'string' : undefined),
       nullable: own.includes('nullable: true'),
       eventType: ALWAYS.has(name) ? 'always' : (present?.[1] ?? EVENT_TYPE_OF[name] ?? 'realm'),
     });
@@ -154,11 +162,20 @@ test('a full register (no fetch_event_types) has every documented key, no other,
   const realm = await newRealm();
   const body = await register(realm.owner, { client_capabilities: { user_settings_object: true } });
   const expected = expectedKeys();
-  assert.equal(sorted(Object.keys(body)).filter((k) => !expected.has(k)), [], 'keys Zulip does not send');
-  assert.equal(sorted(expected.keys()).filter((k) => !(k in body)), [], 'keys missing');
+  assert.equal(
+    sorted(Object.keys(body)).filter((k) => !expected.has(k)),
+    [],
+    'keys Zulip does not send',
+  );
+  assert.equal(
+    sorted(expected.keys()).filter((k) => !(k in body)),
+    [],
+    'keys missing',
+  );
   assert.equal(typeErrors(body, expected), []);
   // The names and values the issue named.
-  for (const gone of ['is_billing_admin', 'default_streams', 'default_stream_groups', 'can_subscribe_other_users', 'enter_sends', 'push_devices']) assert.not.ok(gone in body, gone);
+  for (const gone of ['is_billing_admin', 'default_streams', 'default_stream_groups', 'can_subscribe_other_users', 'enter_sends', 'push_devices'])
+    assert.not.ok(gone in body, gone);
   assert.equal(body.realm_default_streams, []);
   assert.equal(body.realm_default_stream_groups, []);
   assert.equal([body.muted_topics, body.user_topics, body.starred_messages, body.alert_words, body.muted_users], [[], [], [], [], []]);
@@ -169,11 +186,20 @@ test('each event type alone brings exactly its own keys', async () => {
   const realm = await newRealm();
   const expected = expectedKeys();
   const types = new Set([...expected.values()].map((k) => k.eventType).filter((t) => t !== 'always' && !t.includes('+')));
-  const always = sorted([...expected].filter(([, k]) => k.eventType === 'always').map(([name]) => name).filter((n) => n !== 'result' && n !== 'msg'));
+  const always = sorted(
+    [...expected]
+      .filter(([, k]) => k.eventType === 'always')
+      .map(([name]) => name)
+      .filter((n) => n !== 'result' && n !== 'msg'),
+  );
   for (const type of types) {
     const body = await register(realm.owner, { fetch_event_types: [type] });
     const own = [...expected].filter(([, k]) => k.eventType === type).map(([name]) => name);
-    assert.equal(sorted(Object.keys(body)).filter((k) => k !== 'result' && k !== 'msg'), sorted([...always, ...own]), type);
+    assert.equal(
+      sorted(Object.keys(body)).filter((k) => k !== 'result' && k !== 'msg'),
+      sorted([...always, ...own]),
+      type,
+    );
     assert.equal(typeErrors(body, expected), [], type);
   }
 });
@@ -208,7 +234,14 @@ test('realm_user: creation rights from the group settings, is_moderator for admi
   const realm = await newRealm();
   const guest = await realm.addUser({ role: 600 });
   const admin = await realm.addUser({ role: 200 });
-  const rights = (b: Record<string, any>) => [b.can_create_public_streams, b.can_create_private_streams, b.can_create_web_public_streams, b.can_create_streams, b.can_invite_others_to_realm, b.is_moderator];
+  const rights = (b: Record<string, any>) => [
+    b.can_create_public_streams,
+    b.can_create_private_streams,
+    b.can_create_web_public_streams,
+    b.can_create_streams,
+    b.can_invite_others_to_realm,
+    b.is_moderator,
+  ];
   assert.equal(rights(await register(guest, { fetch_event_types: ['realm_user'] })), [false, false, false, false, false, false]);
   assert.equal(rights(await register(admin, { fetch_event_types: ['realm_user'] })), [true, true, false, true, true, true]);
   assert.equal(rights(await register(realm.owner, { fetch_event_types: ['realm_user'] })), [true, true, true, true, true, true]);
@@ -222,8 +255,18 @@ test('realm_bots lists the bots the user owns, all of them for administrators', 
   const avatar = (await realm.owner.client.get(`/users/${bot.id}`, { client_gravatar: false })).body.user.avatar_url;
   // Zulip's Bot object: everything an administrator of the bot may see, its API key too.
   const entry = {
-    email: bot.email, user_id: bot.id, full_name: 'User 2', bot_type: 1, is_active: true, api_key: bot.apiKey, default_sending_stream: null,
-    default_events_register_stream: null, default_all_public_streams: false, owner_id: realm.owner.id, avatar_url: avatar, services: [],
+    email: bot.email,
+    user_id: bot.id,
+    full_name: 'User 2',
+    bot_type: 1,
+    is_active: true,
+    api_key: bot.apiKey,
+    default_sending_stream: null,
+    default_events_register_stream: null,
+    default_all_public_streams: false,
+    owner_id: realm.owner.id,
+    avatar_url: avatar,
+    services: [],
   };
   assert.equal((await register(realm.owner, { fetch_event_types: ['realm_bot'] })).realm_bots, [entry]);
   assert.equal((await register(bob, { fetch_event_types: ['realm_bot'] })).realm_bots, []);
@@ -235,16 +278,25 @@ test('system bots are cross-realm bots: in cross_realm_bots, not among the membe
   const bots = body.cross_realm_bots as Record<string, any>[];
   // The organization's own host names them, as it names the addresses it makes up.
   const domain = (await realm.owner.client.get('/server_settings')).body.realm_url.replace(/^https?:\/\/|:\d+$/g, '');
-  assert.equal(bots.map((b) => [b.full_name, b.email, b.delivery_email, b.is_bot, b.bot_type, b.bot_owner_id, b.is_system_bot, b.is_active, b.role]), [
-    ['Email Gateway', `emailgateway@${domain}`, `emailgateway@${domain}`, true, 1, null, true, true, 400],
-    ['Notification Bot', `notification-bot@${domain}`, `notification-bot@${domain}`, true, 1, null, true, true, 400],
-    ['Welcome Bot', `welcome-bot@${domain}`, `welcome-bot@${domain}`, true, 1, null, true, true, 400],
-  ]);
+  assert.equal(
+    bots.map((b) => [b.full_name, b.email, b.delivery_email, b.is_bot, b.bot_type, b.bot_owner_id, b.is_system_bot, b.is_active, b.role]),
+    [
+      ['Email Gateway', `emailgateway@${domain}`, `emailgateway@${domain}`, true, 1, null, true, true, 400],
+      ['Notification Bot', `notification-bot@${domain}`, `notification-bot@${domain}`, true, 1, null, true, true, 400],
+      ['Welcome Bot', `welcome-bot@${domain}`, `welcome-bot@${domain}`, true, 1, null, true, true, 400],
+    ],
+  );
   const botIds = bots.map((b) => b.user_id);
-  assert.equal(body.realm_users.map((u: any) => u.user_id), [realm.owner.id]);
+  assert.equal(
+    body.realm_users.map((u: any) => u.user_id),
+    [realm.owner.id],
+  );
   for (const group of body.realm_user_groups) assert.ok(!group.members.some((id: number) => botIds.includes(id)), group.name);
   const members = await realm.owner.client.get('/users');
-  assert.equal(members.body.members.map((u: any) => u.user_id), [realm.owner.id]);
+  assert.equal(
+    members.body.members.map((u: any) => u.user_id),
+    [realm.owner.id],
+  );
   // Looked up one by one, as clients do for a message's sender, each answers as itself.
   const one = await realm.owner.client.get(`/users/${botIds[1]}`, { client_gravatar: false });
   assert.is(one.status, 200, one.text);
@@ -274,24 +326,81 @@ test('the register keys zulip-terminal reads are all there', async () => {
   const realm = await newRealm();
   // zulip-terminal's model.py: its fetch_event_types and event_types, and the keys it reads.
   const body = await register(realm.owner, {
-    fetch_event_types: ['realm', 'presence', 'subscription', 'message', 'starred_messages', 'update_message_flags', 'muted_topics', 'realm_user', 'realm_user_groups', 'user_settings', 'realm_emoji', 'custom_profile_fields', 'zulip_version'],
-    event_types: ['message', 'update_message', 'reaction', 'submessage', 'subscription', 'typing', 'update_message_flags', 'user_settings', 'realm_emoji', 'realm_user'],
-    client_gravatar: true, apply_markdown: true, include_subscribers: true,
+    fetch_event_types: [
+      'realm',
+      'presence',
+      'subscription',
+      'message',
+      'starred_messages',
+      'update_message_flags',
+      'muted_topics',
+      'realm_user',
+      'realm_user_groups',
+      'user_settings',
+      'realm_emoji',
+      'custom_profile_fields',
+      'zulip_version',
+    ],
+    event_types: [
+      'message',
+      'update_message',
+      'reaction',
+      'submessage',
+      'subscription',
+      'typing',
+      'update_message_flags',
+      'user_settings',
+      'realm_emoji',
+      'realm_user',
+    ],
+    client_gravatar: true,
+    apply_markdown: true,
+    include_subscribers: true,
   });
   const read = [
-    'zulip_version', 'zulip_feature_level', 'subscriptions', 'muted_topics', 'realm_user_groups', 'realm_emoji', 'user_settings',
-    'realm_message_retention_days', 'presences', 'realm_allow_message_editing', 'realm_allow_edit_history', 'realm_message_content_edit_limit_seconds',
-    'max_stream_name_length', 'max_topic_length', 'max_message_length', 'server_typing_started_wait_period_milliseconds',
-    'server_typing_stopped_wait_period_milliseconds', 'server_typing_started_expiry_period_milliseconds', 'server_presence_offline_threshold_seconds',
-    'server_presence_ping_interval_seconds', 'user_id', 'email', 'full_name', 'realm_name', 'custom_profile_fields', 'realm_users',
-    'cross_realm_bots', 'starred_messages', 'unread_msgs', 'max_message_id', 'queue_id', 'last_event_id',
+    'zulip_version',
+    'zulip_feature_level',
+    'subscriptions',
+    'muted_topics',
+    'realm_user_groups',
+    'realm_emoji',
+    'user_settings',
+    'realm_message_retention_days',
+    'presences',
+    'realm_allow_message_editing',
+    'realm_allow_edit_history',
+    'realm_message_content_edit_limit_seconds',
+    'max_stream_name_length',
+    'max_topic_length',
+    'max_message_length',
+    'server_typing_started_wait_period_milliseconds',
+    'server_typing_stopped_wait_period_milliseconds',
+    'server_typing_started_expiry_period_milliseconds',
+    'server_presence_offline_threshold_seconds',
+    'server_presence_ping_interval_seconds',
+    'user_id',
+    'email',
+    'full_name',
+    'realm_name',
+    'custom_profile_fields',
+    'realm_users',
+    'cross_realm_bots',
+    'starred_messages',
+    'unread_msgs',
+    'max_message_id',
+    'queue_id',
+    'last_event_id',
   ];
-  assert.equal(read.filter((k) => !(k in body)), []);
-  for (const setting of ['send_private_typing_notifications', 'twenty_four_hour_time', 'pm_content_in_desktop_notifications']) assert.ok(setting in body.user_settings, setting);
+  assert.equal(
+    read.filter((k) => !(k in body)),
+    [],
+  );
+  for (const setting of ['send_private_typing_notifications', 'twenty_four_hour_time', 'pm_content_in_desktop_notifications'])
+    assert.ok(setting in body.user_settings, setting);
   assert.equal(body.muted_topics, []);
 });
 
-test('archived_channels: an archived channel stays in its subscribers\' subscriptions, marked archived', async () => {
+test("archived_channels: an archived channel stays in its subscribers' subscriptions, marked archived", async () => {
   const realm = await newRealm();
   const bob = await realm.addUser();
   const channelId = await makeChannel(realm, 'Attic', [realm.owner, bob]);
@@ -329,12 +438,26 @@ test('spectators get every key too: the web-public channels, the people, and emp
   // A spectator has no queue, so no presence position to resume from.
   const expected = expectedKeys();
   expected.delete('presence_last_update_id');
-  assert.equal(sorted(Object.keys(body)).filter((k) => !expected.has(k)), [], 'keys Zulip does not send');
-  assert.equal(sorted(expected.keys()).filter((k) => !(k in body)), [], 'keys missing');
+  assert.equal(
+    sorted(Object.keys(body)).filter((k) => !expected.has(k)),
+    [],
+    'keys Zulip does not send',
+  );
+  assert.equal(
+    sorted(expected.keys()).filter((k) => !(k in body)),
+    [],
+    'keys missing',
+  );
   assert.equal(typeErrors(body, expected), []);
   assert.equal([body.queue_id, body.user_id, body.full_name, body.is_guest, body.realm_presence_disabled], [null, 0, 'Anonymous User', true, true]);
-  assert.equal(body.subscriptions.map((s: Record<string, unknown>) => [s.name, s.is_web_public, s.is_muted]), [['Open', true, false]]);
-  assert.equal(body.streams.map((s: Record<string, unknown>) => s.name), ['Open']);
+  assert.equal(
+    body.subscriptions.map((s: Record<string, unknown>) => [s.name, s.is_web_public, s.is_muted]),
+    [['Open', true, false]],
+  );
+  assert.equal(
+    body.streams.map((s: Record<string, unknown>) => s.name),
+    ['Open'],
+  );
   assert.ok(body.realm_users.some((u: Record<string, unknown>) => u.user_id === bob.id && u.full_name === 'Bob'));
   assert.equal(body.unread_msgs, { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false });
   assert.equal([body.drafts, body.starred_messages, body.muted_topics, body.realm_bots], [[], [], [], []]);

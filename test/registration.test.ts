@@ -43,7 +43,11 @@ test('invitation -> page -> form -> account with the invited role, channels and 
   const group = (await o.post('/user_groups/create', { name: 'newcomers', description: 'd', members: [] })).body.group_id;
   const email = `nina@${realm.subdomain}.test`;
   const link = await invite(realm, o, email, {
-    stream_ids: [general], group_ids: [group], include_realm_default_subscriptions: true, invite_as: Role.MODERATOR, welcome_message_custom_text: 'Read **#general** first.',
+    stream_ids: [general],
+    group_ids: [group],
+    include_realm_default_subscriptions: true,
+    invite_as: Role.MODERATOR,
+    welcome_message_custom_text: 'Read **#general** first.',
   });
 
   const form = await open(realm, link);
@@ -62,7 +66,10 @@ test('invitation -> page -> form -> account with the invited role, channels and 
   assert.is(done.status, 302, done.text);
   assert.is(done.headers.location, `${realm.server.app.realms.url(realm.server.app.realms.byId(realm.id)!)}/`);
   const cookies = (done.headers['set-cookie'] as string[]).map((c) => c.split(';')[0]!);
-  assert.equal(cookies.map((c) => c.split('=')[0]), ['sessionid', 'csrftoken']);
+  assert.equal(
+    cookies.map((c) => c.split('=')[0]),
+    ['sessionid', 'csrftoken'],
+  );
   const session = await realm.anonymous.request('GET', '/json/users/me', { headers: { cookie: cookies.join('; ') } });
   assert.is(session.body.email, email);
 
@@ -81,7 +88,10 @@ test('invitation -> page -> form -> account with the invited role, channels and 
 
   // Welcome Bot wrote twice (its message, starred, then the invitation's text); the inviter heard from the Notification Bot.
   const dms = (await nina.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'is', operand: 'dm' }] })).body.messages;
-  assert.equal(dms.map((m: { sender_full_name: string }) => m.sender_full_name), ['Welcome Bot', 'Welcome Bot']);
+  assert.equal(
+    dms.map((m: { sender_full_name: string }) => m.sender_full_name),
+    ['Welcome Bot', 'Welcome Bot'],
+  );
   assert.match(dms[0].content, 'welcome to');
   assert.ok(dms[0].flags.includes('starred'));
   assert.match(dms[1].content, '<strong>');
@@ -95,7 +105,6 @@ test('invitation -> page -> form -> account with the invited role, channels and 
   assert.is(again.status, 410);
   assert.match(again.text, 'This invitation has already been used');
 });
-
 
 async function keyOf(realm: TestRealm, email: string): Promise<string> {
   return (await realm.server.app.prisma.invitation.findFirstOrThrow({ where: { realmId: realm.id, email }, orderBy: { id: 'desc' } })).key;
@@ -112,15 +121,31 @@ test('creating the account publishes what Zulip does: the user, system and invit
   const email = `eve@${realm.subdomain}.test`;
   await invite(realm, o, email, { stream_ids: [general], group_ids: [group], welcome_message_custom_text: 'Extra words.' });
   const key = await keyOf(realm, email);
-  const events = await verifyAction(realm, () => submit(realm.anonymous, '/accounts/register/', { key, full_name: 'Eve Example', password: 'eve-password' }), [
-    'realm_user/add', 'user_group/add_members', 'user_group/add_members', 'subscription/add', 'subscription/peer_add', 'user_group/add_members', 'invites_changed',
-    'message', 'message', 'message',
-  ], 302);
+  const events = await verifyAction(
+    realm,
+    () => submit(realm.anonymous, '/accounts/register/', { key, full_name: 'Eve Example', password: 'eve-password' }),
+    [
+      'realm_user/add',
+      'user_group/add_members',
+      'user_group/add_members',
+      'subscription/add',
+      'subscription/peer_add',
+      'user_group/add_members',
+      'invites_changed',
+      'message',
+      'message',
+      'message',
+    ],
+    302,
+  );
   const eve = await realm.server.app.prisma.user.findFirstOrThrow({ where: { realmId: realm.id, deliveryEmail: email } });
   const groupsOf = events.filter((e) => e.event.type === 'user_group').map((e) => e.event.group_id);
   assert.equal(groupsOf, [systemGroupId(realm, 'role:members'), systemGroupId(realm, 'role:fullmembers'), group]);
   const messages = events.filter((e) => e.event.type === 'message').map((e) => [(e.event.message as { sender_full_name: string }).sender_full_name, e.userIds]);
-  assert.equal(messages.map(([sender]) => sender), ['Notification Bot', 'Welcome Bot', 'Welcome Bot']);
+  assert.equal(
+    messages.map(([sender]) => sender),
+    ['Notification Bot', 'Welcome Bot', 'Welcome Bot'],
+  );
   assert.ok((messages[0]![1] as number[]).includes(realm.owner.id));
   assert.ok((messages[1]![1] as number[]).includes(eve.id));
 });
@@ -134,10 +159,14 @@ test('the realm default welcome text, none when the invitation says "", and no n
     const r = await submit(realm.anonymous, '/accounts/register/', { key: await keyOf(realm, email), full_name: email.split('@')[0]!, password: 'password-1' });
     assert.is(r.status, 302, r.text);
     const user = await realm.server.app.prisma.user.findFirstOrThrow({ where: { realmId: realm.id, deliveryEmail: email } });
-    const rows = await realm.server.app.prisma.message.findMany({ where: { realmId: realm.id, directGroup: { memberKey: { contains: String(user.id) } } }, orderBy: { id: 'asc' } });
+    const rows = await realm.server.app.prisma.message.findMany({
+      where: { realmId: realm.id, directGroup: { memberKey: { contains: String(user.id) } } },
+      orderBy: { id: 'asc' },
+    });
     return { user, contents: rows.map((m) => m.content) };
   };
-  const ownerDms = () => realm.server.app.prisma.message.count({ where: { realmId: realm.id, directGroup: { memberKey: { contains: String(realm.owner.id) } } } });
+  const ownerDms = () =>
+    realm.server.app.prisma.message.count({ where: { realmId: realm.id, directGroup: { memberKey: { contains: String(realm.owner.id) } } } });
   const before = await ownerDms();
   const guest = await join(`gus@${realm.subdomain}.test`, { invite_as: Role.GUEST, notify_referrer_on_join: false });
   assert.is(guest.user.role, Role.GUEST);
@@ -157,7 +186,10 @@ test('expired, revoked, used, unknown and malformed links get a page saying so, 
     expired: await invite(realm, o, `late@${domain}`, { invite_expires_in_minutes: 5 }),
     revoked: await invite(realm, o, `gone@${domain}`),
   };
-  await realm.server.app.prisma.invitation.updateMany({ where: { realmId: realm.id, email: `late@${domain}` }, data: { expiresAt: new Date(Date.now() - 1000) } });
+  await realm.server.app.prisma.invitation.updateMany({
+    where: { realmId: realm.id, email: `late@${domain}` },
+    data: { expiresAt: new Date(Date.now() - 1000) },
+  });
   const revokedId = (await realm.server.app.prisma.invitation.findFirstOrThrow({ where: { realmId: realm.id, email: `gone@${domain}` } })).id;
   assert.is((await o.delete(`/invites/${revokedId}`)).status, 200);
   const other = await newRealm();
@@ -267,7 +299,11 @@ test('a reusable link: the address is confirmed by mail, then the same form; its
   const pending = await mailTo(realm.server, second);
   const stale = await open(realm, pending[0]!.link);
   assert.equal([stale.status, stale.text.includes('This invitation was revoked')], [410, true]);
-  const refused = await submit(realm.anonymous, '/accounts/register/', { key: new URL(pending[0]!.link).pathname.split('/').pop()!, full_name: 'Too Late', password: 'password-1' });
+  const refused = await submit(realm.anonymous, '/accounts/register/', {
+    key: new URL(pending[0]!.link).pathname.split('/').pop()!,
+    full_name: 'Too Late',
+    password: 'password-1',
+  });
   assert.equal([refused.status, refused.text.includes('This invitation was revoked')], [410, true]);
   const closed = await open(realm, link);
   assert.equal([closed.status, closed.text.includes('This invitation was revoked')], [410, true]);

@@ -35,7 +35,7 @@ async function list(user: TestUser): Promise<Record<string, any>[]> {
 
 const mention = (u: TestUser, name: string) => `@_**${name}|${u.id}**`;
 
-test('POST /reminders: the Notification Bot\'s text quotes the message, with the note; GET lists them soonest first', async () => {
+test("POST /reminders: the Notification Bot's text quotes the message, with the note; GET lists them soonest first", async () => {
   const { realm, bob, zoe, channelId, realmUrl } = await setup();
   const channelMessage = await send(bob, channelId, 'plans {x}', 'Meet at *noon*');
   const t = inAnHour();
@@ -46,16 +46,29 @@ test('POST /reminders: the Notification Bot\'s text quotes the message, with the
   const withLink = `#narrow/channel/${channelId}-Verona/topic/plans.20.7Bx.7D/with/${channelMessage}`;
   const pair = [bob.id, zoe.id].sort((a, b) => a - b).join(',');
   const reminders = await list(bob);
-  assert.equal(reminders.map(({ rendered_content: _, ...r }) => r), [
-    {
-      reminder_id: second, type: 'private', to: [bob.id], scheduled_delivery_timestamp: t + 10, failed: false, reminder_target_message_id: dm,
-      content: `You requested a reminder for the following direct message.\n\n${mention(zoe, 'Zoe')} [said](${realmUrl}/#narrow/dm/${pair}/near/${dm}) to ${mention(bob, 'Bob')}:\n\`\`\`quote\nCan you review?\n\`\`\``,
-    },
-    {
-      reminder_id: first, type: 'private', to: [bob.id], scheduled_delivery_timestamp: t + 20, failed: false, reminder_target_message_id: channelMessage,
-      content: `You requested a reminder for the following message. Note:\n > Bring the slides\n\n${mention(bob, 'Bob')} [said](${near}) in [#Verona > plans {x}](${withLink}):\n\`\`\`quote\nMeet at *noon*\n\`\`\``,
-    },
-  ]);
+  assert.equal(
+    reminders.map(({ rendered_content: _, ...r }) => r),
+    [
+      {
+        reminder_id: second,
+        type: 'private',
+        to: [bob.id],
+        scheduled_delivery_timestamp: t + 10,
+        failed: false,
+        reminder_target_message_id: dm,
+        content: `You requested a reminder for the following direct message.\n\n${mention(zoe, 'Zoe')} [said](${realmUrl}/#narrow/dm/${pair}/near/${dm}) to ${mention(bob, 'Bob')}:\n\`\`\`quote\nCan you review?\n\`\`\``,
+      },
+      {
+        reminder_id: first,
+        type: 'private',
+        to: [bob.id],
+        scheduled_delivery_timestamp: t + 20,
+        failed: false,
+        reminder_target_message_id: channelMessage,
+        content: `You requested a reminder for the following message. Note:\n > Bring the slides\n\n${mention(bob, 'Bob')} [said](${near}) in [#Verona > plans {x}](${withLink}):\n\`\`\`quote\nMeet at *noon*\n\`\`\``,
+      },
+    ],
+  );
   assert.match(reminders[1]!.rendered_content, /^<p>You requested a reminder for the following message\. Note:<\/p>\n<blockquote>\n<p>Bring the slides<\/p>/);
   assert.equal(await list(zoe), [], 'only the owner sees them');
   assert.equal(await list(realm.owner), []);
@@ -71,10 +84,16 @@ test('POST /reminders: notes to oneself, polls and todo lists, a group, and long
   const group = [realm.owner.id, bob.id, zoe.id].sort((a, b) => a - b).join(',');
   const pair = [bob.id, zoe.id].sort((a, b) => a - b).join(',');
   const [a, b, c, d] = (await list(bob)).map((r) => r.content as string);
-  assert.is(a, `You requested a reminder for the following direct message.\n\nYou [sent](${realmUrl}/#narrow/dm/${bob.id}/near/${self}) a note to yourself:\n\`\`\`\`quote\nbuy \`\`\`milk\`\`\`\n\`\`\`\ncode\n\`\`\`\n\`\`\`\``);
+  assert.is(
+    a,
+    `You requested a reminder for the following direct message.\n\nYou [sent](${realmUrl}/#narrow/dm/${bob.id}/near/${self}) a note to yourself:\n\`\`\`\`quote\nbuy \`\`\`milk\`\`\`\n\`\`\`\ncode\n\`\`\`\n\`\`\`\``,
+  );
   assert.is(b, `You requested a reminder for the following direct message.\n\nYou [sent](${realmUrl}/#narrow/dm/${bob.id}/near/${poll}) yourself a poll.`);
   const others = [realm.owner, bob].sort((x, y) => x.id - y.id).map((u) => mention(u, u === bob ? 'Bob' : 'Olivia Owner'));
-  assert.is(c, `You requested a reminder for the following direct message.\n\n${mention(zoe, 'Zoe')} [sent](${realmUrl}/#narrow/dm/${group}/near/${todo}) a todo list to ${others.join(' and ')}.`);
+  assert.is(
+    c,
+    `You requested a reminder for the following direct message.\n\n${mention(zoe, 'Zoe')} [sent](${realmUrl}/#narrow/dm/${group}/near/${todo}) a todo list to ${others.join(' and ')}.`,
+  );
   const head = `You requested a reminder for the following direct message.\n\n${mention(zoe, 'Zoe')} [said](${realmUrl}/#narrow/dm/${pair}/near/${long}) to ${mention(bob, 'Bob')}:\n\`\`\`quote\n`;
   assert.is(d!.length, 10_000);
   assert.ok(d!.startsWith(`${head}xxx`) && d!.endsWith('x\n[message truncated]\n```'), d!.slice(-60));
@@ -100,17 +119,26 @@ test('POST /reminders errors', async () => {
   assert.ok((await list(bob))[0]!.content.includes(`Note:\n > ${'n'.repeat(1000)}\n\n`));
 });
 
-test('DELETE /reminders/{id}: only one\'s own; scheduled messages and reminders are separate', async () => {
+test("DELETE /reminders/{id}: only one's own; scheduled messages and reminders are separate", async () => {
   const { bob, zoe, channelId } = await setup();
   const msg = await send(bob, channelId, 't', 'hello');
   const id = await remind(bob, msg);
-  const scheduled = await bob.client.post('/scheduled_messages', { type: 'stream', to: channelId, topic: 't', content: 'c', scheduled_delivery_timestamp: inAnHour() });
+  const scheduled = await bob.client.post('/scheduled_messages', {
+    type: 'stream',
+    to: channelId,
+    topic: 't',
+    content: 'c',
+    scheduled_delivery_timestamp: inAnHour(),
+  });
   const scheduledId = scheduled.body.scheduled_message_id as number;
   expectError(await zoe.client.delete(`/reminders/${id}`), 'Reminder does not exist', 404);
   expectError(await bob.client.delete(`/reminders/${scheduledId}`), 'Reminder does not exist', 404);
   expectError(await bob.client.delete(`/scheduled_messages/${id}`), 'Scheduled message does not exist', 404);
   expectError(await bob.client.patch(`/scheduled_messages/${id}`, { content: 'x' }), 'Scheduled message does not exist', 404);
-  assert.equal((await bob.client.get('/scheduled_messages')).body.scheduled_messages.map((m: { scheduled_message_id: number }) => m.scheduled_message_id), [scheduledId]);
+  assert.equal(
+    (await bob.client.get('/scheduled_messages')).body.scheduled_messages.map((m: { scheduled_message_id: number }) => m.scheduled_message_id),
+    [scheduledId],
+  );
   assert.equal((await bob.client.delete(`/reminders/${id}`)).body, SUCCESS);
   assert.equal(await list(bob), []);
   expectError(await bob.client.delete(`/reminders/${id}`), 'Reminder does not exist', 404);
@@ -141,19 +169,36 @@ test('delivery: the Notification Bot sends the reminder to its owner, quoting th
   const id = await remind(bob, msg, { note: 'reply today', scheduled_delivery_timestamp: soon(1000) });
   await zoe.client.patch(`/messages/${msg}`, { content: 'edited words' });
   const events: Record<string, any>[] = [];
-  await eventually(async () => (events.push(...(await queue.pending())), events), (e) => e.some((x) => x.op === 'remove'), 'the reminder');
+  await eventually(
+    async () => (events.push(...(await queue.pending())), events),
+    (e) => e.some((x) => x.op === 'remove'),
+    'the reminder',
+  );
   const delivered = events.filter((e) => e.type === 'message');
   assert.is(delivered.length, 1);
   const message = delivered[0]!.message;
-  assert.equal([message.sender_full_name, message.type, message.display_recipient.map((u: { id: number }) => u.id).sort()], ['Notification Bot', 'private', [message.sender_id, bob.id].sort()]);
-  assert.is(message.content, `You requested a reminder for the following message. Note:\n > reply today\n\n${mention(zoe, 'Zoe')} [said](${realmUrl}/#narrow/channel/${channelId}-Verona/topic/topic/near/${msg}) in [#Verona > topic](#narrow/channel/${channelId}-Verona/topic/topic/with/${msg}):\n\`\`\`quote\nedited words\n\`\`\``);
+  assert.equal(
+    [message.sender_full_name, message.type, message.display_recipient.map((u: { id: number }) => u.id).sort()],
+    ['Notification Bot', 'private', [message.sender_id, bob.id].sort()],
+  );
+  assert.is(
+    message.content,
+    `You requested a reminder for the following message. Note:\n > reply today\n\n${mention(zoe, 'Zoe')} [said](${realmUrl}/#narrow/channel/${channelId}-Verona/topic/topic/near/${msg}) in [#Verona > topic](#narrow/channel/${channelId}-Verona/topic/topic/with/${msg}):\n\`\`\`quote\nedited words\n\`\`\``,
+  );
   assert.equal(delivered[0]!.flags, [], 'unread for its owner');
-  assert.equal(events.filter((e) => e.type === 'reminders').map((e) => e.op), ['add', 'remove']);
+  assert.equal(
+    events.filter((e) => e.type === 'reminders').map((e) => e.op),
+    ['add', 'remove'],
+  );
   assert.equal(events.at(-1), { type: 'reminders', op: 'remove', reminder_id: id });
   const row = await realm.server.app.prisma.scheduledMessage.findUniqueOrThrow({ where: { id } });
   assert.equal([row.delivered, row.failed, row.deliveredMessageId], [true, false, message.id]);
   assert.equal(await list(bob), []);
-  assert.equal((await zoeQueue.pending()).filter((e) => e.message.sender_full_name === 'Notification Bot'), [], 'nobody else gets it');
+  assert.equal(
+    (await zoeQueue.pending()).filter((e) => e.message.sender_full_name === 'Notification Bot'),
+    [],
+    'nobody else gets it',
+  );
 });
 
 test('delivery after the message was deleted: the text as it was when scheduled', async () => {
@@ -164,7 +209,11 @@ test('delivery after the message was deleted: the text as it was when scheduled'
   const id = await remind(bob, msg, { scheduled_delivery_timestamp: soon(1000) });
   const [{ content }] = await list(bob);
   assert.is((await bob.client.delete(`/messages/${msg}`)).status, 200);
-  const [event] = await eventually(() => queue.pending(), (e) => e.some((x) => x.type === 'message'), 'the reminder');
+  const [event] = await eventually(
+    () => queue.pending(),
+    (e) => e.some((x) => x.type === 'message'),
+    'the reminder',
+  );
   assert.is(event!.message.content, content);
   assert.ok(content.includes('soon gone'));
   expectError(await bob.client.delete(`/reminders/${id + 1000}`), 'Reminder does not exist', 404);

@@ -27,7 +27,10 @@ test('default_code_block_language: PATCH /realm, its event, register, and fences
     '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="n">x</span> <span class="o">=</span> <span class="mi">1</span>\n</code></pre></div>',
   );
   // A fence that names a language keeps it; a quote fence passes the default on to its fences.
-  assert.is(await render(member.client, '```text\nx = 1\n```'), '<div class="codehilite" data-code-language="Text only"><pre><span></span><code>x = 1\n</code></pre></div>');
+  assert.is(
+    await render(member.client, '```text\nx = 1\n```'),
+    '<div class="codehilite" data-code-language="Text only"><pre><span></span><code>x = 1\n</code></pre></div>',
+  );
   assert.is(
     await render(member.client, '```quote\n~~~\nx\n~~~\nafter\n```'),
     '<blockquote>\n<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="n">x</span>\n</code></pre></div>\n<p>after</p>\n</blockquote>',
@@ -37,7 +40,7 @@ test('default_code_block_language: PATCH /realm, its event, register, and fences
   assert.is(await render(member.client, '```\nx = 1\n```'), '<div class="codehilite"><pre><span></span><code>x = 1\n</code></pre></div>');
 });
 
-test('translate_emoticons is the sender\'s: their messages and previews translate, others\' do not', async () => {
+test("translate_emoticons is the sender's: their messages and previews translate, others' do not", async () => {
   const realm = await newRealm();
   const ann = await realm.addUser({ name: 'Ann' });
   const bob = await realm.addUser({ name: 'Bob' });
@@ -52,7 +55,10 @@ test('translate_emoticons is the sender\'s: their messages and previews translat
   assert.is(fetched.body.message.content, `<p>hello ${slightSmile}</p>`, 'stored as the sender rendered it');
   // An edit renders for the message's sender again.
   await ann.client.patch(`/messages/${id}`, { content: 'bye :(' });
-  assert.is((await bob.client.get(`/messages/${id}`)).body.message.content, '<p>bye <span aria-label="frown" class="emoji emoji-1f641" role="img" title="frown">:frown:</span></p>');
+  assert.is(
+    (await bob.client.get(`/messages/${id}`)).body.message.content,
+    '<p>bye <span aria-label="frown" class="emoji emoji-1f641" role="img" title="frown">:frown:</span></p>',
+  );
 });
 
 test('inline_image_preview: linked images preview unless the organization turns previews off', async () => {

@@ -74,7 +74,10 @@ test('nesting too deep to render is refused as unrenderable, as Zulip does, and 
     assert.is(r.status, 400, content.slice(0, 10));
     assert.equal(r.body, err('Unable to render message'));
   }
-  assert.is((await client.post('/messages/render', { content: '> > quoted' })).body.rendered, '<blockquote>\n<blockquote>\n<p>quoted</p>\n</blockquote>\n</blockquote>');
+  assert.is(
+    (await client.post('/messages/render', { content: '> > quoted' })).body.rendered,
+    '<blockquote>\n<blockquote>\n<p>quoted</p>\n</blockquote>\n</blockquote>',
+  );
 });
 
 test('needs credentials', async () => {

@@ -20,7 +20,10 @@ test('a queue keeps its id and unacknowledged events across a restart', async ()
     assert.is(r.status, 200, r.text);
   }
   const seen = await bob.client.get('/events', { queue_id: queueId, last_event_id: -1 });
-  assert.equal(seen.body.events.map((e: { id: number }) => e.id), [0, 1]);
+  assert.equal(
+    seen.body.events.map((e: { id: number }) => e.id),
+    [0, 1],
+  );
   // The client acknowledged event 0 only, then parks a poll that the shutdown answers.
   const parked = bob.client.get('/events', { queue_id: queueId, last_event_id: 0 });
   await new Promise((r) => setTimeout(r, 50));
@@ -35,13 +38,22 @@ test('a queue keeps its id and unacknowledged events across a restart', async ()
     const r = await bobAgain.get('/events', { queue_id: queueId, last_event_id: 0, dont_block: true });
     assert.is(r.status, 200, r.text);
     const events = r.body.events as { id: number; type: string; message?: { content: string } }[];
-    assert.equal(events.map((e) => [e.id, e.type]), [[1, 'message'], [2, 'restart']]);
+    assert.equal(
+      events.map((e) => [e.id, e.type]),
+      [
+        [1, 'message'],
+        [2, 'restart'],
+      ],
+    );
     assert.is(events[0]!.message!.content, 'before two');
     assert.equal(Object.keys(events[1]!).sort(), ['id', 'immediate', 'server_generation', 'type', 'zulip_feature_level', 'zulip_merge_base', 'zulip_version']);
     const owner = new Client(second.port, host, realm.owner.client.credentials);
     await owner.post('/messages', { type: 'direct', to: [bob.id], content: 'after' });
     const next = await bobAgain.get('/events', { queue_id: queueId, last_event_id: 2 });
-    assert.equal(next.body.events.map((e: { id: number; message: { content: string } }) => [e.id, e.message.content]), [[3, 'after']]);
+    assert.equal(
+      next.body.events.map((e: { id: number; message: { content: string } }) => [e.id, e.message.content]),
+      [[3, 'after']],
+    );
     assert.is(await second.app.prisma.savedEventQueue.count(), 0, 'saved rows are consumed');
   } finally {
     await second.stop();
@@ -80,7 +92,12 @@ test(`${QUEUES} queues with ${EVENTS} pending events each are all saved and rest
   const content = 'x'.repeat(2000);
   const perUser = Object.fromEntries(users.map((u, i) => [u.id, { flags: i % 2 ? ['read'] : [] }]));
   for (let n = 0; n < EVENTS; n++) {
-    first.app.bus.publish({ realmId: realm.id, userIds: users.map((u) => u.id), perUser, event: { type: 'message', message: { id: n, type: 'private', content: `${content}${n}`, raw_content: content, display_recipient: [] } } });
+    first.app.bus.publish({
+      realmId: realm.id,
+      userIds: users.map((u) => u.id),
+      perUser,
+      event: { type: 'message', message: { id: n, type: 'private', content: `${content}${n}`, raw_content: content, display_recipient: [] } },
+    });
   }
   await first.stop();
 
@@ -88,7 +105,7 @@ test(`${QUEUES} queues with ${EVENTS} pending events each are all saved and rest
   try {
     assert.is(second.app.queues.size, QUEUES);
     // Every queue when the size is small, a sample otherwise (each reply is EVENTS x 2 KB).
-    const step = Math.max(1, Math.floor(QUEUES * EVENTS / 100_000));
+    const step = Math.max(1, Math.floor((QUEUES * EVENTS) / 100_000));
     const ids = [...queues.keys()].filter((_, i) => i % step === 0);
     for (const queueId of ids) {
       const user = queues.get(queueId)!;
@@ -96,7 +113,10 @@ test(`${QUEUES} queues with ${EVENTS} pending events each are all saved and rest
       assert.is(r.status, 200, r.text.slice(0, 200));
       const events = r.body.events as { id: number; type: string; message?: { id: number }; flags?: string[] }[];
       assert.is(events.length, EVENTS + 1);
-      assert.ok(events.every((e, i) => e.id === i && (i === EVENTS ? e.type === 'restart' : e.message!.id === i)), 'ids and messages in order');
+      assert.ok(
+        events.every((e, i) => e.id === i && (i === EVENTS ? e.type === 'restart' : e.message!.id === i)),
+        'ids and messages in order',
+      );
       assert.equal(events[0]!.flags, perUser[user.id]!.flags);
     }
   } finally {

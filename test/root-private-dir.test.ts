@@ -51,14 +51,22 @@ const rootTest = asRoot ? test : test.skip;
 
 rootTest('root, private directory: npm start serves, its PostgreSQL runs as postgres from reachable copies, SIGTERM stops both', async () => {
   const port = await freePort();
-  const npm = spawn('npm', ['start'], { cwd: clone, env: { ...ENV, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const npm = spawn('npm', ['start'], {
+    cwd: clone,
+    env: { ...ENV, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   npm.stdout!.on('data', (c: Buffer) => (output += c));
   npm.stderr!.on('data', (c: Buffer) => (output += c));
   const exited = once(npm, 'exit');
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
-    const status = await fetch(`http://127.0.0.1:${port}/api/v1/server_settings`).then((r) => r.status, () => 0);
+    const status = await fetch(`http://127.0.0.1:${port}/api/v1/server_settings`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) break;
     if (npm.exitCode !== null || Date.now() > deadline) {
       process.kill(-npm.pid!, 'SIGKILL');

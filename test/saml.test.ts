@@ -21,15 +21,37 @@ let corp: TestSamlIdp;
 let open: TestSamlIdp;
 
 if (!opensslInstalled()) {
-  test.skip('SAML (openssl, which makes the identity providers\' certificates, is absent: apt-get install openssl; .ci/run installs it)');
+  test.skip("SAML (openssl, which makes the identity providers' certificates, is absent: apt-get install openssl; .ci/run installs it)");
 } else {
   test.before(async () => {
     [corp, open] = [await TestSamlIdp.start(), await TestSamlIdp.start()];
     const idps = [
-      { name: 'corp', entity_id: corp.entityId, url: corp.url, x509cert: corp.cert, display_name: 'Corp SSO', display_icon: 'https://corp.example/logo.png', limit_to_subdomains: ['acme', 'other'] },
+      {
+        name: 'corp',
+        entity_id: corp.entityId,
+        url: corp.url,
+        x509cert: corp.cert,
+        display_name: 'Corp SSO',
+        display_icon: 'https://corp.example/logo.png',
+        limit_to_subdomains: ['acme', 'other'],
+      },
       // As IdPs' metadata give it: the base64 alone.
-      { name: 'open', entity_id: open.entityId, url: open.url, x509cert: open.cert.replace(/-----[A-Z ]+-----|\s/g, ''), auto_signup: true, attr_full_name: 'displayName', limit_to_subdomains: ['acme'] },
-      { name: 'elsewhere', entity_id: 'https://elsewhere.example/idp', url: 'https://elsewhere.example/sso', x509cert: corp.cert, limit_to_subdomains: ['other'] },
+      {
+        name: 'open',
+        entity_id: open.entityId,
+        url: open.url,
+        x509cert: open.cert.replace(/-----[A-Z ]+-----|\s/g, ''),
+        auto_signup: true,
+        attr_full_name: 'displayName',
+        limit_to_subdomains: ['acme'],
+      },
+      {
+        name: 'elsewhere',
+        entity_id: 'https://elsewhere.example/idp',
+        url: 'https://elsewhere.example/sso',
+        x509cert: corp.cert,
+        limit_to_subdomains: ['other'],
+      },
     ];
     server = await startTestServer({ SAML_IDPS: JSON.stringify(idps), SAML_SP_ENTITY_ID: 'https://chat.example/saml' });
     realm = await newRealm(server, { subdomain: 'acme' });
@@ -82,12 +104,24 @@ if (!opensslInstalled()) {
     assert.match(reply.text, message);
   }
 
-  test('server_settings lists the organization\'s IdPs as Zulip does, SAML first; the login page has their buttons; the SP metadata names the ACS', async () => {
+  test("server_settings lists the organization's IdPs as Zulip does, SAML first; the login page has their buttons; the SP metadata names the ACS", async () => {
     const settings = await realm.anonymous.get('/server_settings');
     assert.is(settings.body.authentication_methods.saml, true);
     assert.equal(settings.body.external_authentication_methods, [
-      { name: 'saml:corp', display_name: 'Corp SSO', display_icon: 'https://corp.example/logo.png', login_url: '/accounts/login/social/saml/corp', signup_url: '/accounts/register/social/saml/corp' },
-      { name: 'saml:open', display_name: 'SAML', display_icon: null, login_url: '/accounts/login/social/saml/open', signup_url: '/accounts/register/social/saml/open' },
+      {
+        name: 'saml:corp',
+        display_name: 'Corp SSO',
+        display_icon: 'https://corp.example/logo.png',
+        login_url: '/accounts/login/social/saml/corp',
+        signup_url: '/accounts/register/social/saml/corp',
+      },
+      {
+        name: 'saml:open',
+        display_name: 'SAML',
+        display_icon: null,
+        login_url: '/accounts/login/social/saml/open',
+        signup_url: '/accounts/register/social/saml/open',
+      },
     ]);
     const page = await browser().get('/login/?next=%2F%23inbox');
     assert.match(page.text, /<a class="sso" href="\/accounts\/login\/social\/saml\/corp\?next=%2F%23inbox">Log in with Corp SSO<\/a>/);
@@ -96,12 +130,17 @@ if (!opensslInstalled()) {
     assert.is(metadata.status, 200);
     assert.is(metadata.headers['content-type'], 'application/xml; charset=utf-8');
     assert.match(metadata.text, /entityID="https:\/\/chat\.example\/saml"/);
-    assert.ok(metadata.text.includes(`<AssertionConsumerService index="1" isDefault="true" Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${realmUrl}/complete/saml/"/>`), metadata.text);
+    assert.ok(
+      metadata.text.includes(
+        `<AssertionConsumerService index="1" isDefault="true" Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${realmUrl}/complete/saml/"/>`,
+      ),
+      metadata.text,
+    );
     // Limited to another organization: not offered here, and its start URL knows nothing of it.
     assert.is((await browser().get('/accounts/login/social/saml/elsewhere')).status, 404);
   });
 
-  test('an existing account logs in: the AuthnRequest names this SP and the organization\'s ACS; a session, then on to `next`', async () => {
+  test("an existing account logs in: the AuthnRequest names this SP and the organization's ACS; a session, then on to `next`", async () => {
     const ann = await realm.addUser({ name: 'Ann' });
     corp.nextLogin = { nameId: ann.email, attributes: { email: ann.email.toUpperCase(), first_name: 'Ann', last_name: 'Corp' } };
     const { jar, done } = await samlLogin('/accounts/login/social/saml/corp?next=%2F%23inbox', corp);
@@ -126,7 +165,7 @@ if (!opensslInstalled()) {
     }
   });
 
-  test('the apps\' flows through the IdP: zulip://login with the key XORed with the pad; the desktop app\'s encrypted token; a bad pad refused first', async () => {
+  test("the apps' flows through the IdP: zulip://login with the key XORed with the pad; the desktop app's encrypted token; a bad pad refused first", async () => {
     const bea = await realm.addUser({ name: 'Bea' });
     corp.nextLogin = { nameId: bea.email, attributes: { email: bea.email } };
     const mobile = await samlLogin(`/accounts/login/social/saml/corp?mobile_flow_otp=${MOBILE_OTP}`, corp);

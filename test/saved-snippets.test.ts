@@ -23,17 +23,20 @@ async function list(u: TestUser) {
   return r.body.saved_snippets as { id: number; title: string; content: string; date_created: number }[];
 }
 
-test('POST and GET /saved_snippets: stripped title and content, only the owner\'s', async () => {
+test("POST and GET /saved_snippets: stripped title and content, only the owner's", async () => {
   const realm = await newRealm();
   const bob = await realm.addUser();
   const before = now();
   const first = await create(bob, '  Welcome  ', '\nWelcome to the organization.\n');
   const second = await create(bob, 'Bye', 'See you');
   const snippets = await list(bob);
-  assert.equal(snippets.map(({ date_created: _d, ...s }) => s), [
-    { id: first, title: 'Welcome', content: 'Welcome to the organization.' },
-    { id: second, title: 'Bye', content: 'See you' },
-  ]);
+  assert.equal(
+    snippets.map(({ date_created: _d, ...s }) => s),
+    [
+      { id: first, title: 'Welcome', content: 'Welcome to the organization.' },
+      { id: second, title: 'Bye', content: 'See you' },
+    ],
+  );
   assert.ok(snippets.every((s) => s.date_created >= before && s.date_created <= now()));
   assert.equal(await list(realm.owner), []);
 });
@@ -64,17 +67,27 @@ test('PATCH /saved_snippets/{id}: either field, nothing to change, 404s and vali
   assert.equal((await bob.client.patch(`/saved_snippets/${id}`, { title: ' New title ' })).body, SUCCESS);
   assert.equal((await bob.client.patch(`/saved_snippets/${id}`, { content: 'New content' })).body, SUCCESS);
   assert.equal((await bob.client.patch(`/saved_snippets/${id}`, {})).body, SUCCESS);
-  assert.equal((await list(bob)).map((s) => [s.title, s.content]), [['New title', 'New content']]);
-  for (const [who, path] of [[bob, '/saved_snippets/999999'], [realm.owner, `/saved_snippets/${id}`], [bob, '/saved_snippets/x']] as const) {
+  assert.equal(
+    (await list(bob)).map((s) => [s.title, s.content]),
+    [['New title', 'New content']],
+  );
+  for (const [who, path] of [
+    [bob, '/saved_snippets/999999'],
+    [realm.owner, `/saved_snippets/${id}`],
+    [bob, '/saved_snippets/x'],
+  ] as const) {
     const r = await who.client.patch(path, { title: 'Stolen' });
     assert.equal([r.status, r.body], [404, SNIPPET_NOT_FOUND], path);
   }
   const blank = await bob.client.patch(`/saved_snippets/${id}`, { title: '' });
   assert.equal([blank.status, blank.body], [400, errorBody('title cannot be blank', 'BAD_REQUEST', { var_name: 'title' })]);
-  assert.equal((await list(bob)).map((s) => s.title), ['New title']);
+  assert.equal(
+    (await list(bob)).map((s) => s.title),
+    ['New title'],
+  );
 });
 
-test('DELETE /saved_snippets/{id}; missing or someone else\'s is a 404', async () => {
+test("DELETE /saved_snippets/{id}; missing or someone else's is a 404", async () => {
   const realm = await newRealm();
   const bob = await realm.addUser();
   const id = await create(bob, 'Title', 'Content');
@@ -86,7 +99,7 @@ test('DELETE /saved_snippets/{id}; missing or someone else\'s is a 404', async (
   assert.equal(await list(bob), []);
 });
 
-test('saved_snippets events: add, update and remove reach only the owner\'s queues; register has the snippets', async () => {
+test("saved_snippets events: add, update and remove reach only the owner's queues; register has the snippets", async () => {
   const realm = await newRealm();
   const bob = await realm.addUser();
   const mine = await openQueue(bob, { event_types: ['saved_snippets'] });

@@ -16,7 +16,10 @@ test('GET /messages: search results carry highlighted match_content and match_su
   const search = (narrow: unknown[], extra: Record<string, unknown> = {}) =>
     ann.client.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow, ...extra });
   const [m] = (await search([{ operator: 'search', operand: 'HELLO' }])).body.messages;
-  assert.equal([m.id, m.match_content, m.match_subject], [id, `<p>${hl('Hello')} <strong>world</strong>, ${hl('hello')} again</p>`, `${hl('Hello')} &lt;world&gt;`]);
+  assert.equal(
+    [m.id, m.match_content, m.match_subject],
+    [id, `<p>${hl('Hello')} <strong>world</strong>, ${hl('hello')} again</p>`, `${hl('Hello')} &lt;world&gt;`],
+  );
   assert.is(m.content, '<p>Hello <strong>world</strong>, hello again</p>', 'content itself is untouched');
   const [plain] = (await search([{ operator: 'channel', operand: channel }])).body.messages;
   assert.is('match_content' in plain || 'match_subject' in plain, false);

@@ -54,7 +54,10 @@ test('the topic is searched with the content, and highlighted in match_subject',
   const a = await send(ann, channel, 'Release planning', 'see you there');
   assert.equal(await ids(ann, [{ operator: 'search', operand: 'planning' }]), [a]);
   const r = await ann.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'search', operand: 'plan' }] });
-  assert.equal([r.body.messages[0].match_subject, r.body.messages[0].match_content], ['Release <span class="highlight">planning</span>', '<p>see you there</p>']);
+  assert.equal(
+    [r.body.messages[0].match_subject, r.body.messages[0].match_content],
+    ['Release <span class="highlight">planning</span>', '<p>see you there</p>'],
+  );
 });
 
 test('search combined with channel, topic, sender, is:starred, dm and a negated search', async () => {
@@ -63,13 +66,50 @@ test('search combined with channel, topic, sender, is:starred, dm and a negated 
   const b = await send(bob, channel, 'beta', 'kiwi bird');
   const c = await send(ann, other, 'alpha', 'kiwi juice');
   const d = await sendDm(bob, [ann.id], 'kiwi for you');
-  assert.equal(await ids(ann, [{ operator: 'channel', operand: channel }, { operator: 'search', operand: 'kiwi' }]), [a, b]);
-  assert.equal(await ids(ann, [{ operator: 'channel', operand: channel }, { operator: 'topic', operand: 'ALPHA' }, { operator: 'search', operand: 'kiwi' }]), [a]);
-  assert.equal(await ids(ann, [{ operator: 'sender', operand: bob.id }, { operator: 'search', operand: 'kiwi' }]), [b, d]);
-  assert.equal(await ids(ann, [{ operator: 'is', operand: 'dm' }, { operator: 'search', operand: 'kiwi' }]), [d]);
+  assert.equal(
+    await ids(ann, [
+      { operator: 'channel', operand: channel },
+      { operator: 'search', operand: 'kiwi' },
+    ]),
+    [a, b],
+  );
+  assert.equal(
+    await ids(ann, [
+      { operator: 'channel', operand: channel },
+      { operator: 'topic', operand: 'ALPHA' },
+      { operator: 'search', operand: 'kiwi' },
+    ]),
+    [a],
+  );
+  assert.equal(
+    await ids(ann, [
+      { operator: 'sender', operand: bob.id },
+      { operator: 'search', operand: 'kiwi' },
+    ]),
+    [b, d],
+  );
+  assert.equal(
+    await ids(ann, [
+      { operator: 'is', operand: 'dm' },
+      { operator: 'search', operand: 'kiwi' },
+    ]),
+    [d],
+  );
   await ann.client.post('/messages/flags', { messages: [c], op: 'add', flag: 'starred' });
-  assert.equal(await ids(ann, [{ operator: 'is', operand: 'starred' }, { operator: 'search', operand: 'kiwi' }]), [c]);
-  assert.equal(await ids(ann, [{ operator: 'search', operand: 'kiwi' }, { operator: 'search', operand: 'bird', negated: true }]), [a, c, d]);
+  assert.equal(
+    await ids(ann, [
+      { operator: 'is', operand: 'starred' },
+      { operator: 'search', operand: 'kiwi' },
+    ]),
+    [c],
+  );
+  assert.equal(
+    await ids(ann, [
+      { operator: 'search', operand: 'kiwi' },
+      { operator: 'search', operand: 'bird', negated: true },
+    ]),
+    [a, c, d],
+  );
 });
 
 test.run();

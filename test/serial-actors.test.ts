@@ -31,7 +31,10 @@ test('a failing write rejects its caller only', async () => {
     throw new Error('boom');
   });
   const next = actors.run(1, async () => 'fine');
-  const error = await failed.then(() => null, (e: Error) => e);
+  const error = await failed.then(
+    () => null,
+    (e: Error) => e,
+  );
   assert.match(String(error), /boom/);
   assert.is(await next, 'fine');
   actors.stop();
@@ -80,7 +83,6 @@ test('a subscriber set dropped while loading, or whose load failed, is read agai
   assert.equal(await actors.subscribers(5, async () => [9]), [9]);
   actors.stop();
 });
-
 
 test('group commit: messages that arrive while a channel writes go out together in the next write; another write closes the batch', async () => {
   const actors = new ChannelActors(1000);

@@ -11,16 +11,33 @@ const patch = (u: TestUser, params: Record<string, unknown>) => u.client.patch('
 const settingsOf = async (u: TestUser) => (await u.client.post('/register', { fetch_event_types: ['user_settings'] })).body.user_settings;
 const update = (property: string, value: unknown) => ({ type: 'user_settings', op: 'update', property, value });
 
-test('register: every personal setting with Zulip\'s defaults, in user_settings only', async () => {
+test("register: every personal setting with Zulip's defaults, in user_settings only", async () => {
   const realm = await newRealm();
   const r = await realm.owner.client.post('/register', { fetch_event_types: ['user_settings'] });
   const s = r.body.user_settings;
   const expected = {
-    enter_sends: false, twenty_four_hour_time: false, default_language: 'en', web_home_view: 'inbox', color_scheme: 1, emojiset: 'google',
-    enable_drafts_synchronization: true, presence_enabled: true, send_read_receipts: true, email_address_visibility: 1, timezone: '',
-    web_font_size_px: 16, web_line_height_percent: 140, user_list_style: 3, notification_sound: 'zulip', desktop_icon_count_display: 1,
-    enable_stream_desktop_notifications: false, enable_followed_topic_push_notifications: true, automatically_follow_topics_policy: 3,
-    email_notifications_batching_period_seconds: 120, web_animate_image_previews: 'on_hover', receives_typing_notifications: true,
+    enter_sends: false,
+    twenty_four_hour_time: false,
+    default_language: 'en',
+    web_home_view: 'inbox',
+    color_scheme: 1,
+    emojiset: 'google',
+    enable_drafts_synchronization: true,
+    presence_enabled: true,
+    send_read_receipts: true,
+    email_address_visibility: 1,
+    timezone: '',
+    web_font_size_px: 16,
+    web_line_height_percent: 140,
+    user_list_style: 3,
+    notification_sound: 'zulip',
+    desktop_icon_count_display: 1,
+    enable_stream_desktop_notifications: false,
+    enable_followed_topic_push_notifications: true,
+    automatically_follow_topics_policy: 3,
+    email_notifications_batching_period_seconds: 120,
+    web_animate_image_previews: 'on_hover',
+    receives_typing_notifications: true,
   };
   for (const [key, value] of Object.entries(expected)) assert.equal(s[key], value, key);
   assert.ok(s.available_notification_sounds.includes('ding'));
@@ -34,15 +51,34 @@ test('PATCH /settings: booleans, choices and strings are stored; unknown paramet
   const realm = await newRealm();
   const bob = await realm.addUser();
   const r = await patch(bob, {
-    enter_sends: true, twenty_four_hour_time: true, color_scheme: 2, emojiset: 'text', web_home_view: 'recent_topics',
-    default_language: 'de', timezone: 'US/Mountain', notification_sound: 'ding', email_notifications_batching_period_seconds: 300,
-    web_font_size_px: 14, wildcard_mentions_notify: false,
+    enter_sends: true,
+    twenty_four_hour_time: true,
+    color_scheme: 2,
+    emojiset: 'text',
+    web_home_view: 'recent_topics',
+    default_language: 'de',
+    timezone: 'US/Mountain',
+    notification_sound: 'ding',
+    email_notifications_batching_period_seconds: 300,
+    web_font_size_px: 14,
+    wildcard_mentions_notify: false,
   });
   assert.equal([r.status, r.body], [200, SUCCESS]);
   const s = await settingsOf(bob);
   assert.equal(
-    [s.enter_sends, s.twenty_four_hour_time, s.color_scheme, s.emojiset, s.web_home_view, s.default_language, s.timezone, s.notification_sound,
-      s.email_notifications_batching_period_seconds, s.web_font_size_px, s.wildcard_mentions_notify],
+    [
+      s.enter_sends,
+      s.twenty_four_hour_time,
+      s.color_scheme,
+      s.emojiset,
+      s.web_home_view,
+      s.default_language,
+      s.timezone,
+      s.notification_sound,
+      s.email_notifications_batching_period_seconds,
+      s.web_font_size_px,
+      s.wildcard_mentions_notify,
+    ],
     [true, true, 2, 'text', 'recent_topics', 'de', 'US/Mountain', 'ding', 300, 14, false],
   );
   const ignored = await patch(bob, { enter_sends: false, hamster: 1 });

@@ -176,7 +176,9 @@ test('a PostgreSQL on the cluster that no server of this DATA_DIR started: the s
   const cluster = path.join(dataDir, 'postgres');
   const owner = process.getuid?.() === 0 ? await import('node:fs').then((fs) => fs.statSync(cluster)) : undefined;
   const foreign = spawn(postgres, ['-D', cluster, '-c', 'listen_addresses=', '-c', `unix_socket_directories=${cluster}`], {
-    cwd: cluster, stdio: 'ignore', ...(owner && { uid: owner.uid, gid: owner.gid }),
+    cwd: cluster,
+    stdio: 'ignore',
+    ...(owner && { uid: owner.uid, gid: owner.gid }),
   });
   try {
     await until('the foreign PostgreSQL runs', () => existsSync(path.join(cluster, 'postmaster.pid')));

@@ -9,27 +9,51 @@ import { errorBody, makeChannel } from './messages-helpers.ts';
 
 const ok = { result: 'success', msg: '' };
 
-test('PATCH /users/me/subscriptions/{id}: each property, with Zulip\'s events and the legacy in_home_view', async () => {
+test("PATCH /users/me/subscriptions/{id}: each property, with Zulip's events and the legacy in_home_view", async () => {
   const realm = await newRealm();
   const ann = await realm.addUser();
   const id = await makeChannel(realm, 'prefs', [ann]);
   const patch = (property: string, value: string) => ann.client.patch(`/users/me/subscriptions/${id}`, { property, value });
   const update = (property: string, value: unknown) => ({ type: 'subscription', op: 'update', property, value, stream_id: id });
   const muted = await verifyAction(realm, () => patch('is_muted', 'true'), ['subscription/update', 'subscription/update']);
-  assert.equal(muted.map((e) => e.event), [update('in_home_view', false), update('is_muted', true)]);
+  assert.equal(
+    muted.map((e) => e.event),
+    [update('in_home_view', false), update('is_muted', true)],
+  );
   const shown = await verifyAction(realm, () => patch('in_home_view', 'true'), ['subscription/update', 'subscription/update']);
-  assert.equal(shown.map((e) => e.event), [update('in_home_view', true), update('is_muted', false)]);
+  assert.equal(
+    shown.map((e) => e.event),
+    [update('in_home_view', true), update('is_muted', false)],
+  );
   const colored = await verifyAction(realm, () => patch('color', '#a1b'), ['subscription/update']);
   assert.equal(colored[0]!.event, update('color', '#a1b'));
-  for (const property of ['pin_to_top', 'desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications', 'wildcard_mentions_notify']) {
+  for (const property of [
+    'pin_to_top',
+    'desktop_notifications',
+    'audible_notifications',
+    'push_notifications',
+    'email_notifications',
+    'wildcard_mentions_notify',
+  ]) {
     assert.equal((await patch(property, 'true')).body, ok, property);
   }
   assert.equal((await patch('color', '#a1b2')).body, ok, 'Zulip takes 3 to 6 hex digits');
   // zulip-js sends PATCH parameters in the query string.
   assert.equal((await ann.client.withQuery('PATCH', `/users/me/subscriptions/${id}`, { property: 'is_muted', value: 'false' })).body, ok);
-  const sub = (await ann.client.post('/register', { fetch_event_types: ['subscription'], client_capabilities: { notification_settings_null: true } })).body.subscriptions[0];
+  const sub = (await ann.client.post('/register', { fetch_event_types: ['subscription'], client_capabilities: { notification_settings_null: true } })).body
+    .subscriptions[0];
   assert.equal(
-    [sub.color, sub.is_muted, sub.in_home_view, sub.pin_to_top, sub.desktop_notifications, sub.audible_notifications, sub.push_notifications, sub.email_notifications, sub.wildcard_mentions_notify],
+    [
+      sub.color,
+      sub.is_muted,
+      sub.in_home_view,
+      sub.pin_to_top,
+      sub.desktop_notifications,
+      sub.audible_notifications,
+      sub.push_notifications,
+      sub.email_notifications,
+      sub.wildcard_mentions_notify,
+    ],
     ['#a1b2', false, true, true, true, true, true, true, true],
   );
 });
@@ -66,10 +90,17 @@ test('POST /users/me/subscriptions/properties: every value is checked before any
   const ann = await realm.addUser();
   const id = await makeChannel(realm, 'prefs', [ann]);
   const bad = await ann.client.post('/users/me/subscriptions/properties', {
-    subscription_data: [{ stream_id: 999999, property: 'pin_to_top', value: true }, { stream_id: id, property: 'pin_to_top', value: 'yes' }],
+    subscription_data: [
+      { stream_id: 999999, property: 'pin_to_top', value: true },
+      { stream_id: id, property: 'pin_to_top', value: 'yes' },
+    ],
   });
   assert.equal(bad.body, errorBody('pin_to_top is not a boolean'));
-  const events = await verifyAction(realm, () => ann.client.post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: String(id), property: 'pin_to_top', value: true }] }), ['subscription/update']);
+  const events = await verifyAction(
+    realm,
+    () => ann.client.post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: String(id), property: 'pin_to_top', value: true }] }),
+    ['subscription/update'],
+  );
   assert.equal(events[0]!.event, { type: 'subscription', op: 'update', property: 'pin_to_top', value: true, stream_id: id });
 });
 
@@ -85,7 +116,10 @@ test('PATCH /users/me/subscriptions: add (creating channels) and delete together
     ['stream/create', 'subscription/add', 'subscription/peer_add', 'subscription/remove', 'subscription/peer_remove', 'subscription/peer_remove'],
   );
   const added = r[1]!.event.subscriptions as { name: string; color: string }[];
-  assert.equal(added.map((s) => [s.name, s.color]), [['brand new', '#00ff00']]);
+  assert.equal(
+    added.map((s) => [s.name, s.color]),
+    [['brand new', '#00ff00']],
+  );
   const again = await ann.client.patch('/users/me/subscriptions', { add: [{ name: 'brand new' }], delete: ['old'] });
   assert.equal(again.body, { ...ok, subscribed: {}, already_subscribed: { [ann.id]: ['brand new'] }, removed: [], not_removed: ['old'] });
   const names = (await ann.client.get('/users/me/subscriptions')).body.subscriptions.map((s: { name: string }) => s.name).sort();

@@ -11,7 +11,9 @@ const thumbnail = (c: Client, params: Record<string, unknown>) => c.request('GET
 test('an upload is served as the file, to those who may download it', async () => {
   const realm = await newRealm();
   const bob = await realm.addUser();
-  const up = await realm.owner.client.postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'notes.txt', contentType: 'text/plain', data: Buffer.from('hello') }]);
+  const up = await realm.owner.client.postMultipart('/user_uploads', {}, [
+    { field: 'file', filename: 'notes.txt', contentType: 'text/plain', data: Buffer.from('hello') },
+  ]);
   const url = (up.body.url as string).slice(1);
   const r = await thumbnail(realm.owner.client, { url, size: 'thumbnail' });
   assert.equal([r.status, r.text, r.headers['content-type']], [200, 'hello', 'text/plain; charset="ascii"']);

@@ -21,16 +21,38 @@ test('direct typing: sender plus recipients, sender last when not listed; op sto
   assert.equal((await alice.client.post('/typing', { op: 'start', to: [bob.id, carol.id] })).body, ok);
   assert.equal((await alice.client.post('/typing', { type: 'private', op: 'stop', to: [bob.id] })).body, ok);
   events.stop();
-  assert.equal(events.envelopes.map((e) => [e.event, e.userIds]), [
-    [{
-      type: 'typing', op: 'start', message_type: 'direct', sender: { user_id: alice.id, email: alice.email },
-      recipients: [{ user_id: bob.id, email: bob.email }, { user_id: carol.id, email: carol.email }, { user_id: alice.id, email: alice.email }],
-    }, [alice.id, bob.id, carol.id]],
-    [{
-      type: 'typing', op: 'stop', message_type: 'direct', sender: { user_id: alice.id, email: alice.email },
-      recipients: [{ user_id: bob.id, email: bob.email }, { user_id: alice.id, email: alice.email }],
-    }, [alice.id, bob.id]],
-  ]);
+  assert.equal(
+    events.envelopes.map((e) => [e.event, e.userIds]),
+    [
+      [
+        {
+          type: 'typing',
+          op: 'start',
+          message_type: 'direct',
+          sender: { user_id: alice.id, email: alice.email },
+          recipients: [
+            { user_id: bob.id, email: bob.email },
+            { user_id: carol.id, email: carol.email },
+            { user_id: alice.id, email: alice.email },
+          ],
+        },
+        [alice.id, bob.id, carol.id],
+      ],
+      [
+        {
+          type: 'typing',
+          op: 'stop',
+          message_type: 'direct',
+          sender: { user_id: alice.id, email: alice.email },
+          recipients: [
+            { user_id: bob.id, email: bob.email },
+            { user_id: alice.id, email: alice.email },
+          ],
+        },
+        [alice.id, bob.id],
+      ],
+    ],
+  );
 });
 
 test('direct typing errors send nothing', async () => {
@@ -41,8 +63,14 @@ test('direct typing errors send nothing', async () => {
     [{ op: 'start' }, err("Missing 'to' argument")],
     [{ op: 'start', to: [] }, err("Empty 'to' list")],
     [{ op: 'start', to: [999999] }, err('Invalid user ID 999999')],
-    [{ op: 'begin', to: [realm.owner.id] }, { ...err('Invalid op'), var_name: 'op' }],
-    [{ type: 'email', op: 'start', to: [realm.owner.id] }, { ...err('Invalid type'), var_name: 'type' }],
+    [
+      { op: 'begin', to: [realm.owner.id] },
+      { ...err('Invalid op'), var_name: 'op' },
+    ],
+    [
+      { type: 'email', op: 'start', to: [realm.owner.id] },
+      { ...err('Invalid type'), var_name: 'type' },
+    ],
     [{ to: [realm.owner.id] }, { result: 'error', msg: "Missing 'op' argument", code: 'REQUEST_VARIABLE_MISSING', var_name: 'op' }],
   ];
   for (const [params, body] of cases) {
@@ -71,10 +99,19 @@ test('channel typing: the subscribers, the typist too; access and settings', asy
   assert.equal((await alice.client.post('/typing', { type: 'channel', op: 'start', stream_id: id, topic: 'plans' })).body, ok);
   assert.equal((await outsider.client.post('/typing', { type: 'stream', op: 'stop', stream_id: id, topic: 'general chat' })).body, ok);
   events.stop();
-  assert.equal(events.envelopes.map((e) => [e.event, e.userIds]), [
-    [{ type: 'typing', op: 'start', message_type: 'stream', sender: { user_id: alice.id, email: alice.email }, stream_id: id, topic: 'plans' }, [alice.id, bob.id]],
-    [{ type: 'typing', op: 'stop', message_type: 'stream', sender: { user_id: outsider.id, email: outsider.email }, stream_id: id, topic: '' }, [alice.id, bob.id]],
-  ]);
+  assert.equal(
+    events.envelopes.map((e) => [e.event, e.userIds]),
+    [
+      [
+        { type: 'typing', op: 'start', message_type: 'stream', sender: { user_id: alice.id, email: alice.email }, stream_id: id, topic: 'plans' },
+        [alice.id, bob.id],
+      ],
+      [
+        { type: 'typing', op: 'stop', message_type: 'stream', sender: { user_id: outsider.id, email: outsider.email }, stream_id: id, topic: '' },
+        [alice.id, bob.id],
+      ],
+    ],
+  );
 
   const failing = captureEvents(realm.server.app, realm.id);
   const cases: [typeof alice, Record<string, unknown>, object][] = [
@@ -112,10 +149,13 @@ test('nobody hears who turned receives_typing_notifications off; channels over 1
   assert.equal((await alice.client.post('/typing', { type: 'stream', op: 'start', stream_id: small, subject: ' plans ' })).body, ok);
   assert.equal((await alice.client.post('/typing', { type: 'stream', op: 'start', stream_id: big, topic: 'x' })).body, ok);
   events.stop();
-  assert.equal(events.envelopes.map((e) => [e.event.message_type, e.event.topic, e.userIds]), [
-    ['direct', undefined, [alice.id, bob.id]],
-    ['stream', 'plans', [alice.id, bob.id]],
-  ]);
+  assert.equal(
+    events.envelopes.map((e) => [e.event.message_type, e.event.topic, e.userIds]),
+    [
+      ['direct', undefined, [alice.id, bob.id]],
+      ['stream', 'plans', [alice.id, bob.id]],
+    ],
+  );
 });
 
 test.run();

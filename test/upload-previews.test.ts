@@ -13,7 +13,10 @@ async function upload(u: TestUser, filename: string, data: Buffer, contentType: 
   return r.body.url;
 }
 
-const png = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: '#3366cc' } }).png().toBuffer();
+const png = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: '#3366cc' } })
+    .png()
+    .toBuffer();
 
 test('an uploaded image previews as its thumbnail, with its size and type', async () => {
   const realm = await newRealm();
@@ -47,8 +50,13 @@ test('an uploaded image previews as its thumbnail, with its size and type', asyn
 
 test('an animated GIF shows its animated thumbnail', async () => {
   const realm = await newRealm();
-  const frame = (background: string) => sharp({ create: { width: 40, height: 30, channels: 4, background } }).png().toBuffer();
-  const gif = await sharp([await frame('#ff0000'), await frame('#00ff00')], { join: { animated: true } }).gif().toBuffer();
+  const frame = (background: string) =>
+    sharp({ create: { width: 40, height: 30, channels: 4, background } })
+      .png()
+      .toBuffer();
+  const gif = await sharp([await frame('#ff0000'), await frame('#00ff00')], { join: { animated: true } })
+    .gif()
+    .toBuffer();
   const url = await upload(realm.owner, 'spin.gif', gif, 'image/gif');
   const pathId = url.slice('/user_uploads/'.length);
   const rendered = (await realm.owner.client.post('/messages/render', { content: `[spin.gif](${url})` })).body.rendered;

@@ -25,7 +25,9 @@ const MISSING = [404, '<p>This file does not exist or has been deleted.</p>'];
 test('upload: the reference response, Zulip path id, stored row and attachment event', async () => {
   const realm = await newRealm();
   const reg = await realm.owner.client.post('/register', { event_types: ['attachment'] });
-  const r = await realm.owner.client.postMultipart('/user_uploads', {}, [{ field: 'file', filename: 'zulip.txt', contentType: 'text/plain', data: Buffer.from('zulip!') }]);
+  const r = await realm.owner.client.postMultipart('/user_uploads', {}, [
+    { field: 'file', filename: 'zulip.txt', contentType: 'text/plain', data: Buffer.from('zulip!') },
+  ]);
   assert.is(r.status, 200, r.text);
   assert.equal(Object.keys(r.body).sort(), ['filename', 'msg', 'result', 'uri', 'url']);
   assert.equal([r.body.result, r.body.msg, r.body.filename], ['success', '', 'zulip.txt']);
@@ -34,10 +36,15 @@ test('upload: the reference response, Zulip path id, stored row and attachment e
   const row = await realm.server.app.prisma.attachment.findUniqueOrThrow({ where: { pathId } });
   assert.equal([row.ownerId, row.fileName, row.size, row.contentType], [realm.owner.id, 'zulip.txt', 6, 'text/plain; charset="ascii"']);
   const events = (await realm.owner.client.get('/events', { queue_id: reg.body.queue_id, last_event_id: -1, dont_block: true })).body.events;
-  assert.equal(events, [{
-    type: 'attachment', op: 'add', id: 0, upload_space_used: 6,
-    attachment: { id: row.id, name: 'zulip.txt', path_id: pathId, size: 6, create_time: Math.floor(row.createTime.getTime() / 1000), message_ids: [] },
-  }]);
+  assert.equal(events, [
+    {
+      type: 'attachment',
+      op: 'add',
+      id: 0,
+      upload_space_used: 6,
+      attachment: { id: row.id, name: 'zulip.txt', path_id: pathId, size: 6, create_time: Math.floor(row.createTime.getTime() / 1000), message_ids: [] },
+    },
+  ]);
 });
 
 test('upload errors: no file, two files, too large, no credentials', async () => {
@@ -190,7 +197,9 @@ test('editing the link away reports the upload as detached (spec 2.4)', async ()
   const r = await realm.owner.client.patch(`/messages/${id}`, { content: 'no file any more' });
   assert.is(r.status, 200, r.text);
   const row = await realm.server.app.prisma.attachment.findUniqueOrThrow({ where: { pathId: file.pathId } });
-  assert.equal(r.body.detached_uploads, [{ id: row.id, name: 'draft.txt', path_id: file.pathId, size: 10, create_time: Math.floor(row.createTime.getTime() / 1000), message_ids: [] }]);
+  assert.equal(r.body.detached_uploads, [
+    { id: row.id, name: 'draft.txt', path_id: file.pathId, size: 10, create_time: Math.floor(row.createTime.getTime() / 1000), message_ids: [] },
+  ]);
   assert.ok(Math.abs(r.body.detached_uploads[0].create_time - Date.now() / 1000) < 60, 'create_time is in seconds');
 });
 

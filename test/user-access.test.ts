@@ -19,10 +19,22 @@ async function limitGuests(realm: TestRealm, group = 'role:members'): Promise<vo
 
 /** Zulip's placeholder for a user the guest cannot access. */
 const unknownUser = (realm: TestRealm, id: number) => ({
-  user_id: id, delivery_email: null, email: `user${id}@${realm.subdomain}.localhost`, full_name: 'Unknown user',
-  date_joined: '1970-01-01T00:00:00+00:00', is_active: true, is_owner: false, is_admin: false, is_guest: false, is_bot: false,
-  role: 400, timezone: '', avatar_url: `http://${realm.host}/static/images/unknown-user-avatar.png`, avatar_version: 1,
-  is_imported_stub: false, profile_data: {},
+  user_id: id,
+  delivery_email: null,
+  email: `user${id}@${realm.subdomain}.localhost`,
+  full_name: 'Unknown user',
+  date_joined: '1970-01-01T00:00:00+00:00',
+  is_active: true,
+  is_owner: false,
+  is_admin: false,
+  is_guest: false,
+  is_bot: false,
+  role: 400,
+  timezone: '',
+  avatar_url: `http://${realm.host}/static/images/unknown-user-avatar.png`,
+  avatar_version: 1,
+  is_imported_stub: false,
+  profile_data: {},
 });
 
 async function deactivate(realm: TestRealm, user: TestUser): Promise<void> {
@@ -64,7 +76,10 @@ async function userAsOwnerSees(realm: TestRealm, id: number, params: Record<stri
 
 test('role:everyone (the default): a guest accesses every user', async () => {
   const { realm, carol, guest } = await cast();
-  const [asOwner, asGuest] = [await openQueue(realm.owner, { fetch_event_types: ['realm_user'] }), await openQueue(guest, { fetch_event_types: ['realm_user'], ...INCOMPLETE })];
+  const [asOwner, asGuest] = [
+    await openQueue(realm.owner, { fetch_event_types: ['realm_user'] }),
+    await openQueue(guest, { fetch_event_types: ['realm_user'], ...INCOMPLETE }),
+  ];
   assert.equal(asGuest.state.realm_users, asOwner.state.realm_users);
   assert.equal(asGuest.state.realm_non_active_users, asOwner.state.realm_non_active_users);
   assert.not.ok('user_list_incomplete' in asGuest.state, 'Zulip has no such state key');
@@ -73,7 +88,9 @@ test('role:everyone (the default): a guest accesses every user', async () => {
 
   const queue = await openQueue(guest, { event_types: ['realm_user'], ...INCOMPLETE });
   const newbie = await realm.addUser({ name: 'Newbie' });
-  assert.equal(await queue.next(), [{ type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, newbie.id, { client_gravatar: false, include_custom_profile_fields: true }) }]);
+  assert.equal(await queue.next(), [
+    { type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, newbie.id, { client_gravatar: false, include_custom_profile_fields: true }) },
+  ]);
 });
 
 test('role:members, register: inaccessible users are Unknown user placeholders, or left out with user_list_incomplete', async () => {
@@ -128,13 +145,19 @@ test('role:members, events: a new user reaches a restricted guest as Unknown use
   const members = await openQueue(member, { event_types: ['realm_user'] });
 
   const newbie = await realm.addUser({ name: 'Newbie' });
-  assert.equal(await members.next(), [{ type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, newbie.id, { client_gravatar: false, include_custom_profile_fields: true }) }]);
+  assert.equal(await members.next(), [
+    { type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, newbie.id, { client_gravatar: false, include_custom_profile_fields: true }) },
+  ]);
   assert.equal(await placeholders.next(), [{ type: 'realm_user', op: 'add', person: unknownUser(realm, newbie.id) }]);
   assert.equal(await incomplete.pending(), []);
 
   // Bots are accessible to everyone.
   const bot = await realm.addUser({ name: 'Helper', bot: true });
-  const botEvent = { type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, bot.id, { client_gravatar: false, include_custom_profile_fields: true }) };
+  const botEvent = {
+    type: 'realm_user',
+    op: 'add',
+    person: await userAsOwnerSees(realm, bot.id, { client_gravatar: false, include_custom_profile_fields: true }),
+  };
   assert.equal(await placeholders.next(), [botEvent]);
   assert.equal(await incomplete.next(), [botEvent]);
   assert.equal(await members.next(), [botEvent]);
@@ -158,14 +181,17 @@ test('role:members, events: news about a user (deactivation, reactivation, renam
   assert.is((await realm.owner.client.post(`/users/${carol.id}/reactivate`)).status, 200);
   assert.is((await realm.owner.client.patch(`/users/${carol.id}`, { full_name: 'Caroline' })).status, 200);
   events.stop();
-  assert.equal(events.ofType('realm_user').map((e) => [e.userIds, e.event]), [
-    [[realm.owner.id, alice.id, bob.id], update({ user_id: carol.id, is_active: false })],
-    // A DM partner stays accessible after deactivation.
-    [[realm.owner.id, alice.id, guest.id], update({ user_id: bob.id, is_active: false })],
-    [[realm.owner.id, alice.id, bob.id, guest.id], update({ user_id: bob.id, is_active: true })],
-    [[realm.owner.id, alice.id, bob.id, carol.id], update({ user_id: carol.id, is_active: true })],
-    [[realm.owner.id, alice.id, bob.id, carol.id], update({ user_id: carol.id, full_name: 'Caroline' })],
-  ]);
+  assert.equal(
+    events.ofType('realm_user').map((e) => [e.userIds, e.event]),
+    [
+      [[realm.owner.id, alice.id, bob.id], update({ user_id: carol.id, is_active: false })],
+      // A DM partner stays accessible after deactivation.
+      [[realm.owner.id, alice.id, guest.id], update({ user_id: bob.id, is_active: false })],
+      [[realm.owner.id, alice.id, bob.id, guest.id], update({ user_id: bob.id, is_active: true })],
+      [[realm.owner.id, alice.id, bob.id, carol.id], update({ user_id: carol.id, is_active: true })],
+      [[realm.owner.id, alice.id, bob.id, carol.id], update({ user_id: carol.id, full_name: 'Caroline' })],
+    ],
+  );
 });
 
 test('role:members, events: a guest gains access by sharing a channel and loses it when that ends', async () => {
@@ -174,7 +200,11 @@ test('role:members, events: a guest gains access by sharing a channel and loses 
   const guest = await realm.addUser({ name: 'Gus', role: Role.GUEST });
   await limitGuests(realm);
   const guestQueue = await openQueue(guest, { event_types: ['realm_user'], ...INCOMPLETE });
-  const added = async () => ({ type: 'realm_user', op: 'add', person: await userAsOwnerSees(realm, alice.id, { client_gravatar: false, include_custom_profile_fields: true }) });
+  const added = async () => ({
+    type: 'realm_user',
+    op: 'add',
+    person: await userAsOwnerSees(realm, alice.id, { client_gravatar: false, include_custom_profile_fields: true }),
+  });
   const removed = { type: 'realm_user', op: 'remove', person: { user_id: alice.id, full_name: 'Unknown user' } };
 
   await makeChannel(realm, 'meeting', [guest, alice]);

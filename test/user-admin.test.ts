@@ -28,8 +28,10 @@ test('role changes: who may grant what, the last owner, and the events', async (
   assert.equal((await mod.client.patch(`/users/${member.id}`, { role: Role.GUEST })).body, error('Insufficient permission'));
   assert.equal((await admin.client.patch(`/users/${member.id}`, { role: Role.OWNER })).body, ownerError);
   assert.equal((await admin.client.patch(`/users/${realm.owner.id}`, { role: Role.MEMBER })).body, ownerError);
-  assert.equal((await realm.owner.client.patch(`/users/${realm.owner.id}`, { role: Role.ADMINISTRATOR })).body,
-    error('The owner permission cannot be removed from the only organization owner.'));
+  assert.equal(
+    (await realm.owner.client.patch(`/users/${realm.owner.id}`, { role: Role.ADMINISTRATOR })).body,
+    error('The owner permission cannot be removed from the only organization owner.'),
+  );
   assert.equal((await admin.client.patch(`/users/${member.id}`, { role: 250 })).body, { ...error('Invalid role'), var_name: 'role' });
   assert.equal((await admin.client.patch('/users/999999', { role: Role.MEMBER })).body, error('No such user'));
   assert.equal((await admin.client.patch(`/users/${member.id}`, { role: Role.MODERATOR })).body, ok);
@@ -63,7 +65,11 @@ test('full name and profile data', async () => {
   assert.equal((await admin.client.patch(`/users/${member.id}`, { profile_data: [{ id: field.id, value: null }] })).body, ok);
   assert.equal(await q.pending(), [
     { type: 'realm_user', op: 'update', person: { user_id: member.id, full_name: 'Mary Major' } },
-    { type: 'realm_user', op: 'update', person: { user_id: member.id, custom_profile_field: { id: field.id, value: '555-1234', rendered_value: '<p>555-1234</p>' } } },
+    {
+      type: 'realm_user',
+      op: 'update',
+      person: { user_id: member.id, custom_profile_field: { id: field.id, value: '555-1234', rendered_value: '<p>555-1234</p>' } },
+    },
     { type: 'realm_user', op: 'update', person: { user_id: member.id, custom_profile_field: { id: field.id, value: null } } },
   ]);
   assert.is((await admin.client.get(`/users/${member.id}`)).body.user.full_name, 'Mary Major');
@@ -93,7 +99,7 @@ test('deactivate: owner rules, events, no more authentication, queues end; react
   const denied = await member.client.get('/users/me');
   assert.is(denied.status, 401);
   assert.equal(denied.body, { result: 'error', msg: 'Account is deactivated', code: 'USER_DEACTIVATED' });
-  assert.is(realm.server.app.queues.peek(memberQueue.state.queue_id), undefined, 'the deactivated user\'s queues are gone');
+  assert.is(realm.server.app.queues.peek(memberQueue.state.queue_id), undefined, "the deactivated user's queues are gone");
   assert.equal((await admin.client.delete(`/users/${member.id}`)).body, error('User is deactivated'));
   const listed = (await watcher.client.get('/user_groups')).body.user_groups.find((g: { id: number }) => g.id === team);
   assert.equal(listed.members, [], 'deactivated users are not listed as members');
@@ -133,7 +139,11 @@ test('deactivate: bots go with their owner; a bot is not a user here', async () 
 test('DELETE /users/me: anyone but the last user or owner; the account and its bots end, with their queues and keys', async () => {
   const solo = await newRealm();
   const alone = await solo.owner.client.delete('/users/me');
-  const lastError = (entity: string, isLastOwner: boolean) => ({ ...error(`Cannot deactivate the only ${entity}.`, 'CANNOT_DEACTIVATE_LAST_USER'), is_last_owner: isLastOwner, entity });
+  const lastError = (entity: string, isLastOwner: boolean) => ({
+    ...error(`Cannot deactivate the only ${entity}.`, 'CANNOT_DEACTIVATE_LAST_USER'),
+    is_last_owner: isLastOwner,
+    entity,
+  });
   assert.equal([alone.status, alone.body], [400, lastError('user', false)]);
   const realm = await newRealm();
   const admin = await realm.addUser({ role: Role.ADMINISTRATOR });
@@ -152,7 +162,7 @@ test('DELETE /users/me: anyone but the last user or owner; the account and its b
     { type: 'subscription', op: 'peer_remove', stream_ids: [channelId], user_ids: [member.id] },
     { type: 'realm_user', op: 'update', person: { user_id: member.id, is_active: false } },
   ]);
-  assert.is(realm.server.app.queues.peek(memberQueue.state.queue_id), undefined, 'the user\'s other clients lose their queues');
+  assert.is(realm.server.app.queues.peek(memberQueue.state.queue_id), undefined, "the user's other clients lose their queues");
   for (const u of [member, bot]) assert.equal((await u.client.get('/users/me')).body, error('Account is deactivated', 'USER_DEACTIVATED'));
 
   // With a second owner, an owner may leave.

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { newRealm } from './helpers/server.ts';
 import { errorBody, makeChannel } from './messages-helpers.ts';
 
-test('what each caller may see of one user\'s channels', async () => {
+test("what each caller may see of one user's channels", async () => {
   const realm = await newRealm();
   const [ann, bob, cat] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
   const guest = await realm.addUser({ role: 600 });

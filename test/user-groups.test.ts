@@ -12,7 +12,9 @@ const ok = { result: 'success', msg: '' };
 
 async function systemGroups(user: TestUser): Promise<Record<string, number>> {
   const r = await user.client.get('/user_groups');
-  return Object.fromEntries((r.body.user_groups as { id: number; name: string; is_system_group: boolean }[]).filter((g) => g.is_system_group).map((g) => [g.name, g.id]));
+  return Object.fromEntries(
+    (r.body.user_groups as { id: number; name: string; is_system_group: boolean }[]).filter((g) => g.is_system_group).map((g) => [g.name, g.id]),
+  );
 }
 
 async function makeGroup(realm: TestRealm, creator: TestUser, name: string, members: number[], extra: Record<string, unknown> = {}): Promise<number> {
@@ -30,12 +32,26 @@ test('create: response, GET /user_groups and register agree, defaults of the gro
   const id = r.body.group_id as number;
   const listed = (await member.client.get('/user_groups')).body.user_groups as Record<string, any>[];
   const group = listed.find((g) => g.id === id)!;
-  assert.equal({ ...group, date_created: 0 }, {
-    id, name: 'backend', description: 'Backend team', members: [realm.owner.id, member.id], direct_subgroup_ids: [], is_system_group: false,
-    deactivated: false, date_created: 0, creator_id: member.id,
-    can_add_members_group: { direct_members: [member.id], direct_subgroups: [] }, can_join_group: sys['role:nobody'], can_leave_group: sys['role:everyone'],
-    can_manage_group: { direct_members: [member.id], direct_subgroups: [] }, can_mention_group: sys['role:everyone'], can_remove_members_group: sys['role:nobody'],
-  });
+  assert.equal(
+    { ...group, date_created: 0 },
+    {
+      id,
+      name: 'backend',
+      description: 'Backend team',
+      members: [realm.owner.id, member.id],
+      direct_subgroup_ids: [],
+      is_system_group: false,
+      deactivated: false,
+      date_created: 0,
+      creator_id: member.id,
+      can_add_members_group: { direct_members: [member.id], direct_subgroups: [] },
+      can_join_group: sys['role:nobody'],
+      can_leave_group: sys['role:everyone'],
+      can_manage_group: { direct_members: [member.id], direct_subgroups: [] },
+      can_mention_group: sys['role:everyone'],
+      can_remove_members_group: sys['role:nobody'],
+    },
+  );
   assert.type(group.date_created, 'number');
   const state = (await openQueue(member, { fetch_event_types: ['realm_user_groups'] })).state;
   assert.equal(state.realm_user_groups, listed);
@@ -72,7 +88,10 @@ test('create: errors and who may create', async () => {
   assert.equal((await guest.client.get('/user_groups')).body, error('Not allowed for guest users'));
   const missing = await member.client.post('/user_groups/create', { name: 'n', members: [] });
   assert.equal(missing.body, error("Missing 'description' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'description' }));
-  const withSub = await makeGroup(realm, member, 'parent', [member.id], { subgroups: [other], can_mention_group: { direct_members: [], direct_subgroups: [sys['role:moderators']] } });
+  const withSub = await makeGroup(realm, member, 'parent', [member.id], {
+    subgroups: [other],
+    can_mention_group: { direct_members: [], direct_subgroups: [sys['role:moderators']] },
+  });
   const listed = (await member.client.get('/user_groups')).body.user_groups.find((g: { id: number }) => g.id === withSub);
   assert.equal(listed.direct_subgroup_ids, [other]);
   assert.is(listed.can_mention_group, sys['role:moderators'], 'a single subgroup is stored as the group itself');
@@ -94,7 +113,9 @@ test('edit: name, description, settings with {new, old}; permissions of manager,
   assert.equal((await creator.client.patch(`/user_groups/${sys['role:members']}`, { name: 'x' })).body, error('Insufficient permission'));
   assert.equal((await creator.client.patch('/user_groups/999999', { name: 'x' })).body, error('Invalid user group'));
   const r = await creator.client.patch(`/user_groups/${id}`, {
-    name: 'renamed', description: 'New text', can_mention_group: { new: sys['role:moderators'], old: sys['role:everyone'] },
+    name: 'renamed',
+    description: 'New text',
+    can_mention_group: { new: sys['role:moderators'], old: sys['role:everyone'] },
   });
   assert.equal(r.body, ok);
   assert.equal(await q.pending(), [
@@ -102,14 +123,19 @@ test('edit: name, description, settings with {new, old}; permissions of manager,
     { type: 'user_group', op: 'update', group_id: id, data: { description: 'New text' } },
     { type: 'user_group', op: 'update', group_id: id, data: { can_mention_group: sys['role:moderators'] } },
   ]);
-  assert.equal((await creator.client.patch(`/user_groups/${id}`, { can_mention_group: { new: sys['role:members'], old: sys['role:everyone'] } })).body,
-    error("'old' value does not match the expected value."));
+  assert.equal(
+    (await creator.client.patch(`/user_groups/${id}`, { can_mention_group: { new: sys['role:members'], old: sys['role:everyone'] } })).body,
+    error("'old' value does not match the expected value."),
+  );
   // Handing management to members lets any member edit; the owner always may.
   assert.equal((await creator.client.patch(`/user_groups/${id}`, { can_manage_group: { new: sys['role:members'] } })).body, ok);
   assert.equal((await member.client.patch(`/user_groups/${id}`, { description: 'by member' })).body, ok);
   assert.equal((await realm.owner.client.patch(`/user_groups/${id}`, { description: 'by owner' })).body, ok);
   const group = (await member.client.get('/user_groups')).body.user_groups.find((g: { id: number }) => g.id === id);
-  assert.equal([group.name, group.description, group.can_manage_group, group.can_mention_group], ['renamed', 'by owner', sys['role:members'], sys['role:moderators']]);
+  assert.equal(
+    [group.name, group.description, group.can_manage_group, group.can_mention_group],
+    ['renamed', 'by owner', sys['role:members'], sys['role:moderators']],
+  );
 });
 
 test('members: add, delete, join and leave, with the permission each needs and the events', async () => {
@@ -121,13 +147,21 @@ test('members: add, delete, join and leave, with the permission each needs and t
   const sys = await systemGroups(realm.owner);
   const id = await makeGroup(realm, creator, 'team', [creator.id]);
   const q = await openQueue(bob, { event_types: ['user_group'] });
-  assert.equal((await bob.client.post(`/user_groups/${id}/members`, {})).body,
-    error('Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".'));
+  assert.equal(
+    (await bob.client.post(`/user_groups/${id}/members`, {})).body,
+    error('Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".'),
+  );
   assert.equal((await bob.client.post(`/user_groups/${id}/members`, { add: [bob.id] })).body, error('Insufficient permission'), 'can_join_group is nobody');
   assert.equal((await guest.client.post(`/user_groups/${id}/members`, { add: [guest.id] })).body, error('Not allowed for guest users'));
-  assert.equal((await creator.client.post(`/user_groups/${id}/members`, { add: [creator.id] })).body, error(`User ${creator.id} is already a member of this group`));
+  assert.equal(
+    (await creator.client.post(`/user_groups/${id}/members`, { add: [creator.id] })).body,
+    error(`User ${creator.id} is already a member of this group`),
+  );
   assert.equal((await creator.client.post(`/user_groups/${id}/members`, { add: [424242] })).body, error('Invalid user ID: 424242'));
-  assert.equal((await creator.client.post(`/user_groups/${id}/members`, { delete: [bob.id] })).body, error(`There is no member '${bob.id}' in this user group`));
+  assert.equal(
+    (await creator.client.post(`/user_groups/${id}/members`, { delete: [bob.id] })).body,
+    error(`There is no member '${bob.id}' in this user group`),
+  );
   assert.equal((await creator.client.post(`/user_groups/${id}/members`, { add: [bob.id, carol.id] })).body, ok);
   assert.equal((await creator.client.post(`/user_groups/${id}/members`, { delete: [carol.id] })).body, ok);
   // can_leave_group is everyone: bob may leave by himself but not remove others.
@@ -159,12 +193,19 @@ test('subgroups: add, remove, cycles, recursive membership and the permission ch
   const q = await openQueue(bob, { event_types: ['user_group'] });
   assert.equal((await creator.client.post(`/user_groups/${parent}/subgroups`, {})).body, error('Nothing to do. Specify at least one of "add" or "delete".'));
   assert.equal((await creator.client.post(`/user_groups/${parent}/subgroups`, { add: [child] })).body, ok);
-  assert.equal((await creator.client.post(`/user_groups/${parent}/subgroups`, { add: [child] })).body, error(`User group ${child} is already a subgroup of this group.`));
-  assert.equal((await creator.client.post(`/user_groups/${child}/subgroups`, { add: [parent] })).body,
-    error(`User group ${child} is already a subgroup of one of the passed subgroups.`));
+  assert.equal(
+    (await creator.client.post(`/user_groups/${parent}/subgroups`, { add: [child] })).body,
+    error(`User group ${child} is already a subgroup of this group.`),
+  );
+  assert.equal(
+    (await creator.client.post(`/user_groups/${child}/subgroups`, { add: [parent] })).body,
+    error(`User group ${child} is already a subgroup of one of the passed subgroups.`),
+  );
   assert.equal((await creator.client.post(`/user_groups/${parent}/subgroups`, { add: [333333] })).body, error('Invalid user group ID: 333333'));
-  assert.equal((await creator.client.post(`/user_groups/${parent}/subgroups`, { delete: [sys['role:members']] })).body,
-    error(`User group ${sys['role:members']} is not a subgroup of this group.`));
+  assert.equal(
+    (await creator.client.post(`/user_groups/${parent}/subgroups`, { delete: [sys['role:members']] })).body,
+    error(`User group ${sys['role:members']} is not a subgroup of this group.`),
+  );
   assert.equal((await bob.client.post(`/user_groups/${parent}/subgroups`, { add: [sys['role:moderators']] })).body, error('Insufficient permission'));
   assert.equal((await bob.client.get(`/user_groups/${parent}/members`)).body, { ...ok, members: [creator.id, bob.id] });
   assert.equal((await bob.client.get(`/user_groups/${parent}/members`, { direct_member_only: true })).body, { ...ok, members: [creator.id] });
@@ -193,11 +234,16 @@ test('deactivate: objections, events with and without include_deactivated_groups
   const old = await openQueue(other, { event_types: ['user_group'] });
   assert.equal((await other.client.post(`/user_groups/${id}/deactivate`)).body, error('Insufficient permission'));
   const inUse = await creator.client.post(`/user_groups/${id}/deactivate`);
-  assert.equal(inUse.body, error('Cannot deactivate user group in use.', 'CANNOT_DEACTIVATE_GROUP_IN_USE', { objections: [{ type: 'subgroup', supergroup_ids: [parent] }] }));
+  assert.equal(
+    inUse.body,
+    error('Cannot deactivate user group in use.', 'CANNOT_DEACTIVATE_GROUP_IN_USE', { objections: [{ type: 'subgroup', supergroup_ids: [parent] }] }),
+  );
   assert.equal((await creator.client.post(`/user_groups/${parent}/subgroups`, { delete: [id] })).body, ok);
   assert.equal((await realm.owner.client.patch('/realm', { can_create_groups: { new: id } })).body, { ...ok, can_create_groups: id });
-  assert.equal((await creator.client.post(`/user_groups/${id}/deactivate`)).body,
-    error('Cannot deactivate user group in use.', 'CANNOT_DEACTIVATE_GROUP_IN_USE', { objections: [{ type: 'realm', settings: ['can_create_groups'] }] }));
+  assert.equal(
+    (await creator.client.post(`/user_groups/${id}/deactivate`)).body,
+    error('Cannot deactivate user group in use.', 'CANNOT_DEACTIVATE_GROUP_IN_USE', { objections: [{ type: 'realm', settings: ['can_create_groups'] }] }),
+  );
   const members = (await realm.owner.client.get('/user_groups')).body.user_groups.find((g: { name: string }) => g.name === 'role:members').id;
   assert.equal((await realm.owner.client.patch('/realm', { can_create_groups: { new: members } })).body, { ...ok, can_create_groups: members });
   assert.equal((await creator.client.post(`/user_groups/${id}/deactivate`)).body, ok);
@@ -216,7 +262,10 @@ test('deactivate: objections, events with and without include_deactivated_groups
     { type: 'user_group', op: 'update', group_id: id, data: { deactivated: false } },
   ]);
   const oldEvents = await old.pending();
-  assert.equal(oldEvents.slice(-2).map((e) => e.op), ['remove', 'add']);
+  assert.equal(
+    oldEvents.slice(-2).map((e) => e.op),
+    ['remove', 'add'],
+  );
   assert.equal(oldEvents.at(-2), { type: 'user_group', op: 'remove', group_id: id });
   assert.is(oldEvents.at(-1)!.group.name, 'sleeping');
   assert.equal(oldEvents.at(-1)!.group.members, [creator.id]);

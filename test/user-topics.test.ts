@@ -41,10 +41,21 @@ async function settings(u: TestUser): Promise<{ user_topics: Event[]; muted_topi
   return { user_topics: r.body.user_topics.map(timed), muted_topics: timed({ muted_topics: legacy.body.muted_topics }).muted_topics };
 }
 
-const topicEvent = (streamId: number, topic: string, policy: number) => ({ type: 'user_topic', stream_id: streamId, topic_name: topic, last_updated: 'now', visibility_policy: policy });
-const setting = (streamId: number, topic: string, policy: number) => ({ stream_id: streamId, topic_name: topic, last_updated: 'now', visibility_policy: policy });
+const topicEvent = (streamId: number, topic: string, policy: number) => ({
+  type: 'user_topic',
+  stream_id: streamId,
+  topic_name: topic,
+  last_updated: 'now',
+  visibility_policy: policy,
+});
+const setting = (streamId: number, topic: string, policy: number) => ({
+  stream_id: streamId,
+  topic_name: topic,
+  last_updated: 'now',
+  visibility_policy: policy,
+});
 
-test('POST /user_topics: each policy, events to the user\'s clients, register; nothing changes, nothing is sent', async () => {
+test("POST /user_topics: each policy, events to the user's clients, register; nothing changes, nothing is sent", async () => {
   const realm = await newRealm();
   const ann = await realm.addUser();
   const bob = await realm.addUser();
@@ -63,13 +74,20 @@ test('POST /user_topics: each policy, events to the user\'s clients, register; n
   assert.equal(await take(legacy, 1), [{ type: 'muted_topics', muted_topics: [] }]);
   assert.equal((await setPolicy(ann, garden, 'general chat', UNMUTED)).body, SUCCESS, 'the empty topic by its display name');
   assert.equal(await take(modern, 1), [topicEvent(garden, '', UNMUTED)]);
-  assert.equal(await settings(ann), { user_topics: [setting(garden, 'Roses', FOLLOWED), setting(garden, '', UNMUTED)], muted_topics: [] }, 'the first spelling stays');
+  assert.equal(
+    await settings(ann),
+    { user_topics: [setting(garden, 'Roses', FOLLOWED), setting(garden, '', UNMUTED)], muted_topics: [] },
+    'the first spelling stays',
+  );
 
   assert.equal((await setPolicy(ann, garden, 'roses', INHERIT)).body, SUCCESS);
   assert.equal((await setPolicy(ann, garden, 'roses', INHERIT)).body, SUCCESS, 'removing what is not there succeeds');
   assert.equal((await setPolicy(ann, garden, 'tulips', MUTED)).body, SUCCESS);
   assert.equal(await take(modern, 2), [topicEvent(garden, 'roses', INHERIT), topicEvent(garden, 'tulips', MUTED)]);
-  assert.equal(await settings(ann), { user_topics: [setting(garden, '', UNMUTED), setting(garden, 'tulips', MUTED)], muted_topics: [['Garden', 'tulips', 'now']] });
+  assert.equal(await settings(ann), {
+    user_topics: [setting(garden, '', UNMUTED), setting(garden, 'tulips', MUTED)],
+    muted_topics: [['Garden', 'tulips', 'now']],
+  });
 
   assert.equal((await setPolicy(bob, garden, 'AXB', FOLLOWED)).body, SUCCESS);
   assert.equal((await setPolicy(bob, garden, 'a_b', MUTED)).body, SUCCESS, 'a `_` in a topic is no wildcard');
@@ -79,7 +97,7 @@ test('POST /user_topics: each policy, events to the user\'s clients, register; n
   await take(bobs, 2);
   assert.equal((await setPolicy(bob, garden, 'lilies', MUTED)).body, SUCCESS);
   assert.equal(await take(bobs, 1), [topicEvent(garden, 'lilies', MUTED)]);
-  assert.equal(await modern.pending(), [], 'another user\'s settings reach only their clients');
+  assert.equal(await modern.pending(), [], "another user's settings reach only their clients");
   assert.equal((await settings(bob)).user_topics, [setting(garden, 'lilies', MUTED)]);
   assert.equal((await settings(ann)).user_topics.length, 2);
 });
@@ -99,8 +117,14 @@ test('POST /user_topics errors: parameters, channels one cannot read, archived o
     [{ stream_id: open, visibility_policy: MUTED }, errorBody("Missing 'topic' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'topic' })],
     [{ stream_id: open, topic: 't' }, errorBody("Missing 'visibility_policy' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'visibility_policy' })],
     [{ stream_id: open, topic: 't', visibility_policy: 4 }, errorBody('Invalid visibility_policy', 'BAD_REQUEST', { var_name: 'visibility_policy' })],
-    [{ stream_id: open, topic: 't', visibility_policy: 'muted' }, errorBody('Argument "visibility_policy" is not valid JSON.', 'BAD_REQUEST', { var_name: 'visibility_policy' })],
-    [{ stream_id: open, topic: 'x'.repeat(61), visibility_policy: MUTED }, errorBody('topic is too long (limit: 60 characters)', 'BAD_REQUEST', { var_name: 'topic' })],
+    [
+      { stream_id: open, topic: 't', visibility_policy: 'muted' },
+      errorBody('Argument "visibility_policy" is not valid JSON.', 'BAD_REQUEST', { var_name: 'visibility_policy' }),
+    ],
+    [
+      { stream_id: open, topic: 'x'.repeat(61), visibility_policy: MUTED },
+      errorBody('topic is too long (limit: 60 characters)', 'BAD_REQUEST', { var_name: 'topic' }),
+    ],
     [{ stream_id: secret, topic: 't', visibility_policy: MUTED }, invalidChannel],
     [{ stream_id: gone, topic: 't', visibility_policy: FOLLOWED }, invalidChannel],
     [{ stream_id: 999999, topic: 't', visibility_policy: MUTED }, invalidChannel],
@@ -112,10 +136,10 @@ test('POST /user_topics errors: parameters, channels one cannot read, archived o
   }
   assert.equal((await setPolicy(ann, open, '🌹'.repeat(60), MUTED)).body, SUCCESS, 'the limit counts characters, not UTF-16 units');
   assert.equal((await setPolicy(ann, secret, 'plans', INHERIT)).body, SUCCESS, 'a setting can be dropped without access to its channel');
-  assert.equal((await settings(bob)).user_topics, [setting(secret, 'plans', MUTED)], 'and it was only ever the caller\'s own');
+  assert.equal((await settings(bob)).user_topics, [setting(secret, 'plans', MUTED)], "and it was only ever the caller's own");
 });
 
-test('legacy PATCH /users/me/subscriptions/muted_topics: by name or id, add and remove, Zulip\'s errors', async () => {
+test("legacy PATCH /users/me/subscriptions/muted_topics: by name or id, add and remove, Zulip's errors", async () => {
   const realm = await newRealm();
   const ann = await realm.addUser();
   const bob = await realm.addUser();
@@ -125,12 +149,22 @@ test('legacy PATCH /users/me/subscriptions/muted_topics: by name or id, add and 
   assert.equal((await muteTopic(ann, { stream: 'garden', topic: 'roses', op: 'add' })).body, SUCCESS);
   assert.equal((await muteTopic(ann, { stream_id: garden, topic: 'Roses', op: 'add' })).body, SUCCESS, 'muting a muted topic succeeds (Zulip 7.0)');
   assert.equal((await muteTopic(ann, { stream_id: garden, topic: 'tulips', op: 'add' })).body, SUCCESS);
-  assert.equal(await take(q, 4), [
-    { type: 'muted_topics', muted_topics: [['Garden', 'roses', 'now']] },
-    topicEvent(garden, 'roses', MUTED),
-    { type: 'muted_topics', muted_topics: [['Garden', 'roses', 'now'], ['Garden', 'tulips', 'now']] },
-    topicEvent(garden, 'tulips', MUTED),
-  ], 'a client with every event type gets both forms');
+  assert.equal(
+    await take(q, 4),
+    [
+      { type: 'muted_topics', muted_topics: [['Garden', 'roses', 'now']] },
+      topicEvent(garden, 'roses', MUTED),
+      {
+        type: 'muted_topics',
+        muted_topics: [
+          ['Garden', 'roses', 'now'],
+          ['Garden', 'tulips', 'now'],
+        ],
+      },
+      topicEvent(garden, 'tulips', MUTED),
+    ],
+    'a client with every event type gets both forms',
+  );
   assert.equal((await muteTopic(ann, { stream: 'Garden', topic: 'ROSES', op: 'remove' })).body, SUCCESS);
   assert.equal((await muteTopic(ann, { stream: 'Garden', topic: 'lilies', op: 'remove' })).body, SUCCESS, 'unmuting what is not muted succeeds');
   assert.equal(await take(q, 2), [{ type: 'muted_topics', muted_topics: [['Garden', 'tulips', 'now']] }, topicEvent(garden, 'ROSES', INHERIT)]);
@@ -138,7 +172,10 @@ test('legacy PATCH /users/me/subscriptions/muted_topics: by name or id, add and 
 
   const cases: [Record<string, unknown>, object][] = [
     [{ topic: 't', op: 'add' }, errorBody("Missing 'stream_id' argument")],
-    [{ stream: 'Garden', stream_id: garden, topic: 't', op: 'add' }, errorBody('Unsupported parameter combination: stream_id, stream', 'BAD_REQUEST', { parameters: 'stream_id, stream' })],
+    [
+      { stream: 'Garden', stream_id: garden, topic: 't', op: 'add' },
+      errorBody('Unsupported parameter combination: stream_id, stream', 'BAD_REQUEST', { parameters: 'stream_id, stream' }),
+    ],
     [{ stream: 'Garden', topic: 't' }, errorBody("Missing 'op' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'op' })],
     [{ stream: 'Garden', topic: 't', op: 'toggle' }, errorBody('Invalid op', 'BAD_REQUEST', { var_name: 'op' })],
     [{ stream: 'Garden', op: 'add' }, errorBody("Missing 'topic' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'topic' })],
@@ -157,13 +194,18 @@ test('legacy PATCH /users/me/subscriptions/muted_topics: by name or id, add and 
 
 /** Moves the topic of message `id` (and its others, by `mode`) as the owner. */
 async function move(realm: TestRealm, id: number, change: Record<string, unknown>, mode = 'change_all'): Promise<void> {
-  const r = await realm.owner.client.patch(`/messages/${id}`, { ...change, propagate_mode: mode, send_notification_to_old_thread: false, send_notification_to_new_thread: false });
+  const r = await realm.owner.client.patch(`/messages/${id}`, {
+    ...change,
+    propagate_mode: mode,
+    send_notification_to_old_thread: false,
+    send_notification_to_new_thread: false,
+  });
   assert.is(r.status, 200, r.text);
 }
 
 const types = (events: Event[]) => events.map((e) => e.type);
 
-test('moving a whole topic moves its settings, merged with the destination\'s when it has messages', async () => {
+test("moving a whole topic moves its settings, merged with the destination's when it has messages", async () => {
   const realm = await newRealm();
   const [ann, bob, cat, dan] = [await realm.addUser(), await realm.addUser(), await realm.addUser(), await realm.addUser()];
   const garden = await makeChannel(realm, 'Garden', [realm.owner, ann, bob, cat, dan]);

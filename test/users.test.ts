@@ -36,14 +36,33 @@ test('GET /users lists the organization only, with client_gravatar', async () =>
   const member = await realm.addUser({ name: 'Mary Member' });
   const r = await realm.owner.client.get('/users');
   assert.is(r.status, 200);
-  assert.equal(r.body.members.map((m: { user_id: number }) => m.user_id), [realm.owner.id, member.id]);
+  assert.equal(
+    r.body.members.map((m: { user_id: number }) => m.user_id),
+    [realm.owner.id, member.id],
+  );
   const mary = r.body.members[1];
   assert.is(mary.avatar_url, null, 'client_gravatar defaults to true and the email is visible');
-  assert.equal({ ...mary, date_joined: 'x' }, {
-    user_id: member.id, delivery_email: member.email, email: member.email, full_name: 'Mary Member', date_joined: 'x',
-    is_active: true, is_owner: false, is_admin: false, is_guest: false, is_bot: false, bot_type: null, role: 400,
-    timezone: '', avatar_url: null, avatar_version: 1, is_imported_stub: false,
-  });
+  assert.equal(
+    { ...mary, date_joined: 'x' },
+    {
+      user_id: member.id,
+      delivery_email: member.email,
+      email: member.email,
+      full_name: 'Mary Member',
+      date_joined: 'x',
+      is_active: true,
+      is_owner: false,
+      is_admin: false,
+      is_guest: false,
+      is_bot: false,
+      bot_type: null,
+      role: 400,
+      timezone: '',
+      avatar_url: null,
+      avatar_version: 1,
+      is_imported_stub: false,
+    },
+  );
   const withAvatars = await realm.owner.client.get('/users', { client_gravatar: false });
   assert.type(withAvatars.body.members[1].avatar_url, 'string');
   const withProfiles = await realm.owner.client.get('/users', { include_custom_profile_fields: true });
@@ -162,7 +181,7 @@ test('GET /server_settings needs no authentication', async () => {
   assert.type(r.body.zulip_version, 'string');
 });
 
-test('realm_user add follows the organization\'s default email visibility', async () => {
+test("realm_user add follows the organization's default email visibility", async () => {
   const realm = await newRealm();
   const app = realm.server.app;
   const member = await realm.addUser();

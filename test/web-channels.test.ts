@@ -36,7 +36,12 @@ test.before(async (ctx) => {
   if (chromiumMissing) return;
   await buildWebClient();
   ctx.server = await startTestServer();
-  const creds = (await bootstrapFirstRealm(ctx.server, { INIT_EMAIL: 'olivia@example.com', INIT_PASSWORD: 'olivia-password', INIT_NAME: 'Olivia Owner', INIT_ORG: 'Acme' }))!;
+  const creds = (await bootstrapFirstRealm(ctx.server, {
+    INIT_EMAIL: 'olivia@example.com',
+    INIT_PASSWORD: 'olivia-password',
+    INIT_NAME: 'Olivia Owner',
+    INIT_ORG: 'Acme',
+  }))!;
   const host = new URL(creds.url).host;
   const ownerClient = new Client(ctx.server.port, host, { email: creds.email, apiKey: creds.apiKey });
   const me = await ownerClient.get('/users/me');
@@ -165,7 +170,7 @@ browserTest('an unsubscribed public channel opened by link shows its name, its m
   await bob.locator('.narrow-header').getByRole('button', { name: 'Subscribe' }).waitFor({ state: 'detached' });
 });
 
-browserTest("an administrator renames, describes and archives a channel; a member sees it live and gets no settings form", async (ctx) => {
+browserTest('an administrator renames, describes and archives a channel; a member sees it live and gets no settings form', async (ctx) => {
   const id = await makeChannel(ctx, 'old-name', [ctx.owner, ctx.bob], { description: 'Before' });
   const owner = await logIn(ctx, ctx.owner, `#channels/${id}/old-name`);
   const bob = await logIn(ctx, ctx.bob, `#channels/${id}/old-name`);

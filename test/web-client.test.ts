@@ -10,7 +10,23 @@ import type { Page, WebSocketRoute } from 'playwright-core';
 import { makeChannel, send } from './messages-helpers.ts';
 import { startTestServer } from './helpers/server.ts';
 import { Client } from './helpers/client.ts';
-import { browserTests, chromiumMissing, compose, logIn, messageWith, openTab, PHONE, REFUSED_WEBSOCKET, screenshot, SERVER_ENV, sidebarLink, runBrowserTests, setUpBrowserSuite, tearDownBrowserSuite, type Ctx } from './lib/browser.ts';
+import {
+  browserTests,
+  chromiumMissing,
+  compose,
+  logIn,
+  messageWith,
+  openTab,
+  PHONE,
+  REFUSED_WEBSOCKET,
+  screenshot,
+  SERVER_ENV,
+  sidebarLink,
+  runBrowserTests,
+  setUpBrowserSuite,
+  tearDownBrowserSuite,
+  type Ctx,
+} from './lib/browser.ts';
 
 const test = suite<Ctx>('web-client', {} as Ctx);
 
@@ -38,7 +54,7 @@ browserTest('a wrong password is said so, and repeated failures show the rate li
   await page.getByRole('button', { name: 'Log in' }).click();
   const error = page.locator('#login-error');
   await error.filter({ hasText: 'Too many attempts' }).waitFor();
-  assert.match(await error.textContent() ?? '', /^Too many attempts\. Try again in \d+ seconds\.$/);
+  assert.match((await error.textContent()) ?? '', /^Too many attempts\. Try again in \d+ seconds\.$/);
   assert.ok(await page.getByRole('button', { name: 'Log in' }).isDisabled(), 'the button waits out the limit');
   assert.is(await page.evaluate(() => sessionStorage.length), 0);
 });
@@ -95,7 +111,10 @@ browserTest('a message sent from the compose box comes back over the WebSocket, 
   page.once('dialog', (dialog) => void dialog.accept());
   await regret.getByRole('button', { name: 'Delete message' }).click();
   await regret.waitFor({ state: 'detached' });
-  assert.ok(frames.some((f) => JSON.parse(f).type === 'delete_message'), 'gone by the delete event');
+  assert.ok(
+    frames.some((f) => JSON.parse(f).type === 'delete_message'),
+    'gone by the delete event',
+  );
 });
 
 browserTest("another user's message, typing and DM arrive live in a second browser", async (ctx) => {
@@ -118,7 +137,10 @@ browserTest("another user's message, typing and DM arrive live in a second brows
   await owner.page.locator('.typing-notice', { hasText: 'typing' }).waitFor({ state: 'detached' });
   // Bob's own copy may reach his socket a moment after Olivia's page shows it.
   for (let waited = 0; waited < 5000 && !bob.frames.some((f) => f.includes('Hi from Bob')); waited += 50) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(bob.frames.some((f) => f.includes('Hi from Bob')), "bob's own message came to him over his socket too");
+  assert.ok(
+    bob.frames.some((f) => f.includes('Hi from Bob')),
+    "bob's own message came to him over his socket too",
+  );
 
   await owner.page.getByText('Direct message', { exact: true }).click();
   await owner.page.locator('#compose-to').fill(ctx.bob.email);
@@ -234,7 +256,7 @@ browserTest('scrolling up loads older messages until the first', async (ctx) => 
     await page.waitForTimeout(150);
   }
   await messageWith(page, /^history message 1$/).waitFor();
-  const shown = (await list.locator('.message').evaluateAll((els) => els.map((e) => Number((e as HTMLElement).dataset.messageId))));
+  const shown = await list.locator('.message').evaluateAll((els) => els.map((e) => Number((e as HTMLElement).dataset.messageId)));
   assert.equal(shown, ids, 'every message once, in order');
 });
 
@@ -294,12 +316,17 @@ browserTest('moving a topic to another channel takes the view along', async (ctx
   await messageWith(page, 'after the new register').waitFor();
   assert.match(page.url(), new RegExp(`#narrow/channel/${ctx.general}-general/topic/moved\\.20here$`));
   // Moved back by another client: the view follows again.
-  const back = await ctx.owner.client.patch(`/messages/${id}`, { topic: 'again', stream_id: ctx.random, propagate_mode: 'change_all', send_notification_to_new_thread: false });
+  const back = await ctx.owner.client.patch(`/messages/${id}`, {
+    topic: 'again',
+    stream_id: ctx.random,
+    propagate_mode: 'change_all',
+    send_notification_to_new_thread: false,
+  });
   assert.is(back.status, 200, back.text);
   await page.locator('#narrow-title', { hasText: '#random › again' }).waitFor();
 });
 
-browserTest('a topic renamed while the channel\'s messages load keeps its topic list', async (ctx) => {
+browserTest("a topic renamed while the channel's messages load keeps its topic list", async (ctx) => {
   const id = await send(ctx.owner, ctx.random, 'before rename', 'renamed during a load');
   const { page } = await logIn(ctx, ctx.bob, { hash: `#narrow/channel/${ctx.random}-random` });
   const topics = page.getByRole('list', { name: 'Topics in random' });
@@ -314,7 +341,12 @@ browserTest('a topic renamed while the channel\'s messages load keeps its topic 
   });
   await sidebarLink(page, 'general').click();
   await sidebarLink(page, 'random').click();
-  const renamed = await ctx.owner.client.patch(`/messages/${id}`, { topic: 'after rename', propagate_mode: 'change_all', send_notification_to_old_thread: false, send_notification_to_new_thread: false });
+  const renamed = await ctx.owner.client.patch(`/messages/${id}`, {
+    topic: 'after rename',
+    propagate_mode: 'change_all',
+    send_notification_to_old_thread: false,
+    send_notification_to_new_thread: false,
+  });
   assert.is(renamed.status, 200, renamed.text);
   await topics.getByText('after rename', { exact: true }).waitFor();
   release();
@@ -366,10 +398,11 @@ browserTest('works at phone width: the sidebar opens from the menu', async (ctx)
 browserTest('keyboard: skip link, j and k through messages, / for search, c for compose', async (ctx) => {
   const { page } = await logIn(ctx, ctx.owner, { hash: `#narrow/channel/${ctx.random}-random` });
   await messageWith(page, 'delivered by long-polling').waitFor();
-  const focused = () => page.evaluate(() => {
-    const el = document.activeElement as HTMLElement;
-    return el.id || (el.dataset.messageId ? `message ${el.textContent}` : el.tagName);
-  });
+  const focused = () =>
+    page.evaluate(() => {
+      const el = document.activeElement as HTMLElement;
+      return el.id || (el.dataset.messageId ? `message ${el.textContent}` : el.tagName);
+    });
   await page.keyboard.press('Tab');
   assert.is(await focused(), 'BUTTON', 'the skip link comes first');
   await page.keyboard.press('Enter');
@@ -417,12 +450,14 @@ browserTest('across a server restart the queue resumes: what was sent meanwhile 
   await ctx.server.stop();
   // Another port (the old one is held in TIME_WAIT): the forwarder keeps the browser's address.
   ctx.server = await startTestServer({ ...SERVER_ENV, DATABASE_URL, DATA_DIR });
-  for (const who of ['owner', 'bob', 'carol'] as const) ctx[who] = { ...ctx[who], client: new Client(ctx.server.port, ctx.realm.host, ctx[who].client.credentials) };
+  for (const who of ['owner', 'bob', 'carol'] as const)
+    ctx[who] = { ...ctx[who], client: new Client(ctx.server.port, ctx.realm.host, ctx[who].client.credentials) };
   await send(ctx.owner, ctx.random, 'restart', 'sent after the restart');
   blocked = false;
   await sockets.at(-1)!.close({ code: 1012, reason: 'server restarting' });
   await messageWith(page, 'sent after the restart').waitFor();
-  for (const text of ['sent before the restart', 'also before the restart', 'sent after the restart']) assert.is(await messageWith(page, text).count(), 1, text);
+  for (const text of ['sent before the restart', 'also before the restart', 'sent after the restart'])
+    assert.is(await messageWith(page, text).count(), 1, text);
   assert.equal(registers, [], 'the same queue throughout');
 });
 

@@ -53,7 +53,7 @@ browserTest('typeahead in the message: @ people and groups (silent with @_), # c
   assert.is(await content(page).inputValue(), 'Hi @**Bob Builder** ');
 
   await typeAndSee(page, 'and @_desi', 'designers');
-  assert.match(await suggestions(page).textContent() ?? '', /The designers/);
+  assert.match((await suggestions(page).textContent()) ?? '', /The designers/);
   await content(page).press('Enter');
   assert.is(await content(page).inputValue(), 'Hi @**Bob Builder** and @_*designers* ');
 
@@ -93,7 +93,7 @@ browserTest('typeahead in the message: @ people and groups (silent with @_), # c
   assert.ok(await arrived.locator('.user-mention-me').count(), 'Bob sees that he is mentioned');
 });
 
-browserTest('the topic field suggests the channel\'s topics; picking one moves on to the message', async (ctx) => {
+browserTest("the topic field suggests the channel's topics; picking one moves on to the message", async (ctx) => {
   const tess = await ctx.realm.addUser({ name: 'Tess Topic' });
   const desk = await makeChannel(ctx.realm, 'desk', [tess, ctx.bob]);
   for (const topic of ['release plan', 'planning', 'lunch']) await send(ctx.bob, desk, topic, `About ${topic}`);
@@ -114,7 +114,12 @@ browserTest('the topic field suggests the channel\'s topics; picking one moves o
   await content(page).press('Control+Enter');
   // The server's copy, not the local echo.
   await page.locator('.message:not(.local-echo)', { has: page.locator('.message-content', { hasText: 'On the plan' }) }).waitFor();
-  const r = await ctx.bob.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: JSON.stringify([{ operator: 'channel', operand: desk }]) });
+  const r = await ctx.bob.client.get('/messages', {
+    anchor: 'newest',
+    num_before: 1,
+    num_after: 0,
+    narrow: JSON.stringify([{ operator: 'channel', operand: desk }]),
+  });
   assert.is(r.body.messages[0].subject, 'release plan');
 });
 
@@ -148,7 +153,10 @@ browserTest('direct-message recipients are pills picked by name, email or group;
   await page.getByRole('button', { name: 'Send', exact: true }).click();
   await messageWith(carol.page, 'Just us two').waitFor();
   const r = await ctx.carol.client.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: '[]' });
-  assert.equal(r.body.messages[0].display_recipient.map((u: { id: number }) => u.id).sort((a: number, b: number) => a - b), [ctx.carol.id, nina.id].sort((a, b) => a - b));
+  assert.equal(
+    r.body.messages[0].display_recipient.map((u: { id: number }) => u.id).sort((a: number, b: number) => a - b),
+    [ctx.carol.id, nina.id].sort((a, b) => a - b),
+  );
 });
 
 // A 1x1 PNG, as a custom emoji's image.
@@ -166,68 +174,92 @@ const emojiImageWidth = (emoji: ReturnType<Page['locator']>) =>
       }),
   );
 
-browserTest('the emoji picker: search, categories with images loaded as they come into sight, custom emoji; reactions show live, and it inserts into the message', async (ctx) => {
-  const pia = await ctx.realm.addUser({ name: 'Pia Picker' });
-  const picnic = await makeChannel(ctx.realm, 'picnic', [pia, ctx.bob]);
-  await send(ctx.bob, picnic, 'lunch', 'Lunch at noon?');
-  const upload = await ctx.owner.client.postMultipart('/realm/emoji/partyparrot', {}, [{ field: 'f1', filename: 'parrot.png', contentType: 'image/png', data: PNG }]);
-  assert.is(upload.status, 200, upload.text);
-  const hash = `#narrow/channel/${picnic}-picnic/topic/lunch`;
-  const bob = await logIn(ctx, ctx.bob, { hash });
-  const { page } = await logIn(ctx, pia, { hash });
-  const lunch = messageWith(page, 'Lunch at noon?');
-  await lunch.hover();
-  await lunch.getByRole('button', { name: 'Add reaction' }).click();
-  const picker = page.getByRole('dialog', { name: 'Add a reaction' });
-  const categories = picker.getByRole('navigation', { name: 'Emoji categories' }).getByRole('button');
-  await categories.first().waitFor();
-  assert.equal(await categories.allTextContents(), ['Popular', 'Smileys & Emotion', 'People & Body', 'Animals & Nature', 'Food & Drink', 'Activities', 'Travel & Places', 'Objects', 'Symbols', 'Flags', 'Custom']);
-  const popular = picker.getByRole('region', { name: 'Popular' }).getByRole('button');
-  assert.equal(await popular.evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label'))), ['+1', 'tada', 'slight_smile', 'heart', 'working_on_it', 'octopus']);
-  // Only what is in sight gets its image: Popular does, Flags (at the bottom) not yet.
-  await picker.locator('[data-category="Popular"] span.emoji[style]').first().waitFor();
-  assert.is(await picker.locator('[data-category="Flags"] span.emoji[style]').count(), 0);
-  assert.is(await emojiImageWidth(popular.first().locator('.emoji')), 64);
+browserTest(
+  'the emoji picker: search, categories with images loaded as they come into sight, custom emoji; reactions show live, and it inserts into the message',
+  async (ctx) => {
+    const pia = await ctx.realm.addUser({ name: 'Pia Picker' });
+    const picnic = await makeChannel(ctx.realm, 'picnic', [pia, ctx.bob]);
+    await send(ctx.bob, picnic, 'lunch', 'Lunch at noon?');
+    const upload = await ctx.owner.client.postMultipart('/realm/emoji/partyparrot', {}, [
+      { field: 'f1', filename: 'parrot.png', contentType: 'image/png', data: PNG },
+    ]);
+    assert.is(upload.status, 200, upload.text);
+    const hash = `#narrow/channel/${picnic}-picnic/topic/lunch`;
+    const bob = await logIn(ctx, ctx.bob, { hash });
+    const { page } = await logIn(ctx, pia, { hash });
+    const lunch = messageWith(page, 'Lunch at noon?');
+    await lunch.hover();
+    await lunch.getByRole('button', { name: 'Add reaction' }).click();
+    const picker = page.getByRole('dialog', { name: 'Add a reaction' });
+    const categories = picker.getByRole('navigation', { name: 'Emoji categories' }).getByRole('button');
+    await categories.first().waitFor();
+    assert.equal(await categories.allTextContents(), [
+      'Popular',
+      'Smileys & Emotion',
+      'People & Body',
+      'Animals & Nature',
+      'Food & Drink',
+      'Activities',
+      'Travel & Places',
+      'Objects',
+      'Symbols',
+      'Flags',
+      'Custom',
+    ]);
+    const popular = picker.getByRole('region', { name: 'Popular' }).getByRole('button');
+    assert.equal(await popular.evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label'))), [
+      '+1',
+      'tada',
+      'slight_smile',
+      'heart',
+      'working_on_it',
+      'octopus',
+    ]);
+    // Only what is in sight gets its image: Popular does, Flags (at the bottom) not yet.
+    await picker.locator('[data-category="Popular"] span.emoji[style]').first().waitFor();
+    assert.is(await picker.locator('[data-category="Flags"] span.emoji[style]').count(), 0);
+    assert.is(await emojiImageWidth(popular.first().locator('.emoji')), 64);
 
-  await picker.getByLabel('Search emoji').fill('octo');
-  const results = picker.getByRole('group', { name: 'Search results' }).getByRole('button');
-  await results.first().waitFor();
-  assert.is(await results.first().getAttribute('aria-label'), 'octopus');
-  await picker.getByLabel('Search emoji').press('Enter');
-  await picker.waitFor({ state: 'detached' });
-  const octopus = messageWith(bob.page, 'Lunch at noon?').locator('.reaction', { hasText: '1' });
-  await octopus.waitFor();
-  assert.is(await octopus.getAttribute('aria-label'), 'octopus: 1');
-  assert.is(await emojiImageWidth(octopus.locator('.emoji')), 64);
+    await picker.getByLabel('Search emoji').fill('octo');
+    const results = picker.getByRole('group', { name: 'Search results' }).getByRole('button');
+    await results.first().waitFor();
+    assert.is(await results.first().getAttribute('aria-label'), 'octopus');
+    await picker.getByLabel('Search emoji').press('Enter');
+    await picker.waitFor({ state: 'detached' });
+    const octopus = messageWith(bob.page, 'Lunch at noon?').locator('.reaction', { hasText: '1' });
+    await octopus.waitFor();
+    assert.is(await octopus.getAttribute('aria-label'), 'octopus: 1');
+    assert.is(await emojiImageWidth(octopus.locator('.emoji')), 64);
 
-  // The organization's own emoji, from the Custom category.
-  await lunch.hover();
-  await lunch.getByRole('button', { name: 'Add reaction' }).click();
-  await categories.filter({ hasText: 'Custom' }).click();
-  await picker.getByRole('region', { name: 'Custom' }).getByRole('button', { name: 'partyparrot' }).click();
-  const parrot = messageWith(bob.page, 'Lunch at noon?').locator('.reaction[aria-label="partyparrot: 1"]');
-  await parrot.waitFor();
-  assert.is(await emojiImageWidth(parrot.locator('img.emoji')), 1);
-  // Esc closes the picker.
-  await lunch.hover();
-  await lunch.getByRole('button', { name: 'Add reaction' }).click();
-  await picker.getByLabel('Search emoji').press('Escape');
-  await picker.waitFor({ state: 'detached' });
+    // The organization's own emoji, from the Custom category.
+    await lunch.hover();
+    await lunch.getByRole('button', { name: 'Add reaction' }).click();
+    await categories.filter({ hasText: 'Custom' }).click();
+    await picker.getByRole('region', { name: 'Custom' }).getByRole('button', { name: 'partyparrot' }).click();
+    const parrot = messageWith(bob.page, 'Lunch at noon?').locator('.reaction[aria-label="partyparrot: 1"]');
+    await parrot.waitFor();
+    assert.is(await emojiImageWidth(parrot.locator('img.emoji')), 1);
+    // Esc closes the picker.
+    await lunch.hover();
+    await lunch.getByRole('button', { name: 'Add reaction' }).click();
+    await picker.getByLabel('Search emoji').press('Escape');
+    await picker.waitFor({ state: 'detached' });
 
-  // In the compose box: the emoji goes where the caret is.
-  await content(page).fill('Count me in');
-  await page.getByRole('button', { name: 'Insert an emoji' }).click();
-  const composePicker = page.getByRole('dialog', { name: 'Insert an emoji' });
-  await composePicker.getByLabel('Search emoji').fill('sandwich');
-  await composePicker.getByRole('group', { name: 'Search results' }).getByRole('button', { name: 'sandwich', exact: true }).click();
-  assert.is(await content(page).inputValue(), 'Count me in :sandwich: ');
-  assert.ok(await content(page).evaluate((el) => el === document.activeElement), 'back in the message box');
-  await content(page).press('Control+Enter');
-  const sent = messageWith(bob.page, 'Count me in');
-  await sent.waitFor();
-  assert.is(await sent.locator('.emoji').getAttribute('aria-label'), 'sandwich');
-  assert.is(await emojiImageWidth(sent.locator('.emoji')), 64);
-});
+    // In the compose box: the emoji goes where the caret is.
+    await content(page).fill('Count me in');
+    await page.getByRole('button', { name: 'Insert an emoji' }).click();
+    const composePicker = page.getByRole('dialog', { name: 'Insert an emoji' });
+    await composePicker.getByLabel('Search emoji').fill('sandwich');
+    await composePicker.getByRole('group', { name: 'Search results' }).getByRole('button', { name: 'sandwich', exact: true }).click();
+    assert.is(await content(page).inputValue(), 'Count me in :sandwich: ');
+    assert.ok(await content(page).evaluate((el) => el === document.activeElement), 'back in the message box');
+    await content(page).press('Control+Enter');
+    const sent = messageWith(bob.page, 'Count me in');
+    await sent.waitFor();
+    assert.is(await sent.locator('.emoji').getAttribute('aria-label'), 'sandwich');
+    assert.is(await emojiImageWidth(sent.locator('.emoji')), 64);
+  },
+);
 
 /** Drops `files` (name and text) on the compose box, or pastes them into the message. */
 function dropOrPaste(page: Page, how: 'drop' | 'paste', files: [string, string][]): Promise<void> {
@@ -250,52 +282,66 @@ function dropOrPaste(page: Page, how: 'drop' | 'paste', files: [string, string][
   );
 }
 
-browserTest('files: attached by the button with progress, dropped and pasted, each ending as its link; an image alone in a message shows as its thumbnail to the other person', async (ctx) => {
-  const uma = await ctx.realm.addUser({ name: 'Uma Upload' });
-  const files = await makeChannel(ctx.realm, 'files', [uma, ctx.bob]);
-  const hash = `#narrow/channel/${files}-files/topic/shots`;
-  const bob = await logIn(ctx, ctx.bob, { hash });
-  const { page } = await logIn(ctx, uma, { hash });
-  const image = await sharp({ create: { width: 60, height: 40, channels: 3, background: '#3b6fd8' } }).png().toBuffer();
+browserTest(
+  'files: attached by the button with progress, dropped and pasted, each ending as its link; an image alone in a message shows as its thumbnail to the other person',
+  async (ctx) => {
+    const uma = await ctx.realm.addUser({ name: 'Uma Upload' });
+    const files = await makeChannel(ctx.realm, 'files', [uma, ctx.bob]);
+    const hash = `#narrow/channel/${files}-files/topic/shots`;
+    const bob = await logIn(ctx, ctx.bob, { hash });
+    const { page } = await logIn(ctx, uma, { hash });
+    const image = await sharp({ create: { width: 60, height: 40, channels: 3, background: '#3b6fd8' } })
+      .png()
+      .toBuffer();
 
-  // The upload is held on its way until its progress has been seen.
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  await page.route('**/api/v1/user_uploads', async (route) => {
-    await held;
-    await route.continue();
-  });
-  await page.locator('.compose-attach input[type="file"]').setInputFiles({ name: 'chart.png', mimeType: 'image/png', buffer: image });
-  await page.getByRole('progressbar', { name: 'Uploading chart.png' }).waitFor();
-  assert.is(await content(page).inputValue(), '[Uploading chart.png…]() ');
-  assert.ok(await page.getByRole('button', { name: 'Uploading…' }).isDisabled(), 'no sending before the file is up');
-  release();
-  await page.getByRole('progressbar').waitFor({ state: 'detached' });
-  const linked = await content(page).inputValue();
-  assert.match(linked, /^\[chart\.png\]\(\/user_uploads\/\d+\/[\w/-]+\/chart\.png\) $/, linked);
-  await page.unrouteAll();
-  await content(page).press('Control+Enter');
-  // Bob sees the server's thumbnail, fetched with his credentials.
-  const thumbnail = bob.page.locator('.message .message_inline_image img');
-  await thumbnail.waitFor();
-  await bob.page.waitForFunction(() => {
-    const img = document.querySelector<HTMLImageElement>('.message .message_inline_image img');
-    return img !== null && img.complete && img.naturalWidth === 60;
-  }).catch(async (err) => assert.unreachable(`${err}: ${await thumbnail.evaluate((img: HTMLImageElement) => `${img.outerHTML} ${img.naturalWidth}`)}`));
-  assert.match((await thumbnail.getAttribute('src')) ?? '', /^blob:/);
+    // The upload is held on its way until its progress has been seen.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/api/v1/user_uploads', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.locator('.compose-attach input[type="file"]').setInputFiles({ name: 'chart.png', mimeType: 'image/png', buffer: image });
+    await page.getByRole('progressbar', { name: 'Uploading chart.png' }).waitFor();
+    assert.is(await content(page).inputValue(), '[Uploading chart.png…]() ');
+    assert.ok(await page.getByRole('button', { name: 'Uploading…' }).isDisabled(), 'no sending before the file is up');
+    release();
+    await page.getByRole('progressbar').waitFor({ state: 'detached' });
+    const linked = await content(page).inputValue();
+    assert.match(linked, /^\[chart\.png\]\(\/user_uploads\/\d+\/[\w/-]+\/chart\.png\) $/, linked);
+    await page.unrouteAll();
+    await content(page).press('Control+Enter');
+    // Bob sees the server's thumbnail, fetched with his credentials.
+    const thumbnail = bob.page.locator('.message .message_inline_image img');
+    await thumbnail.waitFor();
+    await bob.page
+      .waitForFunction(() => {
+        const img = document.querySelector<HTMLImageElement>('.message .message_inline_image img');
+        return img !== null && img.complete && img.naturalWidth === 60;
+      })
+      .catch(async (err) => assert.unreachable(`${err}: ${await thumbnail.evaluate((img: HTMLImageElement) => `${img.outerHTML} ${img.naturalWidth}`)}`));
+    assert.match((await thumbnail.getAttribute('src')) ?? '', /^blob:/);
 
-  // Dropped on the box, then pasted into the message: each is a link where it was put.
-  await dropOrPaste(page, 'drop', [['notes.txt', 'meeting notes']]);
-  await page.waitForFunction(() => /^\[notes\.txt\]\(\/user_uploads\/[^)]+\) $/.test((document.getElementById('compose-content') as HTMLTextAreaElement).value)).catch(async (err) => assert.unreachable(`${err}: ${await content(page).inputValue()} ${await page.locator('.compose').textContent()}`));
-  await dropOrPaste(page, 'paste', [['one.txt', '1'], ['two.txt', '2']]);
-  await page.waitForFunction(() => /\) \[one\.txt\]\([^)]+\) \[two\.txt\]\([^)]+\) $/.test((document.getElementById('compose-content') as HTMLTextAreaElement).value)).catch(async (err) => assert.unreachable(`${err}: ${await content(page).inputValue()} ${await page.locator('.compose').textContent()}`));
-  await content(page).press('Control+Enter');
-  const sent = messageWith(bob.page, 'notes.txt');
-  await sent.waitFor();
-  assert.equal(await sent.locator('a').allTextContents(), ['notes.txt', 'one.txt', 'two.txt']);
-  const uploads = await uma.client.get('/attachments');
-  assert.equal(uploads.body.attachments.map((a: { name: string }) => a.name).sort(), ['chart.png', 'notes.txt', 'one.txt', 'two.txt']);
-});
+    // Dropped on the box, then pasted into the message: each is a link where it was put.
+    await dropOrPaste(page, 'drop', [['notes.txt', 'meeting notes']]);
+    await page
+      .waitForFunction(() => /^\[notes\.txt\]\(\/user_uploads\/[^)]+\) $/.test((document.getElementById('compose-content') as HTMLTextAreaElement).value))
+      .catch(async (err) => assert.unreachable(`${err}: ${await content(page).inputValue()} ${await page.locator('.compose').textContent()}`));
+    await dropOrPaste(page, 'paste', [
+      ['one.txt', '1'],
+      ['two.txt', '2'],
+    ]);
+    await page
+      .waitForFunction(() => /\) \[one\.txt\]\([^)]+\) \[two\.txt\]\([^)]+\) $/.test((document.getElementById('compose-content') as HTMLTextAreaElement).value))
+      .catch(async (err) => assert.unreachable(`${err}: ${await content(page).inputValue()} ${await page.locator('.compose').textContent()}`));
+    await content(page).press('Control+Enter');
+    const sent = messageWith(bob.page, 'notes.txt');
+    await sent.waitFor();
+    assert.equal(await sent.locator('a').allTextContents(), ['notes.txt', 'one.txt', 'two.txt']);
+    const uploads = await uma.client.get('/attachments');
+    assert.equal(uploads.body.attachments.map((a: { name: string }) => a.name).sort(), ['chart.png', 'notes.txt', 'one.txt', 'two.txt']);
+  },
+);
 
 /** Waits (up to 5 s: saving waits for typing to pause) for the user's drafts on the server to be `expected` (their contents). */
 async function serverDrafts(user: TestUser, expected: string[]): Promise<{ id: number; type: string; to: number[]; topic: string; content: string }[]> {
@@ -305,7 +351,11 @@ async function serverDrafts(user: TestUser, expected: string[]): Promise<{ id: n
     drafts = (await user.client.get('/drafts')).body.drafts;
     if (JSON.stringify(drafts.map((d) => d.content).sort()) === JSON.stringify([...expected].sort())) return drafts;
   }
-  assert.equal(drafts.map((d) => d.content), expected, 'drafts on the server');
+  assert.equal(
+    drafts.map((d) => d.content),
+    expected,
+    'drafts on the server',
+  );
   return drafts;
 }
 
@@ -320,40 +370,45 @@ async function onTwoDevices(ctx: Ctx, name: string, channelName: string, topic: 
   return { user, channel, laptop, phone };
 }
 
-browserTest('drafts are kept on the server while one writes, listed live on another device, restored into the compose box, deleted once sent or by hand', async (ctx) => {
-  const { user: dora, channel: notes, laptop, phone } = await onTwoDevices(ctx, 'Dora Drafts', 'notebook', 'ideas', 'Any ideas?');
-  await content(laptop.page).fill('Half a thought');
-  const [saved] = await serverDrafts(dora, ['Half a thought']);
-  assert.equal({ type: saved!.type, to: saved!.to, topic: saved!.topic }, { type: 'stream', to: [notes], topic: 'ideas' });
+browserTest(
+  'drafts are kept on the server while one writes, listed live on another device, restored into the compose box, deleted once sent or by hand',
+  async (ctx) => {
+    const { user: dora, channel: notes, laptop, phone } = await onTwoDevices(ctx, 'Dora Drafts', 'notebook', 'ideas', 'Any ideas?');
+    await content(laptop.page).fill('Half a thought');
+    const [saved] = await serverDrafts(dora, ['Half a thought']);
+    assert.equal({ type: saved!.type, to: saved!.to, topic: saved!.topic }, { type: 'stream', to: [notes], topic: 'ideas' });
 
-  const draftsLink = phone.page.locator('#sidebar .nav-link', { hasText: 'Drafts' });
-  await draftsLink.locator('.draft-count', { hasText: '1' }).waitFor();
-  await draftsLink.click();
-  const overlay = phone.page.getByRole('dialog', { name: 'Drafts' });
-  const draft = overlay.getByRole('listitem', { name: 'Draft to #notebook › ideas' });
-  assert.match((await draft.textContent()) ?? '', 'Half a thought');
-  await draft.getByRole('button', { name: 'Restore' }).click();
-  await overlay.waitFor({ state: 'detached' });
-  assert.is(await content(phone.page).inputValue(), 'Half a thought');
-  assert.is(await phone.page.locator('#compose-topic').inputValue(), 'ideas');
-  await content(phone.page).press('End');
-  await content(phone.page).pressSequentially(', now whole');
-  await content(phone.page).press('Control+Enter');
-  await messageWith(laptop.page, 'Half a thought, now whole').waitFor();
-  // Sending deleted the draft, for every device.
-  await serverDrafts(dora, []);
-  await laptop.page.locator('#sidebar .nav-link', { hasText: 'Drafts' }).locator('.draft-count').waitFor({ state: 'detached' });
+    const draftsLink = phone.page.locator('#sidebar .nav-link', { hasText: 'Drafts' });
+    await draftsLink.locator('.draft-count', { hasText: '1' }).waitFor();
+    await draftsLink.click();
+    const overlay = phone.page.getByRole('dialog', { name: 'Drafts' });
+    const draft = overlay.getByRole('listitem', { name: 'Draft to #notebook › ideas' });
+    assert.match((await draft.textContent()) ?? '', 'Half a thought');
+    await draft.getByRole('button', { name: 'Restore' }).click();
+    await overlay.waitFor({ state: 'detached' });
+    assert.is(await content(phone.page).inputValue(), 'Half a thought');
+    assert.is(await phone.page.locator('#compose-topic').inputValue(), 'ideas');
+    await content(phone.page).press('End');
+    await content(phone.page).pressSequentially(', now whole');
+    await content(phone.page).press('Control+Enter');
+    await messageWith(laptop.page, 'Half a thought, now whole').waitFor();
+    // Sending deleted the draft, for every device.
+    await serverDrafts(dora, []);
+    await laptop.page.locator('#sidebar .nav-link', { hasText: 'Drafts' }).locator('.draft-count').waitFor({ state: 'detached' });
 
-  // A draft deleted from the list goes everywhere.
-  const r = await dora.client.post('/drafts', { drafts: JSON.stringify([{ type: 'private', to: [ctx.bob.id], topic: '', content: 'For Bob only', timestamp: Math.floor(Date.now() / 1000) }]) });
-  assert.is(r.status, 200, r.text);
-  await phone.page.goto(`${ctx.url}#drafts`);
-  const forBob = phone.page.getByRole('listitem', { name: 'Draft to Bob Builder' });
-  await forBob.getByRole('button', { name: 'Delete' }).click();
-  await forBob.waitFor({ state: 'detached' });
-  await laptop.page.locator('#sidebar .nav-link', { hasText: 'Drafts' }).locator('.draft-count').waitFor({ state: 'detached' });
-  await serverDrafts(dora, []);
-});
+    // A draft deleted from the list goes everywhere.
+    const r = await dora.client.post('/drafts', {
+      drafts: JSON.stringify([{ type: 'private', to: [ctx.bob.id], topic: '', content: 'For Bob only', timestamp: Math.floor(Date.now() / 1000) }]),
+    });
+    assert.is(r.status, 200, r.text);
+    await phone.page.goto(`${ctx.url}#drafts`);
+    const forBob = phone.page.getByRole('listitem', { name: 'Draft to Bob Builder' });
+    await forBob.getByRole('button', { name: 'Delete' }).click();
+    await forBob.waitFor({ state: 'detached' });
+    await laptop.page.locator('#sidebar .nav-link', { hasText: 'Drafts' }).locator('.draft-count').waitFor({ state: 'detached' });
+    await serverDrafts(dora, []);
+  },
+);
 
 browserTest('send later: a message scheduled from the compose box is listed live under Scheduled messages, and cancelled there', async (ctx) => {
   const { user: sam, channel: later, laptop, phone } = await onTwoDevices(ctx, 'Sam Later', 'later', 'plans', 'Tomorrow then?');

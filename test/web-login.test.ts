@@ -13,7 +13,12 @@ let realm: TestRealm;
 let ann: TestUser;
 
 test.before(async () => {
-  server = await startTestServer({ RATE_LIMIT: 'on', RATE_LIMIT_LOGIN_FAILURES: '3', RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_USER_PER_MINUTE: '100000' });
+  server = await startTestServer({
+    RATE_LIMIT: 'on',
+    RATE_LIMIT_LOGIN_FAILURES: '3',
+    RATE_LIMIT_IP_PER_MINUTE: '100000',
+    RATE_LIMIT_USER_PER_MINUTE: '100000',
+  });
   realm = await newRealm(server);
   ann = await realm.addUser({ name: 'Ann' });
 });
@@ -60,7 +65,7 @@ test('a good password logs in: an HttpOnly SameSite=Lax session cookie, stored h
   assert.is(again.status, 302);
 });
 
-test('a wrong password shows the form again with Zulip\'s message; repeated failures hit the rate limit', async () => {
+test("a wrong password shows the form again with Zulip's message; repeated failures hit the rate limit", async () => {
   const bob = await realm.addUser({ name: 'Bob' });
   const jar = browser();
   for (let i = 0; i < 3; i++) {
@@ -75,7 +80,7 @@ test('a wrong password shows the form again with Zulip\'s message; repeated fail
   assert.is(jar.cookies.get('sessionid'), undefined);
 });
 
-test('the form is refused without its CSRF token, or with another browser\'s', async () => {
+test("the form is refused without its CSRF token, or with another browser's", async () => {
   const jar = browser();
   await jar.get('/login/');
   const missing = await jar.post('/accounts/login/', encodeForm({ username: ann.email, password: ann.password }));
@@ -91,13 +96,19 @@ test('/json/ writes need the X-CSRFToken header equal to the csrftoken cookie; /
   await logIn(jar, ann);
   const body = encodeForm({ content: 'hi' });
   const noToken = await jar.request('POST', '/json/messages/render', body);
-  assert.equal([noToken.status, noToken.body], [403, { result: 'error', msg: 'CSRF error: CSRF token missing.', code: 'CSRF_FAILED', reason: 'CSRF token missing.' }]);
+  assert.equal(
+    [noToken.status, noToken.body],
+    [403, { result: 'error', msg: 'CSRF error: CSRF token missing.', code: 'CSRF_FAILED', reason: 'CSRF token missing.' }],
+  );
   const wrong = await jar.request('POST', '/json/messages/render', body, { 'X-CSRFToken': 'y'.repeat(43) });
   assert.equal(wrong.body.reason, 'CSRF token incorrect.');
   const good = await jar.request('POST', '/json/messages/render', body, { 'X-CSRFToken': jar.cookies.get('csrftoken')! });
   assert.equal([good.status, good.body.rendered], [200, '<p>hi</p>']);
   const stranger = await new Client(server.port, realm.host).request('GET', '/json/users/me');
-  assert.equal([stranger.status, stranger.body], [401, { result: 'error', msg: 'Not logged in: API authentication or user session required', code: 'UNAUTHORIZED' }]);
+  assert.equal(
+    [stranger.status, stranger.body],
+    [401, { result: 'error', msg: 'Not logged in: API authentication or user session required', code: 'UNAUTHORIZED' }],
+  );
   // Zulip's Session challenge: a Basic one would make the browser show its own login prompt.
   assert.is(stranger.headers['www-authenticate'], 'Session realm="zulip"');
   // The cookie is no API key: /api/v1/ still wants Basic credentials.
@@ -119,12 +130,14 @@ test('logging out ends the session (the cookie no longer works, even replayed) a
   assert.is((await jar.get('/json/users/me')).status, 401);
 });
 
-test('a password change ends the user\'s other sessions and keeps the one that made it', async () => {
+test("a password change ends the user's other sessions and keeps the one that made it", async () => {
   const carol = await realm.addUser({ name: 'Carol' });
   const [laptop, phone] = [browser(), browser()];
   await logIn(laptop, carol);
   await logIn(phone, carol);
-  const change = await laptop.request('PATCH', '/json/settings', encodeForm({ old_password: carol.password, new_password: 'a new secret' }), { 'X-CSRFToken': laptop.cookies.get('csrftoken')! });
+  const change = await laptop.request('PATCH', '/json/settings', encodeForm({ old_password: carol.password, new_password: 'a new secret' }), {
+    'X-CSRFToken': laptop.cookies.get('csrftoken')!,
+  });
   assert.is(change.status, 200, change.text);
   assert.is((await laptop.get('/json/users/me')).status, 200);
   assert.is((await phone.get('/json/users/me')).status, 401);
@@ -136,7 +149,7 @@ test('a password change ends the user\'s other sessions and keeps the one that m
   assert.is((await tablet.get('/json/users/me')).status, 401);
 });
 
-test('a deactivated user\'s session stops working', async () => {
+test("a deactivated user's session stops working", async () => {
   const erin = await realm.addUser({ name: 'Erin' });
   const jar = browser();
   await logIn(jar, erin);
@@ -176,14 +189,22 @@ test('desktop flow: a page with the login token AES-GCM-encrypted to the pad; th
 
 test('a bad pad (wrong length, not hex, both flows) is refused before any login', async () => {
   const before = await server.app.prisma.webSession.count();
-  for (const query of [`mobile_flow_otp=${MOBILE_OTP.slice(2)}`, `mobile_flow_otp=${'g'.repeat(64)}`, `desktop_flow_otp=${DESKTOP_OTP}0`, `mobile_flow_otp=${MOBILE_OTP}&desktop_flow_otp=${DESKTOP_OTP}`]) {
+  for (const query of [
+    `mobile_flow_otp=${MOBILE_OTP.slice(2)}`,
+    `mobile_flow_otp=${'g'.repeat(64)}`,
+    `desktop_flow_otp=${DESKTOP_OTP}0`,
+    `mobile_flow_otp=${MOBILE_OTP}&desktop_flow_otp=${DESKTOP_OTP}`,
+  ]) {
     const msg = query.includes('&') ? "Can't use both mobile_flow_otp and desktop_flow_otp together." : 'Invalid OTP';
     const page = await browser().get(`/login/?${query}`);
     assert.equal([page.status, page.body], [400, { result: 'error', msg, code: 'BAD_REQUEST' }], query);
     const jar = browser();
     await jar.get('/login/');
     const fields = Object.fromEntries(new URLSearchParams(query));
-    const post = await jar.post('/accounts/login/', encodeForm({ ...fields, csrfmiddlewaretoken: jar.cookies.get('csrftoken')!, username: ann.email, password: ann.password }));
+    const post = await jar.post(
+      '/accounts/login/',
+      encodeForm({ ...fields, csrfmiddlewaretoken: jar.cookies.get('csrftoken')!, username: ann.email, password: ann.password }),
+    );
     assert.equal([post.status, post.body], [400, { result: 'error', msg, code: 'BAD_REQUEST' }], query);
   }
   assert.is(await server.app.prisma.webSession.count(), before);
@@ -196,7 +217,10 @@ test('Secure cookies when the organization is served over TLS (EXTERNAL_URL http
     const jar = new BrowserJar(new Client(tls.port, org.host));
     const page = await jar.get('/login/');
     assert.match(String(page.headers['set-cookie']), /; Secure$/);
-    const done = await jar.post('/accounts/login/', encodeForm({ csrfmiddlewaretoken: jar.cookies.get('csrftoken')!, username: org.owner.email, password: org.owner.password }));
+    const done = await jar.post(
+      '/accounts/login/',
+      encodeForm({ csrfmiddlewaretoken: jar.cookies.get('csrftoken')!, username: org.owner.email, password: org.owner.password }),
+    );
     assert.ok((done.headers['set-cookie'] as string[]).every((c) => c.endsWith('; Secure')));
   } finally {
     await tls.stop();

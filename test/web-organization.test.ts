@@ -20,9 +20,10 @@ const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR
 
 const section = (page: Page, name: string) => page.getByRole('navigation', { name: 'Organization settings sections' }).getByRole('link', { name, exact: true });
 const rowOf = (page: Page, text: string) => page.locator('.admin-table tbody tr', { hasText: text });
-const cellTexts = (page: Page, table: string) => page.locator(`${table} tbody tr`).evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent!.trim())));
+const cellTexts = (page: Page, table: string) =>
+  page.locator(`${table} tbody tr`).evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent!.trim())));
 
-browserTest('the profile: a new name and description, seen at once in a member\'s top bar; members have no organization settings', async (ctx) => {
+browserTest("the profile: a new name and description, seen at once in a member's top bar; members have no organization settings", async (ctx) => {
   const owner = await logIn(ctx, ctx.owner, { hash: '#organization' });
   const bob = await logIn(ctx, ctx.bob);
   assert.is(await bob.page.getByRole('link', { name: 'Organization settings' }).count(), 0);
@@ -39,41 +40,47 @@ browserTest('the profile: a new name and description, seen at once in a member\'
   await owner.page.getByRole('dialog').waitFor({ state: 'detached' });
 });
 
-browserTest('roles and deactivation: a member made administrator gets organization settings at once; a deactivated user moves to Deactivated and back', async (ctx) => {
-  const dave = await ctx.realm.addUser({ name: 'Dave Deputy' });
-  const owner = await logIn(ctx, ctx.owner, { hash: '#organization/users' });
-  const dave1 = await logIn(ctx, dave);
-  assert.is(await rowOf(owner.page, 'Dave Deputy').locator('select').inputValue(), '400');
-  await owner.page.getByLabel('Role of Dave Deputy').selectOption({ label: 'Administrator' });
-  await dave1.page.getByRole('link', { name: 'Organization settings' }).click();
-  await dave1.page.getByRole('heading', { name: 'Organization profile' }).waitFor();
-  assert.is((await ctx.owner.client.get(`/users/${dave.id}`)).body.user.role, 200);
-  // An administrator cannot make owners: the choice is not offered.
-  await section(dave1.page, 'Users').click();
-  const options = await dave1.page.getByLabel('Role of Bob Builder').locator('option').allTextContents();
-  assert.equal(options, ['Administrator', 'Moderator', 'Member', 'Guest']);
-  assert.ok(await dave1.page.getByLabel('Role of Olivia Owner').isDisabled(), 'an owner is beyond an administrator');
+browserTest(
+  'roles and deactivation: a member made administrator gets organization settings at once; a deactivated user moves to Deactivated and back',
+  async (ctx) => {
+    const dave = await ctx.realm.addUser({ name: 'Dave Deputy' });
+    const owner = await logIn(ctx, ctx.owner, { hash: '#organization/users' });
+    const dave1 = await logIn(ctx, dave);
+    assert.is(await rowOf(owner.page, 'Dave Deputy').locator('select').inputValue(), '400');
+    await owner.page.getByLabel('Role of Dave Deputy').selectOption({ label: 'Administrator' });
+    await dave1.page.getByRole('link', { name: 'Organization settings' }).click();
+    await dave1.page.getByRole('heading', { name: 'Organization profile' }).waitFor();
+    assert.is((await ctx.owner.client.get(`/users/${dave.id}`)).body.user.role, 200);
+    // An administrator cannot make owners: the choice is not offered.
+    await section(dave1.page, 'Users').click();
+    const options = await dave1.page.getByLabel('Role of Bob Builder').locator('option').allTextContents();
+    assert.equal(options, ['Administrator', 'Moderator', 'Member', 'Guest']);
+    assert.ok(await dave1.page.getByLabel('Role of Olivia Owner').isDisabled(), 'an owner is beyond an administrator');
 
-  const carol = await ctx.realm.addUser({ name: 'Carl Leaving' });
-  await owner.page.getByRole('searchbox', { name: 'Filter users' }).fill('Carl');
-  assert.equal(await cellTexts(owner.page, '.admin-table'), [['CL Carl Leaving', carol.email, 'OwnerAdministratorModeratorMemberGuest', 'Deactivate']]);
-  owner.page.once('dialog', (d) => void d.accept());
-  await owner.page.getByRole('button', { name: 'Deactivate Carl Leaving' }).click();
-  await owner.page.getByText('Nobody.').waitFor();
-  // The other administrator sees it gone from Users at once, and in Deactivated users.
-  await section(dave1.page, 'Deactivated users').click();
-  await dave1.page.getByRole('button', { name: 'Reactivate Carl Leaving' }).click();
-  await rowOf(owner.page, 'Carl Leaving').waitFor();
-  assert.is((await ctx.owner.client.get(`/users/${carol.id}`)).body.user.is_active, true);
-});
+    const carol = await ctx.realm.addUser({ name: 'Carl Leaving' });
+    await owner.page.getByRole('searchbox', { name: 'Filter users' }).fill('Carl');
+    assert.equal(await cellTexts(owner.page, '.admin-table'), [['CL Carl Leaving', carol.email, 'OwnerAdministratorModeratorMemberGuest', 'Deactivate']]);
+    owner.page.once('dialog', (d) => void d.accept());
+    await owner.page.getByRole('button', { name: 'Deactivate Carl Leaving' }).click();
+    await owner.page.getByText('Nobody.').waitFor();
+    // The other administrator sees it gone from Users at once, and in Deactivated users.
+    await section(dave1.page, 'Deactivated users').click();
+    await dave1.page.getByRole('button', { name: 'Reactivate Carl Leaving' }).click();
+    await rowOf(owner.page, 'Carl Leaving').waitFor();
+    assert.is((await ctx.owner.client.get(`/users/${carol.id}`)).body.user.is_active, true);
+  },
+);
 
-browserTest('bots: the organization\'s bots with their owners, system bots left out', async (ctx) => {
+browserTest("bots: the organization's bots with their owners, system bots left out", async (ctx) => {
   await ctx.realm.addUser({ name: 'Deploy Bot', bot: true, botOwnerId: ctx.bob.id });
   const owner = await logIn(ctx, ctx.owner, { hash: '#organization/bot-list-admin' });
   const rows = await cellTexts(owner.page, '.admin-table');
   const deploy = rows.find((r) => r[0]!.endsWith('Deploy Bot'));
   assert.equal(deploy?.slice(2), ['Bob Builder', 'Active']);
-  assert.not.ok(rows.some((r) => r[0]!.includes('Welcome Bot')), 'system bots are not listed');
+  assert.not.ok(
+    rows.some((r) => r[0]!.includes('Welcome Bot')),
+    'system bots are not listed',
+  );
 });
 
 browserTest('invitations: by email with a role and channels, and a link; both listed, seen by another administrator, and revoked', async (ctx) => {
@@ -140,7 +147,7 @@ browserTest('an invitation ends logged in: the registration form leads into the 
   assert.is(await ctx.server.app.prisma.webSession.count({ where: { userId: gina.id } }), 0);
 });
 
-browserTest('linkifiers, custom emoji and default channels: added and removed, each list current in another administrator\'s browser', async (ctx) => {
+browserTest("linkifiers, custom emoji and default channels: added and removed, each list current in another administrator's browser", async (ctx) => {
   const news = await makeChannel(ctx.realm, 'news', [ctx.owner]);
   const frank = await ctx.realm.addUser({ name: 'Frank Admin', role: 200 });
   const owner = await logIn(ctx, ctx.owner, { hash: '#organization/linkifier-settings' });
@@ -176,7 +183,7 @@ browserTest('linkifiers, custom emoji and default channels: added and removed, e
   await owner.page.getByText('No default channels.').waitFor();
 });
 
-browserTest('authentication methods: owners see the organization\'s, and turning off the last one is refused with the server\'s words', async (ctx) => {
+browserTest("authentication methods: owners see the organization's, and turning off the last one is refused with the server's words", async (ctx) => {
   const owner = await logIn(ctx, ctx.owner, { hash: '#organization/auth-methods' });
   const email = owner.page.getByRole('checkbox', { name: 'Email' });
   assert.ok(await email.isChecked());

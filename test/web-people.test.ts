@@ -19,15 +19,29 @@ const browserTest = browserTests(test);
 
 /** The card's fields as [name, value] pairs, in order. */
 const cardFields = (page: Page) =>
-  page.locator('.profile-card .profile-fields dt').evaluateAll((terms) => terms.map((dt) => [dt.textContent!.trim(), dt.nextElementSibling!.textContent!.trim()]));
+  page
+    .locator('.profile-card .profile-fields dt')
+    .evaluateAll((terms) => terms.map((dt) => [dt.textContent!.trim(), dt.nextElementSibling!.textContent!.trim()]));
 
 browserTest('a profile card: custom fields, status, role; opened from a message and from the buddy list, its status current as it changes', async (ctx) => {
   const o = ctx.owner.client;
   const team = (await o.post('/realm/profile_fields', { name: 'Team', field_type: 1 })).body.id;
-  const office = (await o.post('/realm/profile_fields', { name: 'Office', field_type: 3, field_data: JSON.stringify({ b: { text: 'Berlin', order: '1' }, l: { text: 'Lisbon', order: '2' } }) })).body.id;
+  const office = (
+    await o.post('/realm/profile_fields', {
+      name: 'Office',
+      field_type: 3,
+      field_data: JSON.stringify({ b: { text: 'Berlin', order: '1' }, l: { text: 'Lisbon', order: '2' } }),
+    })
+  ).body.id;
   const mentor = (await o.post('/realm/profile_fields', { name: 'Mentor', field_type: 6 })).body.id;
   await o.post('/realm/profile_fields', { name: 'Unfilled', field_type: 1 });
-  const set = await ctx.bob.client.patch('/users/me/profile_data', { data: JSON.stringify([{ id: team, value: 'Rockets' }, { id: office, value: 'l' }, { id: mentor, value: [ctx.carol.id] }]) });
+  const set = await ctx.bob.client.patch('/users/me/profile_data', {
+    data: JSON.stringify([
+      { id: team, value: 'Rockets' },
+      { id: office, value: 'l' },
+      { id: mentor, value: [ctx.carol.id] },
+    ]),
+  });
   assert.is(set.status, 200, set.text);
   assert.is((await ctx.bob.client.post('/users/me/status', { status_text: 'Building things' })).status, 200);
   const lobby = await makeChannel(ctx.realm, 'lobby', [ctx.owner, ctx.bob]);
@@ -41,7 +55,15 @@ browserTest('a profile card: custom fields, status, role; opened from a message 
   assert.is(await card.locator('.profile-header .hint').textContent(), 'Member · Offline');
   assert.is(await card.locator('.user-status').textContent(), ' Building things');
   const fields = await cardFields(owner.page);
-  assert.equal(fields.filter(([name]) => !['Local time', 'Joined'].includes(name!)), [['Email', ctx.bob.email], ['Team', 'Rockets'], ['Office', 'Lisbon'], ['Mentor', 'Carol Clerk']]);
+  assert.equal(
+    fields.filter(([name]) => !['Local time', 'Joined'].includes(name!)),
+    [
+      ['Email', ctx.bob.email],
+      ['Team', 'Rockets'],
+      ['Office', 'Lisbon'],
+      ['Mentor', 'Carol Clerk'],
+    ],
+  );
   await card.getByRole('link', { name: 'Close' }).click();
   await card.waitFor({ state: 'detached' });
 
@@ -90,56 +112,59 @@ const RECORD_ALERTS = `
 const notes = (page: Page) => page.evaluate(() => (window as any).__notes.map((n: { title: string; body: string }) => [n.title, n.body]));
 const chimes = (page: Page) => page.evaluate(() => (window as any).__chimes);
 
-browserTest('notifications: permission asked from a click; direct messages and mentions notify and chime, plain channel messages do not unless the channel says so; sounds off by the setting', async (ctx) => {
-  const dana = await ctx.realm.addUser({ name: 'Dana Notified' });
-  const news = await makeChannel(ctx.realm, 'news', [dana, ctx.bob]);
-  const tab = await logIn(ctx, dana, { hash: '#settings/preferences', setup: (c) => c.addInitScript(RECORD_ALERTS) });
-  const page = tab.page;
-  assert.ok(await page.getByRole('checkbox', { name: 'Desktop notifications for direct messages and mentions' }).isChecked());
-  await page.getByRole('button', { name: 'Allow desktop notifications' }).click();
-  await page.locator('.notification-permission').waitFor({ state: 'detached' });
-  assert.is(await page.evaluate(() => (window as any).__asked), 1);
+browserTest(
+  'notifications: permission asked from a click; direct messages and mentions notify and chime, plain channel messages do not unless the channel says so; sounds off by the setting',
+  async (ctx) => {
+    const dana = await ctx.realm.addUser({ name: 'Dana Notified' });
+    const news = await makeChannel(ctx.realm, 'news', [dana, ctx.bob]);
+    const tab = await logIn(ctx, dana, { hash: '#settings/preferences', setup: (c) => c.addInitScript(RECORD_ALERTS) });
+    const page = tab.page;
+    assert.ok(await page.getByRole('checkbox', { name: 'Desktop notifications for direct messages and mentions' }).isChecked());
+    await page.getByRole('button', { name: 'Allow desktop notifications' }).click();
+    await page.locator('.notification-permission').waitFor({ state: 'detached' });
+    assert.is(await page.evaluate(() => (window as any).__asked), 1);
 
-  await send(ctx.bob, news, 'plans', 'A plain channel message');
-  await ctx.bob.client.post('/messages', { type: 'direct', to: JSON.stringify([dana.id]), content: 'Are you there, **Dana**?' });
-  await page.waitForFunction(() => (window as any).__notes.length === 1);
-  assert.equal(await notes(page), [['Bob Builder', 'Are you there, Dana?']]);
-  assert.is(await chimes(page), 1);
-  await send(ctx.bob, news, 'plans', '@**Dana Notified** please look');
-  await page.waitForFunction(() => (window as any).__notes.length === 2);
-  assert.equal((await notes(page))[1], ['Bob Builder (#news > plans)', '@Dana Notified please look']);
-  assert.is(await chimes(page), 2);
+    await send(ctx.bob, news, 'plans', 'A plain channel message');
+    await ctx.bob.client.post('/messages', { type: 'direct', to: JSON.stringify([dana.id]), content: 'Are you there, **Dana**?' });
+    await page.waitForFunction(() => (window as any).__notes.length === 1);
+    assert.equal(await notes(page), [['Bob Builder', 'Are you there, Dana?']]);
+    assert.is(await chimes(page), 1);
+    await send(ctx.bob, news, 'plans', '@**Dana Notified** please look');
+    await page.waitForFunction(() => (window as any).__notes.length === 2);
+    assert.equal((await notes(page))[1], ['Bob Builder (#news > plans)', '@Dana Notified please look']);
+    assert.is(await chimes(page), 2);
 
-  // A click, not uncheck(): the box shows the setting, which changes when the server's event comes back.
-  await page.getByRole('checkbox', { name: 'Sound for direct messages and mentions' }).click();
-  await page.getByText('Saved.').waitFor();
-  await page.locator('.settings-body label', { hasText: 'Sound for direct messages and mentions' }).locator('input:not(:checked)').waitFor();
-  await ctx.bob.client.post('/messages', { type: 'direct', to: JSON.stringify([dana.id]), content: 'Quietly now' });
-  await page.waitForFunction(() => (window as any).__notes.length === 3);
-  assert.is(await chimes(page), 2);
-  // A click on a notification opens its conversation.
-  await page.evaluate(() => (window as any).__notes[2].onclick());
-  await page.getByRole('heading', { name: 'Bob Builder', exact: true }).waitFor();
-  assert.match(page.url(), /#narrow\/dm\//);
+    // A click, not uncheck(): the box shows the setting, which changes when the server's event comes back.
+    await page.getByRole('checkbox', { name: 'Sound for direct messages and mentions' }).click();
+    await page.getByText('Saved.').waitFor();
+    await page.locator('.settings-body label', { hasText: 'Sound for direct messages and mentions' }).locator('input:not(:checked)').waitFor();
+    await ctx.bob.client.post('/messages', { type: 'direct', to: JSON.stringify([dana.id]), content: 'Quietly now' });
+    await page.waitForFunction(() => (window as any).__notes.length === 3);
+    assert.is(await chimes(page), 2);
+    // A click on a notification opens its conversation.
+    await page.evaluate(() => (window as any).__notes[2].onclick());
+    await page.getByRole('heading', { name: 'Bob Builder', exact: true }).waitFor();
+    assert.match(page.url(), /#narrow\/dm\//);
 
-  // A channel's own choice: #news notifies every message from now on, without a sound.
-  await page.evaluate((hash) => (location.hash = hash), `#channels/${news}/news`);
-  const desktop = page.getByRole('group', { name: 'Your notifications for this channel' }).getByRole('checkbox', { name: 'Desktop notifications' });
-  assert.not.ok(await desktop.isChecked());
-  await desktop.click();
-  // Saved once the server says so (the box itself turns at the click).
-  let saved: boolean | null = null;
-  for (let tries = 0; tries < 50 && saved !== true; tries++) {
-    if (tries) await new Promise((r) => setTimeout(r, 100));
-    const subs = (await dana.client.get('/users/me/subscriptions')).body.subscriptions;
-    saved = subs.find((s: { stream_id: number }) => s.stream_id === news).desktop_notifications;
-  }
-  assert.is(saved, true);
-  await send(ctx.bob, news, 'plans', 'Another plain channel message');
-  await page.waitForFunction(() => (window as any).__notes.length === 4);
-  assert.equal((await notes(page))[3], ['Bob Builder (#news > plans)', 'Another plain channel message']);
-  assert.is(await chimes(page), 2);
-});
+    // A channel's own choice: #news notifies every message from now on, without a sound.
+    await page.evaluate((hash) => (location.hash = hash), `#channels/${news}/news`);
+    const desktop = page.getByRole('group', { name: 'Your notifications for this channel' }).getByRole('checkbox', { name: 'Desktop notifications' });
+    assert.not.ok(await desktop.isChecked());
+    await desktop.click();
+    // Saved once the server says so (the box itself turns at the click).
+    let saved: boolean | null = null;
+    for (let tries = 0; tries < 50 && saved !== true; tries++) {
+      if (tries) await new Promise((r) => setTimeout(r, 100));
+      const subs = (await dana.client.get('/users/me/subscriptions')).body.subscriptions;
+      saved = subs.find((s: { stream_id: number }) => s.stream_id === news).desktop_notifications;
+    }
+    assert.is(saved, true);
+    await send(ctx.bob, news, 'plans', 'Another plain channel message');
+    await page.waitForFunction(() => (window as any).__notes.length === 4);
+    assert.equal((await notes(page))[3], ['Bob Builder (#news > plans)', 'Another plain channel message']);
+    assert.is(await chimes(page), 2);
+  },
+);
 
 const background = (page: Page) => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
 const LIGHT = 'rgb(246, 247, 249)';

@@ -154,7 +154,9 @@ test('without a build, / says how to make one', async () => {
   assert.is(assets, null, 'a build is marked by its stable-names.json');
   const app = uWS.App();
   attachWebClient(app, assets);
-  const port = await new Promise<number>((resolve, reject) => listenExclusive(app, '127.0.0.1', 0, (s) => (s ? resolve(uWS.us_socket_local_port(s)) : reject(new Error('listen')))));
+  const port = await new Promise<number>((resolve, reject) =>
+    listenExclusive(app, '127.0.0.1', 0, (s) => (s ? resolve(uWS.us_socket_local_port(s)) : reject(new Error('listen')))),
+  );
   try {
     const r = await raw(port, '/');
     assert.is(r.status, 503);

@@ -38,7 +38,12 @@ async function serverUnread(user: TestUser, expected: number): Promise<void> {
   let count = -1;
   for (let tries = 0; tries < 50 && count !== expected; tries++) {
     if (tries) await new Promise((r) => setTimeout(r, 100));
-    const r = await user.client.get('/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow: JSON.stringify([{ operator: 'is', operand: 'unread' }]) });
+    const r = await user.client.get('/messages', {
+      anchor: 'newest',
+      num_before: 100,
+      num_after: 0,
+      narrow: JSON.stringify([{ operator: 'is', operand: 'unread' }]),
+    });
     count = r.body.messages.length;
   }
   assert.is(count, expected, 'unread on the server');
@@ -184,7 +189,7 @@ browserTest('search with operators: a query that names a view opens it, others a
   await suggestions.getByRole('option', { name: `sender:${ctx.carol.email}` }).waitFor();
 });
 
-browserTest('quote and reply: the quote goes to the message\'s conversation and shows quoted in the other browser', async (ctx) => {
+browserTest("quote and reply: the quote goes to the message's conversation and shows quoted in the other browser", async (ctx) => {
   const hugo = await newcomer(ctx, 'Hugo Quoter');
   const talk = await makeChannel(ctx.realm, 'talk', [hugo, ctx.bob]);
   await send(ctx.bob, talk, 'plans', 'We ship on **Friday**');
@@ -197,7 +202,10 @@ browserTest('quote and reply: the quote goes to the message\'s conversation and 
   const content = hugoTab.page.locator('#compose-content');
   await hugoTab.page.waitForFunction(() => (document.getElementById('compose-content') as HTMLTextAreaElement).value.includes('quote'));
   const id = await original.getAttribute('data-message-id');
-  assert.is(await content.inputValue(), `@_**Bob Builder|${ctx.bob.id}** [said](#narrow/channel/${talk}-talk/topic/plans/near/${id}):\n\`\`\`quote\nWe ship on **Friday**\n\`\`\`\n`);
+  assert.is(
+    await content.inputValue(),
+    `@_**Bob Builder|${ctx.bob.id}** [said](#narrow/channel/${talk}-talk/topic/plans/near/${id}):\n\`\`\`quote\nWe ship on **Friday**\n\`\`\`\n`,
+  );
   assert.is(await hugoTab.page.locator('#compose-topic').inputValue(), 'plans');
   assert.ok(await content.evaluate((el) => el === document.activeElement), 'the compose box has the focus');
   await content.press('End');
@@ -220,8 +228,12 @@ browserTest('keyboard: ? lists the shortcuts, Esc closes; r replies to the selec
   await page.keyboard.press('?');
   const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
   await help.waitFor();
-  for (const [keys, what] of [['r', 'Reply'], ['n', 'Next topic with unread messages'], ['?', 'This list']]) {
-    assert.match(await help.locator('tr', { has: page.locator('kbd', { hasText: new RegExp(`^${keys.replace('?', '\\?')}$`) }) }).textContent() ?? '', what);
+  for (const [keys, what] of [
+    ['r', 'Reply'],
+    ['n', 'Next topic with unread messages'],
+    ['?', 'This list'],
+  ]) {
+    assert.match((await help.locator('tr', { has: page.locator('kbd', { hasText: new RegExp(`^${keys.replace('?', '\\?')}$`) }) }).textContent()) ?? '', what);
   }
   await page.keyboard.press('Escape');
   await help.waitFor({ state: 'detached' });
@@ -250,7 +262,7 @@ browserTest('keyboard: ? lists the shortcuts, Esc closes; r replies to the selec
   assert.ok(await page.locator('#compose-content').evaluate((el) => el === document.activeElement));
 });
 
-browserTest('local echo: one\'s own message shows at once, before the server has it, then the server\'s replaces it', async (ctx) => {
+browserTest("local echo: one's own message shows at once, before the server has it, then the server's replaces it", async (ctx) => {
   const jo = await newcomer(ctx, 'Jo Echo');
   const echo = await makeChannel(ctx.realm, 'echo', [jo, ctx.bob]);
   await send(ctx.bob, echo, 'sound', 'Hello?');

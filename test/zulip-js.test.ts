@@ -42,7 +42,13 @@ test('zulip-js: password login, own profile, user list, user creation, server se
   const created = await client.users.create({ email: 'js@example.com', password: 'js-password', full_name: 'Jay Script' });
   assert.is(created.result, 'success', created.msg);
   const list = await client.users.retrieve({ client_gravatar: false });
-  assert.equal(list.members.map((m: ApiResult) => [m.user_id, m.full_name]), [[realm.owner.id, 'Olivia Owner'], [created.user_id, 'Jay Script']]);
+  assert.equal(
+    list.members.map((m: ApiResult) => [m.user_id, m.full_name]),
+    [
+      [realm.owner.id, 'Olivia Owner'],
+      [created.user_id, 'Jay Script'],
+    ],
+  );
   assert.type(list.members[1].avatar_url, 'string', 'client_gravatar=false arrived as JSON false');
 
   const settings = await client.server.settings();

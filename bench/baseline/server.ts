@@ -22,7 +22,8 @@ function eventsBody(payload: string, id: number): string {
   return `{"result":"success","msg":"","queue_id":"baseline","events":[{"type":"message","id":${id},"message":${payload}}]}`;
 }
 
-const app = uWS.App()
+const app = uWS
+  .App()
   .get('/poll', (res) => {
     parked.add(res);
     res.onAborted(() => parked.delete(res));
@@ -34,7 +35,9 @@ const app = uWS.App()
   })
   .post('/publish', (res) => {
     let aborted = false;
-    res.onAborted(() => { aborted = true; });
+    res.onAborted(() => {
+      aborted = true;
+    });
     readBody(res, (body) => {
       const id = eventId++;
       const waiting = [...parked];
@@ -54,8 +57,12 @@ const app = uWS.App()
   .ws('/ws', {
     idleTimeout: 0,
     maxBackpressure: 1024 * 1024,
-    open: (ws) => { ws.subscribe(BROADCAST_TOPIC); },
-    message: () => { /* clients ack; the baseline has nothing to do with it */ },
+    open: (ws) => {
+      ws.subscribe(BROADCAST_TOPIC);
+    },
+    message: () => {
+      /* clients ack; the baseline has nothing to do with it */
+    },
   });
 
 // The typings lack listen(host, port, options, cb) and the module-level option constant,

@@ -12,7 +12,11 @@ export class BaselineTarget {
   readonly endpoint: Endpoint;
   readonly handle: ServerHandle;
 
-  private constructor(readonly url: string, private readonly proc: ServerProcess, private readonly control: HttpConnection) {
+  private constructor(
+    readonly url: string,
+    private readonly proc: ServerProcess,
+    private readonly control: HttpConnection,
+  ) {
     this.endpoint = parseEndpoint(url);
     this.handle = { target: 'baseline', url, pid: proc.pid, memory: () => proc.memory() };
   }
@@ -39,7 +43,10 @@ export class BaselineTarget {
   }
 
   senders(k: number): SenderSpec[] {
-    return Array.from({ length: k }, () => ({ headers: JSON_HEADERS, request: (content: string) => ({ method: 'POST' as const, path: '/publish', body: publishBody(content) }) }));
+    return Array.from({ length: k }, () => ({
+      headers: JSON_HEADERS,
+      request: (content: string) => ({ method: 'POST' as const, path: '/publish', body: publishBody(content) }),
+    }));
   }
 
   readonly publisher: Publisher = {

@@ -35,13 +35,14 @@ export async function startSelfCluster(databases: ScratchServer, natsUrl: string
   const nodes: SelfCluster['nodes'] = [];
   const monitor = new pg.Client({ connectionString: databaseUrl });
   let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= (async () => {
-    forget();
-    await monitor.end().catch(() => undefined);
-    await Promise.all(nodes.map((node) => node.process.stop()));
-    await removeClusterStream(natsUrl, databaseUrl);
-    await rm(dir, { recursive: true, force: true });
-  })());
+  const stop = () =>
+    (stopping ??= (async () => {
+      forget();
+      await monitor.end().catch(() => undefined);
+      await Promise.all(nodes.map((node) => node.process.stop()));
+      await removeClusterStream(natsUrl, databaseUrl);
+      await rm(dir, { recursive: true, force: true });
+    })());
   const forget = onEarlyStop(stop);
   try {
     await monitor.connect();

@@ -97,7 +97,10 @@ async function cloneRows(db: pg.Client, table: string, templateId: number, from:
   await db.query(`INSERT INTO "${table}" (${list}) SELECT ${values} FROM "${table}" t, ${from} WHERE t.id = ${templateId} ON CONFLICT DO NOTHING`);
 }
 
-interface IndexDef { name: string; def: string }
+interface IndexDef {
+  name: string;
+  def: string;
+}
 
 /** Secondary indexes of `table` (not those behind a primary key or unique constraint). */
 async function secondaryIndexes(db: pg.Client, table: string): Promise<IndexDef[]> {
@@ -136,14 +139,20 @@ async function seed(db: pg.Client, t: SeedTemplates, messageCount: number): Prom
     apiKey: `md5('history-bench:' || g || ':' || random())`,
     passwordHash: 'NULL',
   });
-  const users = (await db.query<{ id: number; deliveryEmail: string; apiKey: string }>(
-    `SELECT id, "deliveryEmail", "apiKey" FROM "User" WHERE "realmId" = $1 AND "deliveryEmail" LIKE 'user%@bench.example.com' ORDER BY id`, [t.realmId])).rows;
+  const users = (
+    await db.query<{ id: number; deliveryEmail: string; apiKey: string }>(
+      `SELECT id, "deliveryEmail", "apiKey" FROM "User" WHERE "realmId" = $1 AND "deliveryEmail" LIKE 'user%@bench.example.com' ORDER BY id`,
+      [t.realmId],
+    )
+  ).rows;
   const bench = users.slice(0, BENCH_USERS);
 
   // Channels: the template is "general"; the others are copies, channel-1 .. channel-199.
   await db.query(`UPDATE "Channel" SET name = 'general' WHERE id = $1`, [t.channelId]);
   await cloneRows(db, 'Channel', t.channelId, `generate_series(1, ${CHANNELS - 1}) g`, { name: `'channel-' || g`, description: `'Channel number ' || g` });
-  const channelIds = (await db.query<{ id: number }>(`SELECT id FROM "Channel" WHERE "realmId" = $1 AND (id = $2 OR name LIKE 'channel-%') ORDER BY id`, [t.realmId, t.channelId])).rows.map((r) => r.id);
+  const channelIds = (
+    await db.query<{ id: number }>(`SELECT id FROM "Channel" WHERE "realmId" = $1 AND (id = $2 OR name LIKE 'channel-%') ORDER BY id`, [t.realmId, t.channelId])
+  ).rows.map((r) => r.id);
   // Busiest first: channel index k (0-based) gets traffic ~ sqrt((k+1)/C) - sqrt(k/C).
   await db.query(`CREATE TEMP TABLE seed_channel (k int PRIMARY KEY, id int NOT NULL)`);
   await db.query(`INSERT INTO seed_channel SELECT k - 1, id FROM unnest($1::int[]) WITH ORDINALITY AS c(id, k)`, [channelIds]);
@@ -172,17 +181,28 @@ async function seed(db: pg.Client, t: SeedTemplates, messageCount: number): Prom
                     UNION ALL
                     SELECT ARRAY[b.id] || ARRAY(SELECT id FROM seed_user WHERE n IN (1 + (b.n * 17 + j * 389) % ${USERS}, 1 + (b.n * 29 + j * 613) % ${USERS}, 1 + (b.n + j) % ${BENCH_USERS}))
                       FROM seed_user b CROSS JOIN generate_series(1, 3) j WHERE b.n <= ${BENCH_USERS}) pairs`);
-  await db.query(`INSERT INTO "DirectMessageGroup" ("realmId", "memberKey") SELECT $1, array_to_string(members, ',') FROM seed_dm ON CONFLICT DO NOTHING`, [t.realmId]);
+  await db.query(`INSERT INTO "DirectMessageGroup" ("realmId", "memberKey") SELECT $1, array_to_string(members, ',') FROM seed_dm ON CONFLICT DO NOTHING`, [
+    t.realmId,
+  ]);
   await db.query(`ALTER TABLE seed_dm ADD COLUMN group_id int`);
-  await db.query(`UPDATE seed_dm d SET group_id = g.id FROM "DirectMessageGroup" g WHERE g."realmId" = $1 AND g."memberKey" = array_to_string(d.members, ',')`, [t.realmId]);
+  await db.query(
+    `UPDATE seed_dm d SET group_id = g.id FROM "DirectMessageGroup" g WHERE g."realmId" = $1 AND g."memberKey" = array_to_string(d.members, ',')`,
+    [t.realmId],
+  );
   const dmCount = Number((await db.query('SELECT count(*) AS n FROM seed_dm')).rows[0].n);
 
   // Sentences and topic names to draw from: skewed towards the first words, like language.
   await db.query(`CREATE TEMP TABLE seed_text (n int PRIMARY KEY, body text NOT NULL)`);
-  await db.query(`INSERT INTO seed_text SELECT s, (SELECT string_agg(($1::text[])[1 + floor(random() ^ 2 * $2)::int], ' ') FROM generate_series(1, 4 + (s * 7) % 22) w)
-                  FROM generate_series(1, 20000) s`, [WORDS, WORDS.length]);
+  await db.query(
+    `INSERT INTO seed_text SELECT s, (SELECT string_agg(($1::text[])[1 + floor(random() ^ 2 * $2)::int], ' ') FROM generate_series(1, 4 + (s * 7) % 22) w)
+                  FROM generate_series(1, 20000) s`,
+    [WORDS, WORDS.length],
+  );
   await db.query(`CREATE TEMP TABLE seed_topic (n int PRIMARY KEY, name text NOT NULL)`);
-  await db.query(`INSERT INTO seed_topic SELECT s, ($1::text[])[1 + (s * 31) % $2] || ' ' || ($1::text[])[1 + (s * 97 + 41) % $2] FROM generate_series(0, 299) s`, [WORDS.slice(100), WORDS.length - 100]);
+  await db.query(
+    `INSERT INTO seed_topic SELECT s, ($1::text[])[1 + (s * 31) % $2] || ' ' || ($1::text[])[1 + (s * 97 + 41) % $2] FROM generate_series(0, 299) s`,
+    [WORDS.slice(100), WORDS.length - 100],
+  );
   seconds.setup = elapsed(t0);
   log(`${USERS} users, ${CHANNELS} channels, ${dmCount} DM conversations in ${seconds.setup.toFixed(1)} s`);
 
@@ -200,7 +220,8 @@ async function seed(db: pg.Client, t: SeedTemplates, messageCount: number): Prom
   const base = Number((await db.query(`SELECT coalesce(max(id), 0) AS m FROM "Message"`)).rows[0].m);
   for (let lo = 1; lo <= messageCount; lo += BATCH) {
     const hi = Math.min(messageCount, lo + BATCH - 1);
-    await db.query(`
+    await db.query(
+      `
       INSERT INTO "Message" ("realmId", "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "dateSent")
       SELECT $1,
              CASE WHEN r.dm THEN d.members[1 + r.g % cardinality(d.members)] ELSE u.id END,
@@ -215,7 +236,9 @@ async function seed(db: pg.Client, t: SeedTemplates, messageCount: number): Prom
         JOIN seed_user u ON u.n = 1 + floor(r.ru * ${USERS})::int
         JOIN seed_text x ON x.n = 1 + floor(r.rx * 20000)::int
         JOIN seed_dm d ON d.n = 1 + floor(r.rd * ${dmCount})::int
-       ORDER BY g`, [t.realmId, messageCount, lo, hi]);
+       ORDER BY g`,
+      [t.realmId, messageCount, lo, hi],
+    );
     log(`messages ${hi.toLocaleString('en')}/${messageCount.toLocaleString('en')} (${elapsed(t0).toFixed(0)} s)`);
   }
   seconds.messages = elapsed(t0);
@@ -227,16 +250,24 @@ async function seed(db: pg.Client, t: SeedTemplates, messageCount: number): Prom
                | (CASE WHEN random() < 0.01 THEN ${FLAG_BITS.mentioned} ELSE 0 END)
                | (CASE WHEN random() < 0.005 THEN ${FLAG_BITS.stream_wildcard_mentioned} ELSE 0 END)
                | (CASE WHEN random() < 0.001 THEN ${FLAG_BITS.has_alert_word} ELSE 0 END)`;
-  await db.query(`CREATE TEMP TABLE seed_bench_sub AS SELECT s.user_id, s.channel_id FROM seed_sub s JOIN seed_user u ON u.id = s.user_id AND u.n <= ${BENCH_USERS}`);
+  await db.query(
+    `CREATE TEMP TABLE seed_bench_sub AS SELECT s.user_id, s.channel_id FROM seed_sub s JOIN seed_user u ON u.id = s.user_id AND u.n <= ${BENCH_USERS}`,
+  );
   for (let lo = base + 1; lo <= base + messageCount; lo += BATCH) {
     const hi = Math.min(base + messageCount, lo + BATCH - 1);
-    await db.query(`INSERT INTO "UserMessage" ("userId", "messageId", flags)
+    await db.query(
+      `INSERT INTO "UserMessage" ("userId", "messageId", flags)
                     SELECT s.user_id, m.id, ${flags} FROM "Message" m JOIN seed_bench_sub s ON s.channel_id = m."channelId" WHERE m.id BETWEEN $1 AND $2
                     UNION ALL
                     SELECT member, m.id, ${flags} | ${IS_PRIVATE} FROM "Message" m JOIN seed_dm d ON d.group_id = m."directGroupId" CROSS JOIN unnest(d.members) member
-                     WHERE m.id BETWEEN $1 AND $2 AND m."directGroupId" IS NOT NULL`, [lo, hi]);
-    await db.query(`INSERT INTO "Reaction" ("messageId", "userId", "emojiName", "emojiCode", "reactionType")
-                    SELECT m.id, m."senderId", 'thumbs_up', '1f44d', 'unicode_emoji' FROM "Message" m WHERE m.id BETWEEN $1 AND $2 AND random() < 0.01`, [lo, hi]);
+                     WHERE m.id BETWEEN $1 AND $2 AND m."directGroupId" IS NOT NULL`,
+      [lo, hi],
+    );
+    await db.query(
+      `INSERT INTO "Reaction" ("messageId", "userId", "emojiName", "emojiCode", "reactionType")
+                    SELECT m.id, m."senderId", 'thumbs_up', '1f44d', 'unicode_emoji' FROM "Message" m WHERE m.id BETWEEN $1 AND $2 AND random() < 0.01`,
+      [lo, hi],
+    );
     log(`recipients of messages up to ${(hi - base).toLocaleString('en')} (${elapsed(t0).toFixed(0)} s)`);
   }
   seconds.userMessages = elapsed(t0);
@@ -248,7 +279,9 @@ async function seed(db: pg.Client, t: SeedTemplates, messageCount: number): Prom
   }
   // What the server's upkeep job would have counted as the messages came (stream_weekly_traffic).
   await db.query('SELECT count_channel_traffic(NULL)');
-  await db.query(`UPDATE "Channel" c SET "firstMessageId" = f.first FROM (SELECT "channelId", min(id) AS first FROM "Message" WHERE "channelId" IS NOT NULL GROUP BY "channelId") f WHERE f."channelId" = c.id`);
+  await db.query(
+    `UPDATE "Channel" c SET "firstMessageId" = f.first FROM (SELECT "channelId", min(id) AS first FROM "Message" WHERE "channelId" IS NOT NULL GROUP BY "channelId") f WHERE f."channelId" = c.id`,
+  );
   seconds.indexes = elapsed(t0);
 
   t0 = performance.now();
@@ -263,16 +296,34 @@ async function describe(db: pg.Client, t: SeedTemplates, bench: { id: number; de
   const count = async (sql: string, params: unknown[] = []) => Number((await db.query(sql, params)).rows[0].n);
   const benchUsers: BenchUser[] = [];
   for (const u of bench) {
-    const { rows: [channel] } = await db.query<{ id: number; name: string }>(
-      `SELECT c.id, c.name FROM seed_bench_sub s JOIN "Channel" c ON c.id = s.channel_id WHERE s.user_id = $1 ORDER BY c.id DESC LIMIT 1`, [u.id]);
-    const { rows: [hot] } = await db.query<{ topic: string; middle: number }>(
+    const {
+      rows: [channel],
+    } = await db.query<{ id: number; name: string }>(
+      `SELECT c.id, c.name FROM seed_bench_sub s JOIN "Channel" c ON c.id = s.channel_id WHERE s.user_id = $1 ORDER BY c.id DESC LIMIT 1`,
+      [u.id],
+    );
+    const {
+      rows: [hot],
+    } = await db.query<{ topic: string; middle: number }>(
       `SELECT topic, (SELECT id FROM "Message" WHERE "channelId" = $1 ORDER BY id OFFSET (SELECT count(*) / 2 FROM "Message" WHERE "channelId" = $1) LIMIT 1) AS middle
-         FROM (SELECT topic FROM "Message" WHERE "channelId" = $1 ORDER BY id DESC LIMIT 1000) recent GROUP BY topic ORDER BY count(*) DESC LIMIT 1`, [channel!.id]);
-    const { rows: [partner] } = await db.query<{ email: string }>(
-      `SELECT p."deliveryEmail" AS email FROM seed_dm d JOIN "User" p ON p.id = ANY (d.members) AND p.id <> $1 WHERE $1 = ANY (d.members) AND cardinality(d.members) = 2 ORDER BY d.n LIMIT 1`, [u.id]);
+         FROM (SELECT topic FROM "Message" WHERE "channelId" = $1 ORDER BY id DESC LIMIT 1000) recent GROUP BY topic ORDER BY count(*) DESC LIMIT 1`,
+      [channel!.id],
+    );
+    const {
+      rows: [partner],
+    } = await db.query<{ email: string }>(
+      `SELECT p."deliveryEmail" AS email FROM seed_dm d JOIN "User" p ON p.id = ANY (d.members) AND p.id <> $1 WHERE $1 = ANY (d.members) AND cardinality(d.members) = 2 ORDER BY d.n LIMIT 1`,
+      [u.id],
+    );
     benchUsers.push({
-      id: u.id, email: u.deliveryEmail, apiKey: u.apiKey, channelId: channel!.id, channelName: channel!.name,
-      topic: hot?.topic ?? '', middleMessageId: hot?.middle ?? 0, dmPartnerEmail: partner!.email,
+      id: u.id,
+      email: u.deliveryEmail,
+      apiKey: u.apiKey,
+      channelId: channel!.id,
+      channelName: channel!.name,
+      topic: hot?.topic ?? '',
+      middleMessageId: hot?.middle ?? 0,
+      dmPartnerEmail: partner!.email,
     });
   }
   return {

@@ -154,7 +154,10 @@ export class HttpConnection {
       const line = lines[i]!;
       const colon = line.indexOf(':');
       const name = line.slice(0, colon).trim().toLowerCase();
-      const value = line.slice(colon + 1).trim().toLowerCase();
+      const value = line
+        .slice(colon + 1)
+        .trim()
+        .toLowerCase();
       if (name === 'content-length') contentLength = Number(value);
       else if (name === 'transfer-encoding') chunked = value.includes('chunked');
       else if (name === 'connection') closeAfter = value === 'close';

@@ -64,13 +64,16 @@ export class HttpPool {
       const startedAt = performance.now();
       const waitedMs = startedAt - job.queuedAt;
       if (waitedMs > this.maxWaitMs) this.maxWaitMs = waitedMs;
-      conn.request(job.method, job.path, job.headers, job.body).then(
-        (res) => job.resolve({ ...res, ms: performance.now() - startedAt, waitedMs }),
-        (err: Error) => job.reject(err),
-      ).finally(() => {
-        this.idle.push(conn);
-        this.next();
-      });
+      conn
+        .request(job.method, job.path, job.headers, job.body)
+        .then(
+          (res) => job.resolve({ ...res, ms: performance.now() - startedAt, waitedMs }),
+          (err: Error) => job.reject(err),
+        )
+        .finally(() => {
+          this.idle.push(conn);
+          this.next();
+        });
     }
   }
 }

@@ -30,15 +30,23 @@ export class LongPollFleet {
   private clients: Client[] = [];
   private closed = false;
 
-  constructor(private readonly endpoint: Endpoint, private readonly tracker: DeliveryTracker) {}
+  constructor(
+    private readonly endpoint: Endpoint,
+    private readonly tracker: DeliveryTracker,
+  ) {}
 
   async connect(specs: LongPollSpec[], label: string): Promise<void> {
     const progress = new Progress(`${label}: connect`, specs.length);
-    this.clients = await mapLimit(specs, CONNECT_CONCURRENCY, async (spec) => ({
-      conn: await HttpConnection.open(spec.endpoint ?? this.endpoint),
-      spec,
-      lastEventId: spec.lastEventId,
-    }), () => progress.tick());
+    this.clients = await mapLimit(
+      specs,
+      CONNECT_CONCURRENCY,
+      async (spec) => ({
+        conn: await HttpConnection.open(spec.endpoint ?? this.endpoint),
+        spec,
+        lastEventId: spec.lastEventId,
+      }),
+      () => progress.tick(),
+    );
     progress.finish();
   }
 

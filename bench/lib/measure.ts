@@ -75,7 +75,13 @@ function newTracker(): DeliveryTracker {
   return new DeliveryTracker(`bench:${RUN_ID}:${++caseCounter}:`);
 }
 
-export async function longPollFanout(server: ServerHandle, endpoint: Endpoint, specs: LongPollSpec[], publisher: Publisher, opts: FanoutOptions): Promise<CaseResult> {
+export async function longPollFanout(
+  server: ServerHandle,
+  endpoint: Endpoint,
+  specs: LongPollSpec[],
+  publisher: Publisher,
+  opts: FanoutOptions,
+): Promise<CaseResult> {
   const tracker = newTracker();
   const fleet = new LongPollFleet(endpoint, tracker);
   const label = `${server.target} longpoll ${specs.length}`;
@@ -105,8 +111,17 @@ export async function wsFanout(server: ServerHandle, specs: WsSpec[], publisher:
  * One message per wave: publish, wait until all `count` clients have it (or the wave times out),
  * let the clients settle, repeat. Events/s = events delivered / summed publish→last-delivery time.
  */
-async function fanoutWaves(kind: CaseKind, server: ServerHandle, count: number, tracker: DeliveryTracker, publisher: Publisher,
-  ready: () => Promise<boolean>, clientErrors: ErrorLog, opts: FanoutOptions, label: string): Promise<CaseResult> {
+async function fanoutWaves(
+  kind: CaseKind,
+  server: ServerHandle,
+  count: number,
+  tracker: DeliveryTracker,
+  publisher: Publisher,
+  ready: () => Promise<boolean>,
+  clientErrors: ErrorLog,
+  opts: FanoutOptions,
+  label: string,
+): Promise<CaseResult> {
   const errors = new ErrorLog();
   if (!(await waitFor(ready, opts.waveTimeoutMs, 5))) errors.add('clients not all parked before the first message');
   // One unmeasured message first: the first wave pays for JIT warm-up on both sides.
@@ -177,7 +192,13 @@ export interface SendOptions {
  * runs out. `kind` names what the requests do (send: messages; react, flags; read: the history
  * scenario's reads).
  */
-export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, senders: SenderSpec[], opts: SendOptions, kind: CaseKind = 'send'): Promise<CaseResult> {
+export async function sendThroughput(
+  server: ServerHandle,
+  endpoint: Endpoint,
+  senders: SenderSpec[],
+  opts: SendOptions,
+  kind: CaseKind = 'send',
+): Promise<CaseResult> {
   const conns = await mapLimit(senders, 50, (spec) => HttpConnection.open(spec.endpoint ?? endpoint));
   const errors = new ErrorLog();
   const latencies: number[] = [];
@@ -190,26 +211,28 @@ export async function sendThroughput(server: ServerHandle, endpoint: Endpoint, s
   const startedAt = performance.now();
   const endAt = startedAt + opts.durationMs;
   try {
-    await Promise.all(senders.map(async (spec, i) => {
-      const conn = conns[i]!;
-      for (let own = 0; started < opts.maxMessages && performance.now() < endAt; own++) {
-        const seq = started++;
-        const t0 = performance.now();
-        try {
-          const { method, path, body } = spec.request(`bench:${RUN_ID}:send:${seq}`, seq, own);
-          const res = await conn.request(method, path, spec.headers, body);
-          if (res.status === 200) {
-            accepted++;
-            latencies.push(performance.now() - t0);
-          } else {
-            errors.add(`HTTP ${res.status} ${res.body.slice(0, 200)}`);
+    await Promise.all(
+      senders.map(async (spec, i) => {
+        const conn = conns[i]!;
+        for (let own = 0; started < opts.maxMessages && performance.now() < endAt; own++) {
+          const seq = started++;
+          const t0 = performance.now();
+          try {
+            const { method, path, body } = spec.request(`bench:${RUN_ID}:send:${seq}`, seq, own);
+            const res = await conn.request(method, path, spec.headers, body);
+            if (res.status === 200) {
+              accepted++;
+              latencies.push(performance.now() - t0);
+            } else {
+              errors.add(`HTTP ${res.status} ${res.body.slice(0, 200)}`);
+            }
+          } catch (err) {
+            errors.add(err);
           }
-        } catch (err) {
-          errors.add(err);
+          progress.tick();
         }
-        progress.tick();
-      }
-    }));
+      }),
+    );
   } finally {
     for (const conn of conns) conn.close();
   }
@@ -272,22 +295,24 @@ export async function mixedLoad(server: ServerHandle, endpoint: Endpoint, client
     const progress = new Progress(`${label}: publish`, total);
     const startedAt = performance.now();
     let next = 0;
-    await Promise.all(conns.map(async (conn, i) => {
-      const spec = clients.publishers[i]!;
-      for (let seq = next++, own = 0; seq < total; seq = next++, own++) {
-        const wait = startedAt + (seq * 1000) / opts.rate - performance.now();
-        if (wait > 0) await sleep(wait);
-        tracker.markPublished(seq);
-        try {
-          const { method, path, body } = spec.request(tracker.content(seq), seq, own);
-          const res = await conn.request(method, path, spec.headers, body);
-          if (res.status !== 200) errors.add(`publish: HTTP ${res.status} ${res.body.slice(0, 200)}`);
-        } catch (err) {
-          errors.add(err);
+    await Promise.all(
+      conns.map(async (conn, i) => {
+        const spec = clients.publishers[i]!;
+        for (let seq = next++, own = 0; seq < total; seq = next++, own++) {
+          const wait = startedAt + (seq * 1000) / opts.rate - performance.now();
+          if (wait > 0) await sleep(wait);
+          tracker.markPublished(seq);
+          try {
+            const { method, path, body } = spec.request(tracker.content(seq), seq, own);
+            const res = await conn.request(method, path, spec.headers, body);
+            if (res.status !== 200) errors.add(`publish: HTTP ${res.status} ${res.body.slice(0, 200)}`);
+          } catch (err) {
+            errors.add(err);
+          }
+          progress.tick();
         }
-        progress.tick();
-      }
-    }));
+      }),
+    );
     progress.finish();
     const allIn = () => Array.from({ length: total }, (_, seq) => tracker.deliveredCount(seq)).every((n) => n >= count);
     await waitFor(allIn, opts.drainMs, 20);
@@ -337,7 +362,15 @@ export async function memoryPoint(server: ServerHandle): Promise<MemoryPoint> {
 }
 
 /** Memory the server holds per idle item, from snapshots before and after adding `count` items. */
-export function idleResult(kind: CaseKind, server: ServerHandle, count: number, before: MemoryPoint, after: MemoryPoint, errors: ErrorLog, startedAt: number): CaseResult {
+export function idleResult(
+  kind: CaseKind,
+  server: ServerHandle,
+  count: number,
+  before: MemoryPoint,
+  after: MemoryPoint,
+  errors: ErrorLog,
+  startedAt: number,
+): CaseResult {
   const perItemKB = (a: number, b: number) => ((a - b) * 1024) / count;
   return {
     kind,
@@ -358,7 +391,12 @@ export function idleResult(kind: CaseKind, server: ServerHandle, count: number, 
  * Memory of `count` idle connections opened by `open`. They stay open until `release` is called:
  * closing them first would let the next measurement reuse the memory they freed.
  */
-export async function idleConnections(kind: CaseKind, server: ServerHandle, count: number, open: () => Promise<{ errors: ErrorLog; release: () => void }>): Promise<{ result: CaseResult; release: () => void }> {
+export async function idleConnections(
+  kind: CaseKind,
+  server: ServerHandle,
+  count: number,
+  open: () => Promise<{ errors: ErrorLog; release: () => void }>,
+): Promise<{ result: CaseResult; release: () => void }> {
   const startedAt = performance.now();
   const before = await memoryPoint(server);
   const { errors, release } = await open();

@@ -2,7 +2,20 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { ACTIONS, DEFAULT_MIX, type Mix } from './people.ts';
 
-export const SCENARIOS = ['longpoll-fanout', 'ws-fanout', 'send', 'react', 'flags', 'mixed', 'cluster', 'idle', 'baseline', 'render', 'history', 'capacity'] as const;
+export const SCENARIOS = [
+  'longpoll-fanout',
+  'ws-fanout',
+  'send',
+  'react',
+  'flags',
+  'mixed',
+  'cluster',
+  'idle',
+  'baseline',
+  'render',
+  'history',
+  'capacity',
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -206,7 +219,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     return typeof v === 'string' ? positiveInt(name, v) : smoke ? smokeValue : fallback;
   };
   const list = values.people ?? values.queues;
-  const counts = list ? list.split(',').map((c) => positiveInt(values.people ? 'people' : 'queues', c.trim())) : (smoke ? SMOKE_COUNTS : DEFAULT_COUNTS)[scenario];
+  const counts = list
+    ? list.split(',').map((c) => positiveInt(values.people ? 'people' : 'queues', c.trim()))
+    : (smoke ? SMOKE_COUNTS : DEFAULT_COUNTS)[scenario];
   if (scenario === 'mixed' && counts.length !== 3) throw new Error('mixed: --queues IDLE,LONGPOLLS,WEBSOCKETS');
   const mixed = scenario === 'mixed';
   const cluster = scenario === 'cluster';
@@ -214,7 +229,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   const capacity = scenario === 'capacity';
   if (values['users-file'] && !remote) throw new Error('--users-file needs --url');
   if ((cluster || history) && remote) throw new Error(`${scenario} starts its own servers: no --url`);
-  if (values['reuse-seeded'] && (!history || !process.env.DATABASE_URL)) throw new Error('--reuse-seeded: history only, on DATABASE_URL\'s server');
+  if (values['reuse-seeded'] && (!history || !process.env.DATABASE_URL)) throw new Error("--reuse-seeded: history only, on DATABASE_URL's server");
   return {
     scenario,
     remote,
@@ -225,7 +240,11 @@ export function parseOptions(argv: string[]): BenchOptions {
     channels: int('channels', mixed ? 4 : cluster ? 24 : 1, mixed || cluster ? 2 : 1),
     rate: int('rate', 100, 20),
     nodes: values.nodes ? values.nodes.split(',').map((n) => positiveInt('nodes', n.trim())) : smoke ? [1, 2] : [1, 2, 3],
-    sizes: values.sizes ? values.sizes.split(',').map((n) => positiveInt('sizes', withMultiplier(n.trim()))) : smoke ? [2000, 20_000] : [10_000, 1_000_000, 10_000_000],
+    sizes: values.sizes
+      ? values.sizes.split(',').map((n) => positiveInt('sizes', withMultiplier(n.trim())))
+      : smoke
+        ? [2000, 20_000]
+        : [10_000, 1_000_000, 10_000_000],
     reuseSeeded: Boolean(values['reuse-seeded']),
     durationS: int('duration', mixed ? 60 : cluster ? 3 : history ? 5 : capacity ? 40 : 10, mixed || capacity ? 5 : history ? 1 : 2),
     waveTimeoutS: int('wave-timeout', 30, 5),

@@ -83,8 +83,14 @@ class Person {
   unread: number[] = [];
   recent: number[] = [];
   reacted = new Set<number>();
-  constructor(readonly index: number, readonly account: Credentials, readonly auth: string, readonly device: number,
-    readonly channels: Channel[], readonly webSocket: boolean) {}
+  constructor(
+    readonly index: number,
+    readonly account: Credentials,
+    readonly auth: string,
+    readonly device: number,
+    readonly channels: Channel[],
+    readonly webSocket: boolean,
+  ) {}
 }
 
 /** The people of a run: join() adds one; all stop at close(). */
@@ -146,7 +152,13 @@ export class Crowd {
     return MIN_THINK_MS - Math.log(1 - Math.random()) * Math.max(0, this.o.thinkMs - MIN_THINK_MS);
   }
 
-  private async call(kind: RequestKind, person: Person, method: 'GET' | 'POST' | 'DELETE', path: string, params: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+  private async call(
+    kind: RequestKind,
+    person: Person,
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    params: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | undefined> {
     const form = formEncode(params);
     const headers = method === 'GET' ? { Authorization: person.auth } : { Authorization: person.auth, ...FORM_HEADERS };
     try {
@@ -188,7 +200,13 @@ export class Crowd {
     while (!this.closed) {
       const conn = person.conn!;
       try {
-        const res = await conn.request('GET', `/api/v1/events?queue_id=${encodeURIComponent(person.queueId)}&last_event_id=${person.lastEventId}`, { Authorization: person.auth }, '', 0);
+        const res = await conn.request(
+          'GET',
+          `/api/v1/events?queue_id=${encodeURIComponent(person.queueId)}&last_event_id=${person.lastEventId}`,
+          { Authorization: person.auth },
+          '',
+          0,
+        );
         const at = performance.now();
         if (res.status !== 200) {
           this.window.error('events', `HTTP ${res.status} ${res.body.slice(0, 200)}`);
@@ -208,7 +226,10 @@ export class Crowd {
   private openSocket(person: Person): Promise<void> {
     const base = `${this.o.endpoint.tls ? 'wss' : 'ws'}://${this.o.endpoint.hostHeader}${this.o.endpoint.basePath}`;
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(`${base}/api/v1/events/socket?queue_id=${encodeURIComponent(person.queueId)}`, { headers: { Authorization: person.auth }, perMessageDeflate: false });
+      const ws = new WebSocket(`${base}/api/v1/events/socket?queue_id=${encodeURIComponent(person.queueId)}`, {
+        headers: { Authorization: person.auth },
+        perMessageDeflate: false,
+      });
       person.ws = ws;
       ws.once('open', () => resolve());
       ws.once('unexpected-response', (_req, res) => {
@@ -254,9 +275,11 @@ export class Crowd {
 
   private presence(person: Person): void {
     if (this.closed) return;
-    void this.call('presence', person, 'POST', '/api/v1/users/me/presence', { status: 'active', slim_presence: true, last_update_id: person.presenceId }).then((body) => {
-      if (body && typeof body.presence_last_update_id === 'number') person.presenceId = body.presence_last_update_id;
-    });
+    void this.call('presence', person, 'POST', '/api/v1/users/me/presence', { status: 'active', slim_presence: true, last_update_id: person.presenceId }).then(
+      (body) => {
+        if (body && typeof body.presence_last_update_id === 'number') person.presenceId = body.presence_last_update_id;
+      },
+    );
     this.o.wheel.schedule(PRESENCE_EVERY_MS, () => this.presence(person));
   }
 
@@ -272,11 +295,16 @@ export class Crowd {
     if (this.closed) return;
     const done = () => this.o.wheel.schedule(this.thinkTime(), () => this.act(person));
     const action = this.pick();
-    const run = action === 'narrow' ? this.narrow(person)
-      : action === 'read' ? this.markRead(person, person.unread.splice(0))
-      : action === 'send' ? this.send(person)
-      : action === 'react' ? this.react(person)
-      : this.reconnect(person);
+    const run =
+      action === 'narrow'
+        ? this.narrow(person)
+        : action === 'read'
+          ? this.markRead(person, person.unread.splice(0))
+          : action === 'send'
+            ? this.send(person)
+            : action === 'react'
+              ? this.react(person)
+              : this.reconnect(person);
     void run.finally(done);
   }
 
@@ -284,10 +312,16 @@ export class Crowd {
   private async narrow(person: Person): Promise<void> {
     const channel = person.channels[Math.floor(Math.random() * person.channels.length)]!;
     const body = await this.call('messages', person, 'GET', '/api/v1/messages', {
-      anchor: 'newest', num_before: 20, num_after: 0, narrow: [{ operator: 'channel', operand: channel.name }],
+      anchor: 'newest',
+      num_before: 20,
+      num_after: 0,
+      narrow: [{ operator: 'channel', operand: channel.name }],
     });
     const messages = (body?.messages ?? []) as { id: number; flags?: string[] }[];
-    await this.markRead(person, messages.filter((m) => !m.flags?.includes('read')).map((m) => m.id));
+    await this.markRead(
+      person,
+      messages.filter((m) => !m.flags?.includes('read')).map((m) => m.id),
+    );
   }
 
   private async markRead(person: Person, ids: number[]): Promise<void> {
@@ -306,7 +340,12 @@ export class Crowd {
     const seq = this.sent++;
     this.publishedAt[seq] = performance.now();
     await Promise.all([
-      this.call('send', person, 'POST', '/api/v1/messages', { type: 'stream', to: channel.name, topic, content: `${this.o.runToken}${seq} a message from the capacity bench` }),
+      this.call('send', person, 'POST', '/api/v1/messages', {
+        type: 'stream',
+        to: channel.name,
+        topic,
+        content: `${this.o.runToken}${seq} a message from the capacity bench`,
+      }),
       this.call('typing', person, 'POST', '/api/v1/typing', { ...typing, op: 'stop' }),
     ]);
   }

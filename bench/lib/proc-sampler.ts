@@ -76,7 +76,10 @@ export class ProcSampler {
   private samples = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly pid: number, private readonly everyMs = 200) {}
+  constructor(
+    private readonly pid: number,
+    private readonly everyMs = 200,
+  ) {}
 
   start(): void {
     this.startCpu = cpuSeconds(this.pid);
@@ -123,10 +126,12 @@ export class ProcessSetCpu {
   constructor(private readonly list: () => Promise<number[]>) {}
 
   async start(): Promise<void> {
-    this.before = new Map((await this.list()).flatMap((pid) => {
-      const used = cpuSecondsIfAny(pid);
-      return used === undefined ? [] : [[pid, used] as const];
-    }));
+    this.before = new Map(
+      (await this.list()).flatMap((pid) => {
+        const used = cpuSecondsIfAny(pid);
+        return used === undefined ? [] : [[pid, used] as const];
+      }),
+    );
     this.startAt = performance.now();
   }
 

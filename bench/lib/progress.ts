@@ -7,7 +7,10 @@ export class Progress {
   private readonly startedAt = performance.now();
   private readonly tty = Boolean(process.stderr.isTTY);
 
-  constructor(private readonly label: string, private readonly total: number) {
+  constructor(
+    private readonly label: string,
+    private readonly total: number,
+  ) {
     this.draw(true);
   }
 

@@ -116,7 +116,12 @@ export function scaling(results: CaseResult[]): Ratio[] {
   for (const s of results.filter((r) => r.target === 'server' && (r.nodes ?? 1) > 1)) {
     const one = results.find((r) => r.target === 'server' && r.nodes === 1 && r.kind === s.kind && r.count === s.count && r.channels === s.channels);
     if (!one) continue;
-    out.push({ label: caseLabel(s), throughput: div(s.throughput, one.throughput), p50: div(s.latencyMs?.p50, one.latencyMs?.p50), p99: div(s.latencyMs?.p99, one.latencyMs?.p99) });
+    out.push({
+      label: caseLabel(s),
+      throughput: div(s.throughput, one.throughput),
+      p50: div(s.latencyMs?.p50, one.latencyMs?.p50),
+      p99: div(s.latencyMs?.p99, one.latencyMs?.p99),
+    });
   }
   return out;
 }
@@ -129,7 +134,12 @@ export function historyScaling(results: CaseResult[]): Ratio[] {
   for (const s of results.filter((r) => r.history !== undefined && r.history > smallest)) {
     const base = results.find((r) => r.history === smallest && r.request === s.request);
     if (!base) continue;
-    out.push({ label: caseLabel(s), throughput: div(s.throughput, base.throughput), p50: div(s.latencyMs?.p50, base.latencyMs?.p50), p99: div(s.latencyMs?.p99, base.latencyMs?.p99) });
+    out.push({
+      label: caseLabel(s),
+      throughput: div(s.throughput, base.throughput),
+      p50: div(s.latencyMs?.p50, base.latencyMs?.p50),
+      p99: div(s.latencyMs?.p99, base.latencyMs?.p99),
+    });
   }
   return out;
 }

@@ -65,7 +65,10 @@ async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Record<st
     env: { ...process.env, ...env },
     timeout: START_TIMEOUT_MS,
   });
-  const line = stdout.split('\n').reverse().find((l) => l.trim().startsWith('{'));
+  const line = stdout
+    .split('\n')
+    .reverse()
+    .find((l) => l.trim().startsWith('{'));
   if (!line) throw new Error(`${CLI_ENTRY} ${args[0]} printed no JSON:\n${stdout.slice(-2000)}`);
   return JSON.parse(line) as Record<string, unknown>;
 }

@@ -48,17 +48,22 @@ export class ServerProcess {
   private log = '';
   private readonly exited: Promise<number | null>;
 
-  private constructor(readonly name: string, private readonly child: ChildProcess) {
+  private constructor(
+    readonly name: string,
+    private readonly child: ChildProcess,
+  ) {
     running.add(child);
     const keep = (chunk: Buffer) => {
       this.log = (this.log + chunk.toString()).slice(-LOG_TAIL_CHARS);
     };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
-    this.exited = new Promise((resolve) => child.once('exit', (code) => {
-      running.delete(child);
-      resolve(code);
-    }));
+    this.exited = new Promise((resolve) =>
+      child.once('exit', (code) => {
+        running.delete(child);
+        resolve(code);
+      }),
+    );
   }
 
   /** Starts `node [nodeFlags] --expose-gc --import <probe> <script> ...args` from the project root. */

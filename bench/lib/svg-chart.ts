@@ -35,13 +35,17 @@ function panel(p: BarPanel, offsetY: number): string {
   const out: string[] = [`<text x="${MARGIN.left}" y="${offsetY + 20}" font-size="15" font-weight="bold">${escapeXml(p.title)}</text>`];
   p.series.forEach((s, i) => {
     const lx = MARGIN.left + i * 140;
-    out.push(`<rect x="${lx}" y="${offsetY + 28}" width="10" height="10" fill="${COLORS[i % COLORS.length]}"/>`,
-      `<text x="${lx + 14}" y="${offsetY + 37}" font-size="11">${escapeXml(s.name)}</text>`);
+    out.push(
+      `<rect x="${lx}" y="${offsetY + 28}" width="10" height="10" fill="${COLORS[i % COLORS.length]}"/>`,
+      `<text x="${lx + 14}" y="${offsetY + 37}" font-size="11">${escapeXml(s.name)}</text>`,
+    );
   });
   for (let g = 0; g <= 4; g++) {
     const v = (max * g) / 4;
-    out.push(`<line x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
-      `<text x="${MARGIN.left - 6}" y="${y(v) + 4}" font-size="11" text-anchor="end">${label(v)}</text>`);
+    out.push(
+      `<line x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
+      `<text x="${MARGIN.left - 6}" y="${y(v) + 4}" font-size="11" text-anchor="end">${label(v)}</text>`,
+    );
   }
   const groupW = plotW / Math.max(1, p.categories.length);
   const barW = (groupW * 0.8) / Math.max(1, p.series.length);
@@ -52,8 +56,10 @@ function panel(p: BarPanel, offsetY: number): string {
       const v = s.values[c];
       if (v === undefined || !Number.isFinite(v)) return;
       const x = gx + i * barW;
-      out.push(`<rect x="${x}" y="${y(v)}" width="${barW - 2}" height="${top + plotH - y(v)}" fill="${COLORS[i % COLORS.length]}"><title>${escapeXml(`${s.name} ${cat}: ${v}`)}</title></rect>`,
-        `<text x="${x + barW / 2 - 1}" y="${y(v) - 3}" font-size="10" text-anchor="middle">${label(v)}</text>`);
+      out.push(
+        `<rect x="${x}" y="${y(v)}" width="${barW - 2}" height="${top + plotH - y(v)}" fill="${COLORS[i % COLORS.length]}"><title>${escapeXml(`${s.name} ${cat}: ${v}`)}</title></rect>`,
+        `<text x="${x + barW / 2 - 1}" y="${y(v) - 3}" font-size="10" text-anchor="middle">${label(v)}</text>`,
+      );
     });
   });
   return out.join('\n');

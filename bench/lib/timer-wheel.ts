@@ -10,7 +10,10 @@ export class TimerWheel {
   private readonly ticker: NodeJS.Timeout;
 
   /** `tickMs`: the wheel's resolution; `slotCount` × `tickMs` is one turn (longer waits take rounds). */
-  constructor(private readonly tickMs = 50, slotCount = 2048) {
+  constructor(
+    private readonly tickMs = 50,
+    slotCount = 2048,
+  ) {
     this.slots = Array.from({ length: slotCount }, () => []);
     this.ticker = setInterval(() => this.turn(), tickMs);
   }

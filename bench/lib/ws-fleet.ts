@@ -26,7 +26,12 @@ export class WsFleet {
 
   async connect(specs: WsSpec[], label: string): Promise<void> {
     const progress = new Progress(`${label}: connect`, specs.length);
-    this.sockets = await mapLimit(specs, CONNECT_CONCURRENCY, (spec) => this.openOne(spec), () => progress.tick());
+    this.sockets = await mapLimit(
+      specs,
+      CONNECT_CONCURRENCY,
+      (spec) => this.openOne(spec),
+      () => progress.tick(),
+    );
     progress.finish();
   }
 

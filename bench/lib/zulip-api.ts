@@ -27,7 +27,10 @@ export interface Queue {
 
 /** One keep-alive connection acting as one user (or anonymous, for fetch_api_key). */
 export class ZulipClient {
-  private constructor(private readonly conn: HttpConnection, private readonly user: Credentials | undefined) {}
+  private constructor(
+    private readonly conn: HttpConnection,
+    private readonly user: Credentials | undefined,
+  ) {}
 
   static async open(endpoint: Endpoint, user?: Credentials): Promise<ZulipClient> {
     return new ZulipClient(await HttpConnection.open(endpoint), user);
@@ -36,9 +39,10 @@ export class ZulipClient {
   async call(method: 'GET' | 'POST' | 'DELETE', path: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     const headers: Record<string, string> = this.user ? { Authorization: basicAuth(this.user) } : {};
     const form = formEncode(params);
-    const res = method === 'GET'
-      ? await this.conn.request(method, form ? `${path}?${form}` : path, headers)
-      : await this.conn.request(method, path, { ...headers, ...FORM_HEADERS }, form);
+    const res =
+      method === 'GET'
+        ? await this.conn.request(method, form ? `${path}?${form}` : path, headers)
+        : await this.conn.request(method, path, { ...headers, ...FORM_HEADERS }, form);
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(res.body) as Record<string, unknown>;

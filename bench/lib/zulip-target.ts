@@ -17,7 +17,11 @@ export class ZulipTarget {
   readonly publisher: Publisher;
   private users: Credentials[] = [];
 
-  private constructor(readonly handle: ServerHandle, private readonly admin: Credentials, private readonly adminClient: ZulipClient) {
+  private constructor(
+    readonly handle: ServerHandle,
+    private readonly admin: Credentials,
+    private readonly adminClient: ZulipClient,
+  ) {
     this.endpoint = parseEndpoint(handle.url);
     this.publisher = { publish: async (content) => void (await adminClient.sendToChannel(CHANNEL, TOPIC, content)) };
   }
@@ -45,20 +49,28 @@ export class ZulipTarget {
     const progress = new Progress('server: create users', missing);
     try {
       const created = await mapLimit(chunks, SETUP_CONCURRENCY, (chunk) =>
-        this.asUser(this.admin, (admin) => this.asUser(undefined, async (anonymous) => {
-          const users: [number, Credentials][] = [];
-          for (const i of chunk) {
-            const email = `bench-${runTag}-${i}@bench.example.com`;
-            await admin.createUser(email, password, `Bench user ${i}`);
-            const user = { email, apiKey: await anonymous.fetchApiKey(email, password) };
-            await this.asUser(user, (client) => client.subscribe(channelsOf(i)));
-            users.push([i, user]);
-            progress.tick();
-          }
-          return users;
-        })));
+        this.asUser(this.admin, (admin) =>
+          this.asUser(undefined, async (anonymous) => {
+            const users: [number, Credentials][] = [];
+            for (const i of chunk) {
+              const email = `bench-${runTag}-${i}@bench.example.com`;
+              await admin.createUser(email, password, `Bench user ${i}`);
+              const user = { email, apiKey: await anonymous.fetchApiKey(email, password) };
+              await this.asUser(user, (client) => client.subscribe(channelsOf(i)));
+              users.push([i, user]);
+              progress.tick();
+            }
+            return users;
+          }),
+        ),
+      );
       // In index order: the workers took the indexes round robin.
-      this.users.push(...created.flat().sort((a, b) => a[0] - b[0]).map(([, user]) => user));
+      this.users.push(
+        ...created
+          .flat()
+          .sort((a, b) => a[0] - b[0])
+          .map(([, user]) => user),
+      );
     } finally {
       progress.finish();
     }
@@ -73,7 +85,11 @@ export class ZulipTarget {
     if (n === 1) return [CHANNEL];
     const names = Array.from({ length: n }, (_, i) => `${CHANNEL}-${i}`);
     await this.asUser(this.admin, async (admin) => {
-      for (const name of names) await admin.subscribe(name, users.map((u) => u.email));
+      for (const name of names)
+        await admin.subscribe(
+          name,
+          users.map((u) => u.email),
+        );
     });
     return names;
   }
@@ -84,15 +100,19 @@ export class ZulipTarget {
     const perUser = users.map((user, i) => ({ user, n: shares[i]! }));
     const progress = new Progress('server: register queues', count);
     try {
-      const lists = await mapLimit(perUser.filter((u) => u.n > 0), SETUP_CONCURRENCY, ({ user, n }) =>
-        this.asUser(user, async (client) => {
-          const queues: Queue[] = [];
-          for (let i = 0; i < n; i++) {
-            queues.push(await client.register());
-            progress.tick();
-          }
-          return queues;
-        }));
+      const lists = await mapLimit(
+        perUser.filter((u) => u.n > 0),
+        SETUP_CONCURRENCY,
+        ({ user, n }) =>
+          this.asUser(user, async (client) => {
+            const queues: Queue[] = [];
+            for (let i = 0; i < n; i++) {
+              queues.push(await client.register());
+              progress.tick();
+            }
+            return queues;
+          }),
+      );
       return lists.flat();
     } finally {
       progress.finish();
@@ -111,7 +131,8 @@ export class ZulipTarget {
       this.asUser(user, async (client) => {
         // Best effort: a queue the server already expired is gone anyway.
         for (const q of list) await client.deleteQueue(q.queueId).catch(() => undefined);
-      }));
+      }),
+    );
   }
 
   private async asUser<R>(user: Credentials | undefined, fn: (client: ZulipClient) => Promise<R>): Promise<R> {

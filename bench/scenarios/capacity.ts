@@ -32,11 +32,15 @@ export function peopleLimit(poolSize: number): number {
 
 /** `--users-file`: one account a line, `email,api_key` (or `email api_key`); `#` starts a comment. */
 function readUsersFile(path: string): Credentials[] {
-  return readFileSync(path, 'utf8').split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean).map((line) => {
-    const [email, apiKey] = line.split(/[,\s]+/);
-    if (!email || !apiKey) throw new Error(`${path}: "${line}" is not "email,api_key"`);
-    return { email, apiKey };
-  });
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .map((l) => l.replace(/#.*/, '').trim())
+    .filter(Boolean)
+    .map((line) => {
+      const [email, apiKey] = line.split(/[,\s]+/);
+      if (!email || !apiKey) throw new Error(`${path}: "${line}" is not "email,api_key"`);
+      return { email, apiKey };
+    });
 }
 
 /**
@@ -48,7 +52,11 @@ class Accounts {
   private readonly channels = new Map<number, Promise<Channel[]>>();
   private readonly runTag = randomBytes(3).toString('hex');
 
-  constructor(private readonly server: ZulipTarget, private readonly team: number, private readonly given?: Credentials[]) {}
+  constructor(
+    private readonly server: ZulipTarget,
+    private readonly team: number,
+    private readonly given?: Credentials[],
+  ) {}
 
   /** At least `n` accounts, each subscribed to its team's channels. */
   async ensure(n: number): Promise<void> {
@@ -61,15 +69,20 @@ class Accounts {
     }
     if (n > this.given.length) throw new Error(`--users-file has ${this.given.length} accounts, ${n} needed`);
     this.list.push(...this.given.slice(from, n));
-    const progress = new Progress('capacity: subscribe accounts to their teams\' channels', n - from);
-    await mapLimit(this.list.slice(from), SETUP_CONCURRENCY, async (account, i) => {
-      const client = await ZulipClient.open(this.server.endpoint, account);
-      try {
-        await client.subscribe(this.channelNames(this.teamOf(from + i)));
-      } finally {
-        client.close();
-      }
-    }, () => progress.tick());
+    const progress = new Progress("capacity: subscribe accounts to their teams' channels", n - from);
+    await mapLimit(
+      this.list.slice(from),
+      SETUP_CONCURRENCY,
+      async (account, i) => {
+        const client = await ZulipClient.open(this.server.endpoint, account);
+        try {
+          await client.subscribe(this.channelNames(this.teamOf(from + i)));
+        } finally {
+          client.close();
+        }
+      },
+      () => progress.tick(),
+    );
     progress.finish();
   }
 
@@ -102,7 +115,13 @@ class Accounts {
   }
 }
 
-function summarize(window: Window, seconds: number): Pick<CapacityFigures, 'requests' | 'deliveries' | 'requestsPerS' | 'deliveriesPerS' | 'otherEventsPerS' | 'maxPoolWaitMs'> & { errors: number; errorSamples: string[] } {
+function summarize(
+  window: Window,
+  seconds: number,
+): Pick<CapacityFigures, 'requests' | 'deliveries' | 'requestsPerS' | 'deliveriesPerS' | 'otherEventsPerS' | 'maxPoolWaitMs'> & {
+  errors: number;
+  errorSamples: string[];
+} {
   const requests: RequestFigures[] = REQUEST_KINDS.map((kind) => {
     const samples = window.requests.get(kind)!;
     const p = percentiles(samples);
@@ -135,14 +154,23 @@ export async function capacityScenario(opts: BenchOptions): Promise<CaseResult[]
   const c = opts.capacity;
   const limit = peopleLimit(c.pool);
   const steps = opts.counts.filter((n) => n <= limit);
-  if (steps.length < opts.counts.length) process.stderr.write(`capacity: steps above ${limit} people left out: one connection each, the file limit (ulimit -n) is ${openFileLimit()}\n`);
+  if (steps.length < opts.counts.length)
+    process.stderr.write(`capacity: steps above ${limit} people left out: one connection each, the file limit (ulimit -n) is ${openFileLimit()}\n`);
   const results: CaseResult[] = [];
   await withServer(opts, async (server) => {
     const accounts = new Accounts(server, c.team, c.usersFile ? readUsersFile(c.usersFile) : undefined);
     const endpoint = parseEndpoint(server.handle.url);
     const pool = await HttpPool.open(endpoint, c.pool);
     const wheel = new TimerWheel();
-    const crowd = new Crowd({ endpoint, pool, wheel, mix: c.mix, thinkMs: c.thinkS * 1000, wsShare: c.wsShare, runToken: `cap:${randomBytes(3).toString('hex')}:` });
+    const crowd = new Crowd({
+      endpoint,
+      pool,
+      wheel,
+      mix: c.mix,
+      thinkMs: c.thinkS * 1000,
+      wsShare: c.wsShare,
+      runToken: `cap:${randomBytes(3).toString('hex')}:`,
+    });
     let empty: MemoryPoint | undefined;
     try {
       empty = server.handle.pid ? await memoryPoint(server.handle) : undefined;
@@ -162,7 +190,15 @@ export async function capacityScenario(opts: BenchOptions): Promise<CaseResult[]
   return results;
 }
 
-async function step(server: ZulipTarget, accounts: Accounts, crowd: Crowd, people: number, c: BenchOptions['capacity'], opts: BenchOptions, empty: MemoryPoint | undefined): Promise<CaseResult> {
+async function step(
+  server: ZulipTarget,
+  accounts: Accounts,
+  crowd: Crowd,
+  people: number,
+  c: BenchOptions['capacity'],
+  opts: BenchOptions,
+  empty: MemoryPoint | undefined,
+): Promise<CaseResult> {
   const devices = c.devices;
   await accounts.ensure(Math.ceil(people / devices));
   crowd.nextWindow();
@@ -171,16 +207,21 @@ async function step(server: ZulipTarget, accounts: Accounts, crowd: Crowd, peopl
   const progress = new Progress(`capacity: ${people} people, join`, joining);
   const startedAt = performance.now();
   const firstNew = crowd.size;
-  await mapLimit(Array.from({ length: joining }, (_, k) => firstNew + k), 64, async (index, k) => {
-    const wait = startedAt + (k * 1000) / c.joinRate - performance.now();
-    if (wait > 0) await sleep(wait);
-    const account = Math.floor(index / devices);
-    try {
-      await crowd.join(accounts.list[account]!, index % devices, await accounts.channelsOf(accounts.teamOf(account)));
-    } catch (err) {
-      crowd.window.error('join', err);
-    }
-  }, () => progress.tick());
+  await mapLimit(
+    Array.from({ length: joining }, (_, k) => firstNew + k),
+    64,
+    async (index, k) => {
+      const wait = startedAt + (k * 1000) / c.joinRate - performance.now();
+      if (wait > 0) await sleep(wait);
+      const account = Math.floor(index / devices);
+      try {
+        await crowd.join(accounts.list[account]!, index % devices, await accounts.channelsOf(accounts.teamOf(account)));
+      } catch (err) {
+        crowd.window.error('join', err);
+      }
+    },
+    () => progress.tick(),
+  );
   progress.finish();
   const joinSeconds = (performance.now() - startedAt) / 1000;
   const join = summarize(crowd.nextWindow(), joinSeconds);

@@ -21,10 +21,7 @@ const SEND_CAP = 1_000_000;
 
 export async function clusterScenario(opts: BenchOptions): Promise<CaseResult[]> {
   const send: SendOptions = { maxMessages: SEND_CAP, durationMs: opts.durationS * 1000 };
-  const results = [
-    await withBaseline((b) => sendThroughput(b.handle, b.endpoint, b.senders(opts.senders), send)),
-    ...(await baselineScenario(opts)),
-  ];
+  const results = [await withBaseline((b) => sendThroughput(b.handle, b.endpoint, b.senders(opts.senders), send)), ...(await baselineScenario(opts))];
   const natsUrl = process.env.NATS_URL || 'nats://127.0.0.1:4222';
   const databases = await scratchServer(process.env.DATABASE_URL || undefined);
   const forget = onEarlyStop(() => databases.close());
@@ -61,9 +58,22 @@ async function measureCluster({ handle, nodes }: ClusterTarget, opts: BenchOptio
       const queues: Queue[][] = [];
       for (const [i, node] of nodes.entries()) queues.push(await node.registerQueues(usersByNode[i]!, shares[i]!));
       try {
-        results.push(transport === 'longpoll'
-          ? await longPollFanout(handle, first.endpoint, nodes.flatMap((node, i) => node.longPolls(queues[i]!)), publisher, fanout)
-          : await wsFanout(handle, nodes.flatMap((node, i) => node.webSockets(queues[i]!)), publisher, fanout));
+        results.push(
+          transport === 'longpoll'
+            ? await longPollFanout(
+                handle,
+                first.endpoint,
+                nodes.flatMap((node, i) => node.longPolls(queues[i]!)),
+                publisher,
+                fanout,
+              )
+            : await wsFanout(
+                handle,
+                nodes.flatMap((node, i) => node.webSockets(queues[i]!)),
+                publisher,
+                fanout,
+              ),
+        );
       } finally {
         await Promise.all(nodes.map((node, i) => node.deleteQueues(queues[i]!)));
       }

@@ -10,9 +10,11 @@ export async function fanoutScenario(opts: BenchOptions, transport: 'longpoll' |
   const fanout: FanoutOptions = { messages: opts.messages, waveTimeoutMs: opts.waveTimeoutS * 1000 };
   await withBaseline(async (b) => {
     for (const n of opts.counts) {
-      results.push(transport === 'longpoll'
-        ? await longPollFanout(b.handle, b.endpoint, b.longPolls(n), b.publisher, fanout)
-        : await wsFanout(b.handle, b.webSockets(n), b.publisher, fanout));
+      results.push(
+        transport === 'longpoll'
+          ? await longPollFanout(b.handle, b.endpoint, b.longPolls(n), b.publisher, fanout)
+          : await wsFanout(b.handle, b.webSockets(n), b.publisher, fanout),
+      );
     }
   });
   await withServer(opts, async (s) => {
@@ -20,9 +22,11 @@ export async function fanoutScenario(opts: BenchOptions, transport: 'longpoll' |
     for (const n of opts.counts) {
       const queues = await s.registerQueues(users, n);
       try {
-        results.push(transport === 'longpoll'
-          ? await longPollFanout(s.handle, s.endpoint, s.longPolls(queues), s.publisher, fanout)
-          : await wsFanout(s.handle, s.webSockets(queues), s.publisher, fanout));
+        results.push(
+          transport === 'longpoll'
+            ? await longPollFanout(s.handle, s.endpoint, s.longPolls(queues), s.publisher, fanout)
+            : await wsFanout(s.handle, s.webSockets(queues), s.publisher, fanout),
+        );
       } finally {
         await s.deleteQueues(queues);
       }

@@ -31,13 +31,22 @@ const newest = (narrow: unknown[]) => get('/api/v1/messages', { anchor: 'newest'
 /** Each request a client makes, as bench user `u` would make it. */
 const REQUESTS: { name: string; request: (u: BenchUser) => Request }[] = [
   { name: 'register (all data)', request: () => ({ method: 'POST', path: '/api/v1/register', body: '' }) },
-  { name: 'register (message, subscription, flags)', request: () => ({ method: 'POST', path: '/api/v1/register', body: formEncode({ fetch_event_types: ['message', 'subscription', 'update_message_flags'] }) }) },
+  {
+    name: 'register (message, subscription, flags)',
+    request: () => ({ method: 'POST', path: '/api/v1/register', body: formEncode({ fetch_event_types: ['message', 'subscription', 'update_message_flags'] }) }),
+  },
   { name: 'GET subscriptions', request: () => get('/api/v1/users/me/subscriptions') },
   { name: 'GET channel topics', request: (u) => get(`/api/v1/users/me/${u.channelId}/topics`) },
-  { name: 'messages: combined feed, first unread', request: () => get('/api/v1/messages', { anchor: 'first_unread', num_before: 25, num_after: 25, narrow: [] }) },
+  {
+    name: 'messages: combined feed, first unread',
+    request: () => get('/api/v1/messages', { anchor: 'first_unread', num_before: 25, num_after: 25, narrow: [] }),
+  },
   { name: 'messages: channel + topic, newest', request: (u) => newest([channel(u), { operator: 'topic', operand: u.topic }]) },
   { name: 'messages: channel, oldest', request: (u) => get('/api/v1/messages', { anchor: 'oldest', num_before: 0, num_after: 50, narrow: [channel(u)] }) },
-  { name: 'messages: channel, around an id', request: (u) => get('/api/v1/messages', { anchor: u.middleMessageId, num_before: 25, num_after: 25, narrow: [channel(u)] }) },
+  {
+    name: 'messages: channel, around an id',
+    request: (u) => get('/api/v1/messages', { anchor: u.middleMessageId, num_before: 25, num_after: 25, narrow: [channel(u)] }),
+  },
   { name: 'messages: DMs with one person', request: (u) => newest([{ operator: 'dm', operand: u.dmPartnerEmail }]) },
   { name: 'messages: is:starred', request: () => newest([{ operator: 'is', operand: 'starred' }]) },
   { name: 'messages: is:mentioned', request: () => newest([{ operator: 'is', operand: 'mentioned' }]) },
@@ -45,7 +54,14 @@ const REQUESTS: { name: string; request: (u: BenchUser) => Request }[] = [
   { name: 'search: a word nobody wrote', request: () => newest([{ operator: 'search', operand: NEVER_WRITTEN }]) },
   { name: 'search: a common word', request: () => newest([{ operator: 'search', operand: COMMON_WORD }]) },
   { name: 'search: in a channel', request: (u) => newest([channel(u), { operator: 'search', operand: COMMON_WORD }]) },
-  { name: 'matches_narrow: search', request: (u) => get('/api/v1/messages/matches_narrow', { msg_ids: Array.from({ length: 20 }, (_, i) => u.middleMessageId + i), narrow: [{ operator: 'search', operand: COMMON_WORD }] }) },
+  {
+    name: 'matches_narrow: search',
+    request: (u) =>
+      get('/api/v1/messages/matches_narrow', {
+        msg_ids: Array.from({ length: 20 }, (_, i) => u.middleMessageId + i),
+        narrow: [{ operator: 'search', operand: COMMON_WORD }],
+      }),
+  },
 ];
 
 const TEMPLATE_EMAIL = 'template@bench.example.com';
@@ -108,7 +124,13 @@ async function seedOrganization(env: Record<string, string>, databaseUrl: string
   }
   say('seeding...');
   const seeded = await seedHistory(databaseUrl, await templatesOf(databaseUrl), size);
-  say(`${seeded.messages.toLocaleString('en')} messages, ${seeded.userMessages.toLocaleString('en')} UserMessage rows (heaviest user ${seeded.heaviestRows.toLocaleString('en')}) in ${Object.values(seeded.seconds).reduce((a, b) => a + b, 0).toFixed(0)} s ${JSON.stringify(seeded.seconds)}`);
+  say(
+    `${seeded.messages.toLocaleString('en')} messages, ${seeded.userMessages.toLocaleString('en')} UserMessage rows (heaviest user ${seeded.heaviestRows.toLocaleString('en')}) in ${Object.values(
+      seeded.seconds,
+    )
+      .reduce((a, b) => a + b, 0)
+      .toFixed(0)} s ${JSON.stringify(seeded.seconds)}`,
+  );
   return seeded;
 }
 
@@ -121,7 +143,9 @@ async function keptDatabase(serverUrl: string, size: number): Promise<{ name: st
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const seeded = await onServer(serverUrl, async (db) => {
-    const { rows: [row] } = await db.query<{ comment: string | null }>(`SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`, [name]);
+    const {
+      rows: [row],
+    } = await db.query<{ comment: string | null }>(`SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`, [name]);
     if (row?.comment) return JSON.parse(row.comment) as SeedReport;
     await db.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await db.query(`CREATE DATABASE ${name}`);
@@ -142,8 +166,11 @@ async function keepSeeded(serverUrl: string, name: string, seeded: SeedReport): 
 async function plannerSettings(databaseUrl: string): Promise<void> {
   const name = new URL(databaseUrl).pathname.slice(1);
   await onServer(databaseUrl, async (db) => {
-    const { rows } = await db.query<{ name: string }>(`SELECT name FROM pg_settings WHERE context = 'user' AND name = ANY($1::text[])`, [Object.keys(historySettings())]);
-    for (const { name: setting } of rows) await db.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} SET ${setting} = ${pg.escapeLiteral(historySettings()[setting]!)}`);
+    const { rows } = await db.query<{ name: string }>(`SELECT name FROM pg_settings WHERE context = 'user' AND name = ANY($1::text[])`, [
+      Object.keys(historySettings()),
+    ]);
+    for (const { name: setting } of rows)
+      await db.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} SET ${setting} = ${pg.escapeLiteral(historySettings()[setting]!)}`);
   });
 }
 
@@ -159,9 +186,13 @@ async function onServer<T>(url: string, work: (db: pg.Client) => Promise<T>): Pr
 
 async function templatesOf(databaseUrl: string) {
   return onServer(databaseUrl, async (db) => {
-    const { rows: [row] } = await db.query<{ realmId: number; userId: number; channelId: number; subscriptionId: number }>(
+    const {
+      rows: [row],
+    } = await db.query<{ realmId: number; userId: number; channelId: number; subscriptionId: number }>(
       `SELECT u."realmId", u.id AS "userId", s."channelId", s.id AS "subscriptionId"
-         FROM "User" u JOIN "Subscription" s ON s."userId" = u.id WHERE u."deliveryEmail" = $1`, [TEMPLATE_EMAIL]);
+         FROM "User" u JOIN "Subscription" s ON s."userId" = u.id WHERE u."deliveryEmail" = $1`,
+      [TEMPLATE_EMAIL],
+    );
     if (!row) throw new Error('history: the template user or its channel is missing');
     return row;
   });

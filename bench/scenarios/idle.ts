@@ -20,11 +20,11 @@ export async function idleScenario(opts: BenchOptions): Promise<CaseResult[]> {
   const counts = [...opts.counts].sort((a, b) => a - b);
   const connections = idleConnectionCount(counts);
   await withBaseline(async (b) => {
-    const polls = await idleConnections('idle-longpoll', b.handle, connections,
-      () => openIdleLongPolls(b.endpoint, b.longPolls(connections), 'baseline idle long-polls', b.publisher.parked));
+    const polls = await idleConnections('idle-longpoll', b.handle, connections, () =>
+      openIdleLongPolls(b.endpoint, b.longPolls(connections), 'baseline idle long-polls', b.publisher.parked),
+    );
     try {
-      const sockets = await idleConnections('idle-ws', b.handle, connections,
-        () => openIdleWebSockets(b.webSockets(connections), 'baseline idle websockets'));
+      const sockets = await idleConnections('idle-ws', b.handle, connections, () => openIdleWebSockets(b.webSockets(connections), 'baseline idle websockets'));
       sockets.release();
       results.push(polls.result, sockets.result);
     } finally {
@@ -46,11 +46,11 @@ export async function idleScenario(opts: BenchOptions): Promise<CaseResult[]> {
       if (queues.length < 2 * connections) queues.push(...(await s.registerQueues(users, 2 * connections - queues.length)));
       const pollQueues = queues.slice(0, connections);
       const wsQueues = queues.slice(connections, 2 * connections);
-      const polls = await idleConnections('idle-longpoll', s.handle, connections,
-        () => openIdleLongPolls(s.endpoint, s.longPolls(pollQueues), 'server idle long-polls'));
+      const polls = await idleConnections('idle-longpoll', s.handle, connections, () =>
+        openIdleLongPolls(s.endpoint, s.longPolls(pollQueues), 'server idle long-polls'),
+      );
       try {
-        const sockets = await idleConnections('idle-ws', s.handle, connections,
-          () => openIdleWebSockets(s.webSockets(wsQueues), 'server idle websockets'));
+        const sockets = await idleConnections('idle-ws', s.handle, connections, () => openIdleWebSockets(s.webSockets(wsQueues), 'server idle websockets'));
         sockets.release();
         results.push(polls.result, sockets.result);
       } finally {

@@ -17,7 +17,8 @@ export async function mixedScenario(opts: BenchOptions): Promise<CaseResult[]> {
   const [idle, polls, sockets] = opts.counts as [number, number, number];
   const load = (expectAll: boolean): MixedOptions => ({ rate: opts.rate, durationMs: opts.durationS * 1000, drainMs: opts.waveTimeoutS * 1000, expectAll });
   const baseline = await withBaseline((b) =>
-    mixedLoad(b.handle, b.endpoint, { longPolls: b.longPolls(polls), sockets: b.webSockets(sockets), publishers: b.senders(PUBLISHERS) }, load(false)));
+    mixedLoad(b.handle, b.endpoint, { longPolls: b.longPolls(polls), sockets: b.webSockets(sockets), publishers: b.senders(PUBLISHERS) }, load(false)),
+  );
   const server = await withServer(opts, async (s) => {
     const users = await s.ensureUsers(opts.users ?? 1000);
     const channels = await s.ensureChannels(users, opts.channels);

@@ -12,7 +12,7 @@ const MESSAGES = [
   'Deployed to staging: https://staging.example.com/release/2024-10 (see the [changelog](https://example.com/changes)).',
   '```python\ndef retry(fn, times=3):\n    for _ in range(times):\n        if fn():\n            return True\n    return False\n```',
   '> the new dashboard is slow\n\nConfirmed, tracked as JIRA-1024 and zulip/zulip#30000 :thumbs_up:',
-  'Plan for the week:\n* finish ENG-77\n* review @**Bob Jones**\'s patch\n* ask #**design** about the icons',
+  "Plan for the week:\n* finish ENG-77\n* review @**Bob Jones**'s patch\n* ask #**design** about the icons",
   'lgtm :tada: merging once CI is green; ping @*backend* if anything looks off in CVE-2024-3094.',
   'Meeting moved to <time:2024-10-14T15:00:00+02:00>, notes in go/notes-q4 and RT#8812.',
 ];
@@ -69,8 +69,17 @@ function measure(ctx: MarkdownContext, durationMs: number): CaseResult {
   }
   const seconds = (performance.now() - startedAt) / 1000;
   return {
-    kind: 'render', target: 'server', count: ctx.linkifiers.list.length, latencyMs: percentiles(samples), throughput: samples.length / seconds,
-    expected: samples.length, delivered: samples.length - errors, errors, errorSamples, loaderCpuPercent: cpu.percent(), seconds,
+    kind: 'render',
+    target: 'server',
+    count: ctx.linkifiers.list.length,
+    latencyMs: percentiles(samples),
+    throughput: samples.length / seconds,
+    expected: samples.length,
+    delivered: samples.length - errors,
+    errors,
+    errorSamples,
+    loaderCpuPercent: cpu.percent(),
+    seconds,
   };
 }
 

@@ -39,7 +39,10 @@ const NO_ASCII_TWIN = new Set(['ココ', 'サ', '指', '空']);
 const ASCII_FOLDS = { è: 'e', ǐ: 'i', ó: 'o', ā: 'a', ō: 'o', ñ: 'n', ô: 'o', ç: 'c', é: 'e', ã: 'a', í: 'i', å: 'a', ü: 'u' };
 
 const unqualified = (unified) => unified.split('-').filter((h) => h.toLowerCase() !== 'fe0f');
-const codeOf = (unified) => unqualified(unified).map((h) => h.toLowerCase()).join('-');
+const codeOf = (unified) =>
+  unqualified(unified)
+    .map((h) => h.toLowerCase())
+    .join('-');
 const textOf = (unified) => String.fromCodePoint(...unqualified(unified).map((h) => parseInt(h, 16)));
 
 /** A CLDR phrase as an emoji name: spaces and dashes to underscores, some punctuation dropped. */

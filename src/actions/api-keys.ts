@@ -25,7 +25,11 @@ export async function regenerateApiKey(app: App, realm: RealmInfo, target: User)
     await app.prisma.user.update({ where: { id: target.id }, data: { apiKey } });
     onCommit(() => cacheChanged(app, { cache: 'user', userId: target.id }));
     if (!target.isBot) return;
-    sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, target), event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, api_key: apiKey } } });
+    sendOnCommit({
+      realmId: realm.id,
+      userIds: await botManagerIds(app, realm, target),
+      event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, api_key: apiKey } },
+    });
   });
   return apiKey;
 }

@@ -80,7 +80,12 @@ async function removeAvatarFiles(app: App, realmId: number, key: string): Promis
 }
 
 /** The row, with the new avatar fields, written under its lock; the announcement goes with the commit. */
-async function changeAvatar(app: App, realm: RealmInfo, user: User, change: (before: User) => { avatarSource: string; avatarKey: string | null } | null): Promise<{ before: User; after: User }> {
+async function changeAvatar(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  change: (before: User) => { avatarSource: string; avatarKey: string | null } | null,
+): Promise<{ before: User; after: User }> {
   return atomic(app, async () => {
     await app.prisma.$queryRaw`SELECT id FROM "User" WHERE id = ${user.id} FOR UPDATE`;
     const before = await app.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
@@ -89,7 +94,11 @@ async function changeAvatar(app: App, realm: RealmInfo, user: User, change: (bef
     const after = await app.prisma.user.update({ where: { id: user.id }, data: { ...fields, avatarVersion: { increment: 1 } } });
     onCommit(() => cacheChanged(app, { cache: 'user', userId: user.id }));
     if (after.isBot) {
-      sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, after), event: { type: 'realm_bot', op: 'update', bot: { user_id: after.id, avatar_url: avatarUrl(after) } } });
+      sendOnCommit({
+        realmId: realm.id,
+        userIds: await botManagerIds(app, realm, after),
+        event: { type: 'realm_bot', op: 'update', bot: { user_id: after.id, avatar_url: avatarUrl(after) } },
+      });
     }
     await sendAboutUser(app, realm, after, { type: 'realm_user', op: 'update', person: avatarChange(after) });
     return { before, after };
@@ -106,7 +115,8 @@ export async function setAvatar(app: App, realm: RealmInfo, user: User, files: U
  * already the one they have; what the directory holds is not checked against the upload rules.
  */
 export async function setAvatarFromDirectory(app: App, realm: RealmInfo, user: User, data: Buffer): Promise<void> {
-  const current = user.avatarSource === 'U' && user.avatarKey ? await readFile(avatarFilePath(app, realm.id, user.avatarKey, 'original')).catch(() => null) : null;
+  const current =
+    user.avatarSource === 'U' && user.avatarKey ? await readFile(avatarFilePath(app, realm.id, user.avatarKey, 'original')).catch(() => null) : null;
   if (current?.equals(data)) return;
   await storeAvatar(app, realm, user, data);
 }

@@ -25,7 +25,8 @@ export async function putBotStorage(app: App, user: User, entries: [string, stri
       `SELECT COALESCE(SUM(length(key) + length(value)), 0)::int AS total,
               COALESCE(SUM(length(key) + length(value)) FILTER (WHERE key = ANY($2::text[])), 0)::int AS replaced
          FROM "BotStorage" WHERE "userId" = $1`,
-      user.id, keys,
+      user.id,
+      keys,
     );
     const added = entries.reduce((n, [k, v]) => n + codePoints(k) + codePoints(v), 0);
     const size = sizes!.total - sizes!.replaced + added;
@@ -35,7 +36,9 @@ export async function putBotStorage(app: App, user: User, entries: [string, stri
     await tx.$executeRawUnsafe(
       `INSERT INTO "BotStorage" ("userId", key, value) SELECT $1, k, v FROM unnest($2::text[], $3::text[]) AS t(k, v)
          ON CONFLICT ("userId", key) DO UPDATE SET value = EXCLUDED.value`,
-      user.id, keys, entries.map(([, v]) => v),
+      user.id,
+      keys,
+      entries.map(([, v]) => v),
     );
   });
 }

@@ -72,18 +72,28 @@ export async function createBot(app: App, realm: RealmInfo, actor: User, input: 
   const chosen = files.filter((f) => f.filename !== '');
   if (chosen.length > 1) throw badRequest('You may only upload one file at a time');
   const bot = await atomic(app, async () => {
-    if (await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: email }, select: { id: true } })) throw badRequest('Username already in use');
+    if (await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: email }, select: { id: true } }))
+      throw badRequest('Username already in use');
     await checkBotNameAvailable(app, realm, fullName);
     await checkMayCreate(app, realm, actor, input.botType);
     checkInterface(input.interfaceType);
     const sending = input.defaultSendingStream === undefined ? null : await accessibleChannelByName(app, realm, actor, input.defaultSendingStream);
     const events = input.defaultEventsRegisterStream === undefined ? null : await accessibleChannelByName(app, realm, actor, input.defaultEventsRegisterStream);
     const inserted = await insertUser(app.prisma, realm.id, { email, fullName, isBot: true, botType: input.botType, botOwnerId: actor.id }, null);
-    const settings = { ...(inserted.settings as object), ...(input.defaultAllPublicStreams === undefined ? {} : { default_all_public_streams: input.defaultAllPublicStreams }) };
-    const config = input.botType === BOT_TYPES.INCOMING_WEBHOOK && input.serviceName ? { integration_id: input.serviceName, ...input.configData } : input.configData;
+    const settings = {
+      ...(inserted.settings as object),
+      ...(input.defaultAllPublicStreams === undefined ? {} : { default_all_public_streams: input.defaultAllPublicStreams }),
+    };
+    const config =
+      input.botType === BOT_TYPES.INCOMING_WEBHOOK && input.serviceName ? { integration_id: input.serviceName, ...input.configData } : input.configData;
     const created = await app.prisma.user.update({
       where: { id: inserted.id },
-      data: { defaultSendingChannelId: sending?.id ?? null, defaultEventsRegisterChannelId: events?.id ?? null, settings, botConfig: input.botType === BOT_TYPES.INCOMING_WEBHOOK ? config : {} },
+      data: {
+        defaultSendingChannelId: sending?.id ?? null,
+        defaultEventsRegisterChannelId: events?.id ?? null,
+        settings,
+        botConfig: input.botType === BOT_TYPES.INCOMING_WEBHOOK ? config : {},
+      },
     });
     if (input.botType === BOT_TYPES.OUTGOING_WEBHOOK) {
       await app.prisma.botService.create({
@@ -100,11 +110,19 @@ export async function createBot(app: App, realm: RealmInfo, actor: User, input: 
 /** GET /bots: the caller's active bots (Zulip's get_bots_backend). */
 export async function ownBots(app: App, realm: RealmInfo, actor: User): Promise<Record<string, unknown>[]> {
   notForGuests(actor);
-  const bots = await app.prisma.user.findMany({ where: { realmId: realm.id, isBot: true, isActive: true, botOwnerId: actor.id }, orderBy: [{ dateJoined: 'asc' }, { id: 'asc' }] });
+  const bots = await app.prisma.user.findMany({
+    where: { realmId: realm.id, isBot: true, isActive: true, botOwnerId: actor.id },
+    orderBy: [{ dateJoined: 'asc' }, { id: 'asc' }],
+  });
   const dicts = await botDicts(app, realm, bots);
   return dicts.map((d) => ({
-    username: d.email, full_name: d.full_name, api_key: d.api_key, avatar_url: d.avatar_url,
-    default_sending_stream: d.default_sending_stream, default_events_register_stream: d.default_events_register_stream, default_all_public_streams: d.default_all_public_streams,
+    username: d.email,
+    full_name: d.full_name,
+    api_key: d.api_key,
+    avatar_url: d.avatar_url,
+    default_sending_stream: d.default_sending_stream,
+    default_events_register_stream: d.default_events_register_stream,
+    default_all_public_streams: d.default_all_public_streams,
   }));
 }
 
@@ -131,7 +149,11 @@ export async function updateBot(app: App, realm: RealmInfo, actor: User, botId: 
     let bot = await accessBot(app, realm, actor, botId);
     // To who manages the bot at that point of the change (a new owner hears what follows).
     const tell = async (fields: Record<string, unknown>) =>
-      sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, bot), event: { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, ...fields } } });
+      sendOnCommit({
+        realmId: realm.id,
+        userIds: await botManagerIds(app, realm, bot),
+        event: { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, ...fields } },
+      });
     if (u.fullName !== undefined) {
       const fullName = checkFullName(u.fullName);
       if (fullName !== bot.fullName) {

@@ -11,7 +11,11 @@ import { emailGatewayBot } from './messages.ts';
 /** Django's slugify: ASCII-folded, lowercase, runs of spaces and dashes as one dash. */
 function slugify(value: string): string {
   const ascii = value.normalize('NFKD').replace(/[^\x00-\x7f]/g, '');
-  return ascii.toLowerCase().replace(/[^\w\s-]/g, '').replace(/[-\s]+/g, '-').replace(/^[-_]+|[-_]+$/g, '');
+  return ascii
+    .toLowerCase()
+    .replace(/[^\w\s-]/g, '')
+    .replace(/[-\s]+/g, '-')
+    .replace(/^[-_]+|[-_]+$/g, '');
 }
 
 /**

@@ -74,7 +74,8 @@ export async function updateChannelFolder(app: App, realm: RealmInfo, actor: Use
     const folder = await folderById(tx, realm.id, folderId);
     const data: Record<string, unknown> = {};
     if (change.name !== undefined && change.name !== folder.name) data.name = change.name;
-    if (change.description !== undefined && change.description !== folder.description) Object.assign(data, { description: change.description, rendered_description: renderedDescription });
+    if (change.description !== undefined && change.description !== folder.description)
+      Object.assign(data, { description: change.description, rendered_description: renderedDescription });
     if (change.isArchived !== undefined && change.isArchived !== folder.isArchived) data.is_archived = change.isArchived;
     if (Object.keys(data).length === 0) return;
     // A folder in use again must have a name no other folder in use has.
@@ -102,7 +103,8 @@ export async function reorderChannelFolders(app: App, realm: RealmInfo, actor: U
     if (!ids.every((id) => position.has(id))) throw badRequest('Invalid order mapping.');
     await tx.$executeRawUnsafe(
       'UPDATE "ChannelFolder" f SET "order" = t.pos FROM unnest($1::int[], $2::int[]) AS t(id, pos) WHERE f.id = t.id',
-      ids, ids.map((id) => position.get(id)!),
+      ids,
+      ids.map((id) => position.get(id)!),
     );
     await sendFolderEvent(app, realm, { op: 'reorder', order });
   });

@@ -7,15 +7,7 @@ import { CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_NAME_LENGTH, type TOPICS
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest, notAllowed } from '../errors.ts';
-import {
-  administrableChannel,
-  channelByName,
-  channelDict,
-  channelPermission,
-  metadataUserIds,
-  postPolicyFields,
-  subscriberIds,
-} from '../queries/channels.ts';
+import { administrableChannel, channelByName, channelDict, channelPermission, metadataUserIds, postPolicyFields, subscriberIds } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { renderDescription } from '../queries/render-context.ts';
 import { forgetArchivedChannel, isDefaultChannel, markDefault, unmarkDefault } from './default-channels.ts';
@@ -65,7 +57,10 @@ export async function checkTopicsPolicy(app: App, realm: RealmInfo, user: User, 
   if (!(await hasRealmPermission(app.realms, realm, user, 'can_set_topics_policy_group'))) throw badRequest('Insufficient permission');
   if (policy === 'empty_topic_only' && channel) {
     const named = await app.prisma.message.findFirst({ where: { channelId: channel.id, NOT: { topic: '' } }, select: { id: true } });
-    if (named) throw badRequest('To enable this configuration, all messages in this channel must be in the general chat topic. Consider renaming or deleting other topics.');
+    if (named)
+      throw badRequest(
+        'To enable this configuration, all messages in this channel must be in the general chat topic. Consider renaming or deleting other topics.',
+      );
   }
 }
 
@@ -103,7 +98,11 @@ export async function checkGroupSettings(app: App, realm: RealmInfo, user: User,
   const result: GroupSettings = {};
   for (const [setting, raw] of Object.entries(requested) as [ChannelPermission, GroupSettingValue][]) {
     const value = await checkGroupSetting(app.prisma, realm, groups, setting, raw, { allowEveryone: !CHANNEL_SETTINGS_WITHOUT_EVERYONE.has(setting) });
-    if (DELETE_SETTINGS.has(setting) && value !== realm.systemGroups['role:nobody'] && !(await hasRealmPermission(app.realms, realm, user, 'can_set_delete_message_policy_group'))) {
+    if (
+      DELETE_SETTINGS.has(setting) &&
+      value !== realm.systemGroups['role:nobody'] &&
+      !(await hasRealmPermission(app.realms, realm, user, 'can_set_delete_message_policy_group'))
+    ) {
       throw badRequest('Insufficient permission');
     }
     result[setting] = value;
@@ -171,7 +170,15 @@ interface PlannedChange {
   events: Record<string, unknown>[];
 }
 
-async function planPrivacy(app: App, realm: RealmInfo, user: User, channel: Channel, u: ChannelUpdate, contentAccess: boolean, plan: PlannedChange): Promise<Privacy> {
+async function planPrivacy(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  channel: Channel,
+  u: ChannelUpdate,
+  contentAccess: boolean,
+  plan: PlannedChange,
+): Promise<Privacy> {
   const p: Privacy = {
     inviteOnly: u.isPrivate ?? channel.inviteOnly,
     isWebPublic: u.isWebPublic ?? channel.isWebPublic,
@@ -186,7 +193,12 @@ async function planPrivacy(app: App, realm: RealmInfo, user: User, channel: Chan
     plan.data.inviteOnly = p.inviteOnly;
     plan.data.isWebPublic = p.isWebPublic;
     plan.data.historyPublicToSubscribers = p.historyPublicToSubscribers;
-    plan.events.push({ property: 'invite_only', value: p.inviteOnly, history_public_to_subscribers: p.historyPublicToSubscribers, is_web_public: p.isWebPublic });
+    plan.events.push({
+      property: 'invite_only',
+      value: p.inviteOnly,
+      history_public_to_subscribers: p.historyPublicToSubscribers,
+      is_web_public: p.isWebPublic,
+    });
   }
   return p;
 }
@@ -230,7 +242,15 @@ async function planScalars(app: App, realm: RealmInfo, user: User, channel: Chan
   }
 }
 
-async function planGroupSettings(app: App, realm: RealmInfo, user: User, channel: Channel, u: ChannelUpdate, contentAccess: boolean, plan: PlannedChange): Promise<GroupSettings> {
+async function planGroupSettings(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  channel: Channel,
+  u: ChannelUpdate,
+  contentAccess: boolean,
+  plan: PlannedChange,
+): Promise<GroupSettings> {
   const requested = await checkGroupSettings(app, realm, user, Object.fromEntries(Object.entries(u.groupSettings).map(([k, v]) => [k, v.new])));
   const changed: GroupSettings = {};
   for (const [setting, value] of Object.entries(requested) as [ChannelPermission, GroupSettingValue][]) {
@@ -257,7 +277,11 @@ export async function updateChannel(app: App, realm: RealmInfo, user: User, chan
     const privacy = await planPrivacy(app, realm, user, channel, u, content, plan);
     await planScalars(app, realm, user, channel, u, plan);
     const changedGroups = await planGroupSettings(app, realm, user, channel, u, content, plan);
-    checkTopicCreation(realm, privacy.historyPublicToSubscribers, changedGroups.can_create_topic_group ?? channelPermission(realm, channel, 'can_create_topic_group'));
+    checkTopicCreation(
+      realm,
+      privacy.historyPublicToSubscribers,
+      changedGroups.can_create_topic_group ?? channelPermission(realm, channel, 'can_create_topic_group'),
+    );
     if (u.isDefault !== undefined && user.role > Role.ADMINISTRATOR) throw badRequest('You do not have permission to change default channels.');
     await applyChannelUpdate(app, realm, channel, plan);
     if (u.isDefault === true) await markDefault(app, realm, channel);

@@ -119,7 +119,10 @@ async function channelsByName(app: App, realm: RealmInfo, actor: User, names: st
     if (!access || !access.content) throw badRequest(`Invalid channel name '${name}'`);
     channels.push(access.channel);
   }
-  await lockChannels(app, [...new Set(channels.map((c) => c.id))].sort((a, b) => a - b));
+  await lockChannels(
+    app,
+    [...new Set(channels.map((c) => c.id))].sort((a, b) => a - b),
+  );
   return channels;
 }
 
@@ -130,7 +133,14 @@ async function refuseDefaults(app: App, realm: RealmInfo, channels: Channel[], g
 }
 
 /** POST /default_stream_groups/create. */
-export async function createDefaultChannelGroup(app: App, realm: RealmInfo, actor: User, name: string, description: string, channelNames: string[]): Promise<void> {
+export async function createDefaultChannelGroup(
+  app: App,
+  realm: RealmInfo,
+  actor: User,
+  name: string,
+  description: string,
+  channelNames: string[],
+): Promise<void> {
   requireRole(actor, Role.ADMINISTRATOR);
   await atomic(app, async () => {
     const channels = await channelsByName(app, realm, actor, channelNames);
@@ -139,7 +149,9 @@ export async function createDefaultChannelGroup(app: App, realm: RealmInfo, acto
     if (await app.prisma.defaultChannelGroup.findFirst({ where: { realmId: realm.id, name } })) throw groupExists(name);
     const channelIds = [...new Set(channels.map((c) => c.id))];
     await uniqueName(name, () =>
-      app.prisma.defaultChannelGroup.create({ data: { realmId: realm.id, name, description, channels: { create: channelIds.map((channelId) => ({ channelId })) } } }),
+      app.prisma.defaultChannelGroup.create({
+        data: { realmId: realm.id, name, description, channels: { create: channelIds.map((channelId) => ({ channelId })) } },
+      }),
     );
     await announceGroups(app, realm);
   });
@@ -173,7 +185,14 @@ export async function updateDefaultChannelGroup(app: App, realm: RealmInfo, acto
 }
 
 /** PATCH /default_stream_groups/{id}/streams: `add` or `remove` the named channels. */
-export async function updateDefaultChannelGroupChannels(app: App, realm: RealmInfo, actor: User, groupId: number, op: string, channelNames: string[]): Promise<void> {
+export async function updateDefaultChannelGroupChannels(
+  app: App,
+  realm: RealmInfo,
+  actor: User,
+  groupId: number,
+  op: string,
+  channelNames: string[],
+): Promise<void> {
   requireRole(actor, Role.ADMINISTRATOR);
   await atomic(app, async () => {
     const group = await lockedGroup(app, realm, groupId);
@@ -185,7 +204,9 @@ export async function updateDefaultChannelGroupChannels(app: App, realm: RealmIn
         if (present.has(channel.id)) throw badRequest(`Channel '${channel.name}' is already present in default channel group '${group.name}'`);
         present.add(channel.id);
       }
-      await app.prisma.defaultChannelGroupChannel.createMany({ data: [...new Set(channels.map((c) => c.id))].map((channelId) => ({ groupId: group.id, channelId })) });
+      await app.prisma.defaultChannelGroupChannel.createMany({
+        data: [...new Set(channels.map((c) => c.id))].map((channelId) => ({ groupId: group.id, channelId })),
+      });
     } else if (op === 'remove') {
       const absent = channels.find((c) => !present.has(c.id));
       if (absent) throw badRequest(`Channel '${absent.name}' is not present in default channel group '${group.name}'`);

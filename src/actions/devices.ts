@@ -41,8 +41,7 @@ export async function removeDevice(app: App, realm: RealmInfo, user: User, devic
   });
 }
 
-export const pushServiceNotConfigured = () =>
-  new ApiError('Server is not configured to use push notification service.', 'PUSH_SERVICE_NOT_CONFIGURED', 400);
+export const pushServiceNotConfigured = () => new ApiError('Server is not configured to use push notification service.', 'PUSH_SERVICE_NOT_CONFIGURED', 400);
 
 export interface PushRegistrationRequest {
   deviceId: number;
@@ -105,20 +104,42 @@ export async function registerPushDevice(app: App, realm: RealmInfo, user: User,
       await rotateToken(app, realm, user, device, tokenIdValue, token.tokenId);
     } else {
       const key = checkPushKey(keyFields.pushKey);
-      const unchanged = device.pushRegistrationErrorCode === null && sameKey(device, key, keyFields.pushKeyId) && device.pushTokenId === tokenIdValue && device.pushTokenKind === token.tokenKind;
+      const unchanged =
+        device.pushRegistrationErrorCode === null &&
+        sameKey(device, key, keyFields.pushKeyId) &&
+        device.pushTokenId === tokenIdValue &&
+        device.pushTokenKind === token.tokenKind;
       if (unchanged) return;
       const now = new Date();
       await app.prisma.device.update({
         where: { id: device.id },
-        data: { pushKey: new Uint8Array(key), pushKeyId: keyFields.pushKeyId, pendingPushTokenId: tokenIdValue, pushTokenKind: token.tokenKind, pushTokenLastUpdated: now, pushRegistrationErrorCode: null },
+        data: {
+          pushKey: new Uint8Array(key),
+          pushKeyId: keyFields.pushKeyId,
+          pendingPushTokenId: tokenIdValue,
+          pushTokenKind: token.tokenKind,
+          pushTokenLastUpdated: now,
+          pushRegistrationErrorCode: null,
+        },
       });
       sendDeviceEvent(realm, user, 'update', device.id, {
-        push_key_id: keyFields.pushKeyId, pending_push_token_id: token.tokenId, push_token_last_updated_timestamp: seconds(now), push_registration_error_code: null,
+        push_key_id: keyFields.pushKeyId,
+        pending_push_token_id: token.tokenId,
+        push_token_last_updated_timestamp: seconds(now),
+        push_registration_error_code: null,
       });
     }
     await enqueuePush(app, {
-      kind: 'register', realmId: realm.id, userId: user.id,
-      data: { device_id: device.id, token_id: token.tokenId, token_kind: token.tokenKind, bouncer_public_key: token.bouncerPublicKey, encrypted_push_registration: token.encryptedPushRegistration },
+      kind: 'register',
+      realmId: realm.id,
+      userId: user.id,
+      data: {
+        device_id: device.id,
+        token_id: token.tokenId,
+        token_kind: token.tokenKind,
+        bouncer_public_key: token.bouncerPublicKey,
+        encrypted_push_registration: token.encryptedPushRegistration,
+      },
     });
   });
 }
@@ -131,8 +152,15 @@ async function rotatePushKey(app: App, realm: RealmInfo, user: User, device: Dev
 
 async function rotateToken(app: App, realm: RealmInfo, user: User, device: Device, tokenId: bigint, tokenIdText: string): Promise<void> {
   const now = new Date();
-  await app.prisma.device.update({ where: { id: device.id }, data: { pendingPushTokenId: tokenId, pushTokenLastUpdated: now, pushRegistrationErrorCode: null } });
-  sendDeviceEvent(realm, user, 'update', device.id, { pending_push_token_id: tokenIdText, push_token_last_updated_timestamp: seconds(now), push_registration_error_code: null });
+  await app.prisma.device.update({
+    where: { id: device.id },
+    data: { pendingPushTokenId: tokenId, pushTokenLastUpdated: now, pushRegistrationErrorCode: null },
+  });
+  sendDeviceEvent(realm, user, 'update', device.id, {
+    pending_push_token_id: tokenIdText,
+    push_token_last_updated_timestamp: seconds(now),
+    push_registration_error_code: null,
+  });
 }
 
 /**
@@ -141,7 +169,14 @@ async function rotateToken(app: App, realm: RealmInfo, user: User, device: Devic
  * device now gets encrypted notifications instead. Stale answers (the device was removed, or its
  * pending token changed) change nothing.
  */
-export async function completePushRegistration(app: App, realm: RealmInfo, userId: number, deviceId: number, tokenIdText: string, relayDeviceId: number): Promise<void> {
+export async function completePushRegistration(
+  app: App,
+  realm: RealmInfo,
+  userId: number,
+  deviceId: number,
+  tokenIdText: string,
+  relayDeviceId: number,
+): Promise<void> {
   await atomic(app, async () => {
     const device = await currentRegistration(app, userId, deviceId, tokenIdText);
     if (!device) return;
@@ -149,7 +184,11 @@ export async function completePushRegistration(app: App, realm: RealmInfo, userI
     const legacy = await app.prisma.pushDeviceToken.findMany({ where: { userId }, select: { id: true, token: true } });
     const matching = legacy.filter((t) => tokenIdOf(t.token) === device.pendingPushTokenId).map((t) => t.id);
     if (matching.length) await app.prisma.pushDeviceToken.deleteMany({ where: { id: { in: matching } } });
-    sendOnCommit({ realmId: realm.id, userIds: [userId], event: { type: 'device', op: 'update', device_id: deviceId, push_token_id: tokenIdText, pending_push_token_id: null } });
+    sendOnCommit({
+      realmId: realm.id,
+      userIds: [userId],
+      event: { type: 'device', op: 'update', device_id: deviceId, push_token_id: tokenIdText, pending_push_token_id: null },
+    });
   });
 }
 

@@ -89,7 +89,12 @@ async function writeBatch(app: App, saveId: string, batch: Batch, batchBytes: nu
     }
   }
   if (rows.length) writes.push(app.prisma.savedQueueEvent.createMany({ data: rows }));
-  const data = batch.states.map((state) => ({ id: state.id, userId: state.userId, saveId, state: { ...state, busPosition } as unknown as Prisma.InputJsonObject }));
+  const data = batch.states.map((state) => ({
+    id: state.id,
+    userId: state.userId,
+    saveId,
+    state: { ...state, busPosition } as unknown as Prisma.InputJsonObject,
+  }));
   writes.push(app.prisma.savedEventQueue.createMany({ data, skipDuplicates: true }));
   await app.prisma.$transaction(writes);
 }
@@ -141,7 +146,14 @@ export async function restoreEventQueues(app: App): Promise<string | null> {
     app.prisma.savedEventQueue.deleteMany({ where: { saveId: { in: saveIds } } }),
     app.prisma.savedQueueEvent.deleteMany({ where: { saveId: { in: saveIds } } }),
   ]);
-  const restart = { type: 'restart', zulip_version: ZULIP_VERSION, zulip_merge_base: ZULIP_MERGE_BASE, zulip_feature_level: FEATURE_LEVEL, server_generation: SERVER_GENERATION, immediate: false };
+  const restart = {
+    type: 'restart',
+    zulip_version: ZULIP_VERSION,
+    zulip_merge_base: ZULIP_MERGE_BASE,
+    zulip_feature_level: FEATURE_LEVEL,
+    server_generation: SERVER_GENERATION,
+    immediate: false,
+  };
   for (const queue of restored) app.queues.pushTo(queue, [restart]);
   log.info('restored event queues', { count: restored.length });
   return busPosition;

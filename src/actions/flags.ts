@@ -159,7 +159,11 @@ async function writeRows(app: App, userId: number, rows: BatchRows): Promise<voi
 }
 
 const userRows = (app: App, userId: number, ids: number[]) =>
-  app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>('SELECT "messageId", flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = ANY($2::int[])', userId, ids);
+  app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>(
+    'SELECT "messageId", flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = ANY($2::int[])',
+    userId,
+    ids,
+  );
 
 /** Whether a change marks messages unread (its event then carries what clients need to count them again). */
 const marksUnread = (c: FlagChange): c is Extract<FlagChange, { kind: 'messages' }> => c.kind === 'messages' && c.op === 'remove' && c.flag === 'read';
@@ -177,7 +181,13 @@ async function unfollowedChannels(app: App, userId: number, ids: number[]): Prom
  * writes nothing) — except that channel messages can't be marked unread without a subscription:
  * those are skipped and reported.
  */
-async function changeListed(app: App, realm: RealmInfo, rows: BatchRows, unfollowed: Map<number, number>, { user, ids: listed, op, flag }: Extract<FlagChange, { kind: 'messages' }>): Promise<FlagResult> {
+async function changeListed(
+  app: App,
+  realm: RealmInfo,
+  rows: BatchRows,
+  unfollowed: Map<number, number>,
+  { user, ids: listed, op, flag }: Extract<FlagChange, { kind: 'messages' }>,
+): Promise<FlagResult> {
   const ids = [...new Set(listed)];
   const missing = ids.filter((id) => !rows.has(id));
   await checkHistoryAccessOf(app, realm, user, missing);
@@ -201,7 +211,11 @@ async function changeListed(app: App, realm: RealmInfo, rows: BatchRows, unfollo
  * the oldest unread rows after the change's `after`, in id order, and the rows the batch changed
  * before (the database does not have their state yet) that are in the channel.
  */
-async function markRead(app: App, rows: BatchRows, change: Extract<FlagChange, { kind: 'channel' | 'all' }>): Promise<{ changed: number[]; more: boolean; last: number }> {
+async function markRead(
+  app: App,
+  rows: BatchRows,
+  change: Extract<FlagChange, { kind: 'channel' | 'all' }>,
+): Promise<{ changed: number[]; more: boolean; last: number }> {
   const params: unknown[] = [change.user.id, rows.ids(), change.after];
   let join = '';
   let inScope = '';
@@ -321,9 +335,19 @@ export async function markSenderAsRead(app: App, realm: RealmInfo, user: User, s
     `UPDATE "UserMessage" um SET flags = um.flags | ${FLAG_BITS.read} FROM "Message" m
      WHERE m.id = um."messageId" AND um."userId" = $1 AND m."senderId" = $2 AND (um.flags & ${FLAG_BITS.read}) = 0
      RETURNING um."messageId"`,
-    user.id, senderId,
+    user.id,
+    senderId,
   );
-  if (changed.length) sendOnCommit({ realmId: realm.id, userIds: [user.id], event: eventOf('add', 'read', changed.map((r) => r.messageId).sort((a, b) => a - b)) });
+  if (changed.length)
+    sendOnCommit({
+      realmId: realm.id,
+      userIds: [user.id],
+      event: eventOf(
+        'add',
+        'read',
+        changed.map((r) => r.messageId).sort((a, b) => a - b),
+      ),
+    });
 }
 
 /** POST /mark_stream_as_read and /mark_topic_as_read: the unread rows a batch at a time through the user's actor. */

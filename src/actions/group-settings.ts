@@ -37,7 +37,10 @@ export async function checkGroupSetting(
   }
   if (rules.requireSystemGroup) throw badRequest(`'${setting}' must be a system user group.`);
   for (const id of value.direct_subgroups) namedGroup(groups, id, `Invalid user group ID: ${id}`);
-  const found = await tx.user.findMany({ where: { realmId: realm.id, isActive: true, isSystemBot: false, id: { in: value.direct_members } }, select: { id: true } });
+  const found = await tx.user.findMany({
+    where: { realmId: realm.id, isActive: true, isSystemBot: false, id: { in: value.direct_members } },
+    select: { id: true },
+  });
   const missing = value.direct_members.find((id) => !found.some((u) => u.id === id));
   if (missing !== undefined) throw badRequest(`Invalid user ID: ${missing}`);
   return value;

@@ -62,7 +62,10 @@ async function lockRealmLinkifiers(tx: Prisma.TransactionClient, realmId: number
 
 /** Zulip's unique_together (realm, pattern), with Django's message for it. */
 async function checkUniquePattern(tx: Prisma.TransactionClient, realmId: number, pattern: string, exceptId?: number): Promise<void> {
-  const taken = await tx.linkifier.findFirst({ where: { realmId, pattern, ...(exceptId === undefined ? {} : { id: { not: exceptId } }) }, select: { id: true } });
+  const taken = await tx.linkifier.findFirst({
+    where: { realmId, pattern, ...(exceptId === undefined ? {} : { id: { not: exceptId } }) },
+    select: { id: true },
+  });
   if (taken) throw validationFailure('__all__', 'Realm filter with this Realm and Pattern already exists.');
 }
 

@@ -41,7 +41,8 @@ export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]):
     const messageIds = messages.map((m) => m.id);
     // UserMessage has no foreign key to cascade from (prisma/schema.prisma): its rows go here.
     const rows = await app.prisma.$queryRawUnsafe<{ userId: number; messageId: number; flags: number }[]>(
-      'DELETE FROM "UserMessage" WHERE "messageId" = ANY($1::int[]) RETURNING "userId", "messageId", flags', messageIds,
+      'DELETE FROM "UserMessage" WHERE "messageId" = ANY($1::int[]) RETURNING "userId", "messageId", flags',
+      messageIds,
     );
     const { count } = await app.prisma.message.deleteMany({ where: { id: { in: messageIds } } });
     if (count === 0) throw badRequest('Message already deleted');
@@ -51,7 +52,8 @@ export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]):
     const event: Record<string, unknown> = { type: 'delete_message', message_ids: messageIds.sort((a, b) => a - b) };
     Object.assign(event, channel ? { message_type: 'stream', stream_id: channel.id, topic: first.topic } : { message_type: 'private' });
     sendOnCommit({ realmId: realm.id, userIds: [...recipients], event });
-    if (channel?.firstMessageId !== null && channel?.firstMessageId !== undefined && messageIds.includes(channel.firstMessageId)) await updateFirstMessageId(app, realm, channel);
+    if (channel?.firstMessageId !== null && channel?.firstMessageId !== undefined && messageIds.includes(channel.firstMessageId))
+      await updateFirstMessageId(app, realm, channel);
   });
 }
 
@@ -89,7 +91,9 @@ const TOPIC_DELETE_TIME_LIMIT_MS = 50_000;
 /** The newest messages of the topic the user can read (all, unless history is protected), locked. */
 async function topicBatch(app: App, user: User, channel: Channel, topic: string): Promise<number[]> {
   const rows = channel.historyPublicToSubscribers
-    ? await app.prisma.$queryRaw<{ id: number }[]>`SELECT id FROM "Message" WHERE "channelId" = ${channel.id} AND upper(topic) = upper(${topic}) ORDER BY id DESC LIMIT ${TOPIC_DELETE_BATCH_SIZE} FOR UPDATE`
+    ? await app.prisma.$queryRaw<
+        { id: number }[]
+      >`SELECT id FROM "Message" WHERE "channelId" = ${channel.id} AND upper(topic) = upper(${topic}) ORDER BY id DESC LIMIT ${TOPIC_DELETE_BATCH_SIZE} FOR UPDATE`
     : await app.prisma.$queryRaw<{ id: number }[]>`SELECT m.id FROM "Message" m JOIN "UserMessage" um ON um."messageId" = m.id AND um."userId" = ${user.id}
         WHERE m."channelId" = ${channel.id} AND upper(m.topic) = upper(${topic}) ORDER BY m.id DESC LIMIT ${TOPIC_DELETE_BATCH_SIZE} FOR UPDATE OF m`;
   return rows.map((r) => r.id);
@@ -104,7 +108,9 @@ async function forgetTopicVisibility(app: App, realm: RealmInfo, channel: Channe
     const rows = await app.prisma.userTopic.findMany({ where: { channelId: channel.id, topic: equalsIgnoringCase(topic) } });
     let stale = rows;
     if (!channel.historyPublicToSubscribers && rows.length) {
-      const readers = await app.prisma.$queryRaw<{ userId: number }[]>`SELECT DISTINCT um."userId" FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
+      const readers = await app.prisma.$queryRaw<
+        { userId: number }[]
+      >`SELECT DISTINCT um."userId" FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
         WHERE m."channelId" = ${channel.id} AND upper(m.topic) = upper(${topic}) AND um."userId" = ANY(${rows.map((r) => r.userId)})`;
       stale = rows.filter((r) => !readers.some((x) => x.userId === r.userId));
     }

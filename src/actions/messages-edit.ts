@@ -14,8 +14,17 @@ import { accessMessage, visibleTopicMessages, type FullMessage } from '../querie
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import {
-  RESOLVED_TOPIC_PREFIX, checkCanCreateTopic, checkCanPost, checkTopicsPolicy, checkWildcardMentions, inChannelOrder, lockMessage, normalizeContent, normalizeTopic,
-  participantsIfNeeded, topicsPolicy,
+  RESOLVED_TOPIC_PREFIX,
+  checkCanCreateTopic,
+  checkCanPost,
+  checkTopicsPolicy,
+  checkWildcardMentions,
+  inChannelOrder,
+  lockMessage,
+  normalizeContent,
+  normalizeTopic,
+  participantsIfNeeded,
+  topicsPolicy,
 } from './messages.ts';
 import { renderWithRealm } from '../queries/render-context.ts';
 import { announceEdit, applyUpdate, moveRest, type EditPlan } from './messages-update.ts';
@@ -134,17 +143,35 @@ async function checkWholeTopicTimeLimit(app: App, realm: RealmInfo, user: User, 
   const all = await visibleTopicMessages(app, user, plan.origChannel!, m.topic);
   const allowed = all.filter((x) => x.dateSent.getTime() > oldest);
   if (allowed.length === all.length) return;
-  throw new ApiError(`You only have permission to move the ${allowed.length}/${all.length} most recent messages in this topic.`, 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', 400, {
-    first_message_id_allowed_to_move: allowed[0]?.id ?? null,
-    total_messages_in_topic: all.length,
-    total_messages_allowed_to_move: allowed.length,
-  });
+  throw new ApiError(
+    `You only have permission to move the ${allowed.length}/${all.length} most recent messages in this topic.`,
+    'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED',
+    400,
+    {
+      first_message_id_allowed_to_move: allowed[0]?.id ?? null,
+      total_messages_in_topic: all.length,
+      total_messages_allowed_to_move: allowed.length,
+    },
+  );
 }
 
 async function planEdit(app: App, realm: RealmInfo, user: User, m: FullMessage, req: EditRequest, topic: string | undefined): Promise<EditPlan> {
   const content = req.content === undefined ? undefined : normalizeContent(req.content.trimEnd() === '' ? '(deleted)' : req.content);
-  const plan: EditPlan = { message: m, user, content, propagateMode: req.propagateMode, notifyOld: req.notifyOldThread, notifyNew: req.notifyNewThread,
-    origChannel: null, targetChannel: null, targetTopic: m.topic, topicChanged: false, channelChanged: false, resolve: null, rendered: null };
+  const plan: EditPlan = {
+    message: m,
+    user,
+    content,
+    propagateMode: req.propagateMode,
+    notifyOld: req.notifyOldThread,
+    notifyNew: req.notifyNewThread,
+    origChannel: null,
+    targetChannel: null,
+    targetTopic: m.topic,
+    topicChanged: false,
+    channelChanged: false,
+    resolve: null,
+    rendered: null,
+  };
   if (m.channelId === null) return plan;
   plan.origChannel = await app.prisma.channel.findUniqueOrThrow({ where: { id: m.channelId } });
   plan.targetChannel = plan.origChannel;
@@ -196,7 +223,13 @@ async function checkUpdate(app: App, realm: RealmInfo, user: User, messageId: nu
  * PATCH /messages/{id}: the checks run in the writing transaction on the locked message row, so
  * two edits that both passed them on the same old content cannot both be written.
  */
-export async function updateMessage(app: App, realm: RealmInfo, user: User, messageId: number, req: EditRequest): Promise<{ detached_uploads: Record<string, unknown>[] }> {
+export async function updateMessage(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  messageId: number,
+  req: EditRequest,
+): Promise<{ detached_uploads: Record<string, unknown>[] }> {
   const { message } = await accessMessage(app, realm, user, messageId);
   const edit = () =>
     atomic(app, async () => {

@@ -83,7 +83,11 @@ function historyEntries(p: EditPlan, ts: number): { full: Record<string, unknown
 }
 
 /** Re-links the message's uploads; returns the acting user's files no message references any more. */
-async function relinkUploads(tx: Prisma.TransactionClient, realm: RealmInfo, p: EditPlan): Promise<{ detached: Record<string, unknown>[]; hasAttachment: boolean }> {
+async function relinkUploads(
+  tx: Prisma.TransactionClient,
+  realm: RealmInfo,
+  p: EditPlan,
+): Promise<{ detached: Record<string, unknown>[]; hasAttachment: boolean }> {
   const m = p.message;
   const pathIds = p.rendered!.uploadPathIds;
   const current = await tx.attachmentMessage.findMany({ where: { messageId: m.id }, include: { attachment: true } });
@@ -91,10 +95,12 @@ async function relinkUploads(tx: Prisma.TransactionClient, realm: RealmInfo, p: 
   if (removed.length) await tx.attachmentMessage.deleteMany({ where: { messageId: m.id, attachmentId: { in: removed.map((r) => r.attachmentId) } } });
   const claimed = await claimAttachments(tx, realm.id, m.senderId, m.id, pathIds);
   const mine = removed.filter((r) => r.attachment.ownerId === p.user.id).map((r) => r.attachment);
-  const stillUsed = new Set((await tx.attachmentMessage.findMany({ where: { attachmentId: { in: mine.map((a) => a.id) } }, select: { attachmentId: true } })).map((r) => r.attachmentId));
-  const detached = mine
-    .filter((a) => !stillUsed.has(a.id))
-    .map((a) => attachmentDict(a, []));
+  const stillUsed = new Set(
+    (await tx.attachmentMessage.findMany({ where: { attachmentId: { in: mine.map((a) => a.id) } }, select: { attachmentId: true } })).map(
+      (r) => r.attachmentId,
+    ),
+  );
+  const detached = mine.filter((a) => !stillUsed.has(a.id)).map((a) => attachmentDict(a, []));
   return { detached, hasAttachment: claimed || current.length > removed.length };
 }
 
@@ -109,7 +115,15 @@ async function writeContent(app: App, tx: Prisma.TransactionClient, realm: Realm
   const uploads = await relinkUploads(tx, realm, p);
   await tx.message.update({
     where: { id: m.id },
-    data: { content: p.content!, renderedContent: r.html, isMeMessage: r.isMeMessage, hasLink: r.links.length > 0, hasImage: linksImage(r.links), hasAttachment: uploads.hasAttachment, lastEditTime: now },
+    data: {
+      content: p.content!,
+      renderedContent: r.html,
+      isMeMessage: r.isMeMessage,
+      hasLink: r.links.length > 0,
+      hasImage: linksImage(r.links),
+      hasAttachment: uploads.hasAttachment,
+      lastEditTime: now,
+    },
   });
   // Who the edit newly mentions (or alerts) in a channel, unread, is noted for a missed-message
   // email, as a new message would be (src/mail/missed-messages.ts); `old` is the rows before the update.
@@ -126,7 +140,13 @@ async function writeContent(app: App, tx: Prisma.TransactionClient, realm: Realm
      SELECT "userId", $1, now() AT TIME ZONE 'UTC' FROM updated
       WHERE $7 AND "userId" <> $6 AND (flags & ${FLAG_BITS.read}) = 0 AND (flags & ${RENDERED_MASK}) <> 0 AND (before & ${RENDERED_MASK}) = 0
      ON CONFLICT DO NOTHING`,
-    m.id, [...mentioned], [...participants], r.topicWildcardMention, [...alerted], m.senderId, m.channelId !== null,
+    m.id,
+    [...mentioned],
+    [...participants],
+    r.topicWildcardMention,
+    [...alerted],
+    m.senderId,
+    m.channelId !== null,
   );
   if (noted > 0) wakeEmailWorker(app);
   return uploads.detached;
@@ -155,7 +175,10 @@ async function moveUserMessages(tx: Prisma.TransactionClient, p: EditPlan, ids: 
   await tx.userMessage.deleteMany({ where: { userId: { in: losingRows }, messageId: { in: ids } } });
   if (!p.targetChannel!.historyPublicToSubscribers) {
     // Without shared history, only UserMessage rows give access: every current subscriber needs one.
-    await tx.userMessage.createMany({ data: [...newSet].flatMap((userId) => ids.map((messageId) => ({ userId, messageId, flags: FLAG_BITS.read }))), skipDuplicates: true });
+    await tx.userMessage.createMany({
+      data: [...newSet].flatMap((userId) => ids.map((messageId) => ({ userId, messageId, flags: FLAG_BITS.read }))),
+      skipDuplicates: true,
+    });
   }
   return { losingRows, losingAccess };
 }
@@ -165,7 +188,13 @@ async function moveUserMessages(tx: Prisma.TransactionClient, p: EditPlan, ids: 
  * batch's messages still in the old one (a later batch may find some moved or deleted
  * meanwhile), their edit history; returns the messages it changed.
  */
-async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, batch: number[], now: Date): Promise<{ ids: number[]; detached: Record<string, unknown>[]; access: AccessChange }> {
+async function writeUpdate(
+  app: App,
+  realm: RealmInfo,
+  p: EditPlan,
+  batch: number[],
+  now: Date,
+): Promise<{ ids: number[]; detached: Record<string, unknown>[]; access: AccessChange }> {
   const { full, moveOnly } = historyEntries(p, timestamp(now));
   const tx = app.prisma;
   const withEdited = batch.includes(p.message.id);
@@ -177,7 +206,12 @@ async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, batch: numbe
       // Resolving a topic is not a move for lastMovedTime (null leaves it as it was).
       `UPDATE "Message" SET topic = $1, "channelId" = $2, "lastMovedTime" = COALESCE($5::timestamp(3), "lastMovedTime")
         WHERE id = ANY($3::int[]) AND "channelId" = $4 AND upper(topic) = upper($6) RETURNING id`,
-      p.targetTopic, p.targetChannel!.id, batch, p.origChannel!.id, p.resolve ? null : now.toISOString(), p.message.topic,
+      p.targetTopic,
+      p.targetChannel!.id,
+      batch,
+      p.origChannel!.id,
+      p.resolve ? null : now.toISOString(),
+      p.message.topic,
     );
     ids = rows.map((r) => r.id).sort((a, b) => a - b);
     if (p.channelChanged && ids.length) access = await moveUserMessages(tx, p, ids);
@@ -191,10 +225,21 @@ async function writeUpdate(app: App, realm: RealmInfo, p: EditPlan, batch: numbe
 
 function updateEvent(p: EditPlan, ids: number[], ts: number, linkifiers: CompiledLinkifiers): Record<string, unknown> {
   const m = p.message;
-  const event: Record<string, unknown> = { type: 'update_message', user_id: p.user.id, edit_timestamp: ts, message_id: m.id, message_ids: ids, rendering_only: false };
+  const event: Record<string, unknown> = {
+    type: 'update_message',
+    user_id: p.user.id,
+    edit_timestamp: ts,
+    message_id: m.id,
+    message_ids: ids,
+    rendering_only: false,
+  };
   if (p.content !== undefined) {
     Object.assign(event, {
-      orig_content: m.content, orig_rendered_content: m.renderedContent, content: p.content, rendered_content: p.rendered!.html, is_me_message: p.rendered!.isMeMessage,
+      orig_content: m.content,
+      orig_rendered_content: m.renderedContent,
+      content: p.content,
+      rendered_content: p.rendered!.html,
+      is_me_message: p.rendered!.isMeMessage,
     });
   }
   if (p.origChannel) Object.assign(event, { stream_name: p.origChannel.name, stream_id: p.origChannel.id });
@@ -239,7 +284,6 @@ export interface AppliedEdit {
   resolvedTopicFollowers: number[];
 }
 
-
 /**
  * PATCH /messages/{id} after its checks, in their transaction: the writes and their events, and
  * the topic settings of a whole topic moved (before the update_message event, as in Zulip).
@@ -254,7 +298,12 @@ export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Prom
   const resolvedTopicFollowers = p.resolve ? await topicFollowers(app, p.origChannel!.id, movedAll ? p.message.topic : p.targetTopic) : [];
   if (movedAll) {
     await moveTopicSettings(app, realm, {
-      origChannel: p.origChannel!, origTopic: p.message.topic, targetChannel: p.targetChannel!, targetTopic: p.targetTopic, targetHadMessages, losingAccess: access.losingAccess,
+      origChannel: p.origChannel!,
+      origTopic: p.message.topic,
+      targetChannel: p.targetChannel!,
+      targetTopic: p.targetTopic,
+      targetHadMessages,
+      losingAccess: access.losingAccess,
     });
   }
   const recipients = await updateRecipients(app, p, access);
@@ -264,7 +313,12 @@ export async function applyUpdate(app: App, realm: RealmInfo, p: EditPlan): Prom
 }
 
 /** A written batch's events: update_message to who sees the message, delete_message to those who lost it. */
-async function announceBatch(app: App, realm: RealmInfo, p: EditPlan, b: { ids: number[]; access: AccessChange; recipients: Map<number, string[]>; now: Date }): Promise<void> {
+async function announceBatch(
+  app: App,
+  realm: RealmInfo,
+  p: EditPlan,
+  b: { ids: number[]; access: AccessChange; recipients: Map<number, string[]>; now: Date },
+): Promise<void> {
   if (b.ids.length === 0) return;
   sendOnCommit({
     realmId: realm.id,
@@ -304,7 +358,8 @@ export async function moveRest(app: App, realm: RealmInfo, p: EditPlan, edit: Ap
 /** After an edit committed: the Notification Bot's messages (each goes through its channel's actor). */
 export async function announceEdit(app: App, realm: RealmInfo, p: EditPlan, edit: AppliedEdit): Promise<void> {
   let resolveNoticeId: number | null = null;
-  if (p.topicChanged && p.content === undefined && !p.channelChanged && p.resolve) resolveNoticeId = await resolveNotice(app, realm, p, edit.resolvedTopicFollowers);
+  if (p.topicChanged && p.content === undefined && !p.channelChanged && p.resolve)
+    resolveNoticeId = await resolveNotice(app, realm, p, edit.resolvedTopicFollowers);
   if (moved(p)) await moveBreadcrumbs(app, realm, p, edit, resolveNoticeId);
 }
 
@@ -330,7 +385,11 @@ async function resolveNotice(app: App, realm: RealmInfo, p: EditPlan, followers:
 }
 
 /** Zulip's URL fragment encoding (hash_util_encode): percent-encoding with "." for "%". */
-const hashEncode = (s: string) => encodeURIComponent(s).replace(/[!'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/\./g, '%2E').replace(/%/g, '.');
+const hashEncode = (s: string) =>
+  encodeURIComponent(s)
+    .replace(/[!'()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/\./g, '%2E')
+    .replace(/%/g, '.');
 const topicLink = (c: Channel, topic: string) => topicLinkSyntax(c.id, c.name, topic);
 
 function messageLink(app: App, realm: RealmInfo, c: Channel, topic: string, id: number): string {

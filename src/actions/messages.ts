@@ -32,9 +32,7 @@ import type { EventEnvelope } from '../bus/bus.ts';
 export const WILDCARD_MENTION_THRESHOLD = 15;
 export const RESOLVED_TOPIC_PREFIX = '✔ ';
 
-export type Addressee =
-  | { kind: 'channel'; channel: number | string; topic: string | undefined }
-  | { kind: 'direct'; users: number[] | string[] };
+export type Addressee = { kind: 'channel'; channel: number | string; topic: string | undefined } | { kind: 'direct'; users: number[] | string[] };
 
 export interface SendOptions {
   client: string;
@@ -75,7 +73,11 @@ export function topicsPolicy(realm: RealmInfo, channel: Channel): string {
 export function checkTopicsPolicy(realm: RealmInfo, channel: Channel, topic: string): void {
   const policy = topicsPolicy(realm, channel);
   if (policy === 'disable_empty_topic' && topic === '') {
-    throw badRequest(channel.topicsPolicy === 'inherit' ? 'Topics are required in this organization.' : 'Sending messages to the general chat topic is not allowed in this channel.');
+    throw badRequest(
+      channel.topicsPolicy === 'inherit'
+        ? 'Topics are required in this organization.'
+        : 'Sending messages to the general chat topic is not allowed in this channel.',
+    );
   }
   if (policy === 'empty_topic_only' && topic !== '') throw badRequest('Only the general chat topic is allowed in this channel.');
 }
@@ -85,7 +87,13 @@ async function botOwner(app: App, user: User): Promise<User | null> {
 }
 
 /** A channel permission held by the user or, for a bot, by its owner (as Zulip allows). */
-async function hasChannelPermissionOrOwner(app: App, realm: RealmInfo, user: User, channel: Channel, setting: 'can_send_message_group' | 'can_create_topic_group'): Promise<boolean> {
+async function hasChannelPermissionOrOwner(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  channel: Channel,
+  setting: 'can_send_message_group' | 'can_create_topic_group',
+): Promise<boolean> {
   if (await userHasChannelPermission(app, realm, user, channel, setting)) return true;
   const owner = await botOwner(app, user);
   return owner !== null && (await userHasChannelPermission(app, realm, owner, channel, setting));
@@ -128,9 +136,7 @@ async function resolveRecipients(app: App, realm: RealmInfo, sender: User, refs:
   const users: User[] = [];
   for (const ref of refs) {
     const user =
-      typeof ref === 'number'
-        ? await app.prisma.user.findFirst({ where: { id: ref, realmId: realm.id } })
-        : await findUserByEmail(app, realm, ref, sender);
+      typeof ref === 'number' ? await app.prisma.user.findFirst({ where: { id: ref, realmId: realm.id } }) : await findUserByEmail(app, realm, ref, sender);
     if (!user) throw badRequest(typeof ref === 'number' ? `Invalid user ID ${ref}` : `Invalid email '${ref}'`);
     if (!user.isActive) throw badRequest(`'${typeof ref === 'number' ? user.deliveryEmail : ref}' is no longer using Zulip.`);
     users.push(user);
@@ -145,7 +151,9 @@ async function checkDirectMessagePermission(app: App, realm: RealmInfo, sender: 
   const permission = realm.permissions.direct_message_permission_group;
   if (![sender, ...recipients].some((u) => isInGroupSetting(u, permission, groups, realm))) {
     throw badRequest(
-      permission === realm.systemGroups['role:nobody'] ? 'Direct messages are disabled in this organization.' : 'This conversation does not include any users who can authorize it.',
+      permission === realm.systemGroups['role:nobody']
+        ? 'Direct messages are disabled in this organization.'
+        : 'This conversation does not include any users who can authorize it.',
     );
   }
   if (isInGroupSetting(sender, realm.permissions.direct_message_initiator_group, groups, realm)) return;
@@ -181,7 +189,14 @@ async function topicParticipants(app: App, channelId: number, topic: string): Pr
 }
 
 /** Wildcard mentions in a large channel or topic need can_mention_many_users_group. */
-export async function checkWildcardMentions(app: App, realm: RealmInfo, sender: User, rendered: RenderResult, subscriberCount: number, participants: Set<number>): Promise<void> {
+export async function checkWildcardMentions(
+  app: App,
+  realm: RealmInfo,
+  sender: User,
+  rendered: RenderResult,
+  subscriberCount: number,
+  participants: Set<number>,
+): Promise<void> {
   if (!rendered.wildcardMention && !rendered.topicWildcardMention) return;
   if (await hasRealmPermission(app.realms, realm, sender, 'can_mention_many_users_group')) return;
   if (rendered.wildcardMention && subscriberCount > WILDCARD_MENTION_THRESHOLD) {
@@ -197,7 +212,15 @@ export async function participantsIfNeeded(app: App, rendered: RenderResult, cha
   return rendered.topicWildcardMention && channelId !== null ? topicParticipants(app, channelId, topic) : new Set();
 }
 
-async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, to: Extract<Addressee, { kind: 'channel' }>, rawContent: string, checked: boolean, noPreviews: boolean): Promise<PreparedMessage> {
+async function prepareChannelMessage(
+  app: App,
+  realm: RealmInfo,
+  sender: User,
+  to: Extract<Addressee, { kind: 'channel' }>,
+  rawContent: string,
+  checked: boolean,
+  noPreviews: boolean,
+): Promise<PreparedMessage> {
   if (to.topic === undefined) throw badRequest('Missing topic');
   const topic = normalizeTopic(to.topic);
   const content = normalizeContent(rawContent);
@@ -216,7 +239,15 @@ async function prepareChannelMessage(app: App, realm: RealmInfo, sender: User, t
   return { sender, channel, memberKey: null, topic, content, rendered, recipients, topicParticipants: participants };
 }
 
-async function prepareDirectMessage(app: App, realm: RealmInfo, sender: User, to: Extract<Addressee, { kind: 'direct' }>, rawContent: string, checked: boolean, noPreviews: boolean): Promise<PreparedMessage> {
+async function prepareDirectMessage(
+  app: App,
+  realm: RealmInfo,
+  sender: User,
+  to: Extract<Addressee, { kind: 'direct' }>,
+  rawContent: string,
+  checked: boolean,
+  noPreviews: boolean,
+): Promise<PreparedMessage> {
   const content = normalizeContent(rawContent);
   const users = await resolveRecipients(app, realm, sender, to.users);
   const ids = [...new Set([sender.id, ...users.map((u) => u.id)])].sort((a, b) => a - b);
@@ -226,7 +257,15 @@ async function prepareDirectMessage(app: App, realm: RealmInfo, sender: User, to
   return { sender, channel: null, memberKey, topic: '', content, rendered, recipients: ids, topicParticipants: new Set() };
 }
 
-export async function prepareMessage(app: App, realm: RealmInfo, sender: User, to: Addressee, content: string, checked = true, noPreviews = false): Promise<PreparedMessage> {
+export async function prepareMessage(
+  app: App,
+  realm: RealmInfo,
+  sender: User,
+  to: Addressee,
+  content: string,
+  checked = true,
+  noPreviews = false,
+): Promise<PreparedMessage> {
   return to.kind === 'channel'
     ? prepareChannelMessage(app, realm, sender, to, content, checked, noPreviews)
     : prepareDirectMessage(app, realm, sender, to, content, checked, noPreviews);
@@ -349,24 +388,36 @@ const insertMessages = (withPush: boolean, withHooks: boolean, withOutbox: boole
     SELECT r.u, numbered.id, now() AT TIME ZONE 'UTC' FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN input USING (n) JOIN numbered USING (n)
     WHERE r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0
       AND (input.channel IS NULL OR (r.f & ${EMAIL_WORTHY}) <> 0 OR (r.n, r.u) IN (SELECT n, "userId" FROM followers))
-    RETURNING 1),${withPush ? `
+    RETURNING 1),${
+      withPush
+        ? `
   push AS (
     INSERT INTO "PushOutbox" (kind, "realmId", "messageId", "nextAttemptAt", "createdAt")
     SELECT 'message', realm, numbered.id, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC' FROM input JOIN numbered USING (n)
     WHERE EXISTS (
       SELECT 1 FROM unnest($13::int[], $14::int[], $15::int[]) AS r(n, u, f) JOIN "Device" d ON d."userId" = r.u
       WHERE r.n = input.n AND r.u <> input.sender AND (r.f & ${FLAG_BITS.read}) = 0 AND d."relayDeviceId" IS NOT NULL AND d."pushKey" IS NOT NULL)
-    RETURNING "messageId"),` : ''}${withHooks ? `
+    RETURNING "messageId"),`
+        : ''
+    }${
+      withHooks
+        ? `
   hooks AS (
     INSERT INTO "OutgoingWebhookCall" ("realmId", "botId", "messageId", trigger, "nextAttemptAt", "createdAt")
     SELECT u."realmId", u.id, numbered.id, t.trigger, now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC'
     FROM unnest(${withOutbox ? '$18::int[], $19::int[], $20::text[]' : '$16::int[], $17::int[], $18::text[]'}) AS t(n, u, trigger) JOIN numbered USING (n)
     JOIN "User" u ON u.id = t.u AND u."botType" = ${BOT_TYPES.OUTGOING_WEBHOOK} AND u."isActive"
-    RETURNING "messageId"),` : ''}${withOutbox ? `
+    RETURNING "messageId"),`
+        : ''
+    }${
+      withOutbox
+        ? `
   outbox AS (
     INSERT INTO "EventOutbox" (node, origin, turns, "messageIds", xid)
     SELECT $16, $17, ARRAY[(${LockSpace.CHANNEL}::bigint << 32) + "channelId"], array_agg(id ORDER BY id), pg_current_xact_id()::text::bigint
-    FROM m GROUP BY "channelId" RETURNING id, "messageIds"),` : ''}
+    FROM m GROUP BY "channelId" RETURNING id, "messageIds"),`
+        : ''
+    }
   first AS (
     UPDATE "Channel" c SET "firstMessageId" = f.id
     FROM (SELECT "channelId", min(id) AS id FROM m WHERE "channelId" IS NOT NULL GROUP BY "channelId") f
@@ -410,41 +461,66 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
   const recipients = items.flatMap(({ m }, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
   const triggers = items.flatMap(({ m }, i) => m.triggers.map((t) => [i + 1, t.userId, t.trigger] as const));
   const outbox = inTransaction() ? null : app.cluster?.outbox;
-  const rows = await rawQuery<Message & { xid: string; firstInChannel: boolean; pushQueued: boolean; hookQueued: boolean; emailNoted: boolean; outboxRow: string | null }>(
+  const rows = await rawQuery<
+    Message & { xid: string; firstInChannel: boolean; pushQueued: boolean; hookQueued: boolean; emailNoted: boolean; outboxRow: string | null }
+  >(
     app,
     INSERT_MESSAGES[app.config.PUSH_RELAY_URL ? 1 : 0]![triggers.length > 0 ? 1 : 0]![outbox ? 1 : 0]!,
-    items.length, items.map((i) => i.realmId),
-    column((m) => m.p.sender.id), column((m) => m.p.channel?.id ?? null), column((m) => m.directGroupId),
-    column((m) => m.p.topic), column((m) => m.p.content), column((m) => m.p.rendered.html), column((m) => m.opts.client),
-    column((m) => m.p.rendered.isMeMessage), column((m) => m.p.rendered.links.length > 0), column((m) => linksImage(m.p.rendered.links)),
-    recipients.map((r) => r[0]), recipients.map((r) => r[1]), recipients.map((r) => r[2]),
+    items.length,
+    items.map((i) => i.realmId),
+    column((m) => m.p.sender.id),
+    column((m) => m.p.channel?.id ?? null),
+    column((m) => m.directGroupId),
+    column((m) => m.p.topic),
+    column((m) => m.p.content),
+    column((m) => m.p.rendered.html),
+    column((m) => m.opts.client),
+    column((m) => m.p.rendered.isMeMessage),
+    column((m) => m.p.rendered.links.length > 0),
+    column((m) => linksImage(m.p.rendered.links)),
+    recipients.map((r) => r[0]),
+    recipients.map((r) => r[1]),
+    recipients.map((r) => r[2]),
     ...(outbox ? [outbox.node, outbox.origin] : []),
     ...(triggers.length > 0 ? [triggers.map((t) => t[0]), triggers.map((t) => t[1]), triggers.map((t) => t[2])] : []),
   );
   // The workers start once their work is visible: after this statement, or after the caller's commit.
-  for (const [queued, worker] of [[rows.some((r) => r.pushQueued), app.pushes], [rows.some((r) => r.hookQueued), app.outgoingWebhooks]] as const) {
+  for (const [queued, worker] of [
+    [rows.some((r) => r.pushQueued), app.pushes],
+    [rows.some((r) => r.hookQueued), app.outgoingWebhooks],
+  ] as const) {
     if (!queued) continue;
     if (inTransaction()) onCommit(() => worker.wake(new Date()));
     else worker.wake(new Date());
   }
   if (rows[0]!.emailNoted) wakeEmailWorker(app);
-  dieIfTold(app.config.TEST_DIE_AFTER_COMMIT, items.map(({ m }) => m));
+  dieIfTold(
+    app.config.TEST_DIE_AFTER_COMMIT,
+    items.map(({ m }) => m),
+  );
   const xid = Number(rows[0]!.xid);
   let next = 0;
   return requests.map(({ batch }) => {
     const own = rows.slice(next, (next += batch.length));
-    const messages = own.map(({ xid: _, firstInChannel: __, pushQueued: ___, hookQueued: ____, emailNoted: _____, outboxRow: ______, ...message }, i): FullMessage => {
-      const { p, directGroupId } = batch[i]!;
-      const c = p.channel;
-      return {
-        ...message,
-        sender: p.sender,
-        channel: c && { id: c.id, name: c.name, inviteOnly: c.inviteOnly, historyPublicToSubscribers: c.historyPublicToSubscribers },
-        directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
-        reactions: [],
-      };
-    });
-    return { messages, xid, firsts: new Set(own.filter((r) => r.firstInChannel).map((r) => r.id)), outboxRow: own[0]!.outboxRow === null ? null : Number(own[0]!.outboxRow) };
+    const messages = own.map(
+      ({ xid: _, firstInChannel: __, pushQueued: ___, hookQueued: ____, emailNoted: _____, outboxRow: ______, ...message }, i): FullMessage => {
+        const { p, directGroupId } = batch[i]!;
+        const c = p.channel;
+        return {
+          ...message,
+          sender: p.sender,
+          channel: c && { id: c.id, name: c.name, inviteOnly: c.inviteOnly, historyPublicToSubscribers: c.historyPublicToSubscribers },
+          directGroup: directGroupId === null ? null : { id: directGroupId, memberKey: p.memberKey! },
+          reactions: [],
+        };
+      },
+    );
+    return {
+      messages,
+      xid,
+      firsts: new Set(own.filter((r) => r.firstInChannel).map((r) => r.id)),
+      outboxRow: own[0]!.outboxRow === null ? null : Number(own[0]!.outboxRow),
+    };
   });
 }
 
@@ -492,7 +568,12 @@ function perUserFlags(flags: Map<number, number>): Record<number, { flags: strin
 }
 
 /** The `message` event of a stored message, with each recipient's flags. */
-async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage, { recipients, flags, opts }: { recipients: readonly number[]; flags: Map<number, number>; opts: Pick<SendOptions, 'queueId' | 'localId'> }) {
+async function messageEnvelope(
+  app: App,
+  realm: RealmInfo,
+  message: FullMessage,
+  { recipients, flags, opts }: { recipients: readonly number[]; flags: Map<number, number>; opts: Pick<SendOptions, 'queueId' | 'localId'> },
+) {
   return {
     realmId: realm.id,
     userIds: recipients,
@@ -511,7 +592,8 @@ async function messageEnvelope(app: App, realm: RealmInfo, message: FullMessage,
  */
 export async function storedMessageEvents(app: App, ids: number[], xid: number): Promise<EventEnvelope[]> {
   const flags = new Map<number, Map<number, number>>(ids.map((id) => [id, new Map()]));
-  for (const r of await app.prisma.userMessage.findMany({ where: { messageId: { in: ids } }, select: { userId: true, messageId: true, flags: true } })) flags.get(r.messageId)!.set(r.userId, r.flags);
+  for (const r of await app.prisma.userMessage.findMany({ where: { messageId: { in: ids } }, select: { userId: true, messageId: true, flags: true } }))
+    flags.get(r.messageId)!.set(r.userId, r.flags);
   const events: EventEnvelope[] = [];
   for (const message of await loadMessages(app, ids)) {
     const realm = app.realms.byId(message.realmId) ?? (await app.realms.reload(message.realmId))!;
@@ -591,10 +673,19 @@ export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessag
   return atomic(app, async () => {
     const db = app.prisma;
     const directGroupId = p.memberKey
-      ? (await db.directMessageGroup.upsert({ where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } }, create: { realmId: realm.id, memberKey: p.memberKey }, update: {} })).id
+      ? (
+          await db.directMessageGroup.upsert({
+            where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } },
+            create: { realmId: realm.id, memberKey: p.memberKey },
+            update: {},
+          })
+        ).id
       : null;
     const item = { p, opts, flags, triggers, directGroupId };
-    const { messages: [message], firsts } = await storeMessages(app, realm, [item]);
+    const {
+      messages: [message],
+      firsts,
+    } = await storeMessages(app, realm, [item]);
     onCommit(() => app.metrics.messagesSent.inc({ kind: p.channel === null ? 'direct' : 'channel' }));
     message.hasAttachment = await claimAttachments(db, realm.id, p.sender.id, message.id, p.rendered.uploadPathIds);
     if (message.hasAttachment) await db.message.update({ where: { id: message.id }, data: { hasAttachment: true } });
@@ -615,12 +706,18 @@ export async function sendMessage(app: App, realm: RealmInfo, sender: User, to: 
   try {
     prepared = await prepareMessage(app, realm, sender, to, content, true, opts.noPreviews);
   } catch (error) {
-    if (to.kind === 'channel' && error instanceof ApiError && error.code === 'STREAM_DOES_NOT_EXIST') await tellOwnerOfMissingChannel(app, realm, sender, to.channel);
+    if (to.kind === 'channel' && error instanceof ApiError && error.code === 'STREAM_DOES_NOT_EXIST')
+      await tellOwnerOfMissingChannel(app, realm, sender, to.channel);
     throw error;
   }
   if (prepared.channel && sender.isBot && (await subscriberIds(app, prepared.channel.id)).length === 0) {
     const link = channelLinkSyntax(prepared.channel.id, prepared.channel.name);
-    await tellBotOwner(app, realm, sender, `Your bot ${botIdentity(sender)} tried to send a message to channel ${link}. The channel exists but does not have any subscribers.`);
+    await tellBotOwner(
+      app,
+      realm,
+      sender,
+      `Your bot ${botIdentity(sender)} tried to send a message to channel ${link}. The channel exists but does not have any subscribers.`,
+    );
   }
   return { id: await deliverMessage(app, realm, prepared, opts) };
 }
@@ -668,7 +765,14 @@ export async function sendBotDirectMessage(app: App, realm: RealmInfo, bot: User
 }
 
 /** A Notification Bot message to a channel topic, bypassing posting permissions as Zulip's system bots do. */
-export async function sendNotification(app: App, realm: RealmInfo, channel: Channel, topic: string, content: string, readFor: ReadonlySet<number>): Promise<number> {
+export async function sendNotification(
+  app: App,
+  realm: RealmInfo,
+  channel: Channel,
+  topic: string,
+  content: string,
+  readFor: ReadonlySet<number>,
+): Promise<number> {
   const bot = await notificationBot(app, realm);
   const prepared = await prepareMessage(app, realm, bot, { kind: 'channel', channel: channel.id, topic }, content, false);
   return deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true, readFor });
@@ -682,7 +786,18 @@ export async function notifyUser(app: App, realm: RealmInfo, user: User, content
 export const silentMention = (user: User) => `@_**${user.fullName}|${user.id}**`;
 
 /** Zulip's Client.default_read_by_sender: clients that are a person's own Zulip app. */
-const PERSONAL_CLIENTS = new Set(['zulipandroid', 'zulipios', 'zulipdesktop', 'zulipmobile', 'zulipelectron', 'zulipterminal', 'snipe', 'website', 'ios', 'android']);
+const PERSONAL_CLIENTS = new Set([
+  'zulipandroid',
+  'zulipios',
+  'zulipdesktop',
+  'zulipmobile',
+  'zulipelectron',
+  'zulipterminal',
+  'snipe',
+  'website',
+  'ios',
+  'android',
+]);
 
 /**
  * Whether a message a client sends starts out read for its sender when the request does not say:

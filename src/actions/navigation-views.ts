@@ -37,7 +37,13 @@ export async function addNavigationView(app: App, realm: RealmInfo, user: User, 
   });
 }
 
-export async function updateNavigationView(app: App, realm: RealmInfo, user: User, fragment: string, change: { isPinned?: boolean; name?: string }): Promise<void> {
+export async function updateNavigationView(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  fragment: string,
+  change: { isPinned?: boolean; name?: string },
+): Promise<void> {
   if (isBuiltIn(fragment) && change.name !== undefined) throw badRequest('Built-in views cannot have a custom name.');
   await atomic(app, async () => {
     const tx = app.prisma;

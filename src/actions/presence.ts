@@ -129,16 +129,19 @@ async function announcePresence(app: App, realm: RealmInfo, user: User, stored: 
   const joined = user.dateJoined.getTime();
   const times = { active: stored.active ?? joined, connected: stored.connected ?? joined };
   // Presence reaches the register state through its cache: without the snapshot filter.
-  sendOnCommit({
-    realmId: realm.id,
-    userIds,
-    event: {
-      type: 'presence',
-      user_id: user.id,
-      email: apiEmail(app, realm, user),
-      server_timestamp: Date.now() / 1000,
-      presence: { website: legacyPresence(times) },
-      presences: { [String(user.id)]: modernPresence(times) },
+  sendOnCommit(
+    {
+      realmId: realm.id,
+      userIds,
+      event: {
+        type: 'presence',
+        user_id: user.id,
+        email: apiEmail(app, realm, user),
+        server_timestamp: Date.now() / 1000,
+        presence: { website: legacyPresence(times) },
+        presences: { [String(user.id)]: modernPresence(times) },
+      },
     },
-  }, { alwaysDeliver: true });
+    { alwaysDeliver: true },
+  );
 }

@@ -46,12 +46,17 @@ async function fieldById(app: App, realm: RealmInfo, id: number): Promise<Custom
 }
 
 async function checkSummaryLimit(app: App, realm: RealmInfo, exceptId?: number): Promise<void> {
-  const shown = await app.prisma.customProfileField.count({ where: { realmId: realm.id, displayInProfileSummary: true, ...(exceptId ? { id: { not: exceptId } } : {}) } });
+  const shown = await app.prisma.customProfileField.count({
+    where: { realmId: realm.id, displayInProfileSummary: true, ...(exceptId ? { id: { not: exceptId } } : {}) },
+  });
   if (shown >= MAX_DISPLAY_IN_PROFILE_SUMMARY_FIELDS) throw badRequest('Only 2 custom profile fields can be displayed in the profile summary.');
 }
 
 async function checkLabelFree(app: App, realm: RealmInfo, name: string, exceptId?: number): Promise<void> {
-  const taken = await app.prisma.customProfileField.findFirst({ where: { realmId: realm.id, name, ...(exceptId ? { id: { not: exceptId } } : {}) }, select: { id: true } });
+  const taken = await app.prisma.customProfileField.findFirst({
+    where: { realmId: realm.id, name, ...(exceptId ? { id: { not: exceptId } } : {}) },
+    select: { id: true },
+  });
   if (taken) throw badRequest('A field with that label already exists.');
 }
 
@@ -81,8 +86,12 @@ export async function createProfileField(app: App, realm: RealmInfo, actor: User
     await checkLabelFree(app, realm, definition.name);
     const field = await app.prisma.customProfileField.create({
       data: {
-        realmId: realm.id, ...definition, fieldType: f.fieldType,
-        displayInProfileSummary: f.displayInProfileSummary, required: f.required, editableByUser: f.editableByUser,
+        realmId: realm.id,
+        ...definition,
+        fieldType: f.fieldType,
+        displayInProfileSummary: f.displayInProfileSummary,
+        required: f.required,
+        editableByUser: f.editableByUser,
       },
     });
     // As in Zulip, a new field's order is its id: after every field there is.
@@ -110,7 +119,11 @@ function sameData(a: unknown, b: unknown): boolean {
 
 /** A predefined external account may only be moved in or out of the profile summary. */
 function changesOnlySummary(field: CustomProfileField, c: FieldChange): boolean {
-  return (c.name === undefined || c.name === field.name) && (c.hint === undefined || c.hint === field.hint) && (c.fieldData === undefined || sameData(c.fieldData, parseFieldData(field.fieldData)));
+  return (
+    (c.name === undefined || c.name === field.name) &&
+    (c.hint === undefined || c.hint === field.hint) &&
+    (c.fieldData === undefined || sameData(c.fieldData, parseFieldData(field.fieldData)))
+  );
 }
 
 /** PATCH /realm/profile_fields/{id}. */
@@ -125,7 +138,10 @@ export async function updateProfileField(app: App, realm: RealmInfo, actor: User
     if (predefinedAccount(field.fieldType, current) && !changesOnlySummary(field, c)) throw badRequest('Default custom field cannot be updated.');
     const name = c.name ?? field.name;
     checkFieldDefinition({
-      name, hint: c.hint ?? field.hint, type: field.fieldType, fieldData: c.fieldData ?? current,
+      name,
+      hint: c.hint ?? field.hint,
+      type: field.fieldType,
+      fieldData: c.fieldData ?? current,
       displayInProfileSummary: c.displayInProfileSummary ?? field.displayInProfileSummary,
     });
     await checkLabelFree(app, realm, name, field.id);
@@ -142,7 +158,11 @@ export async function updateProfileField(app: App, realm: RealmInfo, actor: User
     await app.prisma.customProfileField.update({
       where: { id: field.id },
       data: {
-        name: c.name, hint: c.hint, required: c.required, editableByUser: c.editableByUser, displayInProfileSummary: c.displayInProfileSummary,
+        name: c.name,
+        hint: c.hint,
+        required: c.required,
+        editableByUser: c.editableByUser,
+        displayInProfileSummary: c.displayInProfileSummary,
         ...(hasData && (c.fieldData !== undefined || field.fieldData === '') ? { fieldData: JSON.stringify(c.fieldData ?? {}) } : {}),
       },
     });
@@ -171,7 +191,8 @@ export async function reorderProfileFields(app: App, realm: RealmInfo, actor: Us
     if (!ids.every((id) => position.has(id))) throw badRequest('Invalid order mapping.');
     await app.prisma.$executeRawUnsafe(
       'UPDATE "CustomProfileField" f SET "order" = t.pos FROM unnest($1::int[], $2::int[]) AS t(id, pos) WHERE f.id = t.id',
-      ids, ids.map((id) => position.get(id)!),
+      ids,
+      ids.map((id) => position.get(id)!),
     );
     await announceFields(app, realm);
   });
@@ -227,7 +248,11 @@ async function setValues(app: App, realm: RealmInfo, actor: User | null, target:
     const current = await app.prisma.customProfileFieldValue.findUnique({ where: key });
     if (current?.value === value) continue;
     const renderedValue = isRenderedType(field.fieldType) ? (await renderWithRealm(app, realm, value, { noPreviews: true })).html : null;
-    await app.prisma.customProfileFieldValue.upsert({ where: key, create: { fieldId: field.id, userId: target.id, value, renderedValue }, update: { value, renderedValue } });
+    await app.prisma.customProfileFieldValue.upsert({
+      where: key,
+      create: { fieldId: field.id, userId: target.id, value, renderedValue },
+      update: { value, renderedValue },
+    });
     // An empty rendering is left out, as Zulip does.
     await announceValue(app, realm, target, renderedValue ? { id: field.id, value, rendered_value: renderedValue } : { id: field.id, value });
   }
@@ -262,7 +287,13 @@ export async function removeOwnProfileData(app: App, realm: RealmInfo, user: Use
  * PATCH /users/{id} profile_data, inside that request's transaction: an empty value (null, "",
  * []) removes the field's value, as it comes; the others are then checked and written together.
  */
-export async function adminSetProfileData(app: App, realm: RealmInfo, actor: User, target: User, entries: { id: number; value: string | unknown[] | null }[]): Promise<void> {
+export async function adminSetProfileData(
+  app: App,
+  realm: RealmInfo,
+  actor: User,
+  target: User,
+  entries: { id: number; value: string | unknown[] | null }[],
+): Promise<void> {
   const values: ProfileDataEntry[] = [];
   for (const entry of entries) {
     if (entry.value === null || entry.value.length === 0) await removeValue(app, realm, actor, target, entry.id);

@@ -46,5 +46,8 @@ export async function withdrawNotifications(app: App, realmId: number, userId: n
 export async function withdrawDeleted(app: App, realmId: number, rows: readonly { userId: number; messageId: number; flags: number }[]): Promise<void> {
   const byUser = new Map<number, number[]>();
   for (const r of rows) if (r.flags & PUSH_NOTIFIED) byUser.set(r.userId, [...(byUser.get(r.userId) ?? []), r.messageId]);
-  await enqueuePush(app, ...[...byUser].map(([userId, ids]): PushWork => ({ kind: 'remove', realmId, userId, data: { message_ids: ids.sort((a, b) => a - b) } })));
+  await enqueuePush(
+    app,
+    ...[...byUser].map(([userId, ids]): PushWork => ({ kind: 'remove', realmId, userId, data: { message_ids: ids.sort((a, b) => a - b) } })),
+  );
 }

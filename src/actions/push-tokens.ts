@@ -28,7 +28,11 @@ export async function addLegacyToken(app: App, user: User, kind: LegacyTokenKind
   requireHuman(user);
   checkToken(token, kind);
   const key = { userId_kind_token: { userId: user.id, kind: TOKEN_KIND[kind], token } };
-  await app.prisma.pushDeviceToken.upsert({ where: key, create: { userId: user.id, kind: TOKEN_KIND[kind], token, iosAppId }, update: { iosAppId, lastUpdated: new Date() } });
+  await app.prisma.pushDeviceToken.upsert({
+    where: key,
+    create: { userId: user.id, kind: TOKEN_KIND[kind], token, iosAppId },
+    update: { iosAppId, lastUpdated: new Date() },
+  });
 }
 
 const deviceNotRecognized = () => new ApiError('Device not recognized', 'INVALID_PUSH_DEVICE_TOKEN', 400);
@@ -47,14 +51,19 @@ export async function sendLegacyTestNotification(app: App, realm: RealmInfo, use
   const tokens = await app.prisma.pushDeviceToken.findMany({ where: { userId: user.id, ...(token === undefined ? {} : { token }) }, orderBy: { id: 'asc' } });
   if (token !== undefined && tokens.length === 0) throw deviceNotRecognized();
   await atomic(app, () =>
-    enqueuePush(app, ...tokens.map((t) => ({ kind: 'legacy_test' as const, realmId: realm.id, userId: user.id, data: { token: t.token, token_kind: t.kind } }))),
+    enqueuePush(
+      app,
+      ...tokens.map((t) => ({ kind: 'legacy_test' as const, realmId: realm.id, userId: user.id, data: { token: t.token, token_kind: t.kind } })),
+    ),
   );
 }
 
 /** POST /mobile_push/e2ee/test_notification: to the device named, or to every device that can get notifications. */
 export async function sendTestNotification(app: App, realm: RealmInfo, user: User, deviceId: number | undefined): Promise<void> {
   requireHuman(user);
-  const devices = await app.prisma.device.count({ where: { userId: user.id, pushTokenId: { not: null }, ...(deviceId === undefined ? {} : { id: deviceId }) } });
+  const devices = await app.prisma.device.count({
+    where: { userId: user.id, pushTokenId: { not: null }, ...(deviceId === undefined ? {} : { id: deviceId }) },
+  });
   if (devices === 0) throw new ApiError('No active registered push device', 'NO_ACTIVE_PUSH_DEVICE', 400);
   await atomic(app, () => enqueuePush(app, { kind: 'test', realmId: realm.id, userId: user.id, data: { device_id: deviceId ?? null } }));
 }

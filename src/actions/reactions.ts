@@ -106,7 +106,10 @@ class BatchReactions {
     list.splice(list.indexOf(vote), 1);
     if (vote.id !== undefined) return void this.deleted.push(vote.id);
     // A vote this batch added and took back never reaches the table.
-    this.added.splice(this.added.findIndex((a) => a.messageId === messageId && a.userId === vote.userId && a.emojiCode === emoji.code && a.reactionType === emoji.type), 1);
+    this.added.splice(
+      this.added.findIndex((a) => a.messageId === messageId && a.userId === vote.userId && a.emojiCode === emoji.code && a.reactionType === emoji.type),
+      1,
+    );
   }
 }
 
@@ -136,12 +139,21 @@ type VoteRow = Required<Vote> & { messageId: number; emojiCode: string; reaction
  */
 async function readBatch(app: App, changes: ReactionChange[]): Promise<BatchReactions> {
   const ids = [...new Set(changes.map((c) => c.messageId))];
-  const messages = await app.prisma.$queryRawUnsafe<MessageRow[]>('SELECT id, "realmId", "channelId" FROM "Message" WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE', ids);
+  const messages = await app.prisma.$queryRawUnsafe<MessageRow[]>(
+    'SELECT id, "realmId", "channelId" FROM "Message" WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE',
+    ids,
+  );
   const channelIds = [...new Set(messages.flatMap((m) => (m.channelId === null ? [] : [m.channelId])))];
   const channels = channelIds.length ? await app.prisma.channel.findMany({ where: { id: { in: channelIds } } }) : [];
   const keys = changes.flatMap((c) => (c.emoji instanceof ApiError ? [] : [[c.messageId, c.emoji.code, c.emoji.type] as const]));
-  const [read] = await app.prisma.$queryRawUnsafe<{ rows: [number, number][]; votes: VoteRow[] }[]>(READ_ROWS_AND_VOTES,
-    changes.map((c) => c.user.id), changes.map((c) => c.messageId), keys.map((k) => k[0]), keys.map((k) => k[1]), keys.map((k) => k[2]));
+  const [read] = await app.prisma.$queryRawUnsafe<{ rows: [number, number][]; votes: VoteRow[] }[]>(
+    READ_ROWS_AND_VOTES,
+    changes.map((c) => c.user.id),
+    changes.map((c) => c.messageId),
+    keys.map((k) => k[0]),
+    keys.map((k) => k[1]),
+    keys.map((k) => k[2]),
+  );
   const { rows, votes } = read!;
   const byKey = new Map<string, Vote[]>();
   for (const v of votes) {
@@ -150,7 +162,12 @@ async function readBatch(app: App, changes: ReactionChange[]): Promise<BatchReac
     byKey.set(key, list);
     list.push({ id: v.id, userId: v.userId, emojiName: v.emojiName });
   }
-  return new BatchReactions(new Map(messages.map((m) => [m.id, m])), new Map(channels.map((c) => [c.id, c])), new Set(rows.map(([userId, messageId]) => `${userId}:${messageId}`)), byKey);
+  return new BatchReactions(
+    new Map(messages.map((m) => [m.id, m])),
+    new Map(channels.map((c) => [c.id, c])),
+    new Set(rows.map(([userId, messageId]) => `${userId}:${messageId}`)),
+    byKey,
+  );
 }
 
 /** The message, if the user may react to it: readable, and not in an archived channel (under its row lock). */
@@ -204,9 +221,17 @@ async function writeReactions(app: App, batch: BatchReactions): Promise<void> {
   if (batch.added.length === 0 && batch.newRows.size === 0) return;
   const column = <K extends keyof BatchReactions['added'][number]>(key: K) => batch.added.map((a) => a[key]);
   const newRows = [...batch.newRows].map((key) => key.split(':').map(Number) as [number, number]);
-  await app.prisma.$executeRawUnsafe(INSERT_REACTIONS, batch.added.length,
-    column('messageId'), column('userId'), column('emojiName'), column('emojiCode'), column('reactionType'),
-    newRows.map((r) => r[0]), newRows.map((r) => r[1]));
+  await app.prisma.$executeRawUnsafe(
+    INSERT_REACTIONS,
+    batch.added.length,
+    column('messageId'),
+    column('userId'),
+    column('emojiName'),
+    column('emojiCode'),
+    column('reactionType'),
+    newRows.map((r) => r[0]),
+    newRows.map((r) => r[1]),
+  );
 }
 
 /**
@@ -214,7 +239,12 @@ async function writeReactions(app: App, batch: BatchReactions): Promise<void> {
  * the batch gave a user makes them hear of that change and the later ones on the message, not
  * of the earlier ones.
  */
-async function recipientsOf(app: App, batch: BatchReactions, changes: { messageId: number; newRow: number | null }[], before: Map<number, Set<number>>): Promise<(readonly number[])[]> {
+async function recipientsOf(
+  app: App,
+  batch: BatchReactions,
+  changes: { messageId: number; newRow: number | null }[],
+  before: Map<number, Set<number>>,
+): Promise<(readonly number[])[]> {
   const after = new Map<number, readonly number[]>();
   for (const messageId of new Set(changes.map((c) => c.messageId))) after.set(messageId, await actionRecipientIds(app, messageId, channelOf(batch, messageId)));
   const given = new Map<number, Set<number>>();
@@ -257,11 +287,18 @@ async function writeReactionBatch(app: App, realm: RealmInfo, changes: ReactionC
     // Who heard before the batch's new rows, for the messages that got some.
     const before = new Map<number, Set<number>>();
     for (const { change } of done.filter((o) => o.newRow !== null)) {
-      if (!before.has(change.messageId)) before.set(change.messageId, new Set(await actionRecipientIds(app, change.messageId, channelOf(batch, change.messageId))));
+      if (!before.has(change.messageId))
+        before.set(change.messageId, new Set(await actionRecipientIds(app, change.messageId, channelOf(batch, change.messageId))));
     }
     await writeReactions(app, batch);
-    const recipients = await recipientsOf(app, batch, done.map((o) => ({ messageId: o.change.messageId, newRow: o.newRow })), before);
-    for (const [i, { change, reaction }] of done.entries()) sendOnCommit({ realmId: realm.id, userIds: recipients[i]!, event: reactionEvent(app, realm, change, reaction) });
+    const recipients = await recipientsOf(
+      app,
+      batch,
+      done.map((o) => ({ messageId: o.change.messageId, newRow: o.newRow })),
+      before,
+    );
+    for (const [i, { change, reaction }] of done.entries())
+      sendOnCommit({ realmId: realm.id, userIds: recipients[i]!, event: reactionEvent(app, realm, change, reaction) });
     return outcomes.map((o) => (o instanceof ApiError ? o : undefined));
   });
 }

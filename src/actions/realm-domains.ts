@@ -60,6 +60,7 @@ export async function removeRealmDomain(app: App, realm: RealmInfo, actor: User,
     await sendToRealm(app, realm, { type: 'realm_domains', op: 'remove', domain });
     // With no domain left, a restriction to the organization's domains would admit nobody.
     const remaining = await app.prisma.realmDomain.count({ where: { realmId: realm.id } });
-    if (remaining === 0 && realm.settings.emails_restricted_to_domains) await updateRealm(app, realm, actor, { settings: { emails_restricted_to_domains: false }, permissions: {} });
+    if (remaining === 0 && realm.settings.emails_restricted_to_domains)
+      await updateRealm(app, realm, actor, { settings: { emails_restricted_to_domains: false }, permissions: {} });
   });
 }

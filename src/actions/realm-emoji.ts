@@ -23,7 +23,11 @@ import { cacheChanged } from '../cluster/cache-sync.ts';
 const MAX_EMOJI_FILE_MIB = 5;
 /** Image types Zulip both thumbnails and serves inline, with Python's guess_extension for each. */
 const EXTENSIONS: Record<string, string> = {
-  'image/avif': '.avif', 'image/gif': '.gif', 'image/jpeg': '.jpg', 'image/png': '.png', 'image/webp': '.webp',
+  'image/avif': '.avif',
+  'image/gif': '.gif',
+  'image/jpeg': '.jpg',
+  'image/png': '.png',
+  'image/webp': '.webp',
 };
 /** Advisory-lock class of emoji writes (the second key is the realm id). */
 const EMOJI_LOCK = 0x454d4f4a;

@@ -45,10 +45,13 @@ export async function requestExport(app: App, realm: RealmInfo, user: User, expo
     // Two requests at once must not both pass the weekly limit.
     await app.prisma.$executeRawUnsafe('SELECT pg_advisory_xact_lock($1, $2)', EXPORT_LOCK, realm.id);
     const since = new Date(Date.now() - EXPORT_LIMIT_DAYS * 86400_000);
-    if ((await app.prisma.realmExport.count({ where: { realmId: realm.id, dateRequested: { gte: since } } })) >= EXPORT_LIMIT) throw badRequest('Exceeded rate limit.');
+    if ((await app.prisma.realmExport.count({ where: { realmId: realm.id, dateRequested: { gte: since } } })) >= EXPORT_LIMIT)
+      throw badRequest('Exceeded rate limit.');
     const messages = await app.prisma.message.count({ where: { realmId: realm.id } });
     if (messages > MAX_MESSAGE_HISTORY || (await uploadSpaceUsed(app, realm.id)) > MAX_UPLOAD_QUOTA) {
-      throw badRequest(`The export you requested is too large for automatic processing. Please request a manual export by contacting ${app.config.supportEmail}.`);
+      throw badRequest(
+        `The export you requested is too large for automatic processing. Please request a manual export by contacting ${app.config.supportEmail}.`,
+      );
     }
     const row = await app.prisma.realmExport.create({ data: { realmId: realm.id, actingUserId: user.id, exportType, status: EXPORT_STATUS.REQUESTED } });
     await notifyRealmExport(app, realm);
@@ -68,7 +71,10 @@ function newExportPath(realmId: number): string {
 
 /** Writes the export in the background (its lines in the log of the request that asked); marks it succeeded or failed, and tells the administrators either way. */
 async function runExport(app: App, realm: RealmInfo, exportId: number, log: Log): Promise<void> {
-  const started = await app.prisma.realmExport.updateMany({ where: { id: exportId, status: EXPORT_STATUS.REQUESTED }, data: { status: EXPORT_STATUS.STARTED, dateStarted: new Date() } });
+  const started = await app.prisma.realmExport.updateMany({
+    where: { id: exportId, status: EXPORT_STATUS.REQUESTED },
+    data: { status: EXPORT_STATUS.STARTED, dateStarted: new Date() },
+  });
   if (started.count === 0) return;
   const row = await app.prisma.realmExport.findUniqueOrThrow({ where: { id: exportId } });
   const exportPath = newExportPath(realm.id);

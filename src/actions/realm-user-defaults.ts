@@ -26,7 +26,10 @@ export async function updateRealmUserDefaults(app: App, realm: RealmInfo, actor:
       .filter(([name, value]) => current[name] !== value)
       .sort(([a], [b]) => (a < b ? -1 : 1));
     if (changed.length === 0) return;
-    await app.prisma.realm.update({ where: { id: realm.id }, data: { userSettingsDefaults: { ...stored, ...Object.fromEntries(changed) } as Prisma.InputJsonObject } });
+    await app.prisma.realm.update({
+      where: { id: realm.id },
+      data: { userSettingsDefaults: { ...stored, ...Object.fromEntries(changed) } as Prisma.InputJsonObject },
+    });
     onCommit(async () => {
       await realmChanged(app, realm.id);
     });

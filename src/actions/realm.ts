@@ -6,7 +6,12 @@ import { requireRole } from '../auth/permissions.ts';
 import { checkMethodsChange, methodsForClients, realmMethods } from '../auth/methods.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import {
-  type GroupSettingChange, type GroupSettingValue, REALM_PERMISSION_DEFAULTS, REALM_PERMISSION_RULES, type RealmPermission, type RealmSettings,
+  type GroupSettingChange,
+  type GroupSettingValue,
+  REALM_PERMISSION_DEFAULTS,
+  REALM_PERMISSION_RULES,
+  type RealmPermission,
+  type RealmSettings,
 } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { LANGUAGE_NAMES } from '../domain/user-settings.ts';
@@ -21,18 +26,32 @@ type Event = Record<string, unknown>;
 
 /** One event of the current transaction to every active user, on commit (`opts` as in sendOnCommit). */
 export async function sendToRealm(app: App, realm: RealmInfo, event: Event, opts: { alwaysDeliver?: boolean } = {}): Promise<void> {
-  const users = await app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true, isSystemBot: false }, select: { id: true }, orderBy: { id: 'asc' } });
+  const users = await app.prisma.user.findMany({
+    where: { realmId: realm.id, isActive: true, isSystemBot: false },
+    select: { id: true },
+    orderBy: { id: 'asc' },
+  });
   sendOnCommit({ realmId: realm.id, userIds: users.map((u) => u.id), event }, opts);
 }
 
 /** Settings only an owner may change (Zulip raises OrganizationOwnerRequiredError for them). */
 const OWNER_ONLY = new Set<string>([
-  'invite_required', 'authentication_methods', 'emails_restricted_to_domains', 'waiting_period_threshold', 'message_retention_days',
-  'create_multiuse_invite_group', 'can_create_groups', 'can_invite_users_group', 'can_manage_all_groups', 'can_manage_billing_group',
+  'invite_required',
+  'authentication_methods',
+  'emails_restricted_to_domains',
+  'waiting_period_threshold',
+  'message_retention_days',
+  'create_multiuse_invite_group',
+  'can_create_groups',
+  'can_invite_users_group',
+  'can_manage_all_groups',
+  'can_manage_billing_group',
 ]);
 const TIME_LIMITS = new Set<string>([
-  'message_content_edit_limit_seconds', 'message_content_delete_limit_seconds',
-  'move_messages_within_stream_limit_seconds', 'move_messages_between_streams_limit_seconds',
+  'message_content_edit_limit_seconds',
+  'message_content_delete_limit_seconds',
+  'move_messages_within_stream_limit_seconds',
+  'move_messages_between_streams_limit_seconds',
 ]);
 const VIDEO_CHAT_PROVIDERS = [0, 1];
 const GIPHY_RATINGS = [0, 1, 2, 3, 4, 5];
@@ -119,7 +138,10 @@ export async function unsetChannelSettings(app: App, realm: RealmInfo, channelId
 /** Merges settings into the realm row; the realm cache is reloaded after the commit. */
 async function writeSettings(app: App, realmId: number, settings: Record<string, unknown>, data: Prisma.RealmUpdateInput = {}): Promise<void> {
   const row = await app.prisma.realm.findUniqueOrThrow({ where: { id: realmId }, select: { settings: true } });
-  await app.prisma.realm.update({ where: { id: realmId }, data: { ...data, settings: { ...(row.settings as object), ...settings } as Prisma.InputJsonObject } });
+  await app.prisma.realm.update({
+    where: { id: realmId },
+    data: { ...data, settings: { ...(row.settings as object), ...settings } as Prisma.InputJsonObject },
+  });
   onCommit(async () => {
     await realmChanged(app, realmId);
   });
@@ -186,7 +208,8 @@ async function planRealmUpdate(app: App, realm: RealmInfo, user: User, u: RealmU
   const groups = await app.realms.groups(realm.id);
   for (const [setting, c] of Object.entries(u.permissions) as [RealmPermission, GroupSettingChange][]) {
     const current = realm.permissions[setting];
-    if (c.old !== undefined && !sameGroupSetting(normalizeGroupSetting(realm, c.old), current)) throw badRequest("'old' value does not match the expected value.");
+    if (c.old !== undefined && !sameGroupSetting(normalizeGroupSetting(realm, c.old), current))
+      throw badRequest("'old' value does not match the expected value.");
     if (sameGroupSetting(normalizeGroupSetting(realm, c.new), current)) continue;
     change.permissions[setting] = await checkGroupSetting(app.prisma, realm, groups, setting, c.new, REALM_PERMISSION_RULES[setting]);
   }
@@ -214,7 +237,9 @@ export async function updateRealm(app: App, realm: RealmInfo, user: User, u: Rea
       await sendToRealm(app, realm, { type: 'realm', op: 'update_dict', property: 'default', data: { [setting]: value } }, { alwaysDeliver: true });
     }
     return {
-      ...Object.fromEntries(changedSettings.map(([name, value]) => [name, name === 'authentication_methods' ? u.settings.authentication_methods : responseValue(name, value)])),
+      ...Object.fromEntries(
+        changedSettings.map(([name, value]) => [name, name === 'authentication_methods' ? u.settings.authentication_methods : responseValue(name, value)]),
+      ),
       ...change.permissions,
     };
   });

@@ -51,7 +51,8 @@ async function checkNewAddress(app: App, realm: RealmInfo, email: string): Promi
   const problem = (await realmEmailChecker(app, realm))(email);
   if (problem) throw badRequest(problem);
   const existing = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: { equals: email, mode: 'insensitive' } } });
-  if (existing) throw badRequest(existing.isActive ? 'An account with this email address already exists.' : 'The account with this email address has been deactivated.');
+  if (existing)
+    throw badRequest(existing.isActive ? 'An account with this email address already exists.' : 'The account with this email address has been deactivated.');
 }
 
 /**
@@ -161,7 +162,14 @@ export async function register(app: App, realm: RealmInfo, form: RegistrationFor
  * A directory (LDAP) vets its users itself: its users join without invitation, as Zulip's.
  * The account has no password: it logs in through the provider.
  */
-export async function registerExternalUser(app: App, realm: RealmInfo, email: string, fullName: string, log: Log, vettedBy: 'provider' | 'directory' = 'provider'): Promise<User> {
+export async function registerExternalUser(
+  app: App,
+  realm: RealmInfo,
+  email: string,
+  fullName: string,
+  log: Log,
+  vettedBy: 'provider' | 'directory' = 'provider',
+): Promise<User> {
   checkRealmOpen(realm);
   // A provider may know no name: the address's local part stands in, as Zulip's registration form proposes.
   const name = checkFullName(fullName.trim() || email.split('@')[0]!);
@@ -169,7 +177,8 @@ export async function registerExternalUser(app: App, realm: RealmInfo, email: st
     where: { realmId: realm.id, email: equalsIgnoringCase(email), status: INVITE_STATUS.PENDING, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] },
     orderBy: { id: 'desc' },
   });
-  if (!pending && realm.settings.invite_required && vettedBy === 'provider') throw badRequest(`Please request an invite for ${email} from the organization administrator.`);
+  if (!pending && realm.settings.invite_required && vettedBy === 'provider')
+    throw badRequest(`Please request an invite for ${email} from the organization administrator.`);
   const { user, invitation } = await atomic(app, async () => {
     if (pending) return createInvitedAccount(app, realm, { key: pending.key }, name, null);
     await checkNewAddress(app, realm, email);

@@ -87,8 +87,17 @@ export async function createReminder(app: App, realm: RealmInfo, user: User, mes
   return atomic(app, async () => {
     const row = await app.prisma.scheduledMessage.create({
       data: {
-        realmId: realm.id, senderId: user.id, deliveryType: DeliveryType.REMIND, directTo: [user.id], content: p.content, renderedContent: p.rendered.html,
-        sendingClient: 'Internal', readBySender: false, scheduledTimestamp: deliverAt, reminderTargetMessageId: message.id, reminderNote: note,
+        realmId: realm.id,
+        senderId: user.id,
+        deliveryType: DeliveryType.REMIND,
+        directTo: [user.id],
+        content: p.content,
+        renderedContent: p.rendered.html,
+        sendingClient: 'Internal',
+        readBySender: false,
+        scheduledTimestamp: deliverAt,
+        reminderTargetMessageId: message.id,
+        reminderNote: note,
       },
     });
     announce(realm, user, { op: 'add', reminders: [formatReminder(row)] });

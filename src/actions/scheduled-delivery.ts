@@ -81,7 +81,9 @@ async function claimAndSend(app: App, due: Due): Promise<void> {
     return;
   }
   await app.prisma.scheduledMessage.update({ where: { id: row.id }, data: { delivered: true, deliveredMessageId: messageId } });
-  const event = reminder ? { type: 'reminders', op: 'remove', reminder_id: row.id } : { type: 'scheduled_messages', op: 'remove', scheduled_message_id: row.id };
+  const event = reminder
+    ? { type: 'reminders', op: 'remove', reminder_id: row.id }
+    : { type: 'scheduled_messages', op: 'remove', scheduled_message_id: row.id };
   sendOnCommit({ realmId: row.realmId, userIds: [sender.id], event });
 }
 
@@ -114,7 +116,11 @@ const isoSeconds = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, '+00:00');
 
 /** The sender's client shows the message as failed, and the Notification Bot says why (Zulip's wording). */
 async function tellSender(app: App, realm: RealmInfo, sender: User, row: ScheduledMessage): Promise<void> {
-  sendOnCommit({ realmId: realm.id, userIds: [sender.id], event: { type: 'scheduled_messages', op: 'update', scheduled_message: formatScheduledMessage(row) } });
+  sendOnCommit({
+    realmId: realm.id,
+    userIds: [sender.id],
+    event: { type: 'scheduled_messages', op: 'update', scheduled_message: formatScheduledMessage(row) },
+  });
   const content =
     `The message you scheduled for <time:${isoSeconds(row.scheduledTimestamp)}> was not sent because of the following error:\n\n` +
     `> ${row.failureMessage}\n\n[View scheduled messages](#scheduled)`;

@@ -81,8 +81,15 @@ export async function scheduleMessage(app: App, realm: RealmInfo, user: User, re
   return atomic(app, async () => {
     const row = await app.prisma.scheduledMessage.create({
       data: {
-        realmId: realm.id, senderId: user.id, deliveryType: DeliveryType.SEND_LATER, ...where, content: p.content, renderedContent: p.rendered.html,
-        sendingClient: req.client, readBySender: req.readBySender ?? (defaultReadBySender(req.client) && !toSelf), scheduledTimestamp: req.deliverAt,
+        realmId: realm.id,
+        senderId: user.id,
+        deliveryType: DeliveryType.SEND_LATER,
+        ...where,
+        content: p.content,
+        renderedContent: p.rendered.html,
+        sendingClient: req.client,
+        readBySender: req.readBySender ?? (defaultReadBySender(req.client) && !toSelf),
+        scheduledTimestamp: req.deliverAt,
       },
     });
     announce(realm, user, { op: 'add', scheduled_messages: [formatScheduledMessage(row)] });

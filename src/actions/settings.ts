@@ -124,7 +124,12 @@ async function announce(app: App, realm: RealmInfo, before: User, after: User, s
  * learn it (or `null`); a change to or from "everyone" also changes the address all clients use.
  */
 function announceEmailVisibility(
-  app: App, realm: RealmInfo, before: User, after: User, viewers: Viewer[], send: (userIds: readonly number[], event: Event) => void,
+  app: App,
+  realm: RealmInfo,
+  before: User,
+  after: User,
+  viewers: Viewer[],
+  send: (userIds: readonly number[], event: Event) => void,
 ): void {
   const gained = viewers.filter((v) => !canSeeEmail(before, v) && canSeeEmail(after, v)).map((v) => v.id);
   const lost = viewers.filter((v) => canSeeEmail(before, v) && !canSeeEmail(after, v)).map((v) => v.id);
@@ -134,7 +139,8 @@ function announceEmailVisibility(
   const everyone = viewers.map((v) => v.id);
   send(everyone, { type: 'realm_user', op: 'update', person: { user_id: after.id, new_email: apiEmail(app, realm, after) } });
   send(everyone, {
-    type: 'realm_user', op: 'update',
+    type: 'realm_user',
+    op: 'update',
     person: avatarChange(after),
   });
 }

@@ -12,7 +12,15 @@ import { Role } from '../domain/roles.ts';
 import { inheritedNotificationSettings } from '../domain/user-settings.ts';
 import { badRequest } from '../errors.ts';
 import {
-  CHANNEL_PERMISSIONS, accessRules, canAdministerChannel, channelPermission, channelStats, formatChannel, metadataUserIds, subscribedChannelIds, subscriberIds,
+  CHANNEL_PERMISSIONS,
+  accessRules,
+  canAdministerChannel,
+  channelPermission,
+  channelStats,
+  formatChannel,
+  metadataUserIds,
+  subscribedChannelIds,
+  subscriberIds,
 } from '../queries/channels.ts';
 import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
 import { formatSubscription, subscribersByChannel } from '../queries/subscriptions.ts';
@@ -92,7 +100,13 @@ type ChannelCreateData = Omit<Prisma.ChannelUncheckedCreateInput, 'name' | 'desc
 /** Everything a new channel gets besides its name and description, checked once for all of them. */
 async function checkNewChannels(app: App, realm: RealmInfo, user: User, o: NewChannelOptions): Promise<ChannelCreateData> {
   const history = o.inviteOnly ? (o.historyPublicToSubscribers ?? false) : true;
-  await checkPrivacy(app, realm, user, { inviteOnly: o.inviteOnly, isWebPublic: o.isWebPublic, historyPublicToSubscribers: history }, { inviteOnly: true, webPublic: true });
+  await checkPrivacy(
+    app,
+    realm,
+    user,
+    { inviteOnly: o.inviteOnly, isWebPublic: o.isWebPublic, historyPublicToSubscribers: history },
+    { inviteOnly: true, webPublic: true },
+  );
   if (o.isDefault && user.role > Role.ADMINISTRATOR) throw badRequest('Insufficient permission');
   if (o.isDefault && o.inviteOnly) throw badRequest('A default channel cannot be private.');
   const retention = parseRetention(o.messageRetentionDays ?? 'realm_default');
@@ -238,7 +252,9 @@ export async function joinDefaultChannels(app: App, realm: RealmInfo, user: User
        FROM (SELECT id, row_number() OVER (ORDER BY id DESC) AS position FROM "Message"
               WHERE "realmId" = $2 AND "channelId" = ANY($3::int[]) ORDER BY id DESC LIMIT ${HISTORY_MESSAGES}) recent
      ON CONFLICT DO NOTHING`,
-    user.id, realm.id, readable,
+    user.id,
+    realm.id,
+    readable,
   );
 }
 
@@ -247,7 +263,14 @@ export async function joinDefaultChannels(app: App, realm: RealmInfo, user: User
  * (nobody saw those before), with the events; the caller checked that it may. Returns who was
  * newly subscribed where, and who already was.
  */
-export async function addSubscriptions(app: App, realm: RealmInfo, targets: User[], existing: Channel[], created: Channel[] = [], colors = new Map<string, string>()) {
+export async function addSubscriptions(
+  app: App,
+  realm: RealmInfo,
+  targets: User[],
+  existing: Channel[],
+  created: Channel[] = [],
+  colors = new Map<string, string>(),
+) {
   const before = new Map<number, Set<number>>();
   for (const c of existing) before.set(c.id, new Set(await metadataUserIds(app, realm, c)));
   // Guests among the new subscribers and those already there may gain access to each other.
@@ -264,7 +287,13 @@ export async function addSubscriptions(app: App, realm: RealmInfo, targets: User
  * Events of new subscriptions and channels: the channel to who newly sees it (everyone who sees
  * a new one), the subscriptions to the subscribers, peer_add to the rest.
  */
-async function announceSubscriptions(app: App, realm: RealmInfo, channels: Channel[], before: Map<number, Set<number>>, added: { user: User; channel: Channel }[]) {
+async function announceSubscriptions(
+  app: App,
+  realm: RealmInfo,
+  channels: Channel[],
+  before: Map<number, Set<number>>,
+  added: { user: User; channel: Channel }[],
+) {
   const touched = channels.filter((c) => !before.has(c.id) || added.some((a) => a.channel.id === c.id));
   if (!touched.length) return;
   const ids = touched.map((c) => c.id);
@@ -278,14 +307,24 @@ async function announceSubscriptions(app: App, realm: RealmInfo, channels: Chann
   const subs = await app.prisma.subscription.findMany({ where: { channelId: { in: ids }, userId: { in: added.map((a) => a.user.id) } } });
   for (const userId of new Set(added.map((a) => a.user.id))) {
     const mine = added.filter((a) => a.user.id === userId).map((a) => a.channel);
-    const objects = mine.map((c) => formatSubscription(formatChannel(realm, c, stats.get(c.id)!), subs.find((s) => s.userId === userId && s.channelId === c.id)!, subscribers.get(c.id)));
+    const objects = mine.map((c) =>
+      formatSubscription(formatChannel(realm, c, stats.get(c.id)!), subs.find((s) => s.userId === userId && s.channelId === c.id)!, subscribers.get(c.id)),
+    );
     // The queue resolves null notification settings for clients that want values (see event-format).
     const inherited = inheritedNotificationSettings(added.find((a) => a.user.id === userId)!.user.settings);
     sendToUsers(realm, [userId], { type: 'subscription', op: 'add', subscriptions: objects, inherited_notification_settings: inherited });
   }
   for (const c of touched) {
-    const altered = added.filter((a) => a.channel.id === c.id).map((a) => a.user.id).sort((a, b) => a - b);
-    if (altered.length) sendToUsers(realm, after.get(c.id)!.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: altered });
+    const altered = added
+      .filter((a) => a.channel.id === c.id)
+      .map((a) => a.user.id)
+      .sort((a, b) => a - b);
+    if (altered.length)
+      sendToUsers(
+        realm,
+        after.get(c.id)!.filter((id) => !altered.includes(id)),
+        { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: altered },
+      );
   }
 }
 
@@ -325,16 +364,29 @@ async function checkCanRemoveOthers(app: App, realm: RealmInfo, user: User, chan
   const [groups, subscribed] = [await app.realms.groups(realm.id), await subscribedChannelIds(app, user.id)];
   const allowed = (c: Channel) =>
     canAdministerChannel(user, c, groups, realm) ||
-    (accessRules(user, c, subscribed.has(c.id), groups, realm).metadata && isInGroupSetting(user, channelPermission(realm, c, 'can_remove_subscribers_group'), groups, realm));
+    (accessRules(user, c, subscribed.has(c.id), groups, realm).metadata &&
+      isInGroupSetting(user, channelPermission(realm, c, 'can_remove_subscribers_group'), groups, realm));
   if (user.role === Role.GUEST || !channels.every(allowed)) throw badRequest('Insufficient permission');
 }
 
 /** DELETE /users/me/subscriptions. */
-export async function unsubscribe(app: App, realm: RealmInfo, user: User, names: string[], principals?: Principals): Promise<{ removed: string[]; not_removed: string[] }> {
+export async function unsubscribe(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  names: string[],
+  principals?: Principals,
+): Promise<{ removed: string[]; not_removed: string[] }> {
   return atomic(app, () => unsubscribeInTransaction(app, realm, user, names, principals));
 }
 
-async function unsubscribeInTransaction(app: App, realm: RealmInfo, user: User, names: string[], principals?: Principals): Promise<{ removed: string[]; not_removed: string[] }> {
+async function unsubscribeInTransaction(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  names: string[],
+  principals?: Principals,
+): Promise<{ removed: string[]; not_removed: string[] }> {
   const targets = principals?.length ? await resolvePrincipals(app, realm, user, principals) : [user];
   const wanted = [...new Set(names.map((n) => checkChannelName(n)))];
   const channels = await app.prisma.channel.findMany({ where: { realmId: realm.id, OR: wanted.map((n) => ({ name: equalsIgnoringCase(n) })) } });
@@ -342,8 +394,12 @@ async function unsubscribeInTransaction(app: App, realm: RealmInfo, user: User, 
   if (missing.length) throw badRequest(`Channel(s) (${missing.join(', ')}) do not exist`);
   if (targets.some((t) => t.id !== user.id && !(t.isBot && t.botOwnerId === user.id))) await checkCanRemoveOthers(app, realm, user, channels);
 
-  const active = await app.prisma.subscription.findMany({ where: { userId: { in: targets.map((t) => t.id) }, channelId: { in: channels.map((c) => c.id) }, active: true } });
-  const removed = targets.flatMap((t) => channels.filter((c) => active.some((s) => s.userId === t.id && s.channelId === c.id)).map((c) => ({ user: t, channel: c })));
+  const active = await app.prisma.subscription.findMany({
+    where: { userId: { in: targets.map((t) => t.id) }, channelId: { in: channels.map((c) => c.id) }, active: true },
+  });
+  const removed = targets.flatMap((t) =>
+    channels.filter((c) => active.some((s) => s.userId === t.id && s.channelId === c.id)).map((c) => ({ user: t, channel: c })),
+  );
   const notRemoved = targets.flatMap((t) => channels.filter((c) => !active.some((s) => s.userId === t.id && s.channelId === c.id)).map((c) => c.name));
   const touched = channels.filter((c) => removed.some((r) => r.channel.id === c.id));
   const before = new Map<number, Set<number>>();
@@ -361,8 +417,15 @@ async function unsubscribeInTransaction(app: App, realm: RealmInfo, user: User, 
   for (const c of touched) {
     const after = await metadataUserIds(app, realm, c);
     await announceVisibilityChange(app, realm, c, before.get(c.id)!, after);
-    const altered = removed.filter((r) => r.channel.id === c.id).map((r) => r.user.id).sort((a, b) => a - b);
-    sendToUsers(realm, after.filter((id) => !altered.includes(id)), { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: altered });
+    const altered = removed
+      .filter((r) => r.channel.id === c.id)
+      .map((r) => r.user.id)
+      .sort((a, b) => a - b);
+    sendToUsers(
+      realm,
+      after.filter((id) => !altered.includes(id)),
+      { type: 'subscription', op: 'peer_remove', stream_ids: [c.id], user_ids: altered },
+    );
   }
   await announceAccess();
   return { removed: removed.map((r) => r.channel.name), not_removed: notRemoved };
@@ -373,7 +436,16 @@ async function subscribersOf(app: App, channels: Channel[]): Promise<number[]> {
   return (await Promise.all(channels.map((c) => subscriberIds(app, c.id)))).flat();
 }
 
-const BOOLEAN_PROPERTIES = new Set(['in_home_view', 'is_muted', 'desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications', 'pin_to_top', 'wildcard_mentions_notify']);
+const BOOLEAN_PROPERTIES = new Set([
+  'in_home_view',
+  'is_muted',
+  'desktop_notifications',
+  'audible_notifications',
+  'push_notifications',
+  'email_notifications',
+  'pin_to_top',
+  'wildcard_mentions_notify',
+]);
 const COLUMNS: Record<string, keyof Subscription> = {
   color: 'color',
   is_muted: 'isMuted',
@@ -417,19 +489,33 @@ export async function updateSubscriptionProperties(app: App, realm: RealmInfo, u
       if (!channel || !accessRules(user, channel, subscribed.has(channel.id), groups, realm).content) throw badRequest('Invalid channel ID');
       if (!subscribed.has(channel.id)) throw badRequest(`Not subscribed to channel ID ${stream_id}`);
       // in_home_view is the old, inverted name of is_muted.
-      writes.push(property === 'in_home_view' ? { channelId: channel.id, property: 'is_muted', value: !values[i] } : { channelId: channel.id, property, value: values[i]! });
+      writes.push(
+        property === 'in_home_view'
+          ? { channelId: channel.id, property: 'is_muted', value: !values[i] }
+          : { channelId: channel.id, property, value: values[i]! },
+      );
     }
     for (const w of writes) {
-      await app.prisma.subscription.update({ where: { userId_channelId: { userId: user.id, channelId: w.channelId } }, data: { [COLUMNS[w.property]!]: w.value } });
+      await app.prisma.subscription.update({
+        where: { userId_channelId: { userId: user.id, channelId: w.channelId } },
+        data: { [COLUMNS[w.property]!]: w.value },
+      });
       // Zulip still sends the legacy in_home_view event first, for clients that know only it.
-      if (w.property === 'is_muted') sendToUsers(realm, [user.id], { type: 'subscription', op: 'update', property: 'in_home_view', value: !w.value, stream_id: w.channelId });
+      if (w.property === 'is_muted')
+        sendToUsers(realm, [user.id], { type: 'subscription', op: 'update', property: 'in_home_view', value: !w.value, stream_id: w.channelId });
       sendToUsers(realm, [user.id], { type: 'subscription', op: 'update', property: w.property, value: w.value, stream_id: w.channelId });
     }
   });
 }
 
 /** PATCH /users/me/subscriptions (Zulip's update_subscriptions_backend): subscribe and unsubscribe in one transaction. */
-export async function updateSubscriptions(app: App, realm: RealmInfo, user: User, add: SubscribeRequest['subscriptions'], remove: string[]): Promise<Record<string, unknown>> {
+export async function updateSubscriptions(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  add: SubscribeRequest['subscriptions'],
+  remove: string[],
+): Promise<Record<string, unknown>> {
   if (add.length === 0 && remove.length === 0) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
   return atomic(app, async () => {
     const subscribed = await subscribe(app, realm, user, {

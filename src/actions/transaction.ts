@@ -28,7 +28,6 @@ const pending = new WeakMap<OpenTransaction, Pending>();
 
 export { rawQuery } from '../db/transaction.ts';
 
-
 /**
  * Runs `body` in one transaction (or as part of the one already open) and publishes the events it
  * recorded after the commit, before resolving: an action run by a channel's actor has published

@@ -62,7 +62,11 @@ export async function sendTyping(app: App, realm: RealmInfo, sender: User, req: 
     }
     // The empty topic's display names mean the empty topic.
     const topic = req.topic === EMPTY_TOPIC_DISPLAY_NAME || req.topic === '(no topic)' ? '' : req.topic;
-    sendUnstored(app, { realmId: realm.id, userIds: await channelTypingListeners(app, channel.id), event: { ...base, message_type: 'stream', stream_id: channel.id, topic } });
+    sendUnstored(app, {
+      realmId: realm.id,
+      userIds: await channelTypingListeners(app, channel.id),
+      event: { ...base, message_type: 'stream', stream_id: channel.id, topic },
+    });
     return;
   }
   if (req.to === undefined) throw badRequest("Missing 'to' argument");

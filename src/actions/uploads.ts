@@ -26,13 +26,19 @@ function truncateFileName(name: string, max: number): string {
   let stem = name.slice(0, name.length - ext.length);
   if (Buffer.byteLength(ext) >= max) [stem, ext] = [name, ''];
   // Decoding a cut UTF-8 sequence yields U+FFFD at the end; drop it as Python's errors="ignore" does.
-  const cut = Buffer.from(stem).subarray(0, max - Buffer.byteLength(ext)).toString().replace(/\uFFFD+$/, '');
+  const cut = Buffer.from(stem)
+    .subarray(0, max - Buffer.byteLength(ext))
+    .toString()
+    .replace(/\uFFFD+$/, '');
   return cut + ext;
 }
 
 /** Zulip's sanitize_name: safe as a file name, in S3 and in a URL; Unicode letters stay. */
 function sanitizeFileName(value: string): string {
-  let name = value.normalize('NFKC').replace(/[^\p{L}\p{N}_\s.-]/gu, '').trim();
+  let name = value
+    .normalize('NFKC')
+    .replace(/[^\p{L}\p{N}_\s.-]/gu, '')
+    .trim();
   name = truncateFileName(name.replace(/[-\s]+/g, '-'), MAX_FILE_NAME_BYTES);
   return name === '' || name === '.' || name === '..' ? 'uploaded-file' : name;
 }
@@ -109,8 +115,14 @@ export async function thumbnailImage(app: App, pathId: string, data: Buffer, con
       await mkdir(path.dirname(target), { recursive: true });
       await writeFile(target, thumbnail);
       made.push({
-        extension: format.extension, max_width: format.maxWidth, max_height: format.maxHeight, animated: format.animated,
-        content_type: 'image/webp', width: info.width, height: info.pageHeight ?? info.height, byte_size: thumbnail.length,
+        extension: format.extension,
+        max_width: format.maxWidth,
+        max_height: format.maxHeight,
+        animated: format.animated,
+        content_type: 'image/webp',
+        width: info.width,
+        height: info.pageHeight ?? info.height,
+        byte_size: thumbnail.length,
       });
     }
   } catch {
@@ -137,9 +149,13 @@ export async function uploadFile(app: App, realm: RealmInfo, user: User, files: 
   await writeFile(target, file.data, { flag: 'wx' });
   const image = await thumbnailImage(app, pathId, file.data, contentType);
   await atomic(app, async () => {
-    const attachment = await app.prisma.attachment.create({ data: { realmId: realm.id, ownerId: user.id, pathId, fileName, size: file.data.length, contentType } });
+    const attachment = await app.prisma.attachment.create({
+      data: { realmId: realm.id, ownerId: user.id, pathId, fileName, size: file.data.length, contentType },
+    });
     if (image) {
-      await app.prisma.imageAttachment.create({ data: { realmId: realm.id, pathId, ...image, thumbnailMetadata: image.thumbnailMetadata as unknown as Prisma.InputJsonArray } });
+      await app.prisma.imageAttachment.create({
+        data: { realmId: realm.id, pathId, ...image, thumbnailMetadata: image.thumbnailMetadata as unknown as Prisma.InputJsonArray },
+      });
     }
     await sendAttachmentEvent(app, realm, user, 'add', attachmentDict(attachment, []));
   }).catch(async (err: unknown) => {
@@ -162,7 +178,9 @@ export async function deleteAttachment(app: App, realm: RealmInfo, user: User, a
   const pathId = await atomic(app, async () => {
     const [row] = await app.prisma.$queryRawUnsafe<{ pathId: string }[]>(
       'DELETE FROM "Attachment" WHERE id = $1 AND "ownerId" = $2 AND "realmId" = $3 RETURNING "pathId"',
-      attachmentId, user.id, realm.id,
+      attachmentId,
+      user.id,
+      realm.id,
     );
     if (!row) throw badRequest('Invalid attachment');
     await sendAttachmentEvent(app, realm, user, 'remove', { id: attachmentId });

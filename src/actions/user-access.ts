@@ -29,7 +29,10 @@ export async function sendAboutUser(app: App, realm: RealmInfo, target: User, ev
 export async function trackAccess(app: App, realm: RealmInfo, concerned: () => Promise<Iterable<number>>): Promise<() => Promise<void>> {
   const guests = everyoneAccessible(realm)
     ? []
-    : await app.prisma.user.findMany({ where: { id: { in: [...new Set(await concerned())] }, realmId: realm.id, role: Role.GUEST, isActive: true }, orderBy: { id: 'asc' } });
+    : await app.prisma.user.findMany({
+        where: { id: { in: [...new Set(await concerned())] }, realmId: realm.id, role: Role.GUEST, isActive: true },
+        orderBy: { id: 'asc' },
+      });
   const before = await Promise.all(guests.map((g) => accessibleUserIds(app, realm, g)));
   return async () => {
     for (const [i, guest] of guests.entries()) {

@@ -21,7 +21,13 @@ import { cacheChanged } from '../cluster/cache-sync.ts';
 type Event = Record<string, unknown>;
 
 /** Zulip's access_user_by_id(for_admin=True). */
-export async function accessUserForAdmin(app: App, realm: RealmInfo, actor: User, userId: number, o: { allowDeactivated: boolean; allowBots: boolean }): Promise<User> {
+export async function accessUserForAdmin(
+  app: App,
+  realm: RealmInfo,
+  actor: User,
+  userId: number,
+  o: { allowDeactivated: boolean; allowBots: boolean },
+): Promise<User> {
   const target = await app.prisma.user.findFirst({ where: { id: userId, realmId: realm.id } });
   // System bots are cross-realm in Zulip: no organization's administrator can reach them.
   if (!target || target.isSystemBot || (target.isBot && !o.allowBots)) throw badRequest('No such user');
@@ -80,7 +86,12 @@ const sendGroupEvent = (app: App, realm: RealmInfo, event: Event) => sendToRealm
 
 /** System-group membership follows the role: the old role's groups lose the user, the new ones gain them. */
 async function announceRoleGroups(app: App, realm: RealmInfo, userId: number, before: number, after: number): Promise<void> {
-  const event = (op: string, name: string) => ({ type: 'user_group', op, group_id: realm.systemGroups[name as keyof RealmInfo['systemGroups']], user_ids: [userId] });
+  const event = (op: string, name: string) => ({
+    type: 'user_group',
+    op,
+    group_id: realm.systemGroups[name as keyof RealmInfo['systemGroups']],
+    user_ids: [userId],
+  });
   await sendGroupEvent(app, realm, event('remove_members', roleSystemGroup(before)));
   await sendGroupEvent(app, realm, event('add_members', roleSystemGroup(after)));
   // role:fullmembers is the one system group not named after a role.
@@ -96,7 +107,10 @@ async function subscribedChannels(app: App, realm: RealmInfo, userId: number) {
 async function announcePeers(app: App, realm: RealmInfo, userId: number, op: 'peer_add' | 'peer_remove'): Promise<void> {
   for (const channel of await subscribedChannels(app, realm, userId)) {
     const recipients = (await metadataUserIds(app, realm, channel)).filter((id) => id !== userId);
-    sendOnCommit({ realmId: realm.id, userIds: recipients, event: { type: 'subscription', op, stream_ids: [channel.id], user_ids: [userId] } }, { alwaysDeliver: true });
+    sendOnCommit(
+      { realmId: realm.id, userIds: recipients, event: { type: 'subscription', op, stream_ids: [channel.id], user_ids: [userId] } },
+      { alwaysDeliver: true },
+    );
   }
 }
 
@@ -127,7 +141,11 @@ export async function deactivateWithBots(app: App, realm: RealmInfo, target: Use
     await announcePeers(app, realm, user.id, 'peer_remove');
     await sendAboutUser(app, realm, user, { type: 'realm_user', op: 'update', person: { user_id: user.id, is_active: false } });
     if (user.isBot) {
-      sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, user), event: { type: 'realm_bot', op: 'update', bot: { user_id: user.id, is_active: false } } });
+      sendOnCommit({
+        realmId: realm.id,
+        userIds: await botManagerIds(app, realm, user),
+        event: { type: 'realm_bot', op: 'update', bot: { user_id: user.id, is_active: false } },
+      });
     }
   }
   await announceAccess();
@@ -179,7 +197,11 @@ async function reactivate(app: App, realm: RealmInfo, target: User): Promise<voi
   });
   await sendAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } });
   if (target.isBot) {
-    sendOnCommit({ realmId: realm.id, userIds: await botManagerIds(app, realm, target), event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, is_active: true } } });
+    sendOnCommit({
+      realmId: realm.id,
+      userIds: await botManagerIds(app, realm, target),
+      event: { type: 'realm_bot', op: 'update', bot: { user_id: target.id, is_active: true } },
+    });
   }
   await announcePeers(app, realm, target.id, 'peer_add');
   const groups = await app.realms.groups(realm.id);

@@ -7,7 +7,11 @@ import { CHANNEL_PERMISSION_DEFAULTS, type ChannelPermission } from '../domain/c
 import { type GroupSettingChange, type GroupSettingValue, REALM_PERMISSION_DEFAULTS, type RealmPermission } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import {
-  INVALID_USER_GROUP_NAME_PREFIXES, MAX_USER_GROUP_NAME_LENGTH, USER_GROUP_PERMISSION_RULES, USER_GROUP_PERMISSIONS, type UserGroupPermission,
+  INVALID_USER_GROUP_NAME_PREFIXES,
+  MAX_USER_GROUP_NAME_LENGTH,
+  USER_GROUP_PERMISSION_RULES,
+  USER_GROUP_PERMISSIONS,
+  type UserGroupPermission,
 } from '../domain/user-groups.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { channelPermission } from '../queries/channels.ts';
@@ -62,7 +66,15 @@ function hasGroupPermission(realm: RealmInfo, groups: Groups, user: User, group:
 }
 
 /** Zulip's access_user_group_for_update: managers may do everything, others need `permission`. */
-export async function accessGroupForUpdate(app: App, realm: RealmInfo, user: User, groups: Groups, id: number, permission: UserGroupPermission, allowDeactivated: boolean): Promise<GroupInfo> {
+export async function accessGroupForUpdate(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  groups: Groups,
+  id: number,
+  permission: UserGroupPermission,
+  allowDeactivated: boolean,
+): Promise<GroupInfo> {
   const group = groups.get(id);
   if (!group || group.name === null) throw badRequest('Invalid user group');
   if (group.deactivated && !allowDeactivated) throw badRequest('User group is deactivated.');
@@ -85,7 +97,16 @@ export async function addUserToGroups(app: App, realm: RealmInfo, userId: number
 }
 
 /** Joining or leaving oneself needs only can_join_group/can_leave_group; anything else the wider right. */
-function accessForMembers(app: App, realm: RealmInfo, user: User, groups: Groups, id: number, ids: number[], self: UserGroupPermission, other: UserGroupPermission): Promise<GroupInfo> {
+function accessForMembers(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  groups: Groups,
+  id: number,
+  ids: number[],
+  self: UserGroupPermission,
+  other: UserGroupPermission,
+): Promise<GroupInfo> {
   if (ids.length !== 1 || ids[0] !== user.id) return accessGroupForUpdate(app, realm, user, groups, id, other, true);
   // Only a refusal falls back to the wider right; a failing database stays a failure.
   return accessGroupForUpdate(app, realm, user, groups, id, self, true).catch((err: unknown) => {
@@ -94,7 +115,12 @@ function accessForMembers(app: App, realm: RealmInfo, user: User, groups: Groups
   });
 }
 
-async function checkGroupSettings(tx: Prisma.TransactionClient, realm: RealmInfo, groups: Groups, requested: Partial<Record<UserGroupPermission, GroupSettingValue>>) {
+async function checkGroupSettings(
+  tx: Prisma.TransactionClient,
+  realm: RealmInfo,
+  groups: Groups,
+  requested: Partial<Record<UserGroupPermission, GroupSettingValue>>,
+) {
   const result: Partial<Record<UserGroupPermission, GroupSettingValue>> = {};
   for (const [setting, raw] of Object.entries(requested) as [UserGroupPermission, GroupSettingValue][]) {
     result[setting] = await checkGroupSetting(tx, realm, groups, setting, raw, USER_GROUP_PERMISSION_RULES[setting]);
@@ -133,7 +159,11 @@ export async function createUserGroup(app: App, realm: RealmInfo, user: User, in
     const permissions = Object.fromEntries(USER_GROUP_PERMISSIONS.map((s) => [s, groupPermission(realm, draft, s)]));
     const group = await tx.userGroup.create({
       data: {
-        realmId: realm.id, name, description: input.description, creatorId: user.id, permissions,
+        realmId: realm.id,
+        name,
+        description: input.description,
+        creatorId: user.id,
+        permissions,
         members: { create: members.map((userId) => ({ userId })) },
         subgroups: { create: subgroups.map((subgroupId) => ({ subgroupId })) },
       },

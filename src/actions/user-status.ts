@@ -54,7 +54,8 @@ export async function updateUserStatus(app: App, realm: RealmInfo, target: User,
     const event: Record<string, unknown> = { type: 'user_status', user_id: target.id };
     if (req.away !== undefined) event.away = req.away;
     if (change.statusText !== undefined) event.status_text = change.statusText;
-    if (change.emoji) Object.assign(event, { emoji_name: change.emoji.emojiName, emoji_code: change.emoji.emojiCode, reaction_type: change.emoji.reactionType });
+    if (change.emoji)
+      Object.assign(event, { emoji_name: change.emoji.emojiName, emoji_code: change.emoji.emojiCode, reaction_type: change.emoji.reactionType });
     const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, target)]);
     sendOnCommit({ realmId: realm.id, userIds: viewers.filter(canAccess).map((v) => v.id), event });
   });

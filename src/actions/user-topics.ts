@@ -21,7 +21,15 @@ interface SetOptions {
  * Zulip's bulk_do_set_user_topic_visibility_policy: gives `users` the policy for the topic (0
  * removes their setting); those whose setting changed get the events.
  */
-async function setTopicPolicy(app: App, realm: RealmInfo, userIds: number[], channel: Channel, topic: string, policy: number, o: SetOptions = {}): Promise<void> {
+async function setTopicPolicy(
+  app: App,
+  realm: RealmInfo,
+  userIds: number[],
+  channel: Channel,
+  topic: string,
+  policy: number,
+  o: SetOptions = {},
+): Promise<void> {
   if (userIds.length === 0) return;
   const now = new Date();
   const rows = await app.prisma.userTopic.findMany({ where: { userId: { in: userIds }, channelId: channel.id, topic: equalsIgnoringCase(topic) } });
@@ -39,7 +47,8 @@ async function setTopicPolicy(app: App, realm: RealmInfo, userIds: number[], cha
     if (created.length) await app.prisma.userTopic.createMany({ data: created });
   }
   for (const userId of changed.sort((a, b) => a - b)) {
-    if (!o.skipMutedTopicsEvent) sendOnCommit({ realmId: realm.id, userIds: [userId], event: { type: 'muted_topics', muted_topics: await mutedTopics(app, userId) } });
+    if (!o.skipMutedTopicsEvent)
+      sendOnCommit({ realmId: realm.id, userIds: [userId], event: { type: 'muted_topics', muted_topics: await mutedTopics(app, userId) } });
     const event = { type: 'user_topic', stream_id: channel.id, topic_name: topic, last_updated: timestamp(now), visibility_policy: policy };
     sendOnCommit({ realmId: realm.id, userIds: [userId], event });
   }
@@ -52,9 +61,10 @@ async function setTopicPolicy(app: App, realm: RealmInfo, userIds: number[], cha
 export async function updateUserTopic(app: App, realm: RealmInfo, user: User, channelId: number, topic: string, policy: number): Promise<void> {
   await atomic(app, async () => {
     await lockUsers(app, [user.id]);
-    const channel = policy === TopicVisibility.INHERIT
-      ? await channelById(app, realm, channelId)
-      : (await accessibleChannel(app, realm, user, channelId, { content: true, active: true })).channel;
+    const channel =
+      policy === TopicVisibility.INHERIT
+        ? await channelById(app, realm, channelId)
+        : (await accessibleChannel(app, realm, user, channelId, { content: true, active: true })).channel;
     await setTopicPolicy(app, realm, [user.id], channel, topic, policy);
   });
 }
@@ -74,9 +84,10 @@ async function mutedTopicChannel(app: App, realm: RealmInfo, user: User, ref: Ch
     if (ref.stream !== undefined) return accessibleChannelByName(app, realm, user, ref.stream);
     return (await accessibleChannel(app, realm, user, ref.streamId!, { content: true, active: true })).channel;
   }
-  const channel = ref.stream !== undefined
-    ? await channelByName(app, realm, ref.stream)
-    : await app.prisma.channel.findFirst({ where: { id: ref.streamId!, realmId: realm.id } });
+  const channel =
+    ref.stream !== undefined
+      ? await channelByName(app, realm, ref.stream)
+      : await app.prisma.channel.findFirst({ where: { id: ref.streamId!, realmId: realm.id } });
   if (!channel) throw badRequest('Topic is not muted');
   return channel;
 }

@@ -96,7 +96,7 @@ export async function insertUser(tx: Prisma.TransactionClient, realmId: number, 
 
 /** A new organization with its system groups and owner; returns the owner. */
 export async function createRealm(app: App, input: { subdomain: string; name: string; owner: NewUser }): Promise<{ realm: RealmInfo; owner: User }> {
-  if (!subdomainSchema.safeParse(input.subdomain).success) throw badRequest('Subdomain can only have lowercase letters, numbers, and \'-\'s.');
+  if (!subdomainSchema.safeParse(input.subdomain).success) throw badRequest("Subdomain can only have lowercase letters, numbers, and '-'s.");
   checkNewUser(input.owner);
   const passwordHash = input.owner.password ? await hashPassword(input.owner.password, app.config.PASSWORD_HASH_COST) : null;
   const { realmId, owner } = await app.prisma.$transaction(async (tx) => {
@@ -175,7 +175,11 @@ export async function announceNewUser(app: App, realm: RealmInfo, user: User): P
   // Guests who cannot access the new user get an "Unknown user" (event-format drops it for
   // clients with user_list_incomplete).
   const without = viewers.filter((v) => !canAccess(v)).map((v) => v.id);
-  sendOnCommit({ realmId: realm.id, userIds: without, event: { type: 'realm_user', op: 'add', person: unknownUser(app, realm, user.id), inaccessible_user: true } });
+  sendOnCommit({
+    realmId: realm.id,
+    userIds: without,
+    event: { type: 'realm_user', op: 'add', person: unknownUser(app, realm, user.id), inaccessible_user: true },
+  });
   announceSystemGroups(realm, viewers, user);
   // A bot also joins the bot lists of who administers it: its owner and the administrators.
   if (user.isBot) {

@@ -34,7 +34,8 @@ export async function checkPasswordLogin(app: App, realm: RealmInfo, username: s
   const [byLdap, byEmail] = [methodEnabled(app, realm, 'LDAP'), methodEnabled(app, realm, 'Email')];
   if (!byLdap && !byEmail) throw passwordAuthDisabled();
   try {
-    const user = (byLdap ? await ldapLogin(app, realm, app.ldap!, username, password, log) : null) ?? (byEmail ? await emailLogin(app, realm, username, password) : null);
+    const user =
+      (byLdap ? await ldapLogin(app, realm, app.ldap!, username, password, log) : null) ?? (byEmail ? await emailLogin(app, realm, username, password) : null);
     if (user) return user;
   } catch (err) {
     if (!(err instanceof LdapRefusal)) throw err;

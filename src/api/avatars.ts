@@ -79,7 +79,11 @@ export const routes: Route[] = [
       if (path.realm_id !== String(realm.id)) return notFoundPage();
       const data = await readAvatarImage(app, realm.id, path.file_name!);
       if (!data) return notFoundPage();
-      return new RawResponse(200, { 'Content-Type': 'image/png', 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' }, data);
+      return new RawResponse(
+        200,
+        { 'Content-Type': 'image/png', 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' },
+        data,
+      );
     },
   }),
 ];

@@ -20,7 +20,11 @@ const defaults = {
   default_events_register_stream: str().optional(),
   default_all_public_streams: bool().optional(),
 };
-const defaultsAnswer = { default_sending_stream: z.string().nullable(), default_events_register_stream: z.string().nullable(), default_all_public_streams: z.boolean() };
+const defaultsAnswer = {
+  default_sending_stream: z.string().nullable(),
+  default_events_register_stream: z.string().nullable(),
+  default_all_public_streams: z.boolean(),
+};
 const uploadLimit = (config: { MAX_UPLOAD_BYTES: number }) => config.MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES;
 
 export const routes = [
@@ -28,7 +32,9 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/bots',
     params: {},
-    response: z.object({ bots: z.array(z.object({ username: z.string(), full_name: z.string(), api_key: z.string(), avatar_url: z.string(), ...defaultsAnswer })) }),
+    response: z.object({
+      bots: z.array(z.object({ username: z.string(), full_name: z.string(), api_key: z.string(), avatar_url: z.string(), ...defaultsAnswer })),
+    }),
     async handler({ app, realm, user }) {
       return { bots: await ownBots(app, realm, user) };
     },
@@ -50,15 +56,31 @@ export const routes = [
     maxBody: uploadLimit,
     uploads: true,
     async handler({ app, realm, user, params, files }) {
-      const bot = await createBot(app, realm, user, {
-        fullName: params.full_name, shortName: params.short_name, botType: params.bot_type, payloadUrl: params.payload_url, interfaceType: params.interface_type,
-        serviceName: params.service_name, configData: params.config_data, defaultSendingStream: params.default_sending_stream,
-        defaultEventsRegisterStream: params.default_events_register_stream, defaultAllPublicStreams: params.default_all_public_streams,
-      }, files);
+      const bot = await createBot(
+        app,
+        realm,
+        user,
+        {
+          fullName: params.full_name,
+          shortName: params.short_name,
+          botType: params.bot_type,
+          payloadUrl: params.payload_url,
+          interfaceType: params.interface_type,
+          serviceName: params.service_name,
+          configData: params.config_data,
+          defaultSendingStream: params.default_sending_stream,
+          defaultEventsRegisterStream: params.default_events_register_stream,
+          defaultAllPublicStreams: params.default_all_public_streams,
+        },
+        files,
+      );
       const [d] = await botDicts(app, realm, [bot]);
       return {
-        user_id: bot.id, api_key: bot.apiKey, avatar_url: avatarUrl(bot),
-        default_sending_stream: d!.default_sending_stream as string | null, default_events_register_stream: d!.default_events_register_stream as string | null,
+        user_id: bot.id,
+        api_key: bot.apiKey,
+        avatar_url: avatarUrl(bot),
+        default_sending_stream: d!.default_sending_stream as string | null,
+        default_events_register_stream: d!.default_events_register_stream as string | null,
         default_all_public_streams: d!.default_all_public_streams as boolean,
       };
     },
@@ -68,7 +90,12 @@ export const routes = [
     path: '/api/v1/bots/:bot_id',
     params: {
       full_name: str().optional(),
-      role: json(z.number().int().refine((r) => ROLES.includes(r), 'Invalid role')).optional(),
+      role: json(
+        z
+          .number()
+          .int()
+          .refine((r) => ROLES.includes(r), 'Invalid role'),
+      ).optional(),
       bot_owner_id: int().optional(),
       config_data: configData.optional(),
       service_payload_url: url('service_payload_url').optional(),
@@ -76,17 +103,35 @@ export const routes = [
       ...defaults,
     },
     response: z.object({
-      full_name: z.string(), avatar_url: z.string(), service_interface: z.number().int(), service_payload_url: z.string().nullable(),
-      config_data: z.record(z.string(), z.string()).nullable(), bot_owner: z.string().optional(), ...defaultsAnswer,
+      full_name: z.string(),
+      avatar_url: z.string(),
+      service_interface: z.number().int(),
+      service_payload_url: z.string().nullable(),
+      config_data: z.record(z.string(), z.string()).nullable(),
+      bot_owner: z.string().optional(),
+      ...defaultsAnswer,
     }),
     maxBody: uploadLimit,
     uploads: true,
     async handler({ app, realm, user, params, path, files }) {
-      return (await updateBot(app, realm, user, botId(path), {
-        fullName: params.full_name, role: params.role, botOwnerId: params.bot_owner_id, configData: params.config_data,
-        servicePayloadUrl: params.service_payload_url, serviceInterface: params.service_interface, defaultSendingStream: params.default_sending_stream,
-        defaultEventsRegisterStream: params.default_events_register_stream, defaultAllPublicStreams: params.default_all_public_streams,
-      }, files)) as never;
+      return (await updateBot(
+        app,
+        realm,
+        user,
+        botId(path),
+        {
+          fullName: params.full_name,
+          role: params.role,
+          botOwnerId: params.bot_owner_id,
+          configData: params.config_data,
+          servicePayloadUrl: params.service_payload_url,
+          serviceInterface: params.service_interface,
+          defaultSendingStream: params.default_sending_stream,
+          defaultEventsRegisterStream: params.default_events_register_stream,
+          defaultAllPublicStreams: params.default_all_public_streams,
+        },
+        files,
+      )) as never;
     },
   }),
   userRoute({

@@ -25,14 +25,24 @@ export const routes = [
   notConfigured('Zoom', '/api/v1/calls/zoom/create', { is_video_call: bool().default(true) }, 'Zoom credentials have not been configured'),
   notConfigured('Webex', '/api/v1/calls/webex/create', {}, 'Webex credentials have not been configured'),
   notConfigured('Nextcloud Talk', '/api/v1/calls/nextcloud_talk/create', { room_name: str() }, 'Nextcloud Talk is not configured.'),
-  notConfigured('Constructor Groups', '/api/v1/calls/constructorgroups/create', { is_video_call: bool().default(true) }, 'Constructor Groups is not configured.'),
+  notConfigured(
+    'Constructor Groups',
+    '/api/v1/calls/constructorgroups/create',
+    { is_video_call: bool().default(true) },
+    'Constructor Groups is not configured.',
+  ),
   userRoute({
     method: 'GET',
     path: '/api/v1/calls/bigbluebutton/create',
     params: { meeting_name: str(), voice_only: bool().default(false) },
     response: z.object({ url: z.string() }),
     async handler({ app, user, params }) {
-      const meeting = { meeting_id: `zulip-${randomInt(100_000_000_000, 999_999_999_999)}`, name: params.meeting_name, lock_settings_disable_cam: params.voice_only, moderator: user.id };
+      const meeting = {
+        meeting_id: `zulip-${randomInt(100_000_000_000, 999_999_999_999)}`,
+        name: params.meeting_name,
+        lock_settings_disable_cam: params.voice_only,
+        moderator: user.id,
+      };
       return { url: `/calls/bigbluebutton/join?${new URLSearchParams({ bigbluebutton: app.tokens.sign(JSON.stringify(meeting)) })}` };
     },
   }),

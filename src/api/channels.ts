@@ -11,7 +11,15 @@ import { EMPTY_TOPIC_DISPLAY_NAME, groupSettingValueSchema } from '../domain/rea
 import { badRequest } from '../errors.ts';
 import { bool, choice, int, json, pathId as numericPathId, str, type ParamsOf } from '../http/params.ts';
 import { userRoute } from './route.ts';
-import { CHANNEL_PERMISSIONS, accessibleChannel, accessibleChannelByName, channelDict, channelTopics, listChannels, subscriberIds } from '../queries/channels.ts';
+import {
+  CHANNEL_PERMISSIONS,
+  accessibleChannel,
+  accessibleChannelByName,
+  channelDict,
+  channelTopics,
+  listChannels,
+  subscriberIds,
+} from '../queries/channels.ts';
 import { channel } from '../events/schemas.ts';
 
 /** Ids in paths: anything but digits names no channel (or `error`'s object). */

@@ -18,8 +18,7 @@ import { userRoute } from './route.ts';
 
 const description = () => str(z.string().max(MAX_DEFAULT_CHANNEL_GROUP_DESCRIPTION_LENGTH));
 const channelNames = () => json(z.array(z.string()));
-const groupId = (path: Record<string, string>) =>
-  pathId(path.group_id, () => badRequest(`Default channel group with id '${path.group_id}' does not exist.`));
+const groupId = (path: Record<string, string>) => pathId(path.group_id, () => badRequest(`Default channel group with id '${path.group_id}' does not exist.`));
 
 export const routes = [
   userRoute({

@@ -45,7 +45,12 @@ const queueParams = {
 const registerParams = {
   ...queueParams,
   fetch_event_types: json(z.array(z.string())).optional(),
-  include_subscribers: str(z.string().transform((v) => v.replace(/^"(.*)"$/, '$1')).pipe(z.enum(['true', 'false', 'partial'])) as z.ZodType<string>).default('false'),
+  include_subscribers: str(
+    z
+      .string()
+      .transform((v) => v.replace(/^"(.*)"$/, '$1'))
+      .pipe(z.enum(['true', 'false', 'partial'])) as z.ZodType<string>,
+  ).default('false'),
   slim_presence: bool().default(false),
   presence_history_limit_days: json(z.number().int().min(0)).optional(),
   include_streams: bool().default(true),
@@ -135,7 +140,15 @@ async function readConsistentState(app: App, realm: RealmInfo, user: User | null
 }
 
 /** Synchronous unless the queue is another node's: a re-parked poll costs no promise. */
-function getEvents(app: App, realm: RealmInfo, user: User, p: ParamsOf<typeof eventsParams>, onAbort: (cb: () => void) => void, answer: (result: JsonFields) => void, log: Log): HandlerOutcome {
+function getEvents(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  p: ParamsOf<typeof eventsParams>,
+  onAbort: (cb: () => void) => void,
+  answer: (result: JsonFields) => void,
+  log: Log,
+): HandlerOutcome {
   if (p.queue_id === undefined) {
     if (!p.dont_block) throw missingArgument('queue_id');
     const queue = app.queues.create(user.id, realm.id, queueOptions(user, p));

@@ -48,7 +48,13 @@ export const routes = [
       // Zulip clamps the range to one batch, keeping at least half of it for the side asked first.
       const numBefore = Math.min(p.num_before, Math.max(MAX_MESSAGES_PER_UPDATE - p.num_after, MAX_MESSAGES_PER_UPDATE / 2));
       const numAfter = Math.min(p.num_after, MAX_MESSAGES_PER_UPDATE - numBefore);
-      const range = await fetchRange(app, realm, user, { anchor: parseAnchor(p.anchor, false), includeAnchor: p.include_anchor, numBefore, numAfter, narrow: p.narrow });
+      const range = await fetchRange(app, realm, user, {
+        anchor: parseAnchor(p.anchor, false),
+        includeAnchor: p.include_anchor,
+        numBefore,
+        numAfter,
+        narrow: p.narrow,
+      });
       const ids = range.rows.map((r) => r.id);
       const result = await updateFlags(app, realm, user, ids, p.op, p.flag);
       return {
@@ -92,7 +98,9 @@ export const routes = [
       const topic = normalizeTopicName(params.topic_name);
       const exists = await app.prisma.$queryRawUnsafe<unknown[]>(
         'SELECT 1 FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId" WHERE um."userId" = $1 AND m."channelId" = $2 AND upper(m.topic) = upper($3) LIMIT 1',
-        user.id, channel.id, topic,
+        user.id,
+        channel.id,
+        topic,
       );
       if (exists.length === 0) throw badRequest(`No such topic '${topic}'`);
       await markChannelAsRead(app, realm, user, channel.id, topic);

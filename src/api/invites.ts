@@ -3,7 +3,14 @@
 // message, POST /realm/test_welcome_bot_custom_message.
 import { z } from 'zod';
 import {
-  createMultiuseInvite, editMultiuseInvite, type InvitationTerms, inviteUsers, requireMemberOrAdmin, resendInvitation, revokeInvitation, revokeMultiuseInvite,
+  createMultiuseInvite,
+  editMultiuseInvite,
+  type InvitationTerms,
+  inviteUsers,
+  requireMemberOrAdmin,
+  resendInvitation,
+  revokeInvitation,
+  revokeMultiuseInvite,
 } from '../actions/invites.ts';
 import { sendTestWelcomeMessage } from '../actions/onboarding.ts';
 import type { Config } from '../config.ts';
@@ -18,7 +25,13 @@ import { userRoute } from './route.ts';
 /** About a century: beyond it a date would not be representable for long. */
 const MAX_EXPIRY_MINUTES = 100 * 366 * 24 * 60;
 
-const inviteAs = () => json(z.number().int().refine((r) => ROLES.includes(r)));
+const inviteAs = () =>
+  json(
+    z
+      .number()
+      .int()
+      .refine((r) => ROLES.includes(r)),
+  );
 
 const termParams = {
   invite_expires_in_minutes: json(z.number().int().min(1).max(MAX_EXPIRY_MINUTES).nullable()).optional(),
@@ -50,12 +63,18 @@ function terms(config: Config, p: TermParams): InvitationTerms {
 
 /** An invitation as GET /invites lists it: one to an email address, or a reusable link. */
 const inviteFields = {
-  id: z.number().int(), invited_by_user_id: z.number().int(), invited: z.number().int(), expiry_date: z.number().int().nullable(), invited_as: role,
+  id: z.number().int(),
+  invited_by_user_id: z.number().int(),
+  invited: z.number().int(),
+  expiry_date: z.number().int().nullable(),
+  invited_as: role,
 };
-const invite = z.union([
-  z.strictObject({ ...inviteFields, email: z.string(), is_multiuse: z.literal(false), notify_referrer_on_join: z.boolean() }),
-  z.strictObject({ ...inviteFields, is_multiuse: z.literal(true), link_url: z.string() }),
-]).meta({ id: 'Invite' });
+const invite = z
+  .union([
+    z.strictObject({ ...inviteFields, email: z.string(), is_multiuse: z.literal(false), notify_referrer_on_join: z.boolean() }),
+    z.strictObject({ ...inviteFields, is_multiuse: z.literal(true), link_url: z.string() }),
+  ])
+  .meta({ id: 'Invite' });
 
 const inviteId = (path: Record<string, string>) => pathId(path.invite_id, () => badRequest('No such invitation'));
 
@@ -76,7 +95,13 @@ export const routes = [
     params: { ...termParams, invitee_emails: str(), stream_ids: intList(), notify_referrer_on_join: bool().default(true) },
     response: z.object({}),
     async handler({ app, realm, user, params, log }) {
-      await inviteUsers(app, realm, user, { ...terms(app.config, params), inviteeEmails: params.invitee_emails, notifyReferrerOnJoin: params.notify_referrer_on_join }, log);
+      await inviteUsers(
+        app,
+        realm,
+        user,
+        { ...terms(app.config, params), inviteeEmails: params.invitee_emails, notifyReferrerOnJoin: params.notify_referrer_on_join },
+        log,
+      );
       return {};
     },
   }),
@@ -112,7 +137,12 @@ export const routes = [
   userRoute({
     method: 'PATCH',
     path: '/api/v1/invites/multiuse/:invite_id',
-    params: { invite_as: inviteAs().optional(), stream_ids: intList().optional(), group_ids: intList().optional(), include_realm_default_subscriptions: bool().optional() },
+    params: {
+      invite_as: inviteAs().optional(),
+      stream_ids: intList().optional(),
+      group_ids: intList().optional(),
+      include_realm_default_subscriptions: bool().optional(),
+    },
     response: z.object({}),
     async handler({ app, realm, user, path, params }) {
       await editMultiuseInvite(app, realm, user, inviteId(path), {

@@ -7,7 +7,17 @@ import type { User } from '../db/generated/client.ts';
 import { badRequest } from '../errors.ts';
 import { bool, choice, intList, json, pathId, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
-import { accessMessage, fetchRange, filterByNarrow, invalidMessage, loadMessages, matchesNarrow, messageHistory, presentMessages, type RangeQuery } from '../queries/messages.ts';
+import {
+  accessMessage,
+  fetchRange,
+  filterByNarrow,
+  invalidMessage,
+  loadMessages,
+  matchesNarrow,
+  messageHistory,
+  presentMessages,
+  type RangeQuery,
+} from '../queries/messages.ts';
 import { readReceipts } from '../queries/read-receipts.ts';
 import { narrowSchema } from '../queries/narrow.ts';
 import { searchOperandsOf } from '../queries/search-highlight.ts';
@@ -90,34 +100,37 @@ const editHistoryEntry = z.object({
 });
 
 /** A message as one viewer reads it (GET /messages and GET /messages/{id}). */
-export const apiMessage = z.object({
-  id: int,
-  sender_id: int,
-  content: z.string().describe('HTML, or the Markdown source without apply_markdown'),
-  content_type: z.enum(['text/html', 'text/x-markdown']),
-  recipient_id: int,
-  timestamp: int,
-  client: z.string(),
-  subject: z.string().describe('The topic'),
-  topic_links: z.array(topicLink),
-  is_me_message: z.boolean(),
-  reactions: z.array(z.object({ emoji_name: z.string(), emoji_code: z.string(), reaction_type: z.string(), user_id: int })),
-  submessages: z.array(z.unknown()),
-  sender_full_name: z.string(),
-  sender_email: z.string(),
-  sender_realm_str: z.string(),
-  avatar_url: z.string().nullable(),
-  type: z.enum(['stream', 'private']),
-  display_recipient: z.union([z.string(), z.array(z.object({ id: int, email: z.string(), full_name: z.string(), is_mirror_dummy: z.boolean() }))])
-    .describe("The channel's name, or the users of a direct conversation"),
-  stream_id: int.optional(),
-  last_edit_timestamp: int.optional(),
-  last_moved_timestamp: int.optional(),
-  edit_history: z.array(editHistoryEntry).optional(),
-  flags: z.array(z.string()),
-  match_content: z.string().optional().describe('Search results: the content with the matches highlighted'),
-  match_subject: z.string().optional().describe('Search results: the topic with the matches highlighted'),
-}).meta({ id: 'Message' });
+export const apiMessage = z
+  .object({
+    id: int,
+    sender_id: int,
+    content: z.string().describe('HTML, or the Markdown source without apply_markdown'),
+    content_type: z.enum(['text/html', 'text/x-markdown']),
+    recipient_id: int,
+    timestamp: int,
+    client: z.string(),
+    subject: z.string().describe('The topic'),
+    topic_links: z.array(topicLink),
+    is_me_message: z.boolean(),
+    reactions: z.array(z.object({ emoji_name: z.string(), emoji_code: z.string(), reaction_type: z.string(), user_id: int })),
+    submessages: z.array(z.unknown()),
+    sender_full_name: z.string(),
+    sender_email: z.string(),
+    sender_realm_str: z.string(),
+    avatar_url: z.string().nullable(),
+    type: z.enum(['stream', 'private']),
+    display_recipient: z
+      .union([z.string(), z.array(z.object({ id: int, email: z.string(), full_name: z.string(), is_mirror_dummy: z.boolean() }))])
+      .describe("The channel's name, or the users of a direct conversation"),
+    stream_id: int.optional(),
+    last_edit_timestamp: int.optional(),
+    last_moved_timestamp: int.optional(),
+    edit_history: z.array(editHistoryEntry).optional(),
+    flags: z.array(z.string()),
+    match_content: z.string().optional().describe('Search results: the content with the matches highlighted'),
+    match_subject: z.string().optional().describe('Search results: the topic with the matches highlighted'),
+  })
+  .meta({ id: 'Message' });
 
 const messageSnapshot = z.object({
   content: z.string(),
@@ -173,14 +186,16 @@ export const routes = [
       message_ids: intList().optional(),
       allow_empty_topic_name: bool().default(false),
     },
-    response: z.object({
-      messages: z.array(apiMessage),
-      anchor: z.number().optional().describe("The anchor message's id (10000000000000000 for newest, as Zulip)"),
-      found_anchor: z.boolean().optional(),
-      found_oldest: z.boolean().optional(),
-      found_newest: z.boolean().optional(),
-      history_limited: z.boolean(),
-    }).describe('With message_ids, only messages and history_limited'),
+    response: z
+      .object({
+        messages: z.array(apiMessage),
+        anchor: z.number().optional().describe("The anchor message's id (10000000000000000 for newest, as Zulip)"),
+        found_anchor: z.boolean().optional(),
+        found_oldest: z.boolean().optional(),
+        found_newest: z.boolean().optional(),
+        history_limited: z.boolean(),
+      })
+      .describe('With message_ids, only messages and history_limited'),
     async handler({ app, realm, user, params }) {
       const opts = { applyMarkdown: params.apply_markdown, clientGravatar: params.client_gravatar, allowEmptyTopicName: params.allow_empty_topic_name };
       if (params.message_ids) {
@@ -188,7 +203,18 @@ export const routes = [
           throw badRequest('Unsupported parameter combination: anchor, message_ids');
         }
         const rows = await filterByNarrow(app, realm, user, params.message_ids, params.narrow);
-        const messages = await presentMessages(app, realm, user, await loadMessages(app, rows.map((r) => r.id)), new Map(rows.map((r) => [r.id, r.flags])), opts, searchOperandsOf(params.narrow));
+        const messages = await presentMessages(
+          app,
+          realm,
+          user,
+          await loadMessages(
+            app,
+            rows.map((r) => r.id),
+          ),
+          new Map(rows.map((r) => [r.id, r.flags])),
+          opts,
+          searchOperandsOf(params.narrow),
+        );
         return { messages, history_limited: false };
       }
       if (params.num_before === undefined) throw badRequest("Missing 'num_before' argument");
@@ -201,7 +227,10 @@ export const routes = [
         numAfter: params.num_after,
         narrow: params.narrow,
       });
-      const loaded = await loadMessages(app, range.rows.map((r) => r.id));
+      const loaded = await loadMessages(
+        app,
+        range.rows.map((r) => r.id),
+      );
       return {
         messages: await presentMessages(app, realm, user, loaded, new Map(range.rows.map((r) => [r.id, r.flags])), opts, searchOperandsOf(params.narrow)),
         anchor: range.anchor,

@@ -69,7 +69,11 @@ function operationId(route: Route): string {
 
 function summary(route: Route): string {
   const path = openApiPath(route.path.replace(/^\/api\/v1\//, '/'));
-  const words = path.slice(1).split('/').filter((segment) => segment !== '').map((segment) => (segment.startsWith('{') ? segment : segment.replace(/_/g, ' ')));
+  const words = path
+    .slice(1)
+    .split('/')
+    .filter((segment) => segment !== '')
+    .map((segment) => (segment.startsWith('{') ? segment : segment.replace(/_/g, ' ')));
   return `${VERBS[route.method]} ${words.join(' ')}`;
 }
 
@@ -154,7 +158,13 @@ function socketOperation(shared: Record<string, Json>): Json {
     security: [{ basicAuth: [] }, {}],
     parameters: [
       { name: 'queue_id', in: 'query', required: true, schema: { type: 'string' }, description: "The queue's id; it is a credential of its own" },
-      { name: 'last_event_id', in: 'query', required: false, schema: { type: 'integer' }, description: 'Resume after this event (acknowledging it and every one before)' },
+      {
+        name: 'last_event_id',
+        in: 'query',
+        required: false,
+        schema: { type: 'integer' },
+        description: 'Resume after this event (acknowledging it and every one before)',
+      },
     ],
     responses: { 101: { description: 'Switching Protocols: frames as in x-websocket' }, default: { $ref: '#/components/responses/Error' } },
     'x-websocket': {
@@ -189,7 +199,10 @@ export function openApiDocument(groups: Readonly<Record<string, readonly Route[]
     components: {
       securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'Email and API key' } },
       responses: {
-        Error: { description: "Zulip's error envelope (400 for most errors, 401, 404, 405, 429, 500)", content: { 'application/json': { schema: jsonSchema(errorEnvelope, 'output', shared) } } },
+        Error: {
+          description: "Zulip's error envelope (400 for most errors, 401, 404, 405, 429, 500)",
+          content: { 'application/json': { schema: jsonSchema(errorEnvelope, 'output', shared) } },
+        },
       },
       schemas: { ...shared, ...Object.fromEntries(events) },
     },

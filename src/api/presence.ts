@@ -11,10 +11,12 @@ const STATUSES = new Set<string>(['active', 'idle'] satisfies PresenceStatus[]);
 
 const modernPresence = z.object({ active_timestamp: z.number().int(), idle_timestamp: z.number().int() }).meta({ id: 'Presence' });
 const presenceStatus = z.enum(['active', 'idle']);
-const legacyPresence = z.object({
-  website: z.object({ client: z.literal('website'), status: presenceStatus, timestamp: z.number().int(), pushable: z.literal(false) }),
-  aggregated: z.object({ client: z.literal('website'), status: presenceStatus, timestamp: z.number().int() }),
-}).meta({ id: 'LegacyPresence' });
+const legacyPresence = z
+  .object({
+    website: z.object({ client: z.literal('website'), status: presenceStatus, timestamp: z.number().int(), pushable: z.literal(false) }),
+    aggregated: z.object({ client: z.literal('website'), status: presenceStatus, timestamp: z.number().int() }),
+  })
+  .meta({ id: 'LegacyPresence' });
 /** The realm's presence: by user id (slim, the modern form) or by API email (legacy). */
 export const presences = z.record(z.string(), z.union([modernPresence, legacyPresence]));
 
@@ -31,7 +33,9 @@ export const routes = [
       last_update_id: json(z.number().int()).optional(),
       history_limit_days: json(z.number().int()).optional(),
     },
-    response: z.object({ presences: presences.optional(), server_timestamp: z.number().optional(), presence_last_update_id: z.number().int().optional() }).describe('Empty with ping_only'),
+    response: z
+      .object({ presences: presences.optional(), server_timestamp: z.number().optional(), presence_last_update_id: z.number().int().optional() })
+      .describe('Empty with ping_only'),
     async handler({ app, realm, user, params: p }) {
       if (user.isBot) throw badRequest('This endpoint does not accept bot requests.');
       if (!STATUSES.has(p.status)) throw badRequest(`Invalid status: ${p.status}`);
@@ -39,7 +43,11 @@ export const routes = [
       if (p.ping_only) return {};
       // Sending last_update_id is how a client says it speaks the modern form.
       const slim = p.slim_presence || p.last_update_id !== undefined;
-      const { presences, presence_last_update_id } = await realmPresence(app, realm, { slim, lastUpdateId: p.last_update_id, historyLimitDays: p.history_limit_days });
+      const { presences, presence_last_update_id } = await realmPresence(app, realm, {
+        slim,
+        lastUpdateId: p.last_update_id,
+        historyLimitDays: p.history_limit_days,
+      });
       return { presences, server_timestamp: Date.now() / 1000, presence_last_update_id };
     },
   }),
@@ -60,11 +68,22 @@ export const routes = [
     response: z.object({
       presence: z.union([
         modernPresence,
-        z.object({ website: z.object({ status: presenceStatus, timestamp: z.number().int() }), aggregated: z.object({ status: z.enum(['active', 'idle', 'offline']), timestamp: z.number().int() }) }),
+        z.object({
+          website: z.object({ status: presenceStatus, timestamp: z.number().int() }),
+          aggregated: z.object({ status: z.enum(['active', 'idle', 'offline']), timestamp: z.number().int() }),
+        }),
       ]),
     }),
     async handler({ app, realm, user, path, params }) {
-      return { presence: await userPresence(app, realm, user, /^\d+$/.test(path.user_id_or_email!) ? pathInt(path.user_id_or_email) : path.user_id_or_email!, params.slim_presence) };
+      return {
+        presence: await userPresence(
+          app,
+          realm,
+          user,
+          /^\d+$/.test(path.user_id_or_email!) ? pathInt(path.user_id_or_email) : path.user_id_or_email!,
+          params.slim_presence,
+        ),
+      };
     },
   }),
 ];

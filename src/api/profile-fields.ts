@@ -46,8 +46,13 @@ export const routes = [
     response: z.object({ id: z.number().int() }),
     async handler({ app, realm, user, params: p }) {
       const id = await createProfileField(app, realm, user, {
-        name: p.name, hint: p.hint, fieldType: p.field_type, fieldData: p.field_data,
-        displayInProfileSummary: p.display_in_profile_summary, required: p.required, editableByUser: p.editable_by_user,
+        name: p.name,
+        hint: p.hint,
+        fieldType: p.field_type,
+        fieldData: p.field_data,
+        displayInProfileSummary: p.display_in_profile_summary,
+        required: p.required,
+        editableByUser: p.editable_by_user,
       });
       return { id };
     },
@@ -76,8 +81,12 @@ export const routes = [
     response: z.object({}),
     async handler({ app, realm, user, params: p, path }) {
       await updateProfileField(app, realm, user, fieldId(path), {
-        name: p.name, hint: p.hint, fieldData: p.field_data,
-        displayInProfileSummary: p.display_in_profile_summary, required: p.required, editableByUser: p.editable_by_user,
+        name: p.name,
+        hint: p.hint,
+        fieldData: p.field_data,
+        displayInProfileSummary: p.display_in_profile_summary,
+        required: p.required,
+        editableByUser: p.editable_by_user,
       });
       return {};
     },

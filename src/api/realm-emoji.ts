@@ -56,7 +56,11 @@ export const routes = [
       if (path.realm_id !== String(realm.id)) return notFoundPage();
       const data = await readEmojiImage(app, realm.id, path.file_name!);
       if (!data) return notFoundPage();
-      const headers = { 'Content-Type': guessContentType(path.file_name!) ?? 'application/octet-stream', 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' };
+      const headers = {
+        'Content-Type': guessContentType(path.file_name!) ?? 'application/octet-stream',
+        'Cache-Control': 'public, max-age=31536000, immutable',
+        'X-Content-Type-Options': 'nosniff',
+      };
       return new RawResponse(200, headers, data);
     },
   }),

@@ -16,7 +16,12 @@ import { uploadFilePath } from '../queries/uploads.ts';
 import { publicRoute, userRoute } from './route.ts';
 import { realmExport } from '../events/schemas.ts';
 
-const exportType = json(z.number().int().refine((t) => EXPORT_TYPES.includes(t), 'Invalid export_type'));
+const exportType = json(
+  z
+    .number()
+    .int()
+    .refine((t) => EXPORT_TYPES.includes(t), 'Invalid export_type'),
+);
 
 const notFoundPage = () => new RawResponse(404, { 'Content-Type': 'text/html; charset=utf-8' }, '<p>File not found</p>');
 
@@ -46,7 +51,12 @@ export const routes = [
     params: {},
     response: z.object({}),
     async handler({ app, realm, user, path }) {
-      await deleteExport(app, realm, user, pathId(path.export_id, () => badRequest('Invalid data export ID')));
+      await deleteExport(
+        app,
+        realm,
+        user,
+        pathId(path.export_id, () => badRequest('Invalid data export ID')),
+      );
       return {};
     },
   }),
@@ -54,7 +64,9 @@ export const routes = [
     method: 'GET',
     path: '/api/v1/export/realm/consents',
     params: {},
-    response: z.object({ export_consents: z.array(z.object({ user_id: z.number().int(), consented: z.boolean(), email_address_visibility: z.number().int() })) }),
+    response: z.object({
+      export_consents: z.array(z.object({ user_id: z.number().int(), consented: z.boolean(), email_address_visibility: z.number().int() })),
+    }),
     async handler({ app, realm, user }) {
       requireRole(user, Role.ADMINISTRATOR);
       return { export_consents: await exportConsents(app, realm) };
@@ -71,7 +83,11 @@ export const routes = [
       const row = await app.prisma.realmExport.findFirst({ where: { realmId: realm.id, exportPath, status: EXPORT_STATUS.SUCCEEDED } });
       if (!row) return notFoundPage();
       const data = await readFile(uploadFilePath(app, exportPath));
-      const headers = { 'Content-Type': 'application/gzip', 'Content-Disposition': `attachment; filename="${path.basename(exportPath)}"`, 'X-Content-Type-Options': 'nosniff' };
+      const headers = {
+        'Content-Type': 'application/gzip',
+        'Content-Disposition': `attachment; filename="${path.basename(exportPath)}"`,
+        'X-Content-Type-Options': 'nosniff',
+      };
       return new RawResponse(200, headers, data);
     },
   }),

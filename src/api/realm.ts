@@ -14,7 +14,20 @@ const MAX_REALM_DESCRIPTION_LENGTH = 1000;
 
 /** A JSON value, or the bare string clients send for special values such as `unlimited`. */
 const lenient = <T>(schema: z.ZodType<T>) =>
-  new Field<T | undefined>('string', z.string().transform((s): unknown => { try { return JSON.parse(s); } catch { return s; } }).pipe(schema), false);
+  new Field<T | undefined>(
+    'string',
+    z
+      .string()
+      .transform((s): unknown => {
+        try {
+          return JSON.parse(s);
+        } catch {
+          return s;
+        }
+      })
+      .pipe(schema),
+    false,
+  );
 const intOrString = () => lenient(z.union([z.number().int(), z.string()]));
 const optionalBool = () => bool().optional();
 const optionalInt = (schema = z.number().int()) => json(schema).optional();
@@ -56,15 +69,18 @@ const settingParams = {
 } satisfies Partial<Record<keyof RealmSettings, Field<unknown>>>;
 
 const permissionParams = Object.fromEntries(REALM_PERMISSIONS.map((s) => [s, json(groupSettingChangeSchema).optional()])) as Record<
-  RealmPermission, Field<z.infer<typeof groupSettingChangeSchema> | undefined>
+  RealmPermission,
+  Field<z.infer<typeof groupSettingChangeSchema> | undefined>
 >;
 
 const changedValue = z.union([z.boolean(), z.number(), z.string(), z.null(), z.record(z.string(), z.boolean())]);
 /** PATCH /realm answers the settings it changed, with their new values. */
-const changedSettings = z.object({
-  ...Object.fromEntries(['name', 'description', ...Object.keys(settingParams)].map((name) => [name, changedValue.optional()])),
-  ...Object.fromEntries(REALM_PERMISSIONS.map((name) => [name, groupSetting.optional()])),
-}).describe('The settings that changed, with their new values');
+const changedSettings = z
+  .object({
+    ...Object.fromEntries(['name', 'description', ...Object.keys(settingParams)].map((name) => [name, changedValue.optional()])),
+    ...Object.fromEntries(REALM_PERMISSIONS.map((name) => [name, groupSetting.optional()])),
+  })
+  .describe('The settings that changed, with their new values');
 
 export const routes = [
   userRoute({

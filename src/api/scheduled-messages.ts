@@ -1,7 +1,12 @@
 // Scheduled messages: GET/POST /scheduled_messages, PATCH/DELETE /scheduled_messages/{id} (spec 4.2).
 import { z } from 'zod';
 import {
-  deleteScheduledMessage, deliveryTime, editScheduledMessage, scheduleMessage, scheduledMessageNotFound, type MessageKind,
+  deleteScheduledMessage,
+  deliveryTime,
+  editScheduledMessage,
+  scheduleMessage,
+  scheduledMessageNotFound,
+  type MessageKind,
 } from '../actions/scheduled-messages.ts';
 import { badRequest } from '../errors.ts';
 import { bool, choice, int, json, pathId, str } from '../http/params.ts';
@@ -70,7 +75,8 @@ export const routes = [
       const topic = params.topic ?? params.subject;
       const { type, to, content, scheduled_delivery_timestamp: timestamp } = params;
       // Zulip's view checks, before it looks the message up.
-      if (type === undefined && to === undefined && topic === undefined && content === undefined && timestamp === undefined) throw badRequest('Nothing to change');
+      if (type === undefined && to === undefined && topic === undefined && content === undefined && timestamp === undefined)
+        throw badRequest('Nothing to change');
       if (type !== undefined && to === undefined) throw badRequest('Recipient required when updating type of scheduled message.');
       const kind = type === undefined ? undefined : kindOf(type);
       if (kind === 'stream' && topic === undefined) throw badRequest('Topic required when updating scheduled message type to channel.');

@@ -35,8 +35,18 @@ export const routes = [
       const [email, ldap] = [methods.Email === true, methods.LDAP === true];
       return {
         authentication_methods: {
-          password: email || ldap, dev: false, email, ldap, remoteuser: false, github: false,
-          azuread: false, gitlab: false, apple: false, google: false, saml: methods.SAML === true, 'openid connect': methods['OpenID Connect'] === true,
+          password: email || ldap,
+          dev: false,
+          email,
+          ldap,
+          remoteuser: false,
+          github: false,
+          azuread: false,
+          gitlab: false,
+          apple: false,
+          google: false,
+          saml: methods.SAML === true,
+          'openid connect': methods['OpenID Connect'] === true,
         },
         external_authentication_methods: externalMethods(app, realm),
         zulip_feature_level: FEATURE_LEVEL,

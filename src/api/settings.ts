@@ -37,7 +37,12 @@ export const routes = ['/api/v1/settings', '/api/v1/settings/display', '/api/v1/
     response: z.object({}),
     async handler({ app, realm, user, params: p, sessionId }) {
       await updateSettings(app, realm, user, {
-        fullName: p.full_name, oldPassword: p.old_password, newPassword: p.new_password, timezone: p.timezone, settings: sentSettings(PERSONAL_SETTINGS, p), sessionId,
+        fullName: p.full_name,
+        oldPassword: p.old_password,
+        newPassword: p.new_password,
+        timezone: p.timezone,
+        settings: sentSettings(PERSONAL_SETTINGS, p),
+        sessionId,
       });
       return {};
     },

@@ -29,7 +29,11 @@ const subscribeParams = {
 /** A subscription as GET /users/me/subscriptions and register list it. */
 export const apiSubscription = subscription.extend({ subscribers: z.array(z.number().int()).optional().describe('With include_subscribers') });
 const byUser = z.record(z.string(), z.array(z.string())).describe('Channel names by user id');
-const subscribed = z.object({ subscribed: byUser, already_subscribed: byUser, unauthorized: z.array(z.string()).optional().describe('Without authorization_errors_fatal') });
+const subscribed = z.object({
+  subscribed: byUser,
+  already_subscribed: byUser,
+  unauthorized: z.array(z.string()).optional().describe('Without authorization_errors_fatal'),
+});
 const unsubscribed = z.object({ removed: z.array(z.string()), not_removed: z.array(z.string()) });
 
 export const routes = [

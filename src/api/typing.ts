@@ -21,7 +21,13 @@ export const routes = [
     },
     response: z.object({}),
     async handler({ app, realm, user, params }) {
-      await sendTyping(app, realm, user, { type: params.type, op: params.op, to: params.to, streamId: params.stream_id, topic: (params.topic ?? params.subject)?.trim() });
+      await sendTyping(app, realm, user, {
+        type: params.type,
+        op: params.op,
+        to: params.to,
+        streamId: params.stream_id,
+        topic: (params.topic ?? params.subject)?.trim(),
+      });
       return {};
     },
   }),

@@ -14,7 +14,16 @@ import { pathId, str } from '../http/params.ts';
 import { RawResponse, RawSuccess } from '../http/route.ts';
 import { optionalUserRoute, publicRoute, userRoute } from './route.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { attachmentByPath, canDownload, pathIdOfToken, readUpload, temporaryUrl, uploadFilePath, uploadSpaceUsed, userAttachments } from '../queries/uploads.ts';
+import {
+  attachmentByPath,
+  canDownload,
+  pathIdOfToken,
+  readUpload,
+  temporaryUrl,
+  uploadFilePath,
+  uploadSpaceUsed,
+  userAttachments,
+} from '../queries/uploads.ts';
 import { attachment } from '../events/schemas.ts';
 
 /** Room for the multipart framing around a file of the largest allowed size. */
@@ -25,7 +34,10 @@ const notFoundPage = () => new RawResponse(404, HTML, '<p>This file does not exi
 const forbiddenPage = () => new RawResponse(403, HTML, '<p>You are not authorized to view this file.</p>');
 
 /** Python's urllib.parse.quote: like encodeURIComponent, but `/` stays and `!'()*` are escaped. */
-const quote = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%2F/g, '/');
+const quote = (s: string) =>
+  encodeURIComponent(s)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%2F/g, '/');
 
 /** Django's content_disposition_header: a quoted ASCII name, or RFC 8187 UTF-8 for anything else. */
 function contentDisposition(inline: boolean, fileName: string): string {
@@ -39,7 +51,12 @@ async function serveFile(app: App, a: Attachment): Promise<RawResponse> {
   const inline = servesInline(a.contentType);
   return new RawResponse(
     200,
-    { 'Content-Type': a.contentType, 'Content-Disposition': contentDisposition(inline, a.fileName), 'Cache-Control': 'private, immutable', 'X-Content-Type-Options': 'nosniff' },
+    {
+      'Content-Type': a.contentType,
+      'Content-Disposition': contentDisposition(inline, a.fileName),
+      'Cache-Control': 'private, immutable',
+      'X-Content-Type-Options': 'nosniff',
+    },
     data,
   );
 }
@@ -92,7 +109,12 @@ export const routes = [
     params: {},
     response: z.object({}),
     async handler({ app, realm, user, path }) {
-      await deleteAttachment(app, realm, user, pathId(path.attachment_id, () => badRequest('Invalid attachment')));
+      await deleteAttachment(
+        app,
+        realm,
+        user,
+        pathId(path.attachment_id, () => badRequest('Invalid attachment')),
+      );
       return {};
     },
   }),

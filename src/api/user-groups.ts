@@ -1,8 +1,6 @@
 // User groups: list, create, edit, membership and subgroups, deactivation.
 import { z } from 'zod';
-import {
-  createUserGroup, deactivateUserGroup, type MembershipChange, requireNonGuest, updateMembership, updateUserGroup,
-} from '../actions/user-groups.ts';
+import { createUserGroup, deactivateUserGroup, type MembershipChange, requireNonGuest, updateMembership, updateUserGroup } from '../actions/user-groups.ts';
 import { groupSettingChangeSchema, groupSettingValueSchema } from '../domain/realm-settings.ts';
 import { USER_GROUP_PERMISSIONS, type UserGroupPermission } from '../domain/user-groups.ts';
 import { badRequest } from '../errors.ts';

@@ -16,17 +16,22 @@ const statusFields = {
 };
 const userId = (path: Record<string, string>) => pathId(path.user_id, () => badRequest('No such user'));
 const statusRequest = (p: { status_text?: string; emoji_name?: string; emoji_code?: string; reaction_type?: string }) => ({
-  statusText: p.status_text, emojiName: p.emoji_name, emojiCode: p.emoji_code, reactionType: p.reaction_type,
+  statusText: p.status_text,
+  emojiName: p.emoji_name,
+  emojiCode: p.emoji_code,
+  reactionType: p.reaction_type,
 });
 
 /** The parts of a status that are set; `away` (deprecated) is presence sharing turned off. */
-export const userStatus = z.object({
-  away: z.literal(true).optional(),
-  status_text: z.string().optional(),
-  emoji_name: z.string().optional(),
-  emoji_code: z.string().optional(),
-  reaction_type: z.string().optional(),
-}).meta({ id: 'UserStatus' });
+export const userStatus = z
+  .object({
+    away: z.literal(true).optional(),
+    status_text: z.string().optional(),
+    emoji_name: z.string().optional(),
+    emoji_code: z.string().optional(),
+    reaction_type: z.string().optional(),
+  })
+  .meta({ id: 'UserStatus' });
 
 export const routes = [
   userRoute({

@@ -17,7 +17,16 @@ export const routes = [
   userRoute({
     method: 'POST',
     path: '/api/v1/user_topics',
-    params: { stream_id: int(), topic: topic(), visibility_policy: json(z.number().int().refine((p) => POLICIES.includes(p))) },
+    params: {
+      stream_id: int(),
+      topic: topic(),
+      visibility_policy: json(
+        z
+          .number()
+          .int()
+          .refine((p) => POLICIES.includes(p)),
+      ),
+    },
     response: z.object({}),
     async handler({ app, realm, user, params }) {
       await updateUserTopic(app, realm, user, params.stream_id, params.topic, params.visibility_policy);

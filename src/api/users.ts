@@ -19,27 +19,32 @@ const userId = (path: Record<string, string>) => pathId(path.user, () => badRequ
 
 const int = z.number().int();
 /** A user as GET /users and register show them (an inaccessible one as an "Unknown user" placeholder, without bot_type). */
-export const apiUser = z.object({
-  user_id: int,
-  delivery_email: z.string().nullable().describe('Null when the viewer may not see the real address'),
-  email: z.string().describe('The address clients name the user by (a dummy one when the real one is hidden)'),
-  full_name: z.string(),
-  date_joined: z.string(),
-  is_active: z.boolean(),
-  is_owner: z.boolean(),
-  is_admin: z.boolean(),
-  is_guest: z.boolean(),
-  is_bot: z.boolean(),
-  bot_type: int.nullable().optional(),
-  bot_owner_id: int.nullable().optional().describe('Bots only'),
-  is_system_bot: z.literal(true).optional().describe('Notification Bot, Welcome Bot and Email Gateway only'),
-  role,
-  timezone: z.string(),
-  avatar_url: z.string().nullable().describe('Null when the client computes the Gravatar itself (client_gravatar)'),
-  avatar_version: int,
-  is_imported_stub: z.boolean(),
-  profile_data: z.record(z.string(), z.object({ value: z.string(), rendered_value: z.string().optional() })).optional().describe('By field id; humans, when asked for'),
-}).meta({ id: 'User' });
+export const apiUser = z
+  .object({
+    user_id: int,
+    delivery_email: z.string().nullable().describe('Null when the viewer may not see the real address'),
+    email: z.string().describe('The address clients name the user by (a dummy one when the real one is hidden)'),
+    full_name: z.string(),
+    date_joined: z.string(),
+    is_active: z.boolean(),
+    is_owner: z.boolean(),
+    is_admin: z.boolean(),
+    is_guest: z.boolean(),
+    is_bot: z.boolean(),
+    bot_type: int.nullable().optional(),
+    bot_owner_id: int.nullable().optional().describe('Bots only'),
+    is_system_bot: z.literal(true).optional().describe('Notification Bot, Welcome Bot and Email Gateway only'),
+    role,
+    timezone: z.string(),
+    avatar_url: z.string().nullable().describe('Null when the client computes the Gravatar itself (client_gravatar)'),
+    avatar_version: int,
+    is_imported_stub: z.boolean(),
+    profile_data: z
+      .record(z.string(), z.object({ value: z.string(), rendered_value: z.string().optional() }))
+      .optional()
+      .describe('By field id; humans, when asked for'),
+  })
+  .meta({ id: 'User' });
 
 const listParams = { client_gravatar: bool().default(true), include_custom_profile_fields: bool().default(false) };
 
@@ -63,7 +68,12 @@ export const routes = [
       const accessible = await accessibleUserIds(app, realm, user);
       const all = await app.prisma.user.findMany({ where: { realmId: realm.id, isSystemBot: false }, orderBy: { id: 'asc' } });
       const users = accessible ? all.filter((u) => accessible.has(u.id)) : all;
-      const profiles = params.include_custom_profile_fields ? await profileData(app, users.map((u) => u.id)) : undefined;
+      const profiles = params.include_custom_profile_fields
+        ? await profileData(
+            app,
+            users.map((u) => u.id),
+          )
+        : undefined;
       return {
         members: users.map((u) => formatUser(app, realm, u, user, { clientGravatar: params.client_gravatar, profileData: profiles?.get(u.id) })),
       };
@@ -117,7 +127,12 @@ export const routes = [
     path: '/api/v1/users/:user',
     params: {
       full_name: str().optional(),
-      role: json(z.number().int().refine((r) => ROLES.includes(r), 'Invalid role')).optional(),
+      role: json(
+        z
+          .number()
+          .int()
+          .refine((r) => ROLES.includes(r), 'Invalid role'),
+      ).optional(),
       profile_data: json(profileDataSchema).optional(),
     },
     response: z.object({}),

@@ -18,7 +18,13 @@ import { optionalUserRoute } from './route.ts';
 function wanted(event: string | undefined, only: string[] | undefined, exclude: string[] | undefined): boolean {
   if (event === undefined) return true;
   const matches = (pattern: string) =>
-    RE2JS.compile(pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : RE2JS.quote(c))).join(''), RE2JS.DOTALL).matches(event);
+    RE2JS.compile(
+      pattern
+        .split('')
+        .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : RE2JS.quote(c)))
+        .join(''),
+      RE2JS.DOTALL,
+    ).matches(event);
   return !(only && !only.some(matches)) && !(exclude && exclude.some(matches));
 }
 
@@ -60,7 +66,8 @@ export const routes = [
         throw error;
       }
       for (const message of [made ?? []].flat()) {
-        if (wanted(message.event, params.only_events, params.exclude_events)) await sendWebhookMessage(app, realm, sender, integration, { stream: params.stream, topic: params.topic }, message);
+        if (wanted(message.event, params.only_events, params.exclude_events))
+          await sendWebhookMessage(app, realm, sender, integration, { stream: params.stream, topic: params.topic }, message);
       }
       const { answer } = integration;
       return typeof answer === 'function' ? answer(request, { id: sender.id, fullName: sender.fullName, email: apiEmail(app, realm, sender) }) : (answer ?? {});

@@ -29,7 +29,10 @@ export function escapeFilterValue(value: string): string {
 
 /** RFC 4514: a value as it may stand in a DN. */
 export function escapeDnValue(value: string): string {
-  return value.replace(/[\\,+"<>;=]/g, '\\$&').replace(/^[ #]/, '\\$&').replace(/ $/, '\\ ');
+  return value
+    .replace(/[\\,+"<>;=]/g, '\\$&')
+    .replace(/^[ #]/, '\\$&')
+    .replace(/ $/, '\\ ');
 }
 
 export class LdapDirectory {
@@ -90,7 +93,12 @@ export class LdapDirectory {
         throw err;
       }
     }
-    const found = await this.search(client, this.c.LDAP_USER_SEARCH_BASE!, 'sub', this.c.LDAP_USER_SEARCH_FILTER.replace('%(user)s', escapeFilterValue(username)));
+    const found = await this.search(
+      client,
+      this.c.LDAP_USER_SEARCH_BASE!,
+      'sub',
+      this.c.LDAP_USER_SEARCH_FILTER.replace('%(user)s', escapeFilterValue(username)),
+    );
     return found.length === 1 ? found[0]! : null;
   }
 

@@ -60,7 +60,10 @@ export async function checkMethodsChange(app: LoginServices, realm: RealmInfo, a
   const current = realmMethods(app, realm);
   for (const name of Object.keys(sent)) {
     if (!(name in current)) {
-      const valid = Object.keys(current).sort().map((m) => `'${m}'`).join(', ');
+      const valid = Object.keys(current)
+        .sort()
+        .map((m) => `'${m}'`)
+        .join(', ');
       throw badRequest(`Invalid authentication method: ${name}. Valid methods are: [${valid}]`);
     }
   }

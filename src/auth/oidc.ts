@@ -49,7 +49,12 @@ function configuration(provider: OidcProvider): Promise<client.Configuration> {
 }
 
 /** The provider's authorization URL for a new login, and the flow cookie's value. */
-export async function startOidcLogin(provider: OidcProvider, signer: TokenSigner, redirectUri: string, flow: Pick<OidcFlow, 'mobileOtp' | 'desktopOtp' | 'next'>): Promise<{ url: string; cookie: string }> {
+export async function startOidcLogin(
+  provider: OidcProvider,
+  signer: TokenSigner,
+  redirectUri: string,
+  flow: Pick<OidcFlow, 'mobileOtp' | 'desktopOtp' | 'next'>,
+): Promise<{ url: string; cookie: string }> {
   const config = await configuration(provider);
   const started: OidcFlow = {
     ...flow,
@@ -70,7 +75,8 @@ export async function startOidcLogin(provider: OidcProvider, signer: TokenSigner
   return { url: url.href, cookie: signer.sign(JSON.stringify(started)) };
 }
 
-export const flowCookie = (value: string, secure: boolean) => `${FLOW_COOKIE}=${value}; Path=/; Max-Age=${FLOW_SECONDS}; SameSite=Lax; HttpOnly${secure ? '; Secure' : ''}`;
+export const flowCookie = (value: string, secure: boolean) =>
+  `${FLOW_COOKIE}=${value}; Path=/; Max-Age=${FLOW_SECONDS}; SameSite=Lax; HttpOnly${secure ? '; Secure' : ''}`;
 export const expiredFlowCookie = (secure: boolean) => `${FLOW_COOKIE}=; Path=/; Max-Age=0; SameSite=Lax; HttpOnly${secure ? '; Secure' : ''}`;
 
 /** The login this browser started with this provider, or null (no cookie, forged, expired, another provider's). */
@@ -92,7 +98,12 @@ export async function finishOidcLogin(provider: OidcProvider, flow: OidcFlow, ca
   const config = await configuration(provider);
   let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
   try {
-    tokens = await client.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce, idTokenExpected: true });
+    tokens = await client.authorizationCodeGrant(config, callbackUrl, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+      idTokenExpected: true,
+    });
   } catch (err) {
     if (err instanceof client.AuthorizationResponseError) throw new LoginRefusal(`The identity provider refused the login (${err.error}).`);
     if (err instanceof client.ResponseBodyError) throw new LoginRefusal(`The identity provider refused the login (${err.error}).`);

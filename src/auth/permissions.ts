@@ -40,7 +40,11 @@ export async function hasRealmPermission(directory: RealmDirectory, realm: Realm
   return isInGroupSetting(user, realm.permissions[setting], await directory.groups(realm.id), realm);
 }
 
-export function requireRole(user: PermissionSubject, role: number, msg = role <= Role.OWNER ? 'Must be an organization owner' : 'Must be an organization administrator'): void {
+export function requireRole(
+  user: PermissionSubject,
+  role: number,
+  msg = role <= Role.OWNER ? 'Must be an organization owner' : 'Must be an organization administrator',
+): void {
   if (user.role > role) throw new ApiError(msg, 'UNAUTHORIZED_PRINCIPAL', 400);
 }
 

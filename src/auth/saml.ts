@@ -80,7 +80,13 @@ export async function startSamlLogin(app: SamlServices, realm: RealmInfo, idp: S
   await app.prisma.samlLoginRequest.deleteMany({ where: { expiresAt: { lte: now } } });
   await app.prisma.samlLoginRequest.create({
     data: {
-      relayState, requestId, realmId: realm.id, idp: idp.name, mobileOtp: flow.mobileOtp ?? null, desktopOtp: flow.desktopOtp ?? null, next: flow.next,
+      relayState,
+      requestId,
+      realmId: realm.id,
+      idp: idp.name,
+      mobileOtp: flow.mobileOtp ?? null,
+      desktopOtp: flow.desktopOtp ?? null,
+      next: flow.next,
       expiresAt: new Date(now.getTime() + FLOW_SECONDS * 1000),
     },
   });
@@ -99,8 +105,16 @@ const REFUSED = 'The identity provider’s answer could not be verified.';
  * The identity proven by the Response posted to this organization's ACS, and the login it ends.
  * The stored flow is taken whatever happens, so an answer is only ever tried once.
  */
-export async function finishSamlLogin(app: SamlServices, realm: RealmInfo, samlResponse: string, relayState: string, log: (reason: string) => void): Promise<{ identity: SamlIdentity; flow: SamlFlow }> {
-  const [stored] = await app.prisma.$queryRaw<{ requestId: string; realmId: number; idp: string; mobileOtp: string | null; desktopOtp: string | null; next: string; expiresAt: Date }[]>`
+export async function finishSamlLogin(
+  app: SamlServices,
+  realm: RealmInfo,
+  samlResponse: string,
+  relayState: string,
+  log: (reason: string) => void,
+): Promise<{ identity: SamlIdentity; flow: SamlFlow }> {
+  const [stored] = await app.prisma.$queryRaw<
+    { requestId: string; realmId: number; idp: string; mobileOtp: string | null; desktopOtp: string | null; next: string; expiresAt: Date }[]
+  >`
     DELETE FROM "SamlLoginRequest" WHERE "relayState" = ${relayState} RETURNING "requestId", "realmId", "idp", "mobileOtp", "desktopOtp", "next", "expiresAt"`;
   if (!stored || stored.realmId !== realm.id || stored.expiresAt.getTime() <= Date.now()) {
     throw new LoginRefusal('This login was not started here, or took too long. Start again from the login page.');
@@ -132,13 +146,20 @@ export async function finishSamlLogin(app: SamlServices, realm: RealmInfo, samlR
     throw new LoginRefusal(REFUSED);
   }
   await spendAssertion(app, idp, profile);
-  const flow: SamlFlow = { idp, next: stored.next, ...(stored.mobileOtp ? { mobileOtp: stored.mobileOtp } : {}), ...(stored.desktopOtp ? { desktopOtp: stored.desktopOtp } : {}) };
+  const flow: SamlFlow = {
+    idp,
+    next: stored.next,
+    ...(stored.mobileOtp ? { mobileOtp: stored.mobileOtp } : {}),
+    ...(stored.desktopOtp ? { desktopOtp: stored.desktopOtp } : {}),
+  };
   return { identity: identityOf(idp, profile), flow };
 }
 
 /** Records the assertion as used until it expires; refuses one already used. */
 async function spendAssertion(app: SamlServices, idp: SamlIdp, profile: Profile): Promise<void> {
-  const assertion = (profile.getAssertion?.() as { Assertion?: { $?: { ID?: string; IssueInstant?: string }; Conditions?: { $?: { NotOnOrAfter?: string } }[] } }).Assertion;
+  const assertion = (
+    profile.getAssertion?.() as { Assertion?: { $?: { ID?: string; IssueInstant?: string }; Conditions?: { $?: { NotOnOrAfter?: string } }[] } }
+  ).Assertion;
   const id = assertion?.$?.ID;
   if (!id) throw new LoginRefusal(REFUSED);
   // The library accepted it only up to FLOW_SECONDS after its issue and before NotOnOrAfter (give or take the skew).

@@ -90,7 +90,9 @@ export async function createLoginToken(prisma: PrismaClient, userId: number, tok
 /** The user id of a login token, which is used up by asking; null when unknown or expired. */
 export async function consumeLoginToken(prisma: PrismaClient, token: string): Promise<number | null> {
   // One statement, so two requests with the same token cannot both find it.
-  const rows = await prisma.$queryRaw<{ userId: number; expiresAt: Date }[]>`DELETE FROM "LoginToken" WHERE "tokenHash" = ${hashOf(token)} RETURNING "userId", "expiresAt"`;
+  const rows = await prisma.$queryRaw<
+    { userId: number; expiresAt: Date }[]
+  >`DELETE FROM "LoginToken" WHERE "tokenHash" = ${hashOf(token)} RETURNING "userId", "expiresAt"`;
   const row = rows[0];
   return row && row.expiresAt.getTime() > Date.now() ? row.userId : null;
 }

@@ -250,7 +250,10 @@ export class NatsBus implements EventBus {
    * when publishing found no stream, starts over if NATS lost the stream we were reading.
    */
   private follow(resumeAt?: { created: string; sequence: number }): Promise<void> {
-    this.following = this.following.then(() => this.followNow(resumeAt), () => this.followNow(resumeAt));
+    this.following = this.following.then(
+      () => this.followNow(resumeAt),
+      () => this.followNow(resumeAt),
+    );
     return this.following;
   }
 

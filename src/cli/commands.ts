@@ -30,12 +30,20 @@ export class UsageError extends Error {}
 export const adminCommandSchema = z.discriminatedUnion('command', [
   z.object({
     command: z.literal('init'),
-    org: z.string(), email: z.string(), password: z.string(), name: z.string().optional(), subdomain: z.string().optional(),
+    org: z.string(),
+    email: z.string(),
+    password: z.string(),
+    name: z.string().optional(),
+    subdomain: z.string().optional(),
   }),
   z.object({
     command: z.literal('create-user'),
-    email: z.string(), name: z.string(), role: z.number().int().optional(), password: z.string().optional(),
-    bot: z.boolean().optional(), subdomain: z.string().optional(),
+    email: z.string(),
+    name: z.string(),
+    role: z.number().int().optional(),
+    password: z.string().optional(),
+    bot: z.boolean().optional(),
+    subdomain: z.string().optional(),
   }),
   z.object({ command: z.literal('reactivate-realm'), subdomain: z.string().optional() }),
   z.object({ command: z.literal('sync-ldap'), subdomain: z.string().optional() }),
@@ -58,8 +66,13 @@ export function parseAdminCommand(command: AdminCommand['command'], args: string
     ({ values } = parseArgs({
       args,
       options: {
-        org: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' },
-        role: { type: 'string' }, bot: { type: 'boolean' }, subdomain: { type: 'string' },
+        org: { type: 'string' },
+        email: { type: 'string' },
+        password: { type: 'string' },
+        name: { type: 'string' },
+        role: { type: 'string' },
+        bot: { type: 'boolean' },
+        subdomain: { type: 'string' },
       },
       strict: true,
     }));

@@ -37,10 +37,14 @@ export async function runPushRelay(cmd: PushRelayCommand): Promise<void> {
       return err as Error;
     }
   };
-  const relay = new DevRelay((r) => {
-    const keys = r.request === 'notify' ? currentKeys() : noKeys;
-    print(keys instanceof Error ? { ...describeRequest(r, noKeys), keys_error: keys.message } : describeRequest(r, keys));
-  }, cmd.host, cmd.port);
+  const relay = new DevRelay(
+    (r) => {
+      const keys = r.request === 'notify' ? currentKeys() : noKeys;
+      print(keys instanceof Error ? { ...describeRequest(r, noKeys), keys_error: keys.message } : describeRequest(r, keys));
+    },
+    cmd.host,
+    cmd.port,
+  );
   await relay.start();
   print({ listening: relay.url, keys: initial.size });
   const stop = () => relay.stop().then(() => process.exit(0));

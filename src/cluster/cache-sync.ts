@@ -22,7 +22,9 @@ function apply(app: App, change: CacheChange): void {
       for (const queue of [...app.queues.queuesOf(change.userId)]) app.queues.delete(queue);
       return;
     case 'realm':
-      void app.realms.reload(change.realmId).catch((err: unknown) => log.error('could not reload an organization', { realmId: change.realmId, error: String(err) }));
+      void app.realms
+        .reload(change.realmId)
+        .catch((err: unknown) => log.error('could not reload an organization', { realmId: change.realmId, error: String(err) }));
       return;
     case 'groups':
       return app.realms.forgetGroups(change.realmId);

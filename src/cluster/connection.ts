@@ -6,7 +6,10 @@ import { connect, type NatsConnection } from 'nats';
 export async function connectNats(servers: string, name: string): Promise<NatsConnection> {
   try {
     return await connect({
-      servers: servers.split(',').map((s) => s.trim()).filter(Boolean),
+      servers: servers
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,

@@ -61,7 +61,9 @@ export class ClusterLocks {
     let orphaned: boolean;
     try {
       // One round trip; the second statement sees what committed before the lock was granted.
-      const [, check] = (await client.query(`SELECT pg_advisory_lock(${space}, ${id}); SELECT EXISTS (SELECT 1 FROM "EventOutbox" WHERE turns @> ARRAY[${turn}::bigint]) AS orphaned`)) as unknown as pg.QueryResult<{ orphaned: boolean }>[];
+      const [, check] = (await client.query(
+        `SELECT pg_advisory_lock(${space}, ${id}); SELECT EXISTS (SELECT 1 FROM "EventOutbox" WHERE turns @> ARRAY[${turn}::bigint]) AS orphaned`,
+      )) as unknown as pg.QueryResult<{ orphaned: boolean }>[];
       orphaned = check!.rows[0]!.orphaned;
     } catch (err) {
       giveBack(client, true);

@@ -70,7 +70,10 @@ export class ClusterNode {
     const nc = await connectNats(settings.natsUrl, `chat-${settings.nodeId}`);
     try {
       // Two nodes of one name would answer each other's queue requests.
-      const taken = await nc.request(`chat.${clusterId}.node.${settings.nodeId}.ping`, '', { timeout: 1_000 }).then(() => true, () => false);
+      const taken = await nc.request(`chat.${clusterId}.node.${settings.nodeId}.ping`, '', { timeout: 1_000 }).then(
+        () => true,
+        () => false,
+      );
       if (taken) throw new Error(`another node of this cluster runs as NODE_ID=${settings.nodeId}`);
       const bus = await NatsBus.open({ connection: nc, clusterId, nodeId: settings.nodeId });
       const pool = lockPool(databaseUrl);

@@ -58,7 +58,15 @@ export class EventOutbox {
 
   /** Saves the events of the open transaction in a row; returns its id. */
   async save(target: RawQueryTarget, envelopes: readonly EventEnvelope[]): Promise<number> {
-    const [row] = await rawQuery<{ id: string }>(target, 'INSERT INTO "EventOutbox" (node, origin, turns, events, "messageIds") VALUES ($1, $2, $3::bigint[], $4, $5::int[]) RETURNING id', this.node, this.origin, [], JSON.stringify(envelopes), []);
+    const [row] = await rawQuery<{ id: string }>(
+      target,
+      'INSERT INTO "EventOutbox" (node, origin, turns, events, "messageIds") VALUES ($1, $2, $3::bigint[], $4, $5::int[]) RETURNING id',
+      this.node,
+      this.origin,
+      [],
+      JSON.stringify(envelopes),
+      [],
+    );
     return Number(row!.id);
   }
 
@@ -92,10 +100,15 @@ export class EventOutbox {
     let failed = false;
     try {
       await client.query('BEGIN');
-      const [where, params] = 'turn' in which ? ['turns @> ARRAY[$1::bigint]', [which.turn]] : 'node' in which ? ['node = $1', [which.node]] : ['node = $1 AND origin <> $2', [which.earlierRunsOf, which.run]];
+      const [where, params] =
+        'turn' in which
+          ? ['turns @> ARRAY[$1::bigint]', [which.turn]]
+          : 'node' in which
+            ? ['node = $1', [which.node]]
+            : ['node = $1 AND origin <> $2', [which.earlierRunsOf, which.run]];
       const { rows } = await client.query<OutboxRow>(`SELECT id, events, "messageIds", xid FROM "EventOutbox" WHERE ${where} ORDER BY id FOR UPDATE`, params);
       for (const row of rows) {
-        const events = row.events !== null ? (JSON.parse(row.events) as EventEnvelope[]) : (await this.messageEvents!(row.messageIds, Number(row.xid)));
+        const events = row.events !== null ? (JSON.parse(row.events) as EventEnvelope[]) : await this.messageEvents!(row.messageIds, Number(row.xid));
         this.bus.publishAll(events, Number(row.id));
       }
       const stored = this.bus.settled();

@@ -81,7 +81,9 @@ const TIMESTAMP_OID = 1114;
 /** pg's parsers, but `timestamp` (without time zone, as Prisma's DateTime columns are) is UTC, not local time. */
 const RAW_TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === TIMESTAMP_OID && format !== 'binary' ? (text: string) => new Date(`${text.replace(' ', 'T')}Z`) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    oid === TIMESTAMP_OID && format !== 'binary'
+      ? (text: string) => new Date(`${text.replace(' ', 'T')}Z`)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 const statementNames = new Map<string, string>();

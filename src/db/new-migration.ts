@@ -24,7 +24,12 @@ export async function newMigration(name: string, opts: SchemaOptions = {}, now =
 
 /** Names become part of a directory name: keep them to lowercase words joined by underscores. */
 function migrationSlug(name: string): string {
-  const slug = name.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 200);
+  const slug = name
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 200);
   if (!slug) throw new Error('A migration needs a name of letters or digits, e.g. `npm run migration:new -- add_reactions`.');
   return slug;
 }

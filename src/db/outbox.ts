@@ -32,7 +32,8 @@ export async function retryLater(app: OutboxDatabase, table: OutboxTable, ids: n
   if (ids.length === 0) return;
   await app.prisma.$executeRawUnsafe(
     `UPDATE "${table}" SET "nextAttemptAt" = (now() AT TIME ZONE 'UTC') + $2 * interval '1 millisecond' WHERE id = ANY($1::int[])`,
-    ids, delayMs,
+    ids,
+    delayMs,
   );
 }
 
@@ -43,7 +44,9 @@ export async function removeDone(app: OutboxDatabase, table: OutboxTable, ids: n
 /** When the worker should look again: the soonest row's next attempt, or after `pollMs` for rows another process queues. */
 export async function nextLook(app: OutboxDatabase, table: OutboxTable, pollMs: number): Promise<Date> {
   // The column holds UTC without a zone; epoch reads it as such.
-  const [next] = await app.prisma.$queryRawUnsafe<{ at: number | null }[]>(`SELECT (extract(epoch FROM min("nextAttemptAt")) * 1000)::float8 AS at FROM "${table}"`);
+  const [next] = await app.prisma.$queryRawUnsafe<{ at: number | null }[]>(
+    `SELECT (extract(epoch FROM min("nextAttemptAt")) * 1000)::float8 AS at FROM "${table}"`,
+  );
   const poll = Date.now() + pollMs;
   return new Date(next?.at != null ? Math.min(next.at, poll) : poll);
 }

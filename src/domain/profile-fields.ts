@@ -100,7 +100,12 @@ function checkCappedString(name: string, value: unknown, max: number): string {
 }
 
 /** Zulip's check_dict_only: the required keys, the optional ones, and nothing else. */
-function checkDictOnly(name: string, value: unknown, required: Record<string, (n: string, v: unknown) => unknown>, optional: Record<string, (n: string, v: unknown) => unknown> = {}) {
+function checkDictOnly(
+  name: string,
+  value: unknown,
+  required: Record<string, (n: string, v: unknown) => unknown>,
+  optional: Record<string, (n: string, v: unknown) => unknown> = {},
+) {
   if (!isDict(value)) throw badRequest(`${name} is not a dict`);
   for (const [key, check] of Object.entries(required)) {
     if (!(key in value)) throw badRequest(`${key} key is missing from ${name}`);

@@ -55,7 +55,10 @@ export const EMPTY_TOPIC_DISPLAY_NAME = 'general chat';
 export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
 export const welcomeTextSchema = z
   .string()
-  .refine((text) => [...text].length <= MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH, `welcome_message_custom_text is too long (limit: ${MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH} characters)`);
+  .refine(
+    (text) => [...text].length <= MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH,
+    `welcome_message_custom_text is too long (limit: ${MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH} characters)`,
+  );
 
 /** Realm-level permission settings and the system group each defaults to. */
 export const REALM_PERMISSION_DEFAULTS = {
@@ -109,7 +112,9 @@ export const REALM_PERMISSION_RULES: Record<RealmPermission, GroupSettingRules> 
   can_create_private_channel_group: NO_EVERYONE,
   can_create_public_channel_group: NO_EVERYONE,
   can_create_web_public_channel_group: {
-    ...NO_EVERYONE, requireSystemGroup: true, allowedSystemGroups: ['role:moderators', 'role:administrators', 'role:owners', 'role:nobody'],
+    ...NO_EVERYONE,
+    requireSystemGroup: true,
+    allowedSystemGroups: ['role:moderators', 'role:administrators', 'role:owners', 'role:nobody'],
   },
   can_create_write_only_bots_group: NO_EVERYONE,
   can_delete_any_message_group: NO_EVERYONE,

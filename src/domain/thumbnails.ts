@@ -31,7 +31,15 @@ export const THUMBNAIL_OUTPUT_FORMATS: readonly ThumbnailFormat[] = [
 export const TRANSCODED_IMAGE_FORMAT: ThumbnailFormat = { extension: 'webp', maxWidth: 4032, maxHeight: 3024, animated: false };
 
 /** The image types we read and thumbnail. */
-export const THUMBNAIL_ACCEPT_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/avif', 'image/gif', 'image/heic', 'image/jpeg', 'image/png', 'image/tiff', 'image/webp']);
+export const THUMBNAIL_ACCEPT_IMAGE_TYPES: ReadonlySet<string> = new Set([
+  'image/avif',
+  'image/gif',
+  'image/heic',
+  'image/jpeg',
+  'image/png',
+  'image/tiff',
+  'image/webp',
+]);
 
 export function formatName(f: ThumbnailFormat): string {
   return `${f.maxWidth}x${f.maxHeight}${f.animated ? '-anim' : ''}.${f.extension}`;
@@ -59,5 +67,11 @@ export function defaultFormat(frames: number): ThumbnailFormat {
 
 /** `server_thumbnail_formats` of the register state. */
 export function serverThumbnailFormats(): Array<Record<string, unknown>> {
-  return THUMBNAIL_OUTPUT_FORMATS.map((f) => ({ name: formatName(f), max_width: f.maxWidth, max_height: f.maxHeight, format: f.extension, animated: f.animated }));
+  return THUMBNAIL_OUTPUT_FORMATS.map((f) => ({
+    name: formatName(f),
+    max_width: f.maxWidth,
+    max_height: f.maxHeight,
+    format: f.extension,
+    animated: f.animated,
+  }));
 }

@@ -12,25 +12,96 @@ export const EMOJISET_CHOICES = [
 
 /** The notification sounds Zulip ships (`none` is accepted besides these). */
 export const NOTIFICATION_SOUNDS = [
-  'ascend', 'beep_boop', 'bink', 'bright', 'brlip', 'chime', 'deep tom', 'ding', 'double tap', 'down', 'dry bongos',
-  'dutdut', 'fast ascend', 'flute', 'friendly', 'kick roll', 'loud tintong', 'metallic snare', 'pan', 'practicechat',
-  'shaker', 'simple', 'stairs', 'subtle', 'swish', 'tintong', 'up', 'wood block', 'zaping', 'zing', 'zulip',
+  'ascend',
+  'beep_boop',
+  'bink',
+  'bright',
+  'brlip',
+  'chime',
+  'deep tom',
+  'ding',
+  'double tap',
+  'down',
+  'dry bongos',
+  'dutdut',
+  'fast ascend',
+  'flute',
+  'friendly',
+  'kick roll',
+  'loud tintong',
+  'metallic snare',
+  'pan',
+  'practicechat',
+  'shaker',
+  'simple',
+  'stairs',
+  'subtle',
+  'swish',
+  'tintong',
+  'up',
+  'wood block',
+  'zaping',
+  'zing',
+  'zulip',
 ] as const;
 
 /** Language codes with translations, and the name `user_settings` events report for each. */
 export const LANGUAGE_NAMES: Readonly<Record<string, string>> = {
-  ar: 'العربية', be: 'Беларуская', bg: 'Български', bn: 'বাংলা', ca: 'Català', cs: 'Čeština', cy: 'Cymraeg',
-  da: 'Dansk', de: 'Deutsch', el: 'Ελληνικά', en: 'English', en_GB: 'British English', eo: 'Esperanto',
-  es: 'Español', fa: 'فارسی', fi: 'Suomi', fr: 'Français', gl: 'Galego', gu: 'ગુજરાતી', hi: 'हिंदी', hu: 'Magyar',
-  id: 'Bahasa Indonesia', it: 'Italiano', ja: '日本語', ko: '한국어', lt: 'Lietuviškai', lv: 'Latviešu',
-  ml: 'മലയാളം', mn: 'Монгол', nl: 'Nederlands', no: 'Norsk', pl: 'Polski', pt: 'Português',
-  pt_BR: 'Português Brasileiro', pt_PT: 'Português Portugal', ro: 'Română', ru: 'Русский', si: 'සිංහල',
-  sr: 'Српски', sv: 'Svenska', ta: 'தமிழ்', tl: 'Tagalog', tr: 'Türkçe', uk: 'Українська', vi: 'Tiếng Việt',
-  'zh-hans': '简体中文', 'zh-hant': '繁體中文',
+  ar: 'العربية',
+  be: 'Беларуская',
+  bg: 'Български',
+  bn: 'বাংলা',
+  ca: 'Català',
+  cs: 'Čeština',
+  cy: 'Cymraeg',
+  da: 'Dansk',
+  de: 'Deutsch',
+  el: 'Ελληνικά',
+  en: 'English',
+  en_GB: 'British English',
+  eo: 'Esperanto',
+  es: 'Español',
+  fa: 'فارسی',
+  fi: 'Suomi',
+  fr: 'Français',
+  gl: 'Galego',
+  gu: 'ગુજરાતી',
+  hi: 'हिंदी',
+  hu: 'Magyar',
+  id: 'Bahasa Indonesia',
+  it: 'Italiano',
+  ja: '日本語',
+  ko: '한국어',
+  lt: 'Lietuviškai',
+  lv: 'Latviešu',
+  ml: 'മലയാളം',
+  mn: 'Монгол',
+  nl: 'Nederlands',
+  no: 'Norsk',
+  pl: 'Polski',
+  pt: 'Português',
+  pt_BR: 'Português Brasileiro',
+  pt_PT: 'Português Portugal',
+  ro: 'Română',
+  ru: 'Русский',
+  si: 'සිංහල',
+  sr: 'Српски',
+  sv: 'Svenska',
+  ta: 'தமிழ்',
+  tl: 'Tagalog',
+  tr: 'Türkçe',
+  uk: 'Українська',
+  vi: 'Tiếng Việt',
+  'zh-hans': '简体中文',
+  'zh-hant': '繁體中文',
 };
 
 // A refinement failing with a message starting "Invalid" is reported as Zulip's "Invalid <name>".
-const oneOf = (values: readonly number[]) => z.number().int().refine((v) => values.includes(v), 'Invalid');
+const oneOf = (values: readonly number[]) =>
+  z
+    .number()
+    .int()
+    .refine((v) => values.includes(v), 'Invalid');
 const flag = (value: boolean) => z.boolean().default(value);
 
 export const userSettingsSchema = z.object({
@@ -40,7 +111,10 @@ export const userSettingsSchema = z.object({
   // Display settings.
   enter_sends: flag(false),
   left_side_userlist: flag(false),
-  default_language: z.string().refine((v) => v in LANGUAGE_NAMES, 'Invalid').default('en'),
+  default_language: z
+    .string()
+    .refine((v) => v in LANGUAGE_NAMES, 'Invalid')
+    .default('en'),
   web_home_view: z.enum(['recent_topics', 'inbox', 'all_messages']).default('inbox'),
   web_escape_navigates_to_home_view: flag(true),
   fluid_layout_width: flag(false),
@@ -120,7 +194,11 @@ export const REALM_DEFAULT_SETTINGS = PERSONAL_SETTINGS.filter(
 
 /** Personal settings sent as plain strings rather than JSON-encoded (Zulip's `str` parameters). */
 export const STRING_USER_SETTINGS: ReadonlySet<UserSettingName> = new Set([
-  'default_language', 'web_home_view', 'web_animate_image_previews', 'emojiset', 'notification_sound',
+  'default_language',
+  'web_home_view',
+  'web_animate_image_previews',
+  'emojiset',
+  'notification_sound',
 ]);
 
 const CANONICAL_TIME_ZONES = new Set(Intl.supportedValuesOf('timeZone'));

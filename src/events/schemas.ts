@@ -12,7 +12,9 @@ const bool = z.boolean();
 const nullable = <T extends z.ZodType>(t: T) => t.nullable();
 /** A group-setting value: a group id, or an anonymous group of members and subgroups. */
 export const groupSetting = z.union([int, z.strictObject({ direct_members: ids, direct_subgroups: ids })]).meta({ id: 'GroupSettingValue' });
-export const role = z.union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)]).meta({ id: 'Role', description: 'owner 100, administrator 200, moderator 300, member 400, guest 600' });
+export const role = z
+  .union([z.literal(100), z.literal(200), z.literal(300), z.literal(400), z.literal(600)])
+  .meta({ id: 'Role', description: 'owner 100, administrator 200, moderator 300, member 400, guest 600' });
 const reactionType = z.enum(['realm_emoji', 'unicode_emoji', 'zulip_extra_emoji', 'service_extra_emoji']);
 export const topicLink = z.strictObject({ text: str, url: str }).meta({ id: 'TopicLink' });
 const event = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) => z.strictObject({ type: z.literal(type), ...shape });
@@ -20,32 +22,91 @@ const opEvent = <T extends string, O extends string, S extends z.ZodRawShape>(ty
   z.strictObject({ type: z.literal(type), op: z.literal(op), ...shape });
 
 const message = z.looseObject({
-  id: int, sender_id: int, content: str, recipient_id: int, timestamp: int, client: str, subject: str, topic_links: z.array(topicLink),
-  is_me_message: bool, reactions: z.array(z.record(str, z.unknown())), submessages: z.array(z.unknown()), sender_full_name: str, sender_email: str,
-  sender_realm_str: str, avatar_url: nullable(str), content_type: z.literal('text/html'), type: z.enum(['stream', 'private']),
+  id: int,
+  sender_id: int,
+  content: str,
+  recipient_id: int,
+  timestamp: int,
+  client: str,
+  subject: str,
+  topic_links: z.array(topicLink),
+  is_me_message: bool,
+  reactions: z.array(z.record(str, z.unknown())),
+  submessages: z.array(z.unknown()),
+  sender_full_name: str,
+  sender_email: str,
+  sender_realm_str: str,
+  avatar_url: nullable(str),
+  content_type: z.literal('text/html'),
+  type: z.enum(['stream', 'private']),
   display_recipient: z.union([str, z.array(z.strictObject({ id: int, email: str, full_name: str, is_mirror_dummy: bool }))]),
 });
 
 const channelFields = {
-  stream_id: int, name: str, is_archived: bool, description: str, rendered_description: str, date_created: int, creator_id: nullable(int),
-  invite_only: bool, is_web_public: bool, history_public_to_subscribers: bool, message_retention_days: nullable(int), first_message_id: nullable(int),
-  folder_id: nullable(int), topics_policy: str, is_recently_active: bool, stream_weekly_traffic: nullable(int), subscriber_count: int,
-  stream_post_policy: int, is_announcement_only: bool,
-  can_add_subscribers_group: groupSetting, can_administer_channel_group: groupSetting, can_create_topic_group: groupSetting,
-  can_delete_any_message_group: groupSetting, can_delete_own_message_group: groupSetting, can_move_messages_out_of_channel_group: groupSetting,
-  can_move_messages_within_channel_group: groupSetting, can_remove_subscribers_group: groupSetting, can_resolve_topics_group: groupSetting,
-  can_send_message_group: groupSetting, can_subscribe_group: groupSetting,
+  stream_id: int,
+  name: str,
+  is_archived: bool,
+  description: str,
+  rendered_description: str,
+  date_created: int,
+  creator_id: nullable(int),
+  invite_only: bool,
+  is_web_public: bool,
+  history_public_to_subscribers: bool,
+  message_retention_days: nullable(int),
+  first_message_id: nullable(int),
+  folder_id: nullable(int),
+  topics_policy: str,
+  is_recently_active: bool,
+  stream_weekly_traffic: nullable(int),
+  subscriber_count: int,
+  stream_post_policy: int,
+  is_announcement_only: bool,
+  can_add_subscribers_group: groupSetting,
+  can_administer_channel_group: groupSetting,
+  can_create_topic_group: groupSetting,
+  can_delete_any_message_group: groupSetting,
+  can_delete_own_message_group: groupSetting,
+  can_move_messages_out_of_channel_group: groupSetting,
+  can_move_messages_within_channel_group: groupSetting,
+  can_remove_subscribers_group: groupSetting,
+  can_resolve_topics_group: groupSetting,
+  can_send_message_group: groupSetting,
+  can_subscribe_group: groupSetting,
 };
 export const channel = z.strictObject(channelFields).meta({ id: 'Channel' });
-export const subscription = z.strictObject({
-  ...channelFields, color: str, is_muted: bool, in_home_view: bool, pin_to_top: bool, desktop_notifications: nullable(bool),
-  audible_notifications: nullable(bool), push_notifications: nullable(bool), email_notifications: nullable(bool),
-  wildcard_mentions_notify: nullable(bool), subscribers: ids,
-}).meta({ id: 'Subscription' });
+export const subscription = z
+  .strictObject({
+    ...channelFields,
+    color: str,
+    is_muted: bool,
+    in_home_view: bool,
+    pin_to_top: bool,
+    desktop_notifications: nullable(bool),
+    audible_notifications: nullable(bool),
+    push_notifications: nullable(bool),
+    email_notifications: nullable(bool),
+    wildcard_mentions_notify: nullable(bool),
+    subscribers: ids,
+  })
+  .meta({ id: 'Subscription' });
 
 const person = z.looseObject({
-  user_id: int, email: str, avatar_url: nullable(str), avatar_version: int, full_name: str, is_admin: bool, is_owner: bool, is_guest: bool, role,
-  is_active: bool, is_imported_stub: bool, timezone: str, date_joined: str, delivery_email: nullable(str), is_bot: bool,
+  user_id: int,
+  email: str,
+  avatar_url: nullable(str),
+  avatar_version: int,
+  full_name: str,
+  is_admin: bool,
+  is_owner: bool,
+  is_guest: bool,
+  role,
+  is_active: bool,
+  is_imported_stub: bool,
+  timezone: str,
+  date_joined: str,
+  delivery_email: nullable(str),
+  is_bot: bool,
 });
 /** realm_user update: the user id and exactly one of Zulip's groups of changed fields. */
 const personUpdate = z.union([
@@ -60,17 +121,44 @@ const personUpdate = z.union([
   z.strictObject({ user_id: int, bot_owner_id: int }),
 ]);
 
-export const group = z.strictObject({
-  id: int, name: str, creator_id: nullable(int), date_created: nullable(int), members: ids, direct_subgroup_ids: ids, description: str,
-  is_system_group: bool, deactivated: bool, can_add_members_group: groupSetting, can_join_group: groupSetting, can_leave_group: groupSetting,
-  can_manage_group: groupSetting, can_mention_group: groupSetting, can_remove_members_group: groupSetting,
-}).meta({ id: 'UserGroup' });
+export const group = z
+  .strictObject({
+    id: int,
+    name: str,
+    creator_id: nullable(int),
+    date_created: nullable(int),
+    members: ids,
+    direct_subgroup_ids: ids,
+    description: str,
+    is_system_group: bool,
+    deactivated: bool,
+    can_add_members_group: groupSetting,
+    can_join_group: groupSetting,
+    can_leave_group: groupSetting,
+    can_manage_group: groupSetting,
+    can_mention_group: groupSetting,
+    can_remove_members_group: groupSetting,
+  })
+  .meta({ id: 'UserGroup' });
 
-export const draft = z.strictObject({ id: int, type: z.enum(['', 'private', 'stream']), to: ids, topic: str, content: str, timestamp: int }).meta({ id: 'Draft' });
+export const draft = z
+  .strictObject({ id: int, type: z.enum(['', 'private', 'stream']), to: ids, topic: str, content: str, timestamp: int })
+  .meta({ id: 'Draft' });
 export const snippet = z.strictObject({ id: int, title: str, content: str, date_created: int }).meta({ id: 'SavedSnippet' });
-export const realmEmoji = z.strictObject({ id: str, name: str, source_url: str, deactivated: bool, author_id: nullable(int), still_url: nullable(str) }).meta({ id: 'RealmEmoji' });
+export const realmEmoji = z
+  .strictObject({ id: str, name: str, source_url: str, deactivated: bool, author_id: nullable(int), still_url: nullable(str) })
+  .meta({ id: 'RealmEmoji' });
 export const attachment = z.strictObject({ id: int, name: str, size: int, path_id: str, create_time: int, message_ids: ids }).meta({ id: 'Attachment' });
-export const linkifier = z.strictObject({ id: int, pattern: str, url_template: str, example_input: nullable(str).optional(), reverse_template: nullable(str).optional(), alternative_url_templates: z.array(str) }).meta({ id: 'Linkifier' });
+export const linkifier = z
+  .strictObject({
+    id: int,
+    pattern: str,
+    url_template: str,
+    example_input: nullable(str).optional(),
+    reverse_template: nullable(str).optional(),
+    alternative_url_templates: z.array(str),
+  })
+  .meta({ id: 'Linkifier' });
 const typingPerson = z.strictObject({ user_id: int, email: str });
 const typingEditRecipient = z.union([
   z.strictObject({ type: z.literal('channel'), channel_id: int, topic: str }),
@@ -78,56 +166,125 @@ const typingEditRecipient = z.union([
 ]);
 const scalar = z.union([bool, int, str, z.null()]);
 const reaction = {
-  user_id: int, user: z.strictObject({ user_id: int, email: str, full_name: str }), message_id: int, emoji_name: str, emoji_code: str, reaction_type: reactionType,
+  user_id: int,
+  user: z.strictObject({ user_id: int, email: str, full_name: str }),
+  message_id: int,
+  emoji_name: str,
+  emoji_code: str,
+  reaction_type: reactionType,
 };
 const flagsEvent = <O extends 'add' | 'remove'>(op: O) =>
   opEvent('update_message_flags', op, {
-    operation: z.literal(op), flag: str, messages: ids, all: bool,
+    operation: z.literal(op),
+    flag: str,
+    messages: ids,
+    all: bool,
     ...(op === 'remove' ? { message_details: z.record(str, z.looseObject({ type: z.enum(['private', 'stream']) })).optional() } : {}),
   });
 
-export const channelFolder = z.strictObject({
-  id: int, name: str, description: str, rendered_description: str, order: int, date_created: int, creator_id: nullable(int), is_archived: bool,
-}).meta({ id: 'ChannelFolder' });
+export const channelFolder = z
+  .strictObject({
+    id: int,
+    name: str,
+    description: str,
+    rendered_description: str,
+    order: int,
+    date_created: int,
+    creator_id: nullable(int),
+    is_archived: bool,
+  })
+  .meta({ id: 'ChannelFolder' });
 export const navigationView = z.strictObject({ fragment: str, is_pinned: bool, name: nullable(str) }).meta({ id: 'NavigationView' });
 export const realmDomain = z.strictObject({ domain: str, allow_subdomains: bool }).meta({ id: 'RealmDomain' });
 const scheduledFields = { scheduled_message_id: int, content: str, rendered_content: str, scheduled_delivery_timestamp: int, failed: bool };
-export const scheduledMessage = z.union([
-  z.strictObject({ ...scheduledFields, type: z.literal('stream'), to: int, topic: str }),
-  z.strictObject({ ...scheduledFields, type: z.literal('private'), to: ids }),
-]).meta({ id: 'ScheduledMessage' });
-export const reminder = z.strictObject({
-  reminder_id: int, type: z.literal('private'), to: ids, content: str, rendered_content: str, scheduled_delivery_timestamp: int, failed: bool,
-  reminder_target_message_id: int,
-}).meta({ id: 'Reminder' });
+export const scheduledMessage = z
+  .union([
+    z.strictObject({ ...scheduledFields, type: z.literal('stream'), to: int, topic: str }),
+    z.strictObject({ ...scheduledFields, type: z.literal('private'), to: ids }),
+  ])
+  .meta({ id: 'ScheduledMessage' });
+export const reminder = z
+  .strictObject({
+    reminder_id: int,
+    type: z.literal('private'),
+    to: ids,
+    content: str,
+    rendered_content: str,
+    scheduled_delivery_timestamp: int,
+    failed: bool,
+    reminder_target_message_id: int,
+  })
+  .meta({ id: 'Reminder' });
 export const defaultChannelGroup = z.strictObject({ name: str, id: int, description: str, streams: ids }).meta({ id: 'DefaultChannelGroup' });
-export const profileField = z.strictObject({
-  id: int, name: str, type: int, hint: str, field_data: str, order: int, required: bool, editable_by_user: bool,
-  display_in_profile_summary: z.literal(true).optional(),
-}).meta({ id: 'CustomProfileField' });
+export const profileField = z
+  .strictObject({
+    id: int,
+    name: str,
+    type: int,
+    hint: str,
+    field_data: str,
+    order: int,
+    required: bool,
+    editable_by_user: bool,
+    display_in_profile_summary: z.literal(true).optional(),
+  })
+  .meta({ id: 'CustomProfileField' });
 export const playground = z.strictObject({ id: int, name: str, pygments_language: str, url_template: str }).meta({ id: 'RealmPlayground' });
 /** An outgoing-webhook bot's service (embedded bots, not enabled here, would have their configuration). */
 export const botService = z.strictObject({ base_url: str, interface: int, token: str }).meta({ id: 'BotService' });
 /** A bot as its administrators see it. */
-export const bot = z.strictObject({
-  email: str, user_id: int, full_name: str, bot_type: nullable(int), is_active: bool, api_key: str, default_sending_stream: nullable(str),
-  default_events_register_stream: nullable(str), default_all_public_streams: bool, owner_id: nullable(int), avatar_url: str, services: z.array(botService),
-}).meta({ id: 'Bot' });
-export const realmExport = z.strictObject({
-  id: int, export_time: z.number(), acting_user_id: int, export_url: nullable(str), deleted_timestamp: nullable(z.number()),
-  failed_timestamp: nullable(z.number()), pending: bool, export_type: z.union([z.literal(1), z.literal(2)]),
-}).meta({ id: 'RealmExport' });
+export const bot = z
+  .strictObject({
+    email: str,
+    user_id: int,
+    full_name: str,
+    bot_type: nullable(int),
+    is_active: bool,
+    api_key: str,
+    default_sending_stream: nullable(str),
+    default_events_register_stream: nullable(str),
+    default_all_public_streams: bool,
+    owner_id: nullable(int),
+    avatar_url: str,
+    services: z.array(botService),
+  })
+  .meta({ id: 'Bot' });
+export const realmExport = z
+  .strictObject({
+    id: int,
+    export_time: z.number(),
+    acting_user_id: int,
+    export_url: nullable(str),
+    deleted_timestamp: nullable(z.number()),
+    failed_timestamp: nullable(z.number()),
+    pending: bool,
+    export_type: z.union([z.literal(1), z.literal(2)]),
+  })
+  .meta({ id: 'RealmExport' });
 
 /** Every event an action may publish, keyed `type` or `type/op`. */
 export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
-  'message': event('message', { message }),
-  'update_message': event('update_message', {
-    user_id: nullable(int), edit_timestamp: int, message_id: int, message_ids: ids, rendering_only: bool,
-    stream_id: int.optional(), stream_name: str.optional(), is_me_message: bool.optional(), orig_content: str.optional(), orig_rendered_content: str.optional(),
-    content: str.optional(), rendered_content: str.optional(), topic_links: z.array(topicLink).optional(), subject: str.optional(),
-    new_stream_id: int.optional(), propagate_mode: z.enum(['change_all', 'change_later', 'change_one']).optional(), orig_subject: str.optional(),
+  message: event('message', { message }),
+  update_message: event('update_message', {
+    user_id: nullable(int),
+    edit_timestamp: int,
+    message_id: int,
+    message_ids: ids,
+    rendering_only: bool,
+    stream_id: int.optional(),
+    stream_name: str.optional(),
+    is_me_message: bool.optional(),
+    orig_content: str.optional(),
+    orig_rendered_content: str.optional(),
+    content: str.optional(),
+    rendered_content: str.optional(),
+    topic_links: z.array(topicLink).optional(),
+    subject: str.optional(),
+    new_stream_id: int.optional(),
+    propagate_mode: z.enum(['change_all', 'change_later', 'change_one']).optional(),
+    orig_subject: str.optional(),
   }),
-  'delete_message': z.union([
+  delete_message: z.union([
     event('delete_message', { message_type: z.literal('stream'), message_ids: ids, stream_id: int, topic: str }),
     event('delete_message', { message_type: z.literal('private'), message_ids: ids }),
   ]),
@@ -135,16 +292,38 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'reaction/remove': opEvent('reaction', 'remove', reaction),
   'update_message_flags/add': flagsEvent('add'),
   'update_message_flags/remove': flagsEvent('remove'),
-  'typing/start': opEvent('typing', 'start', { message_type: z.enum(['direct', 'stream']), sender: typingPerson, recipients: z.array(typingPerson).optional(), stream_id: int.optional(), topic: str.optional() }),
-  'typing/stop': opEvent('typing', 'stop', { message_type: z.enum(['direct', 'stream']), sender: typingPerson, recipients: z.array(typingPerson).optional(), stream_id: int.optional(), topic: str.optional() }),
+  'typing/start': opEvent('typing', 'start', {
+    message_type: z.enum(['direct', 'stream']),
+    sender: typingPerson,
+    recipients: z.array(typingPerson).optional(),
+    stream_id: int.optional(),
+    topic: str.optional(),
+  }),
+  'typing/stop': opEvent('typing', 'stop', {
+    message_type: z.enum(['direct', 'stream']),
+    sender: typingPerson,
+    recipients: z.array(typingPerson).optional(),
+    stream_id: int.optional(),
+    topic: str.optional(),
+  }),
   'typing_edit_message/start': opEvent('typing_edit_message', 'start', { sender_id: int, message_id: int, recipient: typingEditRecipient }),
   'typing_edit_message/stop': opEvent('typing_edit_message', 'stop', { sender_id: int, message_id: int, recipient: typingEditRecipient }),
-  'user_topic': event('user_topic', { stream_id: int, topic_name: str, last_updated: int, visibility_policy: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]) }),
+  user_topic: event('user_topic', {
+    stream_id: int,
+    topic_name: str,
+    last_updated: int,
+    visibility_policy: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]),
+  }),
   'stream/create': opEvent('stream', 'create', { streams: z.array(channel), for_unarchiving: bool }),
   'stream/delete': opEvent('stream', 'delete', { streams: z.array(z.strictObject({ stream_id: int })), stream_ids: ids, for_archiving: bool }),
   'stream/update': opEvent('stream', 'update', {
-    stream_id: int, name: str, property: str, value: z.union([scalar, groupSetting]),
-    rendered_description: str.optional(), history_public_to_subscribers: bool.optional(), is_web_public: bool.optional(),
+    stream_id: int,
+    name: str,
+    property: str,
+    value: z.union([scalar, groupSetting]),
+    rendered_description: str.optional(),
+    history_public_to_subscribers: bool.optional(),
+    is_web_public: bool.optional(),
   }),
   'subscription/add': opEvent('subscription', 'add', { subscriptions: z.array(subscription), inherited_notification_settings: z.record(str, bool) }),
   'subscription/remove': opEvent('subscription', 'remove', { subscriptions: z.array(z.strictObject({ name: str, stream_id: int })) }),
@@ -181,28 +360,42 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'saved_snippets/remove': opEvent('saved_snippets', 'remove', { saved_snippet_id: int }),
   'realm_emoji/update': opEvent('realm_emoji', 'update', { realm_emoji: z.record(str, realmEmoji) }),
   'realm_emoji/add': opEvent('realm_emoji', 'add', { emoji: realmEmoji, realm_emoji: z.record(str, realmEmoji) }),
-  'realm_emoji/update_one': opEvent('realm_emoji', 'update_one', { emoji_id: str, data: z.strictObject({ deactivated: bool }), realm_emoji: z.record(str, realmEmoji) }),
-  'realm_linkifiers': event('realm_linkifiers', { realm_linkifiers: z.array(linkifier) }),
-  'realm_playgrounds': event('realm_playgrounds', { realm_playgrounds: z.array(playground) }),
+  'realm_emoji/update_one': opEvent('realm_emoji', 'update_one', {
+    emoji_id: str,
+    data: z.strictObject({ deactivated: bool }),
+    realm_emoji: z.record(str, realmEmoji),
+  }),
+  realm_linkifiers: event('realm_linkifiers', { realm_linkifiers: z.array(linkifier) }),
+  realm_playgrounds: event('realm_playgrounds', { realm_playgrounds: z.array(playground) }),
   'attachment/add': opEvent('attachment', 'add', { attachment, upload_space_used: int }),
   'attachment/remove': opEvent('attachment', 'remove', { attachment: z.strictObject({ id: int }), upload_space_used: int }),
   'realm_bot/add': opEvent('realm_bot', 'add', { bot }),
   'realm_bot/update': opEvent('realm_bot', 'update', {
     bot: z.union([
-      z.strictObject({ user_id: int, api_key: str }), z.strictObject({ user_id: int, avatar_url: str }), z.strictObject({ user_id: int, is_active: bool }),
-      z.strictObject({ user_id: int, full_name: str }), z.strictObject({ user_id: int, owner_id: int }), z.strictObject({ user_id: int, services: z.array(botService) }),
-      z.strictObject({ user_id: int, default_sending_stream: nullable(str) }), z.strictObject({ user_id: int, default_events_register_stream: nullable(str) }),
+      z.strictObject({ user_id: int, api_key: str }),
+      z.strictObject({ user_id: int, avatar_url: str }),
+      z.strictObject({ user_id: int, is_active: bool }),
+      z.strictObject({ user_id: int, full_name: str }),
+      z.strictObject({ user_id: int, owner_id: int }),
+      z.strictObject({ user_id: int, services: z.array(botService) }),
+      z.strictObject({ user_id: int, default_sending_stream: nullable(str) }),
+      z.strictObject({ user_id: int, default_events_register_stream: nullable(str) }),
       z.strictObject({ user_id: int, default_all_public_streams: bool }),
     ]),
   }),
   // To a bot's previous owner, who administers it no more (Zulip's do_change_bot_owner).
   'realm_bot/delete': opEvent('realm_bot', 'delete', { bot: z.strictObject({ user_id: int }) }),
   // The list clients from before user_topic read: [channel name, topic, time muted].
-  'muted_topics': event('muted_topics', { muted_topics: z.array(z.tuple([str, str, int])) }),
-  'muted_users': event('muted_users', { muted_users: z.array(z.strictObject({ id: int, timestamp: int })) }),
-  'alert_words': event('alert_words', { alert_words: z.array(str) }),
-  'user_status': event('user_status', {
-    user_id: int, away: bool.optional(), status_text: str.optional(), emoji_name: str.optional(), emoji_code: str.optional(), reaction_type: str.optional(),
+  muted_topics: event('muted_topics', { muted_topics: z.array(z.tuple([str, str, int])) }),
+  muted_users: event('muted_users', { muted_users: z.array(z.strictObject({ id: int, timestamp: int })) }),
+  alert_words: event('alert_words', { alert_words: z.array(str) }),
+  user_status: event('user_status', {
+    user_id: int,
+    away: bool.optional(),
+    status_text: str.optional(),
+    emoji_name: str.optional(),
+    emoji_code: str.optional(),
+    reaction_type: str.optional(),
   }),
   'navigation_view/add': opEvent('navigation_view', 'add', { navigation_view: navigationView }),
   'navigation_view/update': opEvent('navigation_view', 'update', { fragment: str, data: z.strictObject({ name: str.optional(), is_pinned: bool.optional() }) }),
@@ -216,21 +409,27 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
   'realm_domains/add': opEvent('realm_domains', 'add', { realm_domain: realmDomain }),
   'realm_domains/change': opEvent('realm_domains', 'change', { realm_domain: realmDomain }),
   'realm_domains/remove': opEvent('realm_domains', 'remove', { domain: str }),
-  'default_streams': event('default_streams', { default_streams: ids }),
-  'custom_profile_fields': event('custom_profile_fields', { fields: z.array(profileField) }),
-  'default_stream_groups': event('default_stream_groups', { default_stream_groups: z.array(defaultChannelGroup) }),
-  'realm_export': event('realm_export', { exports: z.array(realmExport) }),
-  'realm_export_consent': event('realm_export_consent', { user_id: int, consented: bool }),
+  default_streams: event('default_streams', { default_streams: ids }),
+  custom_profile_fields: event('custom_profile_fields', { fields: z.array(profileField) }),
+  default_stream_groups: event('default_stream_groups', { default_stream_groups: z.array(defaultChannelGroup) }),
+  realm_export: event('realm_export', { exports: z.array(realmExport) }),
+  realm_export_consent: event('realm_export_consent', { user_id: int, consented: bool }),
   'device/add': opEvent('device', 'add', { device_id: int }),
   'device/remove': opEvent('device', 'remove', { device_id: int }),
   // Only the fields that changed: a new registration, a rotated key or token, the relay's answer.
   'device/update': opEvent('device', 'update', {
-    device_id: int, push_key_id: int.optional(), push_token_id: nullable(str).optional(), pending_push_token_id: nullable(str).optional(),
-    push_token_last_updated_timestamp: int.optional(), push_registration_error_code: nullable(str).optional(),
+    device_id: int,
+    push_key_id: int.optional(),
+    push_token_id: nullable(str).optional(),
+    pending_push_token_id: nullable(str).optional(),
+    push_token_last_updated_timestamp: int.optional(),
+    push_registration_error_code: nullable(str).optional(),
   }),
-  'invites_changed': event('invites_changed', {}),
-  'presence': event('presence', {
-    user_id: int, email: str, server_timestamp: z.number(),
+  invites_changed: event('invites_changed', {}),
+  presence: event('presence', {
+    user_id: int,
+    email: str,
+    server_timestamp: z.number(),
     presence: z.record(str, z.strictObject({ client: str, status: z.enum(['active', 'idle']), timestamp: int, pushable: bool })),
     presences: z.record(str, z.strictObject({ active_timestamp: int, idle_timestamp: int })),
   }),

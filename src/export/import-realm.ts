@@ -37,7 +37,8 @@ async function checkSchema(tx: SqlExecutor, root: string): Promise<void> {
   const { migrations } = await readJson<{ migrations: string[] }>(path.join(root, 'migration_status.json'));
   const known = new Set(await appliedMigrations(tx));
   const unknown = migrations.filter((m) => !known.has(m));
-  if (unknown.length) throw new Error(`this export comes from a newer version of the server (unknown migrations: ${unknown.join(', ')}); upgrade before importing`);
+  if (unknown.length)
+    throw new Error(`this export comes from a newer version of the server (unknown migrations: ${unknown.join(', ')}); upgrade before importing`);
 }
 
 async function columnsByTable(tx: SqlExecutor): Promise<Map<string, Set<string>>> {
@@ -60,7 +61,9 @@ async function insertRows(tx: SqlExecutor, table: string, rows: Row[], columns: 
   if (strange.length) throw new Error(`the export's ${table} rows have columns this server does not know: ${strange.join(', ')}`);
   const list = present.map((c) => `"${c}"`).join(', ');
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-    await tx.query(`INSERT INTO "${table}" (${list}) SELECT ${list} FROM json_populate_recordset(NULL::"${table}", $1::json)`, [JSON.stringify(rows.slice(i, i + ROWS_PER_INSERT))]);
+    await tx.query(`INSERT INTO "${table}" (${list}) SELECT ${list} FROM json_populate_recordset(NULL::"${table}", $1::json)`, [
+      JSON.stringify(rows.slice(i, i + ROWS_PER_INSERT)),
+    ]);
   }
 }
 
@@ -106,7 +109,9 @@ async function restoreFiles(app: App, root: string): Promise<void> {
 
 /** The imported uploads that are images get their size and thumbnails, as new uploads do. */
 async function thumbnailImages(app: App, tx: SqlExecutor, realmId: number): Promise<void> {
-  const uploads = await tx.query<{ pathId: string; contentType: string }>('SELECT "pathId", "contentType" FROM "Attachment" WHERE "realmId" = $1 ORDER BY id', [realmId]);
+  const uploads = await tx.query<{ pathId: string; contentType: string }>('SELECT "pathId", "contentType" FROM "Attachment" WHERE "realmId" = $1 ORDER BY id', [
+    realmId,
+  ]);
   const made: string[] = [];
   try {
     for (const upload of uploads) {
@@ -156,7 +161,9 @@ export async function importRealm(app: App, file: string): Promise<ImportSummary
         const [realm] = await tx.query<{ id: number; subdomain: string }>('SELECT id, subdomain FROM "Realm"');
         if (!realm) throw new Error('not a data export: realm.json holds no organization');
         // A channel's first message may not have left with a public export.
-        await tx.query('UPDATE "Channel" c SET "firstMessageId" = (SELECT min(id) FROM "Message" m WHERE m."channelId" = c.id) WHERE c."realmId" = $1', [realm.id]);
+        await tx.query('UPDATE "Channel" c SET "firstMessageId" = (SELECT min(id) FROM "Message" m WHERE m."channelId" = c.id) WHERE c."realmId" = $1', [
+          realm.id,
+        ]);
         // Last, so a failure before leaves no files behind; the rows name them only once committed.
         await restoreFiles(app, root);
         await thumbnailImages(app, tx, realm.id);

@@ -30,9 +30,19 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { table: 'User', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'UserGroup', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'UserGroupMember', file: 'realm', rows: 't."groupId" IN (SELECT id FROM "UserGroup" WHERE "realmId" = p.realm)', key: '"groupId", "userId"' },
-  { table: 'UserGroupSubgroup', file: 'realm', rows: 't."supergroupId" IN (SELECT id FROM "UserGroup" WHERE "realmId" = p.realm)', key: '"supergroupId", "subgroupId"' },
+  {
+    table: 'UserGroupSubgroup',
+    file: 'realm',
+    rows: 't."supergroupId" IN (SELECT id FROM "UserGroup" WHERE "realmId" = p.realm)',
+    key: '"supergroupId", "subgroupId"',
+  },
   { table: 'CustomProfileField', file: 'realm', rows: ofRealm, key: 'id' },
-  { table: 'CustomProfileFieldValue', file: 'realm', rows: 't."fieldId" IN (SELECT id FROM "CustomProfileField" WHERE "realmId" = p.realm)', key: '"fieldId", "userId"' },
+  {
+    table: 'CustomProfileFieldValue',
+    file: 'realm',
+    rows: 't."fieldId" IN (SELECT id FROM "CustomProfileField" WHERE "realmId" = p.realm)',
+    key: '"fieldId", "userId"',
+  },
   { table: 'ChannelFolder', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'Channel', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'Subscription', file: 'realm', rows: ofRealmUsers, key: 'id' },
@@ -45,7 +55,12 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { table: 'ChannelEmailAddress', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'DefaultChannel', file: 'realm', rows: ofRealm, key: '"channelId"' },
   { table: 'DefaultChannelGroup', file: 'realm', rows: ofRealm, key: 'id' },
-  { table: 'DefaultChannelGroupChannel', file: 'realm', rows: 't."groupId" IN (SELECT id FROM "DefaultChannelGroup" WHERE "realmId" = p.realm)', key: '"groupId", "channelId"' },
+  {
+    table: 'DefaultChannelGroupChannel',
+    file: 'realm',
+    rows: 't."groupId" IN (SELECT id FROM "DefaultChannelGroup" WHERE "realmId" = p.realm)',
+    key: '"groupId", "channelId"',
+  },
   { table: 'Presence', file: 'realm', rows: ofRealmUsers, key: '"userId"' },
   { table: 'UserStatus', file: 'realm', rows: ofRealmUsers, key: '"userId"' },
   { table: 'BotStorage', file: 'realm', rows: ofRealmUsers, key: '"userId", key' },
@@ -76,17 +91,34 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
  * as are outgoing-webhook calls still to be made.
  */
 export const NOT_EXPORTED_TABLES: readonly string[] = [
-  '_prisma_migrations', 'SavedEventQueue', 'SavedQueueEvent', 'RealmExport', 'ImageAttachment', 'Device', 'PushDeviceToken', 'PushOutbox', 'OutgoingWebhookCall',
+  '_prisma_migrations',
+  'SavedEventQueue',
+  'SavedQueueEvent',
+  'RealmExport',
+  'ImageAttachment',
+  'Device',
+  'PushDeviceToken',
+  'PushOutbox',
+  'OutgoingWebhookCall',
   // Invitations are links to this server, and their mail log its own: a restored organization invites anew.
-  'Invitation', 'MultiuseInvite', 'InvitationEmail',
+  'Invitation',
+  'MultiuseInvite',
+  'InvitationEmail',
   // The server's shared secrets, and presence counters (an imported organization's starts after its imported presences).
-  'ServerSecret', 'PresenceSequence',
+  'ServerSecret',
+  'PresenceSequence',
   // Derived from the messages again after an import (src/ops/history-upkeep.ts): traffic counts and backfill bookkeeping.
-  'ChannelMessageDay', 'ChannelTrafficState', 'HistoryBackfill',
+  'ChannelMessageDay',
+  'ChannelTrafficState',
+  'HistoryBackfill',
   // Pending notification emails and when digests went out: this server's mail, not the organization's data.
-  'MissedMessageEmail', 'DigestEmail',
+  'MissedMessageEmail',
+  'DigestEmail',
   // Browser sessions, one-time login tokens and SAML logins under way or spent are this server's: an imported organization logs in anew.
-  'WebSession', 'LoginToken', 'SamlLoginRequest', 'SamlUsedAssertion',
+  'WebSession',
+  'LoginToken',
+  'SamlLoginRequest',
+  'SamlUsedAssertion',
   // Events of a cluster node waiting for NATS to store them (src/cluster/outbox.ts): in flight, not data.
   'EventOutbox',
 ];

@@ -104,7 +104,11 @@ function safeName(name: string): string {
   return normal;
 }
 
-const text = (h: Buffer, start: number, length: number) => h.subarray(start, start + length).toString('utf8').replace(/\0.*$/s, '');
+const text = (h: Buffer, start: number, length: number) =>
+  h
+    .subarray(start, start + length)
+    .toString('utf8')
+    .replace(/\0.*$/s, '');
 
 /** Bytes as they arrive, taken out in pieces of known size without re-copying what waits. */
 class ByteQueue {

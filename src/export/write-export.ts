@@ -36,7 +36,10 @@ interface Scope {
 
 /** One table's rows in scope, each already JSON. */
 async function tableRows(tx: SqlExecutor, table: (typeof EXPORTED_TABLES)[number], scope: Scope): Promise<string[]> {
-  const keyOrder = table.key.split(',').map((k) => `t.${k.trim()}`).join(', ');
+  const keyOrder = table.key
+    .split(',')
+    .map((k) => `t.${k.trim()}`)
+    .join(', ');
   const rows = await tx.query<{ row: string }>(
     `WITH p AS (SELECT $1::int AS realm, $2::int[] AS messages, $3::int[] AS private_users, $4::int[] AS message_users)
      SELECT row_to_json(t)::text AS row FROM "${table.table}" t, p WHERE ${table.rows} ORDER BY ${keyOrder}`,
@@ -96,7 +99,15 @@ interface FileRecord {
 }
 
 /** Adds the files that exist under `dir/` with their records.json; a file missing on disk is left out, and logged. */
-async function addFiles(tar: TarWriter, top: string, dir: string, records: FileRecord[], source: (r: FileRecord) => string, stats: Record<string, number>, log: Log): Promise<void> {
+async function addFiles(
+  tar: TarWriter,
+  top: string,
+  dir: string,
+  records: FileRecord[],
+  source: (r: FileRecord) => string,
+  stats: Record<string, number>,
+  log: Log,
+): Promise<void> {
   const kept: FileRecord[] = [];
   for (const record of records) {
     let data: Buffer;
@@ -132,23 +143,38 @@ async function addAllFiles(app: App, tx: SqlExecutor, tar: TarWriter, top: strin
   );
   const avatarRecords = avatars.flatMap((u) =>
     AVATAR_VARIANTS.map((variant) => ({
-      path: path.relative(app.config.uploadsDir, avatarFilePath(app, scope.realm, u.avatarKey, variant)).split(path.sep).join('/'),
-      realm_id: scope.realm, user_profile_id: u.id, avatar_version: u.avatarVersion,
+      path: path
+        .relative(app.config.uploadsDir, avatarFilePath(app, scope.realm, u.avatarKey, variant))
+        .split(path.sep)
+        .join('/'),
+      realm_id: scope.realm,
+      user_profile_id: u.id,
+      avatar_version: u.avatarVersion,
     })),
   );
   await addFiles(tar, top, 'avatars', avatarRecords, (r) => uploadFilePath(app, r.path), stats, log);
 
-  const emoji = await tx.query<{ id: number; fileName: string; authorId: number | null }>(`SELECT id, "fileName", "authorId" FROM "RealmEmoji" WHERE "realmId" = $1 ORDER BY id`, [scope.realm]);
+  const emoji = await tx.query<{ id: number; fileName: string; authorId: number | null }>(
+    `SELECT id, "fileName", "authorId" FROM "RealmEmoji" WHERE "realmId" = $1 ORDER BY id`,
+    [scope.realm],
+  );
   const emojiRecords = emoji.map((e) => ({
-    path: path.relative(app.config.uploadsDir, emojiImagePath(app, scope.realm, e.fileName)).split(path.sep).join('/'),
-    realm_id: scope.realm, user_profile_id: e.authorId, file_name: e.fileName,
+    path: path
+      .relative(app.config.uploadsDir, emojiImagePath(app, scope.realm, e.fileName))
+      .split(path.sep)
+      .join('/'),
+    realm_id: scope.realm,
+    user_profile_id: e.authorId,
+    file_name: e.fileName,
   }));
   await addFiles(tar, top, 'emoji', emojiRecords, (r) => uploadFilePath(app, r.path), stats, log);
 }
 
 /** The migrations the exported rows follow, so an import can tell whether it knows their shape. */
 export async function appliedMigrations(tx: SqlExecutor): Promise<string[]> {
-  const rows = await tx.query<{ migration_name: string }>('SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL ORDER BY migration_name');
+  const rows = await tx.query<{ migration_name: string }>(
+    'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL ORDER BY migration_name',
+  );
   return rows.map((r) => r.migration_name);
 }
 
@@ -157,7 +183,13 @@ export async function appliedMigrations(tx: SqlExecutor): Promise<string[]> {
  * the archive's top folder); returns the tarball's SHA-256 and what it holds. Files missing on
  * disk are told to `log`, the log of the request that asked for the export.
  */
-export async function writeRealmExport(app: App, realmId: number, exportType: ExportType, file: string, log: Log): Promise<{ sha256: string; stats: Record<string, number> }> {
+export async function writeRealmExport(
+  app: App,
+  realmId: number,
+  exportType: ExportType,
+  file: string,
+  log: Log,
+): Promise<{ sha256: string; stats: Record<string, number> }> {
   const top = path.basename(file).replace(/\.tar\.gz$/, '');
   const stats: Record<string, number> = {};
   await app.db.withSession((session) =>

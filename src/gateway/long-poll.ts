@@ -57,7 +57,11 @@ export interface PollRequest {
  */
 export function pollQueue(app: App, queue: EventQueue, request: PollRequest & { answer: (result: JsonFields) => void }): JsonFields | typeof ANSWER_PENDING;
 export function pollQueue(app: App, queue: EventQueue, request: PollRequest): JsonFields | Promise<JsonFields>;
-export function pollQueue(app: App, queue: EventQueue, { dontBlock, created, onAbort, answer }: PollRequest): JsonFields | Promise<JsonFields> | typeof ANSWER_PENDING {
+export function pollQueue(
+  app: App,
+  queue: EventQueue,
+  { dontBlock, created, onAbort, answer }: PollRequest,
+): JsonFields | Promise<JsonFields> | typeof ANSWER_PENDING {
   if (queue.size > 0 || dontBlock) {
     app.queues.release(queue);
     queue.lastConnection = Date.now();

@@ -39,7 +39,8 @@ export type CloseReason = 'replaced' | 'deleted' | 'shutdown';
 
 /** The close code and message that tell the client why its socket ended. */
 export function closeFor(reason: CloseReason): [code: number, message: string] {
-  const { code, reason: message } = reason === 'replaced' ? CLOSE_REASONS.REPLACED : reason === 'deleted' ? CLOSE_REASONS.QUEUE_DELETED : CLOSE_REASONS.SERVER_RESTART;
+  const { code, reason: message } =
+    reason === 'replaced' ? CLOSE_REASONS.REPLACED : reason === 'deleted' ? CLOSE_REASONS.QUEUE_DELETED : CLOSE_REASONS.SERVER_RESTART;
   return [code, message];
 }
 
@@ -143,4 +144,3 @@ export function openQueue(app: App, queueId: string, userId: number | undefined,
   acknowledge(queue, after);
   return { queue, resumeAfter: after };
 }
-

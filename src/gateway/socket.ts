@@ -41,17 +41,25 @@ const UWS_MAX_PAYLOAD_BYTES = 1024 * 1024;
 const BAD_FRAME = JSON.stringify({ result: 'error', msg: 'Expected {"last_event_id": <integer>}', code: 'BAD_REQUEST' } satisfies z.infer<typeof frameError>);
 
 function rejectUpgrade(pending: PendingResponse, err: ApiError): void {
-  writeResponse(pending, err.status, { ...err.headers, 'Content-Type': 'application/json' }, JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra }));
+  writeResponse(
+    pending,
+    err.status,
+    { ...err.headers, 'Content-Type': 'application/json' },
+    JSON.stringify({ result: 'error', msg: err.message, code: err.code, ...err.extra }),
+  );
 }
 
 const WEBSOCKET_VERSION = '13';
 /** Base64 of 16 bytes (RFC 6455, 4.1). */
 const WEBSOCKET_KEY = /^[A-Za-z0-9+/]{22}==$/;
 
-const upgradeRequired = (msg: string) =>
-  new ApiError(msg, 'BAD_REQUEST', 426, {}, { Upgrade: 'websocket', 'Sec-WebSocket-Version': WEBSOCKET_VERSION });
+const upgradeRequired = (msg: string) => new ApiError(msg, 'BAD_REQUEST', 426, {}, { Upgrade: 'websocket', 'Sec-WebSocket-Version': WEBSOCKET_VERSION });
 
-const hasToken = (header: string | undefined, token: string) => (header ?? '').toLowerCase().split(',').some((t) => t.trim() === token);
+const hasToken = (header: string | undefined, token: string) =>
+  (header ?? '')
+    .toLowerCase()
+    .split(',')
+    .some((t) => t.trim() === token);
 
 /**
  * What RFC 6455 (4.2.1, 4.2.2) has a server refuse before anything else; null for a sound handshake.
@@ -117,8 +125,13 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
           pending.done = true;
           pending.userId = source.userId ?? null;
           res.cork(() => {
-            res.upgrade<SocketData>({ source, log }, headers['sec-websocket-key']!,
-              headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context);
+            res.upgrade<SocketData>(
+              { source, log },
+              headers['sec-websocket-key']!,
+              headers['sec-websocket-protocol'] ?? '',
+              headers['sec-websocket-extensions'] ?? '',
+              context,
+            );
           });
           observer.answered(pending, SWITCHING_PROTOCOLS);
         },

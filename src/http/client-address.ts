@@ -51,7 +51,10 @@ export class TrustedProxies {
     }
     // Proxies that append to X-Forwarded-Proto put the nearest one's value last.
     const forwardedProto = header('x-forwarded-proto');
-    const proto = forwardedProto.slice(forwardedProto.lastIndexOf(',') + 1).trim().toLowerCase();
+    const proto = forwardedProto
+      .slice(forwardedProto.lastIndexOf(',') + 1)
+      .trim()
+      .toLowerCase();
     return { ip: canonicalAddress(client), scheme: proto === 'https' || proto === 'http' ? proto : null };
   }
 }

@@ -22,7 +22,14 @@ function imageOf(code: string): string | undefined {
   files ??= new Map(
     readdirSync(IMAGES_DIR)
       .filter((name) => name.endsWith('.png'))
-      .map((name) => [name.slice(0, -'.png'.length).split('-').filter((hex) => hex !== 'fe0f').join('-'), name]),
+      .map((name) => [
+        name
+          .slice(0, -'.png'.length)
+          .split('-')
+          .filter((hex) => hex !== 'fe0f')
+          .join('-'),
+        name,
+      ]),
   );
   const file = files.get(code);
   return file && path.join(IMAGES_DIR, file);

@@ -6,8 +6,18 @@ import type { ClientOrigin, TrustedProxies } from './client-address.ts';
 import { requestIdOf } from '../log.ts';
 
 const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 302: 'Found', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  413: 'Payload Too Large', 426: 'Upgrade Required', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  200: 'OK',
+  302: 'Found',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  413: 'Payload Too Large',
+  426: 'Upgrade Required',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 /** Told once how each request of a route was answered; made once per route at start, not per request. */
@@ -123,7 +133,13 @@ export function requestOrigin(res: uWS.HttpResponse, req: uWS.HttpRequest, proxi
 }
 
 /** Writes a whole response in one corked batch; a no-op if the client already left. */
-export function writeResponse(ex: PendingResponse, status: number, headers: Readonly<Record<string, string>>, body: string | Buffer, cookies: readonly string[] = []): void {
+export function writeResponse(
+  ex: PendingResponse,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: string | Buffer,
+  cookies: readonly string[] = [],
+): void {
   if (ex.aborted || ex.done) return;
   ex.done = true;
   ex.res.cork(() => {

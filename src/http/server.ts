@@ -10,7 +10,17 @@ import { compress, COMPRESS_MIN_BYTES, preferredCoding } from './compression.ts'
 import type { TrustedProxies } from './client-address.ts';
 import { authenticateBasic } from './credentials.ts';
 import { checkCsrf, CSRF_COOKIE, parseCookies, SESSION_COOKIE } from '../auth/web-sessions.ts';
-import { allHeaders, markAborted, openExchange, openPending, requestId, writeResponse, type Exchange, type RequestObservers, type ResponseObserver } from './exchange.ts';
+import {
+  allHeaders,
+  markAborted,
+  openExchange,
+  openPending,
+  requestId,
+  writeResponse,
+  type Exchange,
+  type RequestObservers,
+  type ResponseObserver,
+} from './exchange.ts';
 import { parseParams, parseUrlEncoded, type RawParams } from './params.ts';
 import { rateLimitHeaders, refusal, type RateDecision, type RateLimiter } from './rate-limit.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
@@ -76,7 +86,9 @@ const JSON_PREFIX = '/json/';
 
 /** Each /api/v1/ route, and its /json/ twin for the web app's session (Zulip's two doors to one view). */
 function withSessionTwins<R extends { path: string }>(routes: R[]): R[] {
-  const twins = routes.filter((r) => r.path.startsWith(API_PREFIX)).map((r) => ({ ...r, path: `${JSON_PREFIX}${r.path.slice(API_PREFIX.length)}`, viaSession: true as const }));
+  const twins = routes
+    .filter((r) => r.path.startsWith(API_PREFIX))
+    .map((r) => ({ ...r, path: `${JSON_PREFIX}${r.path.slice(API_PREFIX.length)}`, viaSession: true as const }));
   return [...routes, ...twins];
 }
 
@@ -195,7 +207,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
         sessionId = cookies.get(SESSION_COOKIE);
       }
       const user = identify(ex, scope, route, sessionId);
-      const session = route.viaSession && route.auth !== 'none' ? sessionId ?? null : null;
+      const session = route.viaSession && route.auth !== 'none' ? (sessionId ?? null) : null;
       if (user instanceof Promise) {
         user.then(
           (known) => handle(ex, route, raw, path, query, files, scope, known, session),
@@ -209,7 +221,17 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
     }
   }
 
-  function handle(ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, query: string, files: UploadedFile[], scope: S, user: U | null, sessionId: string | null): void {
+  function handle(
+    ex: Exchange,
+    route: Route<S, U>,
+    raw: RawParams,
+    path: Record<string, string>,
+    query: string,
+    files: UploadedFile[],
+    scope: S,
+    user: U | null,
+    sessionId: string | null,
+  ): void {
     let rate: RateDecision | undefined;
     try {
       ex.userId = user?.id ?? null;
@@ -221,7 +243,15 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       const inspected = route.viaSession ? { ...route, path: `${API_PREFIX}${route.path.slice(JSON_PREFIX.length)}` } : route;
       const answer = answerer(ex, rate, ignored, lifecycle, inspect && ((written: WrittenAnswer) => inspect(inspected, written)));
       const context = {
-        user, params, path, files, query, ip, headers: { userAgent: ex.userAgent, cookie: ex.cookie, csrfToken: ex.csrfHeader, all: ex.allHeaders }, body: ex.rawBody ?? NO_BODY, sessionId: user ? sessionId : null,
+        user,
+        params,
+        path,
+        files,
+        query,
+        ip,
+        headers: { userAgent: ex.userAgent, cookie: ex.cookie, csrfToken: ex.csrfHeader, all: ex.allHeaders },
+        body: ex.rawBody ?? NO_BODY,
+        sessionId: user ? sessionId : null,
         log: new RequestLog(ex.seq),
         onAbort: abortRegistrar(ex),
         answer,
@@ -273,7 +303,13 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
 // These two return anonymous functions on purpose: tsx compiles with keepNames, which gives
 // every named closure (`const answer = () => ...`) a defineProperty call, and each request
 // (every re-parked long-poll) makes both.
-function answerer(ex: Exchange, rate: RateDecision | undefined, ignored: string[], lifecycle: Lifecycle, inspect?: (answer: WrittenAnswer) => void): (result: HandlerResult) => void {
+function answerer(
+  ex: Exchange,
+  rate: RateDecision | undefined,
+  ignored: string[],
+  lifecycle: Lifecycle,
+  inspect?: (answer: WrittenAnswer) => void,
+): (result: HandlerResult) => void {
   return (result) => {
     let answer: WrittenAnswer;
     if (result instanceof RawResponse) {

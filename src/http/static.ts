@@ -48,7 +48,11 @@ function loadFile(dir: string, name: string, cacheControl: string): StaticFile {
   const full = path.join(dir, name);
   const body = readFileSync(full);
   const bodies = new Map([['', body]]);
-  for (const [encoding, ext] of [['br', '.br'], ['gzip', '.gz']] as const) if (existsSync(full + ext)) bodies.set(encoding, readFileSync(full + ext));
+  for (const [encoding, ext] of [
+    ['br', '.br'],
+    ['gzip', '.gz'],
+  ] as const)
+    if (existsSync(full + ext)) bodies.set(encoding, readFileSync(full + ext));
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
   return { type: CONTENT_TYPES[path.extname(name)] ?? 'application/octet-stream', etag, cacheControl, bodies };
 }
@@ -74,7 +78,10 @@ export function loadWebAssets(dir: string): WebAssets | null {
  */
 function send(res: uWS.HttpResponse, req: uWS.HttpRequest, file: StaticFile, extraHeaders: Readonly<Record<string, string>>): void {
   const head = req.getCaseSensitiveMethod() === 'HEAD';
-  const notModified = req.getHeader('if-none-match').split(',').some((tag) => tag.trim() === file.etag);
+  const notModified = req
+    .getHeader('if-none-match')
+    .split(',')
+    .some((tag) => tag.trim() === file.etag);
   const accepted = acceptedEncodings(req.getHeader('accept-encoding'));
   const encoding = ['br', 'gzip'].find((e) => accepted.has(e) && file.bodies.has(e)) ?? '';
   const body = file.bodies.get(encoding)!;

@@ -62,7 +62,8 @@ async function awayUsers(app: App, realm: RealmInfo): Promise<User[]> {
        ON CONFLICT ("userId") DO UPDATE SET "sentAt" = EXCLUDED."sentAt"
        WHERE "DigestEmail"."sentAt" < (now() AT TIME ZONE 'UTC') - $2 * interval '1 millisecond'
      RETURNING "userId"`,
-    wanting.map((u) => u.id), DIGEST_EVERY_MS,
+    wanting.map((u) => u.id),
+    DIGEST_EVERY_MS,
   );
   const ids = new Set(claimed.map((c) => c.userId));
   return wanting.filter((u) => ids.has(u.id));
@@ -72,29 +73,42 @@ type TopicMessage = Pick<Message, 'id' | 'channelId' | 'topic' | 'content' | 're
 
 async function sendDigest(app: App, realm: RealmInfo, user: User): Promise<void> {
   const since = new Date(Date.now() - 7 * DAY_MS);
-  const subscriptions = await app.prisma.subscription.findMany({ where: { userId: user.id, active: true }, select: { channelId: true, channel: { select: { name: true } } } });
+  const subscriptions = await app.prisma.subscription.findMany({
+    where: { userId: user.id, active: true },
+    select: { channelId: true, channel: { select: { name: true } } },
+  });
   const channelName = new Map(subscriptions.map((s) => [s.channelId, s.channel.name]));
   // The week's messages start at the smallest id sent in it, read from the date index's recent
   // block ranges (`id + 0`: min(id) alone is planned as a walk of the primary key from the oldest
   // message until one is recent, all of history); each read below starts its index there.
   const [{ firstId }] = await app.prisma.$queryRaw<{ firstId: number | null }[]>`SELECT min(id + 0) AS "firstId" FROM "Message" WHERE "dateSent" >= ${since}`;
   // The busiest topics: most messages in the week, in channels the user is subscribed to.
-  const hot = firstId === null ? [] : await app.prisma.$queryRawUnsafe<{ channelId: number; topic: string; count: number }[]>(
-    `SELECT "channelId", upper(topic) AS topic, count(*)::int AS count FROM "Message"
+  const hot =
+    firstId === null
+      ? []
+      : await app.prisma.$queryRawUnsafe<{ channelId: number; topic: string; count: number }[]>(
+          `SELECT "channelId", upper(topic) AS topic, count(*)::int AS count FROM "Message"
       WHERE "realmId" = $1 AND "channelId" = ANY($2::int[]) AND id >= $4 AND "dateSent" >= $3
       GROUP BY "channelId", upper(topic) ORDER BY count(*) DESC, max(id) DESC LIMIT ${HOT_TOPICS}`,
-    realm.id, [...channelName.keys()], since, firstId,
-  );
-  const topics = await Promise.all(hot.map(async (h) => ({
-    ...h,
-    messages: await app.prisma.$queryRaw<TopicMessage[]>`
+          realm.id,
+          [...channelName.keys()],
+          since,
+          firstId,
+        );
+  const topics = await Promise.all(
+    hot.map(async (h) => ({
+      ...h,
+      messages: await app.prisma.$queryRaw<TopicMessage[]>`
       SELECT m.id, m."channelId", m.topic, m.content, m."renderedContent", json_build_object('fullName', u."fullName") AS sender
         FROM "Message" m JOIN "User" u ON u.id = m."senderId"
        WHERE m."channelId" = ${h.channelId} AND upper(m.topic) = ${h.topic} AND m.id >= ${firstId} AND m."dateSent" >= ${since}
        ORDER BY m.id LIMIT ${MESSAGES_PER_TOPIC}`,
-  })));
+    })),
+  );
   const newChannels = await app.prisma.channel.findMany({
-    where: { realmId: realm.id, inviteOnly: false, isArchived: false, dateCreated: { gte: since } }, orderBy: { id: 'asc' }, select: { id: true, name: true },
+    where: { realmId: realm.id, inviteOnly: false, isArchived: false, dateCreated: { gte: since } },
+    orderBy: { id: 'asc' },
+    select: { id: true, name: true },
   });
   if (topics.length === 0 && newChannels.length === 0) return;
   const realmUrl = app.realms.url(realm);
@@ -103,19 +117,31 @@ async function sendDigest(app: App, realm: RealmInfo, user: User): Promise<void>
   const topicHtml = topics.map((t) => {
     const { topic } = t.messages[0]!;
     const name = channelName.get(t.channelId)!;
-    return html`<h3><a href="${channelNarrowUrl(realmUrl, t.channelId, name, topic)}">#${name} &gt; ${topic}</a> (${t.count} ${t.count === 1 ? 'message' : 'messages'})</h3>${
-      t.messages.map((m) => html`<div><b>${m.sender.fullName}</b>${new Html(absoluteLinks(realmUrl, m.renderedContent))}</div>`)}`;
+    return html`<h3><a href="${channelNarrowUrl(realmUrl, t.channelId, name, topic)}">#${name} &gt; ${topic}</a> (${t.count} ${t.count === 1 ? 'message' : 'messages'})</h3>${t.messages.map(
+      (m) => html`<div><b>${m.sender.fullName}</b>${new Html(absoluteLinks(realmUrl, m.renderedContent))}</div>`,
+    )}`;
   });
   const channelHtml = newChannels.map((c) => html`<li><a href="${channelNarrowUrl(realmUrl, c.id, c.name)}">#${c.name}</a></li>`);
   const body = html`<div><p>Here is what happened in ${realm.name} while you were away.</p>${
-    topics.length ? html`<h2>Hot conversations</h2>${topicHtml}` : ''}${channelHtml.length ? html`<h2>New channels</h2><ul>${channelHtml}</ul>` : ''}${end.html}</div>`;
+    topics.length ? html`<h2>Hot conversations</h2>${topicHtml}` : ''
+  }${channelHtml.length ? html`<h2>New channels</h2><ul>${channelHtml}</ul>` : ''}${end.html}</div>`;
   const text = [
-    `Here is what happened in ${realm.name} while you were away.`, '',
-    ...(topics.length ? ['Hot conversations:', ...topics.flatMap((t) => {
-      const name = channelName.get(t.channelId)!;
-      const { topic } = t.messages[0]!;
-      return [`#${name} > ${topic} (${t.count} ${t.count === 1 ? 'message' : 'messages'}): ${channelNarrowUrl(realmUrl, t.channelId, name, topic)}`, ...t.messages.map((m) => `  ${m.sender.fullName}: ${m.content}`)];
-    }), ''] : []),
+    `Here is what happened in ${realm.name} while you were away.`,
+    '',
+    ...(topics.length
+      ? [
+          'Hot conversations:',
+          ...topics.flatMap((t) => {
+            const name = channelName.get(t.channelId)!;
+            const { topic } = t.messages[0]!;
+            return [
+              `#${name} > ${topic} (${t.count} ${t.count === 1 ? 'message' : 'messages'}): ${channelNarrowUrl(realmUrl, t.channelId, name, topic)}`,
+              ...t.messages.map((m) => `  ${m.sender.fullName}: ${m.content}`),
+            ];
+          }),
+          '',
+        ]
+      : []),
     ...(newChannels.length ? ['New channels:', ...newChannels.map((c) => `#${c.name}: ${channelNarrowUrl(realmUrl, c.id, c.name)}`), ''] : []),
     end.text,
   ].join('\n');

@@ -30,7 +30,9 @@ export class Outbox {
     this.logFile = path.join(config.DATA_DIR, 'mail.log');
     this.from = config.mailFrom;
     // Nodemailer waits up to 10 minutes on a silent server; the outbox and a shutdown cannot.
-    this.transport = config.SMTP_URL ? nodemailer.createTransport({ url: config.SMTP_URL, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }) : null;
+    this.transport = config.SMTP_URL
+      ? nodemailer.createTransport({ url: config.SMTP_URL, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 })
+      : null;
     // The URL's credentials stay out of the banner.
     this.description = config.SMTP_URL ? `sent through SMTP at ${new URL(config.SMTP_URL).host}` : `not sent (no SMTP_URL): written to ${this.logFile}`;
   }

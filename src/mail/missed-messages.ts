@@ -97,7 +97,8 @@ async function emailUser(app: App, userId: number): Promise<void> {
   const ids = claimed.map((c) => c.messageId);
   const [messages, userMessages] = await Promise.all([
     app.prisma.message.findMany({
-      where: { id: { in: ids } }, orderBy: { id: 'asc' },
+      where: { id: { in: ids } },
+      orderBy: { id: 'asc' },
       include: { sender: true, channel: { select: { id: true, name: true } }, directGroup: { select: { memberKey: true } } },
     }),
     app.prisma.userMessage.findMany({ where: { userId, messageId: { in: ids } }, select: { messageId: true, flags: true } }),
@@ -146,8 +147,10 @@ async function reasonsFor(app: App, user: User, s: UserSettings, messages: Loade
     let reason: Reason | null = null;
     if (m.channelId === null) reason = offline ? 'direct' : null;
     else if (offline && bits & FLAG_BITS.mentioned) reason = 'mention';
-    else if (offline && wildcard && followed && s.enable_followed_topic_wildcard_mentions_notify) reason = bits & FLAG_BITS.stream_wildcard_mentioned ? 'followedWildcard' : 'wildcard';
-    else if (offline && wildcard && sub !== undefined && allowsInTopic(sub.isMuted, visibility, sub.wildcardMentionsNotify, s.wildcard_mentions_notify)) reason = 'wildcard';
+    else if (offline && wildcard && followed && s.enable_followed_topic_wildcard_mentions_notify)
+      reason = bits & FLAG_BITS.stream_wildcard_mentioned ? 'followedWildcard' : 'wildcard';
+    else if (offline && wildcard && sub !== undefined && allowsInTopic(sub.isMuted, visibility, sub.wildcardMentionsNotify, s.wildcard_mentions_notify))
+      reason = 'wildcard';
     else if (followed && s.enable_followed_topic_email_notifications) reason = 'followed';
     else if (offline && bits & FLAG_BITS.has_alert_word) reason = 'alert';
     if (reason) reasons.set(m.id, reason);
@@ -166,21 +169,35 @@ async function missedMessageMail(app: App, realm: RealmInfo, user: User, s: User
     narrow = channelNarrowUrl(realmUrl, first.channel.id, first.channel.name, first.topic);
   } else {
     const memberIds = first.directGroup!.memberKey.split(',').map(Number);
-    const others = await app.prisma.user.findMany({ where: { id: { in: memberIds.filter((id) => id !== user.id) } }, orderBy: { fullName: 'asc' }, select: { fullName: true } });
+    const others = await app.prisma.user.findMany({
+      where: { id: { in: memberIds.filter((id) => id !== user.id) } },
+      orderBy: { fullName: 'asc' },
+      select: { fullName: true },
+    });
     subject = others.length > 1 ? `Group DMs with ${others.map((o) => o.fullName).join(', ')}` : `DMs with ${others[0]?.fullName ?? user.fullName}`;
     narrow = directNarrowUrl(realmUrl, memberIds);
   }
   const unsubscribe = unsubscribeUrl(app, realm, user.id, 'missed_messages');
   const end = footer(realm, realmUrl, REASONS[reason], unsubscribe);
   const hidden = 'This email does not include message content because you have turned off message content in email notifications.';
-  const parts: Html[] = messages.map((m) => html`<div style="margin:0 0 16px"><div><b>${m.sender.fullName}</b></div>${
-    s.message_content_in_email_notifications ? new Html(absoluteLinks(realmUrl, m.renderedContent)) : html`<p><i>${hidden}</i></p>`}</div>`);
+  const parts: Html[] = messages.map(
+    (m) =>
+      html`<div style="margin:0 0 16px"><div><b>${m.sender.fullName}</b></div>${
+        s.message_content_in_email_notifications ? new Html(absoluteLinks(realmUrl, m.renderedContent)) : html`<p><i>${hidden}</i></p>`
+      }</div>`,
+  );
   const noReply = `Replying to this email is not supported yet: reply in ${realm.name}.`;
   const body = html`<div><p>${subject}</p>${parts}<p><a href="${narrow}">View or reply in ${realm.name}</a></p><p style="color:#666">${noReply}</p>${end.html}</div>`;
   const text = [
-    subject, '',
+    subject,
+    '',
     ...messages.map((m) => `${m.sender.fullName}:\n${s.message_content_in_email_notifications ? m.content : hidden}\n`),
-    `View or reply in ${realm.name}:`, narrow, '', noReply, '', end.text,
+    `View or reply in ${realm.name}:`,
+    narrow,
+    '',
+    noReply,
+    '',
+    end.text,
   ].join('\n');
   return { to: user.deliveryEmail, subject, text, html: body.markup, headers: unsubscribeHeaders(unsubscribe) };
 }

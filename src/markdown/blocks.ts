@@ -276,7 +276,14 @@ export class BlockParser {
         });
         const thead = el('thead', {}, [buildRow(header, 'th', align)]);
         const tbody = el('tbody');
-        if (rows.length === 0) tbody.children.push(el('tr', {}, align.map(() => el('td'))));
+        if (rows.length === 0)
+          tbody.children.push(
+            el(
+              'tr',
+              {},
+              align.map(() => el('td')),
+            ),
+          );
         else for (const row of rows) tbody.children.push(buildRow(stripSpaces(row), 'td', align));
         parent.children.push(el('table', {}, [thead, tbody]));
       },
@@ -333,7 +340,10 @@ export class BlockParser {
           if (leadingText(lastLi)) lastLi.children.unshift(el('p', {}, [text(takeLeadingText(lastLi))]));
           const tailIdx = trailingTextIndex(lastLi);
           if (tailIdx > 0 && tailIdx < lastLi.children.length) {
-            const tail = lastLi.children.splice(tailIdx).map((c) => (c.type === 'text' ? c.value : '')).join('');
+            const tail = lastLi.children
+              .splice(tailIdx)
+              .map((c) => (c.type === 'text' ? c.value : ''))
+              .join('');
             if (tail) lastLi.children.push(el('p', {}, [text(tail.trimStart())]));
           }
           const li = el('li');
@@ -463,4 +473,3 @@ function splitCells(row: string): string[] {
   cells.push(row.slice(start));
   return cells;
 }
-

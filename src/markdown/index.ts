@@ -107,7 +107,8 @@ function showsThumbnail(node: ElementNode): boolean {
   return node.children.some((child) => {
     if (child.type !== 'element') return false;
     const p = child.properties;
-    if (child.tagName === 'img' && p['data-original-dimensions'] !== undefined && !(p.class ?? '').split(' ').includes('image-loading-placeholder')) return true;
+    if (child.tagName === 'img' && p['data-original-dimensions'] !== undefined && !(p.class ?? '').split(' ').includes('image-loading-placeholder'))
+      return true;
     return showsThumbnail(child);
   });
 }
@@ -214,4 +215,3 @@ function render(content: string, ctx: MarkdownContext): RenderResult {
     alertWordText,
   };
 }
-

@@ -276,4 +276,3 @@ export function fromEt(node: EtElement): ElementNode {
   }
   return out;
 }
-

@@ -5,7 +5,7 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
 import { encodeStream, hashUtilEncode } from './links.ts';
 
 const BREAKS_LINK_SYNTAX = /[`>*&[\]]|\$\$/g;
-const ESCAPES: Record<string, string> = { '`': '&#96;', '>': '&gt;', '*': '&#42;', '&': '&amp;', '$$': '&#36;&#36;', '[': '&#91;', ']': '&#93;' };
+const ESCAPES: Record<string, string> = { '`': '&#96;', '>': '&gt;', '*': '&#42;', '&': '&amp;', $$: '&#36;&#36;', '[': '&#91;', ']': '&#93;' };
 
 const breaksLinkSyntax = (name: string) => new RegExp(BREAKS_LINK_SYNTAX.source).test(name);
 const escapeName = (name: string) => name.replace(BREAKS_LINK_SYNTAX, (c) => ESCAPES[c] ?? c);

@@ -152,7 +152,12 @@ export function reverseTemplate(parts: TemplatePart[], url: string): Record<stri
     const reserved = part.operator === '+' || part.operator === '#';
     const value = reserved ? '(?s:.)*?' : '[^/?#&=,;]*?';
     const prefix = part.operator === '+' ? '' : part.operator === '?' ? '\\?' : part.operator === '&' ? '&' : part.operator ? '\\' + part.operator : '';
-    const sep = part.operator === '?' || part.operator === '&' ? '&' : part.operator === '/' || part.operator === '.' || part.operator === ';' ? '\\' + part.operator : ',';
+    const sep =
+      part.operator === '?' || part.operator === '&'
+        ? '&'
+        : part.operator === '/' || part.operator === '.' || part.operator === ';'
+          ? '\\' + part.operator
+          : ',';
     const named = part.operator === '?' || part.operator === '&' || part.operator === ';';
     const pieces = part.variables.map((v) => {
       names.push(v.name);
@@ -252,7 +257,11 @@ export function validateLinkifier(input: Omit<Linkifier, 'id'> & { id?: number }
   if (reverse === null) return;
   const templates: Array<[string, TemplatePart[], 'url_template' | 'alternative_url_templates']> = [
     [input.url_template, urlParts, 'url_template'],
-    ...alternatives.map((parts, i): [string, TemplatePart[], 'alternative_url_templates'] => [input.alternative_url_templates![i]!, parts, 'alternative_url_templates']),
+    ...alternatives.map((parts, i): [string, TemplatePart[], 'alternative_url_templates'] => [
+      input.alternative_url_templates![i]!,
+      parts,
+      'alternative_url_templates',
+    ]),
   ];
   for (const [template, parts, field] of templates) {
     const expanded = parseTemplate(template).expand(userValues);
@@ -281,7 +290,13 @@ export function compileLinkifiers(list: readonly Linkifier[]): CompiledLinkifier
   const compiled: CompiledLinkifier[] = [];
   for (const l of list) {
     try {
-      compiled.push({ id: l.id, pattern: l.pattern, urlTemplate: l.url_template, regex: compilePattern(l.pattern).regex, template: parseTemplate(l.url_template) });
+      compiled.push({
+        id: l.id,
+        pattern: l.pattern,
+        urlTemplate: l.url_template,
+        regex: compilePattern(l.pattern).regex,
+        template: parseTemplate(l.url_template),
+      });
     } catch (error) {
       // A stored linkifier that no longer compiles is skipped, as Zulip's topic_links does.
       if (!(error instanceof LinkifierValidationError)) throw error;

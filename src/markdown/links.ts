@@ -92,7 +92,35 @@ export function urlsplit(url: string): SplitUrl {
   return { scheme, netloc, path: url, query, fragment };
 }
 
-const USES_NETLOC = new Set(['', 'ftp', 'http', 'gopher', 'nntp', 'telnet', 'imap', 'wais', 'file', 'mms', 'https', 'shttp', 'snews', 'prospero', 'rtsp', 'rtsps', 'rtspu', 'rsync', 'svn', 'svn+ssh', 'sftp', 'nfs', 'git', 'git+ssh', 'ws', 'wss', 'itms-services']);
+const USES_NETLOC = new Set([
+  '',
+  'ftp',
+  'http',
+  'gopher',
+  'nntp',
+  'telnet',
+  'imap',
+  'wais',
+  'file',
+  'mms',
+  'https',
+  'shttp',
+  'snews',
+  'prospero',
+  'rtsp',
+  'rtsps',
+  'rtspu',
+  'rsync',
+  'svn',
+  'svn+ssh',
+  'sftp',
+  'nfs',
+  'git',
+  'git+ssh',
+  'ws',
+  'wss',
+  'itms-services',
+]);
 
 export function urlunsplit({ scheme, netloc, path, query, fragment }: SplitUrl): string {
   let url = path;
@@ -110,7 +138,29 @@ export function urlunsplit({ scheme, netloc, path, query, fragment }: SplitUrl):
   return url;
 }
 
-const SAFELISTED_SCHEMES = ['bitcoin', 'geo', 'im', 'irc', 'ircs', 'magnet', 'mailto', 'matrix', 'mms', 'news', 'nntp', 'openpgp4fpr', 'sip', 'sms', 'smsto', 'ssh', 'tel', 'urn', 'webcal', 'wtai', 'xmpp'];
+const SAFELISTED_SCHEMES = [
+  'bitcoin',
+  'geo',
+  'im',
+  'irc',
+  'ircs',
+  'magnet',
+  'mailto',
+  'matrix',
+  'mms',
+  'news',
+  'nntp',
+  'openpgp4fpr',
+  'sip',
+  'sms',
+  'smsto',
+  'ssh',
+  'tel',
+  'urn',
+  'webcal',
+  'wtai',
+  'xmpp',
+];
 const ALLOWED_SCHEMES = new Set(['http', 'https', 'ftp', 'file', 'mid', ...SAFELISTED_SCHEMES, ...APP_SCHEMES]);
 
 /** Zulip's sanitize_url: null means "not a link, leave the text alone". */

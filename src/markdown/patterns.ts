@@ -72,13 +72,26 @@ const TEXT_PRESENTATION_RE = /^\P{Emoji_Presentation}\u20E3?$/u;
 const ID_SYNTAX_RE = /^(.+)?\|(\d+)$/s;
 
 const EMOTICON_CONVERSIONS: Record<string, string> = {
-  ':)': ':slight_smile:', '(:': ':slight_smile:', ':(': ':frown:', '<3': ':heart:', ':|': ':neutral:', ':/': ':confused:',
-  ';)': ':wink:', ':D': ':smile:', ':o': ':open_mouth:', ':O': ':open_mouth:', ':p': ':stuck_out_tongue:',
+  ':)': ':slight_smile:',
+  '(:': ':slight_smile:',
+  ':(': ':frown:',
+  '<3': ':heart:',
+  ':|': ':neutral:',
+  ':/': ':confused:',
+  ';)': ':wink:',
+  ':D': ':smile:',
+  ':o': ':open_mouth:',
+  ':O': ':open_mouth:',
+  ':p': ':stuck_out_tongue:',
   ':P': ':stuck_out_tongue:',
 };
 const TERMINAL = String.raw`,.;?!()\[\] "'\n\t`;
 const EMOTICON_RE = new RegExp(
-  `(?<![^${TERMINAL}])(` + Object.keys(EMOTICON_CONVERSIONS).map((e) => e.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|') + `)(?![^${TERMINAL}])`,
+  `(?<![^${TERMINAL}])(` +
+    Object.keys(EMOTICON_CONVERSIONS)
+      .map((e) => e.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
+      .join('|') +
+    `)(?![^${TERMINAL}])`,
 );
 
 function atomicEl(tag: string, attrib: Record<string, string>, value: string): EtElement {
@@ -206,7 +219,10 @@ function getLink(data: string, index: number, unescapeText: (v: string) => strin
     }
     handled = bracketCount === 0;
   }
-  if (title !== null) title = unescapeText(title.trim()).replace(/^(["'])(.*)\1$/s, '$2').replace(/\s/g, ' ');
+  if (title !== null)
+    title = unescapeText(title.trim())
+      .replace(/^(["'])(.*)\1$/s, '$2')
+      .replace(/\s/g, ' ');
   href = unescapeText(href).trim();
   return [href, title, index, handled];
 }
@@ -450,7 +466,13 @@ function imagePattern(): InlinePattern {
       const dimensions = `${image.width}x${image.height}`;
       let node: EtElement;
       if (image.thumbnailUrl === null) {
-        const attrib: Record<string, string> = { src: SPINNER, alt, 'data-original-src': src, class: 'inline-image image-loading-placeholder', 'data-original-dimensions': dimensions };
+        const attrib: Record<string, string> = {
+          src: SPINNER,
+          alt,
+          'data-original-src': src,
+          class: 'inline-image image-loading-placeholder',
+          'data-original-dimensions': dimensions,
+        };
         if (found.title !== null) attrib.title = found.title;
         if (image.contentType) attrib['data-original-content-type'] = image.contentType;
         node = etElement('img', attrib);

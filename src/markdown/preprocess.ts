@@ -39,11 +39,7 @@ export function hangingLists(lines: string[]): string[] {
     }
     const li1 = LI_RE.exec(line);
     const li2 = LI_RE.exec(lines[i + 1]!);
-    if (
-      !inCodeFence &&
-      line &&
-      ((li2 && !li1) || (li1 && li2 && (li1[1]!.length === 1) !== (li2[1]!.length === 1)))
-    ) {
+    if (!inCodeFence && line && ((li2 && !li1) || (li1 && li2 && (li1[1]!.length === 1) !== (li2[1]!.length === 1)))) {
       copy.splice(i + inserts + 1, 0, '');
       inserts++;
     }
@@ -68,7 +64,11 @@ export function normalizeWhitespace(lines: string[]): string[] {
   if (source.includes('\u0002') || source.includes('\u0003')) source = source.replace(/[\u0002\u0003]/g, '');
   if (source.includes('\r')) source = source.replace(/\r\n/g, '\n').replace(/\r/g, '\n');
   source += '\n\n';
-  if (source.includes('\t')) source = source.split('\n').map((l) => expandTabs(l, 4)).join('\n');
+  if (source.includes('\t'))
+    source = source
+      .split('\n')
+      .map((l) => expandTabs(l, 4))
+      .join('\n');
   if (source.includes(' \n')) source = source.replace(/(?<=\n) +\n/g, '\n');
   return source.split('\n');
 }

@@ -158,7 +158,13 @@ class Previewer {
     if (!this.enabled || (parts.scheme !== 'http' && parts.scheme !== 'https')) return null;
     const host = hostname(parts.netloc);
     let id: string | undefined;
-    if (host === 'm.youtube.com' || host === 'www.youtube.com' || host === 'www.youtube-nocookie.com' || host === 'youtube.com' || host === 'youtube-nocookie.com') {
+    if (
+      host === 'm.youtube.com' ||
+      host === 'www.youtube.com' ||
+      host === 'www.youtube-nocookie.com' ||
+      host === 'youtube.com' ||
+      host === 'youtube-nocookie.com'
+    ) {
       const query = parseQuery(parts.query);
       if ((parts.path === '/watch' || parts.path === '/watch_popup') && query.has('v')) id = query.get('v');
       else if (parts.path === '/watch_videos' && query.has('video_ids')) id = query.get('video_ids')!.split(',')[0];
@@ -233,7 +239,12 @@ class Previewer {
     }
   }
 
-  private addImage(parent: ElementNode, imageUrl: string, link: string, opts: { title?: string | null; cls?: string; dataId?: string; index?: number | null } = {}): void {
+  private addImage(
+    parent: ElementNode,
+    imageUrl: string,
+    link: string,
+    opts: { title?: string | null; cls?: string; dataId?: string; index?: number | null } = {},
+  ): void {
     const a = el('a', { href: link });
     if (opts.title !== undefined && opts.title !== null) a.properties.title = opts.title;
     if (opts.dataId !== undefined) a.properties['data-id'] = opts.dataId;
@@ -279,7 +290,11 @@ class Previewer {
       const youtube = this.youtubeId(parts);
       if (youtube !== null) {
         const info = this.placement(link);
-        this.addImage(info.parent, `https://i.ytimg.com/vi/${youtube}/mqdefault.jpg`, url, { cls: 'youtube-video message_inline_image', dataId: youtube, index: info.index });
+        this.addImage(info.parent, `https://i.ytimg.com/vi/${youtube}/mqdefault.jpg`, url, {
+          cls: 'youtube-video message_inline_image',
+          dataId: youtube,
+          index: info.index,
+        });
       }
     }
   }

@@ -5,16 +5,72 @@
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 const MONTH_NAMES = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'tues', 'thur', 'thurs'];
+const WEEKDAYS = [
+  'mon',
+  'tue',
+  'wed',
+  'thu',
+  'fri',
+  'sat',
+  'sun',
+  'monday',
+  'tuesday',
+  'wednesday',
+  'thursday',
+  'friday',
+  'saturday',
+  'sunday',
+  'tues',
+  'thur',
+  'thurs',
+];
 const SKIP_WORDS = new Set(['at', 'on', 'of', 'and', 'the', 'st', 'nd', 'rd', 'th']);
 
 /** Offsets in minutes of the abbreviations in Zulip's common_timezones. */
 const TIMEZONES: Record<string, number> = {
-  utc: 0, gmt: 0, z: 0, ut: 0, wet: 0, west: 60, bst: 60, cet: 60, cest: 120, eet: 120, eest: 180,
-  msk: 180, ist: 330, pkt: 300, ict: 420, wib: 420, sgt: 480, hkt: 480, awst: 480, jst: 540,
-  kst: 540, acst: 570, aest: 600, aedt: 660, nzst: 720, nzdt: 780, hst: -600, akst: -540,
-  akdt: -480, pst: -480, pdt: -420, mst: -420, mdt: -360, cst: -360, cdt: -300, est: -300,
-  edt: -240, ast: -240, adt: -180, nst: -210, ndt: -150, brt: -180, art: -180,
+  utc: 0,
+  gmt: 0,
+  z: 0,
+  ut: 0,
+  wet: 0,
+  west: 60,
+  bst: 60,
+  cet: 60,
+  cest: 120,
+  eet: 120,
+  eest: 180,
+  msk: 180,
+  ist: 330,
+  pkt: 300,
+  ict: 420,
+  wib: 420,
+  sgt: 480,
+  hkt: 480,
+  awst: 480,
+  jst: 540,
+  kst: 540,
+  acst: 570,
+  aest: 600,
+  aedt: 660,
+  nzst: 720,
+  nzdt: 780,
+  hst: -600,
+  akst: -540,
+  akdt: -480,
+  pst: -480,
+  pdt: -420,
+  mst: -420,
+  mdt: -360,
+  cst: -360,
+  cdt: -300,
+  est: -300,
+  edt: -240,
+  ast: -240,
+  adt: -180,
+  nst: -210,
+  ndt: -150,
+  brt: -180,
+  art: -180,
 };
 
 const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
@@ -74,7 +130,7 @@ function parseFreeForm(input: string, now: Date): string | null {
     if (/^[,./-]$/.test(t)) continue;
     if (/^[a-z]+$/.test(t)) {
       const mi = MONTHS.indexOf(t.slice(0, 3));
-      if ((MONTHS.includes(t) || MONTH_NAMES.includes(t) || (t === 'sept')) && mi >= 0) month = mi + 1;
+      if ((MONTHS.includes(t) || MONTH_NAMES.includes(t) || t === 'sept') && mi >= 0) month = mi + 1;
       else if (WEEKDAYS.includes(t)) continue;
       else if (t === 'am' || t === 'pm' || t === 'a' || t === 'p') ampm = t.startsWith('a') ? 'am' : 'pm';
       else if (t in TIMEZONES) offset = TIMEZONES[t]!;
@@ -143,7 +199,16 @@ export function parseTimestamp(input: string, now: Date = new Date()): string | 
     if (/^\d{8}$/.test(trimmed) || /^\d{14}$/.test(trimmed)) {
       // dateutil reads YYYYMMDD(hhmmss) as a date before trying a Unix time.
       const d = trimmed;
-      return build(Number(d.slice(0, 4)), Number(d.slice(4, 6)), Number(d.slice(6, 8)), Number(d.slice(8, 10) || 0), Number(d.slice(10, 12) || 0), Number(d.slice(12, 14) || 0), 0, 0);
+      return build(
+        Number(d.slice(0, 4)),
+        Number(d.slice(4, 6)),
+        Number(d.slice(6, 8)),
+        Number(d.slice(8, 10) || 0),
+        Number(d.slice(10, 12) || 0),
+        Number(d.slice(12, 14) || 0),
+        0,
+        0,
+      );
     }
     const seconds = Number(trimmed);
     const micros = Math.round((seconds - Math.floor(seconds)) * 1e6);

@@ -41,7 +41,14 @@ export class Readiness {
   }
 
   private async runAll(): Promise<ReadinessReport> {
-    const outcomes = await Promise.all(this.checks.map((c) => withTimeout(c.run(), CHECK_TIMEOUT_MS).then(() => null, (err: unknown) => err)));
+    const outcomes = await Promise.all(
+      this.checks.map((c) =>
+        withTimeout(c.run(), CHECK_TIMEOUT_MS).then(
+          () => null,
+          (err: unknown) => err,
+        ),
+      ),
+    );
     const checks: ReadinessReport['checks'] = {};
     this.checks.forEach((check, i) => {
       const error = outcomes[i];

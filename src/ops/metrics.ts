@@ -82,11 +82,22 @@ export class ServerMetrics {
     processMetrics();
     const registers = [this.registry];
     const sources = () => this.sources;
-    this.registry.registerMetric(sampledMetric(REQUESTS, 'HTTP requests answered, by route pattern and status (499: the client left first).', 'counter', () => this.requestSamples()));
-    this.registry.registerMetric(sampledMetric(LATENCY, 'Time from a request to its answer, by route pattern (GET /events includes the wait for events).', 'histogram', () => this.latencySamples()));
+    this.registry.registerMetric(
+      sampledMetric(REQUESTS, 'HTTP requests answered, by route pattern and status (499: the client left first).', 'counter', () => this.requestSamples()),
+    );
+    this.registry.registerMetric(
+      sampledMetric(LATENCY, 'Time from a request to its answer, by route pattern (GET /events includes the wait for events).', 'histogram', () =>
+        this.latencySamples(),
+      ),
+    );
     this.messagesSent = new Counter({ name: 'chat_messages_sent_total', help: 'Messages sent, by kind (channel or direct).', labelNames: ['kind'], registers });
     for (const kind of ['channel', 'direct']) this.messagesSent.inc({ kind }, 0);
-    this.queryDuration = new Histogram({ name: 'chat_db_query_duration_seconds', help: 'Duration of the SQL statements the server runs (through Prisma, and the hot raw ones sent past it).', buckets: QUERY_BUCKETS, registers });
+    this.queryDuration = new Histogram({
+      name: 'chat_db_query_duration_seconds',
+      help: 'Duration of the SQL statements the server runs (through Prisma, and the hot raw ones sent past it).',
+      buckets: QUERY_BUCKETS,
+      registers,
+    });
     const read = (name: string, help: string, value: (s: MetricSources) => number) =>
       new Gauge({
         name,

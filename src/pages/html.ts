@@ -19,8 +19,7 @@ export class Html {
 
 /** A template literal whose values are escaped unless they are Html already. */
 export function html(strings: TemplateStringsArray, ...values: (string | number | Html | Html[])[]): Html {
-  const part = (v: string | number | Html | Html[]): string =>
-    Array.isArray(v) ? v.map(part).join('') : v instanceof Html ? v.markup : escapeHtml(String(v));
+  const part = (v: string | number | Html | Html[]): string => (Array.isArray(v) ? v.map(part).join('') : v instanceof Html ? v.markup : escapeHtml(String(v)));
   return new Html(strings.reduce((out, s, i) => out + s + (i < values.length ? part(values[i]!) : ''), ''));
 }
 

@@ -26,11 +26,15 @@ export const routes = [
         const events = i.allEventTypes ? html`<dd class="muted">Events: ${i.allEventTypes.join(', ')}</dd>` : html``;
         return html`<dt id="${i.name}">${i.displayName}</dt>${urls}<dd>${withCode(i.setup)}</dd>${events}`;
       });
-      return page(200, 'Integrations', html`<p>A service posts to a channel through an incoming-webhook bot: create one in
+      return page(
+        200,
+        'Integrations',
+        html`<p>A service posts to a channel through an incoming-webhook bot: create one in
 <em>Settings → Bots</em> (type "Incoming webhook"), then give the service the URL below with the bot's API key and the
 channel's name or id. <code>&amp;topic=</code> fixes the topic; without <code>stream</code>, messages go to the bot's
 owner. <code>only_events</code> and <code>exclude_events</code> (JSON lists of patterns) pick the events.</p>
-<dl>${items}</dl>`);
+<dl>${items}</dl>`,
+      );
     },
   }),
 ];

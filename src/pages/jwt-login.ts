@@ -13,7 +13,7 @@ import { type RawResponse, RawSuccess } from '../http/route.ts';
 import { finishLogin } from './login.ts';
 import { accountFor, refused } from './sso.ts';
 
-const pageOrRedirect = new RawSuccess(200, 'text/html', 'The desktop flow\'s page, or a redirect', true);
+const pageOrRedirect = new RawSuccess(200, 'text/html', "The desktop flow's page, or a redirect", true);
 
 export const routes = [
   publicRoute({

@@ -10,7 +10,19 @@ import { type AppFlow, checkAppFlow, DESKTOP_TOKEN_SECONDS, desktopFlowData, mob
 import { API_KEY_PATTERN, generateApiKey } from '../auth/api-keys.ts';
 import { externalMethods, realmMethods } from '../auth/methods.ts';
 import {
-  checkCsrf, consumeLoginToken, createLoginToken, createSession, CSRF_COOKIE, csrfCookie, endSession, expiredSessionCookie, newSecret, parseCookies, SESSION_COOKIE, sessionCookie, sessionUser,
+  checkCsrf,
+  consumeLoginToken,
+  createLoginToken,
+  createSession,
+  CSRF_COOKIE,
+  csrfCookie,
+  endSession,
+  expiredSessionCookie,
+  newSecret,
+  parseCookies,
+  SESSION_COOKIE,
+  sessionCookie,
+  sessionUser,
 } from '../auth/web-sessions.ts';
 import type { User } from '../db/generated/client.ts';
 import { ApiError } from '../errors.ts';
@@ -139,7 +151,8 @@ const loginPageRoute = (path: string) =>
       const cookies = parseCookies(headers.cookie ?? '');
       // Already logged in here: on to the app, unless an app is asking for its own credentials.
       const session = cookies.get(SESSION_COOKIE);
-      if (session && !flow.mobileOtp && !flow.desktopOtp && (await sessionUser(app.prisma, realm.id, session))) return redirectTo(`${app.realms.url(realm)}${safeNext(params.next)}`);
+      if (session && !flow.mobileOtp && !flow.desktopOtp && (await sessionUser(app.prisma, realm.id, session)))
+        return redirectTo(`${app.realms.url(realm)}${safeNext(params.next)}`);
       return loginPage(app, realm, cookies.get(CSRF_COOKIE), { email: params.email ?? '', next: params.next, flow, error: null });
     },
   });

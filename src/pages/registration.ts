@@ -26,7 +26,11 @@ function unusable(app: App, realm: RealmInfo, state: Exclude<LinkState, 'usable'
     case 'expired':
       return page(410, 'This invitation has expired', html`<p>Ask the person who invited you to ${realm.name} for a new invitation.</p>`);
     case 'revoked':
-      return page(410, 'This invitation was revoked', html`<p>It can no longer be used to join ${realm.name}. Ask an administrator if you think this is a mistake.</p>`);
+      return page(
+        410,
+        'This invitation was revoked',
+        html`<p>It can no longer be used to join ${realm.name}. Ask an administrator if you think this is a mistake.</p>`,
+      );
     case 'used':
       return page(410, 'This invitation has already been used', html`<p>If you created your account with it, log in at <a href="${url}">${url}</a>.</p>`);
   }
@@ -35,7 +39,9 @@ function unusable(app: App, realm: RealmInfo, state: Exclude<LinkState, 'usable'
 const errorLine = (error: string | null): Html | string => (error ? html`<p class="error" role="alert">${error}</p>` : '');
 
 function registrationForm(realm: RealmInfo, o: { key: string; email: string; invitedBy: string | null; fullName: string; error: string | null }): RawResponse {
-  const intro = o.invitedBy ? html`<p class="muted">${o.invitedBy} invited you to ${realm.name}.</p>` : html`<p class="muted">Create your account in ${realm.name}.</p>`;
+  const intro = o.invitedBy
+    ? html`<p class="muted">${o.invitedBy} invited you to ${realm.name}.</p>`
+    : html`<p class="muted">Create your account in ${realm.name}.</p>`;
   return page(
     o.error ? 400 : 200,
     `Join ${realm.name}`,
@@ -137,12 +143,18 @@ export const routes = [
       const limiter = app.limits?.sendsEmail;
       const exhausted = limiter?.isExhausted(ip);
       if (exhausted && !exhausted.allowed) {
-        return page(429, 'Too many requests', html`<p>Too many sign-up emails were asked for from your network. Try again later.</p>`, { 'Retry-After': String(Math.ceil(exhausted.retryAfter)) });
+        return page(429, 'Too many requests', html`<p>Too many sign-up emails were asked for from your network. Try again later.</p>`, {
+          'Retry-After': String(Math.ceil(exhausted.retryAfter)),
+        });
       }
       try {
         const sent = await requestSignup(app, realm, key, email, log);
         limiter?.hit(ip);
-        return page(200, 'Check your email', html`<p>We sent a link to <strong>${sent}</strong>. Open it within a day to finish creating your account in ${realm.name}.</p>`);
+        return page(
+          200,
+          'Check your email',
+          html`<p>We sent a link to <strong>${sent}</strong>. Open it within a day to finish creating your account in ${realm.name}.</p>`,
+        );
       } catch (err) {
         return refusal(app, realm, err, (message) => joinForm(realm, key, email, message));
       }

@@ -39,11 +39,14 @@ export const routes = [
     params: { SAMLResponse: str().optional(), RelayState: str().optional() },
     response: pageOrRedirect,
     async handler({ app, realm, params, log }) {
-      if (!params.SAMLResponse || !params.RelayState) return refused('This address takes an identity provider’s answer to a login started from the login page.');
+      if (!params.SAMLResponse || !params.RelayState)
+        return refused('This address takes an identity provider’s answer to a login started from the login page.');
       if (!methodEnabled(app, realm, 'SAML')) return refused('This organization does not allow logging in with SAML.');
       if (realm.deactivated) return refused('This organization has been deactivated.');
       try {
-        const { identity, flow } = await finishSamlLogin(app, realm, params.SAMLResponse, params.RelayState, (reason) => log.info('SAML answer not verified', { reason }));
+        const { identity, flow } = await finishSamlLogin(app, realm, params.SAMLResponse, params.RelayState, (reason) =>
+          log.info('SAML answer not verified', { reason }),
+        );
         const user = await accountFor(app, realm, identity.email, identity.fullName, flow.idp.auto_signup, log);
         return await finishLogin(app, realm, user, flow, flow.next);
       } catch (err) {

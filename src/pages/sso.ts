@@ -19,15 +19,23 @@ import { finishLogin, flowParams, isSecure, safeNext } from './login.ts';
 
 export const redirect = new RawSuccess(302, 'text/html', 'A redirect');
 /** The callback's answer: on to the app (or the mobile app), or the desktop flow's page. */
-export const pageOrRedirect = new RawSuccess(200, 'text/html', 'The desktop flow\'s page', true);
+export const pageOrRedirect = new RawSuccess(200, 'text/html', "The desktop flow's page", true);
 
 export function refused(message: string, cookies: string[] = []): RawResponse {
-  return page(400, 'Login failed', html`<p role="alert" class="error">${message}</p>
-<p><a href="/login/">Back to the login page</a></p>`, {}, cookies);
+  return page(
+    400,
+    'Login failed',
+    html`<p role="alert" class="error">${message}</p>
+<p><a href="/login/">Back to the login page</a></p>`,
+    {},
+    cookies,
+  );
 }
 
-export const unknownProvider = () => page(404, 'Unknown login method', html`<p>This server has no such single sign-on provider. <a href="/login/">Back to the login page</a></p>`);
-export const methodOff = (method: string) => page(403, 'Login method not enabled', html`<p>This organization does not allow logging in with ${method}. <a href="/login/">Back to the login page</a></p>`);
+export const unknownProvider = () =>
+  page(404, 'Unknown login method', html`<p>This server has no such single sign-on provider. <a href="/login/">Back to the login page</a></p>`);
+export const methodOff = (method: string) =>
+  page(403, 'Login method not enabled', html`<p>This organization does not allow logging in with ${method}. <a href="/login/">Back to the login page</a></p>`);
 
 /** The provider sends the browser back to this organization's own address. */
 const callbackUrl = (app: App, realm: RealmInfo, name: string) => `${app.realms.url(realm)}/complete/oidc/${name}`;

@@ -21,8 +21,12 @@ async function unsubscribe(app: App, realm: RealmInfo, type: string, token: stri
   const kind = type as UnsubscribeType;
   await updateSettings(app, realm, user, { settings: { [UNSUBSCRIBE_SETTINGS[kind]]: false } });
   const url = app.realms.url(realm);
-  return page(200, 'Unsubscribed', html`<p>You will no longer get ${WHAT[kind]} from ${realm.name} at <strong>${user.deliveryEmail}</strong>.</p>
-<p class="muted">To get them again, turn them back on in your notification settings at <a href="${url}/#settings/notifications">${url}</a>.</p>`);
+  return page(
+    200,
+    'Unsubscribed',
+    html`<p>You will no longer get ${WHAT[kind]} from ${realm.name} at <strong>${user.deliveryEmail}</strong>.</p>
+<p class="muted">To get them again, turn them back on in your notification settings at <a href="${url}/#settings/notifications">${url}</a>.</p>`,
+  );
 }
 
 const htmlPage = new RawSuccess(200, 'text/html', 'An HTML page');

@@ -30,12 +30,18 @@ const stripTags = (html: string) => html.replace(/<[^>]*>/g, '');
  */
 export function mobilePushContent(html: string): string {
   let text = html
-    .replace(/<span[^>]*class="emoji emoji-([0-9a-f-]+)"[^>]*>[^<]*<\/span>/g, (_, code: string) => String.fromCodePoint(...code.split('-').map((c) => parseInt(c, 16))))
+    .replace(/<span[^>]*class="emoji emoji-([0-9a-f-]+)"[^>]*>[^<]*<\/span>/g, (_, code: string) =>
+      String.fromCodePoint(...code.split('-').map((c) => parseInt(c, 16))),
+    )
     .replace(/<img[^>]*\balt="([^"]*)"[^>]*>/g, '$1');
   // Innermost quotes first, so a quote inside a quote gets two markers.
   const innermost = /<blockquote>((?:(?!<blockquote>)[\s\S])*?)<\/blockquote>/;
   for (let m = innermost.exec(text); m; m = innermost.exec(text)) {
-    const quoted = stripTags(m[1]!).split('\n').filter((line) => line !== '').map((line) => `> ${line}\n`).join('');
+    const quoted = stripTags(m[1]!)
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => `> ${line}\n`)
+      .join('');
     text = text.slice(0, m.index) + quoted + text.slice(m.index + m[0].length);
   }
   return decodeEntities(stripTags(text));

@@ -84,10 +84,15 @@ export async function pushRecipients(app: App, realm: RealmInfo, message: Messag
   const flags = new Map(rows.map((r) => [r.userId, r.flags]));
   const users = await app.prisma.user.findMany({ where: { id: { in: [...flags.keys()] }, isActive: true, isBot: false } });
   const channelId = message.channelId;
-  const [subscriptions, topics] = channelId === null ? [[], []] : await Promise.all([
-    app.prisma.subscription.findMany({ where: { channelId, userId: { in: users.map((u) => u.id) }, active: true } }),
-    app.prisma.userTopic.findMany({ where: { channelId, userId: { in: users.map((u) => u.id) }, topic: { equals: message.topic, mode: 'insensitive' } } }),
-  ]);
+  const [subscriptions, topics] =
+    channelId === null
+      ? [[], []]
+      : await Promise.all([
+          app.prisma.subscription.findMany({ where: { channelId, userId: { in: users.map((u) => u.id) }, active: true } }),
+          app.prisma.userTopic.findMany({
+            where: { channelId, userId: { in: users.map((u) => u.id) }, topic: { equals: message.topic, mode: 'insensitive' } },
+          }),
+        ]);
   const subscriptionOf = new Map<number, Subscription>(subscriptions.map((s) => [s.userId, s]));
   const visibilityOf = new Map(topics.map((t) => [t.userId, t.visibility]));
   const wanted: { user: User; online: boolean; viaGroup: boolean }[] = [];
@@ -105,9 +110,11 @@ export async function pushRecipients(app: App, realm: RealmInfo, message: Messag
       const followed = visibility === FOLLOWED;
       const wildcard = (bits & (FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned)) !== 0;
       const mention = offline && (bits & FLAG_BITS.mentioned) !== 0;
-      const wildcardNotice = offline && wildcard && (
-        (followed && s.enable_followed_topic_wildcard_mentions_notify) ||
-        (sub !== undefined && allowsInTopic(sub.isMuted, visibility, sub.wildcardMentionsNotify, s.wildcard_mentions_notify)));
+      const wildcardNotice =
+        offline &&
+        wildcard &&
+        ((followed && s.enable_followed_topic_wildcard_mentions_notify) ||
+          (sub !== undefined && allowsInTopic(sub.isMuted, visibility, sub.wildcardMentionsNotify, s.wildcard_mentions_notify)));
       const followedNotice = followed && s.enable_followed_topic_push_notifications;
       const channelNotice = sub !== undefined && allowsInTopic(sub.isMuted, visibility, sub.pushNotifications, s.enable_stream_push_notifications);
       notify = mention || wildcardNotice || followedNotice || channelNotice;
@@ -115,7 +122,11 @@ export async function pushRecipients(app: App, realm: RealmInfo, message: Messag
     }
     if (notify) wanted.push({ user, online: s.enable_online_push_notifications, viaGroup });
   }
-  const idle = await idleUserIds(app, realm, wanted.filter((w) => !w.online).map((w) => w.user.id));
+  const idle = await idleUserIds(
+    app,
+    realm,
+    wanted.filter((w) => !w.online).map((w) => w.user.id),
+  );
   const recipients: PushRecipient[] = [];
   for (const w of wanted) {
     if (!w.online && !idle.has(w.user.id)) continue;

@@ -90,7 +90,12 @@ export async function drainPushOutbox(app: App): Promise<Date | null> {
     let unavailable = false;
     for (const [i, row] of rows.entries()) {
       if (app.pushes.stopping) {
-        await retryLater(app, 'PushOutbox', rows.slice(i).map((r) => r.id), 0);
+        await retryLater(
+          app,
+          'PushOutbox',
+          rows.slice(i).map((r) => r.id),
+          0,
+        );
         return null;
       }
       if (unavailable) {
@@ -128,11 +133,16 @@ async function handle(app: App, row: OutboxRow): Promise<Outcome> {
       return 'done';
     }
     switch (row.kind) {
-      case 'message': return await sendMessageNotifications(app, realm, row.messageId!);
-      case 'remove': return await sendToDevices(app, realm, row.userId!, null, removalPayload(app, realm, row.userId!, row.data.message_ids as number[]), 'remove');
-      case 'test': return await sendToDevices(app, realm, row.userId!, (row.data.device_id as number | null) ?? null, testPayload(app, realm, row.userId!), 'test');
-      case 'legacy_test': return await sendLegacyTest(app, realm, row);
-      case 'register': return await registerWithRelay(app, realm, row);
+      case 'message':
+        return await sendMessageNotifications(app, realm, row.messageId!);
+      case 'remove':
+        return await sendToDevices(app, realm, row.userId!, null, removalPayload(app, realm, row.userId!, row.data.message_ids as number[]), 'remove');
+      case 'test':
+        return await sendToDevices(app, realm, row.userId!, (row.data.device_id as number | null) ?? null, testPayload(app, realm, row.userId!), 'test');
+      case 'legacy_test':
+        return await sendLegacyTest(app, realm, row);
+      case 'register':
+        return await registerWithRelay(app, realm, row);
       default:
         log.error('unknown push work dropped', { id: row.id, kind: row.kind });
         return 'done';
@@ -147,7 +157,13 @@ async function handle(app: App, row: OutboxRow): Promise<Outcome> {
 /** Devices that can receive notifications: a key, and a token the relay registered. */
 function activeDevices(app: App, userIds: number[], deviceId: number | null = null): Promise<Device[]> {
   return app.prisma.device.findMany({
-    where: { userId: { in: userIds }, relayDeviceId: { not: null }, pushKey: { not: null }, pushKeyId: { not: null }, ...(deviceId === null ? {} : { id: deviceId }) },
+    where: {
+      userId: { in: userIds },
+      relayDeviceId: { not: null },
+      pushKey: { not: null },
+      pushKeyId: { not: null },
+      ...(deviceId === null ? {} : { id: deviceId }),
+    },
     orderBy: { id: 'asc' },
   });
 }
@@ -178,7 +194,11 @@ async function notify(app: App, realm: RealmInfo, requests: Record<string, unkno
 
 async function sendToDevices(app: App, realm: RealmInfo, userId: number, deviceId: number | null, payload: Payload, purpose: Purpose): Promise<Outcome> {
   const devices = await activeDevices(app, [userId], deviceId);
-  return notify(app, realm, devices.map((d) => pushRequest(d, payload, purpose)));
+  return notify(
+    app,
+    realm,
+    devices.map((d) => pushRequest(d, payload, purpose)),
+  );
 }
 
 /**
@@ -187,30 +207,41 @@ async function sendToDevices(app: App, realm: RealmInfo, userId: number, deviceI
  * recipient who read it meanwhile is skipped, also when this runs again after a relay failure.
  */
 async function sendMessageNotifications(app: App, realm: RealmInfo, messageId: number): Promise<Outcome> {
-  const message = await app.prisma.message.findUnique({ where: { id: messageId }, include: { sender: true, channel: { select: { name: true } }, directGroup: { select: { memberKey: true } } } });
+  const message = await app.prisma.message.findUnique({
+    where: { id: messageId },
+    include: { sender: true, channel: { select: { name: true } }, directGroup: { select: { memberKey: true } } },
+  });
   if (!message) return 'done';
   const recipients = await pushRecipients(app, realm, message);
   if (recipients.length === 0) return 'done';
   const marked = await app.prisma.$queryRawUnsafe<{ userId: number }[]>(
     `UPDATE "UserMessage" SET flags = flags | ${PUSH_NOTIFIED} WHERE "messageId" = $1 AND "userId" = ANY($2::int[]) AND (flags & ${FLAG_BITS.read}) = 0 RETURNING "userId"`,
-    messageId, recipients.map((r) => r.user.id),
+    messageId,
+    recipients.map((r) => r.user.id),
   );
   const unread = new Set(marked.map((r) => r.userId));
   const devices = await activeDevices(app, [...unread]);
   const notified = {
-    message, sender: message.sender, channelName: message.channel?.name ?? null,
+    message,
+    sender: message.sender,
+    channelName: message.channel?.name ?? null,
     directMembers: message.directGroup ? message.directGroup.memberKey.split(',').map(Number) : null,
   };
-  const requests = recipients.filter((r) => unread.has(r.user.id)).flatMap((r) => {
-    const payload = messagePayload(app, realm, r.user.id, notified, r.group);
-    return devices.filter((d) => d.userId === r.user.id).map((d) => pushRequest(d, payload, 'message'));
-  });
+  const requests = recipients
+    .filter((r) => unread.has(r.user.id))
+    .flatMap((r) => {
+      const payload = messagePayload(app, realm, r.user.id, notified, r.group);
+      return devices.filter((d) => d.userId === r.user.id).map((d) => pushRequest(d, payload, 'message'));
+    });
   return notify(app, realm, requests);
 }
 
 async function sendLegacyTest(app: App, realm: RealmInfo, row: OutboxRow): Promise<Outcome> {
   const answer = await postToRelay(app, '/push/test_notification', {
-    realm_uuid: realmUuid(realm), user_id: row.userId, token: row.data.token, token_kind: row.data.token_kind,
+    realm_uuid: realmUuid(realm),
+    user_id: row.userId,
+    token: row.data.token,
+    token_kind: row.data.token_kind,
     base_payload: legacyBasePayload(app, realm, row.userId!),
   });
   if (answer.status >= 400) log.warn('push relay refused a test notification', { status: answer.status, code: answer.body.code });
@@ -225,7 +256,13 @@ async function failRegistration(app: App, realm: RealmInfo, row: OutboxRow, code
 /** Hands a device's token registration (encrypted for the relay) to the relay. */
 async function registerWithRelay(app: App, realm: RealmInfo, row: OutboxRow): Promise<Outcome> {
   const { device_id: deviceId, token_id: tokenId, token_kind, bouncer_public_key, encrypted_push_registration } = row.data;
-  const answer = await postToRelay(app, '/push/e2ee/register', { realm_uuid: realmUuid(realm), token_id: tokenId, token_kind, bouncer_public_key, encrypted_push_registration });
+  const answer = await postToRelay(app, '/push/e2ee/register', {
+    realm_uuid: realmUuid(realm),
+    token_id: tokenId,
+    token_kind,
+    bouncer_public_key,
+    encrypted_push_registration,
+  });
   const relayDeviceId = answer.body.device_id;
   if (answer.status < 300 && typeof relayDeviceId === 'number') {
     await completePushRegistration(app, realm, row.userId!, deviceId as number, tokenId as string, relayDeviceId);

@@ -8,8 +8,14 @@ export const MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH = 1024;
 
 export function formatChannelFolder(f: ChannelFolder): Record<string, unknown> {
   return {
-    id: f.id, name: f.name, description: f.description, rendered_description: f.renderedDescription, order: f.order,
-    date_created: timestamp(f.dateCreated), creator_id: f.creatorId, is_archived: f.isArchived,
+    id: f.id,
+    name: f.name,
+    description: f.description,
+    rendered_description: f.renderedDescription,
+    order: f.order,
+    date_created: timestamp(f.dateCreated),
+    creator_id: f.creatorId,
+    is_archived: f.isArchived,
   };
 }
 

@@ -141,7 +141,8 @@ export async function accessibleChannelByName(app: App, realm: RealmInfo, user: 
  * channel changes. Not for checks inside a transaction: those read the row the transaction sees.
  */
 export async function cachedChannel(app: App, realm: RealmInfo, ref: number | string): Promise<Channel | null> {
-  if (currentTransaction()) return typeof ref === 'number' ? app.prisma.channel.findFirst({ where: { id: ref, realmId: realm.id } }) : channelByName(app, realm, ref);
+  if (currentTransaction())
+    return typeof ref === 'number' ? app.prisma.channel.findFirst({ where: { id: ref, realmId: realm.id } }) : channelByName(app, realm, ref);
   const channel =
     typeof ref === 'number'
       ? await app.channels.row(ref, () => app.prisma.channel.findUnique({ where: { id: ref } }))
@@ -161,7 +162,11 @@ export async function subscribedChannelIds(app: App, userId: number): Promise<Se
  */
 export async function metadataUserIds(app: App, realm: RealmInfo, channel: Channel): Promise<number[]> {
   const [users, subscribers, groups] = await Promise.all([
-    app.prisma.user.findMany({ where: { realmId: realm.id, isActive: true, isSystemBot: false }, select: { id: true, role: true, dateJoined: true, isActive: true }, orderBy: { id: 'asc' } }),
+    app.prisma.user.findMany({
+      where: { realmId: realm.id, isActive: true, isSystemBot: false },
+      select: { id: true, role: true, dateJoined: true, isActive: true },
+      orderBy: { id: 'asc' },
+    }),
     subscriberIds(app, channel.id),
     app.realms.groups(realm.id),
   ]);
@@ -191,7 +196,11 @@ const daysAgo = (days: number) => new Date(Math.floor(Date.now() / DAY_MS - days
  */
 export async function channelStats(app: App, channelIds: number[]): Promise<Map<number, ChannelStats>> {
   const [counts, traffic] = await Promise.all([
-    app.prisma.subscription.groupBy({ by: ['channelId'], where: { channelId: { in: channelIds }, active: true, user: { isActive: true } }, _count: { _all: true } }),
+    app.prisma.subscription.groupBy({
+      by: ['channelId'],
+      where: { channelId: { in: channelIds }, active: true, user: { isActive: true } },
+      _count: { _all: true },
+    }),
     app.prisma.$queryRaw<{ channelId: number; recent: number; lastDay: Date }[]>`
       SELECT "channelId", coalesce(sum(messages) FILTER (WHERE day > ${daysAgo(28)}::date), 0)::int AS recent, max(day) AS "lastDay"
         FROM "ChannelMessageDay" WHERE "channelId" = ANY(${channelIds}::int[]) AND day >= ${daysAgo(RECENTLY_ACTIVE_DAYS)}::date
@@ -275,7 +284,8 @@ export async function listChannels(app: App, realm: RealmInfo, user: User, o: Ch
     subscribedChannelIds(app, user.id),
   ]);
   const access = (c: Channel) => accessRules(user, c, subscribed.has(c.id), groups, realm);
-  const ownerSubscribed = o.includeOwnerSubscribed && user.isBot && user.botOwnerId !== null ? await subscribedChannelIds(app, user.botOwnerId) : new Set<number>();
+  const ownerSubscribed =
+    o.includeOwnerSubscribed && user.isBot && user.botOwnerId !== null ? await subscribedChannelIds(app, user.botOwnerId) : new Set<number>();
   const picked = all.filter((c) => {
     if (o.includeAll) return access(c).metadata;
     if (ownerSubscribed.has(c.id)) return true;
@@ -287,7 +297,10 @@ export async function listChannels(app: App, realm: RealmInfo, user: User, o: Ch
     );
   });
   picked.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const stats = await channelStats(app, picked.map((c) => c.id));
+  const stats = await channelStats(
+    app,
+    picked.map((c) => c.id),
+  );
   const defaults = o.includeDefault ? new Set(await defaultChannelIds(app, realm.id)) : null;
   return picked.map((c) => ({ ...formatChannel(realm, c, stats.get(c.id)!), ...(defaults ? { is_default: defaults.has(c.id) } : {}) }));
 }

@@ -29,7 +29,10 @@ export async function defaultChannelGroups(app: App, realmId: number): Promise<D
     name: g.name,
     id: g.id,
     description: g.description,
-    streams: g.channels.map((c) => c.channel).sort(byName).map((c) => c.id),
+    streams: g.channels
+      .map((c) => c.channel)
+      .sort(byName)
+      .map((c) => c.id),
   }));
 }
 

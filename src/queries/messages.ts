@@ -91,7 +91,14 @@ export interface PresentOptions {
 }
 
 /** One viewer's copy of a message object: content format, avatar, topic name and flags. */
-export function presentMessage(obj: Record<string, unknown>, m: FullMessage, viewer: User, realm: RealmInfo, flags: number, opts: PresentOptions): Record<string, unknown> {
+export function presentMessage(
+  obj: Record<string, unknown>,
+  m: FullMessage,
+  viewer: User,
+  realm: RealmInfo,
+  flags: number,
+  opts: PresentOptions,
+): Record<string, unknown> {
   const { raw_content: raw, ...rest } = obj;
   const out: Record<string, unknown> = { ...rest, flags: flagList(flags) };
   if (!opts.applyMarkdown) Object.assign(out, { content: raw, content_type: 'text/x-markdown' });
@@ -124,7 +131,15 @@ export async function loadMessages(app: App, ids: readonly number[]): Promise<Fu
  * Formats messages for one viewer; `flags` holds the viewer's bits (absent = historical). Results
  * of a search (`searchOperands` not null) carry match_content and match_subject.
  */
-export async function presentMessages(app: App, realm: RealmInfo, viewer: User, messages: readonly FullMessage[], flags: Map<number, number | null>, opts: PresentOptions, searchOperands: string[] | null = null) {
+export async function presentMessages(
+  app: App,
+  realm: RealmInfo,
+  viewer: User,
+  messages: readonly FullMessage[],
+  flags: Map<number, number | null>,
+  opts: PresentOptions,
+  searchOperands: string[] | null = null,
+) {
   const [dmUsers, linkifiers, highlights] = await Promise.all([
     conversationUsers(app, messages),
     compiledLinkifiers(app, realm.id),
@@ -145,7 +160,12 @@ export async function accessMessage(app: App, realm: RealmInfo, user: User, id: 
   if (!message) throw invalidMessage();
   const um = await app.prisma.userMessage.findUnique({ where: { userId_messageId: { userId: user.id, messageId: id } } });
   if (um) return { message, flags: um.flags };
-  await checkHistoryAccess(app, realm, user, message.channelId === null ? null : await app.prisma.channel.findUniqueOrThrow({ where: { id: message.channelId } }));
+  await checkHistoryAccess(
+    app,
+    realm,
+    user,
+    message.channelId === null ? null : await app.prisma.channel.findUniqueOrThrow({ where: { id: message.channelId } }),
+  );
   return { message, flags: null };
 }
 
@@ -189,7 +209,8 @@ export async function actionRecipientIds(app: App, messageId: number, channel: C
   // UserMessage has no relation to User (no foreign key, see the schema), hence the SQL join.
   const nonGuestHolders = await app.prisma.$queryRawUnsafe<{ userId: number }[]>(
     'SELECT um."userId" FROM "UserMessage" um JOIN "User" u ON u.id = um."userId" WHERE um."messageId" = $1 AND u.role <> $2',
-    messageId, Role.GUEST,
+    messageId,
+    Role.GUEST,
   );
   return [...new Set([...subscribers, ...nonGuestHolders.map((r) => r.userId)])];
 }
@@ -251,7 +272,10 @@ async function firstUnread(app: App, from: string, where: string, params: unknow
   if (found) return found.id;
   const [{ scanned }] = await app.prisma.$queryRawUnsafe<{ scanned: number }[]>(`SELECT count(*)::int AS scanned FROM (${oldestUnread}) u`, params[0]);
   if (scanned < FIRST_UNREAD_SCAN) return null;
-  const [first] = await app.prisma.$queryRawUnsafe<Row[]>(`SELECT m.id FROM ${from} WHERE ${where} AND um.flags IS NOT NULL AND ${unread} ORDER BY m.id LIMIT 1`, ...params);
+  const [first] = await app.prisma.$queryRawUnsafe<Row[]>(
+    `SELECT m.id FROM ${from} WHERE ${where} AND um.flags IS NOT NULL AND ${unread} ORDER BY m.id LIMIT 1`,
+    ...params,
+  );
   return first?.id ?? null;
 }
 
@@ -285,7 +309,13 @@ export async function fetchRange(app: App, realm: RealmInfo, user: User, q: Rang
  * GET /messages/matches_narrow (Zulip's messages_in_narrow): which of `ids` the user received
  * match the narrow, with the content and topic a search result shows.
  */
-export async function matchesNarrow(app: App, realm: RealmInfo, user: User, ids: readonly number[], narrowTerms: readonly NarrowTerm[]): Promise<Record<string, { match_content: string; match_subject: string }>> {
+export async function matchesNarrow(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  ids: readonly number[],
+  narrowTerms: readonly NarrowTerm[],
+): Promise<Record<string, { match_content: string; match_subject: string }>> {
   if (ids.length === 0) return {};
   // Only received messages, as in Zulip: no channel history here.
   const narrow = { ...(await compileNarrow(app, realm, user, narrowTerms, [user.id, [...ids]])), history: false };
@@ -319,7 +349,8 @@ export function htmlDiff(oldHtml: string, newHtml: string): string {
   if (a.length * b.length > MAX_DIFF_CELLS) return `<span class="highlight_text_inserted">${newHtml}</span>`;
   // lcs[i][j]: length of the longest common subsequence of a[i..] and b[j..].
   const lcs = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
-  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
   const out: string[] = [];
   let run: { kind: 'deleted' | 'inserted'; text: string } | null = null;
   const flush = () => {

@@ -23,7 +23,12 @@ export type NarrowTerm = { operator: string; operand: string | number | number[]
 
 /** Legacy operator names (Zulip still takes the underscore spellings too) and the operator each now is. */
 export const CANONICAL_OPERATORS: Record<string, string> = {
-  stream: 'channel', streams: 'channels', subject: 'topic', 'pm-with': 'dm', pm_with: 'dm', group_pm_with: 'group-pm-with',
+  stream: 'channel',
+  streams: 'channels',
+  subject: 'topic',
+  'pm-with': 'dm',
+  pm_with: 'dm',
+  group_pm_with: 'group-pm-with',
 };
 
 /** Zulip's BadNarrowOperatorError, whose `desc` the error carries too. */
@@ -56,7 +61,13 @@ class SqlParams {
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-async function channelCondition(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand'], sql: SqlParams): Promise<{ cond: string; history: boolean }> {
+async function channelCondition(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  value: NarrowTerm['operand'],
+  sql: SqlParams,
+): Promise<{ cond: string; history: boolean }> {
   const channel =
     typeof value === 'number'
       ? await app.prisma.channel.findFirst({ where: { id: value, realmId: realm.id } })
@@ -72,12 +83,27 @@ async function channelCondition(app: App, realm: RealmInfo, user: User, value: N
 const operandText = (value: NarrowTerm['operand']) => (Array.isArray(value) ? `[${value.join(', ')}]` : String(value));
 
 /** The users an operand names (ids, or comma-separated emails); `unknown` describes the error when one is not found. */
-async function userIdsOf(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand'], unknown = `unknown user ${operandText(value)}`): Promise<number[]> {
-  const items = Array.isArray(value) ? value : typeof value === 'number' ? [value] : value.split(',').map((s) => s.trim()).filter(Boolean);
+async function userIdsOf(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  value: NarrowTerm['operand'],
+  unknown = `unknown user ${operandText(value)}`,
+): Promise<number[]> {
+  const items = Array.isArray(value)
+    ? value
+    : typeof value === 'number'
+      ? [value]
+      : value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
   const ids: number[] = [];
   for (const item of items) {
     const found =
-      typeof item === 'number' ? await app.prisma.user.findFirst({ where: { id: item, realmId: realm.id }, select: { id: true } }) : await findUserByEmail(app, realm, item, user);
+      typeof item === 'number'
+        ? await app.prisma.user.findFirst({ where: { id: item, realmId: realm.id }, select: { id: true } })
+        : await findUserByEmail(app, realm, item, user);
     if (!found) throw badNarrow(unknown);
     ids.push(found.id);
   }
@@ -153,7 +179,9 @@ function commonLexemes(app: App): Promise<Set<string>> {
 /** Up to one more than RARE_SEARCH_MATCHES ids of the messages that match. */
 async function rareMatches(app: App, query: string): Promise<number[]> {
   const [row] = await app.prisma.$queryRawUnsafe<{ ids: number[] }[]>(
-    `SELECT array(SELECT id FROM "Message" WHERE "searchVector" @@ $1::tsquery LIMIT ${RARE_SEARCH_MATCHES + 1}) AS ids`, query);
+    `SELECT array(SELECT id FROM "Message" WHERE "searchVector" @@ $1::tsquery LIMIT ${RARE_SEARCH_MATCHES + 1}) AS ids`,
+    query,
+  );
   return row!.ids;
 }
 
@@ -250,7 +278,9 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
       const like = sql.add(`%,${id},%`);
       // group-pm-with, which dm-including replaced, names group conversations only.
       const groupsOnly = term.operator === 'group-pm-with' ? ` AND cardinality(string_to_array("memberKey", ',')) >= 3` : '';
-      return { cond: `m."directGroupId" IN (SELECT id FROM "DirectMessageGroup" WHERE "realmId" = ${sql.add(realm.id)} AND (',' || "memberKey" || ',') LIKE ${like}${groupsOnly})` };
+      return {
+        cond: `m."directGroupId" IN (SELECT id FROM "DirectMessageGroup" WHERE "realmId" = ${sql.add(realm.id)} AND (',' || "memberKey" || ',') LIKE ${like}${groupsOnly})`,
+      };
     }
     case 'in':
       if (text === 'all') return { cond: 'TRUE' };
@@ -280,7 +310,13 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
  * History is searched only for a channel the user may read whole and when no `is:` term needs
  * a UserMessage row (Zulip's ok_to_include_history).
  */
-export async function compileNarrow(app: App, realm: RealmInfo, user: User, narrow: readonly NarrowTerm[], firstParams: unknown[] = []): Promise<CompiledNarrow> {
+export async function compileNarrow(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  narrow: readonly NarrowTerm[],
+  firstParams: unknown[] = [],
+): Promise<CompiledNarrow> {
   const sql = new SqlParams(firstParams);
   const conditions: string[] = [];
   let history = false;

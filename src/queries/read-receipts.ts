@@ -19,7 +19,9 @@ export async function readReceipts(app: App, realm: RealmInfo, user: User, messa
         AND NOT EXISTS (SELECT 1 FROM "MutedUser" mu
                          WHERE (mu."userId" = um."userId" AND mu."mutedUserId" = $3) OR (mu."userId" = $3 AND mu."mutedUserId" = um."userId"))
       ORDER BY um."userId"`,
-    message.id, message.senderId, user.id,
+    message.id,
+    message.senderId,
+    user.id,
   );
   return rows.map((r) => r.userId);
 }

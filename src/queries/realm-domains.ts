@@ -11,7 +11,10 @@ export async function realmDomains(app: App, realmId: number): Promise<{ domain:
  * wrong with an address (no `+` in it, a domain of the list, or a subdomain of one that allows
  * them); null when nothing is.
  */
-export async function realmEmailChecker(app: App, realm: { id: number; settings: { emails_restricted_to_domains: boolean } }): Promise<(email: string) => string | null> {
+export async function realmEmailChecker(
+  app: App,
+  realm: { id: number; settings: { emails_restricted_to_domains: boolean } },
+): Promise<(email: string) => string | null> {
   if (!realm.settings.emails_restricted_to_domains) return () => null;
   const rows = await app.prisma.realmDomain.findMany({ where: { realmId: realm.id } });
   const exact = new Set(rows.map((r) => r.domain));

@@ -20,7 +20,14 @@ export interface EmojiInfo {
 export const emojiSourceUrl = (realmId: number, fileName: string) => `/user_avatars/${realmId}/emoji/images/${fileName}`;
 
 export function emojiInfo(e: RealmEmoji): EmojiInfo {
-  return { id: String(e.id), name: e.name, source_url: emojiSourceUrl(e.realmId, e.fileName), deactivated: e.deactivated, author_id: e.authorId, still_url: null };
+  return {
+    id: String(e.id),
+    name: e.name,
+    source_url: emojiSourceUrl(e.realmId, e.fileName),
+    deactivated: e.deactivated,
+    author_id: e.authorId,
+    still_url: null,
+  };
 }
 
 type Reader = Pick<Prisma.TransactionClient, 'realmEmoji'>;
@@ -37,7 +44,8 @@ export async function realmEmojiDict(db: Reader, realmId: number): Promise<Recor
  */
 const emojiByName = realmCache(async (app, realmId) => {
   const byName = new Map<string, RealmEmoji[]>();
-  for (const e of await app.db.prisma.realmEmoji.findMany({ where: { realmId }, orderBy: { id: 'asc' } })) byName.set(e.name, [...(byName.get(e.name) ?? []), e]);
+  for (const e of await app.db.prisma.realmEmoji.findMany({ where: { realmId }, orderBy: { id: 'asc' } }))
+    byName.set(e.name, [...(byName.get(e.name) ?? []), e]);
   return byName;
 });
 

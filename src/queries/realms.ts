@@ -4,13 +4,7 @@ import { isValidEmail } from '../domain/email-address.ts';
 import type { Scheme } from '../config.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
 import { currentTransaction, type OpenTransaction } from '../db/transaction.ts';
-import {
-  REALM_PERMISSION_DEFAULTS,
-  type GroupSettingValue,
-  type RealmPermission,
-  type RealmSettings,
-  realmSettingsSchema,
-} from '../domain/realm-settings.ts';
+import { REALM_PERMISSION_DEFAULTS, type GroupSettingValue, type RealmPermission, type RealmSettings, realmSettingsSchema } from '../domain/realm-settings.ts';
 import type { SystemGroupName } from '../domain/roles.ts';
 import type { UserSettings } from '../domain/user-settings.ts';
 
@@ -79,9 +73,10 @@ export class RealmDirectory {
     const groups = await this.prisma.userGroup.findMany({ where: { realmId: id, isSystemGroup: true }, select: { id: true, name: true } });
     const systemGroups = Object.fromEntries(groups.map((g) => [g.name, g.id])) as Record<SystemGroupName, number>;
     const stored = (row.permissions ?? {}) as Record<string, GroupSettingValue>;
-    const permissions = Object.fromEntries(
-      Object.entries(REALM_PERMISSION_DEFAULTS).map(([k, def]) => [k, stored[k] ?? systemGroups[def]]),
-    ) as Record<RealmPermission, GroupSettingValue>;
+    const permissions = Object.fromEntries(Object.entries(REALM_PERMISSION_DEFAULTS).map(([k, def]) => [k, stored[k] ?? systemGroups[def]])) as Record<
+      RealmPermission,
+      GroupSettingValue
+    >;
     const info: RealmInfo = {
       id: row.id,
       subdomain: row.subdomain,

@@ -41,7 +41,8 @@ async function settingsRows(app: App, { senders, recipients }: SettingsRequest):
     `SELECT "userId", word, NULL::int AS muted FROM "AlertWord" WHERE "userId" = ANY($1::int[])
      UNION ALL
      SELECT "userId", NULL, "mutedUserId" FROM "MutedUser" WHERE "mutedUserId" = ANY($2::int[]) AND "userId" = ANY($1::int[])`,
-    recipients, senders,
+    recipients,
+    senders,
   );
 }
 
@@ -68,10 +69,17 @@ export async function recipientSettings(app: App, senders: readonly number[], re
   if (inTransaction()) return settingsOf(request, await settingsRows(app, request));
   let reads = batchReads.get(app);
   if (!reads) {
-    reads = new GroupCommit(async (requests) => {
-      const rows = await settingsRows(app, { senders: [...new Set(requests.flatMap((r) => r.senders))], recipients: [...new Set(requests.flatMap((r) => r.recipients))] });
-      return requests.map((r) => settingsOf(r, rows));
-    }, READS_IN_FLIGHT, REQUESTS_PER_READ);
+    reads = new GroupCommit(
+      async (requests) => {
+        const rows = await settingsRows(app, {
+          senders: [...new Set(requests.flatMap((r) => r.senders))],
+          recipients: [...new Set(requests.flatMap((r) => r.recipients))],
+        });
+        return requests.map((r) => settingsOf(r, rows));
+      },
+      READS_IN_FLIGHT,
+      REQUESTS_PER_READ,
+    );
     batchReads.set(app, reads);
   }
   return reads.write(request);

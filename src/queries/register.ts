@@ -60,10 +60,25 @@ const COMMON_POLICIES: Partial<Record<SystemGroupName, number>> = { 'role:member
 const LEGACY_POLICIES: [string, RealmPermission, Partial<Record<SystemGroupName, number>>, number][] = [
   ['create_public_stream_policy', 'can_create_public_channel_group', COMMON_POLICIES, 1],
   ['create_private_stream_policy', 'can_create_private_channel_group', COMMON_POLICIES, 1],
-  ['create_web_public_stream_policy', 'can_create_web_public_channel_group', { 'role:administrators': 2, 'role:moderators': 4, 'role:nobody': 6, 'role:owners': 7 }, 4],
-  ['wildcard_mention_policy', 'can_mention_many_users_group', {
-    'role:everyone': 1, 'role:members': 2, 'role:fullmembers': 3, 'role:administrators': 5, 'role:nobody': 6, 'role:moderators': 7,
-  }, 1],
+  [
+    'create_web_public_stream_policy',
+    'can_create_web_public_channel_group',
+    { 'role:administrators': 2, 'role:moderators': 4, 'role:nobody': 6, 'role:owners': 7 },
+    4,
+  ],
+  [
+    'wildcard_mention_policy',
+    'can_mention_many_users_group',
+    {
+      'role:everyone': 1,
+      'role:members': 2,
+      'role:fullmembers': 3,
+      'role:administrators': 5,
+      'role:nobody': 6,
+      'role:moderators': 7,
+    },
+    1,
+  ],
 ];
 
 /** A stable id for the organization (realm_uuid), derived so that it needs no stored column. */
@@ -170,7 +185,10 @@ async function realmUserSection(app: App, realm: RealmInfo, user: User, o: Snaps
   ]);
   // Users the viewer cannot access: left out for clients that allow it, else an "Unknown user".
   const users = accessible && hasCapability(o.queue, 'user_list_incomplete') ? all.filter((u) => accessible.has(u.id)) : all;
-  const profiles = await profileData(app, users.map((u) => u.id));
+  const profiles = await profileData(
+    app,
+    users.map((u) => u.id),
+  );
   const entries = users.map((u) =>
     accessible && !accessible.has(u.id)
       ? unknownUser(app, realm, u.id)
@@ -213,15 +231,28 @@ async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: Sn
   const pastRows = await app.prisma.subscription.findMany({ where: { userId: user.id, active: false } });
   const past = new Map(pastRows.map((r) => [r.channelId, r]));
   const visible = await listChannels(app, realm, user, {
-    includePublic: true, includeWebPublic: false, includeSubscribed: false, excludeArchived: !archived,
-    includeAll: true, includeDefault: false, includeOwnerSubscribed: false, includeCanAccessContent: false,
+    includePublic: true,
+    includeWebPublic: false,
+    includeSubscribed: false,
+    excludeArchived: !archived,
+    includeAll: true,
+    includeDefault: false,
+    includeOwnerSubscribed: false,
+    includeCanAccessContent: false,
   });
   const others = visible.filter((c) => !subscribedIds.has(c.stream_id as number));
-  const subscribers = withSubscribers ? await subscribersByChannel(app, others.map((c) => c.stream_id as number)) : undefined;
+  const subscribers = withSubscribers
+    ? await subscribersByChannel(
+        app,
+        others.map((c) => c.stream_id as number),
+      )
+    : undefined;
   const list = (c: State) => subscribers?.get(c.stream_id as number) ?? [];
   const withList = (c: State) => (subscribers ? { ...c, subscribers: list(c) } : c);
   // A former subscription keeps the user's settings for the channel, as in Zulip.
-  const unsubscribed = others.filter((c) => past.has(c.stream_id as number)).map((c) => formatSubscription(c, past.get(c.stream_id as number)!, subscribers && list(c)));
+  const unsubscribed = others
+    .filter((c) => past.has(c.stream_id as number))
+    .map((c) => formatSubscription(c, past.get(c.stream_id as number)!, subscribers && list(c)));
   if (!hasCapability(o.queue, 'notification_settings_null')) {
     const inherited = inheritedNotificationSettings(user.settings);
     for (const subs of [subscriptions, unsubscribed]) subs.forEach((sub, i) => (subs[i] = withInheritedSettings(sub, inherited)));
@@ -338,7 +369,10 @@ async function recentConversations(app: App, user: User): Promise<State> {
   return {
     recent_private_conversations: rows.map((r) => ({
       max_message_id: Number(r.maxId),
-      user_ids: r.memberKey.split(',').map(Number).filter((id) => id !== user.id),
+      user_ids: r.memberKey
+        .split(',')
+        .map(Number)
+        .filter((id) => id !== user.id),
     })),
   };
 }
@@ -421,8 +455,14 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   if (o.includeStreams) {
     query('stream', async () => ({
       streams: await listChannels(app, realm, user, {
-        includePublic: false, includeWebPublic: false, includeSubscribed: false, excludeArchived: !hasCapability(o.queue, 'archived_channels'),
-        includeAll: true, includeDefault: false, includeOwnerSubscribed: false, includeCanAccessContent: false,
+        includePublic: false,
+        includeWebPublic: false,
+        includeSubscribed: false,
+        excludeArchived: !hasCapability(o.queue, 'archived_channels'),
+        includeAll: true,
+        includeDefault: false,
+        includeOwnerSubscribed: false,
+        includeCanAccessContent: false,
       }),
     }));
   }
@@ -437,7 +477,10 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('reminders', async () => ({ reminders: await listReminders(app, id) }));
   query('channel_folders', async () => ({ channel_folders: await channelFolders(app, realm.id, true) }));
   query('user_status', async () => ({ user_status: await realmUserStatuses(app, realm, user) }));
-  query('custom_profile_fields', async () => ({ custom_profile_fields: await profileFields(app, realm.id), custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES }));
+  query('custom_profile_fields', async () => ({
+    custom_profile_fields: await profileFields(app, realm.id),
+    custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES,
+  }));
   query('user_topic', async () => ({ user_topics: await userTopics(app, id) }));
   if (wantsMutedTopics(wants, o)) query('muted_topics', async () => ({ muted_topics: await mutedTopics(app, id) }));
   query('muted_users', async () => ({ muted_users: await mutedUsers(app, id) }));
@@ -454,10 +497,14 @@ const SPECTATOR_EMAIL = 'username@example.com';
  * organization data needed to read them; everything personal is empty.
  */
 function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants: Wants, query: Query): void {
-  const webPublic = () => app.prisma.channel.findMany({ where: { realmId: realm.id, isWebPublic: true, inviteOnly: false, isArchived: false }, orderBy: { name: 'asc' } });
+  const webPublic = () =>
+    app.prisma.channel.findMany({ where: { realmId: realm.id, isWebPublic: true, inviteOnly: false, isArchived: false }, orderBy: { name: 'asc' } });
   const formatted = async () => {
     const channels = await webPublic();
-    const stats = await channelStats(app, channels.map((c) => c.id));
+    const stats = await channelStats(
+      app,
+      channels.map((c) => c.id),
+    );
     return channels.map((c) => formatChannel(realm, c, stats.get(c.id)!));
   };
   query('realm_user', async () => {
@@ -466,19 +513,38 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
     const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e);
 
     return {
-      realm_users: withActive(true), realm_non_active_users: withActive(false), cross_realm_bots: systemBots,
-      user_id: 0, email: SPECTATOR_EMAIL, delivery_email: SPECTATOR_EMAIL, full_name: 'Anonymous User',
-      avatar_source: 'G', avatar_url: gravatarUrl(SPECTATOR_EMAIL, 1), avatar_url_medium: gravatarUrl(SPECTATOR_EMAIL, 1, true),
-      ...roleFlags(Role.GUEST), is_moderator: false,
-      can_create_public_streams: false, can_create_private_streams: false, can_create_web_public_streams: false, can_create_streams: false,
+      realm_users: withActive(true),
+      realm_non_active_users: withActive(false),
+      cross_realm_bots: systemBots,
+      user_id: 0,
+      email: SPECTATOR_EMAIL,
+      delivery_email: SPECTATOR_EMAIL,
+      full_name: 'Anonymous User',
+      avatar_source: 'G',
+      avatar_url: gravatarUrl(SPECTATOR_EMAIL, 1),
+      avatar_url_medium: gravatarUrl(SPECTATOR_EMAIL, 1, true),
+      ...roleFlags(Role.GUEST),
+      is_moderator: false,
+      can_create_public_streams: false,
+      can_create_private_streams: false,
+      can_create_web_public_streams: false,
+      can_create_streams: false,
       can_invite_others_to_realm: false,
     };
   });
   // Each web-public channel as a fresh subscription would look.
   query('subscription', async () => ({
     subscriptions: (await formatted()).map((c, i) => ({
-      ...c, color: SUBSCRIPTION_COLORS[i % SUBSCRIPTION_COLORS.length], is_muted: false, in_home_view: true, pin_to_top: false,
-      desktop_notifications: true, audible_notifications: true, push_notifications: true, email_notifications: true, wildcard_mentions_notify: true,
+      ...c,
+      color: SUBSCRIPTION_COLORS[i % SUBSCRIPTION_COLORS.length],
+      is_muted: false,
+      in_home_view: true,
+      pin_to_top: false,
+      desktop_notifications: true,
+      audible_notifications: true,
+      push_notifications: true,
+      email_notifications: true,
+      wildcard_mentions_notify: true,
     })),
     unsubscribed: [],
     never_subscribed: [],
@@ -503,10 +569,17 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
 
 /** Personal lists a spectator has none of: [event type, key]. */
 const NOTHING_FOR_SPECTATORS: [string, string][] = [
-  ['drafts', 'drafts'], ['saved_snippets', 'saved_snippets'], ['navigation_views', 'navigation_views'], ['starred_messages', 'starred_messages'],
-  ['recent_private_conversations', 'recent_private_conversations'], ['user_topic', 'user_topics'], ['realm_bot', 'realm_bots'],
-  ['scheduled_messages', 'scheduled_messages'], ['reminders', 'reminders'],
-  ['muted_users', 'muted_users'], ['alert_words', 'alert_words'],
+  ['drafts', 'drafts'],
+  ['saved_snippets', 'saved_snippets'],
+  ['navigation_views', 'navigation_views'],
+  ['starred_messages', 'starred_messages'],
+  ['recent_private_conversations', 'recent_private_conversations'],
+  ['user_topic', 'user_topics'],
+  ['realm_bot', 'realm_bots'],
+  ['scheduled_messages', 'scheduled_messages'],
+  ['reminders', 'reminders'],
+  ['muted_users', 'muted_users'],
+  ['alert_words', 'alert_words'],
 ];
 
 /** Zulip sends at most the oldest 10,000 starred messages. */
@@ -534,8 +607,12 @@ async function linkifierSection(app: App, realm: RealmInfo, o: SnapshotOptions):
   const rows = await app.prisma.linkifier.findMany({ where: { realmId: realm.id }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
   return {
     realm_linkifiers: rows.map((l) => ({
-      id: l.id, pattern: l.pattern, url_template: l.urlTemplate, example_input: l.exampleInput,
-      reverse_template: l.reverseTemplate, alternative_url_templates: l.alternativeUrlTemplates,
+      id: l.id,
+      pattern: l.pattern,
+      url_template: l.urlTemplate,
+      example_input: l.exampleInput,
+      reverse_template: l.reverseTemplate,
+      alternative_url_templates: l.alternativeUrlTemplates,
     })),
   };
 }

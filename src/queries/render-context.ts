@@ -38,15 +38,16 @@ function scanNames(content: string): Names {
 }
 
 async function mentionUsers(app: App, realm: RealmInfo, names: Names): Promise<MarkdownContext['users']> {
-  const rows = names.userIds.length || names.userNames.length
-    ? await app.prisma.user.findMany({
-        where: {
-          realmId: realm.id,
-          OR: [{ id: { in: names.userIds } }, ...names.userNames.map((n) => ({ fullName: equalsIgnoringCase(n) }))],
-        },
-        select: { id: true, fullName: true, isActive: true },
-      })
-    : [];
+  const rows =
+    names.userIds.length || names.userNames.length
+      ? await app.prisma.user.findMany({
+          where: {
+            realmId: realm.id,
+            OR: [{ id: { in: names.userIds } }, ...names.userNames.map((n) => ({ fullName: equalsIgnoringCase(n) }))],
+          },
+          select: { id: true, fullName: true, isActive: true },
+        })
+      : [];
   const byId = new Map<number, MentionUser>(rows.map((r) => [r.id, r]));
   const byName = new Map<string, MentionUser[]>();
   for (const r of rows) byName.set(r.fullName.toLowerCase(), [...(byName.get(r.fullName.toLowerCase()) ?? []), r]);

@@ -10,22 +10,35 @@ export const DeliveryType = { SEND_LATER: 1, REMIND: 2 } as const;
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
 export function formatScheduledMessage(s: ScheduledMessage): Record<string, unknown> {
-  const common = { scheduled_message_id: s.id, content: s.content, rendered_content: s.renderedContent, scheduled_delivery_timestamp: seconds(s.scheduledTimestamp), failed: s.failed };
-  return s.channelId === null
-    ? { ...common, type: 'private', to: s.directTo }
-    : { ...common, type: 'stream', to: s.channelId, topic: s.topic };
+  const common = {
+    scheduled_message_id: s.id,
+    content: s.content,
+    rendered_content: s.renderedContent,
+    scheduled_delivery_timestamp: seconds(s.scheduledTimestamp),
+    failed: s.failed,
+  };
+  return s.channelId === null ? { ...common, type: 'private', to: s.directTo } : { ...common, type: 'stream', to: s.channelId, topic: s.topic };
 }
 
 export function formatReminder(s: ScheduledMessage): Record<string, unknown> {
   return {
-    reminder_id: s.id, type: 'private', to: s.directTo, content: s.content, rendered_content: s.renderedContent,
-    scheduled_delivery_timestamp: seconds(s.scheduledTimestamp), failed: s.failed, reminder_target_message_id: s.reminderTargetMessageId,
+    reminder_id: s.id,
+    type: 'private',
+    to: s.directTo,
+    content: s.content,
+    rendered_content: s.renderedContent,
+    scheduled_delivery_timestamp: seconds(s.scheduledTimestamp),
+    failed: s.failed,
+    reminder_target_message_id: s.reminderTargetMessageId,
   };
 }
 
 /** The user's undelivered rows of one kind, failed ones included, soonest first. */
 function undelivered(app: App, userId: number, deliveryType: number): Promise<ScheduledMessage[]> {
-  return app.prisma.scheduledMessage.findMany({ where: { senderId: userId, deliveryType, delivered: false }, orderBy: [{ scheduledTimestamp: 'asc' }, { id: 'asc' }] });
+  return app.prisma.scheduledMessage.findMany({
+    where: { senderId: userId, deliveryType, delivered: false },
+    orderBy: [{ scheduledTimestamp: 'asc' }, { id: 'asc' }],
+  });
 }
 
 export async function listScheduledMessages(app: App, userId: number): Promise<Record<string, unknown>[]> {
@@ -39,7 +52,9 @@ export async function listReminders(app: App, userId: number): Promise<Record<st
 /** When the soonest row still to be sent falls due, if any. */
 export async function nextDueTime(app: App): Promise<Date | null> {
   const next = await app.prisma.scheduledMessage.findFirst({
-    where: { delivered: false, failed: false }, orderBy: { scheduledTimestamp: 'asc' }, select: { scheduledTimestamp: true },
+    where: { delivered: false, failed: false },
+    orderBy: { scheduledTimestamp: 'asc' },
+    select: { scheduledTimestamp: true },
   });
   return next?.scheduledTimestamp ?? null;
 }

@@ -21,7 +21,11 @@ export function searchOperandsOf(narrow: readonly NarrowTerm[]): string[] | null
 }
 
 /** Each message's search fields, highlighting the words of every operand. */
-export async function searchFields(app: App, messages: readonly { id: number; topic: string }[], operands: readonly string[]): Promise<Map<number, SearchFields>> {
+export async function searchFields(
+  app: App,
+  messages: readonly { id: number; topic: string }[],
+  operands: readonly string[],
+): Promise<Map<number, SearchFields>> {
   if (messages.length === 0) return new Map();
   const rows = await app.prisma.$queryRawUnsafe<({ id: number } & SearchFields)[]>(
     `SELECT m.id, ts_headline('${SEARCH_CONFIG}', m."renderedContent", q.query, $4) AS match_content,

@@ -3,7 +3,15 @@
 import type { App } from '../app.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/passwords.ts';
 import { MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH } from './channel-folders.ts';
-import { CHANNEL_PERMISSION_DEFAULTS, CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_REMINDER_NOTE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
+import {
+  CHANNEL_PERMISSION_DEFAULTS,
+  CHANNEL_SETTINGS_WITHOUT_EVERYONE,
+  MAX_CHANNEL_DESCRIPTION_LENGTH,
+  MAX_CHANNEL_NAME_LENGTH,
+  MAX_MESSAGE_LENGTH,
+  MAX_REMINDER_NOTE_LENGTH,
+  MAX_TOPIC_LENGTH,
+} from '../domain/channel-settings.ts';
 import { type GroupSettingRules, REALM_PERMISSION_DEFAULTS, REALM_PERMISSION_RULES } from '../domain/realm-settings.ts';
 import { USER_GROUP_PERMISSION_DEFAULTS, USER_GROUP_PERMISSION_RULES } from '../domain/user-groups.ts';
 import { DEFAULT_EXTERNAL_ACCOUNTS } from '../domain/profile-fields.ts';
@@ -101,9 +109,7 @@ const mapSettings = <K extends string>(defaults: Record<K, string>, setting: (na
 
 const SUPPORTED_PERMISSION_SETTINGS = {
   realm: mapSettings(REALM_PERMISSION_DEFAULTS, (name, def) => permissionSetting(REALM_PERMISSION_RULES[name], def)),
-  stream: mapSettings(CHANNEL_PERMISSION_DEFAULTS, (name, def) =>
-    permissionSetting({ allowEveryone: !CHANNEL_SETTINGS_WITHOUT_EVERYONE.has(name) }, def),
-  ),
+  stream: mapSettings(CHANNEL_PERMISSION_DEFAULTS, (name, def) => permissionSetting({ allowEveryone: !CHANNEL_SETTINGS_WITHOUT_EVERYONE.has(name) }, def)),
   group: mapSettings(USER_GROUP_PERMISSION_DEFAULTS, (name, def) =>
     permissionSetting(USER_GROUP_PERMISSION_RULES[name], def, def === 'group_creator' ? 'role:nobody' : def),
   ),

@@ -71,7 +71,13 @@ async function loadSubscribers(app: App, channelIds: number[]): Promise<Map<numb
 
 /** GET /users/me/subscriptions: the user's active subscriptions to channels that are not archived. */
 /** Archived channels keep their subscriptions; only clients with `archived_channels` see them. */
-export async function userSubscriptions(app: App, realm: RealmInfo, user: User, includeSubscribers: boolean, includeArchived = false): Promise<Record<string, unknown>[]> {
+export async function userSubscriptions(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  includeSubscribers: boolean,
+  includeArchived = false,
+): Promise<Record<string, unknown>[]> {
   const subs = await app.prisma.subscription.findMany({
     where: { userId: user.id, active: true, ...(includeArchived ? {} : { channel: { isArchived: false } }) },
     include: { channel: true },
@@ -84,7 +90,11 @@ export async function userSubscriptions(app: App, realm: RealmInfo, user: User, 
 
 /** GET /users/{id}/channels: the target's channels whose metadata the viewer may see, ascending. */
 export async function userChannelIds(app: App, realm: RealmInfo, viewer: User, target: User): Promise<number[]> {
-  const rows = await app.prisma.subscription.findMany({ where: { userId: target.id, active: true }, include: { channel: true }, orderBy: { channelId: 'asc' } });
+  const rows = await app.prisma.subscription.findMany({
+    where: { userId: target.id, active: true },
+    include: { channel: true },
+    orderBy: { channelId: 'asc' },
+  });
   const [groups, mine] = [await app.realms.groups(realm.id), await subscribedChannelIds(app, viewer.id)];
   return rows.filter((r) => accessRules(viewer, r.channel, mine.has(r.channelId), groups, realm).metadata).map((r) => r.channelId);
 }

@@ -20,8 +20,17 @@ export async function uploadSpaceUsed(app: App, realmId: number): Promise<number
 
 /** GET /attachments: the user's own uploads, with the messages that link to each. */
 export async function userAttachments(app: App, userId: number): Promise<Record<string, unknown>[]> {
-  const rows = await app.prisma.attachment.findMany({ where: { ownerId: userId }, orderBy: { id: 'asc' }, include: { messages: { select: { messageId: true }, orderBy: { messageId: 'asc' } } } });
-  return rows.map((a) => attachmentDict(a, a.messages.map((m) => m.messageId)));
+  const rows = await app.prisma.attachment.findMany({
+    where: { ownerId: userId },
+    orderBy: { id: 'asc' },
+    include: { messages: { select: { messageId: true }, orderBy: { messageId: 'asc' } } },
+  });
+  return rows.map((a) =>
+    attachmentDict(
+      a,
+      a.messages.map((m) => m.messageId),
+    ),
+  );
 }
 
 export async function attachmentByPath(app: App, realm: RealmInfo, pathId: string): Promise<Attachment | null> {
@@ -47,7 +56,8 @@ export async function canDownload(app: App, realm: RealmInfo, user: User | null,
   const channels = new Map<number, Channel>();
   for (const m of refs) if (m.channel) channels.set(m.channel.id, m.channel);
   if (!user) return realm.settings.enable_spectator_access && [...channels.values()].some((c) => c.isWebPublic && !c.inviteOnly);
-  if (await app.prisma.userMessage.findFirst({ where: { userId: user.id, messageId: { in: refs.map((m) => m.id) } }, select: { messageId: true } })) return true;
+  if (await app.prisma.userMessage.findFirst({ where: { userId: user.id, messageId: { in: refs.map((m) => m.id) } }, select: { messageId: true } }))
+    return true;
   for (const channel of channels.values()) if (await readsChannelHistory(app, realm, user, channel)) return true;
   return false;
 }

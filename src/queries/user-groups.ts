@@ -14,7 +14,11 @@ const ascending = (a: number, b: number) => a - b;
 
 /** Straight from the pool rather than through Prisma: a register reads every user of the organization. */
 export function activeUsers(app: App, realmId: number): Promise<PermissionSubject[]> {
-  return rawQuery<PermissionSubject>(app, 'SELECT id, role, "dateJoined", "isActive" FROM "User" WHERE "realmId" = $1 AND "isActive" AND NOT "isSystemBot" ORDER BY id', realmId);
+  return rawQuery<PermissionSubject>(
+    app,
+    'SELECT id, role, "dateJoined", "isActive" FROM "User" WHERE "realmId" = $1 AND "isActive" AND NOT "isSystemBot" ORDER BY id',
+    realmId,
+  );
 }
 
 /** A group's own permission: what was set, or Zulip's default (nobody, for system groups). */
@@ -45,7 +49,13 @@ export function directMemberIds(group: GroupInfo, users: readonly PermissionSubj
 }
 
 /** Members through subgroups too, by the one permission check, so the API and permissions agree. */
-export function groupMemberIds(realm: RealmInfo, group: GroupInfo, groups: Map<number, GroupInfo>, users: readonly PermissionSubject[], directOnly: boolean): number[] {
+export function groupMemberIds(
+  realm: RealmInfo,
+  group: GroupInfo,
+  groups: Map<number, GroupInfo>,
+  users: readonly PermissionSubject[],
+  directOnly: boolean,
+): number[] {
   if (directOnly) return directMemberIds(group, users);
   return users.filter((u) => isInGroupSetting(u, group.id, groups, realm)).map((u) => u.id);
 }

@@ -26,7 +26,11 @@ export async function userStatus(app: App, user: User): Promise<Record<string, u
 /** Register's `user_status`: every active user the viewer can access who has set something. */
 export async function realmUserStatuses(app: App, realm: RealmInfo, viewer: Viewer): Promise<Record<string, Record<string, unknown>>> {
   const [rows, accessible] = await Promise.all([
-    app.prisma.userStatus.findMany({ where: { user: { realmId: realm.id, isActive: true } }, include: { user: { select: { settings: true } } }, orderBy: { userId: 'asc' } }),
+    app.prisma.userStatus.findMany({
+      where: { user: { realmId: realm.id, isActive: true } },
+      include: { user: { select: { settings: true } } },
+      orderBy: { userId: 'asc' },
+    }),
     accessibleUserIds(app, realm, viewer),
   ]);
   const out: Record<string, Record<string, unknown>> = {};

@@ -12,14 +12,20 @@ export const TopicVisibility = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 }
 /** The user's settings in channels that are not archived, with those channels' names. */
 async function activeSettings(app: App, userId: number, visibility?: number): Promise<{ row: UserTopic; channelName: string }[]> {
   const rows = await app.prisma.userTopic.findMany({ where: { userId, visibility }, orderBy: { id: 'asc' } });
-  const channels = await app.prisma.channel.findMany({ where: { id: { in: [...new Set(rows.map((r) => r.channelId))] }, isArchived: false }, select: { id: true, name: true } });
+  const channels = await app.prisma.channel.findMany({
+    where: { id: { in: [...new Set(rows.map((r) => r.channelId))] }, isArchived: false },
+    select: { id: true, name: true },
+  });
   const names = new Map(channels.map((c) => [c.id, c.name]));
   return rows.filter((r) => names.has(r.channelId)).map((row) => ({ row, channelName: names.get(row.channelId)! }));
 }
 
 export async function userTopics(app: App, userId: number): Promise<Record<string, unknown>[]> {
   return (await activeSettings(app, userId)).map(({ row }) => ({
-    stream_id: row.channelId, topic_name: row.topic, last_updated: timestamp(row.lastUpdated), visibility_policy: row.visibility,
+    stream_id: row.channelId,
+    topic_name: row.topic,
+    last_updated: timestamp(row.lastUpdated),
+    visibility_policy: row.visibility,
   }));
 }
 
@@ -30,6 +36,9 @@ export async function mutedTopics(app: App, userId: number): Promise<[string, st
 
 /** Who follows a channel topic. */
 export async function topicFollowers(app: App, channelId: number, topic: string): Promise<number[]> {
-  const rows = await app.prisma.userTopic.findMany({ where: { channelId, topic: equalsIgnoringCase(topic), visibility: TopicVisibility.FOLLOWED }, select: { userId: true } });
+  const rows = await app.prisma.userTopic.findMany({
+    where: { channelId, topic: equalsIgnoringCase(topic), visibility: TopicVisibility.FOLLOWED },
+    select: { userId: true },
+  });
   return rows.map((r) => r.userId);
 }

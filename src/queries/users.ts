@@ -78,7 +78,13 @@ export function avatarUrl(user: AvatarFields, medium = false): string {
 
 /** The person of a `realm_user` update for a new avatar (Zulip's notify_avatar_url_change). */
 export function avatarChange(user: AvatarFields & Pick<User, 'id'>): Record<string, unknown> {
-  return { avatar_source: user.avatarSource, avatar_url: avatarUrl(user), avatar_url_medium: avatarUrl(user, true), avatar_version: user.avatarVersion, user_id: user.id };
+  return {
+    avatar_source: user.avatarSource,
+    avatar_url: avatarUrl(user),
+    avatar_url_medium: avatarUrl(user, true),
+    avatar_version: user.avatarVersion,
+    user_id: user.id,
+  };
 }
 
 export interface FormatOptions {
@@ -114,7 +120,8 @@ export function formatUser(app: App, realm: RealmInfo, user: User, viewer: Viewe
 
 /** A bot as its administrators see it (Zulip's get_owned_bot_dicts and the realm_bot events). */
 /** An outgoing-webhook bot's `services` entry (Zulip's get_service_dicts_for_bot); other bots have none. */
-export const serviceDicts = (service: BotService | null) => (service ? [{ base_url: service.baseUrl, interface: service.interface, token: service.token }] : []);
+export const serviceDicts = (service: BotService | null) =>
+  service ? [{ base_url: service.baseUrl, interface: service.interface, token: service.token }] : [];
 
 /** Bots as their administrators see them (Zulip's bot dicts), with their services and default channels, in two queries. */
 export async function botDicts(app: App, realm: RealmInfo, bots: readonly User[]): Promise<Record<string, unknown>[]> {
@@ -168,7 +175,11 @@ export async function realmViewers(app: App, realmId: number): Promise<Viewer[]>
 
 /** Zulip's get_human_admin_users: the ids of active human administrators and owners. */
 export async function humanAdminIds(app: App, realmId: number): Promise<number[]> {
-  const rows = await app.prisma.user.findMany({ where: { realmId, isActive: true, isBot: false, role: { lte: Role.ADMINISTRATOR } }, select: { id: true }, orderBy: { id: 'asc' } });
+  const rows = await app.prisma.user.findMany({
+    where: { realmId, isActive: true, isBot: false, role: { lte: Role.ADMINISTRATOR } },
+    select: { id: true },
+    orderBy: { id: 'asc' },
+  });
   return rows.map((r) => r.id);
 }
 
@@ -192,7 +203,8 @@ export async function userByEmail(app: App, realm: RealmInfo, email: string, vie
 /** userByEmail, with null for an address that names nobody the viewer may know by it. */
 export async function findUserByEmail(app: App, realm: RealmInfo, email: string, viewer: Viewer): Promise<User | null> {
   const dummy = /^user(\d+)@(.+)$/i.exec(email);
-  if (dummy && dummy[2]!.toLowerCase() === app.realms.emailDomain(realm)) return app.prisma.user.findFirst({ where: { id: Number(dummy[1]), realmId: realm.id } });
+  if (dummy && dummy[2]!.toLowerCase() === app.realms.emailDomain(realm))
+    return app.prisma.user.findFirst({ where: { id: Number(dummy[1]), realmId: realm.id } });
   const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(email) } });
   return user && canSeeEmail(user, viewer) ? user : null;
 }

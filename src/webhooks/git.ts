@@ -24,7 +24,10 @@ export interface Commit {
 export const shortSha = (sha: string) => sha.slice(0, 11);
 
 function commitList(commits: Commit[]): string {
-  let text = commits.slice(0, COMMITS_LIMIT).map((c) => `* ${c.message.split('\n')[0]} ([${shortSha(c.sha)}](${c.url}))\n`).join('');
+  let text = commits
+    .slice(0, COMMITS_LIMIT)
+    .map((c) => `* ${c.message.split('\n')[0]} ([${shortSha(c.sha)}](${c.url}))\n`)
+    .join('');
   if (commits.length > COMMITS_LIMIT) text += `[and ${commits.length - COMMITS_LIMIT} more commit(s)]`;
   return text.trimEnd();
 }
@@ -66,7 +69,15 @@ export const quoted = (text: string) => `\n~~~ quote\n${text}\n~~~`;
 
 /** "user action [PR #12 title](url) from `head` to `base`:" and the quoted text, as Zulip writes it. */
 export function itemMessage(p: {
-  user: string; action: string; url: string; type: string; number?: number; title?: string; targetBranch?: string; baseBranch?: string; message?: string | null;
+  user: string;
+  action: string;
+  url: string;
+  type: string;
+  number?: number;
+  title?: string;
+  targetBranch?: string;
+  baseBranch?: string;
+  message?: string | null;
   assignee?: string;
 }): string {
   const id = p.number !== undefined ? ` #${p.number}` : '';
@@ -80,7 +91,6 @@ export function itemMessage(p: {
   if (p.message) text += `\n${quoted(p.message)}`;
   return text.trimEnd();
 }
-
 
 /** "A", "A and B", "A, B and C": assignees as Zulip lists them. */
 export function namesList(names: string[]): string {

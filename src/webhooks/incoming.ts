@@ -15,7 +15,9 @@ export function webhookDirectory(app: App, realm: RealmInfo): WebhookDirectory {
   return {
     async nameByEmail(email) {
       const user = await app.prisma.user.findFirst({
-        where: { realmId: realm.id, isActive: true, deliveryEmail: { equals: email, mode: 'insensitive' } }, orderBy: { id: 'asc' }, select: { fullName: true },
+        where: { realmId: realm.id, isActive: true, deliveryEmail: { equals: email, mode: 'insensitive' } },
+        orderBy: { id: 'asc' },
+        select: { fullName: true },
       });
       return user?.fullName ?? null;
     },
@@ -58,7 +60,11 @@ export async function sendWebhookMessage(
       ? { kind: 'direct', users: [sender.botOwnerId ?? sender.id] }
       : { kind: 'channel', channel: /^\d+$/.test(where.stream) ? Number(where.stream) : where.stream, topic: where.topic ?? message.topic };
   try {
-    await sendMessage(app, realm, sender, to, message.content, { client: `Zulip${integration.client}Webhook`, readBySender: true, noPreviews: message.noPreviews });
+    await sendMessage(app, realm, sender, to, message.content, {
+      client: `Zulip${integration.client}Webhook`,
+      readBySender: true,
+      noPreviews: message.noPreviews,
+    });
   } catch (error) {
     // sendMessage has told the bot's owner; the service gets success, so that it does not retry.
     if (!(error instanceof ApiError && error.code === 'STREAM_DOES_NOT_EXIST')) throw error;

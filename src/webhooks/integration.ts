@@ -51,13 +51,22 @@ export interface Integration {
    * The messages a request makes (with their event type, when the integration has types), or
    * null when it makes none. `query` is the URL's, for integration settings such as `branches`.
    */
-  message(request: WebhookRequest, query: URLSearchParams, directory: WebhookDirectory): WebhookMessage | WebhookMessage[] | null | Promise<WebhookMessage | null>;
+  message(
+    request: WebhookRequest,
+    query: URLSearchParams,
+    directory: WebhookDirectory,
+  ): WebhookMessage | WebhookMessage[] | null | Promise<WebhookMessage | null>;
   /** What the service expects back besides Zulip's success envelope. */
   answer?: Record<string, unknown> | ((request: WebhookRequest, sender: WebhookSender) => Record<string, unknown>);
 }
 
 /** How register's realm_incoming_webhook_bots describes it (none takes options yet). */
-export const integrationDict = (i: Integration) => ({ name: i.name, display_name: i.displayName, all_event_types: i.allEventTypes ?? null, config_options: [] });
+export const integrationDict = (i: Integration) => ({
+  name: i.name,
+  display_name: i.displayName,
+  all_event_types: i.allEventTypes ?? null,
+  config_options: [],
+});
 
 /** Zulip's UnsupportedWebhookEventTypeError: answered with 200, so that the service does not retry. */
 export const unsupportedEvent = (webhookName: string, eventType: string) =>

@@ -66,17 +66,19 @@ export async function drainOutgoingWebhooks(app: App): Promise<Date | null> {
     if (app.outgoingWebhooks.stopping) return null;
     const rows = await claimDue<CallRow>(app, 'OutgoingWebhookCall', 'id, "realmId", "botId", "messageId", trigger, attempts', BATCH, leaseMs);
     if (rows.length === 0) break;
-    await Promise.all(rows.map(async (row) => {
-      let done = true;
-      try {
-        done = await handle(app, row);
-      } catch (err) {
-        // A fault of this call (a bug, the database) is logged; the call is not made twice.
-        log.error('outgoing webhook call failed', { id: row.id, bot: row.botId, error: err instanceof Error ? err.stack : String(err) });
-      }
-      if (done) await removeDone(app, 'OutgoingWebhookCall', [row.id]);
-      else await retryLater(app, 'OutgoingWebhookCall', [row.id], backoff(row.attempts, FIRST_RETRY_MS, MAX_RETRY_MS));
-    }));
+    await Promise.all(
+      rows.map(async (row) => {
+        let done = true;
+        try {
+          done = await handle(app, row);
+        } catch (err) {
+          // A fault of this call (a bug, the database) is logged; the call is not made twice.
+          log.error('outgoing webhook call failed', { id: row.id, bot: row.botId, error: err instanceof Error ? err.stack : String(err) });
+        }
+        if (done) await removeDone(app, 'OutgoingWebhookCall', [row.id]);
+        else await retryLater(app, 'OutgoingWebhookCall', [row.id], backoff(row.attempts, FIRST_RETRY_MS, MAX_RETRY_MS));
+      }),
+    );
   }
   return nextLook(app, 'OutgoingWebhookCall', POLL_MS);
 }
@@ -235,9 +237,7 @@ function replyContent(text: string, slack: boolean): string | null {
 /** Posts as the bot into the conversation of the triggering message, past the channel's posting rules (Zulip's send_response_message). */
 async function reply(app: App, call: Call, content: string): Promise<void> {
   const m = call.message;
-  const to: Addressee = m.channel
-    ? { kind: 'channel', channel: m.channel.id, topic: m.topic }
-    : { kind: 'direct', users: memberIds(m.directGroup!.memberKey) };
+  const to: Addressee = m.channel ? { kind: 'channel', channel: m.channel.id, topic: m.topic } : { kind: 'direct', users: memberIds(m.directGroup!.memberKey) };
   await sendAsBot(app, call, to, content);
 }
 

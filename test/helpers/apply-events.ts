@@ -36,7 +36,10 @@ const STREAM_NOTIFICATION_DEFAULTS: Record<string, string> = {
   wildcard_mentions_notify: 'wildcard_mentions_notify',
 };
 
-type UnreadEntry = { kind: 'stream'; stream_id: number; topic: string } | { kind: 'private'; other_user_id: number } | { kind: 'huddle'; user_ids_string: string };
+type UnreadEntry =
+  | { kind: 'stream'; stream_id: number; topic: string }
+  | { kind: 'private'; other_user_id: number }
+  | { kind: 'huddle'; user_ids_string: string };
 
 /** The register state while events apply: lists that events change by key held as maps (Zulip's raw_* forms). */
 interface Working {
@@ -115,9 +118,21 @@ function aggregateUnread(w: Working): State {
     }
     return [...byKey.values()].sort((a, b) => compareTuples(a.sort, b.sort)).map((b) => b.obj);
   };
-  const pms = buckets('private', (m) => [m.other_user_id], (m) => ({ other_user_id: m.other_user_id, sender_id: m.other_user_id }));
-  const huddles = buckets('huddle', (m) => [m.user_ids_string], (m) => ({ user_ids_string: m.user_ids_string }));
-  const streams = buckets('stream', (m) => [m.stream_id, m.topic.toLowerCase()], (m) => ({ stream_id: m.stream_id, topic: m.topic }));
+  const pms = buckets(
+    'private',
+    (m) => [m.other_user_id],
+    (m) => ({ other_user_id: m.other_user_id, sender_id: m.other_user_id }),
+  );
+  const huddles = buckets(
+    'huddle',
+    (m) => [m.user_ids_string],
+    (m) => ({ user_ids_string: m.user_ids_string }),
+  );
+  const streams = buckets(
+    'stream',
+    (m) => [m.stream_id, m.topic.toLowerCase()],
+    (m) => ({ stream_id: m.stream_id, topic: m.topic }),
+  );
   // Muting is read as it is now, as a fresh register reads it.
   const counts = (m: UnreadEntry) => m.kind !== 'stream' || countsAsUnread(w, m.stream_id, m.topic);
   const count = [...u.messages.values()].filter(counts).length;
@@ -252,7 +267,10 @@ const RULES: Record<string, Rule> = {
       // Archived or out of sight: the event does not say which, and only archiving takes the
       // channel's topic settings out of the state; the client asks the server again.
       await refetchTopicSettings(w);
-      return deleteStreams(w, e.streams.map((c: State) => c.stream_id));
+      return deleteStreams(
+        w,
+        e.streams.map((c: State) => c.stream_id),
+      );
     }
     if (e.op === 'update' && e.property === 'is_archived' && e.value === true) forgetTopicSettings(w, e.stream_id);
     if (e.op === 'update') return updateStream(w, e);
@@ -427,7 +445,13 @@ const RULES: Record<string, Rule> = {
     const devices = w.state.devices;
     const key = String(e.device_id);
     if (e.op === 'add') {
-      devices[key] = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null };
+      devices[key] = {
+        push_key_id: null,
+        push_token_id: null,
+        pending_push_token_id: null,
+        push_token_last_updated_timestamp: null,
+        push_registration_error_code: null,
+      };
     } else if (e.op === 'remove') delete devices[key];
     else if (e.op === 'update') {
       const { type: _t, op: _o, device_id: _d, ...changed } = e;
@@ -583,8 +607,17 @@ function dropSubscriber(w: Working, userId: number): void {
 }
 
 /** Keys of the own-user part of the state a role change recomputes (Zulip asks the database). */
-const OWN_RIGHTS = ['is_admin', 'is_owner', 'is_moderator', 'is_guest', 'can_create_private_streams', 'can_create_public_streams',
-  'can_create_web_public_streams', 'can_create_streams', 'can_invite_others_to_realm'];
+const OWN_RIGHTS = [
+  'is_admin',
+  'is_owner',
+  'is_moderator',
+  'is_guest',
+  'can_create_private_streams',
+  'can_create_public_streams',
+  'can_create_web_public_streams',
+  'can_create_streams',
+  'can_invite_others_to_realm',
+];
 
 async function updatePerson(w: Working, person: State): Promise<void> {
   const s = w.state;

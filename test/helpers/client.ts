@@ -18,7 +18,10 @@ export function encodeForm(params: Params): string {
   return form.toString();
 }
 
-export function multipart(params: Params, files: { field: string; filename: string; contentType: string; data: Buffer }[] = []): { body: Buffer; contentType: string } {
+export function multipart(
+  params: Params,
+  files: { field: string; filename: string; contentType: string; data: Buffer }[] = [],
+): { body: Buffer; contentType: string } {
   const boundary = `----test${Math.random().toString(16).slice(2)}`;
   const parts: Buffer[] = [];
   for (const [k, v] of Object.entries(params)) {
@@ -27,7 +30,11 @@ export function multipart(params: Params, files: { field: string; filename: stri
   for (const f of files) {
     // An empty contentType sends the part without one, as the Python client does.
     const type = f.contentType ? `Content-Type: ${f.contentType}\r\n` : '';
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${f.field}"; filename="${f.filename}"\r\n${type}\r\n`), f.data, Buffer.from('\r\n'));
+    parts.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${f.field}"; filename="${f.filename}"\r\n${type}\r\n`),
+      f.data,
+      Buffer.from('\r\n'),
+    );
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
@@ -49,7 +56,11 @@ export class Client {
   }
 
   /** One raw request; `headers` override the defaults (Host, Authorization). */
-  request(method: string, path: string, opts: { body?: string | Buffer; contentType?: string; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Reply> {
+  request(
+    method: string,
+    path: string,
+    opts: { body?: string | Buffer; contentType?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
+  ): Promise<Reply> {
     const headers: Record<string, string> = { Host: this.host };
     if (this.credentials) headers.Authorization = `Basic ${Buffer.from(`${this.credentials.email}:${this.credentials.apiKey}`).toString('base64')}`;
     if (opts.body !== undefined) {

@@ -8,7 +8,10 @@ export class DatabaseProxy {
   private readonly sockets = new Set<net.Socket>();
   private port = 0;
 
-  private constructor(private readonly upstream: net.NetConnectOpts, private readonly databaseUrl: URL) {}
+  private constructor(
+    private readonly upstream: net.NetConnectOpts,
+    private readonly databaseUrl: URL,
+  ) {}
 
   /** A relay to the database at `databaseUrl` (TCP, or the Unix socket its `host` parameter names). */
   static async start(databaseUrl: string): Promise<DatabaseProxy> {

@@ -114,7 +114,10 @@ function parseEnv(args: string, where: string): [string, string][] {
     const [name, ...rest] = args.split(/\s+/);
     return [[name!, rest.join(' ')]];
   }
-  return [...args.matchAll(/(\w+)=("(?:[^"\\]|\\.)*"|\S*)/g)].map(([, name, value]) => [name!, value!.startsWith('"') ? (JSON.parse(value!) as string) : value!]);
+  return [...args.matchAll(/(\w+)=("(?:[^"\\]|\\.)*"|\S*)/g)].map(([, name, value]) => [
+    name!,
+    value!.startsWith('"') ? (JSON.parse(value!) as string) : value!,
+  ]);
 }
 
 function parseExec(args: string, where: string): string[] {
@@ -170,15 +173,21 @@ export function imageConfig(stages: Stage[]): ImageConfig {
 function ignoreMatcher(context: string): (relative: string) => boolean {
   const file = path.join(context, '.dockerignore');
   if (!existsSync(file)) return () => false;
-  const patterns = readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const patterns = readFileSync(file, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   if (patterns.some((p) => p.startsWith('!'))) throw new Error('.dockerignore: exceptions (!) are not rehearsed');
   const regexes = patterns.map((p) => {
-    const body = path.posix.normalize(p.replace(/^\/+/, '')).split(/(\*\*\/?|\*|\?)/).map((part) => {
-      if (part === '**' || part === '**/') return '(?:.*/)?';
-      if (part === '*') return '[^/]*';
-      if (part === '?') return '[^/]';
-      return part.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-    });
+    const body = path.posix
+      .normalize(p.replace(/^\/+/, ''))
+      .split(/(\*\*\/?|\*|\?)/)
+      .map((part) => {
+        if (part === '**' || part === '**/') return '(?:.*/)?';
+        if (part === '*') return '[^/]*';
+        if (part === '?') return '[^/]';
+        return part.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+      });
     return new RegExp(`^${body.join('')}(?:/.*)?$`);
   });
   return (relative) => regexes.some((r) => r.test(relative));
@@ -336,7 +345,10 @@ class StageRun {
         throw new Error(`${where}: ${dir} is in the lock file but not in ${this.options.nodeModules}`);
       }
       const version = (JSON.parse(readFileSync(path.join(src, 'package.json'), 'utf8')) as { version: string }).version;
-      if (entry.version && version !== entry.version) throw new Error(`${where}: ${dir} is ${version} in ${this.options.nodeModules}, ${entry.version} in the lock file: that node_modules was not installed from this package-lock.json (npm ci)`);
+      if (entry.version && version !== entry.version)
+        throw new Error(
+          `${where}: ${dir} is ${version} in ${this.options.nodeModules}, ${entry.version} in the lock file: that node_modules was not installed from this package-lock.json (npm ci)`,
+        );
       wanted.add(dir);
     }
     // Each package with its own files only: its nested node_modules/ are packages of the lock file too.

@@ -32,7 +32,7 @@ export function holdActor<T>(app: App, actors: SerialActors, id: number): HeldAc
     return queueInBatch(batchId, kind, item, (items) => (batches.push([...items]), writing.run(true, () => writeAll(items))));
   };
   actors.run = (runId, write) => {
-    if (runId === id) (queued++, writes++);
+    if (runId === id) queued++, writes++;
     return queueRun(runId, write);
   };
   // The transactions the batches open (and no other work's), counted where transactions begin.

@@ -39,7 +39,13 @@ export const responseValidator = (route: Route) =>
 const serverFrameValidator = () => validatorAt(`/paths/${pointer(SOCKET_PATH, 'get', 'x-websocket', 'serverFrames')}`);
 
 const describeErrors = (validate: ValidateFunction) =>
-  [...new Set((validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`))]
+  [
+    ...new Set(
+      (validate.errors ?? []).map(
+        (e) => `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`,
+      ),
+    ),
+  ]
     .slice(0, 5)
     .join('; ');
 
@@ -62,7 +68,9 @@ export class ResponseCheck {
     const what = `${route.method} ${route.path}`;
     const contentType = answer.headers['Content-Type'] ?? '';
     if (response instanceof RawSuccess) {
-      const conforms = (answer.status === 302 && response.orRedirect) || (answer.status === response.status && (response.status === 302 || inRange(response.contentType, contentType)));
+      const conforms =
+        (answer.status === 302 && response.orRedirect) ||
+        (answer.status === response.status && (response.status === 302 || inRange(response.contentType, contentType)));
       if (!conforms) this.record(what, `answered ${answer.status} ${contentType}, declared ${response.status} ${response.contentType}`, answer.body);
       return;
     }

@@ -29,8 +29,13 @@ export function newTestDevice(pushKeyId = randomBytes(4).readUInt32BE()): TestDe
 /** The fields of POST /mobile_push/register for a first registration of `d`. */
 export function registrationParams(deviceId: number, d: TestDevice, kind = 'fcm'): Record<string, unknown> {
   return {
-    device_id: deviceId, token_kind: kind, push_key: d.pushKey.toString('base64'), push_key_id: d.pushKeyId,
-    bouncer_public_key: 'bouncer-public-key', encrypted_push_registration: Buffer.from(`sealed ${d.token}`).toString('base64'), token_id: d.tokenId,
+    device_id: deviceId,
+    token_kind: kind,
+    push_key: d.pushKey.toString('base64'),
+    push_key_id: d.pushKeyId,
+    bouncer_public_key: 'bouncer-public-key',
+    encrypted_push_registration: Buffer.from(`sealed ${d.token}`).toString('base64'),
+    token_id: d.tokenId,
   };
 }
 

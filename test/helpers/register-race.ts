@@ -15,10 +15,12 @@ export async function registerDuringWrites(realm: TestRealm): Promise<void> {
       for (let i = 0; writing; i++) created.snippets.push((await bob.client.post('/saved_snippets', { title: `t${i}`, content: 'c' })).body.saved_snippet_id);
     })(),
     (async () => {
-      for (let i = 0; writing; i++) created.drafts.push(...(await bob.client.post('/drafts', { drafts: [{ type: '', to: [], topic: '', content: `d${i}` }] })).body.ids);
+      for (let i = 0; writing; i++)
+        created.drafts.push(...(await bob.client.post('/drafts', { drafts: [{ type: '', to: [], topic: '', content: `d${i}` }] })).body.ids);
     })(),
     (async () => {
-      for (let i = 0; writing; i++) created.groups.push((await realm.owner.client.post('/user_groups/create', { name: `g${i}`, description: '', members: [] })).body.group_id);
+      for (let i = 0; writing; i++)
+        created.groups.push((await realm.owner.client.post('/user_groups/create', { name: `g${i}`, description: '', members: [] })).body.group_id);
     })(),
   ];
   const queues = [];
@@ -29,15 +31,25 @@ export async function registerDuringWrites(realm: TestRealm): Promise<void> {
   for (const q of queues) {
     const events = await q.pending();
     const seen = {
-      snippets: [...q.state.saved_snippets.map((s: { id: number }) => s.id), ...events.filter((e) => e.type === 'saved_snippets').map((e) => e.saved_snippet.id)],
-      drafts: [...q.state.drafts.map((d: { id: number }) => d.id), ...events.filter((e) => e.type === 'drafts').flatMap((e) => e.drafts.map((d: { id: number }) => d.id))],
+      snippets: [
+        ...q.state.saved_snippets.map((s: { id: number }) => s.id),
+        ...events.filter((e) => e.type === 'saved_snippets').map((e) => e.saved_snippet.id),
+      ],
+      drafts: [
+        ...q.state.drafts.map((d: { id: number }) => d.id),
+        ...events.filter((e) => e.type === 'drafts').flatMap((e) => e.drafts.map((d: { id: number }) => d.id)),
+      ],
       groups: [
         ...q.state.realm_user_groups.filter((g: { is_system_group: boolean }) => !g.is_system_group).map((g: { id: number }) => g.id),
         ...events.filter((e) => e.type === 'user_group').map((e) => e.group.id),
       ],
     };
     for (const kind of ['snippets', 'drafts', 'groups'] as const) {
-      assert.equal([...seen[kind]].sort((a, b) => a - b), [...created[kind]].sort((a, b) => a - b), `${kind}: each exactly once`);
+      assert.equal(
+        [...seen[kind]].sort((a, b) => a - b),
+        [...created[kind]].sort((a, b) => a - b),
+        `${kind}: each exactly once`,
+      );
     }
   }
 }

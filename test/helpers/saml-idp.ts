@@ -50,7 +50,11 @@ const xmlText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').re
 export const opensslInstalled = () => spawnSync('openssl', ['version']).status === 0;
 
 function keyPair(dir: string, name: string): { key: string; cert: string } {
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '1', '-subj', `/CN=${name}`], { cwd: dir, stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '1', '-subj', `/CN=${name}`],
+    { cwd: dir, stdio: 'pipe' },
+  );
   return { key: readFileSync(path.join(dir, `${name}.key`), 'utf8'), cert: readFileSync(path.join(dir, `${name}.pem`), 'utf8') };
 }
 
@@ -122,22 +126,26 @@ export class TestSamlIdp {
     const attributes = Object.entries(person.attributes)
       .map(([name, value]) => `<saml:Attribute Name="${xmlText(name)}"><saml:AttributeValue>${xmlText(value)}</saml:AttributeValue></saml:Attribute>`)
       .join('');
-    const assertion = `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${assertionId}" Version="2.0" IssueInstant="${at(0)}">`
-      + `<saml:Issuer>${issuer}</saml:Issuer>`
-      + `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${xmlText(person.nameId)}</saml:NameID>`
-      + `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData InResponseTo="${xmlText(request.id)}" NotOnOrAfter="${at(300)}" Recipient="${xmlText(request.acsUrl)}"/></saml:SubjectConfirmation></saml:Subject>`
-      + `<saml:Conditions NotBefore="${at(-5)}" NotOnOrAfter="${at(300)}"><saml:AudienceRestriction><saml:Audience>${xmlText(t.audience ?? request.issuer)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>`
-      + `<saml:AuthnStatement AuthnInstant="${at(0)}" SessionIndex="_s${randomBytes(8).toString('hex')}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`
-      + `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>`
-      + '</saml:Assertion>';
-    const response = `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_r${randomBytes(16).toString('hex')}" Version="2.0" IssueInstant="${at(0)}" Destination="${xmlText(request.acsUrl)}" InResponseTo="${xmlText(request.id)}">`
-      + `<saml:Issuer>${issuer}</saml:Issuer>`
-      + '<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>'
-      + assertion
-      + '</samlp:Response>';
+    const assertion =
+      `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${assertionId}" Version="2.0" IssueInstant="${at(0)}">` +
+      `<saml:Issuer>${issuer}</saml:Issuer>` +
+      `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${xmlText(person.nameId)}</saml:NameID>` +
+      `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData InResponseTo="${xmlText(request.id)}" NotOnOrAfter="${at(300)}" Recipient="${xmlText(request.acsUrl)}"/></saml:SubjectConfirmation></saml:Subject>` +
+      `<saml:Conditions NotBefore="${at(-5)}" NotOnOrAfter="${at(300)}"><saml:AudienceRestriction><saml:Audience>${xmlText(t.audience ?? request.issuer)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
+      `<saml:AuthnStatement AuthnInstant="${at(0)}" SessionIndex="_s${randomBytes(8).toString('hex')}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+      `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` +
+      '</saml:Assertion>';
+    const response =
+      `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_r${randomBytes(16).toString('hex')}" Version="2.0" IssueInstant="${at(0)}" Destination="${xmlText(request.acsUrl)}" InResponseTo="${xmlText(request.id)}">` +
+      `<saml:Issuer>${issuer}</saml:Issuer>` +
+      '<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>' +
+      assertion +
+      '</samlp:Response>';
     if (t.unsigned) return response;
     const signed = t.signResponse ? this.sign(response, 'Response') : this.sign(response, 'Assertion');
-    return t.alterAfterSigning ? signed.replace(`<saml:AttributeValue>${xmlText(person.attributes.email ?? '')}<`, `<saml:AttributeValue>${xmlText(t.alterAfterSigning)}<`) : signed;
+    return t.alterAfterSigning
+      ? signed.replace(`<saml:AttributeValue>${xmlText(person.attributes.email ?? '')}<`, `<saml:AttributeValue>${xmlText(t.alterAfterSigning)}<`)
+      : signed;
   }
 
   /** An enveloped signature over the element, placed after its Issuer as the schema wants. */

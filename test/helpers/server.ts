@@ -118,7 +118,12 @@ export async function newRealm(server?: RunningServer, opts: { subdomain?: strin
       const email = opts.email ?? `user${n}-${opts.role ?? 400}@${subdomain}.test`;
       const userPassword = `password-${n}`;
       const user = await createUser(srv.app, srv.app.realms.byId(realm.id)!, {
-        email, fullName: opts.name ?? `User ${n}`, role: opts.role, isBot: opts.bot, botOwnerId: opts.botOwnerId, password: userPassword,
+        email,
+        fullName: opts.name ?? `User ${n}`,
+        role: opts.role,
+        isBot: opts.bot,
+        botOwnerId: opts.botOwnerId,
+        password: userPassword,
       });
       return { id: user.id, email, apiKey: user.apiKey, password: userPassword, client: client(email, user.apiKey) };
     },

@@ -42,7 +42,23 @@ function makeCertificates(dir: string): void {
   openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=Test directory CA');
   openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
   writeFileSync(path.join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
-  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'san.ext');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    '1',
+    '-extfile',
+    'san.ext',
+  );
 }
 
 export class Slapd {
@@ -62,7 +78,9 @@ export class Slapd {
     writeFileSync(path.join(dir, 'extra.schema'), SCHEMA);
     makeCertificates(dir);
     const conf = path.join(dir, 'slapd.conf');
-    writeFileSync(conf, `include /etc/ldap/schema/core.schema
+    writeFileSync(
+      conf,
+      `include /etc/ldap/schema/core.schema
 include /etc/ldap/schema/cosine.schema
 include /etc/ldap/schema/inetorgperson.schema
 include ${dir}/extra.schema
@@ -80,9 +98,12 @@ rootpw ${ADMIN_PASSWORD}
 directory ${dir}/db
 access to attrs=userPassword by self read by anonymous auth by * none
 access to * by dn.exact="${READER_DN}" read by self read by * none
-`);
+`,
+    );
     const seed = path.join(dir, 'seed.ldif');
-    writeFileSync(seed, `dn: ${SUFFIX}
+    writeFileSync(
+      seed,
+      `dn: ${SUFFIX}
 objectClass: dcObject
 objectClass: organization
 o: Example
@@ -98,7 +119,8 @@ cn: reader
 sn: reader
 userPassword: ${READER_PASSWORD}
 
-${ldif}`);
+${ldif}`,
+    );
     execFileSync(SLAPADD, ['-f', conf, '-l', seed], { stdio: 'pipe' });
     const url = `ldap://127.0.0.1:${await freePort()}`;
     const ldapsUrl = `ldaps://127.0.0.1:${await freePort()}`;

@@ -26,7 +26,21 @@ export async function startSmtp(): Promise<TestSmtp> {
     onData(stream, session, done) {
       simpleParser(stream).then((mail) => {
         for (const rcpt of session.envelope.rcptTo) {
-          received.push({ to: rcpt.address, subject: mail.subject ?? '', text: mail.text ?? '', html: typeof mail.html === 'string' ? mail.html : '', headers: new Map(mail.headerLines.map((h) => [h.key, h.line.slice(h.line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim()])) });
+          received.push({
+            to: rcpt.address,
+            subject: mail.subject ?? '',
+            text: mail.text ?? '',
+            html: typeof mail.html === 'string' ? mail.html : '',
+            headers: new Map(
+              mail.headerLines.map((h) => [
+                h.key,
+                h.line
+                  .slice(h.line.indexOf(':') + 1)
+                  .replace(/\r?\n[ \t]+/g, ' ')
+                  .trim(),
+              ]),
+            ),
+          });
         }
         done();
       }, done);

@@ -76,7 +76,11 @@ export async function openTab(ctx: Ctx, setup?: (context: BrowserContext) => Pro
 }
 
 /** Logs in through the form; `hash` is the address's fragment, the narrow to open on. */
-export async function logIn(ctx: Ctx, user: TestUser, options: { setup?: (context: BrowserContext) => Promise<unknown>; viewport?: typeof DESKTOP; live?: string; hash?: string } = {}): Promise<Tab> {
+export async function logIn(
+  ctx: Ctx,
+  user: TestUser,
+  options: { setup?: (context: BrowserContext) => Promise<unknown>; viewport?: typeof DESKTOP; live?: string; hash?: string } = {},
+): Promise<Tab> {
   const tab = await openTab(ctx, options.setup, options.viewport, options.hash);
   await submitLogin(tab.page, user, options.live);
   return tab;
@@ -107,7 +111,8 @@ export const REFUSED_WEBSOCKET = `
   };
 `;
 
-export const sidebarLink = (page: Page, name: string) => page.locator('#sidebar .nav-link', { has: page.locator('.name', { hasText: new RegExp(`^${name}$`) }) });
+export const sidebarLink = (page: Page, name: string) =>
+  page.locator('#sidebar .nav-link', { has: page.locator('.name', { hasText: new RegExp(`^${name}$`) }) });
 export const messageWith = (page: Page, text: string | RegExp) => page.locator('.message', { has: page.locator('.message-content', { hasText: text }) });
 
 export async function compose(page: Page, content: string, topic?: string): Promise<void> {

@@ -15,11 +15,20 @@ const CSRF_COOKIE = 'csrftoken';
 
 /** The CSRF token the server set in a cookie scripts may read, sent back in a header (Django's way). */
 function csrfToken(): string {
-  return document.cookie.split('; ').find((c) => c.startsWith(`${CSRF_COOKIE}=`))?.slice(CSRF_COOKIE.length + 1) ?? '';
+  return (
+    document.cookie
+      .split('; ')
+      .find((c) => c.startsWith(`${CSRF_COOKIE}=`))
+      ?.slice(CSRF_COOKIE.length + 1) ?? ''
+  );
 }
 
 /** Where a path goes and what proves who asks. */
-function authenticated(path: string, auth: Auth | undefined, method: string): { url: string; headers: Record<string, string>; credentials: RequestCredentials } {
+function authenticated(
+  path: string,
+  auth: Auth | undefined,
+  method: string,
+): { url: string; headers: Record<string, string>; credentials: RequestCredentials } {
   if (auth === 'session') return { url: `/json${path}`, headers: method === 'GET' ? {} : { 'X-CSRFToken': csrfToken() }, credentials: 'same-origin' };
   // credentials: 'omit' keeps the browser's own Basic-auth prompt away from a 401.
   return { url: `/api/v1${path}`, headers: auth ? { Authorization: `Basic ${base64(`${auth.email}:${auth.apiKey}`)}` } : {}, credentials: 'omit' };
@@ -70,7 +79,13 @@ export async function request<T = any>(method: string, path: string, params: Par
   const { url, headers, credentials } = authenticated(path, auth, method);
   let response: Response;
   try {
-    response = await fetch(`${url}${query && Object.keys(params).length ? `?${encode(params)}` : ''}`, { method, headers, body: query ? undefined : encode(params), credentials, signal });
+    response = await fetch(`${url}${query && Object.keys(params).length ? `?${encode(params)}` : ''}`, {
+      method,
+      headers,
+      body: query ? undefined : encode(params),
+      credentials,
+      signal,
+    });
   } catch (err) {
     if (signal?.aborted) throw err;
     throw new ApiError('Cannot reach the server', 'NETWORK_ERROR', 0);

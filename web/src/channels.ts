@@ -35,11 +35,17 @@ export function trackChannels(state: AppState, e: ServerEvent): AppState {
     case 'add':
       return e.subscriptions.reduce(
         (s: AppState, sub: { stream_id: number; subscriber_count?: number }) =>
-          sub.subscriber_count !== undefined ? withChannel(s, sub.stream_id, (c) => ({ ...c, subscriber_count: sub.subscriber_count! })) : countSubscribers(s, [sub.stream_id], 1),
+          sub.subscriber_count !== undefined
+            ? withChannel(s, sub.stream_id, (c) => ({ ...c, subscriber_count: sub.subscriber_count! }))
+            : countSubscribers(s, [sub.stream_id], 1),
         state,
       );
     case 'remove':
-      return countSubscribers(state, e.subscriptions.map((s: { stream_id: number }) => s.stream_id), -1);
+      return countSubscribers(
+        state,
+        e.subscriptions.map((s: { stream_id: number }) => s.stream_id),
+        -1,
+      );
     case 'peer_add':
       return e.user_ids.reduce((s: AppState) => countSubscribers(s, e.stream_ids, 1), state);
     case 'peer_remove':
@@ -66,7 +72,8 @@ export function parseChannelsHash(hash: string): ChannelsRoute | null {
 
 export const channelSettingsHash = (c: { stream_id: number; name: string }) => `#channels/${c.stream_id}/${encodeURIComponent(c.name.replace(/ /g, '-'))}`;
 
-export const channelHash = (c: { stream_id: number; name: string }) => narrowHash({ kind: 'channel', streamId: c.stream_id }, { channel: () => c.name, user: String });
+export const channelHash = (c: { stream_id: number; name: string }) =>
+  narrowHash({ kind: 'channel', streamId: c.stream_id }, { channel: () => c.name, user: String });
 
 /** The roles that may be given a permission, by their system group's name (Zulip's `role:…` groups). */
 export const ROLE_GROUPS = [
@@ -91,7 +98,13 @@ export interface ChannelDraft {
 }
 
 export async function createChannel(api: Api, me: number, d: ChannelDraft): Promise<number> {
-  const r = await api.post('/channels/create', { name: d.name, description: d.description, subscribers: [me], invite_only: d.private, can_send_message_group: d.canSend });
+  const r = await api.post('/channels/create', {
+    name: d.name,
+    description: d.description,
+    subscribers: [me],
+    invite_only: d.private,
+    can_send_message_group: d.canSend,
+  });
   return r.id;
 }
 

@@ -39,10 +39,37 @@ const REGISTER_PARAMS = {
   slim_presence: true,
   include_subscribers: false,
   fetch_event_types: [
-    'realm', 'realm_user', 'subscription', 'stream', 'update_message_flags', 'recent_private_conversations', 'presence', 'user_topic', 'channel_folders', 'realm_emoji',
-    'realm_user_groups', 'drafts', 'scheduled_messages', 'message', 'starred_messages', 'user_settings', 'realm_linkifiers', 'default_streams', 'custom_profile_fields', 'user_status', 'invites_changed', 'realm_bot',
+    'realm',
+    'realm_user',
+    'subscription',
+    'stream',
+    'update_message_flags',
+    'recent_private_conversations',
+    'presence',
+    'user_topic',
+    'channel_folders',
+    'realm_emoji',
+    'realm_user_groups',
+    'drafts',
+    'scheduled_messages',
+    'message',
+    'starred_messages',
+    'user_settings',
+    'realm_linkifiers',
+    'default_streams',
+    'custom_profile_fields',
+    'user_status',
+    'invites_changed',
+    'realm_bot',
   ],
-  client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, stream_typing_notifications: true, simplified_presence_events: true, linkifier_url_template: true },
+  client_capabilities: {
+    notification_settings_null: true,
+    bulk_message_deletion: true,
+    user_settings_object: true,
+    stream_typing_notifications: true,
+    simplified_presence_events: true,
+    linkifier_url_template: true,
+  },
 };
 
 export class ChatClient {
@@ -149,7 +176,9 @@ export class ChatClient {
   private alert(state: AppState, event: ServerEvent): void {
     const message = ingestMessage(event.message, state.me.userId, event.flags);
     const narrow: Narrow =
-      message.type === 'stream' ? { kind: 'topic', streamId: message.stream_id!, topic: message.subject } : { kind: 'dm', userIds: messageDmKey(message, state.me.userId).split(',').map(Number) };
+      message.type === 'stream'
+        ? { kind: 'topic', streamId: message.stream_id!, topic: message.subject }
+        : { kind: 'dm', userIds: messageDmKey(message, state.me.userId).split(',').map(Number) };
     notify(state, event, message, () => (location.hash = this.hashOf(narrow)));
   }
 
@@ -213,7 +242,13 @@ export class ChatClient {
    * whose events came meanwhile: those are applied again (they are idempotent), so a message
    * deleted or edited during the fetch is not brought back as it was.
    */
-  private async loadPage(anchor: number | string, before: number, after: number, loading: View['loading'], place: (current: View, fetched: Message[], r: any) => View): Promise<void> {
+  private async loadPage(
+    anchor: number | string,
+    before: number,
+    after: number,
+    loading: View['loading'],
+    place: (current: View, fetched: Message[], r: any) => View,
+  ): Promise<void> {
     const view = this.state.view;
     if (loading !== 'initial') this.settle(view, (current) => ({ ...current, loading }));
     const replay: ServerEvent[] = [];
@@ -237,15 +272,27 @@ export class ChatClient {
   private loadView(): Promise<void> {
     const { near, narrow } = this.state.view;
     // The inbox is the unread state itself; recent conversations are the newest messages.
-    if (narrow.kind === 'inbox') return Promise.resolve(this.settle(this.state.view, (current) => ({ ...current, loading: null, foundOldest: true, foundNewest: true })));
-    if (narrow.kind === 'recent') return this.loadPage('newest', RECENT_MESSAGES, 0, 'initial', (current, fetched, r) => ({ ...withNewer(current, fetched, r.found_newest), foundOldest: r.found_oldest }));
-    return this.loadPage(near ?? 'first_unread', PAGE_SIZE, PAGE_SIZE, 'initial', (current, fetched, r) => ({ ...withNewer(current, fetched, r.found_newest), foundOldest: r.found_oldest }));
+    if (narrow.kind === 'inbox')
+      return Promise.resolve(this.settle(this.state.view, (current) => ({ ...current, loading: null, foundOldest: true, foundNewest: true })));
+    if (narrow.kind === 'recent')
+      return this.loadPage('newest', RECENT_MESSAGES, 0, 'initial', (current, fetched, r) => ({
+        ...withNewer(current, fetched, r.found_newest),
+        foundOldest: r.found_oldest,
+      }));
+    return this.loadPage(near ?? 'first_unread', PAGE_SIZE, PAGE_SIZE, 'initial', (current, fetched, r) => ({
+      ...withNewer(current, fetched, r.found_newest),
+      foundOldest: r.found_oldest,
+    }));
   }
 
   async loadOlder(): Promise<void> {
     const { loading, foundOldest, messages } = this.state.view;
     if (loading || foundOldest || !messages.length) return;
-    await this.loadPage(messages[0]!.id, PAGE_SIZE, 0, 'older', (current, fetched, r) => ({ ...current, messages: mergeMessages(fetched, current.messages), foundOldest: r.found_oldest }));
+    await this.loadPage(messages[0]!.id, PAGE_SIZE, 0, 'older', (current, fetched, r) => ({
+      ...current,
+      messages: mergeMessages(fetched, current.messages),
+      foundOldest: r.found_oldest,
+    }));
   }
 
   async loadNewer(): Promise<void> {
@@ -303,7 +350,9 @@ export class ChatClient {
   async reply(message: Message, quote: boolean): Promise<void> {
     const myId = this.state.me.userId;
     const to: Destination =
-      message.type === 'stream' ? { kind: 'stream', streamId: message.stream_id!, topic: message.subject } : { kind: 'dm', userIds: messageDmKey(message, myId).split(',').map(Number) };
+      message.type === 'stream'
+        ? { kind: 'stream', streamId: message.stream_id!, topic: message.subject }
+        : { kind: 'dm', userIds: messageDmKey(message, myId).split(',').map(Number) };
     let text = '';
     if (quote) {
       const raw = await this.rawContent(message.id);
@@ -331,7 +380,7 @@ export class ChatClient {
    */
   async markUnreadFrom(messageId: number): Promise<void> {
     const { narrow } = this.state.view;
-    this.store.update((s) => s && sameNarrow(s.view.narrow, narrow) ? { ...s, view: { ...s.view, readingPaused: true } } : s);
+    this.store.update((s) => (s && sameNarrow(s.view.narrow, narrow) ? { ...s, view: { ...s.view, readingPaused: true } } : s));
     await this.flagRange(apiNarrow(narrow), messageId, 'remove');
   }
 
@@ -340,7 +389,15 @@ export class ChatClient {
     let next: number | string = anchor;
     let includeAnchor = true;
     for (;;) {
-      const r = await this.api.post('/messages/flags/narrow', { anchor: String(next), include_anchor: includeAnchor, num_before: 0, num_after: FLAG_BATCH, narrow, op, flag: 'read' });
+      const r = await this.api.post('/messages/flags/narrow', {
+        anchor: String(next),
+        include_anchor: includeAnchor,
+        num_before: 0,
+        num_after: FLAG_BATCH,
+        narrow,
+        op,
+        flag: 'read',
+      });
       if (r.found_newest || r.last_processed_id === null) return;
       next = r.last_processed_id;
       includeAnchor = false;

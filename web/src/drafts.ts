@@ -29,7 +29,8 @@ const draftOf = (to: Destination, content: string) => ({
   timestamp: Math.floor(Date.now() / 1000),
 });
 
-export const destinationOf = (d: Draft): Destination => (d.type === 'stream' ? { kind: 'stream', streamId: d.to[0]!, topic: d.topic } : { kind: 'dm', userIds: d.to });
+export const destinationOf = (d: Draft): Destination =>
+  d.type === 'stream' ? { kind: 'stream', streamId: d.to[0]!, topic: d.topic } : { kind: 'dm', userIds: d.to };
 
 /** Saves a draft (POST /drafts the first time, then PATCH /drafts/{id}); answers its id. */
 export async function saveDraft(api: Api, id: number | null, to: Destination, content: string): Promise<number> {

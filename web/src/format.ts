@@ -43,7 +43,16 @@ export function narrowTitle(state: AppState, narrow: Narrow): string {
 
 /** What separates runs of messages: the channel and topic, or the conversation. */
 export function recipientKey(m: Message): string {
-  return m.type === 'stream' ? `s:${m.stream_id}:${m.subject.toLowerCase()}` : `d:${Array.isArray(m.display_recipient) ? m.display_recipient.map((u) => u.id).sort().join(',') : ''}`;
+  return m.type === 'stream'
+    ? `s:${m.stream_id}:${m.subject.toLowerCase()}`
+    : `d:${
+        Array.isArray(m.display_recipient)
+          ? m.display_recipient
+              .map((u) => u.id)
+              .sort()
+              .join(',')
+          : ''
+      }`;
 }
 
 const timeOfDay = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' });

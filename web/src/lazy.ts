@@ -5,7 +5,11 @@ import { useEffect, useState } from 'preact/hooks';
 export function useLazy<T>(load: () => Promise<T>, wanted: boolean): T | null {
   const [loaded, setLoaded] = useState<{ value: T } | null>(null);
   useEffect(() => {
-    if (wanted && !loaded) load().then((value) => setLoaded({ value }), (err) => console.warn('loading a part of the client', err));
+    if (wanted && !loaded)
+      load().then(
+        (value) => setLoaded({ value }),
+        (err) => console.warn('loading a part of the client', err),
+      );
   }, [wanted]);
   return loaded?.value ?? null;
 }

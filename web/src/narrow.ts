@@ -110,7 +110,10 @@ export function apiNarrow(narrow: Narrow): { operator: string; operand: unknown;
     case 'channel':
       return [{ operator: 'channel', operand: narrow.streamId }];
     case 'topic':
-      return [{ operator: 'channel', operand: narrow.streamId }, { operator: 'topic', operand: narrow.topic }];
+      return [
+        { operator: 'channel', operand: narrow.streamId },
+        { operator: 'topic', operand: narrow.topic },
+      ];
     case 'dm':
       return [{ operator: 'dm', operand: narrow.userIds }];
     case 'mentions':

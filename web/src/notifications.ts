@@ -15,10 +15,14 @@ export function alertsFor(state: AppState, m: Message): { desktop: boolean; soun
   const none = { desktop: false, sound: false };
   if (m.sender_id === state.me.userId || m.flags.includes('read') || isMessageMuted(state, m)) return none;
   const { settings } = state;
-  if (m.type === 'private' || m.flags.some((f) => MENTION_FLAGS.includes(f))) return { desktop: settings.enable_desktop_notifications, sound: settings.enable_sounds };
+  if (m.type === 'private' || m.flags.some((f) => MENTION_FLAGS.includes(f)))
+    return { desktop: settings.enable_desktop_notifications, sound: settings.enable_sounds };
   const sub = state.subs.get(m.stream_id!);
   if (!sub) return none;
-  return { desktop: sub.desktop_notifications ?? settings.enable_stream_desktop_notifications, sound: sub.audible_notifications ?? settings.enable_stream_audible_notifications };
+  return {
+    desktop: sub.desktop_notifications ?? settings.enable_stream_desktop_notifications,
+    sound: sub.audible_notifications ?? settings.enable_stream_audible_notifications,
+  };
 }
 
 const pageInView = () => document.visibilityState === 'visible' && document.hasFocus();
@@ -53,7 +57,10 @@ export function notify(state: AppState, event: ServerEvent, message: Message, op
   const { desktop, sound } = alertsFor(state, message);
   if (sound) chime();
   if (!desktop || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
-  const title = message.type === 'stream' ? `${message.sender_full_name} (#${channelName(state, message.stream_id!)} > ${message.subject})` : userName(state, message.sender_id);
+  const title =
+    message.type === 'stream'
+      ? `${message.sender_full_name} (#${channelName(state, message.stream_id!)} > ${message.subject})`
+      : userName(state, message.sender_id);
   const shown = new Notification(title, { body: plainText(message.content), tag: String(message.id) });
   shown.onclick = () => {
     window.focus();

@@ -25,7 +25,7 @@ export function parseSearch(query: string): Term[] {
   const words: string[] = [];
   for (const match of query.matchAll(TOKEN)) {
     const [token, negation, rawOperator, rawOperand] = match;
-    const operator = rawOperator ? ALIASES[rawOperator.toLowerCase()] ?? rawOperator.toLowerCase() : '';
+    const operator = rawOperator ? (ALIASES[rawOperator.toLowerCase()] ?? rawOperator.toLowerCase()) : '';
     if (!OPERATORS.has(operator) || !rawOperand) {
       words.push(token);
       continue;
@@ -60,7 +60,13 @@ export function viewOfQuery(query: string, directory: Directory): SimpleNarrow |
     return ids.every((id) => id !== undefined) ? { kind: 'dm', userIds: (ids as number[]).sort((a, b) => a - b) } : null;
   }
   if (first!.operator !== 'is') return null;
-  return first!.operand === 'mentioned' ? { kind: 'mentions' } : first!.operand === 'starred' ? { kind: 'starred' } : first!.operand === 'dm' ? { kind: 'dms' } : null;
+  return first!.operand === 'mentioned'
+    ? { kind: 'mentions' }
+    : first!.operand === 'starred'
+      ? { kind: 'starred' }
+      : first!.operand === 'dm'
+        ? { kind: 'dms' }
+        : null;
 }
 
 export interface SuggestionSource {
@@ -92,15 +98,24 @@ export function suggest(query: string, source: SuggestionSource): string[] {
     const operator = ALIASES[lower] ?? lower;
     const named = parseSearch(before).find((t) => t.operator === 'channel')?.operand;
     const operands: string[] =
-      operator === 'channel' ? source.channels
-      : operator === 'topic' ? (named ? source.topics(named) : [])
-      : operator === 'sender' || operator === 'dm' || operator === 'dm-including'
-        ? source.people.filter((p) => p.name.toLowerCase().includes(typed) || p.email.toLowerCase().startsWith(typed)).map((p) => p.email)
-      : operator === 'is' ? IS_OPERANDS
-      : operator === 'has' ? HAS_OPERANDS
-      : [];
+      operator === 'channel'
+        ? source.channels
+        : operator === 'topic'
+          ? named
+            ? source.topics(named)
+            : []
+          : operator === 'sender' || operator === 'dm' || operator === 'dm-including'
+            ? source.people.filter((p) => p.name.toLowerCase().includes(typed) || p.email.toLowerCase().startsWith(typed)).map((p) => p.email)
+            : operator === 'is'
+              ? IS_OPERANDS
+              : operator === 'has'
+                ? HAS_OPERANDS
+                : [];
     const people = operator === 'sender' || operator === 'dm' || operator === 'dm-including';
-    completions = operands.filter((o) => people || o.toLowerCase().includes(typed)).filter((o) => o.toLowerCase() !== typed).map((o) => `${operator}:${quoteIfSpaced(o)}`);
+    completions = operands
+      .filter((o) => people || o.toLowerCase().includes(typed))
+      .filter((o) => o.toLowerCase() !== typed)
+      .map((o) => `${operator}:${quoteIfSpaced(o)}`);
   }
   return completions.slice(0, MAX_SUGGESTIONS).map((c) => `${before}${negation}${c}`);
 }

@@ -10,7 +10,18 @@ import type { Draft } from './drafts.ts';
 import { organizationFromRegister, trackOrganization, type Organization } from './organization.ts';
 import type { ScheduledMessage } from './scheduled.ts';
 import { emailNotificationSettings, type EmailNotificationSettings } from './settings.ts';
-import { TopicVisibility, type Channel, type ChannelFolder, type Message, type RealmEmoji, type Subscription, type Topic, type UnreadPlace, type User, type UserGroup } from './types.ts';
+import {
+  TopicVisibility,
+  type Channel,
+  type ChannelFolder,
+  type Message,
+  type RealmEmoji,
+  type Subscription,
+  type Topic,
+  type UnreadPlace,
+  type User,
+  type UserGroup,
+} from './types.ts';
 
 export interface View {
   narrow: Narrow;
@@ -220,7 +231,8 @@ function onMessage(state: AppState, event: ServerEvent): AppState {
   return stopTyping(next, typingPlaceOf(message, myId), message.sender_id);
 }
 
-const typingPlaceOf = (m: Message, myId: number) => placeKey(m.type === 'stream' ? { streamId: m.stream_id!, topic: m.subject } : { dm: messageDmKey(m, myId) });
+const typingPlaceOf = (m: Message, myId: number) =>
+  placeKey(m.type === 'stream' ? { streamId: m.stream_id!, topic: m.subject } : { dm: messageDmKey(m, myId) });
 
 function stopTyping(state: AppState, place: string, userId: number): AppState {
   if (!state.typing.get(place)?.has(userId)) return state;
@@ -233,7 +245,15 @@ function onTyping(state: AppState, e: ServerEvent): AppState {
   const myId = state.me.userId;
   const userId: number = e.sender.user_id;
   if (userId === myId) return state;
-  const place = e.message_type === 'stream' ? placeKey({ streamId: e.stream_id, topic: e.topic }) : placeKey({ dm: dmKey(e.recipients.map((r: { user_id: number }) => r.user_id), myId) });
+  const place =
+    e.message_type === 'stream'
+      ? placeKey({ streamId: e.stream_id, topic: e.topic })
+      : placeKey({
+          dm: dmKey(
+            e.recipients.map((r: { user_id: number }) => r.user_id),
+            myId,
+          ),
+        });
   if (e.op === 'stop') return stopTyping(state, place, userId);
   const who = new Map(state.typing.get(place)).set(userId, Date.now() + TYPING_EXPIRY_MS);
   return { ...state, typing: new Map(state.typing).set(place, who) };
@@ -265,7 +285,10 @@ function onFlags(state: AppState, e: ServerEvent): AppState {
     for (const id of ids) {
       const d = e.message_details?.[id];
       if (!d) continue;
-      unread.set(id, d.type === 'stream' ? { kind: 'stream', streamId: d.stream_id, topic: d.topic } : { kind: 'dm', key: dmKey(d.user_ids ?? [], state.me.userId) });
+      unread.set(
+        id,
+        d.type === 'stream' ? { kind: 'stream', streamId: d.stream_id, topic: d.topic } : { kind: 'dm', key: dmKey(d.user_ids ?? [], state.me.userId) },
+      );
       if (d.mentioned) mentions.add(id);
     }
   }
@@ -299,7 +322,10 @@ function onUpdateMessage(state: AppState, e: ServerEvent): AppState {
   }
   // Moved messages leave a channel or topic view they no longer belong to.
   const { narrow } = next.view;
-  const stays = (m: Message) => !ids.includes(m.id) || narrowMatches(narrow, m, next.me.userId, () => false) || ['home', 'search', 'mentions', 'starred', 'dms', 'recent'].includes(narrow.kind);
+  const stays = (m: Message) =>
+    !ids.includes(m.id) ||
+    narrowMatches(narrow, m, next.me.userId, () => false) ||
+    ['home', 'search', 'mentions', 'starred', 'dms', 'recent'].includes(narrow.kind);
   next = withMessages({ ...next, unread }, (messages) => (messages.every(stays) ? messages : messages.filter(stays)));
   // The channels' topic lists are fetched again (client.ts): which topics remain is the server's to say.
   const topics = new Map(next.topics);
@@ -320,12 +346,16 @@ function onDelete(state: AppState, e: ServerEvent): AppState {
 }
 
 function onReaction(state: AppState, e: ServerEvent): AppState {
-  const same = (r: { emoji_code: string; reaction_type: string; user_id: number }) => r.emoji_code === e.emoji_code && r.reaction_type === e.reaction_type && r.user_id === e.user_id;
+  const same = (r: { emoji_code: string; reaction_type: string; user_id: number }) =>
+    r.emoji_code === e.emoji_code && r.reaction_type === e.reaction_type && r.user_id === e.user_id;
   return changeMessages(state, [e.message_id], (m) => ({
     ...m,
-    reactions: e.op === 'add'
-      ? m.reactions.some(same) ? m.reactions : [...m.reactions, { emoji_name: e.emoji_name, emoji_code: e.emoji_code, reaction_type: e.reaction_type, user_id: e.user_id }]
-      : m.reactions.filter((r) => !same(r)),
+    reactions:
+      e.op === 'add'
+        ? m.reactions.some(same)
+          ? m.reactions
+          : [...m.reactions, { emoji_name: e.emoji_name, emoji_code: e.emoji_code, reaction_type: e.reaction_type, user_id: e.user_id }]
+        : m.reactions.filter((r) => !same(r)),
   }));
 }
 
@@ -383,7 +413,10 @@ function onRealmUser(state: AppState, e: ServerEvent): AppState {
     ...(p.is_active !== undefined && { is_active: p.is_active }),
     ...(p.role !== undefined && { role: p.role }),
     ...(p.custom_profile_field !== undefined && {
-      profile_data: { ...known.profile_data, [p.custom_profile_field.id]: { value: p.custom_profile_field.value, rendered_value: p.custom_profile_field.rendered_value } },
+      profile_data: {
+        ...known.profile_data,
+        [p.custom_profile_field.id]: { value: p.custom_profile_field.value, rendered_value: p.custom_profile_field.rendered_value },
+      },
     }),
   };
   return {
@@ -509,7 +542,7 @@ export interface UnreadCounts {
 
 export function unreadCounts(state: AppState): UnreadCounts {
   const counts: UnreadCounts = { channels: new Map(), topics: new Map(), dms: new Map() };
-  const add = <K,>(map: Map<K, number>, key: K) => map.set(key, (map.get(key) ?? 0) + 1);
+  const add = <K>(map: Map<K, number>, key: K) => map.set(key, (map.get(key) ?? 0) + 1);
   for (const place of state.unread.values()) {
     if (place.kind === 'dm') {
       add(counts.dms, place.key);

@@ -75,7 +75,9 @@ export function matchRank(text: string, query: string): number | null {
 export function rankBy<T>(items: T[], query: string, names: (item: T) => string[]): T[] {
   const ranked: { item: T; rank: number; order: number }[] = [];
   items.forEach((item, order) => {
-    const ranks = names(item).map((n) => matchRank(n, query)).filter((r): r is number => r !== null);
+    const ranks = names(item)
+      .map((n) => matchRank(n, query))
+      .filter((r): r is number => r !== null);
     if (ranks.length) ranked.push({ item, rank: Math.min(...ranks), order });
   });
   return ranked.sort((a, b) => a.rank - b.rank || a.order - b.order).map((r) => r.item);
@@ -98,13 +100,19 @@ function mentions(c: Extract<Completion, { kind: 'mention' }>, source: Completio
     text: `${mentionOf(u, source.users, c.silent)} `,
   }));
   // Wildcards notify everyone: a silent mention has no use for them.
-  const wildcards = c.silent ? [] : rankBy(source.toChannel ? WILDCARDS_IN_CHANNELS : WILDCARDS_IN_DMS, c.query, (w) => [w]).map((w) => ({
-    key: `wildcard:${w}`,
-    label: w,
-    detail: w === 'topic' ? 'Notify topic' : source.toChannel ? 'Notify channel' : 'Notify recipients',
-    text: `@**${w}** `,
-  }));
-  const groups = rankBy(source.groups.filter((g) => !g.is_system_group && !g.deactivated), c.query, (g) => [g.name]).map((g) => ({
+  const wildcards = c.silent
+    ? []
+    : rankBy(source.toChannel ? WILDCARDS_IN_CHANNELS : WILDCARDS_IN_DMS, c.query, (w) => [w]).map((w) => ({
+        key: `wildcard:${w}`,
+        label: w,
+        detail: w === 'topic' ? 'Notify topic' : source.toChannel ? 'Notify channel' : 'Notify recipients',
+        text: `@**${w}** `,
+      }));
+  const groups = rankBy(
+    source.groups.filter((g) => !g.is_system_group && !g.deactivated),
+    c.query,
+    (g) => [g.name],
+  ).map((g) => ({
     key: `group:${g.id}`,
     label: g.name,
     detail: g.description || 'User group',
@@ -160,12 +168,14 @@ export function suggestionsFor(c: Completion, source: CompletionSource): Suggest
       return mentions(c, source).slice(0, MAX_SUGGESTIONS);
     case 'channel':
       // Picking a channel goes on to its topics (`#**name>`), where the first choice is the channel alone.
-      return rankBy(source.channels, c.query, (ch) => [ch.name]).slice(0, MAX_SUGGESTIONS).map((ch) => ({
-        key: `channel:${ch.stream_id}`,
-        label: `#${ch.name}`,
-        detail: ch.description,
-        text: `#**${ch.name}>`,
-      }));
+      return rankBy(source.channels, c.query, (ch) => [ch.name])
+        .slice(0, MAX_SUGGESTIONS)
+        .map((ch) => ({
+          key: `channel:${ch.stream_id}`,
+          label: `#${ch.name}`,
+          detail: ch.description,
+          text: `#**${ch.name}>`,
+        }));
     case 'topic':
       return topicSuggestions(c, source).slice(0, MAX_SUGGESTIONS);
     case 'emoji':

@@ -351,7 +351,10 @@ const CACHE_LIMIT = 256;
 const CACHED_CODE_LENGTH = 4096;
 
 function format(key: string | undefined, code: string, reparsed: boolean): string {
-  let text = code.replace(/^\ufeff/, '').replace(/\r\n?/g, '\n').replace(/^\n+|\n+$/g, '');
+  let text = code
+    .replace(/^\ufeff/, '')
+    .replace(/\r\n?/g, '\n')
+    .replace(/^\n+|\n+$/g, '');
   if (!text.endsWith('\n')) text += '\n';
   const tokens: Token[] = [];
   if (key === undefined) tokens.push(['', text]);

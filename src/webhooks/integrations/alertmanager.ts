@@ -14,7 +14,8 @@ export const alertmanager: Integration = {
   name: 'alertmanager',
   displayName: 'Prometheus Alertmanager',
   client: 'Alertmanager',
-  setup: 'In alertmanager.yml, add a receiver with `webhook_configs: [{url: "<the URL>"}]` and route alerts to it; `&name=` and `&desc=` pick the label that names the topic and the one that describes each alert.',
+  setup:
+    'In alertmanager.yml, add a receiver with `webhook_configs: [{url: "<the URL>"}]` and route alerts to it; `&name=` and `&desc=` pick the label that names the topic and the one that describes each alert.',
   message(request, query) {
     const nameField = query.get('name') ?? 'instance';
     const descField = query.get('desc') ?? 'alertname';

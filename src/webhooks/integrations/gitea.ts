@@ -15,8 +15,18 @@ interface Payload {
   repository: { name: string; html_url: string };
   commits?: { id: string; url: string; message: string; author: { name: string; username: string } }[];
   pull_request?: {
-    id: number; number: number; title: string; html_url: string; merged: boolean; merged_by?: { username: string } | null; user: { username: string };
-    head_branch?: string; base_branch?: string; head?: { ref: string }; base?: { ref: string }; assignee?: { login: string } | null;
+    id: number;
+    number: number;
+    title: string;
+    html_url: string;
+    merged: boolean;
+    merged_by?: { username: string } | null;
+    user: { username: string };
+    head_branch?: string;
+    base_branch?: string;
+    head?: { ref: string };
+    base?: { ref: string };
+    assignee?: { login: string } | null;
   };
   issue?: { number: number; title: string; body: string; assignee?: { login: string } | null; html_url?: string };
   comment?: { html_url: string; body: string };
@@ -28,7 +38,14 @@ const EVENTS = ['push', 'create', 'pull_request', 'issues', 'issue_comment', 're
 function pushBody(p: Payload): string {
   // A committer without a username goes by their first name.
   const commits: Commit[] = p.commits!.map((c) => ({ name: c.author.username || c.author.name.split(/\s+/)[0]!, sha: c.id, url: c.url, message: c.message }));
-  return pushMessage({ user: p.sender.username, compareUrl: p.compare_url!, branch: p.ref!.replace('refs/heads/', ''), commits, deleted: false, forced: false });
+  return pushMessage({
+    user: p.sender.username,
+    compareUrl: p.compare_url!,
+    branch: p.ref!.replace('refs/heads/', ''),
+    commits,
+    deleted: false,
+    forced: false,
+  });
 }
 
 function pullRequestBody(p: Payload, withTitle: boolean, namesAssignee: boolean): string {
@@ -37,9 +54,15 @@ function pullRequestBody(p: Payload, withTitle: boolean, namesAssignee: boolean)
   const action = merged ? 'merged' : p.action!;
   const branches = action !== 'edited';
   return itemMessage({
-    user: merged ? pr.merged_by!.username : pr.user.username, action, url: pr.html_url, type: 'PR', number: pr.number,
-    targetBranch: branches ? (pr.head_branch ?? pr.head?.ref) : undefined, baseBranch: branches ? (pr.base_branch ?? pr.base?.ref) : undefined,
-    title: withTitle ? pr.title : undefined, assignee: namesAssignee ? pr.assignee?.login : undefined,
+    user: merged ? pr.merged_by!.username : pr.user.username,
+    action,
+    url: pr.html_url,
+    type: 'PR',
+    number: pr.number,
+    targetBranch: branches ? (pr.head_branch ?? pr.head?.ref) : undefined,
+    baseBranch: branches ? (pr.base_branch ?? pr.base?.ref) : undefined,
+    title: withTitle ? pr.title : undefined,
+    assignee: namesAssignee ? pr.assignee?.login : undefined,
   });
 }
 
@@ -47,8 +70,13 @@ function commentBody(p: Payload, withTitle: boolean): string {
   const issue = p.issue!;
   const action = `${p.action === 'created' ? '[commented]' : `${p.action} a [comment]`}(${p.comment!.html_url}) on`;
   return itemMessage({
-    user: p.sender.login, action, url: `${p.repository.html_url}/issues/${issue.number}`, type: 'issue', number: issue.number,
-    message: p.comment!.body, title: withTitle ? issue.title : undefined,
+    user: p.sender.login,
+    action,
+    url: `${p.repository.html_url}/issues/${issue.number}`,
+    type: 'issue',
+    number: issue.number,
+    message: p.comment!.body,
+    title: withTitle ? issue.title : undefined,
   });
 }
 
@@ -73,8 +101,14 @@ function messageOf(event: string, p: Payload, branches: string | null, withTitle
       return {
         topic: itemTopic(repo, 'issue', issue.number, issue.title),
         content: itemMessage({
-          user: p.sender.login, action: p.action!, url: `${p.repository.html_url}/issues/${issue.number}`, type: 'issue', number: issue.number,
-          message: issue.body, assignee: issue.assignee?.login, title: withTitle ? issue.title : undefined,
+          user: p.sender.login,
+          action: p.action!,
+          url: `${p.repository.html_url}/issues/${issue.number}`,
+          type: 'issue',
+          number: issue.number,
+          message: issue.body,
+          assignee: issue.assignee?.login,
+          title: withTitle ? issue.title : undefined,
         }),
       };
     }
@@ -92,7 +126,12 @@ function messageOf(event: string, p: Payload, branches: string | null, withTitle
 
 function gogsLike(name: string, displayName: string, header: string, namesAssignee: boolean, setup: string, aliases?: string[]): Integration {
   return {
-    name, displayName, client: displayName, allEventTypes: EVENTS, setup, aliases,
+    name,
+    displayName,
+    client: displayName,
+    allEventTypes: EVENTS,
+    setup,
+    aliases,
     message(request, query) {
       const event = request.headers[header.toLowerCase()];
       if (event === undefined) throw missingEventHeader(header);
@@ -105,9 +144,18 @@ function gogsLike(name: string, displayName: string, header: string, namesAssign
 }
 
 export const gitea = gogsLike(
-  'gitea', 'Gitea', 'X-Gitea-Event', true,
+  'gitea',
+  'Gitea',
+  'X-Gitea-Event',
+  true,
   'In the repository (or organization), Settings → Webhooks → Add webhook → Gitea (Forgejo: Forgejo): paste the URL, content type `application/json`, and choose the events.',
   ['forgejo'],
 );
 
-export const gogs = gogsLike('gogs', 'Gogs', 'X-Gogs-Event', false, 'In the repository, Settings → Webhooks → Add webhook → Gogs: paste the URL, content type `application/json`, and choose the events.');
+export const gogs = gogsLike(
+  'gogs',
+  'Gogs',
+  'X-Gogs-Event',
+  false,
+  'In the repository, Settings → Webhooks → Add webhook → Gogs: paste the URL, content type `application/json`, and choose the events.',
+);

@@ -17,7 +17,16 @@ interface Payload {
   deleted?: boolean;
   forced?: boolean;
   commits?: { id: string; url: string; message: string; author: { name: string; username?: string } }[];
-  pull_request?: { number: number; title: string; html_url: string; body: string | null; merged?: boolean; head: { label: string }; base: { label: string }; assignee?: { login: string } | null };
+  pull_request?: {
+    number: number;
+    title: string;
+    html_url: string;
+    body: string | null;
+    merged?: boolean;
+    head: { label: string };
+    base: { label: string };
+    assignee?: { login: string } | null;
+  };
   issue?: { number: number; title: string; html_url: string; body: string | null; pull_request?: unknown };
   assignee?: { login: string };
   comment?: { html_url: string; body: string };
@@ -87,20 +96,40 @@ function bodyOf(event: string, p: Payload, withTitle: boolean): string {
       const action = p.action === 'synchronize' ? 'updated' : p.action!;
       const opened = action === 'opened';
       return itemMessage({
-        user, action, url: pr.html_url, type: 'PR', number: pr.number, title: withTitle ? pr.title : undefined,
-        targetBranch: opened ? pr.head.label : undefined, baseBranch: opened ? pr.base.label : undefined,
-        message: opened || (p.changes && 'body' in p.changes) ? pr.body : null, assignee: pr.assignee?.login,
+        user,
+        action,
+        url: pr.html_url,
+        type: 'PR',
+        number: pr.number,
+        title: withTitle ? pr.title : undefined,
+        targetBranch: opened ? pr.head.label : undefined,
+        baseBranch: opened ? pr.base.label : undefined,
+        message: opened || (p.changes && 'body' in p.changes) ? pr.body : null,
+        assignee: pr.assignee?.login,
       });
     }
     case 'closed_pull_request': {
       const pr = p.pull_request!;
-      return itemMessage({ user, action: pr.merged ? 'merged' : 'closed without merge', url: pr.html_url, type: 'PR', number: pr.number, title: withTitle ? pr.title : undefined });
+      return itemMessage({
+        user,
+        action: pr.merged ? 'merged' : 'closed without merge',
+        url: pr.html_url,
+        type: 'PR',
+        number: pr.number,
+        title: withTitle ? pr.title : undefined,
+      });
     }
     case 'issues': {
       const issue = p.issue!;
       const assigning = p.action === 'assigned' || p.action === 'unassigned';
       const text = itemMessage({
-        user, action: p.action!, url: issue.html_url, type: 'issue', number: issue.number, title: withTitle ? issue.title : undefined, message: assigning ? null : issue.body,
+        user,
+        action: p.action!,
+        url: issue.html_url,
+        type: 'issue',
+        number: issue.number,
+        title: withTitle ? issue.title : undefined,
+        message: assigning ? null : issue.body,
       });
       if (p.assignee && p.action === 'assigned') return text.replace('assigned', `assigned ${p.assignee.login} to`);
       if (p.assignee && p.action === 'unassigned') return text.replace('unassigned', `unassigned ${p.assignee.login} from`);
@@ -109,8 +138,13 @@ function bodyOf(event: string, p: Payload, withTitle: boolean): string {
     default: {
       const issue = p.issue!;
       return itemMessage({
-        user, action: commentAction(p), url: issue.html_url, type: issue.pull_request ? 'PR' : 'issue', number: issue.number,
-        title: withTitle ? issue.title : undefined, message: p.comment!.body,
+        user,
+        action: commentAction(p),
+        url: issue.html_url,
+        type: issue.pull_request ? 'PR' : 'issue',
+        number: issue.number,
+        title: withTitle ? issue.title : undefined,
+        message: p.comment!.body,
       });
     }
   }
@@ -120,7 +154,8 @@ export const github: Integration = {
   name: 'github',
   displayName: 'GitHub',
   client: 'GitHub',
-  setup: 'In the repository (or organization), Settings → Webhooks → Add webhook: paste the URL, content type `application/json`, and choose the events (`&branches=main,dev` keeps only pushes to those).',
+  setup:
+    'In the repository (or organization), Settings → Webhooks → Add webhook: paste the URL, content type `application/json`, and choose the events (`&branches=main,dev` keeps only pushes to those).',
   allEventTypes: ['ping', 'push_commits', 'push_tags', 'opened_pull_request', 'updated_pull_request', 'closed_pull_request', 'issues', 'issue_comment'],
   message(request, query) {
     const header = request.headers['x-github-event'];

@@ -3,7 +3,19 @@
 // their approvals, comments (designs too), wiki pages, jobs, pipelines, releases, feature flags,
 // deployments, access tokens about to expire, and the test GitLab sends from its settings. With
 // the topic fixed by the URL, messages start with a link to the project and carry the item's title.
-import { branchNotifiable, branchTopic, commitCommentMessage, itemMessage, itemTopic, namesList, pushMessage, quoted, removeBranchMessage, tagMessage, type Commit } from '../git.ts';
+import {
+  branchNotifiable,
+  branchTopic,
+  commitCommentMessage,
+  itemMessage,
+  itemTopic,
+  namesList,
+  pushMessage,
+  quoted,
+  removeBranchMessage,
+  tagMessage,
+  type Commit,
+} from '../git.ts';
 import { missingEventHeader, parsePayload, unsupportedEvent, type Integration } from '../integration.ts';
 
 const EMPTY_SHA = '0000000000000000000000000000000000000000';
@@ -29,9 +41,23 @@ interface Payload {
   assignee?: Named | null;
   assignees?: Named[];
   object_attributes?: {
-    action?: string; noteable_type?: string; iid: number; id: number; title: string; url: string; description?: string | null; oldrev?: string;
-    source_branch?: string; target_branch?: string; note?: string; status?: string; ref?: string;
-    name?: string; active?: boolean; expires_at?: string; position?: { new_path: string };
+    action?: string;
+    noteable_type?: string;
+    iid: number;
+    id: number;
+    title: string;
+    url: string;
+    description?: string | null;
+    oldrev?: string;
+    source_branch?: string;
+    target_branch?: string;
+    note?: string;
+    status?: string;
+    ref?: string;
+    name?: string;
+    active?: boolean;
+    expires_at?: string;
+    position?: { new_path: string };
   };
   // Releases and deployments carry their fields at the top.
   action?: string;
@@ -56,15 +82,43 @@ interface Payload {
 
 const DESIGN_NOTE = 'Note Hook DesignManagement::Design';
 const EVENTS = [
-  'Push Hook', 'Tag Push Hook', 'Test Hook',
-  'Issue Hook open', 'Issue Hook close', 'Issue Hook reopen', 'Issue Hook update',
-  'Confidential Issue Hook open', 'Confidential Issue Hook close', 'Confidential Issue Hook reopen', 'Confidential Issue Hook update',
-  'Note Hook Commit', 'Note Hook MergeRequest', 'Note Hook Issue', 'Confidential Note Hook Issue', DESIGN_NOTE, `Confidential ${DESIGN_NOTE}`, 'Note Hook Snippet',
+  'Push Hook',
+  'Tag Push Hook',
+  'Test Hook',
+  'Issue Hook open',
+  'Issue Hook close',
+  'Issue Hook reopen',
+  'Issue Hook update',
+  'Confidential Issue Hook open',
+  'Confidential Issue Hook close',
+  'Confidential Issue Hook reopen',
+  'Confidential Issue Hook update',
+  'Note Hook Commit',
+  'Note Hook MergeRequest',
+  'Note Hook Issue',
+  'Confidential Note Hook Issue',
+  DESIGN_NOTE,
+  `Confidential ${DESIGN_NOTE}`,
+  'Note Hook Snippet',
   // approval and unapproval come when a merge request needs more than one approver.
-  'Merge Request Hook approved', 'Merge Request Hook unapproved', 'Merge Request Hook approval', 'Merge Request Hook unapproval',
-  'Merge Request Hook open', 'Merge Request Hook update', 'Merge Request Hook merge', 'Merge Request Hook close', 'Merge Request Hook reopen',
-  'Wiki Page Hook create', 'Wiki Page Hook update', 'Job Hook', 'Build Hook', 'Pipeline Hook',
-  'Release Hook', 'Feature Flag Hook', 'Resource Access Token Hook', 'Deployment Hook',
+  'Merge Request Hook approved',
+  'Merge Request Hook unapproved',
+  'Merge Request Hook approval',
+  'Merge Request Hook unapproval',
+  'Merge Request Hook open',
+  'Merge Request Hook update',
+  'Merge Request Hook merge',
+  'Merge Request Hook close',
+  'Merge Request Hook reopen',
+  'Wiki Page Hook create',
+  'Wiki Page Hook update',
+  'Job Hook',
+  'Build Hook',
+  'Pipeline Hook',
+  'Release Hook',
+  'Feature Flag Hook',
+  'Resource Access Token Hook',
+  'Deployment Hook',
 ];
 
 // A group's access-token payload has no project: the group stands in for it.
@@ -80,7 +134,8 @@ function eventOf(header: string, p: Payload, branches: string | null): string | 
   let event = header;
   // A system hook names its event in the payload, as the project hooks' header would.
   if (event === 'System Hook') event = `${titleCase((p.event_name ?? p.object_kind ?? '').split('__')[0]!)} Hook`;
-  if (['Confidential Issue Hook', 'Issue Hook', 'Merge Request Hook', 'Wiki Page Hook'].includes(event)) event = `${event} ${p.object_attributes!.action ?? 'open'}`;
+  if (['Confidential Issue Hook', 'Issue Hook', 'Merge Request Hook', 'Wiki Page Hook'].includes(event))
+    event = `${event} ${p.object_attributes!.action ?? 'open'}`;
   else if (event === 'Confidential Note Hook' || event === 'Note Hook') event = `${event} ${p.object_attributes!.noteable_type}`;
   else if (event === 'Push Hook' && !branchNotifiable(branchName(p.ref!), branches)) return null;
   if (EVENTS.includes(event)) return event;
@@ -166,12 +221,22 @@ function bodyOf(event: string, p: Payload, withTitle: boolean): string {
   if (event === 'Release Hook') return releaseBody(p);
   if (event === 'Deployment Hook') return deploymentBody(p);
   if (event === 'Resource Access Token Hook') return accessTokenBody(p);
-  if (event === 'Feature Flag Hook') return `${p.user!.username} ${a.active ? 'activated' : 'deactivated'} the feature flag [${a.name}](${homepage(p)}/-/feature_flags).`;
+  if (event === 'Feature Flag Hook')
+    return `${p.user!.username} ${a.active ? 'activated' : 'deactivated'} the feature flag [${a.name}](${homepage(p)}/-/feature_flags).`;
   if (event.startsWith('Wiki Page Hook')) return `${user} ${event.endsWith('create') ? 'created' : 'updated'} [wiki page "${a.title}"](${a.url}).`;
   if (event.endsWith('Issue Hook open')) {
     // GitLab's hidden comments (<!-- -->) stay hidden.
     const description = a.description ? a.description.replace(/<!--[\s\S]*?-->/g, '').trimEnd() : null;
-    return itemMessage({ user, action: 'created', url: a.url, type: 'issue', number: a.iid, message: description, assignee: assignees(p) || undefined, title: title(a.title) });
+    return itemMessage({
+      user,
+      action: 'created',
+      url: a.url,
+      type: 'issue',
+      number: a.iid,
+      message: description,
+      assignee: assignees(p) || undefined,
+      title: title(a.title),
+    });
   }
   if (event.includes('Issue Hook')) {
     const action = { close: 'closed', reopen: 'reopened', update: 'updated' }[event.split(' ').at(-1)!]!;
@@ -180,17 +245,39 @@ function bodyOf(event: string, p: Payload, withTitle: boolean): string {
   if (event === 'Merge Request Hook open' || (event === 'Merge Request Hook update' && !a.oldrev)) {
     const opened = event.endsWith('open');
     return itemMessage({
-      user, action: opened ? 'created' : 'updated', url: a.url, type: 'MR', number: a.iid, targetBranch: opened ? a.source_branch : undefined,
-      baseBranch: opened ? a.target_branch : undefined, message: a.description ?? null, assignee: assignees(p) || undefined, title: title(a.title),
+      user,
+      action: opened ? 'created' : 'updated',
+      url: a.url,
+      type: 'MR',
+      number: a.iid,
+      targetBranch: opened ? a.source_branch : undefined,
+      baseBranch: opened ? a.target_branch : undefined,
+      message: a.description ?? null,
+      assignee: assignees(p) || undefined,
+      title: title(a.title),
     });
   }
   if (event.startsWith('Merge Request Hook')) {
     const action = {
-      approved: 'approved', unapproved: 'unapproved', approval: 'approval', unapproval: 'unapproval', update: 'added commit(s) to', merge: 'merged', close: 'closed', reopen: 'reopened',
+      approved: 'approved',
+      unapproved: 'unapproved',
+      approval: 'approval',
+      unapproval: 'unapproval',
+      update: 'added commit(s) to',
+      merge: 'merged',
+      close: 'closed',
+      reopen: 'reopened',
     }[event.split(' ').at(-1)!]!;
     const merged = action === 'merged';
     return itemMessage({
-      user, action, url: a.url, type: 'MR', number: a.iid, targetBranch: merged ? a.source_branch : undefined, baseBranch: merged ? a.target_branch : undefined, title: title(a.title),
+      user,
+      action,
+      url: a.url,
+      type: 'MR',
+      number: a.iid,
+      targetBranch: merged ? a.source_branch : undefined,
+      baseBranch: merged ? a.target_branch : undefined,
+      title: title(a.title),
     });
   }
   const commented = `[commented](${a.url}) on`;
@@ -233,7 +320,8 @@ export const gitlab: Integration = {
   displayName: 'GitLab',
   client: 'GitLab',
   allEventTypes: EVENTS,
-  setup: 'In the project, Settings → Webhooks: paste the URL, tick the triggers you want and add the webhook (`&use_merge_request_title=false` leaves titles out of merge request topics).',
+  setup:
+    'In the project, Settings → Webhooks: paste the URL, tick the triggers you want and add the webhook (`&use_merge_request_title=false` leaves titles out of merge request topics).',
   message(request, query) {
     const header = request.headers['x-gitlab-event'];
     if (header === undefined) throw missingEventHeader('X-GitLab-Event');

@@ -32,7 +32,10 @@ interface Payload {
 // Grafana's "no end yet".
 const NO_END = '0001-01-01T00:00:00Z';
 const STATE_ICONS: Record<string, string> = { alerting: ':alert:', ok: ':squared_ok:' };
-const list = (values: Record<string, unknown>) => Object.entries(values).map(([k, v]) => `- ${k}: ${v}\n`).join('');
+const list = (values: Record<string, unknown>) =>
+  Object.entries(values)
+    .map(([k, v]) => `- ${k}: ${v}\n`)
+    .join('');
 
 /** Grafana Alerting (8 and later): a message per alert, under its name (or fingerprint). */
 function alerting(alert: Alert): WebhookMessage {
@@ -65,7 +68,8 @@ export const grafana: Integration = {
   displayName: 'Grafana',
   client: 'Grafana',
   allEventTypes: ['ok', 'pending', 'alerting', 'paused', 'firing', 'resolved'],
-  setup: 'In Grafana, Alerting → Contact points → Add contact point, integration "Webhook": paste the URL, then use the contact point in a notification policy.',
+  setup:
+    'In Grafana, Alerting → Contact points → Add contact point, integration "Webhook": paste the URL, then use the contact point in a notification policy.',
   message(request) {
     const payload = parsePayload(request.body) as Payload;
     return payload.alerts ? payload.alerts.map(alerting) : legacy(payload);

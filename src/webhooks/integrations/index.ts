@@ -14,6 +14,23 @@ import { sentry } from './sentry.ts';
 import { slackIncoming } from './slack-incoming.ts';
 import { ifttt, zapier } from './zapier.ts';
 
-export const INTEGRATION_LIST: readonly Integration[] = [alertmanager, gitea, github, gitlab, gogs, grafana, ifttt, jira, json, opsgenie, pagerduty, sentry, slackIncoming, zapier];
+export const INTEGRATION_LIST: readonly Integration[] = [
+  alertmanager,
+  gitea,
+  github,
+  gitlab,
+  gogs,
+  grafana,
+  ifttt,
+  jira,
+  json,
+  opsgenie,
+  pagerduty,
+  sentry,
+  slackIncoming,
+  zapier,
+];
 
-export const INTEGRATIONS: ReadonlyMap<string, Integration> = new Map(INTEGRATION_LIST.flatMap((i) => [i.name, ...(i.aliases ?? [])].map((name) => [name, i] as const)));
+export const INTEGRATIONS: ReadonlyMap<string, Integration> = new Map(
+  INTEGRATION_LIST.flatMap((i) => [i.name, ...(i.aliases ?? [])].map((name) => [name, i] as const)),
+);

@@ -5,8 +5,15 @@
 import { anomalousPayload, parsePayload, unsupportedEvent, type Integration, type WebhookDirectory } from '../integration.ts';
 
 const IGNORED_EVENTS = new Set([
-  'attachment_created', 'issuelink_created', 'issuelink_deleted', 'jira:version_released', 'jira:worklog_updated',
-  'sprint_closed', 'sprint_started', 'worklog_created', 'worklog_updated',
+  'attachment_created',
+  'issuelink_created',
+  'issuelink_deleted',
+  'jira:version_released',
+  'jira:worklog_updated',
+  'sprint_closed',
+  'sprint_started',
+  'worklog_created',
+  'worklog_updated',
 ]);
 const EVENTS = ['jira:issue_created', 'jira:issue_deleted', 'jira:issue_updated', 'comment_created', 'comment_updated', 'comment_deleted'];
 const PUNCTUATION = new Set('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~');
@@ -16,7 +23,11 @@ interface Payload {
   webhookEvent?: string;
   issue_event_type_name?: string;
   user?: { displayName: string };
-  issue?: { key: string; self: string; fields: { summary: string; priority?: { name: string } | null; assignee?: { displayName: string; emailAddress?: string } | null } };
+  issue?: {
+    key: string;
+    self: string;
+    fields: { summary: string; priority?: { name: string } | null; assignee?: { displayName: string; emailAddress?: string } | null };
+  };
   comment?: { self: string; body: string; author: { displayName: string } } | string;
   transition?: { from_status: string; to_status: string };
   changelog?: { items: { field: string | null; fromString: string | null; toString: string | null }[] };
@@ -71,7 +82,8 @@ async function updatedBody(p: Payload, directory: WebhookDirectory): Promise<str
   let content = `${author} updated ${issueLink(p)}${assigned}:\n\n`;
   const change = (field: string | null, from: string | null, to: string) => `* Changed ${field}${from ? ` from **${from}**` : ''} to ${to}\n`;
   if (p.changelog) {
-    for (const item of p.changelog.items) content += change(item.field, item.fromString, item.field === 'assignee' && assignee ? assignee : `**${item.toString}**`);
+    for (const item of p.changelog.items)
+      content += change(item.field, item.fromString, item.field === 'assignee' && assignee ? assignee : `**${item.toString}**`);
   } else if (sub === 'issue_transited') {
     content += change('status', p.transition!.from_status, `**${p.transition!.to_status}**`);
   }

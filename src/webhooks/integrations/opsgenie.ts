@@ -4,14 +4,33 @@
 import { parsePayload, type Integration } from '../integration.ts';
 
 const EVENTS = [
-  'AddTeam', 'UnAcknowledge', 'AddNote', 'TestAction', 'Close', 'Escalate', 'AddRecipient',
-  'RemoveTags', 'Acknowledge', 'Delete', 'AddTags', 'TakeOwnership', 'Create', 'AssignOwnership',
+  'AddTeam',
+  'UnAcknowledge',
+  'AddNote',
+  'TestAction',
+  'Close',
+  'Escalate',
+  'AddRecipient',
+  'RemoveTags',
+  'Acknowledge',
+  'Delete',
+  'AddTags',
+  'TakeOwnership',
+  'Create',
+  'AssignOwnership',
 ];
 
 // The alert's fields a message lists, in Zulip's order, with their labels.
 const FIELDS: [string, string][] = [
-  ['note', 'Note'], ['recipient', 'Recipient'], ['addedTags', 'Tags added'], ['team', 'Team added'], ['owner', 'Assigned owner'],
-  ['removedTags', 'Tags removed'], ['message', 'Message'], ['tags', 'Tags'], ['escalationName', 'Escalation'],
+  ['note', 'Note'],
+  ['recipient', 'Recipient'],
+  ['addedTags', 'Tags added'],
+  ['team', 'Team added'],
+  ['owner', 'Assigned owner'],
+  ['removedTags', 'Tags removed'],
+  ['message', 'Message'],
+  ['tags', 'Tags'],
+  ['escalationName', 'Escalation'],
 ];
 
 interface Payload {

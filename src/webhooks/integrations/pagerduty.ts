@@ -4,13 +4,26 @@
 import { parsePayload, unsupportedEvent, type Integration, type WebhookMessage } from '../integration.ts';
 
 const V1_ACTIONS: Record<string, string> = {
-  'incident.trigger': 'triggered', 'incident.acknowledge': 'acknowledged', 'incident.unacknowledge': 'unacknowledged', 'incident.resolve': 'resolved',
-  'incident.assign': 'assigned', 'incident.escalate': 'escalated', 'incident.delegate': 'delineated',
+  'incident.trigger': 'triggered',
+  'incident.acknowledge': 'acknowledged',
+  'incident.unacknowledge': 'unacknowledged',
+  'incident.resolve': 'resolved',
+  'incident.assign': 'assigned',
+  'incident.escalate': 'escalated',
+  'incident.delegate': 'delineated',
 };
-const V2_ACTIONS: Record<string, string> = { 'incident.trigger': 'triggered', 'incident.acknowledge': 'acknowledged', 'incident.resolve': 'resolved', 'incident.assign': 'assigned' };
+const V2_ACTIONS: Record<string, string> = {
+  'incident.trigger': 'triggered',
+  'incident.acknowledge': 'acknowledged',
+  'incident.resolve': 'resolved',
+  'incident.assign': 'assigned',
+};
 const V3_ACTIONS: Record<string, string> = {
-  'incident.triggered': 'triggered', 'incident.acknowledged': 'acknowledged', 'incident.unacknowledged': 'unacknowledged',
-  'incident.resolved': 'resolved', 'incident.reassigned': 'reassigned',
+  'incident.triggered': 'triggered',
+  'incident.acknowledged': 'acknowledged',
+  'incident.unacknowledged': 'unacknowledged',
+  'incident.resolved': 'resolved',
+  'incident.reassigned': 'reassigned',
 };
 
 /** What every version's incident comes down to. */
@@ -40,7 +53,12 @@ function v1(m: any): Incident {
   const i = m.data.incident;
   const summary = i.trigger_summary_data ?? {};
   return {
-    type: m.type, action: V1_ACTIONS[m.type]!, numTitle: String(i.incident_number), url: i.html_url, service: i.service.name, serviceUrl: i.service.html_url,
+    type: m.type,
+    action: V1_ACTIONS[m.type]!,
+    numTitle: String(i.incident_number),
+    url: i.html_url,
+    service: i.service.name,
+    serviceUrl: i.service.html_url,
     assignee: i.assigned_to_user ? link(localPart(i.assigned_to_user.email), i.assigned_to_user.html_url) : 'nobody',
     agent: i.resolved_by_user ? link(localPart(i.resolved_by_user.email), i.resolved_by_user.html_url) : undefined,
     trigger: quote([summary.subject, summary.description].filter(Boolean).join('\n')),
@@ -52,8 +70,14 @@ function v2(m: any): Incident {
   const assignee: Ref | undefined = i.assignments?.[0]?.assignee;
   const agent: Ref | null | undefined = i.last_status_change_by;
   return {
-    type: m.event, action: V2_ACTIONS[m.event]!, numTitle: String(i.incident_number), url: i.html_url, service: i.service.name, serviceUrl: i.service.html_url,
-    assignee: assignee ? link(assignee.summary, assignee.html_url) : 'nobody', agent: agent ? link(agent.summary, agent.html_url) : undefined,
+    type: m.event,
+    action: V2_ACTIONS[m.event]!,
+    numTitle: String(i.incident_number),
+    url: i.html_url,
+    service: i.service.name,
+    serviceUrl: i.service.html_url,
+    assignee: assignee ? link(assignee.summary, assignee.html_url) : 'nobody',
+    agent: agent ? link(agent.summary, agent.html_url) : undefined,
     trigger: typeof i.description === 'string' ? quote(i.description) : '',
   };
 }
@@ -63,8 +87,15 @@ function v3(e: any): Incident {
   const assignee: Ref | undefined = d.assignees?.[0];
   const agent: Ref | null | undefined = e.agent;
   return {
-    type: e.event_type, action: V3_ACTIONS[e.event_type]!, numTitle: `${d.title} (#${d.number})`, url: d.html_url, service: d.service.summary, serviceUrl: d.service.html_url,
-    assignee: assignee ? link(assignee.summary, assignee.html_url) : 'nobody', agent: agent ? link(agent.summary, agent.html_url) : undefined, trigger: '',
+    type: e.event_type,
+    action: V3_ACTIONS[e.event_type]!,
+    numTitle: `${d.title} (#${d.number})`,
+    url: d.html_url,
+    service: d.service.summary,
+    serviceUrl: d.service.html_url,
+    assignee: assignee ? link(assignee.summary, assignee.html_url) : 'nobody',
+    agent: agent ? link(agent.summary, agent.html_url) : undefined,
+    trigger: '',
   };
 }
 

@@ -85,7 +85,8 @@ export const sentry: Integration = {
   name: 'sentry',
   displayName: 'Sentry',
   client: 'Sentry',
-  setup: 'In Sentry, Settings → Developer Settings → New Internal Integration: paste the URL as its webhook URL, turn on "Alert Rule Action" and the issue webhooks, then use it in an alert rule.',
+  setup:
+    'In Sentry, Settings → Developer Settings → New Internal Integration: paste the URL as its webhook URL, turn on "Alert Rule Action" and the issue webhooks, then use it in an alert rule.',
   message(request) {
     const payload = parsePayload(request.body) as Record<string, any>;
     const data = payload.data ?? fromPlugin(payload);
@@ -95,6 +96,11 @@ export const sentry: Integration = {
     }
     if (data.event) return { topic: data.event.title, content: eventBody(data.event) };
     if (data.issue) return { topic: data.issue.title, content: issueBody(payload.action, data.issue, payload.actor) };
-    throw unsupportedEvent('Sentry', `[${Object.keys(data).map((k) => `'${k}'`).join(', ')}]`);
+    throw unsupportedEvent(
+      'Sentry',
+      `[${Object.keys(data)
+        .map((k) => `'${k}'`)
+        .join(', ')}]`,
+    );
   },
 };

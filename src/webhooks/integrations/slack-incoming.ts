@@ -38,7 +38,11 @@ interface Attachment {
 }
 
 /** Pieces one below the other, blank ones left out. */
-const stack = (pieces: string[]) => pieces.map((p) => p.trim()).filter((p) => p !== '').join('\n\n');
+const stack = (pieces: string[]) =>
+  pieces
+    .map((p) => p.trim())
+    .filter((p) => p !== '')
+    .join('\n\n');
 
 // Zulip shows only images of the interactive elements.
 const renderElement = (e: Element) => (e.type === 'image' ? `[${e.alt_text}](${e.image_url})` : '');

@@ -18,4 +18,9 @@ export function useAction(): [string | null, (action: () => Promise<unknown>) =>
   return [error, run];
 }
 
-export const ErrorLine = ({ error }: { error: string | null }) => (error ? <p class="alert alert-error" role="alert">{error}</p> : null);
+export const ErrorLine = ({ error }: { error: string | null }) =>
+  error ? (
+    <p class="alert alert-error" role="alert">
+      {error}
+    </p>
+  ) : null;

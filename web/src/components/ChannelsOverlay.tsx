@@ -4,8 +4,20 @@
 // archive it, add and remove subscribers).
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import {
-  ROLE_GROUPS, archiveChannel, channelHash, channelSettingsHash, createChannel, isAdmin, setChannelAlert, subscribe, subscriberIds, systemGroups, unsubscribe, updateChannel,
-  type ChannelDraft, type ChannelsRoute,
+  ROLE_GROUPS,
+  archiveChannel,
+  channelHash,
+  channelSettingsHash,
+  createChannel,
+  isAdmin,
+  setChannelAlert,
+  subscribe,
+  subscriberIds,
+  systemGroups,
+  unsubscribe,
+  updateChannel,
+  type ChannelDraft,
+  type ChannelsRoute,
 } from '../channels.ts';
 import type { ChatClient } from '../client.ts';
 import type { AppState } from '../state.ts';
@@ -30,11 +42,19 @@ export function ChannelsOverlay({ client, state, route, closeHref }: Props) {
         <header class="overlay-header">
           <h1 id="channels-title">Channels</h1>
           <nav class="tabs" aria-label="Channel lists">
-            <a href="#channels/subscribed" aria-current={route.tab === 'subscribed' ? 'page' : undefined}>Subscribed</a>
-            <a href="#channels/all" aria-current={route.tab === 'all' ? 'page' : undefined}>All channels</a>
+            <a href="#channels/subscribed" aria-current={route.tab === 'subscribed' ? 'page' : undefined}>
+              Subscribed
+            </a>
+            <a href="#channels/all" aria-current={route.tab === 'all' ? 'page' : undefined}>
+              All channels
+            </a>
           </nav>
-          <a class="button button-small" href="#channels/new">Create channel</a>
-          <a class="icon-button" href={closeHref} aria-label="Close">✕</a>
+          <a class="button button-small" href="#channels/new">
+            Create channel
+          </a>
+          <a class="icon-button" href={closeHref} aria-label="Close">
+            ✕
+          </a>
         </header>
         <div class="overlay-body">
           <ChannelList client={client} state={state} which={listed} selected={route.tab === 'channel' ? route.streamId : null} />
@@ -76,7 +96,9 @@ function ChannelList({ client, state, which, selected }: { client: ChatClient; s
     .sort((a, b) => a.name.localeCompare(b.name, undefined, { sensitivity: 'base' }));
   return (
     <section class="overlay-list" aria-label={which === 'all' ? 'All channels' : 'Subscribed channels'}>
-      <label for="channel-filter" class="visually-hidden">Filter channels</label>
+      <label for="channel-filter" class="visually-hidden">
+        Filter channels
+      </label>
       <input id="channel-filter" type="search" placeholder="Filter channels" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
       <ul class="channel-rows">
         {channels.length === 0 && <li class="hint">No channels.</li>}
@@ -108,27 +130,53 @@ function useSystemGroups(client: ChatClient): Map<string, number> | null {
 }
 
 /** The fields a channel is made or changed with. */
-function ChannelFields({ draft, setDraft, groups, disabled = false }: { draft: ChannelDraft; setDraft: (d: ChannelDraft) => void; groups: Map<string, number>; disabled?: boolean }) {
+function ChannelFields({
+  draft,
+  setDraft,
+  groups,
+  disabled = false,
+}: {
+  draft: ChannelDraft;
+  setDraft: (d: ChannelDraft) => void;
+  groups: Map<string, number>;
+  disabled?: boolean;
+}) {
   const known = typeof draft.canSend === 'number' && [...groups.values()].includes(draft.canSend);
   return (
     <fieldset class="channel-fields" disabled={disabled}>
       <label for="channel-name">Name</label>
       <input id="channel-name" required maxLength={60} value={draft.name} onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })} />
       <label for="channel-description">Description</label>
-      <textarea id="channel-description" rows={2} maxLength={1024} value={draft.description} onInput={(e) => setDraft({ ...draft, description: e.currentTarget.value })} />
+      <textarea
+        id="channel-description"
+        rows={2}
+        maxLength={1024}
+        value={draft.description}
+        onInput={(e) => setDraft({ ...draft, description: e.currentTarget.value })}
+      />
       <fieldset class="choices">
         <legend>Who can see it</legend>
         <label>
-          <input type="radio" name="channel-privacy" checked={!draft.private} onChange={() => setDraft({ ...draft, private: false })} /> Public: anyone in the organization can find and join it
+          <input type="radio" name="channel-privacy" checked={!draft.private} onChange={() => setDraft({ ...draft, private: false })} /> Public: anyone in the
+          organization can find and join it
         </label>
         <label>
-          <input type="radio" name="channel-privacy" checked={draft.private} onChange={() => setDraft({ ...draft, private: true })} /> Private: only subscribers see it
+          <input type="radio" name="channel-privacy" checked={draft.private} onChange={() => setDraft({ ...draft, private: true })} /> Private: only subscribers
+          see it
         </label>
       </fieldset>
       <label for="channel-can-send">Who can post</label>
-      <select id="channel-can-send" value={known ? String(draft.canSend) : 'custom'} onChange={(e) => setDraft({ ...draft, canSend: Number(e.currentTarget.value) })}>
+      <select
+        id="channel-can-send"
+        value={known ? String(draft.canSend) : 'custom'}
+        onChange={(e) => setDraft({ ...draft, canSend: Number(e.currentTarget.value) })}
+      >
         {!known && <option value="custom">Custom</option>}
-        {ROLE_GROUPS.filter(([name]) => groups.has(name)).map(([name, label]) => <option key={name} value={String(groups.get(name))}>{label}</option>)}
+        {ROLE_GROUPS.filter(([name]) => groups.has(name)).map(([name, label]) => (
+          <option key={name} value={String(groups.get(name))}>
+            {label}
+          </option>
+        ))}
       </select>
     </fieldset>
   );
@@ -146,14 +194,17 @@ function CreateChannel({ client, state }: { client: ChatClient; state: AppState 
     e.preventDefault();
     let id = 0;
     const name = draft!.name.trim();
-    if (await run(async () => (id = await createChannel(client.api, state.me.userId, { ...draft!, name })))) location.hash = channelHash({ stream_id: id, name });
+    if (await run(async () => (id = await createChannel(client.api, state.me.userId, { ...draft!, name }))))
+      location.hash = channelHash({ stream_id: id, name });
   }
   return (
     <form class="channel-form" aria-label="Create channel" onSubmit={submit}>
       <h2>Create a channel</h2>
       <ChannelFields draft={draft} setDraft={setDraft} groups={groups} />
       <ErrorLine error={error} />
-      <button type="submit" class="button" disabled={!draft.name.trim()}>Create</button>
+      <button type="submit" class="button" disabled={!draft.name.trim()}>
+        Create
+      </button>
     </form>
   );
 }
@@ -173,10 +224,18 @@ function ChannelDetail({ client, state, streamId }: { client: ChatClient; state:
       <p class="channel-count">{subscriberCount(channel.subscriber_count)}</p>
       <div class="actions">
         <SubscribeButton client={client} state={state} channel={channel} />
-        <a class="button button-small button-secondary" href={channelHash(channel)}>View channel</a>
+        <a class="button button-small button-secondary" href={channelHash(channel)}>
+          View channel
+        </a>
       </div>
       {state.subs.has(streamId) && <ChannelAlerts client={client} state={state} streamId={streamId} />}
-      {admin && <ChannelSettingsForm key={JSON.stringify([channel.name, channel.description, channel.invite_only, channel.can_send_message_group])} client={client} channel={channel} />}
+      {admin && (
+        <ChannelSettingsForm
+          key={JSON.stringify([channel.name, channel.description, channel.invite_only, channel.can_send_message_group])}
+          client={client}
+          channel={channel}
+        />
+      )}
       <Subscribers client={client} state={state} channel={channel} canManage={admin} />
     </div>
   );
@@ -192,10 +251,20 @@ function ChannelAlerts({ client, state, streamId }: { client: ChatClient; state:
     <fieldset class="choices">
       <legend>Your notifications for this channel</legend>
       <label>
-        <input type="checkbox" checked={desktop} onChange={(e) => run(() => setChannelAlert(client.api, streamId, 'desktop_notifications', e.currentTarget.checked))} /> Desktop notifications
+        <input
+          type="checkbox"
+          checked={desktop}
+          onChange={(e) => run(() => setChannelAlert(client.api, streamId, 'desktop_notifications', e.currentTarget.checked))}
+        />{' '}
+        Desktop notifications
       </label>
       <label>
-        <input type="checkbox" checked={sound} onChange={(e) => run(() => setChannelAlert(client.api, streamId, 'audible_notifications', e.currentTarget.checked))} /> Sound
+        <input
+          type="checkbox"
+          checked={sound}
+          onChange={(e) => run(() => setChannelAlert(client.api, streamId, 'audible_notifications', e.currentTarget.checked))}
+        />{' '}
+        Sound
       </label>
       <ErrorLine error={error} />
     </fieldset>
@@ -204,25 +273,46 @@ function ChannelAlerts({ client, state, streamId }: { client: ChatClient; state:
 
 function ChannelSettingsForm({ client, channel }: { client: ChatClient; channel: Channel }) {
   const groups = useSystemGroups(client);
-  const [draft, setDraft] = useState<ChannelDraft>({ name: channel.name, description: channel.description, private: channel.invite_only, canSend: channel.can_send_message_group });
+  const [draft, setDraft] = useState<ChannelDraft>({
+    name: channel.name,
+    description: channel.description,
+    private: channel.invite_only,
+    canSend: channel.can_send_message_group,
+  });
   const [error, run] = useAction();
   const [confirming, setConfirming] = useState(false);
   if (!groups) return <p class="hint">Loading…</p>;
   return (
-    <form class="channel-form" aria-label="Channel settings" onSubmit={(e) => (e.preventDefault(), run(() => updateChannel(client.api, channel, { ...draft, name: draft.name.trim() })))}>
+    <form
+      class="channel-form"
+      aria-label="Channel settings"
+      onSubmit={(e) => (e.preventDefault(), run(() => updateChannel(client.api, channel, { ...draft, name: draft.name.trim() })))}
+    >
       <h3>Settings</h3>
       <ChannelFields draft={draft} setDraft={setDraft} groups={groups} />
       <ErrorLine error={error} />
       <div class="actions">
-        <button type="submit" class="button button-small">Save changes</button>
-        {!confirming && <button type="button" class="button button-small button-danger" onClick={() => setConfirming(true)}>Archive channel</button>}
+        <button type="submit" class="button button-small">
+          Save changes
+        </button>
+        {!confirming && (
+          <button type="button" class="button button-small button-danger" onClick={() => setConfirming(true)}>
+            Archive channel
+          </button>
+        )}
         {confirming && (
           <>
             <span>Archive #{channel.name}? Nobody can post to it any more.</span>
-            <button type="button" class="button button-small button-danger" onClick={() => run(() => archiveChannel(client.api, channel.stream_id)).then((ok) => ok && (location.hash = '#channels/all'))}>
+            <button
+              type="button"
+              class="button button-small button-danger"
+              onClick={() => run(() => archiveChannel(client.api, channel.stream_id)).then((ok) => ok && (location.hash = '#channels/all'))}
+            >
               Archive
             </button>
-            <button type="button" class="button button-small button-secondary" onClick={() => setConfirming(false)}>Cancel</button>
+            <button type="button" class="button button-small button-secondary" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
           </>
         )}
       </div>
@@ -243,18 +333,30 @@ function Subscribers({ client, state, channel, canManage }: { client: ChatClient
     [state.users, ids],
   );
   if (!ids) return null;
-  const people = ids.map((id) => state.users.get(id)).filter((u) => u !== undefined).sort((a, b) => a.full_name.localeCompare(b.full_name));
+  const people = ids
+    .map((id) => state.users.get(id))
+    .filter((u) => u !== undefined)
+    .sort((a, b) => a.full_name.localeCompare(b.full_name));
   return (
     <section class="subscribers" aria-label="Subscribers">
       <h3>Subscribers</h3>
       {canManage && (
-        <form class="add-subscriber" onSubmit={(e) => (e.preventDefault(), adding && run(() => subscribe(client.api, channel.name, [Number(adding)])).then(() => setAdding('')))}>
+        <form
+          class="add-subscriber"
+          onSubmit={(e) => (e.preventDefault(), adding && run(() => subscribe(client.api, channel.name, [Number(adding)])).then(() => setAdding('')))}
+        >
           <label for="add-subscriber">Add a subscriber</label>
           <select id="add-subscriber" value={adding} onChange={(e) => setAdding(e.currentTarget.value)}>
             <option value="">Choose someone…</option>
-            {others.map((u) => <option key={u.user_id} value={String(u.user_id)}>{u.full_name}</option>)}
+            {others.map((u) => (
+              <option key={u.user_id} value={String(u.user_id)}>
+                {u.full_name}
+              </option>
+            ))}
           </select>
-          <button type="submit" class="button button-small" disabled={!adding}>Add</button>
+          <button type="submit" class="button button-small" disabled={!adding}>
+            Add
+          </button>
         </form>
       )}
       <ErrorLine error={error} />
@@ -263,7 +365,12 @@ function Subscribers({ client, state, channel, canManage }: { client: ChatClient
           <li key={u.user_id}>
             <span class="name">{u.full_name}</span>
             {canManage && u.user_id !== state.me.userId && (
-              <button type="button" class="button button-small button-secondary" aria-label={`Remove ${u.full_name}`} onClick={() => run(() => unsubscribe(client.api, channel.name, [u.user_id]))}>
+              <button
+                type="button"
+                class="button button-small button-secondary"
+                aria-label={`Remove ${u.full_name}`}
+                onClick={() => run(() => unsubscribe(client.api, channel.name, [u.user_id]))}
+              >
                 Remove
               </button>
             )}

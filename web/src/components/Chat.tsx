@@ -106,7 +106,9 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
 
   return (
     <div class={`chat${sidebarOpen ? ' sidebar-open' : ''}`}>
-      <button type="button" class="skip-link" onClick={() => listRef.current?.focus()}>Skip to messages</button>
+      <button type="button" class="skip-link" onClick={() => listRef.current?.focus()}>
+        Skip to messages
+      </button>
       <header class="topbar">
         <button
           type="button"
@@ -118,14 +120,24 @@ export function Chat({ client, state }: { client: ChatClient; state: AppState })
         >
           ☰
         </button>
-        <a class="realm-name" href="#">{state.realmName}</a>
+        <a class="realm-name" href="#">
+          {state.realmName}
+        </a>
         <SearchBox client={client} state={state} inputRef={searchRef} />
         <span class={`connection connection-${state.connection}`} role="status" data-connection={state.connection}>
           {CONNECTION_LABELS[state.connection]}
         </span>
-        {isAdmin(state) && <a class="me" href="#organization/organization-profile">Organization settings</a>}
-        <a class="me" href="#settings/profile" title={`${state.me.email}: personal settings`}>{state.me.fullName}</a>
-        <button type="button" class="button button-secondary" onClick={() => void client.logout()}>Log out</button>
+        {isAdmin(state) && (
+          <a class="me" href="#organization/organization-profile">
+            Organization settings
+          </a>
+        )}
+        <a class="me" href="#settings/profile" title={`${state.me.email}: personal settings`}>
+          {state.me.fullName}
+        </a>
+        <button type="button" class="button button-secondary" onClick={() => void client.logout()}>
+          Log out
+        </button>
       </header>
       <Sidebar state={state} client={client} />
       <main class="conversation" aria-labelledby="narrow-title">
@@ -167,11 +179,17 @@ function NarrowHeader({ client, state, title }: { client: ChatClient; state: App
     <div class="narrow-header">
       <h1 id="narrow-title">{title}</h1>
       {narrowUnread(state, narrow) > 0 && (
-        <button type="button" class="button button-secondary button-small" onClick={() => act(client.markNarrowRead(narrow))}>Mark all as read</button>
+        <button type="button" class="button button-secondary button-small" onClick={() => act(client.markNarrowRead(narrow))}>
+          Mark all as read
+        </button>
       )}
       {narrow.kind === 'topic' && (
         <>
-          <button type="button" class="button button-secondary button-small" onClick={() => act(client.setResolved(narrow.streamId, narrow.topic, !isResolved(narrow.topic)))}>
+          <button
+            type="button"
+            class="button button-secondary button-small"
+            onClick={() => act(client.setResolved(narrow.streamId, narrow.topic, !isResolved(narrow.topic)))}
+          >
             {isResolved(narrow.topic) ? 'Unresolve topic' : 'Resolve topic'}
           </button>
           <button type="button" class="button button-secondary button-small" aria-expanded={moving} onClick={() => setMoving(!moving)}>
@@ -181,12 +199,21 @@ function NarrowHeader({ client, state, title }: { client: ChatClient; state: App
       )}
       {(narrow.kind === 'channel' || narrow.kind === 'topic') && <ChannelActions client={client} state={state} streamId={narrow.streamId} onError={setError} />}
       {narrow.kind === 'channel' && sub && (
-        <button type="button" class="button button-secondary button-small" aria-pressed={sub.is_muted} onClick={() => act(client.setChannelMuted(sub.stream_id, !sub.is_muted))}>
+        <button
+          type="button"
+          class="button button-secondary button-small"
+          aria-pressed={sub.is_muted}
+          onClick={() => act(client.setChannelMuted(sub.stream_id, !sub.is_muted))}
+        >
           {sub.is_muted ? 'Unmute channel' : 'Mute channel'}
         </button>
       )}
       {moving && narrow.kind === 'topic' && <MoveTopicForm client={client} state={state} streamId={narrow.streamId} topic={narrow.topic} onError={setError} />}
-      {error && <p class="alert alert-error" role="alert">{error}</p>}
+      {error && (
+        <p class="alert alert-error" role="alert">
+          {error}
+        </p>
+      )}
     </div>
   );
 }
@@ -202,13 +229,27 @@ function ChannelActions({ client, state, streamId, onError }: { client: ChatClie
           Subscribe
         </button>
       )}
-      <a class="button button-secondary button-small" href={channelSettingsHash(channel)}>Channel settings</a>
+      <a class="button button-secondary button-small" href={channelSettingsHash(channel)}>
+        Channel settings
+      </a>
     </>
   );
 }
 
 /** Where to move the topic on screen: a new name, another channel, or both. */
-function MoveTopicForm({ client, state, streamId, topic, onError }: { client: ChatClient; state: AppState; streamId: number; topic: string; onError: (msg: string) => void }) {
+function MoveTopicForm({
+  client,
+  state,
+  streamId,
+  topic,
+  onError,
+}: {
+  client: ChatClient;
+  state: AppState;
+  streamId: number;
+  topic: string;
+  onError: (msg: string) => void;
+}) {
   const [to, setTo] = useState({ streamId, topic });
   const subs = [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
   function submit(e: Event) {
@@ -219,11 +260,17 @@ function MoveTopicForm({ client, state, streamId, topic, onError }: { client: Ch
     <form class="move-topic" onSubmit={submit} aria-label="Move topic">
       <label for="move-channel">Channel</label>
       <select id="move-channel" value={to.streamId} onChange={(e) => setTo({ ...to, streamId: Number(e.currentTarget.value) })}>
-        {subs.map((s) => <option key={s.stream_id} value={s.stream_id}>#{s.name}</option>)}
+        {subs.map((s) => (
+          <option key={s.stream_id} value={s.stream_id}>
+            #{s.name}
+          </option>
+        ))}
       </select>
       <label for="move-topic-name">Topic</label>
       <input id="move-topic-name" value={to.topic} required onInput={(e) => setTo({ ...to, topic: e.currentTarget.value })} />
-      <button type="submit" class="button button-small" disabled={!to.topic.trim() || (to.streamId === streamId && to.topic.trim() === topic)}>Move</button>
+      <button type="submit" class="button button-small" disabled={!to.topic.trim() || (to.streamId === streamId && to.topic.trim() === topic)}>
+        Move
+      </button>
     </form>
   );
 }

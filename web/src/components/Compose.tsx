@@ -37,7 +37,10 @@ const DRAFT_SAVE_DELAY_MS = 1000;
 /** People named by what is left typed in the "To" field (emails or full names, comma-separated), or the first name not recognized. */
 function resolveRecipients(text: string, users: User[]): { ids: number[] } | { unknown: string } {
   const ids: number[] = [];
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const lower = part.toLowerCase();
     const user =
       users.find((u) => u.email.toLowerCase() === lower || u.delivery_email?.toLowerCase() === lower) ?? users.find((u) => u.full_name.toLowerCase() === lower);
@@ -137,7 +140,13 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
   const leftover = resolveRecipients(to, users);
   const recipients = 'ids' in leftover ? [...new Set([...recipientIds, ...leftover.ids])] : null;
   const destination: Destination | null =
-    mode === 'stream' ? (channel !== null ? { kind: 'stream', streamId: channel, topic: topic.trim() } : null) : recipients?.length ? { kind: 'dm', userIds: recipients } : null;
+    mode === 'stream'
+      ? channel !== null
+        ? { kind: 'stream', streamId: channel, topic: topic.trim() }
+        : null
+      : recipients?.length
+        ? { kind: 'dm', userIds: recipients }
+        : null;
 
   // What is written is kept as a draft a moment after typing stops; an emptied box deletes it.
   const destinationKey = JSON.stringify(destination);
@@ -150,7 +159,10 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
     const timer = setTimeout(() => {
       draftWork.current = draftWork.current
         .then(() => saveDraft(client.api, draftId.current, destination, content))
-        .then((id) => (draftId.current = id), (err) => console.warn('saving a draft', describeError(err)));
+        .then(
+          (id) => (draftId.current = id),
+          (err) => console.warn('saving a draft', describeError(err)),
+        );
     }, DRAFT_SAVE_DELAY_MS);
     return () => clearTimeout(timer);
   }, [content, destinationKey]);
@@ -174,7 +186,11 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
   };
   const suggestions = completion ? suggestionsFor(completion, source) : [];
   useEffect(() => {
-    if (completion?.kind === 'emoji' && !emoji) loadEmojiCatalog().then((categories) => setEmoji(categories.flatMap((c) => c.emoji)), (err) => setError(describeError(err)));
+    if (completion?.kind === 'emoji' && !emoji)
+      loadEmojiCatalog().then(
+        (categories) => setEmoji(categories.flatMap((c) => c.emoji)),
+        (err) => setError(describeError(err)),
+      );
     if (completion?.kind === 'topic') {
       const named = source.channels.find((c) => c.name.toLowerCase() === completion.channel.toLowerCase());
       if (named) client.loadTopics(named.stream_id);
@@ -187,11 +203,18 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
     setCaret(before.length);
     setContent(before + content.slice(caret));
   }
-  const contentTypeahead = useTypeahead('compose-typeahead', suggestions, completion && `${completion.kind}:${completion.start}:${completion.query}`, pickSuggestion);
+  const contentTypeahead = useTypeahead(
+    'compose-typeahead',
+    suggestions,
+    completion && `${completion.kind}:${completion.start}:${completion.query}`,
+    pickSuggestion,
+  );
 
   // The topic field suggests the channel's topics.
-  const knownTopics = channel !== null ? state.topics.get(channel)?.map((t) => t.name) ?? [] : [];
-  const topicSuggestions = rankBy(knownTopics, topic, (t) => [t]).filter((t) => t !== topic).slice(0, MAX_SUGGESTIONS);
+  const knownTopics = channel !== null ? (state.topics.get(channel)?.map((t) => t.name) ?? []) : [];
+  const topicSuggestions = rankBy(knownTopics, topic, (t) => [t])
+    .filter((t) => t !== topic)
+    .slice(0, MAX_SUGGESTIONS);
   function pickTopic(name: string) {
     setTopic(name);
     textarea.current?.focus();
@@ -201,8 +224,16 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
   // The "To" field suggests people (not yet chosen) and groups, by name or email.
   const candidates: Recipient[] = to.trim()
     ? [
-        ...rankBy(users.filter((u) => !recipientIds.includes(u.user_id)), to.trim(), (u) => [u.full_name, u.email]).map((user) => ({ kind: 'user' as const, user })),
-        ...rankBy([...state.groups.values()].filter((g) => !g.is_system_group && !g.deactivated), to.trim(), (g) => [g.name]).map((group) => ({ kind: 'group' as const, group })),
+        ...rankBy(
+          users.filter((u) => !recipientIds.includes(u.user_id)),
+          to.trim(),
+          (u) => [u.full_name, u.email],
+        ).map((user) => ({ kind: 'user' as const, user })),
+        ...rankBy(
+          [...state.groups.values()].filter((g) => !g.is_system_group && !g.deactivated),
+          to.trim(),
+          (g) => [g.name],
+        ).map((group) => ({ kind: 'group' as const, group })),
       ].slice(0, MAX_SUGGESTIONS)
     : [];
   function pickRecipient(r: Recipient) {
@@ -365,12 +396,20 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
         {/* Keyed: Preact would otherwise reuse the topic field for the "To" field, with the topic's attributes. */}
         {mode === 'stream' ? (
           <Fragment key="stream">
-            <label for="compose-channel" class="visually-hidden">Channel</label>
+            <label for="compose-channel" class="visually-hidden">
+              Channel
+            </label>
             <select id="compose-channel" value={channel ?? ''} onChange={(e) => setStreamId(Number(e.currentTarget.value))}>
-              {subs.map((s) => <option key={s.stream_id} value={s.stream_id}>#{s.name}</option>)}
+              {subs.map((s) => (
+                <option key={s.stream_id} value={s.stream_id}>
+                  #{s.name}
+                </option>
+              ))}
             </select>
             <div class="typeahead-field">
-              <label for="compose-topic" class="visually-hidden">Topic</label>
+              <label for="compose-topic" class="visually-hidden">
+                Topic
+              </label>
               <input
                 id="compose-topic"
                 placeholder="Topic"
@@ -393,11 +432,15 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
               return (
                 <span key={id} class="pill" data-user-id={id}>
                   {name}
-                  <button type="button" class="pill-remove" aria-label={`Remove ${name}`} onClick={() => setRecipientIds((ids) => ids.filter((i) => i !== id))}>×</button>
+                  <button type="button" class="pill-remove" aria-label={`Remove ${name}`} onClick={() => setRecipientIds((ids) => ids.filter((i) => i !== id))}>
+                    ×
+                  </button>
                 </span>
               );
             })}
-            <label for="compose-to" class="visually-hidden">To</label>
+            <label for="compose-to" class="visually-hidden">
+              To
+            </label>
             <input
               id="compose-to"
               placeholder={recipientIds.length ? 'Add another person' : 'To: a name, an email or a group'}
@@ -414,16 +457,35 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
               label="People and groups"
               typeahead={toTypeahead}
               pick={pickRecipient}
-              render={(r) => (r.kind === 'user' ? <><Avatar user={r.user} size="small" /> {r.user.full_name} <span class="hint">{r.user.email}</span></> : <>{r.group.name} <span class="hint">group of {r.group.members.length}</span></>)}
+              render={(r) =>
+                r.kind === 'user' ? (
+                  <>
+                    <Avatar user={r.user} size="small" /> {r.user.full_name} <span class="hint">{r.user.email}</span>
+                  </>
+                ) : (
+                  <>
+                    {r.group.name} <span class="hint">group of {r.group.members.length}</span>
+                  </>
+                )
+              }
             />
           </div>
         )}
       </div>
       {previewing ? (
-        <div ref={previewBox} class="compose-preview rendered" aria-live="polite" aria-label="Preview" tabIndex={0} dangerouslySetInnerHTML={{ __html: preview ?? '<p class="hint">Rendering…</p>' }} />
+        <div
+          ref={previewBox}
+          class="compose-preview rendered"
+          aria-live="polite"
+          aria-label="Preview"
+          tabIndex={0}
+          dangerouslySetInnerHTML={{ __html: preview ?? '<p class="hint">Rendering…</p>' }}
+        />
       ) : (
         <div class="typeahead-field">
-          <label for="compose-content" class="visually-hidden">Message</label>
+          <label for="compose-content" class="visually-hidden">
+            Message
+          </label>
           <textarea
             id="compose-content"
             ref={textarea}
@@ -469,14 +531,26 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
           ))}
         </ul>
       )}
-      {error && <p class="alert alert-error" role="alert">{error}</p>}
-      {notice && <p class="alert alert-info" role="status">{notice} <a href="#scheduled">Scheduled messages</a></p>}
+      {error && (
+        <p class="alert alert-error" role="alert">
+          {error}
+        </p>
+      )}
+      {notice && (
+        <p class="alert alert-info" role="status">
+          {notice} <a href="#scheduled">Scheduled messages</a>
+        </p>
+      )}
       {sendAt !== null && (
         <div class="send-later" role="group" aria-label="Send later">
           <label for="compose-send-at">Send at</label>
           <input id="compose-send-at" type="datetime-local" required value={sendAt} onInput={(e) => setSendAt(e.currentTarget.value)} />
-          <button type="button" class="button button-small" disabled={!sendAt || !content.trim() || uploads.size > 0} onClick={schedule}>Schedule</button>
-          <button type="button" class="button button-small button-secondary" onClick={() => setSendAt(null)}>Cancel</button>
+          <button type="button" class="button button-small" disabled={!sendAt || !content.trim() || uploads.size > 0} onClick={schedule}>
+            Schedule
+          </button>
+          <button type="button" class="button button-small button-secondary" onClick={() => setSendAt(null)}>
+            Cancel
+          </button>
         </div>
       )}
       {pickingEmoji && !previewing && (
@@ -488,7 +562,15 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
         />
       )}
       <div class="compose-actions">
-        <button type="button" class="button button-secondary compose-emoji" aria-label="Insert an emoji" title="Insert an emoji" aria-expanded={pickingEmoji} disabled={previewing} onClick={() => setPickingEmoji(!pickingEmoji)}>
+        <button
+          type="button"
+          class="button button-secondary compose-emoji"
+          aria-label="Insert an emoji"
+          title="Insert an emoji"
+          aria-expanded={pickingEmoji}
+          disabled={previewing}
+          onClick={() => setPickingEmoji(!pickingEmoji)}
+        >
           ☺
         </button>
         <label class="button button-secondary compose-attach" title="Attach files (or drop them here, or paste them)">
@@ -507,7 +589,13 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
         <button type="button" class="button button-secondary" aria-pressed={previewing} onClick={togglePreview} disabled={!content.trim() && !previewing}>
           Preview
         </button>
-        <button type="button" class="button button-secondary" aria-expanded={sendAt !== null} disabled={!content.trim()} onClick={() => (setNotice(null), setSendAt(sendAt === null ? inAnHour() : null))}>
+        <button
+          type="button"
+          class="button button-secondary"
+          aria-expanded={sendAt !== null}
+          disabled={!content.trim()}
+          onClick={() => (setNotice(null), setSendAt(sendAt === null ? inAnHour() : null))}
+        >
           Send later
         </button>
         <button type="submit" class="button" disabled={sending || uploads.size > 0 || !content.trim()}>

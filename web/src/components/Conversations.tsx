@@ -8,7 +8,11 @@ import { isMessageMuted, isTopicMuted, topicKey, unreadCounts, type AppState } f
 import type { Message } from '../types.ts';
 
 function Count({ count }: { count: number | undefined }) {
-  return count ? <span class="unread-count" aria-label={`${count} unread`} data-unread={count}>{count}</span> : null;
+  return count ? (
+    <span class="unread-count" aria-label={`${count} unread`} data-unread={count}>
+      {count}
+    </span>
+  ) : null;
 }
 
 interface InboxTopic {
@@ -35,38 +39,47 @@ export function Inbox({ client, state }: { client: ChatClient; state: AppState }
   }
   const link = (narrow: Narrow) => client.hashOf(narrow);
   const byNewest = <T extends { newest: number }>(a: T, b: T) => b.newest - a.newest;
-  if (dms.size === 0 && channels.size === 0) return <div class="conversations"><p class="list-note empty">No unread messages. You're all caught up!</p></div>;
+  if (dms.size === 0 && channels.size === 0)
+    return (
+      <div class="conversations">
+        <p class="list-note empty">No unread messages. You're all caught up!</p>
+      </div>
+    );
   return (
     <div class="conversations inbox" id="messages" tabIndex={0}>
       {dms.size > 0 && (
         <section aria-label="Direct messages">
           <h2>Direct messages</h2>
           <ul>
-            {[...dms].sort((a, b) => byNewest(a[1], b[1])).map(([key, row]) => (
-              <li key={key}>
-                <a href={link({ kind: 'dm', userIds: key.split(',').map(Number) })}>{dmName(state, key)}</a>
-                <Count count={row.count} />
-              </li>
-            ))}
+            {[...dms]
+              .sort((a, b) => byNewest(a[1], b[1]))
+              .map(([key, row]) => (
+                <li key={key}>
+                  <a href={link({ kind: 'dm', userIds: key.split(',').map(Number) })}>{dmName(state, key)}</a>
+                  <Count count={row.count} />
+                </li>
+              ))}
           </ul>
         </section>
       )}
-      {[...channels].sort((a, b) => channelName(state, a[0]).localeCompare(channelName(state, b[0]))).map(([streamId, topics]) => (
-        <section key={streamId} aria-label={`#${channelName(state, streamId)}`} style={{ '--channel-color': state.subs.get(streamId)?.color }}>
-          <h2>
-            <a href={link({ kind: 'channel', streamId })}>#{channelName(state, streamId)}</a>
-            <Count count={[...topics.values()].reduce((n, t) => n + t.count, 0)} />
-          </h2>
-          <ul>
-            {[...topics.values()].sort(byNewest).map((t) => (
-              <li key={t.name}>
-                <a href={link({ kind: 'topic', streamId, topic: t.name })}>{t.name}</a>
-                <Count count={t.count} />
-              </li>
-            ))}
-          </ul>
-        </section>
-      ))}
+      {[...channels]
+        .sort((a, b) => channelName(state, a[0]).localeCompare(channelName(state, b[0])))
+        .map(([streamId, topics]) => (
+          <section key={streamId} aria-label={`#${channelName(state, streamId)}`} style={{ '--channel-color': state.subs.get(streamId)?.color }}>
+            <h2>
+              <a href={link({ kind: 'channel', streamId })}>#{channelName(state, streamId)}</a>
+              <Count count={[...topics.values()].reduce((n, t) => n + t.count, 0)} />
+            </h2>
+            <ul>
+              {[...topics.values()].sort(byNewest).map((t) => (
+                <li key={t.name}>
+                  <a href={link({ kind: 'topic', streamId, topic: t.name })}>{t.name}</a>
+                  <Count count={t.count} />
+                </li>
+              ))}
+            </ul>
+          </section>
+        ))}
     </div>
   );
 }
@@ -85,12 +98,21 @@ export function RecentConversations({ client, state }: { client: ChatClient; sta
     row.senders.add(m.sender_id);
     rows.set(key, row);
   }
-  if (view.loading === 'initial') return <div class="conversations"><p class="list-note" role="status">Loading conversations…</p></div>;
+  if (view.loading === 'initial')
+    return (
+      <div class="conversations">
+        <p class="list-note" role="status">
+          Loading conversations…
+        </p>
+      </div>
+    );
   if (view.error) {
     return (
       <div class="conversations alert alert-error" role="alert">
         Could not load conversations: {view.error}{' '}
-        <button type="button" class="button button-small" onClick={() => client.reloadView()}>Try again</button>
+        <button type="button" class="button button-small" onClick={() => client.reloadView()}>
+          Try again
+        </button>
       </div>
     );
   }
@@ -99,19 +121,42 @@ export function RecentConversations({ client, state }: { client: ChatClient; sta
       {rows.size === 0 && <p class="list-note empty">No conversations yet.</p>}
       <table>
         <thead>
-          <tr><th scope="col">Where</th><th scope="col">Conversation</th><th scope="col">Unread</th><th scope="col">Participants</th><th scope="col">Last message</th></tr>
+          <tr>
+            <th scope="col">Where</th>
+            <th scope="col">Conversation</th>
+            <th scope="col">Unread</th>
+            <th scope="col">Participants</th>
+            <th scope="col">Last message</th>
+          </tr>
         </thead>
         <tbody>
           {[...rows.values()].map(({ newest: m, senders }) => {
             const dm = m.type === 'private' ? messageDmKey(m, myId) : null;
-            const narrow: Narrow = dm !== null ? { kind: 'dm', userIds: dm.split(',').map(Number) } : { kind: 'topic', streamId: m.stream_id!, topic: m.subject };
+            const narrow: Narrow =
+              dm !== null ? { kind: 'dm', userIds: dm.split(',').map(Number) } : { kind: 'topic', streamId: m.stream_id!, topic: m.subject };
             return (
               <tr key={recipientKey(m)} data-conversation={dm ?? `${m.stream_id}:${m.subject}`}>
-                <td>{dm !== null ? 'Direct message' : <a href={client.hashOf({ kind: 'channel', streamId: m.stream_id! })}>#{channelName(state, m.stream_id!)}</a>}</td>
-                <td><a href={client.hashOf(narrow)} class="conversation-link">{dm !== null ? dmName(state, dm) : m.subject}</a></td>
-                <td><Count count={dm !== null ? counts.dms.get(dm) : counts.topics.get(topicKey(m.stream_id!, m.subject))} /></td>
+                <td>
+                  {dm !== null ? (
+                    'Direct message'
+                  ) : (
+                    <a href={client.hashOf({ kind: 'channel', streamId: m.stream_id! })}>#{channelName(state, m.stream_id!)}</a>
+                  )}
+                </td>
+                <td>
+                  <a href={client.hashOf(narrow)} class="conversation-link">
+                    {dm !== null ? dmName(state, dm) : m.subject}
+                  </a>
+                </td>
+                <td>
+                  <Count count={dm !== null ? counts.dms.get(dm) : counts.topics.get(topicKey(m.stream_id!, m.subject))} />
+                </td>
                 <td>{[...senders].map((id) => state.users.get(id)?.full_name ?? m.sender_full_name).join(', ')}</td>
-                <td><time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>{formatTime(m.timestamp)}</time></td>
+                <td>
+                  <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>
+                    {formatTime(m.timestamp)}
+                  </time>
+                </td>
               </tr>
             );
           })}

@@ -38,29 +38,54 @@ export function DraftsOverlay({ client, state, tab, closeHref }: Props) {
           <h1 id="drafts-title">{TAB_LABELS[tab]}</h1>
           <nav class="tabs" aria-label="Lists">
             {(Object.keys(TAB_LABELS) as DraftsTab[]).map((t) => (
-              <a key={t} href={`#${t}`} aria-current={t === tab ? 'page' : undefined}>{TAB_LABELS[t]}</a>
+              <a key={t} href={`#${t}`} aria-current={t === tab ? 'page' : undefined}>
+                {TAB_LABELS[t]}
+              </a>
             ))}
           </nav>
-          <a class="icon-button" href={closeHref} aria-label="Close">✕</a>
+          <a class="icon-button" href={closeHref} aria-label="Close">
+            ✕
+          </a>
         </header>
         <div class="overlay-detail">
-          {error && <p class="alert alert-error" role="alert">{error}</p>}
+          {error && (
+            <p class="alert alert-error" role="alert">
+              {error}
+            </p>
+          )}
           {tab === 'drafts' && state.drafts.length === 0 && <p class="hint">No drafts. What you write and do not send is kept here.</p>}
           {tab === 'scheduled' && state.scheduled.length === 0 && <p class="hint">No scheduled messages. "Send later" in the compose box makes one.</p>}
           <ul class="drafts">
             {tab === 'drafts' &&
               state.drafts.map((d) => (
                 <Entry key={d.id} label="Draft" state={state} to={destinationOf(d)} content={d.content} time={d.timestamp}>
-                  <button type="button" class="button button-small" onClick={() => restore(d)}>Restore</button>
-                  <button type="button" class="button button-small button-secondary" onClick={() => deleteDraft(client.api, d.id).catch((err) => setError(describeError(err)))}>
+                  <button type="button" class="button button-small" onClick={() => restore(d)}>
+                    Restore
+                  </button>
+                  <button
+                    type="button"
+                    class="button button-small button-secondary"
+                    onClick={() => deleteDraft(client.api, d.id).catch((err) => setError(describeError(err)))}
+                  >
                     Delete
                   </button>
                 </Entry>
               ))}
             {tab === 'scheduled' &&
               state.scheduled.map((m) => (
-                <Entry key={m.scheduled_message_id} label="Scheduled message" state={state} to={scheduledDestination(m)} content={m.content} time={m.scheduled_delivery_timestamp}>
-                  <button type="button" class="button button-small button-secondary" onClick={() => cancelScheduled(client.api, m.scheduled_message_id).catch((err) => setError(describeError(err)))}>
+                <Entry
+                  key={m.scheduled_message_id}
+                  label="Scheduled message"
+                  state={state}
+                  to={scheduledDestination(m)}
+                  content={m.content}
+                  time={m.scheduled_delivery_timestamp}
+                >
+                  <button
+                    type="button"
+                    class="button button-small button-secondary"
+                    onClick={() => cancelScheduled(client.api, m.scheduled_message_id).catch((err) => setError(describeError(err)))}
+                  >
                     Cancel
                   </button>
                 </Entry>
@@ -72,7 +97,21 @@ export function DraftsOverlay({ client, state, tab, closeHref }: Props) {
   );
 }
 
-function Entry({ label, state, to, content, time, children }: { label: string; state: AppState; to: Destination; content: string; time: number; children: ComponentChildren }) {
+function Entry({
+  label,
+  state,
+  to,
+  content,
+  time,
+  children,
+}: {
+  label: string;
+  state: AppState;
+  to: Destination;
+  content: string;
+  time: number;
+  children: ComponentChildren;
+}) {
   return (
     <li class="draft" aria-label={`${label} to ${whereTo(state, to)}`}>
       <div class="draft-meta">

@@ -76,11 +76,24 @@ export function EmojiPicker({ label, realmEmoji, onPick, onClose }: EmojiPickerP
 
   return (
     <div class="emoji-picker" role="dialog" aria-label={label} onKeyDown={onKeyDown}>
-      <input type="search" class="emoji-search" aria-label="Search emoji" placeholder="Search emoji" autoFocus value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+      <input
+        type="search"
+        class="emoji-search"
+        aria-label="Search emoji"
+        placeholder="Search emoji"
+        autoFocus
+        value={query}
+        onInput={(e) => setQuery(e.currentTarget.value)}
+      />
       {!results && (
         <nav class="emoji-categories" aria-label="Emoji categories">
           {sections.map((s) => (
-            <button key={s.name} type="button" class="button button-small button-secondary" onClick={() => grid.current?.querySelector(`[data-category="${s.name}"]`)?.scrollIntoView({ block: 'start' })}>
+            <button
+              key={s.name}
+              type="button"
+              class="button button-small button-secondary"
+              onClick={() => grid.current?.querySelector(`[data-category="${s.name}"]`)?.scrollIntoView({ block: 'start' })}
+            >
               {s.name}
             </button>
           ))}
@@ -90,7 +103,9 @@ export function EmojiPicker({ label, realmEmoji, onPick, onClose }: EmojiPickerP
         {results ? (
           results.length ? (
             <div class="emoji-cells" role="group" aria-label="Search results">
-              {results.map(({ entry, name }) => <Cell key={name} entry={entry} name={name} onPick={onPick} />)}
+              {results.map(({ entry, name }) => (
+                <Cell key={name} entry={entry} name={name} onPick={onPick} />
+              ))}
             </div>
           ) : (
             <p class="hint">No emoji is called that.</p>
@@ -100,7 +115,9 @@ export function EmojiPicker({ label, realmEmoji, onPick, onClose }: EmojiPickerP
             <section key={s.name} data-category={s.name} aria-label={s.name}>
               <h3>{s.name}</h3>
               <div class="emoji-cells">
-                {s.emoji.map((entry) => <Cell key={entry.code} entry={entry} name={entry.names[0]!} onPick={onPick} />)}
+                {s.emoji.map((entry) => (
+                  <Cell key={entry.code} entry={entry} name={entry.names[0]!} onPick={onPick} />
+                ))}
               </div>
             </section>
           ))

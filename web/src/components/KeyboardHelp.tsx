@@ -23,13 +23,17 @@ export function KeyboardHelp({ onClose }: { onClose: () => void }) {
           <tbody>
             {SHORTCUTS.map(([keys, what]) => (
               <tr key={keys}>
-                <th scope="row"><kbd>{keys}</kbd></th>
+                <th scope="row">
+                  <kbd>{keys}</kbd>
+                </th>
                 <td>{what}</td>
               </tr>
             ))}
           </tbody>
         </table>
-        <button type="button" class="button button-secondary" ref={closeRef} onClick={onClose}>Close</button>
+        <button type="button" class="button button-secondary" ref={closeRef} onClick={onClose}>
+          Close
+        </button>
       </div>
     </div>
   );

@@ -4,5 +4,11 @@ import type { EmojiPickerProps } from './EmojiPicker.tsx';
 
 export function LazyEmojiPicker(props: EmojiPickerProps) {
   const Picker = useLazy(() => import('./EmojiPicker.tsx').then((m) => m.EmojiPicker), true);
-  return Picker ? <Picker {...props} /> : <p class="hint emoji-picker" role="status">Loading emoji…</p>;
+  return Picker ? (
+    <Picker {...props} />
+  ) : (
+    <p class="hint emoji-picker" role="status">
+      Loading emoji…
+    </p>
+  );
 }

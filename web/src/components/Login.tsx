@@ -73,7 +73,17 @@ export function Login({ notice, onLogin }: { notice: string | null; onLogin: (c:
         <div class="segmented" role="radiogroup" aria-label="Log in with">
           {(['password', 'key'] as const).map((m) => (
             <label key={m} class={mode === m ? 'selected' : ''}>
-              <input type="radio" name="login-mode" value={m} checked={mode === m} onChange={() => { setMode(m); setSecret(''); setError(null); }} />
+              <input
+                type="radio"
+                name="login-mode"
+                value={m}
+                checked={mode === m}
+                onChange={() => {
+                  setMode(m);
+                  setSecret('');
+                  setError(null);
+                }}
+              />
               {m === 'password' ? 'Use password' : 'Use API key'}
             </label>
           ))}

@@ -35,9 +35,13 @@ function RecipientHeader({ client, state, message }: { client: ChatClient; state
     const color = state.subs.get(streamId)?.color;
     return (
       <div class="recipient-header" style={color ? { '--channel-color': color } : undefined}>
-        <a href={client.hashOf({ kind: 'channel', streamId })} class="recipient-channel">#{channelName(state, streamId)}</a>
+        <a href={client.hashOf({ kind: 'channel', streamId })} class="recipient-channel">
+          #{channelName(state, streamId)}
+        </a>
         <span aria-hidden="true"> › </span>
-        <a href={client.hashOf({ kind: 'topic', streamId, topic: message.subject })} class="recipient-topic">{message.subject}</a>
+        <a href={client.hashOf({ kind: 'topic', streamId, topic: message.subject })} class="recipient-topic">
+          {message.subject}
+        </a>
       </div>
     );
   }
@@ -196,7 +200,11 @@ export class MessageList extends Component<Props> {
         onClick={this.onClick}
         onKeyDown={this.onKeyDown}
       >
-        {view.loading === 'older' && <p class="list-note" role="status">Loading older messages…</p>}
+        {view.loading === 'older' && (
+          <p class="list-note" role="status">
+            Loading older messages…
+          </p>
+        )}
         {view.foundOldest && view.messages.length > 0 && <p class="list-note">This is the beginning of the conversation.</p>}
         {view.messages.map((m, i) => {
           const prev = view.messages[i - 1];
@@ -205,7 +213,11 @@ export class MessageList extends Component<Props> {
           const continued = !newRecipient && prev!.sender_id === m.sender_id && m.timestamp - prev!.timestamp < 300;
           return (
             <Fragment key={m.id}>
-              {newDay && <div class="date-divider"><span>{formatDay(m.timestamp)}</span></div>}
+              {newDay && (
+                <div class="date-divider">
+                  <span>{formatDay(m.timestamp)}</span>
+                </div>
+              )}
               {newRecipient && <RecipientHeader client={client} state={state} message={m} />}
               <MessageRow
                 client={client}
@@ -221,15 +233,25 @@ export class MessageList extends Component<Props> {
             </Fragment>
           );
         })}
-        {view.loading === 'initial' && <p class="list-note" role="status">Loading messages…</p>}
-        {view.loading === 'newer' && <p class="list-note" role="status">Loading newer messages…</p>}
+        {view.loading === 'initial' && (
+          <p class="list-note" role="status">
+            Loading messages…
+          </p>
+        )}
+        {view.loading === 'newer' && (
+          <p class="list-note" role="status">
+            Loading newer messages…
+          </p>
+        )}
         {!view.loading && !view.error && view.messages.length === 0 && (
           <p class="list-note empty">{view.narrow.kind === 'search' ? 'No messages match your search.' : 'No messages here yet. Say hello!'}</p>
         )}
         {view.error && (
           <div class="alert alert-error list-error" role="alert">
             Could not load messages: {view.error}{' '}
-            <button type="button" class="button button-small" onClick={() => client.reloadView()}>Try again</button>
+            <button type="button" class="button button-small" onClick={() => client.reloadView()}>
+              Try again
+            </button>
           </div>
         )}
       </div>

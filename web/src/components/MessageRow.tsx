@@ -62,7 +62,15 @@ export class MessageRow extends Component<Props, State> {
 
   shouldComponentUpdate(next: Props, nextState: State): boolean {
     const p = this.props;
-    return nextState !== this.state || next.message !== p.message || next.continued !== p.continued || next.canEdit !== p.canEdit || next.near !== p.near || next.users !== p.users || next.realmEmoji !== p.realmEmoji;
+    return (
+      nextState !== this.state ||
+      next.message !== p.message ||
+      next.continued !== p.continued ||
+      next.canEdit !== p.canEdit ||
+      next.near !== p.near ||
+      next.users !== p.users ||
+      next.realmEmoji !== p.realmEmoji
+    );
   }
 
   componentDidMount(): void {
@@ -132,7 +140,7 @@ export class MessageRow extends Component<Props, State> {
   };
 
   private names(ids: number[]): string {
-    return ids.map((id) => (id === this.props.myId ? 'You' : this.props.users.get(id)?.full_name ?? `User ${id}`)).join(', ');
+    return ids.map((id) => (id === this.props.myId ? 'You' : (this.props.users.get(id)?.full_name ?? `User ${id}`))).join(', ');
   }
 
   render() {
@@ -143,7 +151,17 @@ export class MessageRow extends Component<Props, State> {
     const sender = users.get(m.sender_id) ?? { user_id: m.sender_id, full_name: m.sender_full_name, avatar_url: m.avatar_url };
     const editId = `edit-${m.id}`;
     const mentioned = m.flags.some((f) => f === 'mentioned' || f.endsWith('wildcard_mentioned'));
-    const classes = ['message', continued && 'continued', unread && 'unread', mine && 'mine', mentioned && 'mentioned', starred && 'starred', m.localId && 'local-echo', near && 'near', m.is_me_message && 'me-message']
+    const classes = [
+      'message',
+      continued && 'continued',
+      unread && 'unread',
+      mine && 'mine',
+      mentioned && 'mentioned',
+      starred && 'starred',
+      m.localId && 'local-echo',
+      near && 'near',
+      m.is_me_message && 'me-message',
+    ]
       .filter(Boolean)
       .join(' ');
     return (
@@ -152,25 +170,50 @@ export class MessageRow extends Component<Props, State> {
         <div class="message-body">
           {!continued && (
             <div class="message-meta">
-              <a class="sender" href={userHash(m.sender_id)} title={`${m.sender_full_name}: profile`}>{m.sender_full_name}</a>
-              <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>{formatTime(m.timestamp)}</time>
+              <a class="sender" href={userHash(m.sender_id)} title={`${m.sender_full_name}: profile`}>
+                {m.sender_full_name}
+              </a>
+              <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>
+                {formatTime(m.timestamp)}
+              </time>
             </div>
           )}
-          {starred && <span class="star-mark" title="Starred" aria-label="Starred">★</span>}
+          {starred && (
+            <span class="star-mark" title="Starred" aria-label="Starred">
+              ★
+            </span>
+          )}
           {editing ? (
             <div class="edit-box">
-              <label for={editId} class="visually-hidden">Edit message</label>
-              <textarea id={editId} value={draft ?? ''} disabled={draft === null || busy} onInput={(e) => this.setState({ draft: e.currentTarget.value })} onKeyDown={this.onEditKey} rows={3} />
+              <label for={editId} class="visually-hidden">
+                Edit message
+              </label>
+              <textarea
+                id={editId}
+                value={draft ?? ''}
+                disabled={draft === null || busy}
+                onInput={(e) => this.setState({ draft: e.currentTarget.value })}
+                onKeyDown={this.onEditKey}
+                rows={3}
+              />
               <div class="actions">
-                <button type="button" class="button button-small" onClick={this.saveEdit} disabled={busy || !draft?.trim()}>Save</button>
-                <button type="button" class="button button-small button-secondary" onClick={() => this.setState({ editing: false, draft: null })}>Cancel</button>
+                <button type="button" class="button button-small" onClick={this.saveEdit} disabled={busy || !draft?.trim()}>
+                  Save
+                </button>
+                <button type="button" class="button button-small button-secondary" onClick={() => this.setState({ editing: false, draft: null })}>
+                  Cancel
+                </button>
                 <span class="hint">Ctrl+Enter saves, Esc cancels</span>
               </div>
             </div>
           ) : (
             <div class="message-content rendered" dangerouslySetInnerHTML={{ __html: m.content }} />
           )}
-          {m.last_edit_timestamp !== undefined && !editing && <span class="edited" title={`Edited ${formatFullDate(m.last_edit_timestamp)}`}>(edited)</span>}
+          {m.last_edit_timestamp !== undefined && !editing && (
+            <span class="edited" title={`Edited ${formatFullDate(m.last_edit_timestamp)}`}>
+              (edited)
+            </span>
+          )}
           {m.reactions.length > 0 && (
             <div class="reactions" role="group" aria-label="Reactions">
               {groupReactions(m.reactions).map(({ first, userIds }) => (
@@ -191,20 +234,65 @@ export class MessageRow extends Component<Props, State> {
           {picking && <LazyEmojiPicker label="Add a reaction" realmEmoji={realmEmoji} onPick={this.react} onClose={() => this.setState({ picking: false })} />}
           {more && (
             <div class="message-menu" role="group" aria-label="More actions">
-              <button type="button" class="button button-small button-secondary" onClick={this.quote}>Quote and reply</button>
-              <button type="button" class="button button-small button-secondary" onClick={this.markUnread}>Mark as unread from here</button>
+              <button type="button" class="button button-small button-secondary" onClick={this.quote}>
+                Quote and reply
+              </button>
+              <button type="button" class="button button-small button-secondary" onClick={this.markUnread}>
+                Mark as unread from here
+              </button>
             </div>
           )}
-          {error && <p class="alert alert-error" role="alert">{error}</p>}
+          {error && (
+            <p class="alert alert-error" role="alert">
+              {error}
+            </p>
+          )}
         </div>
         {!editing && !m.localId && (
           <div class="message-actions">
-            <time class="message-time-small" aria-hidden="true">{continued ? formatTime(m.timestamp) : ''}</time>
-            <button type="button" class="icon-button" aria-label="Add reaction" aria-expanded={picking} title="Add reaction" onClick={() => this.setState({ picking: !picking })}>☺</button>
-            <button type="button" class="icon-button" aria-label={starred ? 'Unstar message' : 'Star message'} aria-pressed={starred} title={starred ? 'Unstar' : 'Star'} onClick={this.toggleStar}>{starred ? '★' : '☆'}</button>
-            {canEdit && <button type="button" class="icon-button" aria-label="Edit message" title="Edit" onClick={this.startEditing}>✎</button>}
-            {mine && <button type="button" class="icon-button" aria-label="Delete message" title="Delete" onClick={this.remove}>🗑</button>}
-            <button type="button" class="icon-button" aria-label="More actions" aria-expanded={more} title="More actions" onClick={() => this.setState({ more: !more, picking: false })}>⋮</button>
+            <time class="message-time-small" aria-hidden="true">
+              {continued ? formatTime(m.timestamp) : ''}
+            </time>
+            <button
+              type="button"
+              class="icon-button"
+              aria-label="Add reaction"
+              aria-expanded={picking}
+              title="Add reaction"
+              onClick={() => this.setState({ picking: !picking })}
+            >
+              ☺
+            </button>
+            <button
+              type="button"
+              class="icon-button"
+              aria-label={starred ? 'Unstar message' : 'Star message'}
+              aria-pressed={starred}
+              title={starred ? 'Unstar' : 'Star'}
+              onClick={this.toggleStar}
+            >
+              {starred ? '★' : '☆'}
+            </button>
+            {canEdit && (
+              <button type="button" class="icon-button" aria-label="Edit message" title="Edit" onClick={this.startEditing}>
+                ✎
+              </button>
+            )}
+            {mine && (
+              <button type="button" class="icon-button" aria-label="Delete message" title="Delete" onClick={this.remove}>
+                🗑
+              </button>
+            )}
+            <button
+              type="button"
+              class="icon-button"
+              aria-label="More actions"
+              aria-expanded={more}
+              title="More actions"
+              onClick={() => this.setState({ more: !more, picking: false })}
+            >
+              ⋮
+            </button>
           </div>
         )}
       </article>

@@ -7,8 +7,26 @@ import type { ChatClient } from '../client.ts';
 import { isAdmin } from '../channels.ts';
 import { formatFullDate } from '../format.ts';
 import {
-  ORG_SECTIONS, ROLES, addDefaultChannel, addEmoji, addLinkifier, createInviteLink, inviteByEmail, isOwner, listInvites, removeDefaultChannel, removeEmoji,
-  removeLinkifier, revokeInvite, roleLabel, setActive, setRole, updateRealm, type Invite, type InviteTerms, type OrgSection,
+  ORG_SECTIONS,
+  ROLES,
+  addDefaultChannel,
+  addEmoji,
+  addLinkifier,
+  createInviteLink,
+  inviteByEmail,
+  isOwner,
+  listInvites,
+  removeDefaultChannel,
+  removeEmoji,
+  removeLinkifier,
+  revokeInvite,
+  roleLabel,
+  setActive,
+  setRole,
+  updateRealm,
+  type Invite,
+  type InviteTerms,
+  type OrgSection,
 } from '../organization.ts';
 import type { AppState } from '../state.ts';
 import type { User } from '../types.ts';
@@ -48,14 +66,18 @@ export function OrganizationOverlay({ client, state, section, closeHref }: Props
       <div class="overlay-panel">
         <header class="overlay-header">
           <h1 id="organization-title">Organization settings</h1>
-          <a class="icon-button" href={closeHref} aria-label="Close">✕</a>
+          <a class="icon-button" href={closeHref} aria-label="Close">
+            ✕
+          </a>
         </header>
         <div class="overlay-body organization-body">
           <nav class="overlay-list" aria-label="Organization settings sections">
             <ul class="section-links">
               {(Object.keys(ORG_SECTIONS) as OrgSection[]).map((s) => (
                 <li key={s}>
-                  <a href={`#organization/${s}`} aria-current={s === section ? 'page' : undefined}>{ORG_SECTIONS[s]}</a>
+                  <a href={`#organization/${s}`} aria-current={s === section ? 'page' : undefined}>
+                    {ORG_SECTIONS[s]}
+                  </a>
                 </li>
               ))}
             </ul>
@@ -76,7 +98,10 @@ function OrganizationProfile({ client, state }: SectionProps) {
   const [saved, setSaved] = useState(false);
   // What someone else saved meanwhile shows here too.
   useEffect(() => setDraft({ name: state.realmName, description: state.org.description }), [state.realmName, state.org.description]);
-  const changes = { ...(draft.name.trim() !== state.realmName && { name: draft.name.trim() }), ...(draft.description !== state.org.description && { description: draft.description }) };
+  const changes = {
+    ...(draft.name.trim() !== state.realmName && { name: draft.name.trim() }),
+    ...(draft.description !== state.org.description && { description: draft.description }),
+  };
   async function submit(e: Event) {
     e.preventDefault();
     setSaved(await run(() => updateRealm(client.api, changes)));
@@ -86,11 +111,23 @@ function OrganizationProfile({ client, state }: SectionProps) {
       <label for="org-name">Organization name</label>
       <input id="org-name" required maxLength={40} value={draft.name} onInput={(e) => (setSaved(false), setDraft({ ...draft, name: e.currentTarget.value }))} />
       <label for="org-description">Organization description</label>
-      <textarea id="org-description" rows={4} maxLength={1000} value={draft.description} onInput={(e) => (setSaved(false), setDraft({ ...draft, description: e.currentTarget.value }))} />
+      <textarea
+        id="org-description"
+        rows={4}
+        maxLength={1000}
+        value={draft.description}
+        onInput={(e) => (setSaved(false), setDraft({ ...draft, description: e.currentTarget.value }))}
+      />
       <ErrorLine error={error} />
-      {saved && <p class="alert alert-info" role="status">Saved.</p>}
+      {saved && (
+        <p class="alert alert-info" role="status">
+          Saved.
+        </p>
+      )}
       <div class="actions">
-        <button type="submit" class="button button-small" disabled={!draft.name.trim() || Object.keys(changes).length === 0}>Save changes</button>
+        <button type="submit" class="button button-small" disabled={!draft.name.trim() || Object.keys(changes).length === 0}>
+          Save changes
+        </button>
       </div>
     </form>
   );
@@ -110,26 +147,50 @@ function UserList({ client, state, active }: SectionProps & { active: boolean })
   const owner = isOwner(state);
   return (
     <>
-      <label for="user-filter" class="visually-hidden">Filter users</label>
+      <label for="user-filter" class="visually-hidden">
+        Filter users
+      </label>
       <input id="user-filter" type="search" placeholder="Filter users" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
       <ErrorLine error={error} />
       <table class="admin-table">
         <thead>
-          <tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Actions</th></tr>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Email</th>
+            <th scope="col">Role</th>
+            <th scope="col">Actions</th>
+          </tr>
         </thead>
         <tbody>
-          {people.length === 0 && <tr><td colSpan={4} class="hint">Nobody.</td></tr>}
+          {people.length === 0 && (
+            <tr>
+              <td colSpan={4} class="hint">
+                Nobody.
+              </td>
+            </tr>
+          )}
           {people.map((u) => {
             const me = u.user_id === state.me.userId;
             // Only owners make or unmake owners (the server says so too).
             const fixed = me || (u.role === 100 && !owner);
             return (
               <tr key={u.user_id} data-user-id={u.user_id}>
-                <td><Avatar user={u} size="small" /> {u.full_name}</td>
+                <td>
+                  <Avatar user={u} size="small" /> {u.full_name}
+                </td>
                 <td>{u.delivery_email ?? u.email}</td>
                 <td>
-                  <select aria-label={`Role of ${u.full_name}`} value={u.role ?? 400} disabled={fixed || !active} onChange={(e) => run(() => setRole(client.api, u.user_id, Number(e.currentTarget.value)))}>
-                    {ROLES.filter(([r]) => owner || r !== 100 || u.role === 100).map(([r, label]) => <option key={r} value={r}>{label}</option>)}
+                  <select
+                    aria-label={`Role of ${u.full_name}`}
+                    value={u.role ?? 400}
+                    disabled={fixed || !active}
+                    onChange={(e) => run(() => setRole(client.api, u.user_id, Number(e.currentTarget.value)))}
+                  >
+                    {ROLES.filter(([r]) => owner || r !== 100 || u.role === 100).map(([r, label]) => (
+                      <option key={r} value={r}>
+                        {label}
+                      </option>
+                    ))}
                   </select>
                 </td>
                 <td>
@@ -138,7 +199,10 @@ function UserList({ client, state, active }: SectionProps & { active: boolean })
                       type="button"
                       class={`button button-small${active ? ' button-danger' : ''}`}
                       aria-label={`${active ? 'Deactivate' : 'Reactivate'} ${u.full_name}`}
-                      onClick={() => (!active || confirm(`Deactivate ${u.full_name}? They will be logged out at once.`)) && run(() => setActive(client.api, u.user_id, !active))}
+                      onClick={() =>
+                        (!active || confirm(`Deactivate ${u.full_name}? They will be logged out at once.`)) &&
+                        run(() => setActive(client.api, u.user_id, !active))
+                      }
                     >
                       {active ? 'Deactivate' : 'Reactivate'}
                     </button>
@@ -158,15 +222,28 @@ function Bots({ state }: SectionProps) {
   return (
     <table class="admin-table">
       <thead>
-        <tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Owner</th><th scope="col">State</th></tr>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Email</th>
+          <th scope="col">Owner</th>
+          <th scope="col">State</th>
+        </tr>
       </thead>
       <tbody>
-        {bots.length === 0 && <tr><td colSpan={4} class="hint">No bots yet.</td></tr>}
+        {bots.length === 0 && (
+          <tr>
+            <td colSpan={4} class="hint">
+              No bots yet.
+            </td>
+          </tr>
+        )}
         {bots.map((b) => (
           <tr key={b.user_id} data-user-id={b.user_id}>
-            <td><Avatar user={b} size="small" /> {b.full_name}</td>
+            <td>
+              <Avatar user={b} size="small" /> {b.full_name}
+            </td>
             <td>{b.email}</td>
-            <td>{b.bot_owner_id ? state.users.get(b.bot_owner_id)?.full_name ?? '' : ''}</td>
+            <td>{b.bot_owner_id ? (state.users.get(b.bot_owner_id)?.full_name ?? '') : ''}</td>
             <td>{b.is_active ? 'Active' : 'Deactivated'}</td>
           </tr>
         ))}
@@ -183,7 +260,11 @@ function InviteTermsFields({ state, terms, setTerms }: { state: AppState; terms:
     <>
       <label for="invite-role">Invite as</label>
       <select id="invite-role" value={terms.role} onChange={(e) => setTerms({ ...terms, role: Number(e.currentTarget.value) })}>
-        {ROLES.filter(([r]) => owner || r !== 100).map(([r, label]) => <option key={r} value={r}>{label}</option>)}
+        {ROLES.filter(([r]) => owner || r !== 100).map(([r, label]) => (
+          <option key={r} value={r}>
+            {label}
+          </option>
+        ))}
       </select>
       <fieldset class="choices">
         <legend>Channels they join</legend>
@@ -192,7 +273,12 @@ function InviteTermsFields({ state, terms, setTerms }: { state: AppState; terms:
             <input
               type="checkbox"
               checked={terms.channelIds.includes(c.stream_id)}
-              onChange={(e) => setTerms({ ...terms, channelIds: e.currentTarget.checked ? [...terms.channelIds, c.stream_id] : terms.channelIds.filter((id) => id !== c.stream_id) })}
+              onChange={(e) =>
+                setTerms({
+                  ...terms,
+                  channelIds: e.currentTarget.checked ? [...terms.channelIds, c.stream_id] : terms.channelIds.filter((id) => id !== c.stream_id),
+                })
+              }
             />{' '}
             #{c.name}
           </label>
@@ -228,16 +314,29 @@ function Invitations({ client, state }: SectionProps) {
         <textarea id="invite-emails" rows={3} value={emails} onInput={(e) => (setSent(false), setEmails(e.currentTarget.value))} />
         <InviteTermsFields state={state} terms={terms} setTerms={setTerms} />
         <ErrorLine error={error} />
-        {sent && <p class="alert alert-info" role="status">Invitations sent.</p>}
+        {sent && (
+          <p class="alert alert-info" role="status">
+            Invitations sent.
+          </p>
+        )}
         <div class="actions">
-          <button type="submit" class="button button-small" disabled={!emails.trim()}>Invite</button>
-          <button type="button" class="button button-small button-secondary" onClick={() => (setSent(false), run(async () => setLink(await createInviteLink(client.api, terms))))}>
+          <button type="submit" class="button button-small" disabled={!emails.trim()}>
+            Invite
+          </button>
+          <button
+            type="button"
+            class="button button-small button-secondary"
+            onClick={() => (setSent(false), run(async () => setLink(await createInviteLink(client.api, terms))))}
+          >
             Create invite link
           </button>
         </div>
         {link && (
           <p class="alert alert-info" role="status">
-            Anyone with this link can join: <a class="invite-link" href={link}>{link}</a>
+            Anyone with this link can join:{' '}
+            <a class="invite-link" href={link}>
+              {link}
+            </a>
           </p>
         )}
       </form>
@@ -247,7 +346,13 @@ function Invitations({ client, state }: SectionProps) {
       {invites && invites.length > 0 && (
         <table class="admin-table invites">
           <thead>
-            <tr><th scope="col">Invitee</th><th scope="col">Invited by</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col">Actions</th></tr>
+            <tr>
+              <th scope="col">Invitee</th>
+              <th scope="col">Invited by</th>
+              <th scope="col">Role</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Actions</th>
+            </tr>
           </thead>
           <tbody>
             {invites.map((i) => (
@@ -257,7 +362,12 @@ function Invitations({ client, state }: SectionProps) {
                 <td>{roleLabel(i.invited_as)}</td>
                 <td>{i.expiry_date ? formatFullDate(i.expiry_date) : 'Never'}</td>
                 <td>
-                  <button type="button" class="button button-small button-secondary" aria-label={`Revoke ${i.is_multiuse ? 'invite link' : i.email}`} onClick={() => run(() => revokeInvite(client.api, i))}>
+                  <button
+                    type="button"
+                    class="button button-small button-secondary"
+                    aria-label={`Revoke ${i.is_multiuse ? 'invite link' : i.email}`}
+                    onClick={() => run(() => revokeInvite(client.api, i))}
+                  >
                     Revoke
                   </button>
                 </td>
@@ -279,26 +389,56 @@ function Linkifiers({ client, state }: SectionProps) {
   }
   return (
     <>
-      <p class="hint">Text matching a pattern becomes a link in every message, e.g. <code>#(?P&lt;id&gt;[0-9]+)</code> to <code>https://github.com/acme/app/issues/{'{id}'}</code>.</p>
+      <p class="hint">
+        Text matching a pattern becomes a link in every message, e.g. <code>#(?P&lt;id&gt;[0-9]+)</code> to{' '}
+        <code>https://github.com/acme/app/issues/{'{id}'}</code>.
+      </p>
       <form class="channel-form" aria-label="Add a linkifier" onSubmit={submit}>
         <label for="linkifier-pattern">Pattern</label>
         <input id="linkifier-pattern" required value={draft.pattern} onInput={(e) => setDraft({ ...draft, pattern: e.currentTarget.value })} />
         <label for="linkifier-url">URL template</label>
         <input id="linkifier-url" required value={draft.url} onInput={(e) => setDraft({ ...draft, url: e.currentTarget.value })} />
         <ErrorLine error={error} />
-        <div class="actions"><button type="submit" class="button button-small">Add linkifier</button></div>
+        <div class="actions">
+          <button type="submit" class="button button-small">
+            Add linkifier
+          </button>
+        </div>
       </form>
       <table class="admin-table linkifiers">
         <thead>
-          <tr><th scope="col">Pattern</th><th scope="col">URL template</th><th scope="col">Actions</th></tr>
+          <tr>
+            <th scope="col">Pattern</th>
+            <th scope="col">URL template</th>
+            <th scope="col">Actions</th>
+          </tr>
         </thead>
         <tbody>
-          {state.org.linkifiers.length === 0 && <tr><td colSpan={3} class="hint">No linkifiers.</td></tr>}
+          {state.org.linkifiers.length === 0 && (
+            <tr>
+              <td colSpan={3} class="hint">
+                No linkifiers.
+              </td>
+            </tr>
+          )}
           {state.org.linkifiers.map((l) => (
             <tr key={l.id}>
-              <td><code>{l.pattern}</code></td>
-              <td><code>{l.url_template}</code></td>
-              <td><button type="button" class="button button-small button-secondary" aria-label={`Delete linkifier ${l.pattern}`} onClick={() => run(() => removeLinkifier(client.api, l.id))}>Delete</button></td>
+              <td>
+                <code>{l.pattern}</code>
+              </td>
+              <td>
+                <code>{l.url_template}</code>
+              </td>
+              <td>
+                <button
+                  type="button"
+                  class="button button-small button-secondary"
+                  aria-label={`Delete linkifier ${l.pattern}`}
+                  onClick={() => run(() => removeLinkifier(client.api, l.id))}
+                >
+                  Delete
+                </button>
+              </td>
             </tr>
           ))}
         </tbody>
@@ -325,11 +465,28 @@ function CustomEmoji({ client, state }: SectionProps) {
     <>
       <form class="channel-form" aria-label="Add custom emoji" onSubmit={submit}>
         <label for="emoji-name">Emoji name</label>
-        <input id="emoji-name" required pattern="[a-z0-9_\-]+" title="Lowercase letters, digits, _ and -" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          id="emoji-name"
+          required
+          pattern="[a-z0-9_\-]+"
+          title="Lowercase letters, digits, _ and -"
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
         <label for="emoji-file">Image</label>
-        <input id="emoji-file" type="file" accept="image/png,image/gif,image/jpeg,image/webp" required onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
+        <input
+          id="emoji-file"
+          type="file"
+          accept="image/png,image/gif,image/jpeg,image/webp"
+          required
+          onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
+        />
         <ErrorLine error={error} />
-        <div class="actions"><button type="submit" class="button button-small" disabled={!file || !name.trim()}>Add emoji</button></div>
+        <div class="actions">
+          <button type="submit" class="button button-small" disabled={!file || !name.trim()}>
+            Add emoji
+          </button>
+        </div>
       </form>
       <ul class="emoji-list">
         {emoji.length === 0 && <li class="hint">No custom emoji.</li>}
@@ -337,7 +494,14 @@ function CustomEmoji({ client, state }: SectionProps) {
           <li key={e.name} data-emoji={e.name}>
             <img class="emoji" src={e.source_url} alt="" />
             <span class="name">:{e.name}:</span>
-            <button type="button" class="button button-small button-secondary" aria-label={`Delete :${e.name}:`} onClick={() => run(() => removeEmoji(client.api, e.name))}>Delete</button>
+            <button
+              type="button"
+              class="button button-small button-secondary"
+              aria-label={`Delete :${e.name}:`}
+              onClick={() => run(() => removeEmoji(client.api, e.name))}
+            >
+              Delete
+            </button>
           </li>
         ))}
       </ul>
@@ -351,27 +515,47 @@ function DefaultChannels({ client, state }: SectionProps) {
   const { defaultChannels } = state.org;
   const name = (id: number) => state.channels.get(id)?.name ?? `channel ${id}`;
   // Zulip allows only public channels as defaults.
-  const candidates = [...state.channels.values()].filter((c) => !c.invite_only && !defaultChannels.includes(c.stream_id)).sort((a, b) => a.name.localeCompare(b.name));
+  const candidates = [...state.channels.values()]
+    .filter((c) => !c.invite_only && !defaultChannels.includes(c.stream_id))
+    .sort((a, b) => a.name.localeCompare(b.name));
   return (
     <>
       <p class="hint">New members join these channels.</p>
-      <form class="add-subscriber" onSubmit={(e) => (e.preventDefault(), adding && run(() => addDefaultChannel(client.api, Number(adding))).then((ok) => ok && setAdding('')))}>
+      <form
+        class="add-subscriber"
+        onSubmit={(e) => (e.preventDefault(), adding && run(() => addDefaultChannel(client.api, Number(adding))).then((ok) => ok && setAdding('')))}
+      >
         <label for="default-channel">Add a default channel</label>
         <select id="default-channel" value={adding} onChange={(e) => setAdding(e.currentTarget.value)}>
           <option value="">Choose a channel…</option>
-          {candidates.map((c) => <option key={c.stream_id} value={String(c.stream_id)}>#{c.name}</option>)}
+          {candidates.map((c) => (
+            <option key={c.stream_id} value={String(c.stream_id)}>
+              #{c.name}
+            </option>
+          ))}
         </select>
-        <button type="submit" class="button button-small" disabled={!adding}>Add</button>
+        <button type="submit" class="button button-small" disabled={!adding}>
+          Add
+        </button>
       </form>
       <ErrorLine error={error} />
       <ul class="subscriber-list default-channels">
         {defaultChannels.length === 0 && <li class="hint">No default channels.</li>}
-        {[...defaultChannels].sort((a, b) => name(a).localeCompare(name(b))).map((id) => (
-          <li key={id}>
-            <span class="name">#{name(id)}</span>
-            <button type="button" class="button button-small button-secondary" aria-label={`Remove #${name(id)}`} onClick={() => run(() => removeDefaultChannel(client.api, id))}>Remove</button>
-          </li>
-        ))}
+        {[...defaultChannels]
+          .sort((a, b) => name(a).localeCompare(name(b)))
+          .map((id) => (
+            <li key={id}>
+              <span class="name">#{name(id)}</span>
+              <button
+                type="button"
+                class="button button-small button-secondary"
+                aria-label={`Remove #${name(id)}`}
+                onClick={() => run(() => removeDefaultChannel(client.api, id))}
+              >
+                Remove
+              </button>
+            </li>
+          ))}
       </ul>
     </>
   );
@@ -384,19 +568,14 @@ function AuthenticationMethods({ client, state }: SectionProps) {
   // A refused change remounts the boxes, so they show the methods as they still are.
   const [refusals, setRefusals] = useState(0);
   const enabled = (changed: Record<string, boolean>) => Object.fromEntries(Object.entries(methods).map(([name, m]) => [name, changed[name] ?? m.enabled]));
-  const change = (name: string, on: boolean) => run(() => updateRealm(client.api, { authentication_methods: enabled({ [name]: on }) })).then((ok) => ok || setRefusals((n) => n + 1));
+  const change = (name: string, on: boolean) =>
+    run(() => updateRealm(client.api, { authentication_methods: enabled({ [name]: on }) })).then((ok) => ok || setRefusals((n) => n + 1));
   return (
     <fieldset key={refusals} class="choices auth-methods" disabled={!owner}>
       <legend>{owner ? 'How people log in' : 'Only owners change how people log in'}</legend>
       {Object.entries(methods).map(([name, m]) => (
         <label key={name}>
-          <input
-            type="checkbox"
-            checked={m.enabled}
-            disabled={!m.available}
-            onChange={(e) => change(name, e.currentTarget.checked)}
-          />{' '}
-          {name}
+          <input type="checkbox" checked={m.enabled} disabled={!m.available} onChange={(e) => change(name, e.currentTarget.checked)} /> {name}
           {!m.available && m.unavailable_reason && <span class="hint"> ({m.unavailable_reason})</span>}
         </label>
       ))}

@@ -14,9 +14,18 @@ export function Root() {
   const [auth, setAuth] = useState<Auth | null | undefined>(() => loadSession() ?? undefined);
   const [notice, setNotice] = useState<string | null>(null);
   useEffect(() => {
-    if (auth === undefined) request('GET', '/users/me', {}, 'session').then(() => setAuth('session'), () => setAuth(null));
+    if (auth === undefined)
+      request('GET', '/users/me', {}, 'session').then(
+        () => setAuth('session'),
+        () => setAuth(null),
+      );
   }, []);
-  if (auth === undefined) return <p class="boot" role="status">Loading…</p>;
+  if (auth === undefined)
+    return (
+      <p class="boot" role="status">
+        Loading…
+      </p>
+    );
   if (!auth) {
     return (
       <Login
@@ -54,14 +63,25 @@ function Session({ auth, onLoggedOut }: { auth: Auth; onLoggedOut: (reason: stri
   if (error) {
     return (
       <div class="card boot-error">
-        <p role="alert" class="alert alert-error">Could not load the chat: {error}</p>
+        <p role="alert" class="alert alert-error">
+          Could not load the chat: {error}
+        </p>
         <div class="actions">
-          <button type="button" class="button" onClick={() => setAttempt((n) => n + 1)}>Try again</button>
-          <button type="button" class="button button-secondary" onClick={() => void client.logout()}>Log out</button>
+          <button type="button" class="button" onClick={() => setAttempt((n) => n + 1)}>
+            Try again
+          </button>
+          <button type="button" class="button button-secondary" onClick={() => void client.logout()}>
+            Log out
+          </button>
         </div>
       </div>
     );
   }
-  if (!state) return <p class="boot" role="status">Loading…</p>;
+  if (!state)
+    return (
+      <p class="boot" role="status">
+        Loading…
+      </p>
+    );
   return <Chat client={client} state={state} />;
 }

@@ -67,7 +67,9 @@ export function SearchBox({ client, state, inputRef }: { client: ChatClient; sta
         go(value);
       }}
     >
-      <label for="search-input" class="visually-hidden">Search messages</label>
+      <label for="search-input" class="visually-hidden">
+        Search messages
+      </label>
       <input
         id="search-input"
         ref={inputRef}
@@ -92,7 +94,16 @@ export function SearchBox({ client, state, inputRef }: { client: ChatClient; sta
         <ul id="search-suggestions" class="search-suggestions" role="listbox" aria-label="Suggestions">
           {suggestions.map((s, i) => (
             // mousedown, not click: the input keeps its focus.
-            <li key={s} id={`search-suggestion-${i}`} role="option" aria-selected={i === active} onMouseDown={(e) => { e.preventDefault(); choose(s); }}>
+            <li
+              key={s}
+              id={`search-suggestion-${i}`}
+              role="option"
+              aria-selected={i === active}
+              onMouseDown={(e) => {
+                e.preventDefault();
+                choose(s);
+              }}
+            >
               {s}
             </li>
           ))}

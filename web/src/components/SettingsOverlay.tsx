@@ -20,7 +20,13 @@ interface Props {
   closeHref: string;
 }
 
-const TAB_LABELS: Record<SettingsTab, string> = { profile: 'Profile', account: 'Account', preferences: 'Preferences', notifications: 'Notifications', 'your-bots': 'Bots' };
+const TAB_LABELS: Record<SettingsTab, string> = {
+  profile: 'Profile',
+  account: 'Account',
+  preferences: 'Preferences',
+  notifications: 'Notifications',
+  'your-bots': 'Bots',
+};
 
 export function SettingsOverlay({ client, state, tab, closeHref }: Props) {
   useCloseOnEscape(closeHref);
@@ -31,10 +37,14 @@ export function SettingsOverlay({ client, state, tab, closeHref }: Props) {
           <h1 id="settings-title">Personal settings</h1>
           <nav class="tabs" aria-label="Settings sections">
             {(Object.keys(TAB_LABELS) as SettingsTab[]).map((t) => (
-              <a key={t} href={`#settings/${t}`} aria-current={t === tab ? 'page' : undefined}>{TAB_LABELS[t]}</a>
+              <a key={t} href={`#settings/${t}`} aria-current={t === tab ? 'page' : undefined}>
+                {TAB_LABELS[t]}
+              </a>
             ))}
           </nav>
-          <a class="icon-button" href={closeHref} aria-label="Close">✕</a>
+          <a class="icon-button" href={closeHref} aria-label="Close">
+            ✕
+          </a>
         </header>
         <div class="overlay-detail settings-body">
           {tab === 'profile' && <Profile client={client} state={state} />}
@@ -55,10 +65,16 @@ function Profile({ client, state }: { client: ChatClient; state: AppState }) {
   const [outcome, save] = useSave();
   return (
     <>
-      <form class="channel-form" aria-label="Your name" onSubmit={(e) => (e.preventDefault(), save(() => updateSettings(client.api, { full_name: name.trim() })))}>
+      <form
+        class="channel-form"
+        aria-label="Your name"
+        onSubmit={(e) => (e.preventDefault(), save(() => updateSettings(client.api, { full_name: name.trim() })))}
+      >
         <label for="settings-name">Full name</label>
         <input id="settings-name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        <button type="submit" class="button button-small" disabled={!name.trim() || name.trim() === state.me.fullName}>Change name</button>
+        <button type="submit" class="button button-small" disabled={!name.trim() || name.trim() === state.me.fullName}>
+          Change name
+        </button>
       </form>
       <div class="channel-form">
         <span>Avatar</span>
@@ -78,8 +94,12 @@ function Profile({ client, state }: { client: ChatClient; state: AppState }) {
         <label for="settings-status">Status</label>
         <input id="settings-status" maxLength={60} placeholder="What are you up to?" value={status} onInput={(e) => setStatusText(e.currentTarget.value)} />
         <div class="actions">
-          <button type="submit" class="button button-small">Set status</button>
-          <button type="button" class="button button-small button-secondary" onClick={() => (setStatusText(''), save(() => setStatus(client.api, '')))}>Clear status</button>
+          <button type="submit" class="button button-small">
+            Set status
+          </button>
+          <button type="button" class="button button-small button-secondary" onClick={() => (setStatusText(''), save(() => setStatus(client.api, '')))}>
+            Clear status
+          </button>
         </div>
       </form>
       <Outcome outcome={outcome} />
@@ -97,10 +117,26 @@ function Account({ client }: { client: ChatClient }) {
   return (
     <form class="channel-form" aria-label="Change password" onSubmit={submit}>
       <label for="settings-old-password">Current password</label>
-      <input id="settings-old-password" type="password" autocomplete="current-password" required value={passwords.old} onInput={(e) => setPasswords({ ...passwords, old: e.currentTarget.value })} />
+      <input
+        id="settings-old-password"
+        type="password"
+        autocomplete="current-password"
+        required
+        value={passwords.old}
+        onInput={(e) => setPasswords({ ...passwords, old: e.currentTarget.value })}
+      />
       <label for="settings-new-password">New password</label>
-      <input id="settings-new-password" type="password" autocomplete="new-password" required value={passwords.next} onInput={(e) => setPasswords({ ...passwords, next: e.currentTarget.value })} />
-      <button type="submit" class="button button-small" disabled={!passwords.old || !passwords.next}>Change password</button>
+      <input
+        id="settings-new-password"
+        type="password"
+        autocomplete="new-password"
+        required
+        value={passwords.next}
+        onInput={(e) => setPasswords({ ...passwords, next: e.currentTarget.value })}
+      />
+      <button type="submit" class="button button-small" disabled={!passwords.old || !passwords.next}>
+        Change password
+      </button>
       <Outcome outcome={outcome} />
     </form>
   );
@@ -115,17 +151,37 @@ function Preferences({ client, state }: { client: ChatClient; state: AppState })
   return (
     <div class="channel-form">
       <label>
-        <input type="checkbox" checked={state.settings.enter_sends} onChange={(e) => save(() => updateSettings(client.api, { enter_sends: e.currentTarget.checked }))} /> Enter sends a message (Shift+Enter starts a
-        new line)
+        <input
+          type="checkbox"
+          checked={state.settings.enter_sends}
+          onChange={(e) => save(() => updateSettings(client.api, { enter_sends: e.currentTarget.checked }))}
+        />{' '}
+        Enter sends a message (Shift+Enter starts a new line)
       </label>
       <label for="settings-timezone">Time zone</label>
-      <select id="settings-timezone" value={state.settings.timezone} onChange={(e) => save(() => updateSettings(client.api, { timezone: e.currentTarget.value }))}>
+      <select
+        id="settings-timezone"
+        value={state.settings.timezone}
+        onChange={(e) => save(() => updateSettings(client.api, { timezone: e.currentTarget.value }))}
+      >
         {!zones.includes(state.settings.timezone) && <option value={state.settings.timezone}>{state.settings.timezone || 'Not set'}</option>}
-        {zones.map((z) => <option key={z} value={z}>{z}</option>)}
+        {zones.map((z) => (
+          <option key={z} value={z}>
+            {z}
+          </option>
+        ))}
       </select>
       <label for="settings-theme">Theme</label>
-      <select id="settings-theme" value={state.settings.color_scheme} onChange={(e) => save(() => updateSettings(client.api, { color_scheme: Number(e.currentTarget.value) }))}>
-        {COLOR_SCHEMES.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+      <select
+        id="settings-theme"
+        value={state.settings.color_scheme}
+        onChange={(e) => save(() => updateSettings(client.api, { color_scheme: Number(e.currentTarget.value) }))}
+      >
+        {COLOR_SCHEMES.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
       </select>
       <Notifications client={client} state={state} save={save} />
       <Outcome outcome={outcome} />
@@ -149,21 +205,39 @@ function Notifications({ client, state, save }: { client: ChatClient; state: App
     <fieldset class="choices">
       <legend>Notifications</legend>
       <label>
-        <input type="checkbox" checked={s.enable_desktop_notifications} onChange={(e) => desktop(e.currentTarget.checked)} /> Desktop notifications for direct messages and mentions
+        <input type="checkbox" checked={s.enable_desktop_notifications} onChange={(e) => desktop(e.currentTarget.checked)} /> Desktop notifications for direct
+        messages and mentions
       </label>
       <label>
-        <input type="checkbox" checked={s.enable_sounds} onChange={(e) => toggle('enable_sounds', e.currentTarget.checked)} /> Sound for direct messages and mentions
+        <input type="checkbox" checked={s.enable_sounds} onChange={(e) => toggle('enable_sounds', e.currentTarget.checked)} /> Sound for direct messages and
+        mentions
       </label>
       <label>
-        <input type="checkbox" checked={s.enable_stream_desktop_notifications} onChange={(e) => toggle('enable_stream_desktop_notifications', e.currentTarget.checked)} /> Desktop notifications for channel messages
+        <input
+          type="checkbox"
+          checked={s.enable_stream_desktop_notifications}
+          onChange={(e) => toggle('enable_stream_desktop_notifications', e.currentTarget.checked)}
+        />{' '}
+        Desktop notifications for channel messages
       </label>
       <label>
-        <input type="checkbox" checked={s.enable_stream_audible_notifications} onChange={(e) => toggle('enable_stream_audible_notifications', e.currentTarget.checked)} /> Sound for channel messages
+        <input
+          type="checkbox"
+          checked={s.enable_stream_audible_notifications}
+          onChange={(e) => toggle('enable_stream_audible_notifications', e.currentTarget.checked)}
+        />{' '}
+        Sound for channel messages
       </label>
       {s.enable_desktop_notifications && permission !== 'granted' && (
         <p class="hint notification-permission">
-          {permission === 'denied' ? 'Your browser blocks notifications from this site: allow them in its site settings.' : permission === 'unsupported' ? 'This browser cannot show notifications.' : (
-            <button type="button" class="button button-small" onClick={() => askPermission().then(() => setPermission(Notification.permission))}>Allow desktop notifications</button>
+          {permission === 'denied' ? (
+            'Your browser blocks notifications from this site: allow them in its site settings.'
+          ) : permission === 'unsupported' ? (
+            'This browser cannot show notifications.'
+          ) : (
+            <button type="button" class="button button-small" onClick={() => askPermission().then(() => setPermission(Notification.permission))}>
+              Allow desktop notifications
+            </button>
           )}
         </p>
       )}

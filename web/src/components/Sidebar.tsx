@@ -20,7 +20,10 @@ function UnreadBadge({ count, muted = false }: { count: number | undefined; mute
 }
 
 function NavLink({ client, narrow, current, children }: { client: ChatClient; narrow: Narrow; current: Narrow; children: ComponentChildren }) {
-  const here = narrow.kind === 'topic' && current.kind === 'topic' ? narrow.streamId === current.streamId && sameTopic(narrow.topic, current.topic) : sameNarrow(narrow, current);
+  const here =
+    narrow.kind === 'topic' && current.kind === 'topic'
+      ? narrow.streamId === current.streamId && sameTopic(narrow.topic, current.topic)
+      : sameNarrow(narrow, current);
   return (
     <a class="nav-link" href={client.hashOf(narrow)} aria-current={here ? 'page' : undefined}>
       {children}
@@ -39,7 +42,10 @@ function channelGroups(state: AppState): { label: string; subs: Subscription[] }
   const folders = state.folders.filter((f) => !f.is_archived).sort((a, b) => a.order - b.order);
   for (const folder of folders) groups.push({ label: folder.name, subs: subs.filter((s) => !s.pin_to_top && s.folder_id === folder.id) });
   const foldered = new Set(folders.map((f) => f.id));
-  groups.push({ label: folders.length ? 'Other channels' : 'Channels', subs: subs.filter((s) => !s.pin_to_top && !(s.folder_id !== null && foldered.has(s.folder_id))) });
+  groups.push({
+    label: folders.length ? 'Other channels' : 'Channels',
+    subs: subs.filter((s) => !s.pin_to_top && !(s.folder_id !== null && foldered.has(s.folder_id))),
+  });
   return groups.filter((g) => g.subs.length > 0);
 }
 
@@ -50,7 +56,9 @@ function ChannelItem({ client, state, sub, counts }: { client: ChatClient; state
   return (
     <li class={`channel${sub.is_muted ? ' muted' : ''}`} style={{ '--channel-color': sub.color }}>
       <NavLink client={client} narrow={{ kind: 'channel', streamId: sub.stream_id }} current={narrow}>
-        <span class="channel-mark" aria-hidden="true">{sub.invite_only ? '🔒' : '#'}</span>
+        <span class="channel-mark" aria-hidden="true">
+          {sub.invite_only ? '🔒' : '#'}
+        </span>
         <span class="name">{sub.name}</span>
         {sub.is_muted && <span class="muted-label">muted</span>}
         <UnreadBadge count={counts.channels.get(sub.stream_id)} muted={sub.is_muted} />
@@ -103,7 +111,9 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
   const counts = unreadCounts(state);
   const { narrow } = state.view;
   const dms = [...state.recentDms].sort((a, b) => b[1] - a[1]).map(([key]) => key);
-  const people = [...state.users.values()].filter((u) => u.is_active && !u.is_bot && u.user_id !== state.me.userId).sort((a, b) => a.full_name.localeCompare(b.full_name));
+  const people = [...state.users.values()]
+    .filter((u) => u.is_active && !u.is_bot && u.user_id !== state.me.userId)
+    .sort((a, b) => a.full_name.localeCompare(b.full_name));
   return (
     <nav id="sidebar" class="sidebar" aria-label="Conversations">
       <ul class="nav-list">
@@ -115,11 +125,20 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
             </NavLink>
           </li>
         ))}
-        {([['Drafts', '#drafts', state.drafts.length], ['Scheduled messages', '#scheduled', state.scheduled.length]] as const).map(([name, href, count]) => (
+        {(
+          [
+            ['Drafts', '#drafts', state.drafts.length],
+            ['Scheduled messages', '#scheduled', state.scheduled.length],
+          ] as const
+        ).map(([name, href, count]) => (
           <li key={href}>
             <a class="nav-link" href={href}>
               <span class="name">{name}</span>
-              {count > 0 && <span class="draft-count" aria-label={`${count} waiting`}>{count}</span>}
+              {count > 0 && (
+                <span class="draft-count" aria-label={`${count} waiting`}>
+                  {count}
+                </span>
+              )}
             </a>
           </li>
         ))}
@@ -128,7 +147,9 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
         <section key={group.label} aria-label={group.label}>
           <h2>{group.label}</h2>
           <ul class="nav-list channels">
-            {group.subs.map((sub) => <ChannelItem key={sub.stream_id} client={client} state={state} sub={sub} counts={counts} />)}
+            {group.subs.map((sub) => (
+              <ChannelItem key={sub.stream_id} client={client} state={state} sub={sub} counts={counts} />
+            ))}
           </ul>
         </section>
       ))}
@@ -146,7 +167,13 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
             return (
               <li key={key}>
                 <NavLink client={client} narrow={{ kind: 'dm', userIds: ids }} current={narrow}>
-                  {ids.length === 1 ? <PresenceDot state={state} userId={ids[0]!} /> : <span class="group-mark" aria-hidden="true">👥</span>}
+                  {ids.length === 1 ? (
+                    <PresenceDot state={state} userId={ids[0]!} />
+                  ) : (
+                    <span class="group-mark" aria-hidden="true">
+                      👥
+                    </span>
+                  )}
                   <span class="name">{dmName(state, key)}</span>
                   {ids.length === 1 && <PresenceWords state={state} userId={ids[0]!} />}
                   <UnreadBadge count={counts.dms.get(key)} />
@@ -170,7 +197,9 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
                 <PresenceWords state={state} userId={u.user_id} />
                 <StatusText status={state.org.statuses.get(u.user_id)} />
               </NavLink>
-              <a class="icon-button profile-link" href={userHash(u.user_id)} aria-label={`Profile of ${u.full_name}`} title="Profile">ⓘ</a>
+              <a class="icon-button profile-link" href={userHash(u.user_id)} aria-label={`Profile of ${u.full_name}`} title="Profile">
+                ⓘ
+              </a>
             </li>
           ))}
         </ul>

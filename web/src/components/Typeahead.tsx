@@ -41,7 +41,19 @@ export function useTypeahead<T>(id: string, items: T[], query: string | null, pi
   return { open, active: current, onKeyDown, aria, items };
 }
 
-export function TypeaheadList<T>({ id, label, typeahead, pick, render }: { id: string; label: string; typeahead: Typeahead<T>; pick: (item: T) => void; render: (item: T) => ComponentChildren }) {
+export function TypeaheadList<T>({
+  id,
+  label,
+  typeahead,
+  pick,
+  render,
+}: {
+  id: string;
+  label: string;
+  typeahead: Typeahead<T>;
+  pick: (item: T) => void;
+  render: (item: T) => ComponentChildren;
+}) {
   if (!typeahead.open) return null;
   return (
     <ul id={id} class="typeahead" role="listbox" aria-label={label}>

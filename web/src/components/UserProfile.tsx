@@ -54,7 +54,9 @@ export function UserProfile({ client, state, userId, closeHref }: Props) {
       <div class="overlay" role="dialog" aria-modal="true" aria-label="Profile">
         <div class="dialog">
           <p class="hint">This person is not in your organization, or you cannot see them.</p>
-          <a class="button button-small" href={closeHref}>Close</a>
+          <a class="button button-small" href={closeHref}>
+            Close
+          </a>
         </div>
       </div>
     );
@@ -75,7 +77,9 @@ export function UserProfile({ client, state, userId, closeHref }: Props) {
               {!user.is_bot && ` · ${PRESENCE_WORDS[presenceStatus(state.presence.get(userId), Date.now() / 1000)]}`}
             </p>
           </div>
-          <a class="icon-button" href={closeHref} aria-label="Close">✕</a>
+          <a class="icon-button" href={closeHref} aria-label="Close">
+            ✕
+          </a>
         </header>
         <StatusText status={state.org.statuses.get(userId)} />
         <dl class="profile-fields">
@@ -96,15 +100,31 @@ export function UserProfile({ client, state, userId, closeHref }: Props) {
           {fields.map((f) => (
             <div key={f.id} class="profile-field" data-field={f.name}>
               <dt>{f.name}</dt>
-              <dd><FieldValue state={state} field={f} value={user.profile_data![f.id]!} /></dd>
+              <dd>
+                <FieldValue state={state} field={f} value={user.profile_data![f.id]!} />
+              </dd>
             </div>
           ))}
         </dl>
         <div class="actions">
-          {userId !== state.me.userId && <a class="button button-small" href={client.hashOf({ kind: 'dm', userIds: [userId] })}>Send direct message</a>}
-          <a class="button button-small button-secondary" href={client.hashOf({ kind: 'search', query: `sender:${user.email}` })}>View messages sent</a>
-          {userId === state.me.userId && <a class="button button-small button-secondary" href="#settings/profile">Edit your profile</a>}
-          {userId !== state.me.userId && isAdmin(state) && !user.is_bot && <a class="button button-small button-secondary" href="#organization/users">Manage this user</a>}
+          {userId !== state.me.userId && (
+            <a class="button button-small" href={client.hashOf({ kind: 'dm', userIds: [userId] })}>
+              Send direct message
+            </a>
+          )}
+          <a class="button button-small button-secondary" href={client.hashOf({ kind: 'search', query: `sender:${user.email}` })}>
+            View messages sent
+          </a>
+          {userId === state.me.userId && (
+            <a class="button button-small button-secondary" href="#settings/profile">
+              Edit your profile
+            </a>
+          )}
+          {userId !== state.me.userId && isAdmin(state) && !user.is_bot && (
+            <a class="button button-small button-secondary" href="#organization/users">
+              Manage this user
+            </a>
+          )}
         </div>
       </div>
     </div>

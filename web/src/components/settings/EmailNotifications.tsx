@@ -20,11 +20,21 @@ const MESSAGE_EMAILS: [Flag, string][] = [
 const MINUTE = 60;
 /** The delays Zulip's settings offer. */
 const BATCHING_PERIODS: [number, string][] = [
-  [2 * MINUTE, '2 minutes'], [5 * MINUTE, '5 minutes'], [10 * MINUTE, '10 minutes'], [30 * MINUTE, '30 minutes'],
-  [60 * MINUTE, '1 hour'], [6 * 60 * MINUTE, '6 hours'], [24 * 60 * MINUTE, '1 day'], [7 * 24 * 60 * MINUTE, '1 week'],
+  [2 * MINUTE, '2 minutes'],
+  [5 * MINUTE, '5 minutes'],
+  [10 * MINUTE, '10 minutes'],
+  [30 * MINUTE, '30 minutes'],
+  [60 * MINUTE, '1 hour'],
+  [6 * 60 * MINUTE, '6 hours'],
+  [24 * 60 * MINUTE, '1 day'],
+  [7 * 24 * 60 * MINUTE, '1 week'],
 ];
 
-const REALM_NAME_IN_SUBJECT: [number, string][] = [[1, 'Automatic'], [2, 'Always'], [3, 'Never']];
+const REALM_NAME_IN_SUBJECT: [number, string][] = [
+  [1, 'Automatic'],
+  [2, 'Always'],
+  [3, 'Never'],
+];
 
 const OTHER_EMAILS: [Flag, string][] = [
   ['enable_digest_emails', "Send digest emails when I'm away"],
@@ -48,9 +58,17 @@ export function EmailNotifications({ client, state }: { client: ChatClient; stat
         {MESSAGE_EMAILS.map(box)}
       </fieldset>
       <label for="settings-email-delay">Delay before sending message notification emails</label>
-      <select id="settings-email-delay" value={String(period)} onChange={(e) => change({ email_notifications_batching_period_seconds: Number(e.currentTarget.value) })}>
+      <select
+        id="settings-email-delay"
+        value={String(period)}
+        onChange={(e) => change({ email_notifications_batching_period_seconds: Number(e.currentTarget.value) })}
+      >
         {!BATCHING_PERIODS.some(([seconds]) => seconds === period) && <option value={String(period)}>{Math.round(period / MINUTE)} minutes</option>}
-        {BATCHING_PERIODS.map(([seconds, label]) => <option key={seconds} value={String(seconds)}>{label}</option>)}
+        {BATCHING_PERIODS.map(([seconds, label]) => (
+          <option key={seconds} value={String(seconds)}>
+            {label}
+          </option>
+        ))}
       </select>
       {box(['message_content_in_email_notifications', 'Include the message content in message notification emails'])}
       <label for="settings-email-realm-name">Include the organization name in the subject of message notification emails</label>
@@ -59,7 +77,11 @@ export function EmailNotifications({ client, state }: { client: ChatClient; stat
         value={String(settings.realm_name_in_email_notifications_policy)}
         onChange={(e) => change({ realm_name_in_email_notifications_policy: Number(e.currentTarget.value) })}
       >
-        {REALM_NAME_IN_SUBJECT.map(([value, label]) => <option key={value} value={String(value)}>{label}</option>)}
+        {REALM_NAME_IN_SUBJECT.map(([value, label]) => (
+          <option key={value} value={String(value)}>
+            {label}
+          </option>
+        ))}
       </select>
       <fieldset>
         <legend>Other emails</legend>

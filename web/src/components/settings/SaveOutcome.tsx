@@ -20,4 +20,8 @@ export function useSave(): [SaveOutcome, (action: () => Promise<unknown>) => Pro
 }
 
 export const Outcome = ({ outcome }: { outcome: SaveOutcome }) =>
-  outcome ? <p class={`alert ${outcome.ok ? 'alert-info' : 'alert-error'}`} role={outcome.ok ? 'status' : 'alert'}>{outcome.text}</p> : null;
+  outcome ? (
+    <p class={`alert ${outcome.ok ? 'alert-info' : 'alert-error'}`} role={outcome.ok ? 'status' : 'alert'}>
+      {outcome.text}
+    </p>
+  ) : null;
