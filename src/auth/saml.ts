@@ -158,8 +158,8 @@ export async function finishSamlLogin(
 /** Records the assertion as used until it expires; refuses one already used. */
 async function spendAssertion(app: SamlServices, idp: SamlIdp, profile: Profile): Promise<void> {
   const assertion = (
-    profile.getAssertion?.() as { Assertion?: { $?: { ID?: string; IssueInstant?: string }; Conditions?: { $?: { NotOnOrAfter?: string } }[] } }
-  ).Assertion;
+    profile.getAssertion?.() as { Assertion?: { $?: { ID?: string; IssueInstant?: string }; Conditions?: { $?: { NotOnOrAfter?: string } }[] } } | undefined
+  )?.Assertion;
   const id = assertion?.$?.ID;
   if (!id) throw new LoginRefusal(REFUSED);
   // The library accepted it only up to FLOW_SECONDS after its issue and before NotOnOrAfter (give or take the skew).
