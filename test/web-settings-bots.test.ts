@@ -19,7 +19,7 @@ const userSettings = async (ctx: Ctx, user = ctx.bob) => (await user.client.post
 
 browserTest('email notification settings: saved through the API, and a change made elsewhere shows live', async (ctx) => {
   const { page: bob } = await logIn(ctx, ctx.bob);
-  await bob.locator('.topbar .me').click();
+  await bob.locator('.topbar a.me[href^="#settings/"]').click();
   await bob.getByRole('link', { name: 'Notifications' }).click();
   const dms = bob.getByRole('checkbox', { name: 'Direct messages, mentions and alert words' });
   assert.ok(await dms.isChecked());
@@ -72,7 +72,7 @@ browserTest(
   'bots: create each type, show the API key and zuliprc, rename, change owner, deactivate and reactivate, live from realm_bot events',
   async (ctx) => {
     const { page: owner } = await logIn(ctx, ctx.owner);
-    await owner.locator('.topbar .me').click();
+    await owner.locator('.topbar a.me[href^="#settings/"]').click();
     await owner.getByRole('link', { name: 'Bots' }).click();
     await owner.getByText('You have no active bots.').waitFor();
 
