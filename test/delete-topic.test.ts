@@ -79,14 +79,19 @@ test('protected history: only what the administrator received goes; others keep 
   assert.is(await realm.server.app.prisma.userTopic.count({ where: { channelId: channel } }), 1);
 });
 
-test('errors: administrators only; a channel the caller can read', async () => {
+test('errors: administrators only; an active channel the caller can read', async () => {
   const realm = await newRealm();
   const moderator = await realm.addUser({ role: 300 });
   const channel = await makeChannel(realm, 'general', [realm.owner, moderator]);
   await send(moderator, channel, 'plans', 'x');
+  // Zulip's access_stream_by_id requires an active channel: an archived one's topics stay.
+  const archived = await makeChannel(realm, 'old', [realm.owner]);
+  await send(realm.owner, archived, 'plans', 'kept');
+  assert.is((await realm.owner.client.delete(`/streams/${archived}`)).status, 200);
   const cases: [typeof moderator, string, Record<string, unknown>, object][] = [
     [moderator, `/streams/${channel}/delete_topic`, { topic_name: 'plans' }, errorBody('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL')],
     [realm.owner, '/streams/999999/delete_topic', { topic_name: 'plans' }, errorBody('Invalid channel ID')],
+    [realm.owner, `/streams/${archived}/delete_topic`, { topic_name: 'plans' }, errorBody('Invalid channel ID')],
     [realm.owner, `/streams/${channel}/delete_topic`, {}, errorBody("Missing 'topic_name' argument", 'REQUEST_VARIABLE_MISSING', { var_name: 'topic_name' })],
   ];
   for (const [user, path, params, body] of cases) {
@@ -94,6 +99,7 @@ test('errors: administrators only; a channel the caller can read', async () => {
     assert.equal([r.status, r.body], [400, body], path);
   }
   assert.is(await realm.server.app.prisma.message.count({ where: { channelId: channel } }), 1);
+  assert.is(await realm.server.app.prisma.message.count({ where: { channelId: archived } }), 1);
 });
 
 test.run();

@@ -124,7 +124,7 @@ async function forgetTopicVisibility(app: App, realm: RealmInfo, channel: Channe
 /** POST /streams/{id}/delete_topic: administrators only; answers whether the whole topic is gone. */
 export async function deleteTopic(app: App, realm: RealmInfo, user: User, channelId: number, topicName: string): Promise<{ complete: boolean }> {
   requireRole(user, Role.ADMINISTRATOR);
-  const { channel } = await accessibleChannel(app, realm, user, channelId, { content: true });
+  const { channel } = await accessibleChannel(app, realm, user, channelId, { content: true, active: true });
   const topic = normalizeTopicName(topicName);
   const deadline = Date.now() + TOPIC_DELETE_TIME_LIMIT_MS;
   for (;;) {
