@@ -344,7 +344,7 @@ test('POST /users/me/subscriptions/properties: each property, validation, events
   assert.equal(r.body, { result: 'success', msg: '' });
   events.stop();
   assert.equal(
-    events.envelopes.map((e) => [eventAs(e.event, 'stream', 'update').property, eventAs(e.event, 'stream', 'update').value, e.userIds]),
+    events.envelopes.map((e) => [eventAs(e.event, 'subscription', 'update').property, eventAs(e.event, 'subscription', 'update').value, e.userIds]),
     [
       ['color', '#123456', [member.id]],
       ['in_home_view', false, [member.id]],

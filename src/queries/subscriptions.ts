@@ -82,7 +82,7 @@ export async function userSubscriptions(
   user: User,
   includeSubscribers: boolean,
   includeArchived = false,
-): Promise<Record<string, unknown>[]> {
+): Promise<SubscriptionObject[]> {
   const subs = await app.prisma.subscription.findMany({
     where: { userId: user.id, active: true, ...(includeArchived ? {} : { channel: { isArchived: false } }) },
     include: { channel: true },
