@@ -3,14 +3,17 @@
 // the recipient's own parts added by the registry, which serializes each distinct shape once.
 import type { EventEnvelope } from '../src/bus/bus.ts';
 import { withInheritedSettings } from '../src/domain/user-settings.ts';
+import type { ChatEvent, EventOf } from '../src/events/schemas.ts';
 import { displayTopicFor, hasCapability, type QueueOptions } from './queue-options.ts';
 
+/** An event as one client receives it: a published event reshaped, or a recipient's own parts. */
 export type Event = Record<string, unknown>;
+type Message = EventOf<'message'>['message'];
 
 const GRAVATAR = 'https://secure.gravatar.com/';
 const DUMMY_EMAIL = /^user\d+@/;
 
-function messageMatchesNarrow(options: QueueOptions, message: Event, flags: readonly string[]): boolean {
+function messageMatchesNarrow(options: QueueOptions, message: Message, flags: readonly string[]): boolean {
   for (const [operator, operand] of options.narrow) {
     const op = operand.toLowerCase();
     switch (operator) {
@@ -28,8 +31,8 @@ function messageMatchesNarrow(options: QueueOptions, message: Event, flags: read
         break;
       case 'dm':
       case 'pm-with': {
-        if (message.type !== 'private') return false;
-        const emails = (message.display_recipient as { email: string; id: number }[]).map((u) => [u.email.toLowerCase(), String(u.id)]);
+        if (typeof message.display_recipient === 'string') return false;
+        const emails = message.display_recipient.map((u) => [u.email.toLowerCase(), String(u.id)]);
         const wanted = op.split(',').map((s) => s.trim());
         if (!wanted.every((w) => emails.some((pair) => pair.includes(w)))) return false;
         break;
@@ -51,7 +54,7 @@ function messageMatchesNarrow(options: QueueOptions, message: Event, flags: read
 
 const MENTION_FLAGS = new Set(['mentioned', 'stream_wildcard_mentioned', 'topic_wildcard_mentioned']);
 
-function matchesIs(op: string, message: Event, flags: readonly string[]): boolean {
+function matchesIs(op: string, message: Message, flags: readonly string[]): boolean {
   switch (op) {
     case 'dm':
     case 'private':
@@ -71,7 +74,7 @@ function matchesIs(op: string, message: Event, flags: readonly string[]): boolea
   }
 }
 
-function messageFor(options: QueueOptions, message: Event): Event {
+function messageFor(options: QueueOptions, message: Message): Event {
   const { raw_content: raw, ...rest } = message;
   const out: Event = options.applyMarkdown ? rest : { ...rest, content: raw, content_type: 'text/x-markdown' };
   // Clients compute a gravatar themselves from a real address; a dummy one gives them nothing.
@@ -89,16 +92,15 @@ function wanted(options: QueueOptions, type: string): boolean {
  * one, none when the client did not ask for it, several when a bulk deletion is split for an old
  * client. Alike queues share the result, so each shape is built and serialized once per fan-out.
  */
-export function shapeEvent(event: Event, options: QueueOptions): Event[] {
-  const type = String(event.type);
-  if (type !== 'heartbeat' && !wanted(options, type)) return [];
-  switch (type) {
+export function shapeEvent(event: ChatEvent, options: QueueOptions): Event[] {
+  if (!wanted(options, event.type)) return [];
+  switch (event.type) {
     case 'message':
-      return [{ ...event, message: messageFor(options, event.message as Event) }];
+      return [{ ...event, message: messageFor(options, event.message) }];
     case 'delete_message': {
       if (hasCapability(options, 'bulk_message_deletion')) return [{ ...event, ...topicFields(options, event) }];
       const { message_ids: ids, ...rest } = event;
-      return (ids as number[]).map((message_id) => ({ ...rest, ...topicFields(options, event), message_id }));
+      return ids.map((message_id) => ({ ...rest, ...topicFields(options, event), message_id }));
     }
     case 'update_message':
       return [{ ...event, ...topicFields(options, event) }];
@@ -106,9 +108,9 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
       if (event.message_type === 'stream' && !hasCapability(options, 'stream_typing_notifications')) return [];
       return [{ ...event, ...topicFields(options, event) }];
     case 'typing_edit_message': {
-      const recipient = event.recipient as Event;
+      const { recipient } = event;
       if (recipient.type !== 'channel') return [event];
-      return [{ ...event, recipient: { ...recipient, topic: displayTopicFor(options, String(recipient.topic)) } }];
+      return [{ ...event, recipient: { ...recipient, topic: displayTopicFor(options, recipient.topic) } }];
     }
     case 'muted_topics':
       // Zulip's accepts_event: a client that asked for user_topic events gets those instead.
@@ -119,7 +121,7 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
       if (event.op !== 'add') return [event];
       const { inherited_notification_settings: inherited, ...rest } = event;
       if (hasCapability(options, 'notification_settings_null') || !inherited) return [rest];
-      const subs = (rest.subscriptions as Event[]).map((sub) => withInheritedSettings(sub, inherited as Record<string, boolean>));
+      const subs = rest.subscriptions.map((sub) => withInheritedSettings(sub, inherited));
       return [{ ...rest, subscriptions: subs }];
     }
     case 'presence': {
@@ -138,8 +140,8 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
       return streamEvents(event, hasCapability(options, 'archived_channels'));
     case 'realm_user': {
       // A new user a restricted guest cannot access, published as an "Unknown user" placeholder.
-      const { inaccessible_user: inaccessible, ...rest } = event;
-      if (!inaccessible) return [event];
+      if (!('inaccessible_user' in event)) return [event];
+      const { inaccessible_user: _placeholder, ...rest } = event;
       return hasCapability(options, 'user_list_incomplete') ? [] : [rest];
     }
     default:
@@ -148,23 +150,26 @@ export function shapeEvent(event: Event, options: QueueOptions): Event[] {
 }
 
 /** The recipient's own parts of an event: per-user (message flags) and per-queue (local_message_id). */
-export function ownParts(envelope: EventEnvelope, userId: number, queueId: string | null): Event {
-  const own: Event = { ...envelope.perUser?.[userId], ...(queueId === null ? undefined : envelope.perQueue?.[queueId]) };
+export type OwnParts = { flags?: string[]; local_message_id?: string };
+
+export function ownParts(envelope: EventEnvelope, userId: number, queueId: string | null): OwnParts {
+  const own: OwnParts = { ...envelope.perUser?.[userId], ...(queueId === null ? undefined : envelope.perQueue?.[queueId]) };
   if (envelope.event.type === 'message' && own.flags === undefined) own.flags = [];
   return own;
 }
 
 /** Whether the queue's narrow lets this message event through, given the recipient's flags. */
-export function passesNarrow(event: Event, options: QueueOptions, own: Event): boolean {
+export function passesNarrow(event: ChatEvent, options: QueueOptions, own: OwnParts): boolean {
   if (event.type !== 'message' || options.narrow.length === 0) return true;
-  return messageMatchesNarrow(options, event.message as Event, (own.flags as string[] | undefined) ?? []);
+  return messageMatchesNarrow(options, event.message, own.flags ?? []);
 }
 
-function topicFields(options: QueueOptions, event: Event): Event {
+/** The topic fields an event has, as the client names the empty topic. */
+function topicFields(options: QueueOptions, event: { type: string; topic?: string; subject?: string; orig_subject?: string }): Event {
   const out: Event = {};
-  for (const key of ['topic', 'subject', 'orig_subject'] as const) {
-    if (typeof event[key] === 'string') out[key] = displayTopicFor(options, event[key] as string);
-  }
+  if (event.topic !== undefined) out.topic = displayTopicFor(options, event.topic);
+  if (event.subject !== undefined) out.subject = displayTopicFor(options, event.subject);
+  if (event.orig_subject !== undefined) out.orig_subject = displayTopicFor(options, event.orig_subject);
   return out;
 }
 
@@ -172,11 +177,15 @@ function topicFields(options: QueueOptions, event: Event): Event {
  * Clients without `include_deactivated_groups` never see deactivated groups: they get `remove`
  * instead of the deactivation update, `add` on reactivation, and no renames of deactivated groups.
  */
-function userGroupEvents(event: Event, withDeactivated: boolean): Event[] {
-  const { deactivated, for_reactivation: reactivation, ...rest } = event;
-  const data = (event.data ?? {}) as Event;
-  if (event.op === 'remove' || reactivation) return withDeactivated ? [] : [rest];
-  if (event.op === 'update' && ('deactivated' in data || deactivated === true)) return withDeactivated ? [rest] : [];
+function userGroupEvents(event: EventOf<'user_group'>, withDeactivated: boolean): Event[] {
+  if (event.op === 'remove') return withDeactivated ? [] : [event];
+  if (event.op === 'add' && 'for_reactivation' in event) {
+    const { for_reactivation: _marker, ...rest } = event;
+    return withDeactivated ? [] : [rest];
+  }
+  if (event.op !== 'update') return [event];
+  const { deactivated, ...rest } = event;
+  if ('deactivated' in event.data || deactivated === true) return withDeactivated ? [rest] : [];
   return [rest];
 }
 
@@ -184,9 +193,12 @@ function userGroupEvents(event: Event, withDeactivated: boolean): Event[] {
  * Archiving and unarchiving reach clients with `archived_channels` as the is_archived update, and
  * the others as the channel's removal or creation (Zulip's event_queue); the markers leave.
  */
-function streamEvents(event: Event, withArchived: boolean): Event[] {
-  const { for_archiving: archiving, for_unarchiving: unarchiving, ...rest } = event;
-  if (event.op === 'update' && event.property === 'is_archived') return withArchived ? [event] : [];
-  if (archiving || unarchiving) return withArchived ? [] : [rest];
-  return [event.op === 'update' ? event : rest];
+function streamEvents(event: EventOf<'stream'>, withArchived: boolean): Event[] {
+  if (event.op === 'update') return event.property !== 'is_archived' || withArchived ? [event] : [];
+  if (event.op === 'create') {
+    const { for_unarchiving: unarchiving, ...rest } = event;
+    return unarchiving && withArchived ? [] : [rest];
+  }
+  const { for_archiving: archiving, ...rest } = event;
+  return archiving && withArchived ? [] : [rest];
 }

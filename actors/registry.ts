@@ -5,9 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EventBus, EventEnvelope } from '../src/bus/bus.ts';
 import { log } from '../src/log.ts';
-import { ownParts, passesNarrow, shapeEvent, type Event } from './event-format.ts';
+import { ownParts, passesNarrow, shapeEvent, type OwnParts } from './event-format.ts';
 import { EventQueue, QueuedEvent, type Consumer, type EventLog, type SavedQueue } from './queue.ts';
 import { OptionsPool, type QueueOptions } from './queue-options.ts';
+import type { ChatEvent } from '../src/events/schemas.ts';
 
 export interface RegistrySettings {
   heartbeatSeconds: number;
@@ -29,7 +30,7 @@ export interface RegistrySettings {
  * An event after which its recipients' queues end once it is delivered: their organization was
  * deactivated, and none of its users can poll again (Zulip sends it to flush their long-polls).
  */
-function endsQueues(event: Record<string, unknown>): boolean {
+function endsQueues(event: ChatEvent): boolean {
   return event.type === 'realm' && event.op === 'deactivated';
 }
 
@@ -43,7 +44,7 @@ interface Fanout {
 
 /** A recipient's own parts of an event (message flags), and the same as JSON members. */
 interface Parts {
-  own: Event;
+  own: OwnParts;
   extras: string;
 }
 
@@ -92,9 +93,10 @@ class UserLog implements EventLog {
 }
 
 /** A recipient's own parts as JSON members to append to the shared event (`,"flags":[...]`). */
-function partsJson(own: Event): string {
+function partsJson(own: OwnParts): string {
   let out = '';
-  for (const k in own) out += `,${JSON.stringify(k)}:${JSON.stringify(own[k])}`;
+  if (own.flags !== undefined) out += `,"flags":${JSON.stringify(own.flags)}`;
+  if (own.local_message_id !== undefined) out += `,"local_message_id":${JSON.stringify(own.local_message_id)}`;
   return out;
 }
 
@@ -341,7 +343,7 @@ export class QueueRegistry {
     else this.deliverTo(fanout, queue, { ...own, ...forQueue }, partsJson({ ...own, ...forQueue }));
   }
 
-  private deliverTo({ envelope, shapes, ends }: Fanout, queue: EventQueue, own: Event, extras: string): void {
+  private deliverTo({ envelope, shapes, ends }: Fanout, queue: EventQueue, own: OwnParts, extras: string): void {
     if (ends) {
       this.ending.add(queue);
       this.markDirty(queue);

@@ -2,7 +2,7 @@
 // (permissions, {new, old} group settings, events), archiving, and topics.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { captureEvents } from './helpers/events.ts';
+import { captureEvents, opOf } from './helpers/events.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 
 const err = (msg: string, code = 'BAD_REQUEST') => ({ result: 'error', msg, code });
@@ -237,7 +237,7 @@ test('PATCH /streams/{id}: making a channel private and public again moves who s
   assert.is((await member.client.patch(`/streams/${id}`, { is_private: true })).status, 200);
   toPrivate.stop();
   assert.equal(
-    toPrivate.envelopes.map((e) => [e.event.type, e.event.op, e.userIds]),
+    toPrivate.envelopes.map((e) => [e.event.type, opOf(e.event), e.userIds]),
     [
       ['stream', 'update', [realm.owner.id, member.id]],
       ['stream', 'delete', [other.id]],
@@ -259,7 +259,7 @@ test('PATCH /streams/{id}: making a channel private and public again moves who s
   assert.is((await member.client.patch(`/streams/${id}`, { is_private: false })).status, 200);
   toPublic.stop();
   assert.equal(
-    toPublic.envelopes.map((e) => [e.event.type, e.event.op, e.userIds]),
+    toPublic.envelopes.map((e) => [e.event.type, opOf(e.event), e.userIds]),
     [
       ['stream', 'update', [realm.owner.id, member.id]],
       ['stream', 'create', [other.id]],

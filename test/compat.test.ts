@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Client } from './helpers/client.ts';
-import { captureEvents } from './helpers/events.ts';
+import { captureEvents, eventAs } from './helpers/events.ts';
 import { openQueue } from './helpers/queues.ts';
 import { newRealm } from './helpers/server.ts';
 import { errorBody, makeChannel, send, sendDm } from './messages-helpers.ts';
@@ -119,7 +119,7 @@ test('subject for topic and private for direct: sending, editing, typing', async
   assert.is((await ann.client.post('/typing', { type: 'private', op: 'stop', to: [bob.id] })).status, 200);
   events.stop();
   assert.equal(
-    events.envelopes.map((e) => [e.event.message_type, e.event.topic]),
+    events.envelopes.map((e) => eventAs(e.event, 'typing')).map((e) => [e.message_type, e.topic]),
     [
       ['stream', 'renamed'],
       ['direct', undefined],

@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { newRealm } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
 import { errorBody, makeChannel, send } from './messages-helpers.ts';
+import { eventAs } from './helpers/events.ts';
 
 const complete = { result: 'success', msg: '', complete: true };
 
@@ -34,7 +35,7 @@ test('deletes the topic (any letter case), nothing else; one event per batch of 
   for (let i = 0; i < 101; i++) await send(bob, channel, 'big', `m${i}`);
   const batches = await verifyAction(realm, () => o.post(`/streams/${channel}/delete_topic`, { topic_name: 'big' }), ['delete_message', 'delete_message']);
   assert.equal(
-    batches.map((e) => (e.event.message_ids as number[]).length),
+    batches.map((e) => eventAs(e.event, 'delete_message').message_ids.length),
     [100, 1],
   );
   const r = await o.post(`/streams/${channel}/delete_topic`, { topic_name: 'nothing here' });
@@ -52,7 +53,7 @@ test('"general chat" is the empty topic; the topic\'s mute and follow settings g
     'stream/update',
     'user_topic',
   ]);
-  const { last_updated: updated, ...event } = events[2]!.event;
+  const { last_updated: updated, ...event } = eventAs(events[2]!.event, 'user_topic');
   assert.equal(event, { type: 'user_topic', stream_id: channel, topic_name: '', visibility_policy: 0 });
   assert.ok(Math.abs((updated as number) - Date.now() / 1000) < 60);
   assert.equal(events[2]!.userIds, [bob.id]);
@@ -71,7 +72,7 @@ test('protected history: only what the administrator received goes; others keep 
   assert.is((await bob.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], principals: [realm.owner.id] })).status, 200);
   const late = await send(bob, channel, 'plans', 'after');
   const events = await verifyAction(realm, () => o.post(`/streams/${channel}/delete_topic`, { topic_name: 'plans' }), ['delete_message']);
-  assert.equal(events[0]!.event.message_ids, [late]);
+  assert.equal(eventAs(events[0]!.event, 'delete_message').message_ids, [late]);
   assert.equal(
     (await realm.server.app.prisma.message.findMany({ where: { channelId: channel }, select: { id: true } })).map((m) => m.id),
     [early],

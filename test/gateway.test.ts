@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { makeChannel, send, sendDm } from './messages-helpers.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 import { runCheck } from './helpers/openapi-check.ts';
+import { partialMessage } from './helpers/events.ts';
 
 type Event = { id: number; type: string; message?: { id: number; stream_id?: number; content: string } };
 
@@ -245,7 +246,7 @@ test('a slow consumer is disconnected with 4008 and its queue keeps the events',
       app.bus.publish({
         realmId: realm.id,
         userIds: [bob.id],
-        event: { type: 'message', message: { id: i, type: 'private', content: blob, raw_content: blob, display_recipient: [] }, flags: [] },
+        event: { type: 'message', message: partialMessage({ id: i, type: 'private', content: blob, raw_content: blob, display_recipient: [] }) },
       });
       await new Promise((r) => setTimeout(r, 5));
     }

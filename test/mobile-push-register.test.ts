@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkEvent } from '../src/events/schemas.ts';
-import { captureEvents } from './helpers/events.ts';
+import { captureEvents, eventAs } from './helpers/events.ts';
 import { devicesOf, eventually, newDevice, newTestDevice, openNotification, registered, registrationParams, relayAndServer } from './helpers/push-relay.ts';
 import { newRealm } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
@@ -28,7 +28,7 @@ test('register_client_device and remove_client_device, with register state and e
   const before = await devicesOf(o);
   assert.equal(before, {});
   const added = await verifyAction(realm, () => o.client.post('/register_client_device'), ['device/add']);
-  const id = added[0]!.event.device_id as number;
+  const id = eventAs(added[0]!.event, 'device', 'add').device_id;
   assert.equal(added[0]!.event, { type: 'device', op: 'add', device_id: id });
   assert.equal(added[0]!.userIds, [o.id]);
   assert.equal(await devicesOf(o), { [id]: NULL_DEVICE });
@@ -65,8 +65,8 @@ test('a first registration: both field groups, a pending token, then the relay m
   assert.equal([r.status, r.body], [200, { result: 'success', msg: '' }]);
   const completed = await eventually(() => (capture.ofType('device').length >= 2 ? capture.ofType('device') : undefined), 15_000, 'the relay registration');
   capture.stop();
-  const first = completed[0]!.event;
-  assert.ok((first.push_token_last_updated_timestamp as number) >= before);
+  const first = eventAs(completed[0]!.event, 'device', 'update');
+  assert.ok(first.push_token_last_updated_timestamp! >= before);
   assert.equal(first, {
     type: 'device',
     op: 'update',
@@ -181,7 +181,7 @@ test('token rotation: the token fields alone; pending until the relay answers; o
   await relay.stop();
   try {
     const events = await verifyAction(realm, () => o.client.post('/mobile_push/register', tokenFields), ['device/update']);
-    const e = events[0]!.event;
+    const e = eventAs(events[0]!.event, 'device', 'update');
     assert.equal(e, {
       type: 'device',
       op: 'update',

@@ -11,6 +11,8 @@ import type { QueueOptions } from '../actors/queue-options.ts';
 import { MemoryBus } from '../src/bus/memory.ts';
 import { setLogLevel } from '../src/log.ts';
 import { newRealm } from './helpers/server.ts';
+import { partialMessage } from './helpers/events.ts';
+import type { EventEnvelope } from '../src/bus/bus.ts';
 
 setLogLevel('silent');
 v8.setFlagsFromString('--expose-gc');
@@ -32,13 +34,16 @@ const base: QueueOptions = {
 };
 const settings: RegistrySettings = { heartbeatSeconds: 60, heartbeatJitterSeconds: 0, tickMs: 600_000, maxEvents: 100_000, maxBytes: 1 << 30 };
 
-function messageTo(userIds: number[], n: number, content: string) {
+function messageTo(userIds: number[], n: number, content: string): EventEnvelope {
   const perUser = Object.fromEntries(userIds.map((u) => [u, { flags: u % 10 === 0 ? ['mentioned'] : [] }]));
   return {
     realmId: 1,
     userIds,
     perUser,
-    event: { type: 'message', message: { id: n, type: 'stream', display_recipient: 'general', subject: 't', content: `${content}${n}`, raw_content: content } },
+    event: {
+      type: 'message',
+      message: partialMessage({ id: n, type: 'stream', display_recipient: 'general', subject: 't', content: `${content}${n}`, raw_content: content }),
+    },
   };
 }
 

@@ -10,6 +10,7 @@ import { openQueue } from './helpers/queues.ts';
 import { newRealm, startTestServer, type TestRealm } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
 import { makeChannel, systemGroup as systemGroupId, withSystemBots } from './messages-helpers.ts';
+import { isEventOf } from '../src/events/schemas.ts';
 
 /** GET a page of the realm by its full URL, as a browser following the link. */
 function open(realm: TestRealm, url: string): Promise<Reply> {
@@ -139,9 +140,9 @@ test('creating the account publishes what Zulip does: the user, system and invit
     302,
   );
   const eve = await realm.server.app.prisma.user.findFirstOrThrow({ where: { realmId: realm.id, deliveryEmail: email } });
-  const groupsOf = events.filter((e) => e.event.type === 'user_group').map((e) => e.event.group_id);
+  const groupsOf = events.flatMap(({ event }) => (event.type === 'user_group' && 'group_id' in event ? [event.group_id] : []));
   assert.equal(groupsOf, [systemGroupId(realm, 'role:members'), systemGroupId(realm, 'role:fullmembers'), group]);
-  const messages = events.filter((e) => e.event.type === 'message').map((e) => [(e.event.message as { sender_full_name: string }).sender_full_name, e.userIds]);
+  const messages = events.flatMap(({ event, userIds }) => (isEventOf(event, 'message') ? [[event.message.sender_full_name, userIds]] : []));
   assert.equal(
     messages.map(([sender]) => sender),
     ['Notification Bot', 'Welcome Bot', 'Welcome Bot'],

@@ -7,6 +7,7 @@ import type { RunningServer } from '../src/server.ts';
 import { Client } from './helpers/client.ts';
 import { freshDatabase, newRealm, startTestServer, type TestRealm, type TestUser } from './helpers/server.ts';
 import { makeChannel } from './messages-helpers.ts';
+import { partialMessage } from './helpers/events.ts';
 
 test('a queue keeps its id and unacknowledged events across a restart', async () => {
   const database = { DATABASE_URL: await freshDatabase() };
@@ -96,7 +97,7 @@ test(`${QUEUES} queues with ${EVENTS} pending events each are all saved and rest
       realmId: realm.id,
       userIds: users.map((u) => u.id),
       perUser,
-      event: { type: 'message', message: { id: n, type: 'private', content: `${content}${n}`, raw_content: content, display_recipient: [] } },
+      event: { type: 'message', message: partialMessage({ id: n, type: 'private', content: `${content}${n}`, raw_content: content, display_recipient: [] }) },
     });
   }
   await first.stop();

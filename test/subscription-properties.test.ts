@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { newRealm } from './helpers/server.ts';
 import { verifyAction } from './helpers/verify-action.ts';
 import { errorBody, makeChannel } from './messages-helpers.ts';
+import { eventAs } from './helpers/events.ts';
 
 const ok = { result: 'success', msg: '' };
 
@@ -115,7 +116,7 @@ test('PATCH /users/me/subscriptions: add (creating channels) and delete together
     () => ann.client.patch('/users/me/subscriptions', { add: [{ name: 'brand new', color: '#00ff00' }, { name: 'kept' }], delete: ['old', 'kept'] }),
     ['stream/create', 'subscription/add', 'subscription/peer_add', 'subscription/remove', 'subscription/peer_remove', 'subscription/peer_remove'],
   );
-  const added = r[1]!.event.subscriptions as { name: string; color: string }[];
+  const added = eventAs(r[1]!.event, 'subscription', 'add').subscriptions;
   assert.equal(
     added.map((s) => [s.name, s.color]),
     [['brand new', '#00ff00']],

@@ -2,7 +2,7 @@
 // subscription list with every field, and the subscription/stream events with their recipients.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { captureEvents } from './helpers/events.ts';
+import { captureEvents, eventAs, opOf } from './helpers/events.ts';
 import { makeChannel, send } from './messages-helpers.ts';
 import { newRealm, type TestRealm, type TestUser } from './helpers/server.ts';
 
@@ -92,7 +92,7 @@ test('subscribe events: stream create, subscription add with subscribers, peer_a
   assert.equal(r.body.subscribed, { [other.id]: ['general'] });
   events.stop();
   assert.equal(
-    events.envelopes.map((e) => [e.event.type, e.event.op, e.userIds]),
+    events.envelopes.map((e) => [e.event.type, opOf(e.event), e.userIds]),
     [
       ['subscription', 'add', [other.id]],
       ['subscription', 'peer_add', [realm.owner.id, member.id]],
@@ -109,8 +109,9 @@ test('subscribe events: stream create, subscription add with subscribers, peer_a
   created.stop();
   const streamCreate = created.ofType('stream')[0]!;
   assert.equal([streamCreate.event.op, streamCreate.userIds], ['create', [realm.owner.id, member.id, other.id]]);
-  assert.is((streamCreate.event.streams as { name: string }[])[0]!.name, 'fresh');
-  assert.is(streamCreate.event.for_unarchiving, false);
+  const { streams, for_unarchiving } = eventAs(streamCreate.event, 'stream', 'create');
+  assert.is(streams[0]!.name, 'fresh');
+  assert.is(for_unarchiving, false);
   assert.not.ok(created.envelopes.some((e) => e.userIds.includes(guest.id)));
 });
 
@@ -173,7 +174,7 @@ test('private channel creation: events only to admins and subscribers; invited u
   assert.equal(r.body.subscribed, { [member.id]: ['hidden'], [invited.id]: ['hidden'] });
   events.stop();
   assert.equal(
-    events.envelopes.map((e) => [e.event.type, e.event.op, e.userIds]),
+    events.envelopes.map((e) => [e.event.type, opOf(e.event), e.userIds]),
     [
       ['stream', 'create', [realm.owner.id, member.id, invited.id]],
       ['subscription', 'add', [member.id]],
@@ -182,7 +183,7 @@ test('private channel creation: events only to admins and subscribers; invited u
     ],
   );
   assert.not.ok(events.envelopes.some((e) => e.userIds.includes(bystander.id)));
-  const stream = (events.envelopes[0]!.event.streams as Record<string, unknown>[])[0]!;
+  const stream = eventAs(events.envelopes[0]!.event, 'stream', 'create').streams[0]!;
   assert.equal([stream.invite_only, stream.history_public_to_subscribers], [true, false]);
 });
 
@@ -310,7 +311,7 @@ test('leaving a private channel removes it from the leaver (stream delete)', asy
   await member.client.delete('/users/me/subscriptions', { subscriptions: ['vault'] });
   events.stop();
   assert.equal(
-    events.envelopes.map((e) => [e.event.type, e.event.op, e.userIds]),
+    events.envelopes.map((e) => [e.event.type, opOf(e.event), e.userIds]),
     [
       ['subscription', 'remove', [member.id]],
       ['stream', 'delete', [member.id]],
@@ -343,7 +344,7 @@ test('POST /users/me/subscriptions/properties: each property, validation, events
   assert.equal(r.body, { result: 'success', msg: '' });
   events.stop();
   assert.equal(
-    events.envelopes.map((e) => [e.event.property, e.event.value, e.userIds]),
+    events.envelopes.map((e) => [eventAs(e.event, 'subscription', 'update').property, eventAs(e.event, 'subscription', 'update').value, e.userIds]),
     [
       ['color', '#123456', [member.id]],
       ['in_home_view', false, [member.id]],

@@ -1,7 +1,7 @@
 // Typing notifications: direct and channel typing events, their recipients, and the errors.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { captureEvents } from './helpers/events.ts';
+import { captureEvents, eventAs } from './helpers/events.ts';
 import { newRealm, type TestRealm } from './helpers/server.ts';
 
 const err = (msg: string, code = 'BAD_REQUEST') => ({ result: 'error', msg, code });
@@ -150,7 +150,7 @@ test('nobody hears who turned receives_typing_notifications off; channels over 1
   assert.equal((await alice.client.post('/typing', { type: 'stream', op: 'start', stream_id: big, topic: 'x' })).body, ok);
   events.stop();
   assert.equal(
-    events.envelopes.map((e) => [e.event.message_type, e.event.topic, e.userIds]),
+    events.envelopes.map(({ event, userIds }) => [eventAs(event, 'typing').message_type, eventAs(event, 'typing').topic, userIds]),
     [
       ['direct', undefined, [alice.id, bob.id]],
       ['stream', 'plans', [alice.id, bob.id]],

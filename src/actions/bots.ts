@@ -22,6 +22,7 @@ import { deactivateWithBots, updateUser } from './user-admin.ts';
 import { sendAboutUser } from './user-access.ts';
 import { announceNewUser, checkFullName, insertUser } from './users.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import type { EventOf, OmitEach } from '../events/schemas.ts';
 
 export interface NewBot {
   fullName: string;
@@ -148,7 +149,7 @@ export async function updateBot(app: App, realm: RealmInfo, actor: User, botId: 
     await lockUser(app, botId);
     let bot = await accessBot(app, realm, actor, botId);
     // To who manages the bot at that point of the change (a new owner hears what follows).
-    const tell = async (fields: Record<string, unknown>) =>
+    const tell = async (fields: OmitEach<EventOf<'realm_bot', 'update'>['bot'], 'user_id'>) =>
       sendOnCommit({
         realmId: realm.id,
         userIds: await botManagerIds(app, realm, bot),

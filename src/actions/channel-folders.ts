@@ -12,6 +12,7 @@ import { renderDescription } from '../queries/render-context.ts';
 import { realmViewers } from '../queries/users.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
+import type { EventBody } from '../events/schemas.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -38,7 +39,7 @@ async function folderById(tx: Tx, realmId: number, id: number): Promise<ChannelF
   return folder;
 }
 
-async function sendFolderEvent(app: App, realm: RealmInfo, event: Record<string, unknown>): Promise<void> {
+async function sendFolderEvent(app: App, realm: RealmInfo, event: EventBody<'channel_folder'>): Promise<void> {
   const userIds = (await realmViewers(app, realm.id)).map((v) => v.id);
   sendOnCommit({ realmId: realm.id, userIds, event: { type: 'channel_folder', ...event } });
 }

@@ -15,6 +15,7 @@ import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './gr
 import { unsetChannelSettings } from './realm.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import type { ChatEvent, EventOf } from '../events/schemas.ts';
 
 export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
 type GroupSettings = Partial<Record<ChannelPermission, GroupSettingValue>>;
@@ -125,7 +126,7 @@ export async function checkNameAvailable(app: App, realm: RealmInfo, name: strin
 export const uniqueIds = (userIds: Iterable<number>): number[] => [...new Set(userIds)].sort((a, b) => a - b);
 
 /** One event of the current transaction to some users, sent on commit. */
-export function sendToUsers(realm: RealmInfo, userIds: Iterable<number>, event: Record<string, unknown>): void {
+export function sendToUsers(realm: RealmInfo, userIds: Iterable<number>, event: ChatEvent): void {
   sendOnCommit({ realmId: realm.id, userIds: uniqueIds(userIds), event });
 }
 
@@ -144,7 +145,7 @@ export async function announceVisibilityChange(app: App, realm: RealmInfo, chann
   if (gaining.length) {
     sendToUsers(realm, gaining, { type: 'stream', op: 'create', streams: [await channelDict(app, realm, channel)], for_unarchiving: false });
     const subscribers = await subscriberIds(app, channel.id);
-    if (subscribers.length) sendToUsers(realm, gaining, { type: 'subscription', op: 'peer_add', stream_ids: [channel.id], user_ids: subscribers });
+    if (subscribers.length) sendToUsers(realm, gaining, { type: 'subscription', op: 'peer_add', stream_ids: [channel.id], user_ids: [...subscribers] });
   }
   sendToUsers(realm, losing, { type: 'stream', op: 'delete', streams: [{ stream_id: channel.id }], stream_ids: [channel.id], for_archiving: false });
 }
@@ -166,8 +167,8 @@ export interface ChannelUpdate {
 
 interface PlannedChange {
   data: Prisma.ChannelUpdateInput;
-  /** `stream` update events, in the order Zulip sends them. */
-  events: Record<string, unknown>[];
+  /** `stream` update events (less what names the channel), in the order Zulip sends them. */
+  events: Omit<EventOf<'stream', 'update'>, 'type' | 'op' | 'stream_id' | 'name'>[];
 }
 
 async function planPrivacy(

@@ -11,6 +11,7 @@ import { defaultChannelGroups, defaultChannelIds } from '../queries/default-chan
 import type { RealmInfo } from '../queries/realms.ts';
 import { realmViewers } from '../queries/users.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import type { ChatEvent } from '../events/schemas.ts';
 
 export const MAX_DEFAULT_CHANNEL_GROUP_NAME_LENGTH = 60;
 export const MAX_DEFAULT_CHANNEL_GROUP_DESCRIPTION_LENGTH = 1024;
@@ -25,12 +26,12 @@ async function memberIds(app: App, realm: RealmInfo): Promise<number[]> {
 }
 
 async function announceDefaultChannels(app: App, realm: RealmInfo): Promise<void> {
-  const event = { type: 'default_streams', default_streams: await defaultChannelIds(app, realm.id) };
+  const event: ChatEvent = { type: 'default_streams', default_streams: await defaultChannelIds(app, realm.id) };
   sendOnCommit({ realmId: realm.id, userIds: await memberIds(app, realm), event });
 }
 
 async function announceGroups(app: App, realm: RealmInfo): Promise<void> {
-  const event = { type: 'default_stream_groups', default_stream_groups: await defaultChannelGroups(app, realm.id) };
+  const event: ChatEvent = { type: 'default_stream_groups', default_stream_groups: await defaultChannelGroups(app, realm.id) };
   sendOnCommit({ realmId: realm.id, userIds: await memberIds(app, realm), event });
 }
 

@@ -13,14 +13,19 @@ import { lockDevice, lockedDevice } from '../queries/devices.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { enqueuePush } from './push-outbox.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import type { EventOf } from '../events/schemas.ts';
 
 export const TOKEN_KINDS = ['fcm', 'apns'] as const;
 export type TokenKind = (typeof TOKEN_KINDS)[number];
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
-function sendDeviceEvent(realm: RealmInfo, user: User, op: 'add' | 'remove' | 'update', deviceId: number, fields: Record<string, unknown> = {}): void {
-  sendOnCommit({ realmId: realm.id, userIds: [user.id], event: { type: 'device', op, device_id: deviceId, ...fields } });
+/** What an update tells of a device besides its id. */
+type DeviceChange = Omit<EventOf<'device', 'update'>, 'type' | 'op' | 'device_id'>;
+
+function sendDeviceEvent(realm: RealmInfo, user: User, op: 'add' | 'remove' | 'update', deviceId: number, fields: DeviceChange = {}): void {
+  const event: EventOf<'device'> = op === 'update' ? { type: 'device', op, device_id: deviceId, ...fields } : { type: 'device', op, device_id: deviceId };
+  sendOnCommit({ realmId: realm.id, userIds: [user.id], event });
 }
 
 /** POST /register_client_device. */

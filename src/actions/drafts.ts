@@ -13,6 +13,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail } from '../queries/users.ts';
 import { normalizeContent, truncate } from './messages.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import type { EventBody } from '../events/schemas.ts';
 
 const draftSchema = z.strictObject({
   type: z.enum(['private', 'stream', '']),
@@ -99,7 +100,7 @@ export function checkDraftsEnabled(user: User): void {
 
 export const draftNotFound = () => notFound('Draft does not exist');
 
-function sendDrafts(realm: RealmInfo, user: User, event: Record<string, unknown>): void {
+function sendDrafts(realm: RealmInfo, user: User, event: EventBody<'drafts'>): void {
   sendOnCommit({ realmId: realm.id, userIds: [user.id], event: { type: 'drafts', ...event } });
 }
 

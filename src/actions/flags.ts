@@ -15,6 +15,7 @@ import { checkHistoryAccessOf, memberIds } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { withdrawNotifications } from './push-outbox.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import type { EventOf } from '../events/schemas.ts';
 
 export type FlagOp = 'add' | 'remove';
 
@@ -243,8 +244,9 @@ async function markRead(
   return { changed, more: paged.length === MARK_READ_BATCH, last: paged.at(-1)?.messageId ?? change.after };
 }
 
-function eventOf(op: FlagOp, flag: FlagName, ids: number[], all = false): Record<string, unknown> {
-  return { type: 'update_message_flags', op, operation: op, flag, messages: ids, all };
+function eventOf(op: FlagOp, flag: FlagName, ids: number[], all = false): EventOf<'update_message_flags'> {
+  const fields = { type: 'update_message_flags', flag, messages: ids, all } as const;
+  return op === 'add' ? { ...fields, op, operation: op } : { ...fields, op, operation: op };
 }
 
 /**
@@ -261,7 +263,7 @@ async function writeFlagBatch(app: App, realm: RealmInfo, changes: FlagChange[])
     const toUnread = changes.filter(marksUnread).flatMap((c) => c.ids);
     const unfollowed = toUnread.length ? await unfollowedChannels(app, userId, [...new Set(toUnread)]) : new Map<number, number>();
     const read = { ids: new Set<number>(), all: false };
-    const outcomes: ({ change: FlagChange; event: Record<string, unknown> | null; result: FlagResult } | ApiError)[] = [];
+    const outcomes: ({ change: FlagChange; event: EventOf<'update_message_flags'> | null; result: FlagResult } | ApiError)[] = [];
     for (const change of changes) {
       try {
         if (change.kind === 'messages') {
@@ -290,7 +292,8 @@ async function writeFlagBatch(app: App, realm: RealmInfo, changes: FlagChange[])
     return outcomes.map((o) => {
       if (o instanceof ApiError) return o;
       if (!o.event) return o.result;
-      if (marksUnread(o.change)) o.event.message_details = Object.fromEntries(o.result.changed.map((id) => [String(id), details[String(id)]]));
+      if (o.event.op === 'remove' && marksUnread(o.change))
+        o.event.message_details = Object.fromEntries(o.result.changed.map((id) => [String(id), details[String(id)]]));
       sendOnCommit({ realmId: realm.id, userIds: [userId], event: o.event });
       return o.result;
     });

@@ -12,6 +12,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { inChannelOrder, lockMessage } from './messages.ts';
 import { withdrawDeleted } from './push-outbox.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import type { ChatEvent } from '../events/schemas.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 
 async function checkCanDelete(app: App, realm: RealmInfo, user: User, m: FullMessage, channel: Channel | null): Promise<void> {
@@ -49,8 +50,10 @@ export async function deleteMessages(app: App, realm: RealmInfo, ids: number[]):
     const recipients = new Set(rows.map((r) => r.userId));
     await withdrawDeleted(app, realm.id, rows);
     if (channel?.historyPublicToSubscribers) for (const id of await subscriberIds(app, channel.id)) recipients.add(id);
-    const event: Record<string, unknown> = { type: 'delete_message', message_ids: messageIds.sort((a, b) => a - b) };
-    Object.assign(event, channel ? { message_type: 'stream', stream_id: channel.id, topic: first.topic } : { message_type: 'private' });
+    const message_ids = messageIds.sort((a, b) => a - b);
+    const event: ChatEvent = channel
+      ? { type: 'delete_message', message_ids, message_type: 'stream', stream_id: channel.id, topic: first.topic }
+      : { type: 'delete_message', message_ids, message_type: 'private' };
     sendOnCommit({ realmId: realm.id, userIds: [...recipients], event });
     if (channel?.firstMessageId !== null && channel?.firstMessageId !== undefined && messageIds.includes(channel.firstMessageId))
       await updateFirstMessageId(app, realm, channel);
@@ -65,7 +68,7 @@ async function updateFirstMessageId(app: App, realm: RealmInfo, channel: Channel
   const oldest = await app.prisma.message.findFirst({ where: { channelId: channel.id }, orderBy: { id: 'asc' }, select: { id: true } });
   const value = oldest?.id ?? null;
   await app.prisma.channel.update({ where: { id: channel.id }, data: { firstMessageId: value } });
-  const event = { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'first_message_id', value };
+  const event: ChatEvent = { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, property: 'first_message_id', value };
   sendOnCommit({ realmId: realm.id, userIds: await metadataUserIds(app, realm, channel), event });
 }
 
@@ -116,7 +119,7 @@ async function forgetTopicVisibility(app: App, realm: RealmInfo, channel: Channe
     }
     if (!stale.length) return;
     await app.prisma.userTopic.deleteMany({ where: { id: { in: stale.map((r) => r.id) } } });
-    const event = { type: 'user_topic', stream_id: channel.id, topic_name: topic, last_updated: timestamp(new Date()), visibility_policy: 0 };
+    const event: ChatEvent = { type: 'user_topic', stream_id: channel.id, topic_name: topic, last_updated: timestamp(new Date()), visibility_policy: 0 };
     for (const r of stale) sendOnCommit({ realmId: realm.id, userIds: [r.userId], event });
   });
 }

@@ -20,6 +20,7 @@ import { linksImage } from '../queries/render-context.ts';
 import { attachmentDict } from '../queries/uploads.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 import { moveTopicSettings } from './user-topics.ts';
+import type { EventOf } from '../events/schemas.ts';
 
 export interface EditPlan {
   message: FullMessage;
@@ -223,30 +224,29 @@ async function writeUpdate(
   return { ids, detached, access };
 }
 
-function updateEvent(p: EditPlan, ids: number[], ts: number, linkifiers: CompiledLinkifiers): Record<string, unknown> {
+function updateEvent(p: EditPlan, ids: number[], ts: number, linkifiers: CompiledLinkifiers): EventOf<'update_message'> {
   const m = p.message;
-  const event: Record<string, unknown> = {
+  return {
     type: 'update_message',
     user_id: p.user.id,
     edit_timestamp: ts,
     message_id: m.id,
     message_ids: ids,
     rendering_only: false,
+    ...(p.content !== undefined
+      ? {
+          orig_content: m.content,
+          orig_rendered_content: m.renderedContent,
+          content: p.content,
+          rendered_content: p.rendered!.html,
+          is_me_message: p.rendered!.isMeMessage,
+        }
+      : {}),
+    ...(p.origChannel ? { stream_name: p.origChannel.name, stream_id: p.origChannel.id } : {}),
+    ...(moved(p) ? { propagate_mode: p.propagateMode } : {}),
+    ...(p.channelChanged ? { new_stream_id: p.targetChannel!.id, orig_subject: m.topic } : {}),
+    ...(p.topicChanged ? { orig_subject: m.topic, subject: p.targetTopic, topic_links: topicLinks(p.targetTopic, linkifiers) } : {}),
   };
-  if (p.content !== undefined) {
-    Object.assign(event, {
-      orig_content: m.content,
-      orig_rendered_content: m.renderedContent,
-      content: p.content,
-      rendered_content: p.rendered!.html,
-      is_me_message: p.rendered!.isMeMessage,
-    });
-  }
-  if (p.origChannel) Object.assign(event, { stream_name: p.origChannel.name, stream_id: p.origChannel.id });
-  if (moved(p)) event.propagate_mode = p.propagateMode;
-  if (p.channelChanged) Object.assign(event, { new_stream_id: p.targetChannel!.id, orig_subject: m.topic });
-  if (p.topicChanged) Object.assign(event, { orig_subject: m.topic, subject: p.targetTopic, topic_links: topicLinks(p.targetTopic, linkifiers) });
-  return event;
 }
 
 /**

@@ -547,7 +547,7 @@ async function storeMessages(app: App, realm: RealmInfo, batch: readonly Message
 }
 
 /** A channel's first message is news to those who see the channel but get no message event. */
-async function firstMessageNews(app: App, realm: RealmInfo, message: FullMessage, { p, flags }: MessageToStore) {
+async function firstMessageNews(app: App, realm: RealmInfo, message: FullMessage, { p, flags }: MessageToStore): Promise<Omit<EventEnvelope, 'xid'>> {
   return {
     realmId: realm.id,
     userIds: (await metadataUserIds(app, realm, p.channel!)).filter((id) => !flags.has(id)),
@@ -573,7 +573,7 @@ async function messageEnvelope(
   realm: RealmInfo,
   message: FullMessage,
   { recipients, flags, opts }: { recipients: readonly number[]; flags: Map<number, number>; opts: Pick<SendOptions, 'queueId' | 'localId'> },
-) {
+): Promise<Omit<EventEnvelope, 'xid'>> {
   return {
     realmId: realm.id,
     userIds: recipients,

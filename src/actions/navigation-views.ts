@@ -6,6 +6,7 @@ import { badRequest, notFound } from '../errors.ts';
 import { BUILT_IN_VIEW_FRAGMENTS, formatNavigationView } from '../queries/navigation-views.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import type { EventBody } from '../events/schemas.ts';
 
 const viewExists = () => badRequest('Navigation view already exists.');
 const viewMissing = () => notFound('Navigation view does not exist.');
@@ -20,7 +21,7 @@ async function lockUser(tx: Prisma.TransactionClient, userId: number): Promise<v
   await tx.$queryRawUnsafe('SELECT 1 FROM "User" WHERE id = $1 FOR UPDATE', userId);
 }
 
-function sendView(realm: RealmInfo, user: User, event: Record<string, unknown>): void {
+function sendView(realm: RealmInfo, user: User, event: EventBody<'navigation_view'>): void {
   sendOnCommit({ realmId: realm.id, userIds: [user.id], event: { type: 'navigation_view', ...event } });
 }
 

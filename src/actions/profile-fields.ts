@@ -25,6 +25,7 @@ import { renderWithRealm } from '../queries/render-context.ts';
 import { realmViewers } from '../queries/users.ts';
 import { atomic, lockUser, sendOnCommit } from './transaction.ts';
 import { sendAboutUser } from './user-access.ts';
+import type { EventOf } from '../events/schemas.ts';
 
 /**
  * Field definitions of one organization change one at a time (the name and summary rules hold).
@@ -229,7 +230,10 @@ async function editableField(app: App, realm: RealmInfo, actor: User | null, fie
   return field;
 }
 
-const announceValue = (app: App, realm: RealmInfo, target: User, value: Record<string, unknown>) =>
+/** A realm_user update's changed profile field. */
+type FieldValue = Extract<EventOf<'realm_user', 'update'>['person'], { custom_profile_field: unknown }>['custom_profile_field'];
+
+const announceValue = (app: App, realm: RealmInfo, target: User, value: FieldValue) =>
   sendAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, custom_profile_field: value } });
 
 /**

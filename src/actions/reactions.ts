@@ -13,6 +13,7 @@ import { canonicalReactionType, checkEmojiRequest, emojiByName, requestedEmoji, 
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail } from '../queries/users.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import { EVENT_SCHEMAS, type EventOf } from '../events/schemas.ts';
 
 export interface ReactionRequest {
   emojiName?: string;
@@ -303,7 +304,7 @@ async function writeReactionBatch(app: App, realm: RealmInfo, changes: ReactionC
   });
 }
 
-function reactionEvent(app: App, realm: RealmInfo, { user, messageId, op }: ReactionChange, r: StoredReaction): Record<string, unknown> {
+function reactionEvent(app: App, realm: RealmInfo, { user, messageId, op }: ReactionChange, r: StoredReaction): EventOf<'reaction'> {
   return {
     type: 'reaction',
     op,
@@ -313,7 +314,7 @@ function reactionEvent(app: App, realm: RealmInfo, { user, messageId, op }: Reac
     message_id: messageId,
     emoji_name: r.emojiName,
     emoji_code: r.emojiCode,
-    reaction_type: r.reactionType,
+    reaction_type: EVENT_SCHEMAS['reaction/add'].shape.reaction_type.parse(r.reactionType),
   };
 }
 

@@ -18,6 +18,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { realmViewers } from '../queries/users.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import type { EventBody } from '../events/schemas.ts';
 
 /** Zulip's MAX_EMOJI_FILE_SIZE_MIB. */
 const MAX_EMOJI_FILE_MIB = 5;
@@ -60,7 +61,7 @@ async function lockRealmEmoji(tx: Prisma.TransactionClient, realmId: number): Pr
 }
 
 /** The change, with the organization's emoji as the transaction leaves them, to every active user. */
-async function sendEmojiChange(app: App, realm: RealmInfo, change: Record<string, unknown>): Promise<void> {
+async function sendEmojiChange(app: App, realm: RealmInfo, change: EventBody<'realm_emoji', 'realm_emoji'>): Promise<void> {
   const userIds = (await realmViewers(app, realm.id)).map((u) => u.id);
   sendOnCommit({ realmId: realm.id, userIds, event: { type: 'realm_emoji', ...change, realm_emoji: await realmEmojiDict(app.prisma, realm.id) } });
   onCommit(() => cacheChanged(app, { cache: 'realm-emoji', realmId: realm.id }));

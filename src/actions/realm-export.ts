@@ -19,6 +19,7 @@ import { uploadFilePath, uploadSpaceUsed } from '../queries/uploads.ts';
 import { humanAdminIds } from '../queries/users.ts';
 import { deliverMessage, notificationBot, prepareMessage } from './messages.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import type { ChatEvent } from '../events/schemas.ts';
 
 /** Zulip's EXPORT_LIMIT: requests per organization in EXPORT_LIMIT_DAYS. */
 const EXPORT_LIMIT = 5;
@@ -34,7 +35,7 @@ const EXPORT_LOCK = 0x45585054;
  * notify_realm_export). Exports are not part of the register state, so no queue may drop it as seen.
  */
 async function notifyRealmExport(app: App, realm: RealmInfo): Promise<void> {
-  const event = { type: 'realm_export', exports: await realmExports(app, realm) };
+  const event: ChatEvent = { type: 'realm_export', exports: await realmExports(app, realm) };
   sendOnCommit({ realmId: realm.id, userIds: await humanAdminIds(app, realm.id), event }, { alwaysDeliver: true });
 }
 

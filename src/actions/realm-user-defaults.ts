@@ -11,6 +11,10 @@ import { sendToRealm } from './realm.ts';
 import { checkSettingValues } from './settings.ts';
 import { atomic, onCommit } from './transaction.ts';
 import { realmChanged } from '../cluster/cache-sync.ts';
+import { EVENT_SCHEMAS, type ChatEvent } from '../events/schemas.ts';
+
+/** A default as its event carries it: settings are scalars. */
+const defaultsValue = EVENT_SCHEMAS['realm_user_settings_defaults/update'].shape.value;
 
 export async function updateRealmUserDefaults(app: App, realm: RealmInfo, actor: User, requested: Partial<UserSettings>): Promise<void> {
   requireRole(actor, Role.ADMINISTRATOR);
@@ -35,7 +39,8 @@ export async function updateRealmUserDefaults(app: App, realm: RealmInfo, actor:
     });
     // Register reads the defaults from the realm cache, hence alwaysDeliver (as for PATCH /realm).
     for (const [property, value] of changed) {
-      await sendToRealm(app, realm, { type: 'realm_user_settings_defaults', op: 'update', property, value }, { alwaysDeliver: true });
+      const event: ChatEvent = { type: 'realm_user_settings_defaults', op: 'update', property, value: defaultsValue.parse(value) };
+      await sendToRealm(app, realm, event, { alwaysDeliver: true });
     }
   });
 }

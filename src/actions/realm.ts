@@ -21,11 +21,10 @@ import { MAX_DEACTIVATED_REALM_DELETION_DAYS, MIN_DEACTIVATED_REALM_DELETION_DAY
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { realmChanged } from '../cluster/cache-sync.ts';
-
-type Event = Record<string, unknown>;
+import { EVENT_SCHEMAS, type ChatEvent } from '../events/schemas.ts';
 
 /** One event of the current transaction to every active user, on commit (`opts` as in sendOnCommit). */
-export async function sendToRealm(app: App, realm: RealmInfo, event: Event, opts: { alwaysDeliver?: boolean } = {}): Promise<void> {
+export async function sendToRealm(app: App, realm: RealmInfo, event: ChatEvent, opts: { alwaysDeliver?: boolean } = {}): Promise<void> {
   const users = await app.prisma.user.findMany({
     where: { realmId: realm.id, isActive: true, isSystemBot: false },
     select: { id: true },
@@ -155,8 +154,8 @@ function responseValue(name: string, value: unknown): unknown {
 }
 
 /** The event for one changed property: `update`, or `update_dict` for those Zulip moved there. */
-function propertyEvent(name: string, value: unknown): Event {
-  const dict = (data: Event) => ({ type: 'realm', op: 'update_dict', property: 'default', data });
+function propertyEvent(name: string, value: unknown): ChatEvent {
+  const dict = (data: Record<string, unknown>): ChatEvent => ({ type: 'realm', op: 'update_dict', property: 'default', data });
   switch (name) {
     case 'allow_message_editing':
     case 'message_content_edit_limit_seconds':
@@ -170,7 +169,7 @@ function propertyEvent(name: string, value: unknown): Event {
     case 'allow_edit_history':
       return { type: 'realm', op: 'update', property: 'message_edit_history_visibility_policy', value: value ? 'all' : 'none' };
     default:
-      return { type: 'realm', op: 'update', property: name, value };
+      return { type: 'realm', op: 'update', property: name, value: EVENT_SCHEMAS['realm/update'].shape.value.parse(value) };
   }
 }
 

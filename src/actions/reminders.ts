@@ -14,6 +14,7 @@ import { DeliveryType, formatReminder } from '../queries/scheduled-messages.ts';
 import { prepareMessage, silentMention, truncate } from './messages.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import type { EventBody } from '../events/schemas.ts';
 
 export const reminderNotFound = () => notFound('Reminder does not exist');
 
@@ -74,7 +75,7 @@ export async function reminderContent(app: App, realm: RealmInfo, user: User, m:
   return `${head}\n${quote(truncate(m.content, room, '\n[message truncated]'))}`;
 }
 
-function announce(realm: RealmInfo, user: User, event: Record<string, unknown>): void {
+function announce(realm: RealmInfo, user: User, event: EventBody<'reminders'>): void {
   sendOnCommit({ realmId: realm.id, userIds: [user.id], event: { type: 'reminders', ...event } });
 }
 

@@ -6,10 +6,11 @@ import { notFound } from '../errors.ts';
 import { formatSnippet } from '../queries/drafts.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import type { EventBody } from '../events/schemas.ts';
 
 export const snippetNotFound = () => notFound('Saved snippet does not exist.');
 
-function sendSnippets(realm: RealmInfo, user: User, event: Record<string, unknown>): void {
+function sendSnippets(realm: RealmInfo, user: User, event: EventBody<'saved_snippets'>): void {
   sendOnCommit({ realmId: realm.id, userIds: [user.id], event: { type: 'saved_snippets', ...event } });
 }
 

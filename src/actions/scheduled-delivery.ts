@@ -13,6 +13,7 @@ import { DeliveryType, formatScheduledMessage, nextDueTime } from '../queries/sc
 import { inChannelOrder, notifyUser, prepareMessage, writeMessage, type Addressee } from './messages.ts';
 import { reminderContent } from './reminders.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import type { ChatEvent } from '../events/schemas.ts';
 
 /** How late a scheduled message may still go out (Zulip's SCHEDULED_MESSAGE_LATE_CUTOFF_MINUTES); reminders have no limit. */
 const LATE_CUTOFF_MS = 10 * 60_000;
@@ -81,7 +82,7 @@ async function claimAndSend(app: App, due: Due): Promise<void> {
     return;
   }
   await app.prisma.scheduledMessage.update({ where: { id: row.id }, data: { delivered: true, deliveredMessageId: messageId } });
-  const event = reminder
+  const event: ChatEvent = reminder
     ? { type: 'reminders', op: 'remove', reminder_id: row.id }
     : { type: 'scheduled_messages', op: 'remove', scheduled_message_id: row.id };
   sendOnCommit({ realmId: row.realmId, userIds: [sender.id], event });

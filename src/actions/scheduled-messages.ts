@@ -10,6 +10,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { defaultReadBySender, prepareMessage, type Addressee, type PreparedMessage } from './messages.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import type { EventBody } from '../events/schemas.ts';
 
 export type MessageKind = 'stream' | 'private';
 /** `to` as the API takes it: a channel id, or a list of user ids. */
@@ -64,7 +65,7 @@ function storedAddressee(p: PreparedMessage): Pick<ScheduledMessage, 'channelId'
   return { channelId: null, topic: '', directTo: others.length ? others : [p.sender.id] };
 }
 
-function announce(realm: RealmInfo, user: User, event: Record<string, unknown>): void {
+function announce(realm: RealmInfo, user: User, event: EventBody<'scheduled_messages'>): void {
   sendOnCommit({ realmId: realm.id, userIds: [user.id], event: { type: 'scheduled_messages', ...event } });
 }
 

@@ -17,6 +17,7 @@ import { apiEmail, avatarChange, canSeeEmail, emailVisibility, humanAdminIds, re
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { checkFullName, checkNameAvailable } from './users.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import type { ChatEvent } from '../events/schemas.ts';
 
 const MAX_BATCHING_PERIOD_SECONDS = 7 * 24 * 60 * 60;
 
@@ -30,8 +31,6 @@ export interface SettingsChange {
   /** Validated values of personal settings, in the order they are to be applied and announced. */
   settings: Partial<UserSettings>;
 }
-
-type Event = Record<string, unknown>;
 
 /** Zulip's check_settings_values: the checks its parameter types cannot express. */
 export function checkSettingValues(settings: Partial<UserSettings>): void {
@@ -97,19 +96,18 @@ async function announce(app: App, realm: RealmInfo, before: User, after: User, s
   const everyone = viewers.map((v) => v.id);
   // Users' settings reach the register state through the authentication cache, so without the
   // snapshot filter, as these always went: applying one twice changes nothing.
-  const send = (userIds: readonly number[], ...events: Event[]) => {
+  const send = (userIds: readonly number[], ...events: ChatEvent[]) => {
     for (const event of events) sendOnCommit({ realmId: realm.id, userIds, event }, { alwaysDeliver: true });
   };
   if (after.fullName !== before.fullName) send(everyone, { type: 'realm_user', op: 'update', person: { user_id: after.id, full_name: after.fullName } });
   const own = (property: string, value: unknown) => {
-    const event: Event = { type: 'user_settings', op: 'update', property, value };
-    if (property === 'default_language') event.language_name = LANGUAGE_NAMES[value as string];
-    send([after.id], event);
+    const language = property === 'default_language' && typeof value === 'string' ? { language_name: LANGUAGE_NAMES[value] } : {};
+    send([after.id], { type: 'user_settings', op: 'update', property, value, ...language });
   };
   for (const [property, value] of Object.entries(settings) as [UserSettingName, unknown][]) {
     own(property, value);
     if (property === 'email_address_visibility') announceEmailVisibility(app, realm, before, after, viewers, send);
-    if (property === 'allow_private_data_export') {
+    if (property === 'allow_private_data_export' && typeof value === 'boolean') {
       send(await humanAdminIds(app, realm.id), { type: 'realm_export_consent', user_id: after.id, consented: value });
     }
   }
@@ -129,7 +127,7 @@ function announceEmailVisibility(
   before: User,
   after: User,
   viewers: Viewer[],
-  send: (userIds: readonly number[], event: Event) => void,
+  send: (userIds: readonly number[], event: ChatEvent) => void,
 ): void {
   const gained = viewers.filter((v) => !canSeeEmail(before, v) && canSeeEmail(after, v)).map((v) => v.id);
   const lost = viewers.filter((v) => canSeeEmail(before, v) && !canSeeEmail(after, v)).map((v) => v.id);

@@ -307,9 +307,10 @@ async function announceSubscriptions(
   const subs = await app.prisma.subscription.findMany({ where: { channelId: { in: ids }, userId: { in: added.map((a) => a.user.id) } } });
   for (const userId of new Set(added.map((a) => a.user.id))) {
     const mine = added.filter((a) => a.user.id === userId).map((a) => a.channel);
-    const objects = mine.map((c) =>
-      formatSubscription(formatChannel(realm, c, stats.get(c.id)!), subs.find((s) => s.userId === userId && s.channelId === c.id)!, subscribers.get(c.id)),
-    );
+    const objects = mine.map((c) => ({
+      ...formatSubscription(formatChannel(realm, c, stats.get(c.id)!), subs.find((s) => s.userId === userId && s.channelId === c.id)!),
+      subscribers: [...(subscribers.get(c.id) ?? [])],
+    }));
     // The queue resolves null notification settings for clients that want values (see event-format).
     const inherited = inheritedNotificationSettings(added.find((a) => a.user.id === userId)!.user.settings);
     sendToUsers(realm, [userId], { type: 'subscription', op: 'add', subscriptions: objects, inherited_notification_settings: inherited });

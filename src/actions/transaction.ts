@@ -7,7 +7,7 @@ import type { App } from '../app.ts';
 import { storedOrLater, type EventEnvelope } from '../bus/bus.ts';
 import { transactionId } from '../db/commits.ts';
 import { currentTransaction, runInTransaction, type OpenTransaction } from '../db/transaction.ts';
-import { checkEvent } from '../events/schemas.ts';
+import { checkEvent, schemaKey } from '../events/schemas.ts';
 import { log } from '../log.ts';
 
 type Envelope = Omit<EventEnvelope, 'xid'>;
@@ -90,7 +90,7 @@ export function onCommit(work: () => void | Promise<void>): void {
 function check(app: App, envelope: Envelope): void {
   const problem = checkEvent(envelope.event);
   if (problem === null) return;
-  const what = `event ${String(envelope.event.type)}/${String(envelope.event.op ?? '')} does not match its schema: ${problem}`;
+  const what = `event ${schemaKey(envelope.event)} does not match its schema: ${problem}`;
   // Tests and development fail loudly; a running server keeps going and says so.
   if (app.config.EVENT_SCHEMA_CHECK === 'strict') throw new Error(what);
   log.error(what);

@@ -13,6 +13,7 @@ import { apiEmail } from '../queries/users.ts';
 import { uniqueIds } from './channels.ts';
 import { checkContentEditAllowed } from './messages-edit.ts';
 import { sendUnstored } from './transaction.ts';
+import type { EventOf } from '../events/schemas.ts';
 
 /** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS: larger channels get no typing events at all. */
 const MAX_CHANNEL_SIZE_FOR_TYPING = 100;
@@ -51,7 +52,11 @@ function checkSendsDirectTyping(user: User): void {
 
 /** POST /typing. */
 export async function sendTyping(app: App, realm: RealmInfo, sender: User, req: TypingRequest): Promise<void> {
-  const base = { type: 'typing', op: req.op, sender: { user_id: sender.id, email: apiEmail(app, realm, sender) } };
+  const base: Pick<EventOf<'typing'>, 'type' | 'op' | 'sender'> = {
+    type: 'typing',
+    op: req.op,
+    sender: { user_id: sender.id, email: apiEmail(app, realm, sender) },
+  };
   if (req.type === 'stream' || req.type === 'channel') {
     if (req.streamId === undefined) throw badRequest("Missing 'stream_id' argument");
     if (req.topic === undefined) throw badRequest('Missing topic');
@@ -88,10 +93,15 @@ export async function sendTyping(app: App, realm: RealmInfo, sender: User, req: 
 export async function sendEditTyping(app: App, realm: RealmInfo, sender: User, messageId: number, op: TypingOp): Promise<void> {
   const { message } = await accessMessage(app, realm, sender, messageId);
   checkContentEditAllowed(realm, sender, message, 0);
-  const base = { type: 'typing_edit_message', op, sender_id: sender.id, message_id: message.id };
+  const base: Pick<EventOf<'typing_edit_message'>, 'type' | 'op' | 'sender_id' | 'message_id'> = {
+    type: 'typing_edit_message',
+    op,
+    sender_id: sender.id,
+    message_id: message.id,
+  };
   if (message.channelId !== null) {
     checkSendsChannelTyping(sender);
-    const recipient = { type: 'channel', channel_id: message.channelId, topic: message.topic };
+    const recipient: EventOf<'typing_edit_message'>['recipient'] = { type: 'channel', channel_id: message.channelId, topic: message.topic };
     sendUnstored(app, { realmId: realm.id, userIds: await channelTypingListeners(app, message.channelId), event: { ...base, recipient } });
     return;
   }

@@ -15,6 +15,7 @@ import type { UploadedFile } from '../domain/uploaded-file.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { attachmentDict, uploadFilePath, uploadSpaceUsed } from '../queries/uploads.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import type { EventBody } from '../events/schemas.ts';
 
 /** Linux allows 255 bytes per path component, and the sanitized name is one. */
 const MAX_FILE_NAME_BYTES = 255;
@@ -157,7 +158,7 @@ export async function uploadFile(app: App, realm: RealmInfo, user: User, files: 
         data: { realmId: realm.id, pathId, ...image, thumbnailMetadata: image.thumbnailMetadata as unknown as Prisma.InputJsonArray },
       });
     }
-    await sendAttachmentEvent(app, realm, user, 'add', attachmentDict(attachment, []));
+    await sendAttachmentEvent(app, realm, user, { op: 'add', attachment: attachmentDict(attachment, []) });
   }).catch(async (err: unknown) => {
     // No row, no file: an unreferenced file on disk would never be cleaned up.
     await rm(target, { force: true });
@@ -168,9 +169,9 @@ export async function uploadFile(app: App, realm: RealmInfo, user: User, files: 
 }
 
 /** Attachments are not part of the register state, so no queue may drop one of these as already seen. */
-async function sendAttachmentEvent(app: App, realm: RealmInfo, user: User, op: 'add' | 'remove', attachment: Record<string, unknown>): Promise<void> {
+async function sendAttachmentEvent(app: App, realm: RealmInfo, user: User, change: EventBody<'attachment', 'upload_space_used'>): Promise<void> {
   const upload_space_used = await uploadSpaceUsed(app, realm.id);
-  sendOnCommit({ realmId: realm.id, userIds: [user.id], event: { type: 'attachment', op, attachment, upload_space_used } }, { alwaysDeliver: true });
+  sendOnCommit({ realmId: realm.id, userIds: [user.id], event: { type: 'attachment', ...change, upload_space_used } }, { alwaysDeliver: true });
 }
 
 /** Zulip's access_attachment_by_id with needs_owner: someone else's file is as unknown as none. */
@@ -183,7 +184,7 @@ export async function deleteAttachment(app: App, realm: RealmInfo, user: User, a
       realm.id,
     );
     if (!row) throw badRequest('Invalid attachment');
-    await sendAttachmentEvent(app, realm, user, 'remove', { id: attachmentId });
+    await sendAttachmentEvent(app, realm, user, { op: 'remove', attachment: { id: attachmentId } });
     return row.pathId;
   });
   // After the commit: a failed delete must not lose a file that its row still names.

@@ -8,14 +8,13 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { UNKNOWN_USER_NAME, accessibleUserIds, everyoneAccessible, whoCanAccess } from '../queries/user-access.ts';
 import { formatUser, realmViewers } from '../queries/users.ts';
 import { sendOnCommit } from './transaction.ts';
-
-type Event = Record<string, unknown>;
+import type { ChatEvent } from '../events/schemas.ts';
 
 /**
  * An event about `target` (a `realm_user` update) for the users who can access them, on commit.
  * Without the snapshot filter, as these always went: applying a user update twice changes nothing.
  */
-export async function sendAboutUser(app: App, realm: RealmInfo, target: User, event: Event): Promise<void> {
+export async function sendAboutUser(app: App, realm: RealmInfo, target: User, event: ChatEvent): Promise<void> {
   const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, target)]);
   sendOnCommit({ realmId: realm.id, userIds: viewers.filter(canAccess).map((v) => v.id), event }, { alwaysDeliver: true });
 }

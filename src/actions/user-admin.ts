@@ -4,7 +4,7 @@
 import type { App } from '../app.ts';
 import { requireRole } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
-import { Role, roleSystemGroup, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
+import { Role, roleSystemGroup, roleValue, SYSTEM_GROUPS, systemGroupDirectlyContains, type SystemGroupName } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { metadataUserIds } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -17,8 +17,7 @@ import { atomic, lockUser, onCommit, sendOnCommit } from './transaction.ts';
 import { sendAboutUser, trackAccess } from './user-access.ts';
 import { checkNameAvailable, checkFullName } from './users.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
-
-type Event = Record<string, unknown>;
+import type { ChatEvent } from '../events/schemas.ts';
 
 /** Zulip's access_user_by_id(for_admin=True). */
 export async function accessUserForAdmin(
@@ -71,25 +70,25 @@ export async function updateUser(app: App, realm: RealmInfo, actor: User, userId
     const fullName = rename ? await checkNewName(app, realm, target, u.fullName!) : undefined;
     if (role !== undefined || fullName !== undefined) await app.prisma.user.update({ where: { id: target.id }, data: { role, fullName } });
     onCommit(() => cacheChanged(app, { cache: 'user', userId: target.id }));
-    const person = (fields: Event) => ({ type: 'realm_user', op: 'update', person: { user_id: target.id, ...fields } });
     if (role !== undefined) {
-      await sendAboutUser(app, realm, target, person({ role }));
+      await sendAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, role: roleValue(role) } });
       await announceRoleGroups(app, realm, target.id, target.role, role);
     }
-    if (fullName !== undefined) await sendAboutUser(app, realm, target, person({ full_name: fullName }));
+    if (fullName !== undefined)
+      await sendAboutUser(app, realm, target, { type: 'realm_user', op: 'update', person: { user_id: target.id, full_name: fullName } });
     if (u.profileData) await adminSetProfileData(app, realm, actor, target, u.profileData);
   });
 }
 
 /** Group events as these always went, without the snapshot filter: applying one twice changes nothing. */
-const sendGroupEvent = (app: App, realm: RealmInfo, event: Event) => sendToRealm(app, realm, event, { alwaysDeliver: true });
+const sendGroupEvent = (app: App, realm: RealmInfo, event: ChatEvent) => sendToRealm(app, realm, event, { alwaysDeliver: true });
 
 /** System-group membership follows the role: the old role's groups lose the user, the new ones gain them. */
 async function announceRoleGroups(app: App, realm: RealmInfo, userId: number, before: number, after: number): Promise<void> {
-  const event = (op: string, name: string) => ({
+  const event = (op: 'add_members' | 'remove_members', name: SystemGroupName): ChatEvent => ({
     type: 'user_group',
     op,
-    group_id: realm.systemGroups[name as keyof RealmInfo['systemGroups']],
+    group_id: realm.systemGroups[name],
     user_ids: [userId],
   });
   await sendGroupEvent(app, realm, event('remove_members', roleSystemGroup(before)));

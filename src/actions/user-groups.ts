@@ -16,11 +16,12 @@ import {
 import { ApiError, badRequest } from '../errors.ts';
 import { channelPermission } from '../queries/channels.ts';
 import type { GroupInfo, RealmInfo } from '../queries/realms.ts';
-import { activeUsers, apiSettingValue, formatGroup, groupPermission, recursiveSubgroupIds } from '../queries/user-groups.ts';
+import { activeUsers, apiSettingValue, formatGroup, groupPermission, isNamed, recursiveSubgroupIds } from '../queries/user-groups.ts';
 import { checkGroupSetting, normalizeGroupSetting, sameGroupSetting } from './group-settings.ts';
 import { sendToRealm } from './realm.ts';
 import { atomic, onCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import type { ChatEvent, EventOf } from '../events/schemas.ts';
 
 type Groups = Map<number, GroupInfo>;
 type Event = Record<string, unknown>;
@@ -129,9 +130,11 @@ async function checkGroupSettings(
 }
 
 /** The group as events show it, with only active users in its settings. */
-async function groupForEvent(app: App, realm: RealmInfo, id: number): Promise<Event> {
+async function groupForEvent(app: App, realm: RealmInfo, id: number): Promise<EventOf<'user_group', 'add'>['group']> {
   const [groups, users] = await Promise.all([app.realms.groups(realm.id), activeUsers(app, realm.id)]);
-  return formatGroup(realm, groups.get(id)!, users);
+  const group = groups.get(id)!;
+  if (!isNamed(group)) throw new Error(`group ${id} is anonymous: no user group`);
+  return formatGroup(realm, group, users);
 }
 
 export interface NewUserGroup {
@@ -213,7 +216,7 @@ export async function updateUserGroup(app: App, realm: RealmInfo, user: User, id
     await lockGroup(app, id);
     const groups = await app.realms.groups(realm.id);
     const group = await accessGroupForUpdate(app, realm, user, groups, id, 'can_manage_group', true);
-    const events: Event[] = [];
+    const events: Omit<EventOf<'user_group', 'update'>, 'type' | 'op' | 'group_id'>[] = [];
     const reactivate = u.deactivated === false && group.deactivated;
     const tx = app.prisma;
     const data: Prisma.UserGroupUpdateInput = {};
@@ -257,7 +260,7 @@ export interface MembershipChange {
 
 /** The checks of one membership change against the group as the earlier steps leave it. */
 async function planMembership(app: App, realm: RealmInfo, user: User, tx: Prisma.TransactionClient, groups: Groups, id: number, c: MembershipChange) {
-  const steps: { op: string; ids: number[] }[] = [];
+  const steps: { op: 'add_members' | 'remove_members' | 'add_subgroups' | 'remove_subgroups'; ids: number[] }[] = [];
   let members: Set<number> | undefined;
   let subgroups: Set<number> | undefined;
   if (c.add?.length) {
@@ -317,8 +320,11 @@ export async function updateMembership(app: App, realm: RealmInfo, user: User, i
     }
     groupsChanged(app, realm);
     for (const { op, ids } of steps) {
-      const key = op.endsWith('members') ? 'user_ids' : 'direct_subgroup_ids';
-      await sendToRealm(app, realm, { type: 'user_group', op, group_id: id, [key]: ids });
+      const event: ChatEvent =
+        op === 'add_members' || op === 'remove_members'
+          ? { type: 'user_group', op, group_id: id, user_ids: ids }
+          : { type: 'user_group', op, group_id: id, direct_subgroup_ids: ids };
+      await sendToRealm(app, realm, event);
     }
   });
 }

@@ -11,6 +11,7 @@ import { whoCanAccess } from '../queries/user-access.ts';
 import { realmViewers } from '../queries/users.ts';
 import { updateSettings } from './settings.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import type { ChatEvent } from '../events/schemas.ts';
 
 export const MAX_STATUS_TEXT_LENGTH = 60;
 
@@ -51,11 +52,13 @@ export async function updateUserStatus(app: App, realm: RealmInfo, target: User,
   await atomic(app, async () => {
     await app.prisma.userStatus.upsert({ where: { userId: target.id }, create: { userId: target.id, ...parts }, update: { ...parts, updatedAt: new Date() } });
     if (req.away !== undefined) await updateSettings(app, realm, target, { settings: { presence_enabled: !req.away } });
-    const event: Record<string, unknown> = { type: 'user_status', user_id: target.id };
-    if (req.away !== undefined) event.away = req.away;
-    if (change.statusText !== undefined) event.status_text = change.statusText;
-    if (change.emoji)
-      Object.assign(event, { emoji_name: change.emoji.emojiName, emoji_code: change.emoji.emojiCode, reaction_type: change.emoji.reactionType });
+    const event: ChatEvent = {
+      type: 'user_status',
+      user_id: target.id,
+      ...(req.away !== undefined ? { away: req.away } : {}),
+      ...(change.statusText !== undefined ? { status_text: change.statusText } : {}),
+      ...(change.emoji ? { emoji_name: change.emoji.emojiName, emoji_code: change.emoji.emojiCode, reaction_type: change.emoji.reactionType } : {}),
+    };
     const [viewers, canAccess] = await Promise.all([realmViewers(app, realm.id), whoCanAccess(app, realm, target)]);
     sendOnCommit({ realmId: realm.id, userIds: viewers.filter(canAccess).map((v) => v.id), event });
   });

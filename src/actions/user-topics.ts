@@ -11,6 +11,7 @@ import { timestamp } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { mutedTopics, TopicVisibility } from '../queries/user-topics.ts';
 import { atomic, lockUsers, sendOnCommit } from './transaction.ts';
+import { EVENT_SCHEMAS, type ChatEvent } from '../events/schemas.ts';
 
 interface SetOptions {
   /** Leave out the legacy `muted_topics` event, when another change right after sends it. */
@@ -49,7 +50,13 @@ async function setTopicPolicy(
   for (const userId of changed.sort((a, b) => a - b)) {
     if (!o.skipMutedTopicsEvent)
       sendOnCommit({ realmId: realm.id, userIds: [userId], event: { type: 'muted_topics', muted_topics: await mutedTopics(app, userId) } });
-    const event = { type: 'user_topic', stream_id: channel.id, topic_name: topic, last_updated: timestamp(now), visibility_policy: policy };
+    const event: ChatEvent = {
+      type: 'user_topic',
+      stream_id: channel.id,
+      topic_name: topic,
+      last_updated: timestamp(now),
+      visibility_policy: EVENT_SCHEMAS.user_topic.shape.visibility_policy.parse(policy),
+    };
     sendOnCommit({ realmId: realm.id, userIds: [userId], event });
   }
 }

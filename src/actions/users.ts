@@ -17,6 +17,7 @@ import { atomic, sendOnCommit } from './transaction.ts';
 import { realmChanged } from '../cluster/cache-sync.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 import { LockSpace } from '../cluster/locks.ts';
+import type { ChatEvent } from '../events/schemas.ts';
 
 const subdomainSchema = z.string().regex(/^([a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)?$/);
 export const MAX_NAME_LENGTH = 100;
@@ -194,7 +195,7 @@ export function announceSystemGroups(realm: RealmInfo, viewers: Viewer[], user: 
   const own = roleSystemGroup(user.role);
   const names = [own, ...SYSTEM_GROUPS.map((g) => g.name).filter((name) => name !== own && systemGroupDirectlyContains(name, user.role))];
   for (const name of names) {
-    const event = { type: 'user_group', op: 'add_members', group_id: realm.systemGroups[name], user_ids: [user.id] };
+    const event: ChatEvent = { type: 'user_group', op: 'add_members', group_id: realm.systemGroups[name], user_ids: [user.id] };
     sendOnCommit({ realmId: realm.id, userIds: viewers.map((v) => v.id), event }, { alwaysDeliver: true });
   }
 }

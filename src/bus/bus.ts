@@ -7,15 +7,16 @@
 // for: `message` events carry the rendered `content` plus `raw_content` (the Markdown source) and
 // the avatar URL, and the queue applies apply_markdown/client_gravatar; `delete_message` is
 // published in bulk form (`message_ids`) and split for clients without bulk_message_deletion.
+import type { ChatEvent } from '../events/schemas.ts';
 
 export interface EventEnvelope {
   realmId: number;
   userIds: readonly number[];
-  event: Record<string, unknown>;
-  /** Per-recipient additions merged into the event for that user (e.g. message `flags`). */
-  perUser?: Readonly<Record<number, Record<string, unknown>>>;
-  /** Additions for one queue only (e.g. the sender's `local_message_id`), by queue id. */
-  perQueue?: Readonly<Record<string, Record<string, unknown>>>;
+  event: ChatEvent;
+  /** Per-recipient additions merged into the event for that user: a message's `flags`. */
+  perUser?: Readonly<Record<number, { flags: string[] }>>;
+  /** Additions for one queue only, by queue id: the sender's `local_message_id`. */
+  perQueue?: Readonly<Record<string, { local_message_id: string }>>;
   /** A message to a public channel: queues registered with all_public_streams get it too. */
   publicChannelMessage?: boolean;
   /**

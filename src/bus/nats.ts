@@ -60,7 +60,8 @@ export interface NatsBusOptions {
 /** One item of a frame: an event (`o`: of that outbox row), or a cache change. */
 type WireItem = { e: WireEnvelope; o?: number } | { c: CacheChange };
 /** An envelope with its per-user additions grouped by value: most recipients of a message share one. */
-type WireEnvelope = Omit<EventEnvelope, 'perUser'> & { perUserGroups?: [Record<string, unknown>, number[]][] };
+type PerUser = NonNullable<EventEnvelope['perUser']>[number];
+type WireEnvelope = Omit<EventEnvelope, 'perUser'> & { perUserGroups?: [PerUser, number[]][] };
 
 interface Waiter {
   upTo: number;
@@ -374,7 +375,7 @@ export class NatsBus implements EventBus {
 function toWire(envelope: EventEnvelope): WireEnvelope {
   const { perUser, ...rest } = envelope;
   if (!perUser) return rest;
-  const groups = new Map<string, [Record<string, unknown>, number[]]>();
+  const groups = new Map<string, [PerUser, number[]]>();
   for (const [id, extra] of Object.entries(perUser)) {
     const key = JSON.stringify(extra);
     const group = groups.get(key);
@@ -387,7 +388,7 @@ function toWire(envelope: EventEnvelope): WireEnvelope {
 function fromWire(wire: WireEnvelope): EventEnvelope {
   const { perUserGroups, ...rest } = wire;
   if (!perUserGroups) return rest;
-  const perUser: Record<number, Record<string, unknown>> = {};
+  const perUser: Record<number, PerUser> = {};
   for (const [extra, ids] of perUserGroups) for (const id of ids) perUser[id] = extra;
   return { ...rest, perUser };
 }

@@ -5,6 +5,13 @@ export const Role = { OWNER: 100, ADMINISTRATOR: 200, MODERATOR: 300, MEMBER: 40
 export type RoleValue = (typeof Role)[keyof typeof Role];
 export const ROLES: readonly number[] = Object.values(Role);
 
+/** A stored role as its type; the column holds nothing else (every write checks it). */
+export function roleValue(role: number): RoleValue {
+  if (isRole(role)) return role;
+  throw new Error(`not a role: ${role}`);
+}
+const isRole = (role: number): role is RoleValue => ROLES.includes(role);
+
 export const SYSTEM_GROUPS = [
   { name: 'role:nobody', description: 'Nobody' },
   { name: 'role:owners', description: 'Owners of this organization' },

@@ -263,7 +263,7 @@ export const realmExport = z
   .meta({ id: 'RealmExport' });
 
 /** Every event an action may publish, keyed `type` or `type/op`. */
-export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
+export const EVENT_SCHEMAS = {
   message: event('message', { message }),
   update_message: event('update_message', {
     user_id: nullable(int),
@@ -433,17 +433,41 @@ export const EVENT_SCHEMAS: Record<string, z.ZodType> = {
     presence: z.record(str, z.strictObject({ client: str, status: z.enum(['active', 'idle']), timestamp: int, pushable: bool })),
     presences: z.record(str, z.strictObject({ active_timestamp: int, idle_timestamp: int })),
   }),
-};
+} satisfies Record<string, z.ZodType>;
+
+/**
+ * Any event as actions publish it, inferred from the schemas: a union discriminated by `type` (and
+ * `op` where Zulip has one), so publishers must build a valid shape and readers narrow, not cast.
+ */
+export type ChatEvent = z.infer<(typeof EVENT_SCHEMAS)[keyof typeof EVENT_SCHEMAS]>;
+export type ChatEventType = ChatEvent['type'];
+/** The events of one type, or of one type and op: `EventOf<'message'>`, `EventOf<'reaction', 'add'>`. */
+export type EventOf<T extends ChatEventType, O extends string = never> = [O] extends [never]
+  ? Extract<ChatEvent, { type: T }>
+  : Extract<ChatEvent, { type: T; op: O }>;
+/**
+ * An event of one type less its `type` (and the fields `K`), for helpers that add them: each
+ * member of the union loses them.
+ */
+export type EventBody<T extends ChatEventType, K extends string = never> = OmitEach<EventOf<T>, 'type' | K>;
+/** Omit over each member of a union (Omit of a union keeps only the keys all members share). */
+export type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** Whether the event is of that type (and op): a predicate for filters, where a `switch` cannot narrow. */
+export function isEventOf<T extends ChatEventType, O extends string = never>(event: ChatEvent, type: T, op?: O): event is EventOf<T, O> {
+  return event.type === type && (op === undefined || ('op' in event && event.op === op));
+}
+/** The schemas by key, for lookups by a key known only at run time. */
+const byKey: Record<string, z.ZodType> = EVENT_SCHEMAS;
 
 /** The schema key of an event: `type/op` when that has a schema, else `type`. */
 export function schemaKey(event: Record<string, unknown>): string {
   const withOp = `${String(event.type)}/${String(event.op)}`;
-  return withOp in EVENT_SCHEMAS ? withOp : String(event.type);
+  return withOp in byKey ? withOp : String(event.type);
 }
 
 /** Null when the event matches its schema, else what is wrong with it. */
 export function checkEvent(event: Record<string, unknown>): string | null {
-  const schema = EVENT_SCHEMAS[schemaKey(event)];
+  const schema = byKey[schemaKey(event)];
   if (!schema) return `no schema for event type ${schemaKey(event)}`;
   const result = schema.safeParse(event);
   return result.success ? null : z.prettifyError(result.error);

@@ -11,6 +11,9 @@ import { currentTransaction, inTransaction } from '../db/transaction.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 import type { GroupInfo, RealmInfo } from './realms.ts';
 import { defaultChannelIds } from './default-channels.ts';
+import type { z } from 'zod';
+import type { channel as channelSchema } from '../events/schemas.ts';
+import { recordOf } from '../domain/records.ts';
 
 export const CHANNEL_PERMISSIONS = Object.keys(CHANNEL_PERMISSION_DEFAULTS) as ChannelPermission[];
 
@@ -235,7 +238,7 @@ export function postPolicyFields(realm: RealmInfo, channel: Channel): { stream_p
 }
 
 /** A channel as GET /streams and `stream` events show it. */
-export function formatChannel(realm: RealmInfo, channel: Channel, stats: ChannelStats): Record<string, unknown> {
+export function formatChannel(realm: RealmInfo, channel: Channel, stats: ChannelStats): ChannelObject {
   const activeSince = Date.now() - RECENTLY_ACTIVE_DAYS * DAY_MS;
   return {
     stream_id: channel.id,
@@ -256,12 +259,15 @@ export function formatChannel(realm: RealmInfo, channel: Channel, stats: Channel
     stream_weekly_traffic: weeklyTraffic(channel, stats.recentMessages),
     subscriber_count: stats.subscriberCount,
     ...postPolicyFields(realm, channel),
-    ...Object.fromEntries(CHANNEL_PERMISSIONS.map((setting) => [setting, channelPermission(realm, channel, setting)])),
+    ...recordOf(CHANNEL_PERMISSIONS, (setting) => channelPermission(realm, channel, setting)),
   };
 }
 
 /** One channel formatted with fresh statistics. */
-export async function channelDict(app: App, realm: RealmInfo, channel: Channel): Promise<Record<string, unknown>> {
+/** A channel as GET /streams and `stream` events show it. */
+export type ChannelObject = z.infer<typeof channelSchema>;
+
+export async function channelDict(app: App, realm: RealmInfo, channel: Channel): Promise<ChannelObject> {
   return formatChannel(realm, channel, (await channelStats(app, [channel.id])).get(channel.id)!);
 }
 
@@ -277,7 +283,7 @@ export interface ChannelListOptions {
 }
 
 /** GET /streams: the union of the sources asked for, each limited to what the user may see, by name. */
-export async function listChannels(app: App, realm: RealmInfo, user: User, o: ChannelListOptions): Promise<Record<string, unknown>[]> {
+export async function listChannels(app: App, realm: RealmInfo, user: User, o: ChannelListOptions): Promise<ChannelObject[]> {
   const [all, groups, subscribed] = await Promise.all([
     app.prisma.channel.findMany({ where: { realmId: realm.id, ...(o.excludeArchived ? { isArchived: false } : {}) } }),
     app.realms.groups(realm.id),

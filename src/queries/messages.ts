@@ -12,6 +12,7 @@ import { compileNarrow, narrowSource, type NarrowTerm } from './narrow.ts';
 import { searchFields, searchOperandsOf } from './search-highlight.ts';
 import type { RealmInfo } from './realms.ts';
 import { apiEmail, avatarUrl, canSeeEmail } from './users.ts';
+import type { EventOf } from '../events/schemas.ts';
 
 export const messageInclude = {
   sender: true,
@@ -52,8 +53,22 @@ export const editHistoryOf = (m: { editHistory: unknown }) => (m.editHistory ?? 
  * The viewer-independent message object, with the rendered `content`, the Markdown source as
  * `raw_content`, and the full avatar URL; `presentMessage` trims it for one viewer and request.
  */
-export function messageObject(app: App, realm: RealmInfo, m: FullMessage, dmUsers: Map<number, User>, linkifiers: CompiledLinkifiers): Record<string, unknown> {
-  const base: Record<string, unknown> = {
+export function messageObject(
+  app: App,
+  realm: RealmInfo,
+  m: FullMessage,
+  dmUsers: Map<number, User>,
+  linkifiers: CompiledLinkifiers,
+): EventOf<'message'>['message'] {
+  const recipient = m.channel
+    ? { type: 'stream' as const, display_recipient: m.channel.name, stream_id: m.channel.id }
+    : {
+        type: 'private' as const,
+        display_recipient: memberIds(m.directGroup!.memberKey)
+          .map((id) => dmUsers.get(id)!)
+          .map((u) => ({ id: u.id, email: apiEmail(app, realm, u), full_name: u.fullName, is_mirror_dummy: false })),
+      };
+  const base: EventOf<'message'>['message'] = {
     id: m.id,
     sender_id: m.senderId,
     content: m.renderedContent,
@@ -71,13 +86,8 @@ export function messageObject(app: App, realm: RealmInfo, m: FullMessage, dmUser
     sender_realm_str: realm.subdomain,
     avatar_url: avatarUrl(m.sender),
     content_type: 'text/html',
+    ...recipient,
   };
-  if (m.channel) Object.assign(base, { type: 'stream', display_recipient: m.channel.name, stream_id: m.channel.id });
-  else {
-    const users = memberIds(m.directGroup!.memberKey).map((id) => dmUsers.get(id)!);
-    base.type = 'private';
-    base.display_recipient = users.map((u) => ({ id: u.id, email: apiEmail(app, realm, u), full_name: u.fullName, is_mirror_dummy: false }));
-  }
   if (m.lastEditTime) base.last_edit_timestamp = timestamp(m.lastEditTime);
   if (m.lastMovedTime) base.last_moved_timestamp = timestamp(m.lastMovedTime);
   if (m.editHistory && realm.settings.allow_edit_history) base.edit_history = m.editHistory;

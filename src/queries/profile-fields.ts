@@ -1,8 +1,10 @@
 // Custom profile fields as the API shows them (Zulip's CustomProfileField.as_dict), in display order.
 import type { App } from '../app.ts';
 import type { CustomProfileField } from '../db/generated/client.ts';
+import type { z } from 'zod';
+import type { profileField } from '../events/schemas.ts';
 
-export function formatField(f: CustomProfileField): Record<string, unknown> {
+export function formatField(f: CustomProfileField): z.infer<typeof profileField> {
   return {
     id: f.id,
     name: f.name,
@@ -17,7 +19,7 @@ export function formatField(f: CustomProfileField): Record<string, unknown> {
   };
 }
 
-export async function profileFields(app: App, realmId: number): Promise<Record<string, unknown>[]> {
+export async function profileFields(app: App, realmId: number): Promise<z.infer<typeof profileField>[]> {
   const fields = await app.prisma.customProfileField.findMany({ where: { realmId }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
   return fields.map(formatField);
 }

@@ -11,7 +11,7 @@ import { EMPTY_TOPIC_DISPLAY_NAME, type RealmPermission, userSettingsSchema } fr
 import { Role, roleFlags, type SystemGroupName } from '../domain/roles.ts';
 import { EMOJISET_CHOICES, INTERNAL_USER_SETTINGS, NOTIFICATION_SOUNDS } from '../domain/user-settings.ts';
 import { SUBSCRIPTION_COLORS } from '../domain/channel-settings.ts';
-import { channelStats, formatChannel, listChannels } from './channels.ts';
+import { channelStats, formatChannel, listChannels, type ChannelObject } from './channels.ts';
 import { formatDraft, formatSnippet } from './drafts.ts';
 import { realmPresence } from './presence.ts';
 import { realmUserStatuses } from './user-status.ts';
@@ -227,7 +227,7 @@ async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: Sn
   const withSubscribers = o.includeSubscribers !== 'false';
   const archived = hasCapability(o.queue, 'archived_channels');
   const subscriptions = await userSubscriptions(app, realm, user, withSubscribers, archived);
-  const subscribedIds = new Set(subscriptions.map((s) => s.stream_id as number));
+  const subscribedIds = new Set(subscriptions.map((s) => s.stream_id));
   const pastRows = await app.prisma.subscription.findMany({ where: { userId: user.id, active: false } });
   const past = new Map(pastRows.map((r) => [r.channelId, r]));
   const visible = await listChannels(app, realm, user, {
@@ -240,19 +240,17 @@ async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: Sn
     includeOwnerSubscribed: false,
     includeCanAccessContent: false,
   });
-  const others = visible.filter((c) => !subscribedIds.has(c.stream_id as number));
+  const others = visible.filter((c) => !subscribedIds.has(c.stream_id));
   const subscribers = withSubscribers
     ? await subscribersByChannel(
         app,
-        others.map((c) => c.stream_id as number),
+        others.map((c) => c.stream_id),
       )
     : undefined;
-  const list = (c: State) => subscribers?.get(c.stream_id as number) ?? [];
-  const withList = (c: State) => (subscribers ? { ...c, subscribers: list(c) } : c);
+  const list = (c: ChannelObject) => subscribers?.get(c.stream_id) ?? [];
+  const withList = (c: ChannelObject) => (subscribers ? { ...c, subscribers: list(c) } : c);
   // A former subscription keeps the user's settings for the channel, as in Zulip.
-  const unsubscribed = others
-    .filter((c) => past.has(c.stream_id as number))
-    .map((c) => formatSubscription(c, past.get(c.stream_id as number)!, subscribers && list(c)));
+  const unsubscribed = others.filter((c) => past.has(c.stream_id)).map((c) => formatSubscription(c, past.get(c.stream_id)!, subscribers && list(c)));
   if (!hasCapability(o.queue, 'notification_settings_null')) {
     const inherited = inheritedNotificationSettings(user.settings);
     for (const subs of [subscriptions, unsubscribed]) subs.forEach((sub, i) => (subs[i] = withInheritedSettings(sub, inherited)));
@@ -261,7 +259,7 @@ async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: Sn
   return {
     subscriptions,
     unsubscribed,
-    never_subscribed: others.filter((c) => !past.has(c.stream_id as number)).map(withList),
+    never_subscribed: others.filter((c) => !past.has(c.stream_id)).map(withList),
   };
 }
 

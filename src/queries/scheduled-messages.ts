@@ -3,13 +3,15 @@
 // scheduler has work.
 import type { App } from '../app.ts';
 import type { ScheduledMessage } from '../db/generated/client.ts';
+import type { z } from 'zod';
+import { reminder, type scheduledMessage } from '../events/schemas.ts';
 
 /** Zulip's ScheduledMessage.delivery_type. */
 export const DeliveryType = { SEND_LATER: 1, REMIND: 2 } as const;
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
-export function formatScheduledMessage(s: ScheduledMessage): Record<string, unknown> {
+export function formatScheduledMessage(s: ScheduledMessage): z.infer<typeof scheduledMessage> {
   const common = {
     scheduled_message_id: s.id,
     content: s.content,
@@ -20,7 +22,7 @@ export function formatScheduledMessage(s: ScheduledMessage): Record<string, unkn
   return s.channelId === null ? { ...common, type: 'private', to: s.directTo } : { ...common, type: 'stream', to: s.channelId, topic: s.topic };
 }
 
-export function formatReminder(s: ScheduledMessage): Record<string, unknown> {
+export function formatReminder(s: ScheduledMessage): z.infer<typeof reminder> {
   return {
     reminder_id: s.id,
     type: 'private',
@@ -29,7 +31,7 @@ export function formatReminder(s: ScheduledMessage): Record<string, unknown> {
     rendered_content: s.renderedContent,
     scheduled_delivery_timestamp: seconds(s.scheduledTimestamp),
     failed: s.failed,
-    reminder_target_message_id: s.reminderTargetMessageId,
+    reminder_target_message_id: reminder.shape.reminder_target_message_id.parse(s.reminderTargetMessageId),
   };
 }
 
@@ -41,11 +43,11 @@ function undelivered(app: App, userId: number, deliveryType: number): Promise<Sc
   });
 }
 
-export async function listScheduledMessages(app: App, userId: number): Promise<Record<string, unknown>[]> {
+export async function listScheduledMessages(app: App, userId: number): Promise<z.infer<typeof scheduledMessage>[]> {
   return (await undelivered(app, userId, DeliveryType.SEND_LATER)).map(formatScheduledMessage);
 }
 
-export async function listReminders(app: App, userId: number): Promise<Record<string, unknown>[]> {
+export async function listReminders(app: App, userId: number): Promise<z.infer<typeof reminder>[]> {
   return (await undelivered(app, userId, DeliveryType.REMIND)).map(formatReminder);
 }
 

@@ -2,12 +2,17 @@
 // settings for it, and who is subscribed.
 import type { App } from '../app.ts';
 import type { Subscription, User } from '../db/generated/client.ts';
-import { accessRules, channelStats, formatChannel, subscribedChannelIds } from './channels.ts';
+import { accessRules, channelStats, formatChannel, subscribedChannelIds, type ChannelObject } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
 import { inTransaction } from '../db/transaction.ts';
+import type { z } from 'zod';
+import type { subscription } from '../events/schemas.ts';
+
+/** A subscription as the API shows it; `subscribers` only where asked for (events always carry them). */
+export type SubscriptionObject = Omit<z.infer<typeof subscription>, 'subscribers'> & { subscribers?: number[] };
 
 /** A channel dict (formatChannel) merged with one user's subscription to it. */
-export function formatSubscription(channel: Record<string, unknown>, sub: Subscription, subscribers?: readonly number[]): Record<string, unknown> {
+export function formatSubscription(channel: ChannelObject, sub: Subscription, subscribers?: readonly number[]): SubscriptionObject {
   return {
     ...channel,
     color: sub.color,
@@ -19,7 +24,7 @@ export function formatSubscription(channel: Record<string, unknown>, sub: Subscr
     push_notifications: sub.pushNotifications,
     email_notifications: sub.emailNotifications,
     wildcard_mentions_notify: sub.wildcardMentionsNotify,
-    ...(subscribers ? { subscribers } : {}),
+    ...(subscribers ? { subscribers: [...subscribers] } : {}),
   };
 }
 
@@ -77,7 +82,7 @@ export async function userSubscriptions(
   user: User,
   includeSubscribers: boolean,
   includeArchived = false,
-): Promise<Record<string, unknown>[]> {
+): Promise<SubscriptionObject[]> {
   const subs = await app.prisma.subscription.findMany({
     where: { userId: user.id, active: true, ...(includeArchived ? {} : { channel: { isArchived: false } }) },
     include: { channel: true },

@@ -6,9 +6,11 @@ import type { App } from '../app.ts';
 import type { Attachment, Channel, User } from '../db/generated/client.ts';
 import { readsChannelHistory, timestamp } from './messages.ts';
 import type { RealmInfo } from './realms.ts';
+import type { z } from 'zod';
+import type { attachment } from '../events/schemas.ts';
 
 /** An attachment as the API shows it (FL443 create_time in seconds, FL472 message_ids). */
-export function attachmentDict(a: Attachment, messageIds: number[]): Record<string, unknown> {
+export function attachmentDict(a: Attachment, messageIds: number[]): z.infer<typeof attachment> {
   return { id: a.id, name: a.fileName, path_id: a.pathId, size: a.size, create_time: timestamp(a.createTime), message_ids: messageIds };
 }
 

@@ -6,7 +6,7 @@ import type { User } from '../db/generated/client.ts';
 import { Role, roleFlags } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
-import { dummyEmail, userById, type Viewer } from './users.ts';
+import { dummyEmail, userById, type Person, type Viewer } from './users.ts';
 
 /** Zulip's all_users_accessible_by_everyone_in_realm (the setting may only be role:everyone or role:members). */
 export function everyoneAccessible(realm: RealmInfo): boolean {
@@ -84,7 +84,7 @@ export const UNKNOWN_USER_AVATAR_PATH = '/static/images/unknown-user-avatar.png'
 export const UNKNOWN_USER_NAME = 'Unknown user';
 
 /** Zulip's get_data_for_inaccessible_user: the placeholder whose only variable part is the id. */
-export function unknownUser(app: App, realm: RealmInfo, userId: number): Record<string, unknown> {
+export function unknownUser(app: App, realm: RealmInfo, userId: number): Person {
   return {
     user_id: userId,
     delivery_email: null,

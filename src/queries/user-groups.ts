@@ -8,6 +8,9 @@ import { USER_GROUP_PERMISSION_DEFAULTS, USER_GROUP_PERMISSIONS, type UserGroupP
 import { badRequest } from '../errors.ts';
 import type { GroupInfo, RealmInfo } from './realms.ts';
 import { rawQuery } from '../db/transaction.ts';
+import type { z } from 'zod';
+import type { group as groupSchema } from '../events/schemas.ts';
+import { recordOf } from '../domain/records.ts';
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 const ascending = (a: number, b: number) => a - b;
@@ -83,9 +86,13 @@ function idSet(users: readonly PermissionSubject[]): Set<number> {
   return ids;
 }
 
-export function formatGroup(realm: RealmInfo, group: GroupInfo, users: readonly PermissionSubject[]): Record<string, unknown> {
+/** A group with a name: a user group, not a setting's anonymous group. */
+export type NamedGroup = GroupInfo & { name: string };
+export const isNamed = (group: GroupInfo): group is NamedGroup => group.name !== null;
+
+export function formatGroup(realm: RealmInfo, group: NamedGroup, users: readonly PermissionSubject[]): z.infer<typeof groupSchema> {
   const active = idSet(users);
-  const settings = Object.fromEntries(USER_GROUP_PERMISSIONS.map((s) => [s, apiSettingValue(groupPermission(realm, group, s), active)]));
+  const settings = recordOf(USER_GROUP_PERMISSIONS, (s) => apiSettingValue(groupPermission(realm, group, s), active));
   return {
     id: group.id,
     name: group.name,
@@ -101,9 +108,12 @@ export function formatGroup(realm: RealmInfo, group: GroupInfo, users: readonly 
 }
 
 /** Named groups of the organization in id order, deactivated ones only when asked for. */
-export async function listGroups(app: App, realm: RealmInfo, includeDeactivated: boolean): Promise<Record<string, unknown>[]> {
+export async function listGroups(app: App, realm: RealmInfo, includeDeactivated: boolean): Promise<z.infer<typeof groupSchema>[]> {
   const [groups, users] = await Promise.all([app.realms.groups(realm.id), activeUsers(app, realm.id)]);
-  return [...groups.values()].filter((g) => g.name !== null && (includeDeactivated || !g.deactivated)).map((g) => formatGroup(realm, g, users));
+  return [...groups.values()]
+    .filter(isNamed)
+    .filter((g) => includeDeactivated || !g.deactivated)
+    .map((g) => formatGroup(realm, g, users));
 }
 
 /** A named group to read the membership of (Zulip's access_user_group_to_read_membership). */

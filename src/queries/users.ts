@@ -3,11 +3,12 @@ import { createHash } from 'node:crypto';
 import type { App } from '../app.ts';
 import type { BotService, User } from '../db/generated/client.ts';
 import { EMAIL_VISIBILITY, userSettingsSchema } from '../domain/realm-settings.ts';
-import { Role, roleFlags } from '../domain/roles.ts';
+import { Role, roleFlags, roleValue } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 import { rawQuery } from '../db/transaction.ts';
+import type { EventOf } from '../events/schemas.ts';
 
 export interface Viewer {
   id: number;
@@ -77,7 +78,7 @@ export function avatarUrl(user: AvatarFields, medium = false): string {
 }
 
 /** The person of a `realm_user` update for a new avatar (Zulip's notify_avatar_url_change). */
-export function avatarChange(user: AvatarFields & Pick<User, 'id'>): Record<string, unknown> {
+export function avatarChange(user: AvatarFields & Pick<User, 'id'>): Extract<EventOf<'realm_user', 'update'>['person'], { avatar_source: string }> {
   return {
     avatar_source: user.avatarSource,
     avatar_url: avatarUrl(user),
@@ -92,7 +93,10 @@ export interface FormatOptions {
   profileData?: Record<string, { value: string; rendered_value?: string }>;
 }
 
-export function formatUser(app: App, realm: RealmInfo, user: User, viewer: Viewer | null, opts: FormatOptions): Record<string, unknown> {
+/** A user as `realm_user` add events and register's user lists show them. */
+export type Person = EventOf<'realm_user', 'add'>['person'];
+
+export function formatUser(app: App, realm: RealmInfo, user: User, viewer: Viewer | null, opts: FormatOptions): Person {
   const visible = canSeeEmail(user, viewer);
   // Clients compute a gravatar from the address they know the user by, so only where that is the
   // real one (Zulip: users whose email is visible to everyone, and bots).
@@ -109,7 +113,7 @@ export function formatUser(app: App, realm: RealmInfo, user: User, viewer: Viewe
     bot_type: user.isBot ? user.botType : null,
     ...(user.isBot ? { bot_owner_id: user.botOwnerId } : {}),
     ...(user.isSystemBot ? { is_system_bot: true } : {}),
-    role: user.role,
+    role: roleValue(user.role),
     timezone: user.timezone,
     avatar_url: gravatarHidden ? null : avatarUrl(user),
     avatar_version: user.avatarVersion,
@@ -124,7 +128,7 @@ export const serviceDicts = (service: BotService | null) =>
   service ? [{ base_url: service.baseUrl, interface: service.interface, token: service.token }] : [];
 
 /** Bots as their administrators see them (Zulip's bot dicts), with their services and default channels, in two queries. */
-export async function botDicts(app: App, realm: RealmInfo, bots: readonly User[]): Promise<Record<string, unknown>[]> {
+export async function botDicts(app: App, realm: RealmInfo, bots: readonly User[]): Promise<EventOf<'realm_bot', 'add'>['bot'][]> {
   if (bots.length === 0) return [];
   const channelIds = [...new Set(bots.flatMap((b) => [b.defaultSendingChannelId, b.defaultEventsRegisterChannelId]).filter((id) => id !== null))];
   const [services, channels] = await Promise.all([
@@ -164,7 +168,7 @@ export function realmUserRows(app: App, realmId: number): Promise<User[]> {
 }
 
 /** The organization's system bots as register's `cross_realm_bots` lists them: by name, owned by nobody. */
-export async function crossRealmBots(app: App, realm: RealmInfo): Promise<Record<string, unknown>[]> {
+export async function crossRealmBots(app: App, realm: RealmInfo): Promise<Person[]> {
   const bots = await app.prisma.user.findMany({ where: { realmId: realm.id, isSystemBot: true }, orderBy: { fullName: 'asc' } });
   return bots.map((bot) => formatUser(app, realm, bot, bot, { clientGravatar: false }));
 }
