@@ -17,6 +17,7 @@ COPY scripts ./scripts
 COPY actors ./actors
 COPY src ./src
 COPY web ./web
+COPY packages ./packages
 RUN node scripts/prisma-generate.mjs && node scripts/build.mjs
 
 # The runtime dependencies alone, without what a container does not run (the Prisma CLI, the

@@ -12,7 +12,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import path from 'node:path';
 
 /** What the bundles are made of, and what they are: a bundle older than a source is stale. */
-const SOURCES = ['src', 'web', 'package.json', 'scripts/build.mjs', 'scripts/build-web.mjs'];
+const SOURCES = ['src', 'web', 'packages', 'package.json', 'scripts/build.mjs', 'scripts/build-web.mjs'];
 const OUTPUTS = ['build/main.mjs', 'build/web/index.html'];
 
 function newestMtime(file) {

@@ -122,8 +122,8 @@ export function checkFloors(root: string, dirs: string[]): Violation[] {
   return violations;
 }
 
-/** The folders the plan covers: the server and its actors. */
-export const CHECKED_DIRS = ['src', 'actors'];
+/** The folders the plan covers: the server, its actors, and the client package (which must import none of them). */
+export const CHECKED_DIRS = ['src', 'actors', 'packages'];
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const root = process.argv[2] ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');

@@ -1,5 +1,6 @@
 // Every route of the API, one module per resource.
 import type { Route } from './route.ts';
+import { asyncApiRoutes } from './asyncapi.ts';
 import { openApiRoutes } from './openapi.ts';
 import { routes as alertWords } from './alert-words.ts';
 import { routes as auth } from './auth.ts';
@@ -101,6 +102,7 @@ export const routeGroups: Readonly<Record<string, readonly Route[]>> = {
   samlPages,
   jwtLoginPages,
   openapi: openApiRoutes(() => routeGroups),
+  asyncapi: asyncApiRoutes(),
 };
 
 export const allRoutes: Route[] = Object.values(routeGroups).flat();

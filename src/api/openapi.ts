@@ -10,7 +10,7 @@ import { RawResponse, RawSuccess } from '../http/route.ts';
 import { FEATURE_LEVEL, ZULIP_VERSION } from '../version.ts';
 import { publicRoute, type Route } from './route.ts';
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 const SUCCESS = { result: z.literal('success'), msg: z.string() };
 const IGNORED = { ignored_parameters_unsupported: z.array(z.string()).optional().describe('Parameters the server did not know') };
@@ -33,12 +33,20 @@ function successEnvelope(fields: z.ZodObject): z.ZodObject {
   return fields.description ? shaped.describe(fields.description) : shaped;
 }
 
-/** JSON Schema from zod; schemas with an `id` in their metadata are gathered into `shared`. */
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output', shared: Record<string, Json>): Json {
+/**
+ * JSON Schema from zod; schemas with an `id` in their metadata are gathered into `shared`. Draft
+ * 2020-12 for OpenAPI 3.1; draft 7 for AsyncAPI (src/api/asyncapi.ts), whose schemas extend it.
+ */
+export function jsonSchema(
+  schema: z.ZodType,
+  io: 'input' | 'output',
+  shared: Record<string, Json>,
+  target: 'draft-2020-12' | 'draft-7' = 'draft-2020-12',
+): Json {
   // Parameters may transform what they parse; their input side is what clients send.
-  const converted = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: io === 'input' ? 'any' : 'throw' }) as Json;
-  const { $schema: _, $defs, ...rest } = converted;
-  for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, Json>)) {
+  const converted = z.toJSONSchema(schema, { target, io, unrepresentable: io === 'input' ? 'any' : 'throw' }) as Json;
+  const { $schema: _, $defs, definitions, ...rest } = converted;
+  for (const [id, def] of Object.entries(($defs ?? definitions ?? {}) as Record<string, Json>)) {
     if (shared[id] && JSON.stringify(shared[id]) !== JSON.stringify(def)) throw new Error(`two different schemas are named ${id}`);
     shared[id] = def;
   }

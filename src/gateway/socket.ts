@@ -27,7 +27,7 @@ export const SOCKET_IDLE_SECONDS = 120;
 
 /** What a client sends: an acknowledgement (other keys are ignored). */
 export const clientFrame = z.looseObject({ last_event_id: z.number().int() });
-const frameError = z.strictObject({ result: z.literal('error'), msg: z.string(), code: z.literal('BAD_REQUEST') });
+export const frameError = z.strictObject({ result: z.literal('error'), msg: z.string(), code: z.literal('BAD_REQUEST') });
 /** What the server sends: each event as GET /events would return it, or the answer to a bad client frame. */
 export const serverFrame = z.union([deliveredEvent, frameError]);
 /** The largest client frame read: an acknowledgement is a few dozen bytes. A larger one closes the socket with 1009. */

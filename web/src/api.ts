@@ -1,12 +1,11 @@
 // The REST API as any Zulip client calls it: HTTP Basic with email and API key, parameters in the
 // query string (GET, DELETE) or a form body, non-string values JSON-encoded. A browser logged in
 // by the server's pages (login, registration) calls the same routes under /json/ with its session
-// cookie and Zulip's CSRF token instead.
+// cookie and Zulip's CSRF token instead. The envelope (errors, parameter encoding, Basic
+// credentials) is the client package's.
+import { ApiError, basicAuthorization, encodeParams, errorOf, type Call, type Credentials } from '../../packages/client/src/index.ts';
 
-export interface Credentials {
-  email: string;
-  apiKey: string;
-}
+export { ApiError, type Credentials };
 
 /** How requests are authenticated: an API key, or the browser's session cookie. */
 export type Auth = Credentials | 'session';
@@ -31,58 +30,20 @@ function authenticated(
 ): { url: string; headers: Record<string, string>; credentials: RequestCredentials } {
   if (auth === 'session') return { url: `/json${path}`, headers: method === 'GET' ? {} : { 'X-CSRFToken': csrfToken() }, credentials: 'same-origin' };
   // credentials: 'omit' keeps the browser's own Basic-auth prompt away from a 401.
-  return { url: `/api/v1${path}`, headers: auth ? { Authorization: `Basic ${base64(`${auth.email}:${auth.apiKey}`)}` } : {}, credentials: 'omit' };
+  return { url: `/api/v1${path}`, headers: auth ? { Authorization: basicAuthorization(auth) } : {}, credentials: 'omit' };
 }
 
 export type Params = Record<string, unknown>;
-
-/** An error answer of the API, or the network's failure (status 0). */
-export class ApiError extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-    readonly status: number,
-    /** Seconds to wait before trying again (429 answers). */
-    readonly retryAfter: number | null = null,
-  ) {
-    super(message);
-  }
-}
-
-/** Base64 of the UTF-8 bytes, as Basic auth wants for non-ASCII emails. */
-function base64(text: string): string {
-  let binary = '';
-  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
-function encode(params: Params): URLSearchParams {
-  const form = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) form.set(k, typeof v === 'string' ? v : JSON.stringify(v));
-  return form;
-}
-
-async function errorOf(response: Response): Promise<ApiError> {
-  let body: { msg?: string; code?: string; 'retry-after'?: number } = {};
-  try {
-    body = await response.json();
-  } catch {
-    // not JSON (a proxy's error page): the status says enough
-  }
-  const header = Number(response.headers.get('Retry-After'));
-  const retryAfter = response.status === 429 ? Math.ceil(body['retry-after'] ?? (header || 1)) : null;
-  return new ApiError(body.msg || `The server answered ${response.status}`, body.code ?? 'BAD_REQUEST', response.status, retryAfter);
-}
 
 export async function request<T = any>(method: string, path: string, params: Params = {}, auth?: Auth, signal?: AbortSignal): Promise<T> {
   const query = method === 'GET' || method === 'DELETE';
   const { url, headers, credentials } = authenticated(path, auth, method);
   let response: Response;
   try {
-    response = await fetch(`${url}${query && Object.keys(params).length ? `?${encode(params)}` : ''}`, {
+    response = await fetch(`${url}${query && Object.keys(params).length ? `?${encodeParams(params)}` : ''}`, {
       method,
       headers,
-      body: query ? undefined : encode(params),
+      body: query ? undefined : encodeParams(params),
       credentials,
       signal,
     });
@@ -97,6 +58,9 @@ export async function request<T = any>(method: string, path: string, params: Par
 /** The API for one logged-in user. */
 export class Api {
   constructor(readonly auth: Auth) {}
+
+  /** The client package's way to call the API (its event connection's requests). */
+  readonly call: Call = (method, path, params, signal) => request(method, path, params, this.auth, signal);
 
   get<T = any>(path: string, params?: Params, signal?: AbortSignal): Promise<T> {
     return request<T>('GET', path, params, this.auth, signal);

@@ -1,7 +1,8 @@
 // One logged-in session: registers an event queue, keeps the state current from its events,
 // loads the messages of the narrow on screen, and performs what the user does through the API.
 import { Api, ApiError, describeError, endBrowserSession } from './api.ts';
-import { EventStream, type ServerEvent } from './events.ts';
+import { EventClient, type Snapshot } from '../../packages/client/src/index.ts';
+import type { ServerEvent } from './events.ts';
 import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
 import { addLocalEcho, applyEvent, emptyView, ingestMessage, removeLocalEcho, stateFromRegister, type AppState, type View } from './state.ts';
 import { notify } from './notifications.ts';
@@ -75,7 +76,7 @@ const REGISTER_PARAMS = {
 export class ChatClient {
   readonly store = new Store<AppState | null>(null);
   readonly composeRequests = new Store<ComposeRequest | null>(null);
-  private stream: EventStream | null = null;
+  private events: EventClient | null = null;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private pendingRead = new Set<number>();
   private readTimer: ReturnType<typeof setTimeout> | null = null;
@@ -108,51 +109,50 @@ export class ChatClient {
   }
 
   private async register(view: View): Promise<void> {
-    let snapshot: any;
+    const events = new EventClient({
+      call: this.api.call,
+      register: REGISTER_PARAMS,
+      socketUrl: `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/v1/events/socket`,
+      onEvents: (events) => this.onEvents(events),
+      onReset: (snapshot) => void this.reset(snapshot),
+      onConnection: (state) => this.store.update((s) => s && { ...s, connection: state }),
+      onFatal: (err) => void this.logout(describeError(err)),
+    });
+    let snapshot: Snapshot;
     try {
-      snapshot = await this.api.post('/register', REGISTER_PARAMS);
+      snapshot = await events.start();
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return this.logout(describeError(err));
       throw err;
     }
-    if (this.stopped) return;
+    this.events = events;
+    if (this.stopped) return void events.close({ keepQueue: true });
+    await this.show(snapshot, view);
+  }
+
+  /** The state from a register snapshot, then the view's messages. */
+  private async show(snapshot: Snapshot, view: View): Promise<void> {
     const connection = this.store.get()?.connection ?? 'connecting';
     this.store.set({ ...stateFromRegister(snapshot, { ...view, narrow: normalizeNarrow(view.narrow, snapshot.user_id) }), connection });
-    this.stream = new EventStream(this.api, snapshot.queue_id, snapshot.last_event_id, {
-      events: (events) => this.onEvents(events),
-      queueLost: () => void this.reregister(),
-      connection: (state) => this.store.update((s) => s && { ...s, connection: state }),
-    });
-    this.stream.start();
     this.loadMissingTopics();
     await this.loadView();
   }
 
-  /** The queue is gone (the server forgot it, or it expired while the computer slept): start over, same view. */
-  private async reregister(): Promise<void> {
-    this.stream?.stop();
-    this.stream = null;
+  /** The queue was gone (the server forgot it, or it expired while the computer slept) and a new one is registered: start over, same view. */
+  private async reset(snapshot: Snapshot): Promise<void> {
     const { narrow, near } = this.state.view;
-    this.store.update((s) => s && { ...s, connection: 'connecting' });
-    for (let attempt = 0; !this.stopped; attempt++) {
-      try {
-        await this.register(emptyView(narrow, near));
-        return;
-      } catch {
-        await new Promise((r) => setTimeout(r, Math.min(30_000, 1000 * 2 ** attempt)));
-      }
-    }
+    await this.show(snapshot, emptyView(narrow, near));
   }
 
   stop(): void {
     this.stopped = true;
-    this.stream?.stop();
+    void this.events?.close({ keepQueue: true });
     for (const timer of this.timers) clearInterval(timer);
     if (this.readTimer) clearTimeout(this.readTimer);
   }
 
   async logout(reason: string | null = null): Promise<void> {
-    const queueId = this.stream?.queueId;
+    const queueId = this.events?.queueId;
     this.stop();
     if (queueId) await this.api.delete('/events', { queue_id: queueId }).catch(() => undefined);
     if (this.api.auth === 'session') await endBrowserSession().catch(() => undefined);
@@ -411,7 +411,7 @@ export class ChatClient {
   async send(to: Destination, content: string): Promise<void> {
     this.typing(to, 'stop');
     const localId = String(++this.localIds);
-    const queueId = this.stream?.queueId;
+    const queueId = this.events?.queueId;
     if (queueId) this.store.update((s) => s && addLocalEcho(s, this.localEcho(to, content, localId)));
     const echo = { queue_id: queueId, local_id: queueId ? localId : undefined };
     try {
