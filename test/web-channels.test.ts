@@ -2,7 +2,8 @@
 // `npm start` makes the first one: its first screen is a chat; browsing every channel, joining
 // and leaving, creating a channel with its settings, an unsubscribed channel opened by link, and
 // an administrator's channel settings (rename, describe, privacy, who can post, subscribers,
-// archive), each seen live in a second person's browser.
+// archive), channel folders (an administrator makes, renames and archives one and puts a channel
+// in it; the sidebar groups by folder), each seen live in a second person's browser.
 // Skipped, with a message, where /usr/bin/chromium is missing (`.ci/run` installs it).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -237,6 +238,59 @@ browserTest("personal settings, reached from Welcome Bot's message: name, avatar
   await owner.locator('#compose-content').fill('Sent with Enter');
   await owner.locator('#compose-content').press('Enter');
   await messageWith(bob, 'Sent with Enter').waitFor();
+});
+
+browserTest('channel folders: an administrator makes one, puts a channel in it, renames and archives it; the sidebar of a member follows live', async (ctx) => {
+  const builds = await makeChannel(ctx, 'builds', [ctx.owner, ctx.bob]);
+  const owner = await logIn(ctx, ctx.owner, '#channels/folders');
+  const bob = await logIn(ctx, ctx.bob);
+  const sidebarSection = (name: string) => bob.locator('#sidebar').getByRole('region', { name, exact: true });
+
+  await owner.getByLabel('Name', { exact: true }).fill('Engineering');
+  await owner.getByLabel('Description', { exact: true }).fill('Code and builds');
+  await owner.getByRole('button', { name: 'Create folder' }).click();
+  const folderForm = owner.getByRole('form', { name: 'Folder Engineering' });
+  await folderForm.waitFor();
+  assert.is(await sidebarSection('Engineering').count(), 0, 'an empty folder shows no group');
+
+  await owner.goto(`${ctx.url}#channels/${builds}/builds`);
+  await owner.getByLabel('Folder').selectOption({ label: 'Engineering' });
+  await sidebarSection('Engineering').locator('.nav-link', { hasText: 'builds' }).waitFor();
+  await sidebarSection('Other channels').locator('.nav-link', { hasText: 'general' }).waitFor();
+  assert.is(await sidebarSection('Other channels').locator('.nav-link', { hasText: 'builds' }).count(), 0);
+  await screenshot(bob, 'web-channel-folders.png');
+
+  await owner.goto(`${ctx.url}#channels/folders`);
+  await folderForm.getByLabel('Name').fill('Platform');
+  await folderForm.getByRole('button', { name: 'Save changes' }).click();
+  await sidebarSection('Platform').locator('.nav-link', { hasText: 'builds' }).waitFor();
+  // A folder with channels in it is not archived (Zulip's rule), in the server's words.
+  const platform = owner.getByRole('form', { name: 'Folder Platform' });
+  await platform.getByRole('button', { name: 'Archive folder' }).click();
+  await platform.getByRole('alert').getByText('You need to remove all the channels from this folder to archive it.').waitFor();
+  await owner.goto(`${ctx.url}#channels/${builds}/builds`);
+  await owner.getByLabel('Folder').selectOption({ label: 'No folder' });
+  await sidebarSection('Platform').waitFor({ state: 'detached' });
+  await sidebarSection('Other channels').locator('.nav-link', { hasText: 'builds' }).waitFor();
+  await owner.goto(`${ctx.url}#channels/folders`);
+  await platform.getByRole('button', { name: 'Archive folder' }).click();
+  await platform.getByRole('button', { name: 'Unarchive folder' }).waitFor();
+  // No folder left to show: one list again.
+  await sidebarSection('Channels').locator('.nav-link', { hasText: 'builds' }).waitFor();
+  // An archived folder is not offered for channels.
+  await owner.goto(`${ctx.url}#channels/${builds}/builds`);
+  assert.equal(await owner.getByLabel('Folder').locator('option').allTextContents(), ['No folder']);
+
+  const folders = (await ctx.owner.client.get('/channel_folders', { include_archived: true })).body.channel_folders;
+  assert.equal(
+    folders.map((f: Record<string, unknown>) => [f.name, f.description, f.is_archived]),
+    [['Platform', 'Code and builds', true]],
+  );
+  assert.is((await ctx.owner.client.get(`/streams/${builds}`)).body.stream.folder_id, null);
+  // Members manage no folders.
+  await bob.goto(`${ctx.url}#channels/all`);
+  await bob.getByRole('link', { name: 'All channels' }).waitFor();
+  assert.is(await bob.getByRole('link', { name: 'Folders' }).count(), 0);
 });
 
 runBrowserTests(test, 'web-channels');

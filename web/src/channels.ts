@@ -58,14 +58,18 @@ export function trackChannels(state: AppState, e: ServerEvent): AppState {
 /** Administrators (and owners) manage every channel here; the server checks each change anyway. */
 export const isAdmin = (state: AppState) => (state.users.get(state.me.userId)?.role ?? 400) <= 200;
 
-/** The addresses of the channels overlay, as Zulip's: `#channels/subscribed`, `#channels/all`, `#channels/new`, `#channels/<id>/<name>`. */
-export type ChannelsRoute = { tab: 'subscribed' | 'all' } | { tab: 'new' } | { tab: 'channel'; streamId: number };
+/**
+ * The addresses of the channels overlay, as Zulip's: `#channels/subscribed`, `#channels/all`,
+ * `#channels/new`, `#channels/<id>/<name>`; and `#channels/folders`, the folders' settings.
+ */
+export type ChannelsRoute = { tab: 'subscribed' | 'all' } | { tab: 'new' } | { tab: 'folders' } | { tab: 'channel'; streamId: number };
 
 export function parseChannelsHash(hash: string): ChannelsRoute | null {
   const [head, part] = hash.replace(/^#/, '').split('/');
   if (head !== 'channels') return null;
   if (part === 'new') return { tab: 'new' };
   if (part === 'all') return { tab: 'all' };
+  if (part === 'folders') return { tab: 'folders' };
   const id = Number.parseInt(part ?? '', 10);
   return Number.isInteger(id) && id > 0 ? { tab: 'channel', streamId: id } : { tab: 'subscribed' };
 }

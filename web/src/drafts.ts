@@ -13,12 +13,12 @@ export interface Draft {
   timestamp: number;
 }
 
-/** The overlay's two lists (`#drafts`, `#scheduled`, as Zulip's addresses), or null for another address. */
-export type DraftsTab = 'drafts' | 'scheduled';
+/** The overlay's lists (`#drafts`, `#scheduled`, `#reminders`, as Zulip's addresses), or null for another address. */
+export type DraftsTab = 'drafts' | 'scheduled' | 'reminders';
 
 export function parseDraftsHash(hash: string): DraftsTab | null {
   const name = hash.replace(/^#/, '');
-  return name === 'drafts' || name === 'scheduled' ? name : null;
+  return name === 'drafts' || name === 'scheduled' || name === 'reminders' ? name : null;
 }
 
 const draftOf = (to: Destination, content: string) => ({

@@ -82,6 +82,7 @@ export interface Channel {
 export interface ChannelFolder {
   id: number;
   name: string;
+  description: string;
   order: number;
   is_archived: boolean;
 }

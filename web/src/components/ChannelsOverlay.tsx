@@ -1,7 +1,7 @@
 // The channels overlay (Zulip's "Channel settings"), loaded the first time it opens: every channel
 // one can see with its description and subscriber count, joining and leaving, creating a channel,
 // and a channel's settings (one's own notifications for it; administrators change its settings,
-// archive it, add and remove subscribers).
+// archive it, put it in a folder, add and remove subscribers; and manage the folders).
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import {
   ROLE_GROUPS,
@@ -23,6 +23,7 @@ import type { ChatClient } from '../client.ts';
 import type { AppState } from '../state.ts';
 import { useCloseOnEscape } from './OverlayKeys.ts';
 import { ErrorLine, useAction } from './Action.tsx';
+import { FolderPicker, FolderSettings } from './ChannelFolders.tsx';
 import type { Channel } from '../types.ts';
 
 interface Props {
@@ -48,6 +49,11 @@ export function ChannelsOverlay({ client, state, route, closeHref }: Props) {
             <a href="#channels/all" aria-current={route.tab === 'all' ? 'page' : undefined}>
               All channels
             </a>
+            {isAdmin(state) && (
+              <a href="#channels/folders" aria-current={route.tab === 'folders' ? 'page' : undefined}>
+                Folders
+              </a>
+            )}
           </nav>
           <a class="button button-small" href="#channels/new">
             Create channel
@@ -60,6 +66,8 @@ export function ChannelsOverlay({ client, state, route, closeHref }: Props) {
           <ChannelList client={client} state={state} which={listed} selected={route.tab === 'channel' ? route.streamId : null} />
           <section class="overlay-detail">
             {route.tab === 'new' && <CreateChannel client={client} state={state} />}
+            {route.tab === 'folders' &&
+              (isAdmin(state) ? <FolderSettings client={client} state={state} /> : <p class="hint">Only administrators manage folders.</p>)}
             {route.tab === 'channel' && <ChannelDetail key={route.streamId} client={client} state={state} streamId={route.streamId} />}
             {(route.tab === 'all' || route.tab === 'subscribed') && <p class="hint">Pick a channel to see its settings, or create one.</p>}
           </section>
@@ -236,6 +244,7 @@ function ChannelDetail({ client, state, streamId }: { client: ChatClient; state:
           channel={channel}
         />
       )}
+      {admin && <FolderPicker client={client} state={state} channel={channel} />}
       <Subscribers client={client} state={state} channel={channel} canManage={admin} />
     </div>
   );

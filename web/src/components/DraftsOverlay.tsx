@@ -1,14 +1,16 @@
 // The drafts overlay (loaded the first time it opens): `#drafts`, every draft kept on the server,
 // newest first, with where it goes (Restore puts one back in the compose box, Delete removes it);
-// `#scheduled`, the messages waiting to be sent, soonest first (Cancel).
+// `#scheduled`, the messages waiting to be sent, soonest first (Cancel); `#reminders`, the
+// reminders set on messages, soonest first (Delete).
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { describeError } from '../api.ts';
 import type { ChatClient, Destination } from '../client.ts';
 import { deleteDraft, destinationOf, type Draft, type DraftsTab } from '../drafts.ts';
 import { channelName, dmName, formatFullDate } from '../format.ts';
 import { cancelScheduled, scheduledDestination } from '../scheduled.ts';
-import type { AppState } from '../state.ts';
+import { deleteReminder, listReminders } from '../reminders.ts';
+import { type AppState, withReminders } from '../state.ts';
 import { useCloseOnEscape } from './OverlayKeys.ts';
 
 interface Props {
@@ -18,7 +20,7 @@ interface Props {
   closeHref: string;
 }
 
-const TAB_LABELS: Record<DraftsTab, string> = { drafts: 'Drafts', scheduled: 'Scheduled messages' };
+const TAB_LABELS: Record<DraftsTab, string> = { drafts: 'Drafts', scheduled: 'Scheduled messages', reminders: 'Reminders' };
 
 function whereTo(state: AppState, to: Destination): string {
   return to.kind === 'stream' ? `#${channelName(state, to.streamId)} › ${to.topic}` : dmName(state, to.userIds.join(','));
@@ -27,6 +29,14 @@ function whereTo(state: AppState, to: Destination): string {
 export function DraftsOverlay({ client, state, tab, closeHref }: Props) {
   useCloseOnEscape(closeHref);
   const [error, setError] = useState<string | null>(null);
+  const fetchReminders = tab === 'reminders' && state.reminders === null;
+  useEffect(() => {
+    if (!fetchReminders) return;
+    listReminders(client.api).then(
+      (list) => client.store.update((s) => (s && s.reminders === null ? withReminders(s, list) : s)),
+      (err) => setError(describeError(err)),
+    );
+  }, [fetchReminders]);
   function restore(d: Draft) {
     client.composeRequests.set({ to: destinationOf(d), text: d.content, draftId: d.id });
     location.hash = closeHref;
@@ -55,6 +65,7 @@ export function DraftsOverlay({ client, state, tab, closeHref }: Props) {
           )}
           {tab === 'drafts' && state.drafts.length === 0 && <p class="hint">No drafts. What you write and do not send is kept here.</p>}
           {tab === 'scheduled' && state.scheduled.length === 0 && <p class="hint">No scheduled messages. "Send later" in the compose box makes one.</p>}
+          {tab === 'reminders' && state.reminders?.length === 0 && <p class="hint">No reminders. "Remind me about this" in a message's menu sets one.</p>}
           <ul class="drafts">
             {tab === 'drafts' &&
               state.drafts.map((d) => (
@@ -87,6 +98,28 @@ export function DraftsOverlay({ client, state, tab, closeHref }: Props) {
                     onClick={() => cancelScheduled(client.api, m.scheduled_message_id).catch((err) => setError(describeError(err)))}
                   >
                     Cancel
+                  </button>
+                </Entry>
+              ))}
+            {tab === 'reminders' &&
+              state.reminders?.map((r) => (
+                <Entry
+                  key={r.reminder_id}
+                  label="Reminder"
+                  state={state}
+                  to={{ kind: 'dm', userIds: [state.me.userId] }}
+                  content={r.content}
+                  time={r.scheduled_delivery_timestamp}
+                >
+                  <a class="button button-small button-secondary" href={`#narrow/near/${r.reminder_target_message_id}`}>
+                    Go to message
+                  </a>
+                  <button
+                    type="button"
+                    class="button button-small button-secondary"
+                    onClick={() => deleteReminder(client.api, r.reminder_id).catch((err) => setError(describeError(err)))}
+                  >
+                    Delete
                   </button>
                 </Entry>
               ))}

@@ -1,5 +1,5 @@
 // One message: sender, time, the server's HTML, reactions, and the actions on it (react, star,
-// quote and reply, mark as unread from here, and for one's own messages edit and delete).
+// quote and reply, mark as unread from here, a reminder, and for one's own messages edit and delete).
 import { Component, createRef } from 'preact';
 import { describeError } from '../api.ts';
 import type { ChatClient } from '../client.ts';
@@ -10,6 +10,7 @@ import type { Message, Reaction, RealmEmoji, User } from '../types.ts';
 import { Avatar } from './Avatar.tsx';
 import { Emoji } from './Emoji.tsx';
 import { LazyEmojiPicker } from './LazyEmojiPicker.tsx';
+import { ReminderForm, reminderNotice } from './ReminderForm.tsx';
 
 interface Props {
   client: ChatClient;
@@ -31,6 +32,10 @@ interface State {
   picking: boolean;
   /** The menu of further actions is open. */
   more: boolean;
+  /** The reminder form is open. */
+  reminding: boolean;
+  /** What was just done, said under the message ("Reminder set for ..."). */
+  notice: string | null;
   error: string | null;
   busy: boolean;
 }
@@ -58,7 +63,7 @@ function groupReactions(reactions: Reaction[]): { first: Reaction; userIds: numb
 
 export class MessageRow extends Component<Props, State> {
   private readonly article = createRef<HTMLElement>();
-  state: State = { editing: false, draft: null, picking: false, more: false, error: null, busy: false };
+  state: State = { editing: false, draft: null, picking: false, more: false, reminding: false, notice: null, error: null, busy: false };
 
   shouldComponentUpdate(next: Props, nextState: State): boolean {
     const p = this.props;
@@ -131,6 +136,10 @@ export class MessageRow extends Component<Props, State> {
     void this.run(() => this.props.client.markUnreadFrom(this.props.message.id));
   };
 
+  private remindDone = (at: Date | null): void => {
+    this.setState({ reminding: false, notice: at && reminderNotice(at) });
+  };
+
   private onEditKey = (e: KeyboardEvent): void => {
     if (e.key === 'Escape') this.setState({ editing: false, draft: null });
     else if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
@@ -145,7 +154,7 @@ export class MessageRow extends Component<Props, State> {
 
   render() {
     const { message: m, continued, mine, canEdit, near, users, realmEmoji, myId } = this.props;
-    const { editing, draft, picking, more, error, busy } = this.state;
+    const { editing, draft, picking, more, reminding, notice, error, busy } = this.state;
     const unread = !m.flags.includes('read');
     const starred = m.flags.includes('starred');
     const sender = users.get(m.sender_id) ?? { user_id: m.sender_id, full_name: m.sender_full_name, avatar_url: m.avatar_url };
@@ -240,7 +249,16 @@ export class MessageRow extends Component<Props, State> {
               <button type="button" class="button button-small button-secondary" onClick={this.markUnread}>
                 Mark as unread from here
               </button>
+              <button type="button" class="button button-small button-secondary" onClick={() => this.setState({ more: false, reminding: true, notice: null })}>
+                Remind me about this
+              </button>
             </div>
+          )}
+          {reminding && <ReminderForm client={this.props.client} messageId={m.id} onDone={this.remindDone} />}
+          {notice && (
+            <p class="hint" role="status">
+              {notice}
+            </p>
           )}
           {error && (
             <p class="alert alert-error" role="alert">
