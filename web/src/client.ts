@@ -53,6 +53,7 @@ const REGISTER_PARAMS = {
     'realm_user_groups',
     'drafts',
     'scheduled_messages',
+    'reminders',
     'message',
     'starred_messages',
     'user_settings',

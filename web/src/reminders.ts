@@ -1,6 +1,6 @@
 // Message reminders (Zulip's /reminders): "Remind me about this" on a message schedules a direct
 // message to oneself that Notification Bot sends at the time chosen, quoting the message; `#reminders`
-// lists those waiting. The list is fetched when first shown and kept by `reminders` events.
+// lists those waiting. The list comes with register and is kept by `reminders` events.
 import type { Api } from './api.ts';
 
 export interface Reminder {
@@ -31,10 +31,6 @@ export function reminderTime(choice: ReminderTime, now: Date): Date | null {
   day.setDate(day.getDate() + 1);
   day.setHours(9, 0, 0, 0);
   return day;
-}
-
-export async function listReminders(api: Api): Promise<Reminder[]> {
-  return (await api.get<{ reminders: Reminder[] }>('/reminders')).reminders;
 }
 
 export async function createReminder(api: Api, messageId: number, at: Date, note: string): Promise<void> {

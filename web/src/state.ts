@@ -83,8 +83,8 @@ export interface AppState {
   drafts: Draft[];
   /** The user's messages waiting to be sent, soonest first. */
   scheduled: ScheduledMessage[];
-  /** The user's reminders waiting to be sent, soonest first; null until `#reminders` first fetched them. */
-  reminders: Reminder[] | null;
+  /** The user's reminders waiting to be sent, soonest first. */
+  reminders: Reminder[];
   /** User groups by id (mentions, direct-message recipients). */
   groups: Map<number, UserGroup>;
   /** The user's own settings this client acts on. */
@@ -147,7 +147,7 @@ export function stateFromRegister(r: any, view: View): AppState {
     realmEmoji: new Map(Object.values(r.realm_emoji ?? {}).map((e: any) => [e.name, e])),
     drafts: [...(r.drafts ?? [])].sort(newestFirst),
     scheduled: [...(r.scheduled_messages ?? [])].sort(soonestFirst),
-    reminders: null,
+    reminders: [...(r.reminders ?? [])].sort(reminderFirst),
     groups: new Map((r.realm_user_groups ?? []).map((g: UserGroup) => [g.id, g])),
     settings: {
       enter_sends: r.user_settings?.enter_sends ?? false,
@@ -452,15 +452,10 @@ function onScheduled(state: AppState, e: ServerEvent): AppState {
 
 const reminderFirst = (a: Reminder, b: Reminder) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp;
 
-/** Reminders not fetched yet are left so: the fetch brings them with these changes. */
 function onReminders(state: AppState, e: ServerEvent): AppState {
-  if (!state.reminders) return state;
   const added: Reminder[] = e.op === 'add' ? e.reminders : [];
   return { ...state, reminders: changeList(state.reminders, (r) => r.reminder_id, added, e.op === 'remove' ? [e.reminder_id] : [], reminderFirst) };
 }
-
-/** The reminders as GET /reminders gave them. */
-export const withReminders = (state: AppState, reminders: Reminder[]): AppState => ({ ...state, reminders: [...reminders].sort(reminderFirst) });
 
 function onUserGroup(state: AppState, e: ServerEvent): AppState {
   const groups = new Map(state.groups);

@@ -3,14 +3,14 @@
 // `#scheduled`, the messages waiting to be sent, soonest first (Cancel); `#reminders`, the
 // reminders set on messages, soonest first (Delete).
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { describeError } from '../api.ts';
 import type { ChatClient, Destination } from '../client.ts';
 import { deleteDraft, destinationOf, type Draft, type DraftsTab } from '../drafts.ts';
 import { channelName, dmName, formatFullDate } from '../format.ts';
 import { cancelScheduled, scheduledDestination } from '../scheduled.ts';
-import { deleteReminder, listReminders } from '../reminders.ts';
-import { type AppState, withReminders } from '../state.ts';
+import { deleteReminder } from '../reminders.ts';
+import type { AppState } from '../state.ts';
 import { useCloseOnEscape } from './OverlayKeys.ts';
 
 interface Props {
@@ -29,14 +29,6 @@ function whereTo(state: AppState, to: Destination): string {
 export function DraftsOverlay({ client, state, tab, closeHref }: Props) {
   useCloseOnEscape(closeHref);
   const [error, setError] = useState<string | null>(null);
-  const fetchReminders = tab === 'reminders' && state.reminders === null;
-  useEffect(() => {
-    if (!fetchReminders) return;
-    listReminders(client.api).then(
-      (list) => client.store.update((s) => (s && s.reminders === null ? withReminders(s, list) : s)),
-      (err) => setError(describeError(err)),
-    );
-  }, [fetchReminders]);
   function restore(d: Draft) {
     client.composeRequests.set({ to: destinationOf(d), text: d.content, draftId: d.id });
     location.hash = closeHref;
@@ -65,7 +57,7 @@ export function DraftsOverlay({ client, state, tab, closeHref }: Props) {
           )}
           {tab === 'drafts' && state.drafts.length === 0 && <p class="hint">No drafts. What you write and do not send is kept here.</p>}
           {tab === 'scheduled' && state.scheduled.length === 0 && <p class="hint">No scheduled messages. "Send later" in the compose box makes one.</p>}
-          {tab === 'reminders' && state.reminders?.length === 0 && <p class="hint">No reminders. "Remind me about this" in a message's menu sets one.</p>}
+          {tab === 'reminders' && state.reminders.length === 0 && <p class="hint">No reminders. "Remind me about this" in a message's menu sets one.</p>}
           <ul class="drafts">
             {tab === 'drafts' &&
               state.drafts.map((d) => (
@@ -102,7 +94,7 @@ export function DraftsOverlay({ client, state, tab, closeHref }: Props) {
                 </Entry>
               ))}
             {tab === 'reminders' &&
-              state.reminders?.map((r) => (
+              state.reminders.map((r) => (
                 <Entry
                   key={r.reminder_id}
                   label="Reminder"

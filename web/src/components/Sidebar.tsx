@@ -129,7 +129,7 @@ export function Sidebar({ state, client }: { state: AppState; client: ChatClient
           [
             ['Drafts', '#drafts', state.drafts.length],
             ['Scheduled messages', '#scheduled', state.scheduled.length],
-            ['Reminders', '#reminders', state.reminders?.length ?? 0],
+            ['Reminders', '#reminders', state.reminders.length],
           ] as const
         ).map(([name, href, count]) => (
           <li key={href}>
