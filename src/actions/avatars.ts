@@ -10,7 +10,6 @@ import { loadSharp } from './load-sharp.ts';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { bareContentType, guessContentType } from '../domain/mime-types.ts';
-import { Role } from '../domain/roles.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { avatarFilePath, type AvatarVariant } from '../queries/avatars.ts';
@@ -20,6 +19,7 @@ import { botManagerIds } from './api-keys.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { sendAboutUser } from './user-access.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import { isAdmin } from '../auth/policy.ts';
 
 /** Zulip's MAX_AVATAR_FILE_SIZE_MIB. */
 const MAX_AVATAR_FILE_MIB = 5;
@@ -36,7 +36,7 @@ const badImage = (msg: string) => new ApiError(msg, 'BAD_IMAGE', 400);
 
 /** Zulip's avatar_changes_disabled, which binds everyone below administrators. */
 function checkAvatarChangesAllowed(realm: RealmInfo, user: User): void {
-  if (realm.settings.avatar_changes_disabled && user.role > Role.ADMINISTRATOR) throw badRequest('Avatar changes are disabled in this organization.');
+  if (realm.settings.avatar_changes_disabled && !isAdmin(user)) throw badRequest('Avatar changes are disabled in this organization.');
 }
 
 /** The one uploaded file, after Zulip's checks in Zulip's order. */

@@ -8,7 +8,6 @@ import { hasRealmPermission } from '../auth/permissions.ts';
 import type { BotService, User } from '../db/generated/client.ts';
 import { isValidEmail } from '../domain/email-address.ts';
 import { BOT_TYPES, INTERFACES } from '../domain/bots.ts';
-import { Role } from '../domain/roles.ts';
 import { userSettingsSchema } from '../domain/realm-settings.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
 import { badRequest } from '../errors.ts';
@@ -22,6 +21,7 @@ import { deactivateWithBots, updateUser } from './user-admin.ts';
 import { sendAboutUser } from './user-access.ts';
 import { announceNewUser, checkFullName, insertUser } from './users.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import { isAdmin, refuseGuests } from '../auth/policy.ts';
 
 export interface NewBot {
   fullName: string;
@@ -37,7 +37,7 @@ export interface NewBot {
 }
 
 export const notForGuests = (user: User) => {
-  if (user.role === Role.GUEST) throw badRequest('Not allowed for guest users');
+  refuseGuests(user);
 };
 
 /** Zulip's check_bot_name_available: no active user of the organization has the name. */
@@ -225,11 +225,11 @@ async function changeOwner(app: App, realm: RealmInfo, bot: User, ownerId: numbe
   const after = await app.prisma.user.update({ where: { id: bot.id }, data: { botOwnerId: owner.id } });
   // Administrators see every bot: their lists only change owner; the owners' lists lose or gain it.
   const updated = new Set(await botManagerIds(app, realm, after));
-  if (previous && previous.role > Role.ADMINISTRATOR) {
+  if (previous && !isAdmin(previous)) {
     sendOnCommit({ realmId: realm.id, userIds: [previous.id], event: { type: 'realm_bot', op: 'delete', bot: { user_id: bot.id } } });
     updated.delete(previous.id);
   }
-  if (owner.role > Role.ADMINISTRATOR) {
+  if (!isAdmin(owner)) {
     sendOnCommit({ realmId: realm.id, userIds: [owner.id], event: { type: 'realm_bot', op: 'add', bot: (await botDicts(app, realm, [after]))[0] } });
     updated.delete(owner.id);
   }

@@ -11,7 +11,8 @@ import { encodeStream, hashUtilEncode } from '../markdown/links.ts';
 import { accessMessage, memberIds, type FullMessage } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { DeliveryType, formatReminder } from '../queries/scheduled-messages.ts';
-import { prepareMessage, silentMention, truncate } from './messages.ts';
+import { silentMention, truncate } from './messages-content.ts';
+import { prepareMessage } from './messages-prepare.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 

@@ -10,7 +10,8 @@ import { log } from '../log.ts';
 import { accessMessage } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { DeliveryType, formatScheduledMessage, nextDueTime } from '../queries/scheduled-messages.ts';
-import { inChannelOrder, notifyUser, prepareMessage, writeMessage, type Addressee } from './messages.ts';
+import { inChannelOrder, notifyUser, writeMessage } from './messages.ts';
+import { prepareMessage, type Addressee } from './messages-prepare.ts';
 import { reminderContent } from './reminders.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 

@@ -7,7 +7,8 @@ import type { Prisma, ScheduledMessage, User } from '../db/generated/client.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { DeliveryType, formatScheduledMessage } from '../queries/scheduled-messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { defaultReadBySender, prepareMessage, type Addressee, type PreparedMessage } from './messages.ts';
+import { defaultReadBySender } from './messages.ts';
+import { prepareMessage, type Addressee, type PreparedMessage } from './messages-prepare.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 

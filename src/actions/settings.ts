@@ -8,7 +8,6 @@ import { endOtherSessions } from '../auth/web-sessions.ts';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from '../auth/passwords.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { EMAIL_VISIBILITY } from '../domain/realm-settings.ts';
-import { Role } from '../domain/roles.ts';
 import { LANGUAGE_NAMES, NOTIFICATION_SOUNDS, userSettingsSchema, type UserSettingName, type UserSettings } from '../domain/user-settings.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -17,6 +16,7 @@ import { apiEmail, avatarChange, canSeeEmail, emailVisibility, humanAdminIds, re
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { checkFullName, checkNameAvailable } from './users.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import { isAdmin } from '../auth/policy.ts';
 
 const MAX_BATCHING_PERIOD_SECONDS = 7 * 24 * 60 * 60;
 
@@ -53,7 +53,7 @@ async function checkNewPassword(user: User, oldPassword: string | undefined, new
 async function checkNameChange(tx: Prisma.TransactionClient, realm: RealmInfo, user: User, raw: string | undefined): Promise<string | undefined> {
   if (raw === undefined || raw === user.fullName) return undefined;
   // Zulip ignores the change without an error: clients never offer it, so only API probing gets here.
-  if (realm.settings.name_changes_disabled && user.role > Role.ADMINISTRATOR) return undefined;
+  if (realm.settings.name_changes_disabled && !isAdmin(user)) return undefined;
   const name = checkFullName(raw);
   await checkNameAvailable(tx, realm, name, user.id);
   return name === user.fullName ? undefined : name;

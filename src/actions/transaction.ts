@@ -82,6 +82,15 @@ export async function lockUser(app: App, id: number): Promise<void> {
   await app.prisma.$queryRaw`SELECT id FROM "User" WHERE id = ${id} FOR UPDATE`;
 }
 
+/**
+ * Inside an action's transaction: waits for, then holds, the message's row until the commit, so
+ * the checks that follow read it as no concurrent change can make it stale (Zulip's
+ * access_message(lock_message=True)).
+ */
+export async function lockMessage(app: App, id: number): Promise<void> {
+  await app.prisma.$queryRaw`SELECT id FROM "Message" WHERE id = ${id} FOR UPDATE`;
+}
+
 /** Work for after the commit, before the events leave: dropping caches the transaction made stale. */
 export function onCommit(work: () => void | Promise<void>): void {
   currentScope('onCommit').afterCommit.push(work);

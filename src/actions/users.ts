@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { App } from '../app.ts';
 import { generateApiKey } from '../auth/api-keys.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { isAdmin, requireRole } from '../auth/policy.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { ROLES, Role, roleSystemGroup, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
 import { realmSettingsSchema, userSettingsSchema } from '../domain/realm-settings.ts';
@@ -183,7 +183,7 @@ export async function announceNewUser(app: App, realm: RealmInfo, user: User): P
   announceSystemGroups(realm, viewers, user);
   // A bot also joins the bot lists of who administers it: its owner and the administrators.
   if (user.isBot) {
-    const admins = viewers.filter((v) => v.role <= Role.ADMINISTRATOR || v.id === user.botOwnerId).map((v) => v.id);
+    const admins = viewers.filter((v) => isAdmin(v) || v.id === user.botOwnerId).map((v) => v.id);
     sendOnCommit({ realmId: realm.id, userIds: admins, event: { type: 'realm_bot', op: 'add', bot: (await botDicts(app, realm, [user]))[0] } });
   }
 }

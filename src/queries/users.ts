@@ -8,6 +8,7 @@ import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 import { rawQuery } from '../db/transaction.ts';
+import { isAdmin, isGuest, isModerator } from '../auth/policy.ts';
 
 export interface Viewer {
   id: number;
@@ -35,11 +36,11 @@ export function canSeeEmail(target: User, viewer: Viewer | null): boolean {
     case EMAIL_VISIBILITY.EVERYONE:
       return true;
     case EMAIL_VISIBILITY.MEMBERS:
-      return viewer.role <= Role.MEMBER;
+      return !isGuest(viewer);
     case EMAIL_VISIBILITY.MODERATORS:
-      return viewer.role <= Role.MODERATOR;
+      return isModerator(viewer);
     case EMAIL_VISIBILITY.ADMINS:
-      return viewer.role <= Role.ADMINISTRATOR;
+      return isAdmin(viewer);
     default:
       return false;
   }
