@@ -16,7 +16,7 @@ import { avatarFilePath, type AvatarVariant } from '../queries/avatars.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { avatarChange, avatarUrl, MEDIUM_AVATAR_SIZE } from '../queries/users.ts';
 import { botManagerIds } from './api-keys.ts';
-import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { atomic, lockUser, onCommit, sendOnCommit } from './transaction.ts';
 import { sendAboutUser } from './user-access.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 import { isAdmin } from '../auth/policy.ts';
@@ -87,7 +87,7 @@ async function changeAvatar(
   change: (before: User) => { avatarSource: string; avatarKey: string | null } | null,
 ): Promise<{ before: User; after: User }> {
   return atomic(app, async () => {
-    await app.prisma.$queryRaw`SELECT id FROM "User" WHERE id = ${user.id} FOR UPDATE`;
+    await lockUser(app, user.id);
     const before = await app.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
     const fields = change(before);
     if (!fields) return { before, after: before };

@@ -13,7 +13,7 @@ import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { whoCanAccess } from '../queries/user-access.ts';
 import { apiEmail, avatarChange, canSeeEmail, emailVisibility, humanAdminIds, realmViewers, type Viewer } from '../queries/users.ts';
-import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { atomic, lockUser, onCommit, sendOnCommit } from './transaction.ts';
 import { checkFullName, checkNameAvailable } from './users.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 import { isAdmin } from '../auth/policy.ts';
@@ -73,7 +73,7 @@ export async function updateSettings(app: App, realm: RealmInfo, user: User, cha
   await atomic(app, async () => {
     const tx = app.prisma;
     // The settings are one JSON value: lock the row so concurrent changes cannot drop each other.
-    await tx.$queryRaw`SELECT id FROM "User" WHERE id = ${user.id} FOR UPDATE`;
+    await lockUser(app, user.id);
     const before = await tx.user.findUniqueOrThrow({ where: { id: user.id } });
     const fullName = await checkNameChange(tx, realm, before, change.fullName);
     const settings = changedSettings(before, change.settings);

@@ -99,7 +99,8 @@ export async function createRealm(app: App, input: { subdomain: string; name: st
   if (!subdomainSchema.safeParse(input.subdomain).success) throw badRequest("Subdomain can only have lowercase letters, numbers, and '-'s.");
   checkNewUser(input.owner);
   const passwordHash = input.owner.password ? await hashPassword(input.owner.password, app.config.PASSWORD_HASH_COST) : null;
-  const { realmId, owner } = await app.prisma.$transaction(async (tx) => {
+  const { realmId, owner } = await atomic(app, async () => {
+    const tx = app.prisma;
     if (await tx.realm.findUnique({ where: { subdomain: input.subdomain } })) throw badRequest('Subdomain is already in use. Please choose a different one.');
     const realm = await tx.realm.create({ data: { subdomain: input.subdomain, name: input.name } });
     await tx.userGroup.createMany({
