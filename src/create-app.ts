@@ -21,7 +21,7 @@ import { LdapDirectory } from './auth/ldap.ts';
 import { CLUSTER_ID_SECRET, serverSecret } from './db/server-secrets.ts';
 import { LockSpace } from './cluster/locks.ts';
 import { followCacheChanges } from './cluster/cache-sync.ts';
-import { storedMessageEvents } from './actions/messages.ts';
+import { storedMessageEvents } from './actions/messages-events.ts';
 import { shareRateLimits } from './cluster/rate-gossip.ts';
 import { busCheck, databaseCheck, migrationsCheck, Readiness } from './ops/health.ts';
 import { ServerMetrics } from './ops/metrics.ts';

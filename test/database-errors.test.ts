@@ -3,7 +3,7 @@
 // that fails the way a lost connection does.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { prepareMessage } from '../src/actions/messages.ts';
+import { prepareMessage } from '../src/actions/messages-prepare.ts';
 import type { App } from '../src/app.ts';
 import type { User } from '../src/db/generated/client.ts';
 import { ApiError } from '../src/errors.ts';

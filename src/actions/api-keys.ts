@@ -3,18 +3,18 @@
 import type { App } from '../app.ts';
 import { generateApiKey } from '../auth/api-keys.ts';
 import type { User } from '../db/generated/client.ts';
-import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { humanAdminIds } from '../queries/users.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import { isAdmin } from '../auth/policy.ts';
 
 /** Zulip's access_bot_by_id: the bot's owner or an administrator of its organization. */
 export async function accessBot(app: App, realm: RealmInfo, actor: User, botId: number): Promise<User> {
   const bot = await app.prisma.user.findFirst({ where: { id: botId, realmId: realm.id } });
   if (!bot || !bot.isBot || bot.isSystemBot) throw badRequest('No such bot');
-  if (bot.botOwnerId !== actor.id && actor.role > Role.ADMINISTRATOR) throw badRequest('Insufficient permission');
+  if (bot.botOwnerId !== actor.id && !isAdmin(actor)) throw badRequest('Insufficient permission');
   return bot;
 }
 

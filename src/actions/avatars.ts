@@ -10,16 +10,16 @@ import { loadSharp } from './load-sharp.ts';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { bareContentType, guessContentType } from '../domain/mime-types.ts';
-import { Role } from '../domain/roles.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { avatarFilePath, type AvatarVariant } from '../queries/avatars.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { avatarChange, avatarUrl, MEDIUM_AVATAR_SIZE } from '../queries/users.ts';
 import { botManagerIds } from './api-keys.ts';
-import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { atomic, lockUser, onCommit, sendOnCommit } from './transaction.ts';
 import { sendAboutUser } from './user-access.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
+import { isAdmin } from '../auth/policy.ts';
 
 /** Zulip's MAX_AVATAR_FILE_SIZE_MIB. */
 const MAX_AVATAR_FILE_MIB = 5;
@@ -36,7 +36,7 @@ const badImage = (msg: string) => new ApiError(msg, 'BAD_IMAGE', 400);
 
 /** Zulip's avatar_changes_disabled, which binds everyone below administrators. */
 function checkAvatarChangesAllowed(realm: RealmInfo, user: User): void {
-  if (realm.settings.avatar_changes_disabled && user.role > Role.ADMINISTRATOR) throw badRequest('Avatar changes are disabled in this organization.');
+  if (realm.settings.avatar_changes_disabled && !isAdmin(user)) throw badRequest('Avatar changes are disabled in this organization.');
 }
 
 /** The one uploaded file, after Zulip's checks in Zulip's order. */
@@ -87,7 +87,7 @@ async function changeAvatar(
   change: (before: User) => { avatarSource: string; avatarKey: string | null } | null,
 ): Promise<{ before: User; after: User }> {
   return atomic(app, async () => {
-    await app.prisma.$queryRaw`SELECT id FROM "User" WHERE id = ${user.id} FOR UPDATE`;
+    await lockUser(app, user.id);
     const before = await app.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
     const fields = change(before);
     if (!fields) return { before, after: before };

@@ -5,6 +5,7 @@ import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { badRequest } from '../errors.ts';
 import { keyDoesNotExist } from '../queries/bot-storage.ts';
+import { atomic, lockUser } from './transaction.ts';
 
 export const BOT_STORAGE_LIMIT_CHARS = 10_000_000;
 
@@ -18,9 +19,10 @@ function codePoints(text: string): number {
 /** Sets every pair, or none when the user's storage would pass the limit. */
 export async function putBotStorage(app: App, user: User, entries: [string, string][]): Promise<void> {
   const keys = entries.map(([k]) => k);
-  await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    const tx = app.prisma;
     // Two requests of one user must not both pass the size check: the user's row serializes them.
-    await tx.$queryRawUnsafe('SELECT 1 FROM "User" WHERE id = $1 FOR UPDATE', user.id);
+    await lockUser(app, user.id);
     const [sizes] = await tx.$queryRawUnsafe<{ total: number; replaced: number }[]>(
       `SELECT COALESCE(SUM(length(key) + length(value)), 0)::int AS total,
               COALESCE(SUM(length(key) + length(value)) FILTER (WHERE key = ANY($2::text[])), 0)::int AS replaced
@@ -45,7 +47,8 @@ export async function putBotStorage(app: App, user: User, entries: [string, stri
 
 /** Removes the given keys (all of them when none are given); a missing key removes nothing. */
 export async function removeBotStorage(app: App, user: User, keys: string[]): Promise<void> {
-  await app.prisma.$transaction(async (tx) => {
+  await atomic(app, async () => {
+    const tx = app.prisma;
     const where = keys.length ? { userId: user.id, key: { in: keys } } : { userId: user.id };
     const { count } = await tx.botStorage.deleteMany({ where });
     if (keys.length && count < keys.length) throw keyDoesNotExist();

@@ -8,7 +8,6 @@ import { hasRealmPermission } from '../auth/permissions.ts';
 import type { BotService, User } from '../db/generated/client.ts';
 import { isValidEmail } from '../domain/email-address.ts';
 import { BOT_TYPES, INTERFACES } from '../domain/bots.ts';
-import { Role } from '../domain/roles.ts';
 import { userSettingsSchema } from '../domain/realm-settings.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
 import { badRequest } from '../errors.ts';
@@ -23,6 +22,7 @@ import { sendAboutUser } from './user-access.ts';
 import { announceNewUser, checkFullName, insertUser } from './users.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 import type { EventOf, OmitEach } from '../events/schemas.ts';
+import { isAdmin, refuseGuests } from '../auth/policy.ts';
 
 export interface NewBot {
   fullName: string;
@@ -38,7 +38,7 @@ export interface NewBot {
 }
 
 export const notForGuests = (user: User) => {
-  if (user.role === Role.GUEST) throw badRequest('Not allowed for guest users');
+  refuseGuests(user);
 };
 
 /** Zulip's check_bot_name_available: no active user of the organization has the name. */
@@ -226,11 +226,11 @@ async function changeOwner(app: App, realm: RealmInfo, bot: User, ownerId: numbe
   const after = await app.prisma.user.update({ where: { id: bot.id }, data: { botOwnerId: owner.id } });
   // Administrators see every bot: their lists only change owner; the owners' lists lose or gain it.
   const updated = new Set(await botManagerIds(app, realm, after));
-  if (previous && previous.role > Role.ADMINISTRATOR) {
+  if (previous && !isAdmin(previous)) {
     sendOnCommit({ realmId: realm.id, userIds: [previous.id], event: { type: 'realm_bot', op: 'delete', bot: { user_id: bot.id } } });
     updated.delete(previous.id);
   }
-  if (owner.role > Role.ADMINISTRATOR) {
+  if (!isAdmin(owner)) {
     sendOnCommit({ realmId: realm.id, userIds: [owner.id], event: { type: 'realm_bot', op: 'add', bot: (await botDicts(app, realm, [after]))[0] } });
     updated.delete(owner.id);
   }

@@ -1,7 +1,7 @@
 // Channel folders (spec 4.5, Zulip's zerver/actions/channel_folders.py): administrators create,
 // rename, describe, archive and order them; every active user gets `channel_folder` events.
 import type { App } from '../app.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { requireRole } from '../auth/policy.ts';
 import type { ChannelFolder, Prisma, User } from '../db/generated/client.ts';
 import { unprintablePosition } from '../domain/printable.ts';
 import { Role } from '../domain/roles.ts';

@@ -5,7 +5,6 @@ import { hasRealmPermission } from '../auth/permissions.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
 import { CHANNEL_SETTINGS_WITHOUT_EVERYONE, MAX_CHANNEL_NAME_LENGTH, type TOPICS_POLICIES, type ChannelPermission } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
-import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest, notAllowed } from '../errors.ts';
 import { administrableChannel, channelByName, channelDict, channelPermission, metadataUserIds, postPolicyFields, subscriberIds } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
@@ -16,6 +15,7 @@ import { unsetChannelSettings } from './realm.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 import type { ChatEvent, EventOf } from '../events/schemas.ts';
+import { isAdmin, isOwner } from '../auth/policy.ts';
 
 export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
 type GroupSettings = Partial<Record<ChannelPermission, GroupSettingValue>>;
@@ -50,7 +50,7 @@ export function parseRetention(value: string | number): number | null {
 }
 
 export function requireOwner(user: User): void {
-  if (user.role !== Role.OWNER) throw notAllowed('Must be an organization owner');
+  if (!isOwner(user)) throw notAllowed('Must be an organization owner');
 }
 
 export async function checkTopicsPolicy(app: App, realm: RealmInfo, user: User, policy: TopicsPolicy, channel?: Channel): Promise<void> {
@@ -283,7 +283,7 @@ export async function updateChannel(app: App, realm: RealmInfo, user: User, chan
       privacy.historyPublicToSubscribers,
       changedGroups.can_create_topic_group ?? channelPermission(realm, channel, 'can_create_topic_group'),
     );
-    if (u.isDefault !== undefined && user.role > Role.ADMINISTRATOR) throw badRequest('You do not have permission to change default channels.');
+    if (u.isDefault !== undefined && !isAdmin(user)) throw badRequest('You do not have permission to change default channels.');
     await applyChannelUpdate(app, realm, channel, plan);
     if (u.isDefault === true) await markDefault(app, realm, channel);
     if (u.isDefault === false) await unmarkDefault(app, realm, channel);

@@ -2,7 +2,7 @@
 // as Zulip's zerver/actions/default_streams.py: administrators change them, and every active
 // member (guests are told there are none) gets the whole new list in one event.
 import type { App } from '../app.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { isGuest, requireRole } from '../auth/policy.ts';
 import { Prisma, type Channel, type DefaultChannelGroup, type User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
@@ -22,7 +22,7 @@ async function lockChannels(app: App, ids: number[]): Promise<void> {
 }
 
 async function memberIds(app: App, realm: RealmInfo): Promise<number[]> {
-  return (await realmViewers(app, realm.id)).filter((v) => v.role !== Role.GUEST).map((v) => v.id);
+  return (await realmViewers(app, realm.id)).filter((v) => !isGuest(v)).map((v) => v.id);
 }
 
 async function announceDefaultChannels(app: App, realm: RealmInfo): Promise<void> {

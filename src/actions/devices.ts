@@ -5,7 +5,7 @@
 // push outbox, src/push/worker.ts). Each change is announced to the user's clients as a `device`
 // event; the push key never leaves the database.
 import type { App } from '../app.ts';
-import { requireHuman } from '../auth/permissions.ts';
+import { requireHuman } from '../auth/policy.ts';
 import type { Device, User } from '../db/generated/client.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { decodeBase64, encodeTokenId, parsePushKey, tokenIdOf } from '../push/crypto.ts';

@@ -11,7 +11,7 @@ import { accessibleChannel } from '../queries/channels.ts';
 import { formatDraft } from '../queries/drafts.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail } from '../queries/users.ts';
-import { normalizeContent, truncate } from './messages.ts';
+import { normalizeContent, truncate } from './messages-content.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
 import type { EventBody } from '../events/schemas.ts';
 

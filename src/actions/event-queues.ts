@@ -96,6 +96,7 @@ async function writeBatch(app: App, saveId: string, batch: Batch, batchBytes: nu
     state: { ...state, busPosition } as unknown as Prisma.InputJsonObject,
   }));
   writes.push(app.prisma.savedEventQueue.createMany({ data, skipDuplicates: true }));
+  // A batch transaction, not `atomic`: plain writes with no checks and no events, sent at once at shutdown.
   await app.prisma.$transaction(writes);
 }
 
@@ -142,6 +143,7 @@ export async function restoreEventQueues(app: App): Promise<string | null> {
   }
   if (saves.size === 0) return null;
   const saveIds = [...saves.keys()];
+  // A batch transaction, as the save's: no checks, no events.
   await app.prisma.$transaction([
     app.prisma.savedEventQueue.deleteMany({ where: { saveId: { in: saveIds } } }),
     app.prisma.savedQueueEvent.deleteMany({ where: { saveId: { in: saveIds } } }),

@@ -4,7 +4,8 @@
 // after it committed.
 import { randomBytes } from 'node:crypto';
 import type { App } from '../app.ts';
-import { hasRealmPermission, requireRole } from '../auth/permissions.ts';
+import { hasRealmPermission } from '../auth/permissions.ts';
+import { isAdmin, refuseGuests, requireRole } from '../auth/policy.ts';
 import type { Channel, Invitation, MultiuseInvite, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
@@ -57,7 +58,7 @@ function invitationFailed(msg: string, errors: Failure[], o: { sent?: boolean; d
 
 /** Zulip's require_member_or_admin. */
 export function requireMemberOrAdmin(user: User): void {
-  if (user.role === Role.GUEST) throw badRequest('Not allowed for guest users');
+  refuseGuests(user);
   if (user.isBot) throw badRequest('This endpoint does not accept bot requests.');
 }
 
@@ -74,7 +75,7 @@ function checkInviteRole(user: User, invitedAs: number): void {
 function checkManageOthers(user: User, invite: { referredById: number | null; invitedAs: number }): void {
   if (invite.referredById === user.id) return;
   if (invite.invitedAs === Role.OWNER) requireRole(user, Role.OWNER);
-  if (user.role > Role.ADMINISTRATOR) throw badRequest('Must be an organization administrator');
+  if (!isAdmin(user)) throw badRequest('Must be an organization administrator');
 }
 
 /** The addresses of `invitee_emails` (Zulip's get_invitee_emails_set): `Name <address>` gives the address. */
@@ -113,7 +114,7 @@ async function checkTerms(app: App, realm: RealmInfo, user: User, t: InvitationT
   const groups = await app.realms.groups(realm.id);
   const groupIds = [...new Set(t.groupIds)];
   for (const id of groupIds) await accessGroupForUpdate(app, realm, user, groups, id, 'can_add_members_group', false);
-  if (t.welcomeMessageCustomText !== null && user.role > Role.ADMINISTRATOR) throw badRequest('Must be an organization administrator');
+  if (t.welcomeMessageCustomText !== null && !isAdmin(user)) throw badRequest('Must be an organization administrator');
   const now = new Date();
   return {
     realmId: realm.id,
@@ -210,7 +211,7 @@ export async function inviteUsers(app: App, realm: RealmInfo, user: User, req: E
     const { createdAt, ...terms } = await checkTerms(app, realm, user, req);
     await lockRealm(app, realm);
     await checkDailyLimit(app, realm, emails.length);
-    if (!realm.settings.invite_required && user.role > Role.ADMINISTRATOR && Date.now() - user.dateJoined.getTime() < MIN_INVITER_AGE_DAYS * DAY_MS) {
+    if (!realm.settings.invite_required && !isAdmin(user) && Date.now() - user.dateJoined.getTime() < MIN_INVITER_AGE_DAYS * DAY_MS) {
       throw invitationFailed('Your account is too new to send invites for this organization. Ask an organization admin, or a more experienced user.', []);
     }
     const { invalid, taken } = await checkInvitees(app, realm, emails);

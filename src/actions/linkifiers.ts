@@ -2,7 +2,7 @@
 // edit, remove and reorder them. Each change is written under a per-realm lock, then the cache is
 // dropped and everyone in the organization gets the full ordered list in a `realm_linkifiers` event.
 import type { App } from '../app.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { requireRole } from '../auth/policy.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { type ApiError, badRequest } from '../errors.ts';

@@ -9,7 +9,8 @@ import { directMessageSlug, messageLinkSyntax } from '../markdown/link-syntax.ts
 import { accessMessage, memberIds, type FullMessage } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { isoTimestamp } from '../queries/users.ts';
-import { sendNotification, silentMention, truncate } from './messages.ts';
+import { sendNotification } from './messages.ts';
+import { silentMention, truncate } from './messages-content.ts';
 
 /** Zulip's Realm.REPORT_MESSAGE_REASONS: what a client may send, and how the report names it. */
 export const REPORT_REASONS = {

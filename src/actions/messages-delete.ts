@@ -1,7 +1,8 @@
 // DELETE /messages/{id} (spec 4.18, Zulip's validate_can_delete_message and do_delete_messages) and
 // POST /streams/{id}/delete_topic (Zulip's delete_in_topic).
 import type { App } from '../app.ts';
-import { hasRealmPermission, requireRole } from '../auth/permissions.ts';
+import { hasRealmPermission } from '../auth/permissions.ts';
+import { requireRole } from '../auth/policy.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
@@ -9,9 +10,9 @@ import { accessibleChannel, metadataUserIds, subscriberIds, userHasChannelPermis
 import { accessMessage, timestamp, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { inChannelOrder, lockMessage } from './messages.ts';
+import { inChannelOrder } from './messages.ts';
 import { withdrawDeleted } from './push-outbox.ts';
-import { atomic, sendOnCommit } from './transaction.ts';
+import { atomic, lockMessage, sendOnCommit } from './transaction.ts';
 import type { ChatEvent } from '../events/schemas.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 

@@ -6,29 +6,20 @@ import type { App } from '../app.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import type { ChannelPermission } from '../domain/channel-settings.ts';
-import { Role } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { accessibleChannel, canAdministerChannel, subscriberIds, userHasChannelPermission } from '../queries/channels.ts';
 import { accessMessage, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import {
-  RESOLVED_TOPIC_PREFIX,
-  checkCanCreateTopic,
-  checkCanPost,
-  checkTopicsPolicy,
-  checkWildcardMentions,
-  inChannelOrder,
-  lockMessage,
-  normalizeContent,
-  normalizeTopic,
-  participantsIfNeeded,
-  topicsPolicy,
-} from './messages.ts';
+import { inChannelOrder } from './messages.ts';
+import { RESOLVED_TOPIC_PREFIX, normalizeContent, normalizeTopic } from './messages-content.ts';
+import { participantsIfNeeded } from './messages-prepare.ts';
+import { checkCanCreateTopic, checkCanPost, checkTopicsPolicy, checkWildcardMentions, topicsPolicy } from './messages-send-checks.ts';
 import { renderWithRealm } from '../queries/render-context.ts';
 import { announceEdit, applyUpdate, moveRest, type EditPlan } from './messages-update.ts';
-import { atomic } from './transaction.ts';
+import { atomic, lockMessage } from './transaction.ts';
+import { isAdmin, isModerator } from '../auth/policy.ts';
 
 /** Zulip lets edits and moves run 20 s past the limit, for slow networks and clocks. */
 const EDIT_LIMIT_BUFFER = 20;
@@ -46,7 +37,6 @@ export interface EditRequest {
 }
 
 const ageSeconds = (m: FullMessage) => (Date.now() - m.dateSent.getTime()) / 1000;
-const isModerator = (user: User) => user.role <= Role.MODERATOR;
 
 /** Zulip's validate_user_can_edit_message; edits get a grace period, the typing notice of one none. */
 export function checkContentEditAllowed(realm: RealmInfo, user: User, m: FullMessage, buffer = EDIT_LIMIT_BUFFER): void {
@@ -96,7 +86,7 @@ async function canResolveTopics(app: App, realm: RealmInfo, user: User, orig: Ch
 }
 
 async function canMoveOutOfChannel(app: App, realm: RealmInfo, user: User, channel: Channel): Promise<boolean> {
-  if (user.role <= Role.ADMINISTRATOR) return true;
+  if (isAdmin(user)) return true;
   if (await hasRealmPermission(app.realms, realm, user, 'can_move_messages_between_channels_group')) return true;
   return (await canAdminister(app, realm, user, channel)) || channelPermitted(app, realm, user, channel, 'can_move_messages_out_of_channel_group');
 }

@@ -15,7 +15,11 @@ import { alertedUsers, messageAlertWords } from '../queries/recipient-settings.t
 import type { RealmInfo } from '../queries/realms.ts';
 import { topicFollowers } from '../queries/user-topics.ts';
 import { deleteMessages } from './messages-delete.ts';
-import { claimAttachments, mentionedUsers, notificationBot, participantsIfNeeded, sendNotification, silentMention, wakeEmailWorker } from './messages.ts';
+import { notificationBot, sendNotification } from './messages.ts';
+import { silentMention } from './messages-content.ts';
+import { mentionedUsers } from './messages-mentions.ts';
+import { participantsIfNeeded } from './messages-prepare.ts';
+import { claimAttachments, wakeEmailWorker } from './messages-store.ts';
 import { linksImage } from '../queries/render-context.ts';
 import { attachmentDict } from '../queries/uploads.ts';
 import { atomic, sendOnCommit } from './transaction.ts';

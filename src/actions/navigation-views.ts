@@ -5,7 +5,7 @@ import type { Prisma, User } from '../db/generated/client.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { BUILT_IN_VIEW_FRAGMENTS, formatNavigationView } from '../queries/navigation-views.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { atomic, sendOnCommit } from './transaction.ts';
+import { atomic, lockUser, sendOnCommit } from './transaction.ts';
 import type { EventBody } from '../events/schemas.ts';
 
 const viewExists = () => badRequest('Navigation view already exists.');
@@ -14,11 +14,6 @@ const isBuiltIn = (fragment: string) => BUILT_IN_VIEW_FRAGMENTS.includes(fragmen
 
 async function checkNameFree(tx: Prisma.TransactionClient, userId: number, name: string | undefined): Promise<void> {
   if (name !== undefined && (await tx.navigationView.findFirst({ where: { userId, name }, select: { id: true } }))) throw viewExists();
-}
-
-/** Serializes one user's view changes, so the uniqueness checks hold under concurrent requests. */
-async function lockUser(tx: Prisma.TransactionClient, userId: number): Promise<void> {
-  await tx.$queryRawUnsafe('SELECT 1 FROM "User" WHERE id = $1 FOR UPDATE', userId);
 }
 
 function sendView(realm: RealmInfo, user: User, event: EventBody<'navigation_view'>): void {
@@ -30,7 +25,8 @@ export async function addNavigationView(app: App, realm: RealmInfo, user: User, 
   if (!isBuiltIn(fragment) && !name) throw badRequest('Custom views must have a valid name.');
   await atomic(app, async () => {
     const tx = app.prisma;
-    await lockUser(tx, user.id);
+    // One user's view changes go one at a time, so the uniqueness checks hold.
+    await lockUser(app, user.id);
     if (await tx.navigationView.findFirst({ where: { userId: user.id, fragment }, select: { id: true } })) throw viewExists();
     await checkNameFree(tx, user.id, name);
     const view = await tx.navigationView.create({ data: { userId: user.id, fragment, isPinned, name: name ?? null } });
@@ -48,7 +44,7 @@ export async function updateNavigationView(
   if (isBuiltIn(fragment) && change.name !== undefined) throw badRequest('Built-in views cannot have a custom name.');
   await atomic(app, async () => {
     const tx = app.prisma;
-    await lockUser(tx, user.id);
+    await lockUser(app, user.id);
     await checkNameFree(tx, user.id, change.name);
     const { count } = await tx.navigationView.updateMany({ where: { userId: user.id, fragment }, data: { isPinned: change.isPinned, name: change.name } });
     if (count === 0) throw viewMissing();

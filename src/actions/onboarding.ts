@@ -3,13 +3,14 @@
 // gets Welcome Bot's direct message, and the organization's custom welcome text (or an
 // invitation's own) as a second message from it.
 import type { App } from '../app.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { requireRole } from '../auth/policy.ts';
 import type { User } from '../db/generated/client.ts';
 import { FLAG_BITS } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
-import { deliverMessage, prepareMessage, sendBotDirectMessage } from './messages.ts';
+import { deliverMessage, sendBotDirectMessage } from './messages.ts';
+import { prepareInternalMessage } from './messages-prepare.ts';
 import { createChannel } from './subscriptions.ts';
 import { systemBot } from './users.ts';
 
@@ -70,7 +71,7 @@ export async function setUpNewOrganization(app: App, realm: RealmInfo, owner: Us
   }
   const bot = await systemBot(app, realm, 'welcome');
   for (const m of STARTER_MESSAGES) {
-    const prepared = await prepareMessage(app, realm, bot, { kind: 'channel', channel: channels.get(m.channel)!, topic: m.topic }, m.content, false);
+    const prepared = await prepareInternalMessage(app, realm, bot, { kind: 'channel', channel: channels.get(m.channel)!, topic: m.topic }, m.content);
     await deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true });
   }
   await sendWelcomeMessages(app, realm, owner, realm.settings.welcome_message_custom_text);

@@ -3,7 +3,7 @@
 // fill in their values, administrators anyone's (a `realm_user` update per changed value, to
 // who can access the person).
 import type { App } from '../app.ts';
-import { requireHuman, requireRole } from '../auth/permissions.ts';
+import { isAdmin, requireHuman, requireRole } from '../auth/policy.ts';
 import type { CustomProfileField, User } from '../db/generated/client.ts';
 import {
   FieldType,
@@ -224,7 +224,7 @@ async function checkUserIds(app: App, realm: RealmInfo, value: unknown): Promise
 /** A field the actor may change: any for administrators, else only those editable by users. */
 async function editableField(app: App, realm: RealmInfo, actor: User | null, fieldId: number): Promise<CustomProfileField> {
   const field = await fieldById(app, realm, fieldId);
-  if (actor && actor.role > Role.ADMINISTRATOR && !field.editableByUser) {
+  if (actor && !isAdmin(actor) && !field.editableByUser) {
     throw badRequest('You are not allowed to change this field. Contact an administrator to update it.');
   }
   return field;

@@ -4,7 +4,7 @@
 // matching legacy token once registered; POST /mobile_push/test_notification and
 // /mobile_push/e2ee/test_notification queue a test notification for the push worker.
 import type { App } from '../app.ts';
-import { requireHuman } from '../auth/permissions.ts';
+import { requireHuman } from '../auth/policy.ts';
 import type { User } from '../db/generated/client.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';

@@ -2,7 +2,7 @@
 // owners add, change and remove them; every active user gets `realm_domains` events. Removing
 // the last domain lifts the restriction of new accounts to the organization's domains.
 import type { App } from '../app.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { requireRole } from '../auth/policy.ts';
 import type { User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';

@@ -9,7 +9,6 @@ import type { App } from '../app.ts';
 import { hasRealmPermission } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { bareContentType, guessContentType } from '../domain/mime-types.ts';
-import { Role } from '../domain/roles.ts';
 import { emojiCodeByName } from '../emoji/index.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
@@ -19,6 +18,7 @@ import { realmViewers } from '../queries/users.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 import type { EventBody } from '../events/schemas.ts';
+import { isAdmin, refuseGuests } from '../auth/policy.ts';
 
 /** Zulip's MAX_EMOJI_FILE_SIZE_MIB. */
 const MAX_EMOJI_FILE_MIB = 5;
@@ -32,8 +32,6 @@ const EXTENSIONS: Record<string, string> = {
 };
 /** Advisory-lock class of emoji writes (the second key is the realm id). */
 const EMOJI_LOCK = 0x454d4f4a;
-
-const isAdmin = (user: User) => user.role <= Role.ADMINISTRATOR;
 
 function checkEmojiName(name: string): void {
   if (name === '') throw badRequest('Emoji name is missing');
@@ -69,7 +67,7 @@ async function sendEmojiChange(app: App, realm: RealmInfo, change: EventBody<'re
 
 /** POST /realm/emoji/{emoji_name}: spaces in the name count as underscores. */
 export async function addRealmEmoji(app: App, realm: RealmInfo, user: User, rawName: string, files: UploadedFile[]): Promise<void> {
-  if (user.role === Role.GUEST) throw badRequest('Not allowed for guest users');
+  refuseGuests(user);
   const name = rawName.trim().replace(/ /g, '_');
   checkEmojiName(name);
   if (!(await hasRealmPermission(app.realms, realm, user, 'can_add_custom_emoji_group'))) throw badRequest('Insufficient permission');

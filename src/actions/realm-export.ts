@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { App } from '../app.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { requireRole } from '../auth/policy.ts';
 import type { User } from '../db/generated/client.ts';
 import { EXPORT_STATUS, type ExportType } from '../domain/realm-export.ts';
 import { Role } from '../domain/roles.ts';
@@ -17,7 +17,8 @@ import { realmExports } from '../queries/realm-exports.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { uploadFilePath, uploadSpaceUsed } from '../queries/uploads.ts';
 import { humanAdminIds } from '../queries/users.ts';
-import { deliverMessage, notificationBot, prepareMessage } from './messages.ts';
+import { deliverMessage, notificationBot } from './messages.ts';
+import { prepareInternalMessage } from './messages-prepare.ts';
 import { atomic, onCommit, sendOnCommit } from './transaction.ts';
 import type { ChatEvent } from '../events/schemas.ts';
 
@@ -101,7 +102,7 @@ async function runExport(app: App, realm: RealmInfo, exportId: number, log: Log)
 async function tellRequester(app: App, realm: RealmInfo, userId: number): Promise<void> {
   const bot = await notificationBot(app, realm);
   const content = 'Your data export is complete. [View and download exports](/#organization/data-exports-admin).';
-  const prepared = await prepareMessage(app, realm, bot, { kind: 'direct', users: [userId] }, content, false);
+  const prepared = await prepareInternalMessage(app, realm, bot, { kind: 'direct', users: [userId] }, content);
   await deliverMessage(app, realm, prepared, { client: 'Internal', readBySender: true });
 }
 

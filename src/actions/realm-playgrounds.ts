@@ -2,7 +2,7 @@
 // and RealmPlayground's model validation): administrators add and remove them; every active user
 // gets the whole new list in a `realm_playgrounds` event.
 import type { App } from '../app.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { requireRole } from '../auth/policy.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';

@@ -2,7 +2,7 @@
 // do_set_realm_user_default_setting): administrators choose the personal settings new users
 // start with. Existing users keep theirs; every active user learns each changed default.
 import type { App } from '../app.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { requireRole } from '../auth/policy.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { Role } from '../domain/roles.ts';
 import { userSettingsSchema, type UserSettingName, type UserSettings } from '../domain/user-settings.ts';

@@ -2,7 +2,7 @@
 // together, written in one transaction, then announced to every active user; deactivating and
 // reactivating the organization.
 import type { App } from '../app.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { requireRole } from '../auth/policy.ts';
 import { checkMethodsChange, methodsForClients, realmMethods } from '../auth/methods.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import {

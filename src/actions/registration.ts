@@ -11,7 +11,8 @@ import { confirmationLink, INVITE_STATUS, invitationByKey, type LinkState, linkS
 import { realmEmailChecker } from '../queries/realm-domains.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { generateKey, notifyInvitesChanged } from './invites.ts';
-import { sendBotDirectMessage, silentMention } from './messages.ts';
+import { sendBotDirectMessage } from './messages.ts';
+import { silentMention } from './messages-content.ts';
 import { systemBot } from './users.ts';
 import { sendWelcomeMessages } from './onboarding.ts';
 import { addSubscriptions } from './subscriptions.ts';

@@ -8,16 +8,16 @@ import { endOtherSessions } from '../auth/web-sessions.ts';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from '../auth/passwords.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { EMAIL_VISIBILITY } from '../domain/realm-settings.ts';
-import { Role } from '../domain/roles.ts';
 import { LANGUAGE_NAMES, NOTIFICATION_SOUNDS, userSettingsSchema, type UserSettingName, type UserSettings } from '../domain/user-settings.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { whoCanAccess } from '../queries/user-access.ts';
 import { apiEmail, avatarChange, canSeeEmail, emailVisibility, humanAdminIds, realmViewers, type Viewer } from '../queries/users.ts';
-import { atomic, onCommit, sendOnCommit } from './transaction.ts';
+import { atomic, lockUser, onCommit, sendOnCommit } from './transaction.ts';
 import { checkFullName, checkNameAvailable } from './users.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 import type { ChatEvent } from '../events/schemas.ts';
+import { isAdmin } from '../auth/policy.ts';
 
 const MAX_BATCHING_PERIOD_SECONDS = 7 * 24 * 60 * 60;
 
@@ -52,7 +52,7 @@ async function checkNewPassword(user: User, oldPassword: string | undefined, new
 async function checkNameChange(tx: Prisma.TransactionClient, realm: RealmInfo, user: User, raw: string | undefined): Promise<string | undefined> {
   if (raw === undefined || raw === user.fullName) return undefined;
   // Zulip ignores the change without an error: clients never offer it, so only API probing gets here.
-  if (realm.settings.name_changes_disabled && user.role > Role.ADMINISTRATOR) return undefined;
+  if (realm.settings.name_changes_disabled && !isAdmin(user)) return undefined;
   const name = checkFullName(raw);
   await checkNameAvailable(tx, realm, name, user.id);
   return name === user.fullName ? undefined : name;
@@ -72,7 +72,7 @@ export async function updateSettings(app: App, realm: RealmInfo, user: User, cha
   await atomic(app, async () => {
     const tx = app.prisma;
     // The settings are one JSON value: lock the row so concurrent changes cannot drop each other.
-    await tx.$queryRaw`SELECT id FROM "User" WHERE id = ${user.id} FOR UPDATE`;
+    await lockUser(app, user.id);
     const before = await tx.user.findUniqueOrThrow({ where: { id: user.id } });
     const fullName = await checkNameChange(tx, realm, before, change.fullName);
     const settings = changedSettings(before, change.settings);

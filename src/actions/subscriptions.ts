@@ -8,7 +8,6 @@ import type { ChannelPermission } from '../domain/channel-settings.ts';
 import { CHANNEL_PERMISSION_DEFAULTS, MAX_CHANNEL_DESCRIPTION_LENGTH, SUBSCRIPTION_COLORS } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
 import { FLAG_BITS, HISTORICAL_FLAGS } from '../domain/message-flags.ts';
-import { Role } from '../domain/roles.ts';
 import { inheritedNotificationSettings } from '../domain/user-settings.ts';
 import { badRequest } from '../errors.ts';
 import {
@@ -46,6 +45,7 @@ import { renderDescription } from '../queries/render-context.ts';
 import { atomic, onCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
+import { isAdmin, isGuest, refuseGuests } from '../auth/policy.ts';
 
 /** Zulip's check_color: 3 to 6 hex digits. */
 const COLOR_RE = /^#[0-9a-fA-F]{3,6}$/;
@@ -107,7 +107,7 @@ async function checkNewChannels(app: App, realm: RealmInfo, user: User, o: NewCh
     { inviteOnly: o.inviteOnly, isWebPublic: o.isWebPublic, historyPublicToSubscribers: history },
     { inviteOnly: true, webPublic: true },
   );
-  if (o.isDefault && user.role > Role.ADMINISTRATOR) throw badRequest('Insufficient permission');
+  if (o.isDefault && !isAdmin(user)) throw badRequest('Insufficient permission');
   if (o.isDefault && o.inviteOnly) throw badRequest('A default channel cannot be private.');
   const retention = parseRetention(o.messageRetentionDays ?? 'realm_default');
   if (retention !== null) requireOwner(user);
@@ -136,7 +136,7 @@ async function checkNewChannels(app: App, realm: RealmInfo, user: User, o: NewCh
 /** Whether `user` may subscribe others to `channel` (which they can read). */
 export function canAddSubscribers(user: User, channel: Channel, groups: Map<number, GroupInfo>, realm: RealmInfo, realmWide: boolean): boolean {
   if (realmWide || canAdministerChannel(user, channel, groups, realm)) return true;
-  return user.role !== Role.GUEST && isInGroupSetting(user, channelPermission(realm, channel, 'can_add_subscribers_group'), groups, realm);
+  return !isGuest(user) && isInGroupSetting(user, channelPermission(realm, channel, 'can_add_subscribers_group'), groups, realm);
 }
 
 interface SubscribePlan {
@@ -148,7 +148,7 @@ interface SubscribePlan {
 }
 
 async function checkSubscribe(app: App, realm: RealmInfo, user: User, req: SubscribeRequest): Promise<SubscribePlan> {
-  if (user.role === Role.GUEST) throw badRequest('Not allowed for guest users');
+  refuseGuests(user);
   const wanted = new Map<string, { name: string; description: string }>();
   for (const s of req.subscriptions) {
     const name = checkChannelName(s.name);
@@ -339,7 +339,7 @@ export interface NewChannel {
 
 /** POST /channels/create (Zulip's create_channel): a new channel, never an existing one; returns its id. */
 export async function createChannel(app: App, realm: RealmInfo, user: User, req: NewChannel): Promise<number> {
-  if (user.role === Role.GUEST) throw badRequest('Not allowed for guest users');
+  refuseGuests(user);
   const name = checkChannelName(req.name);
   const description = cleanDescription(req.description);
   return atomic(app, async () => {
@@ -361,13 +361,13 @@ export async function createChannel(app: App, realm: RealmInfo, user: User, req:
 
 /** Removing others needs administering every channel, or seeing it and being in can_remove_subscribers_group. */
 async function checkCanRemoveOthers(app: App, realm: RealmInfo, user: User, channels: Channel[]): Promise<void> {
-  if (user.role <= Role.ADMINISTRATOR) return;
+  if (isAdmin(user)) return;
   const [groups, subscribed] = [await app.realms.groups(realm.id), await subscribedChannelIds(app, user.id)];
   const allowed = (c: Channel) =>
     canAdministerChannel(user, c, groups, realm) ||
     (accessRules(user, c, subscribed.has(c.id), groups, realm).metadata &&
       isInGroupSetting(user, channelPermission(realm, c, 'can_remove_subscribers_group'), groups, realm));
-  if (user.role === Role.GUEST || !channels.every(allowed)) throw badRequest('Insufficient permission');
+  if (isGuest(user) || !channels.every(allowed)) throw badRequest('Insufficient permission');
 }
 
 /** DELETE /users/me/subscriptions. */

@@ -66,20 +66,24 @@ function currentScope(what: string): Pending {
 }
 
 /**
- * Holds these users' rows until the commit, so that checks on a user's own data (a setting unique
- * ignoring case, a word not yet there) hold against concurrent requests. NO KEY UPDATE: foreign-key
- * checks on the rows (a new message's sender) still pass meanwhile.
+ * The one way an action locks users: holds their rows until the commit, so that the checks on
+ * them (role, last owner, active; a setting unique ignoring case, a size limit, a word not yet
+ * there) hold against concurrent requests. NO KEY UPDATE conflicts with itself and with any
+ * update of the rows, while foreign-key checks on them (a new message's sender) still pass.
  */
 export async function lockUsers(app: App, userIds: number[]): Promise<void> {
   if (userIds.length) await app.prisma.$queryRawUnsafe('SELECT 1 FROM "User" WHERE id = ANY($1::int[]) ORDER BY id FOR NO KEY UPDATE', userIds);
 }
 
+export const lockUser = (app: App, id: number): Promise<void> => lockUsers(app, [id]);
+
 /**
- * Holds the user's row until the commit, so the checks on it (role, last owner, active) can't go
- * stale: a change to the user itself, which takes the whole row.
+ * Inside an action's transaction: waits for, then holds, the message's row until the commit, so
+ * the checks that follow read it as no concurrent change can make it stale (Zulip's
+ * access_message(lock_message=True)).
  */
-export async function lockUser(app: App, id: number): Promise<void> {
-  await app.prisma.$queryRaw`SELECT id FROM "User" WHERE id = ${id} FOR UPDATE`;
+export async function lockMessage(app: App, id: number): Promise<void> {
+  await app.prisma.$queryRaw`SELECT id FROM "Message" WHERE id = ${id} FOR UPDATE`;
 }
 
 /** Work for after the commit, before the events leave: dropping caches the transaction made stale. */

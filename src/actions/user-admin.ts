@@ -2,7 +2,7 @@
 // with the owner rules, names, profile fields, deactivation. Checks first, one transaction, then
 // the `realm_user` (and derived group and subscription) events.
 import type { App } from '../app.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { isAdmin, isOwner, requireRole } from '../auth/policy.ts';
 import type { User } from '../db/generated/client.ts';
 import { Role, roleSystemGroup, roleValue, SYSTEM_GROUPS, systemGroupDirectlyContains, type SystemGroupName } from '../domain/roles.ts';
 import { ApiError, badRequest } from '../errors.ts';
@@ -31,12 +31,12 @@ export async function accessUserForAdmin(
   // System bots are cross-realm in Zulip: no organization's administrator can reach them.
   if (!target || target.isSystemBot || (target.isBot && !o.allowBots)) throw badRequest('No such user');
   if (!target.isActive && !o.allowDeactivated) throw badRequest('User is deactivated');
-  if (actor.role > Role.ADMINISTRATOR && target.botOwnerId !== actor.id) throw badRequest('Insufficient permission');
+  if (!isAdmin(actor) && target.botOwnerId !== actor.id) throw badRequest('Insufficient permission');
   return target;
 }
 
 async function isLastOwner(app: App, realm: RealmInfo, user: User): Promise<boolean> {
-  if (user.role !== Role.OWNER || user.isBot) return false;
+  if (!isOwner(user) || user.isBot) return false;
   return (await app.prisma.user.count({ where: { realmId: realm.id, role: Role.OWNER, isBot: false, isActive: true } })) === 1;
 }
 
@@ -47,7 +47,7 @@ export interface UserUpdate {
 }
 
 async function checkRoleChange(app: App, realm: RealmInfo, actor: User, target: User, role: number): Promise<void> {
-  if (role === Role.OWNER || target.role === Role.OWNER) requireRole(actor, Role.OWNER);
+  if (role === Role.OWNER || isOwner(target)) requireRole(actor, Role.OWNER);
   else requireRole(actor, Role.ADMINISTRATOR);
   if (await isLastOwner(app, realm, target)) throw badRequest('The owner permission cannot be removed from the only organization owner.');
 }
@@ -155,7 +155,7 @@ export async function deactivateUser(app: App, realm: RealmInfo, actor: User, us
   await atomic(app, async () => {
     await serializeDeactivations(app, realm, userId);
     const target = await accessUserForAdmin(app, realm, actor, userId, { allowDeactivated: false, allowBots: false });
-    if (target.role === Role.OWNER && actor.role !== Role.OWNER) requireRole(actor, Role.OWNER);
+    if (isOwner(target) && !isOwner(actor)) requireRole(actor, Role.OWNER);
     if (await isLastOwner(app, realm, target)) throw badRequest('Cannot deactivate the only organization owner');
     await deactivateWithBots(app, realm, target);
   });

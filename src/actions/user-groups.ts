@@ -5,7 +5,6 @@ import { hasRealmPermission, isInGroupSetting } from '../auth/permissions.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { CHANNEL_PERMISSION_DEFAULTS, type ChannelPermission } from '../domain/channel-settings.ts';
 import { type GroupSettingChange, type GroupSettingValue, REALM_PERMISSION_DEFAULTS, type RealmPermission } from '../domain/realm-settings.ts';
-import { Role } from '../domain/roles.ts';
 import {
   INVALID_USER_GROUP_NAME_PREFIXES,
   MAX_USER_GROUP_NAME_LENGTH,
@@ -22,6 +21,7 @@ import { sendToRealm } from './realm.ts';
 import { atomic, onCommit } from './transaction.ts';
 import { cacheChanged } from '../cluster/cache-sync.ts';
 import type { ChatEvent, EventOf } from '../events/schemas.ts';
+import { isGuest, refuseGuests } from '../auth/policy.ts';
 
 type Groups = Map<number, GroupInfo>;
 type Event = Record<string, unknown>;
@@ -29,7 +29,7 @@ type Event = Record<string, unknown>;
 const insufficient = () => badRequest('Insufficient permission');
 
 export function requireNonGuest(user: User): void {
-  if (user.role === Role.GUEST) throw badRequest('Not allowed for guest users');
+  refuseGuests(user);
 }
 
 export function checkGroupName(name: string): string {
@@ -62,7 +62,7 @@ function checkSubgroupIds(groups: Groups, ids: number[]): number[] {
 
 /** Guests never hold a group permission that excludes role:everyone, whatever its value. */
 function hasGroupPermission(realm: RealmInfo, groups: Groups, user: User, group: GroupInfo, setting: UserGroupPermission): boolean {
-  if (user.role === Role.GUEST && !USER_GROUP_PERMISSION_RULES[setting].allowEveryone) return false;
+  if (isGuest(user) && !USER_GROUP_PERMISSION_RULES[setting].allowEveryone) return false;
   return isInGroupSetting(user, groupPermission(realm, group, setting), groups, realm);
 }
 

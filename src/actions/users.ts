@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { App } from '../app.ts';
 import { generateApiKey } from '../auth/api-keys.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { requireRole } from '../auth/permissions.ts';
+import { isAdmin, requireRole } from '../auth/policy.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { ROLES, Role, roleSystemGroup, SYSTEM_GROUPS, systemGroupDirectlyContains } from '../domain/roles.ts';
 import { realmSettingsSchema, userSettingsSchema } from '../domain/realm-settings.ts';
@@ -100,7 +100,8 @@ export async function createRealm(app: App, input: { subdomain: string; name: st
   if (!subdomainSchema.safeParse(input.subdomain).success) throw badRequest("Subdomain can only have lowercase letters, numbers, and '-'s.");
   checkNewUser(input.owner);
   const passwordHash = input.owner.password ? await hashPassword(input.owner.password, app.config.PASSWORD_HASH_COST) : null;
-  const { realmId, owner } = await app.prisma.$transaction(async (tx) => {
+  const { realmId, owner } = await atomic(app, async () => {
+    const tx = app.prisma;
     if (await tx.realm.findUnique({ where: { subdomain: input.subdomain } })) throw badRequest('Subdomain is already in use. Please choose a different one.');
     const realm = await tx.realm.create({ data: { subdomain: input.subdomain, name: input.name } });
     await tx.userGroup.createMany({
@@ -184,7 +185,7 @@ export async function announceNewUser(app: App, realm: RealmInfo, user: User): P
   announceSystemGroups(realm, viewers, user);
   // A bot also joins the bot lists of who administers it: its owner and the administrators.
   if (user.isBot) {
-    const admins = viewers.filter((v) => v.role <= Role.ADMINISTRATOR || v.id === user.botOwnerId).map((v) => v.id);
+    const admins = viewers.filter((v) => isAdmin(v) || v.id === user.botOwnerId).map((v) => v.id);
     sendOnCommit({ realmId: realm.id, userIds: admins, event: { type: 'realm_bot', op: 'add', bot: (await botDicts(app, realm, [user]))[0] } });
   }
 }

@@ -7,7 +7,6 @@ import type { EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { userSettingsSchema } from '../domain/realm-settings.ts';
-import { Role } from '../domain/roles.ts';
 import { badQueueId, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
 import type { HandlerOutcome, JsonFields } from '../http/route.ts';
@@ -20,6 +19,7 @@ import { currentSnapshot } from '../db/commits.ts';
 import { fetchInitialState, type SnapshotOptions } from '../queries/register.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
+import { isGuest } from '../auth/policy.ts';
 
 export const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
 export const MAX_IDLE_QUEUE_TIMEOUT = 7 * 86400;
@@ -59,7 +59,7 @@ const registerParams = {
 function queueOptions(user: User | null, p: ParamsOf<typeof queueParams>): QueueOptions {
   // A bot's own default when the client does not say (Zulip's _default_all_public_streams).
   const allPublicStreams = p.all_public_streams ?? (user?.isBot === true && userSettingsSchema.parse(user.settings ?? {}).default_all_public_streams);
-  if (allPublicStreams && user && user.role === Role.GUEST) throw badRequest('User not authorized for this query');
+  if (allPublicStreams && user && isGuest(user)) throw badRequest('User not authorized for this query');
   const caps = p.client_capabilities;
   return {
     eventTypes: p.event_types ?? null,

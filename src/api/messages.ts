@@ -2,7 +2,8 @@
 // POST /messages/{id}/report.
 import { z } from 'zod';
 import { MAX_REPORT_DESCRIPTION_LENGTH, REPORT_REASONS, reportMessage, type ReportType } from '../actions/message-report.ts';
-import { sendMessage, type Addressee } from '../actions/messages.ts';
+import { sendMessage } from '../actions/messages.ts';
+import type { Addressee } from '../actions/messages-prepare.ts';
 import type { User } from '../db/generated/client.ts';
 import { badRequest } from '../errors.ts';
 import { bool, choice, intList, json, pathId, str } from '../http/params.ts';

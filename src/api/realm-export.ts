@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { requireRole } from '../auth/permissions.ts';
+import { requireRole } from '../auth/policy.ts';
 import { deleteExport, requestExport } from '../actions/realm-export.ts';
 import { EXPORT_STATUS, EXPORT_TYPE, EXPORT_TYPES, type ExportType } from '../domain/realm-export.ts';
 import { Role } from '../domain/roles.ts';

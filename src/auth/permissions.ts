@@ -1,8 +1,8 @@
 // The one permission check: is a user in the set a group-setting value describes? Every realm,
 // channel and group permission of the API is a group-setting value, so every check comes here.
 import type { GroupSettingValue, RealmPermission } from '../domain/realm-settings.ts';
-import { Role, systemGroupContains } from '../domain/roles.ts';
-import { ApiError } from '../errors.ts';
+import { systemGroupContains } from '../domain/roles.ts';
+import { isModerator } from './policy.ts';
 import type { GroupInfo, RealmDirectory, RealmInfo } from '../queries/realms.ts';
 
 export interface PermissionSubject {
@@ -24,7 +24,7 @@ function inGroup(user: PermissionSubject, groupId: number, groups: Map<number, G
     if (group.name !== 'role:fullmembers') return true;
     // Full members are members whose account is older than the waiting period.
     const threshold = realm.settings.waiting_period_threshold * DAY_MS;
-    return user.role < Role.MEMBER || Date.now() - user.dateJoined.getTime() >= threshold;
+    return isModerator(user) || Date.now() - user.dateJoined.getTime() >= threshold;
   }
   return group.members.has(user.id) || group.subgroups.some((sub) => inGroup(user, sub, groups, realm, seen));
 }
@@ -38,17 +38,4 @@ export function isInGroupSetting(user: PermissionSubject, value: GroupSettingVal
 
 export async function hasRealmPermission(directory: RealmDirectory, realm: RealmInfo, user: PermissionSubject, setting: RealmPermission): Promise<boolean> {
   return isInGroupSetting(user, realm.permissions[setting], await directory.groups(realm.id), realm);
-}
-
-export function requireRole(
-  user: PermissionSubject,
-  role: number,
-  msg = role <= Role.OWNER ? 'Must be an organization owner' : 'Must be an organization administrator',
-): void {
-  if (user.role > role) throw new ApiError(msg, 'UNAUTHORIZED_PRINCIPAL', 400);
-}
-
-/** Zulip's human_users_only: endpoints about a person's own account refuse bots. */
-export function requireHuman(user: { isBot: boolean }): void {
-  if (user.isBot) throw new ApiError('This endpoint does not accept bot requests.', 'BAD_REQUEST', 400);
 }

@@ -4,7 +4,6 @@ import type { App } from '../app.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import { CHANNEL_PERMISSION_DEFAULTS, type ChannelPermission } from '../domain/channel-settings.ts';
 import type { GroupSettingValue } from '../domain/realm-settings.ts';
-import { Role } from '../domain/roles.ts';
 import { isInGroupSetting, type PermissionSubject } from '../auth/permissions.ts';
 import { badRequest } from '../errors.ts';
 import { currentTransaction, inTransaction } from '../db/transaction.ts';
@@ -14,6 +13,7 @@ import { defaultChannelIds } from './default-channels.ts';
 import type { z } from 'zod';
 import type { channel as channelSchema } from '../events/schemas.ts';
 import { recordOf } from '../domain/records.ts';
+import { isAdmin, isGuest } from '../auth/policy.ts';
 
 export const CHANNEL_PERMISSIONS = Object.keys(CHANNEL_PERMISSION_DEFAULTS) as ChannelPermission[];
 
@@ -74,11 +74,11 @@ export function accessRules(
   realm: RealmInfo,
 ): { content: boolean; metadata: boolean } {
   if (channel.isWebPublic || subscribed) return { content: true, metadata: true };
-  if (user.role === Role.GUEST) return { content: false, metadata: false };
+  if (isGuest(user)) return { content: false, metadata: false };
   if (!channel.inviteOnly) return { content: true, metadata: true };
   const has = (setting: ChannelPermission) => isInGroupSetting(user, channelPermission(realm, channel, setting), groups, realm);
   const content = has('can_add_subscribers_group') || has('can_subscribe_group');
-  return { content, metadata: content || user.role <= Role.ADMINISTRATOR || has('can_administer_channel_group') };
+  return { content, metadata: content || isAdmin(user) || has('can_administer_channel_group') };
 }
 
 export async function channelAccess(app: App, realm: RealmInfo, user: User, channel: Channel): Promise<ChannelAccess> {
@@ -88,8 +88,8 @@ export async function channelAccess(app: App, realm: RealmInfo, user: User, chan
 
 /** Organization administrators administer every channel; others need can_administer_channel_group. */
 export function canAdministerChannel(user: PermissionSubject, channel: Channel, groups: Map<number, GroupInfo>, realm: RealmInfo): boolean {
-  if (user.role <= Role.ADMINISTRATOR) return true;
-  return user.role !== Role.GUEST && isInGroupSetting(user, channelPermission(realm, channel, 'can_administer_channel_group'), groups, realm);
+  if (isAdmin(user)) return true;
+  return !isGuest(user) && isInGroupSetting(user, channelPermission(realm, channel, 'can_administer_channel_group'), groups, realm);
 }
 
 export async function channelById(app: App, realm: RealmInfo, id: number): Promise<Channel> {
@@ -298,7 +298,7 @@ export async function listChannels(app: App, realm: RealmInfo, user: User, o: Ch
     if (o.includeCanAccessContent) return access(c).content;
     return (
       (o.includeSubscribed && subscribed.has(c.id)) ||
-      (o.includePublic && user.role !== Role.GUEST && !c.inviteOnly) ||
+      (o.includePublic && !isGuest(user) && !c.inviteOnly) ||
       (o.includeWebPublic && c.isWebPublic && !c.inviteOnly && !c.isArchived)
     );
   });

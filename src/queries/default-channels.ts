@@ -2,7 +2,7 @@
 // get_default_stream_ids_for_realm and DefaultStreamGroup.to_dict).
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
-import { Role } from '../domain/roles.ts';
+import { isGuest } from '../auth/policy.ts';
 
 export interface DefaultChannelGroupDict {
   name: string;
@@ -37,4 +37,4 @@ export async function defaultChannelGroups(app: App, realmId: number): Promise<D
 }
 
 /** Guests (and spectators) are told the organization has no defaults, as in Zulip. */
-export const seesDefaultChannels = (user: Pick<User, 'role'> | null) => user !== null && user.role !== Role.GUEST;
+export const seesDefaultChannels = (user: Pick<User, 'role'> | null) => user !== null && !isGuest(user);

@@ -2,8 +2,8 @@
 // do_get_invites_controlled_by_user), the links, and what a link's key leads to.
 import type { App } from '../app.ts';
 import type { Invitation, MultiuseInvite, User } from '../db/generated/client.ts';
-import { Role } from '../domain/roles.ts';
 import type { RealmInfo } from './realms.ts';
+import { isAdmin } from '../auth/policy.ts';
 
 /** Zulip's confirmation statuses. */
 export const INVITE_STATUS = { PENDING: 0, USED: 1, REVOKED: 2 } as const;
@@ -20,7 +20,7 @@ export const multiuseLink = (app: App, realm: RealmInfo, key: string) => `${app.
 /** Unexpired, unused invitations `user` may manage: administrators all of them, others their own. */
 export async function listInvites(app: App, realm: RealmInfo, user: User): Promise<Record<string, unknown>[]> {
   const now = new Date();
-  const admin = user.role <= Role.ADMINISTRATOR;
+  const admin = isAdmin(user);
   const [emails, links] = await Promise.all([
     app.prisma.invitation.findMany({
       where: { realmId: realm.id, status: INVITE_STATUS.PENDING, referredById: admin ? { not: null } : user.id, ...unexpired(now) },

@@ -6,11 +6,11 @@ import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { FLAG_BITS, IS_PRIVATE } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
-import { Role } from '../domain/roles.ts';
 import { ApiError } from '../errors.ts';
 import { channelAccess, channelByName } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
 import { findUserByEmail } from './users.ts';
+import { isGuest } from '../auth/policy.ts';
 
 const operand = z.union([z.string(), z.number().int(), z.array(z.number().int())]);
 export const narrowSchema = z.array(
@@ -262,7 +262,7 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
       if (text !== 'public' && text !== 'web-public') throw badNarrow(`unknown channels operand ${text}`);
       return {
         cond: `m."channelId" IN (SELECT id FROM "Channel" WHERE "realmId" = ${sql.add(realm.id)} AND NOT "inviteOnly"${text === 'web-public' ? ' AND "isWebPublic"' : ''})`,
-        history: user.role !== Role.GUEST,
+        history: !isGuest(user),
       };
     case 'topic':
       return { cond: `(m."channelId" IS NOT NULL AND upper(m.topic) = upper(${sql.add(normalizeTopicName(text))}))` };

@@ -37,6 +37,7 @@ import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
 import { integrationDict } from '../webhooks/integration.ts';
 import { INTEGRATION_LIST } from '../webhooks/integrations/index.ts';
+import { isAdmin, isModerator } from '../auth/policy.ts';
 
 export interface SnapshotOptions {
   fetchEventTypes: readonly string[] | null;
@@ -216,7 +217,7 @@ async function realmUserSection(app: App, realm: RealmInfo, user: User, o: Snaps
     avatar_url: avatarUrl(user),
     avatar_url_medium: avatarUrl(user, true),
     ...roleFlags(user.role),
-    is_moderator: user.role <= Role.MODERATOR,
+    is_moderator: isModerator(user),
     ...canCreate,
     can_create_streams: Object.values(canCreate).some(Boolean),
     can_invite_others_to_realm: may('can_invite_users_group'),
@@ -594,7 +595,7 @@ async function starredMessages(app: App, user: User): Promise<State> {
 /** The bots the user administers: their own, or every bot for organization administrators. */
 async function ownedBots(app: App, realm: RealmInfo, user: User): Promise<State> {
   const bots = await app.prisma.user.findMany({
-    where: { realmId: realm.id, isBot: true, isSystemBot: false, ...(user.role <= Role.ADMINISTRATOR ? {} : { botOwnerId: user.id }) },
+    where: { realmId: realm.id, isBot: true, isSystemBot: false, ...(isAdmin(user) ? {} : { botOwnerId: user.id }) },
     orderBy: { id: 'asc' },
   });
   return { realm_bots: await botDicts(app, realm, bots) };

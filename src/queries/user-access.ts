@@ -7,6 +7,7 @@ import { Role, roleFlags } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
 import { dummyEmail, userById, type Person, type Viewer } from './users.ts';
+import { isGuest } from '../auth/policy.ts';
 
 /** Zulip's all_users_accessible_by_everyone_in_realm (the setting may only be role:everyone or role:members). */
 export function everyoneAccessible(realm: RealmInfo): boolean {
@@ -15,7 +16,7 @@ export function everyoneAccessible(realm: RealmInfo): boolean {
 
 /** Whether `viewer` may access only some users: a guest, when the setting leaves guests out. */
 export function accessRestricted(realm: RealmInfo, viewer: Viewer): boolean {
-  return viewer.role === Role.GUEST && !everyoneAccessible(realm);
+  return isGuest(viewer) && !everyoneAccessible(realm);
 }
 
 /**

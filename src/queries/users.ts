@@ -9,6 +9,7 @@ import type { RealmInfo } from './realms.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 import { rawQuery } from '../db/transaction.ts';
 import type { EventOf } from '../events/schemas.ts';
+import { isAdmin, isGuest, isModerator } from '../auth/policy.ts';
 
 export interface Viewer {
   id: number;
@@ -36,11 +37,11 @@ export function canSeeEmail(target: User, viewer: Viewer | null): boolean {
     case EMAIL_VISIBILITY.EVERYONE:
       return true;
     case EMAIL_VISIBILITY.MEMBERS:
-      return viewer.role <= Role.MEMBER;
+      return !isGuest(viewer);
     case EMAIL_VISIBILITY.MODERATORS:
-      return viewer.role <= Role.MODERATOR;
+      return isModerator(viewer);
     case EMAIL_VISIBILITY.ADMINS:
-      return viewer.role <= Role.ADMINISTRATOR;
+      return isAdmin(viewer);
     default:
       return false;
   }

@@ -4,7 +4,8 @@
 // direct message to the bot's owner when the URL names no channel. A channel that does not exist
 // is told to the bot's owner instead, and the service gets success, so it does not retry.
 import type { App } from '../app.ts';
-import { sendMessage, type Addressee } from '../actions/messages.ts';
+import { sendMessage } from '../actions/messages.ts';
+import type { Addressee } from '../actions/messages-prepare.ts';
 import type { User } from '../db/generated/client.ts';
 import { ApiError, badRequest, realmDeactivated, userDeactivated } from '../errors.ts';
 import type { Integration, WebhookDirectory, WebhookMessage } from './integration.ts';

@@ -11,7 +11,8 @@
 // other than 2xx, or a 2xx one that is not usable JSON, fails at once. Each failure also reaches
 // the bot's owner as a direct message from the bot.
 import type { App } from '../app.ts';
-import { defaultReadBySender, deliverMessage, prepareMessage, type Addressee } from '../actions/messages.ts';
+import { defaultReadBySender, deliverMessage } from '../actions/messages.ts';
+import { prepareInternalMessage, type Addressee } from '../actions/messages-prepare.ts';
 import { backoff, claimDue, nextLook, removeDone, retryLater } from '../db/outbox.ts';
 import type { BotService, User } from '../db/generated/client.ts';
 import { INTERFACES } from '../domain/bots.ts';
@@ -242,7 +243,7 @@ async function reply(app: App, call: Call, content: string): Promise<void> {
 }
 
 async function sendAsBot(app: App, call: Call, to: Addressee, content: string): Promise<void> {
-  const prepared = await prepareMessage(app, call.realm, call.bot, to, content, false);
+  const prepared = await prepareInternalMessage(app, call.realm, call.bot, to, content);
   await deliverMessage(app, call.realm, prepared, { client: RESPONSE_CLIENT, readBySender: defaultReadBySender(RESPONSE_CLIENT) });
 }
 
