@@ -309,7 +309,7 @@ const configSchema = z.object({
   CLUSTER: z.enum(['nats', 'off']).optional(),
   /**
    * Tests only: a node that commits a message containing this text kills itself (SIGKILL) right
-   * after the commit, before it publishes the message's events (test/cluster-outbox.test.ts).
+   * after the commit, before it publishes the message's events (test/cluster/cluster-outbox.test.ts).
    */
   TEST_DIE_AFTER_COMMIT: z.string().min(1).optional(),
   /** Tests only: likewise once the message's events are stored in NATS, before its outbox row is deleted. */
