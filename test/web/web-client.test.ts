@@ -3,7 +3,7 @@
 // gateway, preview, edits, reactions, resolving, reading, history, a dropped socket, long-polling.
 // One browser for the file; each test opens its own contexts (a context is one user's tab).
 // Skipped, with a message, where /usr/bin/chromium is missing (`.ci/run` installs it).
-// WEB_SCREENSHOTS=<dir> also saves the README's screenshots (desktop and phone width) there.
+// WEB_SCREENSHOTS=<dir> also saves the screenshots of docs/web-client.md (desktop and phone width) there.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Page, WebSocketRoute } from 'playwright-core';

@@ -1,7 +1,7 @@
 // Reads one event queue (made by POST /register) for as long as it lives: over the WebSocket
 // gateway, pushed as events happen, or by long-polling GET /events when a socket cannot get
 // through. After a dropped connection it resumes from the last event it received, so nothing is
-// missed and nothing comes twice (README, "WebSocket events"). A queue the server no longer has
+// missed and nothing comes twice (docs/api.md, "WebSocket events"). A queue the server no longer has
 // is reported, and the client registers again.
 import { ApiError, type Api } from './api.ts';
 
