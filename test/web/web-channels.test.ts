@@ -190,6 +190,32 @@ browserTest('an administrator renames, describes and archives a channel; a membe
   await owner.waitForURL(/#channels\/all$/);
 });
 
+browserTest('time format: the 12-hour clock by default, the 24-hour one once chosen in Preferences, kept across a reload', async (ctx) => {
+  const sent = await ctx.owner.client.post('/messages', { type: 'stream', to: 'general', topic: 'clock', content: 'What time is it?' });
+  assert.is(sent.status, 200, sent.text);
+  const { timestamp } = (await ctx.bob.client.get(`/messages/${sent.body.id}`)).body.message;
+  const streamId = (await ctx.bob.client.get('/get_stream_id', { stream: 'general' })).body.stream_id;
+  const bob = await logIn(ctx, ctx.bob, `#narrow/channel/${streamId}-general/topic/clock`);
+  const time = bob.locator(`article[data-message-id="${sent.body.id}"] .message-meta time`);
+  // The hour and minute of the message in the browser's time zone, to spell both clocks exactly.
+  const timeZone = await bob.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+  const parts = new Intl.DateTimeFormat('en-US', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone }).formatToParts(timestamp * 1000);
+  const [hour, minute] = ['hour', 'minute'].map((type) => parts.find((p) => p.type === type)!.value);
+  const twelve = new RegExp(`^${((Number(hour) + 11) % 12) + 1}:${minute}\\s${Number(hour) < 12 ? 'AM' : 'PM'}$`);
+  assert.match((await time.textContent()) ?? '', twelve);
+
+  await bob.goto(`${ctx.url}#settings/preferences`);
+  await bob.getByLabel('Time format').selectOption({ label: '24-hour clock (17:00)' });
+  await bob.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  assert.is((await ctx.bob.client.post('/register', { fetch_event_types: ['user_settings'] })).body.user_settings.twenty_four_hour_time, true);
+  await bob.goto(`${ctx.url}#narrow/channel/${streamId}-general/topic/clock`);
+  const twentyFour = new RegExp(`^${hour}:${minute}$`);
+  await time.filter({ hasText: twentyFour }).waitFor();
+  // Register brings the choice back.
+  await bob.reload();
+  await time.filter({ hasText: twentyFour }).waitFor();
+});
+
 /** A 1x1 PNG, for an avatar. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
