@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The server as a container: the bundle `npm start` runs, its runtime dependencies, and the
 # migrations it applies at start, as an unprivileged user. It needs a PostgreSQL (DATABASE_URL):
-# the embedded one of `npm start` is left out of the image (see compose.yaml and README.md).
+# the embedded one of `npm start` is left out of the image (see compose.yaml and docs/operations.md).
 # glibc (Debian slim), not Alpine: uWebSockets.js and sharp ship binaries for glibc.
 ARG NODE_IMAGE=node:20-slim
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { endTestRun } from '../test/helpers/server.ts';
 import { DESKTOP, PHONE, messageWith, setUpBrowserSuite, submitLogin, tearDownBrowserSuite, type Ctx } from '../test/lib/browser.ts';
-import { makeChannel, send, sendDm } from '../test/messages-helpers.ts';
+import { makeChannel, send, sendDm } from '../test/messages/messages-helpers.ts';
 
 const OUT = path.resolve('docs/screenshots');
 

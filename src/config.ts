@@ -251,19 +251,19 @@ const configSchema = z.object({
   /**
    * OpenID Connect single sign-on: a JSON list of providers, each
    * `{"name", "issuer", "client_id", "secret", "display_name", "display_icon", "auto_signup"}`
-   * (README, "Single sign-on"); empty, there is none.
+   * (docs/sign-in.md); empty, there is none.
    */
   OIDC_PROVIDERS: oidcProviders.default([]),
   /**
    * SAML 2.0 single sign-on: a JSON list of identity providers, each `{"name", "entity_id", "url",
    * "x509cert", "attr_email", "attr_first_name", "attr_last_name", "attr_full_name", "display_name",
-   * "display_icon", "auto_signup", "limit_to_subdomains"}` (README, "Single sign-on"); empty, there is none.
+   * "display_icon", "auto_signup", "limit_to_subdomains"}` (docs/sign-in.md); empty, there is none.
    */
   SAML_IDPS: samlIdps.default([]),
   /** This server's SAML entity ID (Zulip's SOCIAL_AUTH_SAML_SP_ENTITY_ID): the audience of the assertions it accepts; its root URL by default. */
   SAML_SP_ENTITY_ID: z.string().min(1).optional(),
   /**
-   * LDAP login (Zulip's ZulipLDAPAuthBackend; README, "LDAP"): the directory's URL
+   * LDAP login (Zulip's ZulipLDAPAuthBackend; docs/sign-in.md): the directory's URL
    * (AUTH_LDAP_SERVER_URI); unset, there is no LDAP login.
    */
   LDAP_SERVER_URL: ldapUrl.optional(),
@@ -303,13 +303,13 @@ const configSchema = z.object({
   EVENT_SCHEMA_CHECK: z.enum(['strict', 'log']).default('log'),
   /**
    * `nats` runs this process as one node of a cluster: several processes on one PostgreSQL, with
-   * events and cache changes between them through NATS (README, "Cluster"). On by default when
+   * events and cache changes between them through NATS (docs/cluster.md). On by default when
    * NATS_URL is set; `off` keeps a single process even then.
    */
   CLUSTER: z.enum(['nats', 'off']).optional(),
   /**
    * Tests only: a node that commits a message containing this text kills itself (SIGKILL) right
-   * after the commit, before it publishes the message's events (test/cluster-outbox.test.ts).
+   * after the commit, before it publishes the message's events (test/cluster/cluster-outbox.test.ts).
    */
   TEST_DIE_AFTER_COMMIT: z.string().min(1).optional(),
   /** Tests only: likewise once the message's events are stored in NATS, before its outbox row is deleted. */

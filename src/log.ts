@@ -76,7 +76,7 @@ export const requestIdOf = (seq: number): string => `${PROCESS_TAG}-${seq.toStri
  * The log of one request (or WebSocket, for the lines its frames cause): every line carries the
  * request's id, as its access line does. Handed down as an argument to the code that writes
  * lines: on Node 20 the AsyncLocalStorage that would find it instead switches on promise hooks for
- * the whole process, which costs every request (README, "Logs").
+ * the whole process, which costs every request (docs/operations.md, "Logs").
  */
 export class RequestLog implements Log {
   constructor(private readonly seq: number) {}

@@ -4,7 +4,7 @@
 // server first (CLI init, then the API); every other user, channel and subscription is a copy of
 // those rows with new names, so the seed keeps up with whatever columns the schema gains.
 //
-// Shape (README "Benchmarks", history):
+// Shape (docs/benchmarks.md, History):
 // - USERS people, each subscribed to #general and 4 other channels; CHANNELS channels.
 // - Channel traffic is skewed (channel k gets a share growing like sqrt), topics too (a few hot
 //   ones, a long tail); 5 % of messages are direct messages (1:1, group DMs).
@@ -14,7 +14,7 @@
 // - Of each bench user's rows: 0.5 % unread, 0.1 % starred, 1 % mentioned, 0.5 % wildcard
 //   mentioned, 0.1 % with an alert word; 1 % of messages carry a reaction. Rows of direct
 //   messages carry the internal is_private bit, and channel traffic is counted at the end, as the
-//   server does for what it writes (README, "Upgrading a database with a long history").
+//   server does for what it writes (docs/operations.md, "Upgrading a database with a long history").
 // Bulk loading drops the two tables' secondary indexes and builds them again afterwards, then
 // VACUUM ANALYZE, as a database that has lived with its history would be.
 import pg from 'pg';

@@ -159,7 +159,7 @@ async function keepSeeded(serverUrl: string, name: string, seeded: SeedReport): 
 }
 
 /**
- * The settings README asks of a PostgreSQL holding a long history (those of the embedded one,
+ * The settings docs/operations.md asks of a PostgreSQL holding a long history (those of the embedded one,
  * historySettings) that a database may carry itself, set on the bench's database: a shared
  * server, or the bench's own scratch PostgreSQL, keeps its defaults for the rest (shared_buffers).
  */

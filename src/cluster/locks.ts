@@ -10,7 +10,7 @@
 // consistent hashing: a turn costs two round trips to PostgreSQL (lock, unlock) per group-commit
 // batch, and needs no membership, no hand-over when nodes come and go, and no second way of
 // calling an action; routing would cost a NATS request per write from every other node and a
-// serialized form of every channel action. README.md, "Cluster", has the figures.
+// serialized form of every channel action. docs/cluster.md has the figures.
 //
 // The outbox (outbox.ts) rides on the same statements: taking a lock also asks whether a dead
 // holder left events unpublished under it (they go out first), and releasing it deletes the

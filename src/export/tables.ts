@@ -2,7 +2,7 @@
 // foreign key points to a table earlier in the list, and the tables of realm.json come before those
 // of the messages files, which come before attachment.json's. Rows keep their ids, so an import
 // into an empty database needs no remapping. A table that is neither here nor in
-// NOT_EXPORTED_TABLES fails test/export.test.ts: a new model must say where its rows go.
+// NOT_EXPORTED_TABLES fails test/organization/export.test.ts: a new model must say where its rows go.
 
 /** Zulip's layout: realm.json, messages-000001.json..., attachment.json. */
 export type ExportFile = 'realm' | 'messages' | 'attachment';

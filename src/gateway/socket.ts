@@ -2,7 +2,7 @@
 // reads an event queue made by POST /register over one connection. Each event is pushed as a
 // JSON text frame as soon as it is queued; the client acknowledges with `{"last_event_id": N}`,
 // which prunes the queue, and after a reconnect it passes the last id it received to resume
-// with no gap and no duplicate. Protocol details: README.md, "WebSocket events".
+// with no gap and no duplicate. Protocol details: docs/api.md, "WebSocket events".
 import type uWS from 'uWebSockets.js';
 import { z } from 'zod';
 import type { App } from '../app.ts';

@@ -1,5 +1,5 @@
 // A push relay for development and tests, speaking the relay API the server posts to
-// (PUSH_RELAY_URL; README "Push notifications"): it takes token registrations, handing out its
+// (PUSH_RELAY_URL; docs/api.md, "Push notifications"): it takes token registrations, handing out its
 // own device ids, and notification requests, forwards nothing, and reports every request to its
 // listener. It can open the sealed payloads only with device keys it is given: the real relay
 // never has them (only the phone does). It can go down (its port closed) and come back on the

@@ -10,7 +10,7 @@
 // backoff and go when it answers again; a row older than GIVE_UP_MS is dropped (a day-old
 // notification helps nobody; a registration then fails with REQUEST_EXPIRED, as in Zulip).
 // Relay requests: POST /push/e2ee/register and /push/e2ee/notify, /push/test_notification for
-// legacy tokens (README, "Push notifications"). Keys and tokens are never logged.
+// legacy tokens (docs/api.md, "Push notifications"). Keys and tokens are never logged.
 import type { App } from '../app.ts';
 import { completePushRegistration, failPushRegistration, type TokenKind } from '../actions/devices.ts';
 import type { Device } from '../db/generated/client.ts';

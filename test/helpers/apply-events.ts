@@ -4,7 +4,7 @@
 // the event does not carry the data (the newest message id after a deletion, a user's new rights
 // after a role change, ...), `refetch` asks the server the same question over the API.
 //
-// The events-rebuild test (test/events-rebuild.test.ts) holds the server to the property Zulip's
+// The events-rebuild test (test/events/events-rebuild.test.ts) holds the server to the property Zulip's
 // verify_action checks: applying the events of a change to the state from before it gives the
 // state a new register returns after it. A new event type needs its rule in RULES below.
 

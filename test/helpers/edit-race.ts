@@ -3,7 +3,7 @@
 // suites: PostgreSQL runs the transactions truly concurrently, so the row lock is what decides.
 import { createHash } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import { makeChannel, send, sendDm } from '../messages-helpers.ts';
+import { makeChannel, send, sendDm } from '../messages/messages-helpers.ts';
 import type { TestRealm } from './server.ts';
 
 const PARALLEL = 8;

@@ -39,6 +39,7 @@ export interface View {
 
 export interface UserSettings extends EmailNotificationSettings {
   enter_sends: boolean;
+  twenty_four_hour_time: boolean;
   timezone: string;
   enable_desktop_notifications: boolean;
   enable_sounds: boolean;
@@ -151,6 +152,7 @@ export function stateFromRegister(r: any, view: View): AppState {
     groups: new Map((r.realm_user_groups ?? []).map((g: UserGroup) => [g.id, g])),
     settings: {
       enter_sends: r.user_settings?.enter_sends ?? false,
+      twenty_four_hour_time: r.user_settings?.twenty_four_hour_time ?? false,
       timezone: r.user_settings?.timezone ?? '',
       enable_desktop_notifications: r.user_settings?.enable_desktop_notifications ?? true,
       enable_sounds: r.user_settings?.enable_sounds ?? true,

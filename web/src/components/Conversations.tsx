@@ -154,7 +154,7 @@ export function RecentConversations({ client, state }: { client: ChatClient; sta
                 <td>{[...senders].map((id) => state.users.get(id)?.full_name ?? m.sender_full_name).join(', ')}</td>
                 <td>
                   <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>
-                    {formatTime(m.timestamp)}
+                    {formatTime(m.timestamp, state.settings.twenty_four_hour_time)}
                   </time>
                 </td>
               </tr>

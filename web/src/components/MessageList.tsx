@@ -229,6 +229,7 @@ export class MessageList extends Component<Props> {
                 users={state.users}
                 realmEmoji={state.realmEmoji}
                 myId={myId}
+                twentyFourHour={state.settings.twenty_four_hour_time}
               />
             </Fragment>
           );

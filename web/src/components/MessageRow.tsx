@@ -24,6 +24,7 @@ interface Props {
   users: Map<number, User>;
   realmEmoji: Map<string, RealmEmoji>;
   myId: number;
+  twentyFourHour: boolean;
 }
 
 interface State {
@@ -74,7 +75,8 @@ export class MessageRow extends Component<Props, State> {
       next.canEdit !== p.canEdit ||
       next.near !== p.near ||
       next.users !== p.users ||
-      next.realmEmoji !== p.realmEmoji
+      next.realmEmoji !== p.realmEmoji ||
+      next.twentyFourHour !== p.twentyFourHour
     );
   }
 
@@ -183,7 +185,7 @@ export class MessageRow extends Component<Props, State> {
                 {m.sender_full_name}
               </a>
               <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>
-                {formatTime(m.timestamp)}
+                {formatTime(m.timestamp, this.props.twentyFourHour)}
               </time>
             </div>
           )}
@@ -269,7 +271,7 @@ export class MessageRow extends Component<Props, State> {
         {!editing && !m.localId && (
           <div class="message-actions">
             <time class="message-time-small" aria-hidden="true">
-              {continued ? formatTime(m.timestamp) : ''}
+              {continued ? formatTime(m.timestamp, this.props.twentyFourHour) : ''}
             </time>
             <button
               type="button"

@@ -1,5 +1,5 @@
 // Personal settings (Zulip's #settings), loaded the first time they open: the name, the avatar
-// and a status; the password; Enter-to-send, the time zone, the theme and notifications. Each change goes through the API
+// and a status; the password; Enter-to-send, the time format and zone, the theme and notifications. Each change goes through the API
 // and comes back as an event, so every open client of the user shows it.
 import { useState } from 'preact/hooks';
 import type { ChatClient } from '../client.ts';
@@ -158,6 +158,15 @@ function Preferences({ client, state }: { client: ChatClient; state: AppState })
         />{' '}
         Enter sends a message (Shift+Enter starts a new line)
       </label>
+      <label for="settings-time-format">Time format</label>
+      <select
+        id="settings-time-format"
+        value={String(state.settings.twenty_four_hour_time)}
+        onChange={(e) => save(() => updateSettings(client.api, { twenty_four_hour_time: e.currentTarget.value === 'true' }))}
+      >
+        <option value="false">12-hour clock (5:00 PM)</option>
+        <option value="true">24-hour clock (17:00)</option>
+      </select>
       <label for="settings-timezone">Time zone</label>
       <select
         id="settings-timezone"

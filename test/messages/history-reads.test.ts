@@ -1,0 +1,71 @@
+// What register reads of a long history, from bounded sources: channel traffic from the daily
+// counts (src/ops/history-upkeep.ts), recent direct-message conversations from the newest direct
+// messages, and unread_msgs capped at the newest 50,000 as Zulip does.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { countChannelTraffic } from '../../src/ops/history-upkeep.ts';
+import { newRealm } from '../helpers/server.ts';
+import { age, makeChannel, send, sendDm } from './messages-helpers.ts';
+
+const DAY = 86_400;
+
+test('stream_weekly_traffic and is_recently_active come from the daily counts', async () => {
+  const realm = await newRealm();
+  const app = realm.server.app;
+  const ann = await realm.addUser();
+  const busy = await makeChannel(realm, 'busy', [ann]);
+  const quiet = await makeChannel(realm, 'quiet', [ann]);
+  await app.prisma.channel.updateMany({ where: { id: { in: [busy, quiet] } }, data: { dateCreated: new Date(Date.now() - 400 * DAY * 1000) } });
+  const recent = [];
+  for (let i = 0; i < 41; i++) recent.push(await send(ann, busy, 't', `message ${i}`));
+  await age(realm, recent, 2 * DAY);
+  await age(realm, [await send(ann, quiet, 't', 'long ago')], 200 * DAY);
+  const stats = async () => {
+    const { body } = await ann.client.get('/users/me/subscriptions');
+    return Object.fromEntries(body.subscriptions.map((s: Record<string, unknown>) => [s.stream_id, [s.stream_weekly_traffic, s.is_recently_active]]));
+  };
+  assert.equal(await stats(), { [busy]: [0, false], [quiet]: [0, false] }, 'not counted yet');
+  await countChannelTraffic(app);
+  // Four weeks of 41 messages: 10 a week (Zulip's two significant digits).
+  assert.equal(await stats(), { [busy]: [10, true], [quiet]: [0, false] });
+});
+
+test('recent_private_conversations: each conversation with its newest message, newest first', async () => {
+  const realm = await newRealm();
+  const [ann, bob, cy] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
+  await sendDm(ann, [bob.id], 'one');
+  const group = await sendDm(cy, [ann.id, bob.id], 'two');
+  const withBob = await sendDm(bob, [ann.id], 'three');
+  const self = await sendDm(ann, [ann.id], 'note to self');
+  const { body } = await ann.client.post('/register', { event_types: ['recent_private_conversations'] });
+  assert.equal(body.recent_private_conversations, [
+    { max_message_id: self, user_ids: [] },
+    { max_message_id: withBob, user_ids: [bob.id] },
+    { max_message_id: group, user_ids: [bob.id, cy.id].sort((a, b) => a - b) },
+  ]);
+});
+
+test('unread_msgs: the newest 50,000 unread messages, with old_unreads_missing', async () => {
+  const realm = await newRealm();
+  const app = realm.server.app;
+  const ann = await realm.addUser();
+  const channel = await makeChannel(realm, 'flood', [ann]);
+  const first = await send(realm.owner, channel, 'flood', 'first');
+  // 50,001 more unread messages, written in bulk as an import would.
+  await app.prisma.$executeRaw`
+    WITH m AS (
+      INSERT INTO "Message" ("realmId", "senderId", "channelId", topic, content, "renderedContent")
+      SELECT ${realm.id}, ${realm.owner.id}, ${channel}, 'flood', 'bulk', '<p>bulk</p>' FROM generate_series(1, 50001) RETURNING id)
+    INSERT INTO "UserMessage" ("userId", "messageId", flags) SELECT ${ann.id}, id, 0 FROM m`;
+  const { body } = await ann.client.post('/register', { event_types: ['message', 'update_message_flags'] });
+  const [topic] = body.unread_msgs.streams;
+  assert.equal([body.unread_msgs.count, body.unread_msgs.old_unreads_missing, body.unread_msgs.streams.length], [50000, true, 1]);
+  const ids: number[] = topic.unread_message_ids;
+  assert.ok(!ids.includes(first) && ids[0]! > first + 1, 'the oldest are left out');
+  assert.ok(
+    ids.every((id, i) => i === 0 || id > ids[i - 1]!),
+    'in id order',
+  );
+});
+
+test.run();

@@ -1,0 +1,248 @@
+// Presence over HTTP: pings, the legacy and modern forms, last_update_id, history limits, one user's
+// presence, realm and personal switches, and `presence` events end to end in both shapes.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { forgetPresence } from '../../src/actions/presence.ts';
+import { Role } from '../../src/domain/roles.ts';
+import { captureEvents } from '../helpers/events.ts';
+import { newRealm, type TestRealm, type TestUser } from '../helpers/server.ts';
+
+const ok = { result: 'success', msg: '' };
+const err = (msg: string) => ({ result: 'error', msg, code: 'BAD_REQUEST' });
+const secs = (d: Date) => Math.floor(d.getTime() / 1000);
+
+const ping = async (user: TestUser, params: Record<string, unknown>) => {
+  const r = await user.client.post('/users/me/presence', params);
+  assert.is(r.status, 200, r.text);
+  return r.body;
+};
+
+/** Puts a user's stored presence at fixed times, as if they had pinged then. */
+async function setPresence(realm: TestRealm, user: TestUser, active: Date | null, connected: Date | null, lastUpdateId = 0): Promise<void> {
+  const { app } = realm.server;
+  const data = { lastActiveTime: active, lastConnectedTime: connected, lastUpdateId };
+  await app.prisma.presence.upsert({ where: { userId: user.id }, create: { userId: user.id, ...data }, update: data });
+  forgetPresence(app, user.id);
+}
+
+async function storedTimes(realm: TestRealm, user: TestUser) {
+  const row = await realm.server.app.prisma.presence.findUniqueOrThrow({ where: { userId: user.id } });
+  return { active: row.lastActiveTime ? secs(row.lastActiveTime) : null, connected: secs(row.lastConnectedTime!), lastUpdateId: row.lastUpdateId };
+}
+
+test('POST /users/me/presence: missing and invalid status, bots refused', async () => {
+  const realm = await newRealm();
+  const bot = await realm.addUser({ bot: true });
+  const missing = await realm.owner.client.post('/users/me/presence', {});
+  assert.is(missing.status, 400);
+  assert.equal(missing.body, { result: 'error', msg: "Missing 'status' argument", code: 'REQUEST_VARIABLE_MISSING', var_name: 'status' });
+  const invalid = await realm.owner.client.post('/users/me/presence', { status: 'foo' });
+  assert.is(invalid.status, 400);
+  assert.equal(invalid.body, err('Invalid status: foo'));
+  const fromBot = await bot.client.post('/users/me/presence', { status: 'active' });
+  assert.is(fromBot.status, 400);
+  assert.equal(fromBot.body, err('This endpoint does not accept bot requests.'));
+});
+
+test('POST /users/me/presence: legacy form by API email, ping_only answers nothing else', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser();
+  assert.equal(await ping(bob, { status: 'idle', ping_only: true }), ok);
+  const body = await ping(realm.owner, { status: 'active' });
+  const owner = await storedTimes(realm, realm.owner);
+  const bobTimes = await storedTimes(realm, bob);
+  const bobJoined = secs(await joined(realm, bob));
+  assert.equal(Object.keys(body), ['result', 'msg', 'presences', 'server_timestamp', 'presence_last_update_id']);
+  assert.type(body.server_timestamp, 'number');
+  assert.equal(body.presences, {
+    [realm.owner.email]: {
+      website: { client: 'website', status: 'active', timestamp: owner.active, pushable: false },
+      aggregated: { client: 'website', status: 'active', timestamp: owner.active },
+    },
+    // Never active reads as active when joining, as in Zulip; just joined, that is recent.
+    [bob.email]: {
+      website: { client: 'website', status: 'active', timestamp: bobJoined, pushable: false },
+      aggregated: { client: 'website', status: 'active', timestamp: bobJoined },
+    },
+  });
+  assert.is(bobTimes.active, null, 'an idle first ping sets only the connection time');
+  assert.is(body.presence_last_update_id, owner.lastUpdateId);
+  assert.is(owner.lastUpdateId, bobTimes.lastUpdateId + 1);
+});
+
+test('POST /users/me/presence: last_update_id returns only newer data, in the modern form', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser();
+  const first = await ping(realm.owner, { status: 'idle', last_update_id: -1 });
+  const owner = await storedTimes(realm, realm.owner);
+  assert.equal(first.presences, { [realm.owner.id]: { active_timestamp: secs(await joined(realm, realm.owner)), idle_timestamp: owner.connected } });
+  const last = first.presence_last_update_id;
+  assert.is(last, owner.lastUpdateId);
+  // A second idle ping so soon changes nothing, so there is nothing new.
+  const again = await ping(realm.owner, { status: 'idle', last_update_id: last });
+  assert.equal(again.presences, {});
+  assert.is(again.presence_last_update_id, last);
+  const legacy = await ping(realm.owner, { status: 'idle', slim_presence: false });
+  assert.is(legacy.presence_last_update_id, last, 'also in the legacy form');
+  const bobFirst = await ping(bob, { status: 'active', last_update_id: last });
+  assert.equal(Object.keys(bobFirst.presences), [String(bob.id)]);
+  assert.is(bobFirst.presence_last_update_id, last + 1);
+  const slim = await ping(realm.owner, { status: 'idle', slim_presence: true });
+  assert.equal(Object.keys(slim.presences).sort(), [String(realm.owner.id), String(bob.id)].sort());
+  assert.equal(Object.keys(slim.presences[bob.id]), ['active_timestamp', 'idle_timestamp']);
+});
+
+async function joined(realm: TestRealm, user: TestUser): Promise<Date> {
+  return (await realm.server.app.prisma.user.findUniqueOrThrow({ where: { id: user.id } })).dateJoined;
+}
+
+test('POST /users/me/presence: history_limit_days and the two-week default', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser();
+  const carol = await realm.addUser();
+  const daysAgo = (n: number) => new Date(Date.now() - n * 86400_000);
+  await setPresence(realm, bob, daysAgo(100), daysAgo(100), 1);
+  await setPresence(realm, carol, daysAgo(20), daysAgo(20), 2);
+  const keys = async (params: Record<string, unknown>) => Object.keys((await ping(realm.owner, { status: 'idle', ...params })).presences).sort();
+  const me = String(realm.owner.id);
+  assert.equal(await keys({ last_update_id: -1 }), [me]);
+  assert.equal(await keys({ last_update_id: -1, history_limit_days: 50 }), [me, String(carol.id)].sort());
+  assert.equal(await keys({ last_update_id: -1, history_limit_days: 101 }), [me, String(bob.id), String(carol.id)].sort());
+  const none = await ping(realm.owner, { status: 'idle', last_update_id: -1, history_limit_days: 0 });
+  assert.equal([none.presences, none.presence_last_update_id], [{}, -1]);
+  // A client with data gets every newer update, however old.
+  assert.equal(await keys({ last_update_id: 1 }), [me, String(carol.id)].sort());
+});
+
+test('GET /realm/presence: legacy form for everyone, bots included, no update id', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser();
+  const bot = await realm.addUser({ bot: true });
+  const at = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+  await setPresence(realm, bob, new Date(at.getTime() - 600_000), at, 3);
+  const r = await bot.client.get('/realm/presence');
+  assert.is(r.status, 200);
+  assert.equal(Object.keys(r.body), ['result', 'msg', 'presences', 'server_timestamp']);
+  assert.equal(r.body.presences, {
+    [bob.email]: {
+      website: { client: 'website', status: 'idle', timestamp: secs(at), pushable: false },
+      aggregated: { client: 'website', status: 'idle', timestamp: secs(at) },
+    },
+  });
+});
+
+test('GET /users/{user_id_or_email}/presence: errors, legacy form with offline, modern form', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser();
+  const carol = await realm.addUser();
+  const gone = await realm.addUser();
+  const bot = await realm.addUser({ bot: true });
+  const get = (who: string, params = {}) => realm.owner.client.get(`/users/${who}/presence`, params);
+  const fails = async (who: string, msg: string) => {
+    const r = await get(who);
+    assert.is(r.status, 400, who);
+    assert.equal(r.body, err(msg));
+  };
+  await realm.server.app.prisma.user.update({ where: { id: gone.id }, data: { isActive: false } });
+  await fails('nobody@example.com', 'No such user');
+  await fails('99999999', 'No such user');
+  await fails(gone.email, 'No such user');
+  await fails(String(gone.id), 'No such user');
+  await fails(carol.email, `No presence data for ${carol.email}`);
+  await fails(String(carol.id), `No presence data for ${carol.id}`);
+  await fails(bot.email, 'Presence is not supported for bot users.');
+  const recent = new Date(Math.floor(Date.now() / 1000) * 1000 - 30_000);
+  await setPresence(realm, bob, recent, recent);
+  const byEmail = await get(bob.email);
+  assert.is(byEmail.status, 200);
+  const fresh = { status: 'active', timestamp: secs(recent) };
+  assert.equal(byEmail.body, { ...ok, presence: { website: fresh, aggregated: fresh } });
+  assert.equal((await get(String(bob.id))).body, byEmail.body);
+  assert.equal((await get(String(bob.id), { slim_presence: true })).body, {
+    ...ok,
+    presence: { active_timestamp: secs(recent), idle_timestamp: secs(recent) },
+  });
+  const old = new Date(Math.floor(Date.now() / 1000) * 1000 - 300_000);
+  await setPresence(realm, bob, old, old);
+  const stale = { status: 'active', timestamp: secs(old) };
+  assert.equal((await get(bob.email)).body, { ...ok, presence: { website: stale, aggregated: { ...stale, status: 'offline' } } });
+});
+
+test('presence_disabled (realm) and presence_enabled=false (user) hide presence', async () => {
+  const realm = await newRealm();
+  const { app } = realm.server;
+  const bob = await realm.addUser();
+  await app.prisma.user.update({ where: { id: bob.id }, data: { settings: { presence_enabled: false } } });
+  app.auth.forget(bob.id);
+  await ping(bob, { status: 'active' });
+  assert.is(await app.prisma.presence.findUnique({ where: { userId: bob.id } }), null, 'nothing stored');
+  const shown = await ping(realm.owner, { status: 'active' });
+  assert.equal(Object.keys(shown.presences), [realm.owner.email]);
+  await app.prisma.realm.update({ where: { id: realm.id }, data: { settings: { presence_disabled: true } } });
+  await app.realms.reload(realm.id);
+  const events = captureEvents(app, realm.id);
+  const carol = await realm.addUser();
+  const body = await ping(carol, { status: 'active', last_update_id: -1 });
+  assert.equal([body.presences, body.presence_last_update_id], [{}, -1]);
+  assert.ok(await app.prisma.presence.findUnique({ where: { userId: carol.id } }), 'still recorded');
+  assert.equal((await realm.owner.client.get('/realm/presence')).body.presences, {});
+  assert.equal(events.ofType('presence'), [], 'no event');
+  events.stop();
+});
+
+const register = async (user: TestUser, capabilities: Record<string, boolean> = {}) => {
+  const r = await user.client.post('/register', { event_types: ['presence'], client_capabilities: capabilities });
+  assert.is(r.status, 200, r.text);
+  return r.body.queue_id as string;
+};
+const pending = async (user: TestUser, queueId: string) => {
+  const r = await user.client.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+  assert.is(r.status, 200, r.text);
+  return r.body.events.filter((e: { type: string }) => e.type === 'presence');
+};
+
+test('presence events: sent when a user comes online, legacy and simplified shapes', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser({ role: Role.MEMBER });
+  const legacyQueue = await register(bob);
+  const modernQueue = await register(bob, { simplified_presence_events: true });
+  await ping(realm.owner, { status: 'active', ping_only: true });
+  const t = await storedTimes(realm, realm.owner);
+  const [legacy] = await pending(bob, legacyQueue);
+  assert.type(legacy.server_timestamp, 'number');
+  assert.equal(legacy, {
+    id: legacy.id,
+    type: 'presence',
+    user_id: realm.owner.id,
+    email: realm.owner.email,
+    server_timestamp: legacy.server_timestamp,
+    presence: { website: { client: 'website', status: 'active', timestamp: t.active, pushable: false } },
+  });
+  assert.equal(await pending(bob, modernQueue), [
+    { id: 0, type: 'presence', presences: { [realm.owner.id]: { active_timestamp: t.active, idle_timestamp: t.connected } } },
+  ]);
+});
+
+test('presence events: none for routine pings or going idle, one when active after being away', async () => {
+  const realm = await newRealm();
+  const { app } = realm.server;
+  await ping(realm.owner, { status: 'active' });
+  const events = captureEvents(app, realm.id);
+  await ping(realm.owner, { status: 'active' });
+  await ping(realm.owner, { status: 'idle' });
+  assert.is(events.ofType('presence').length, 0, 'nothing changed that others would see');
+  const before = await storedTimes(realm, realm.owner);
+  const away = new Date(Date.now() - 180_000);
+  await setPresence(realm, realm.owner, away, away, before.lastUpdateId);
+  await ping(realm.owner, { status: 'idle' });
+  assert.is(events.ofType('presence').length, 0, 'still idle: only the connection time moves');
+  const afterIdle = await storedTimes(realm, realm.owner);
+  assert.equal([afterIdle.active, afterIdle.lastUpdateId], [secs(away), before.lastUpdateId + 1]);
+  await ping(realm.owner, { status: 'active' });
+  const sent = events.ofType('presence');
+  assert.is(sent.length, 1, 'back online');
+  assert.equal(sent[0]!.userIds, [realm.owner.id]);
+  events.stop();
+});
+
+test.run();
