@@ -2,6 +2,7 @@
 // 10,000 parked long-polls from one process cost far less this way than through node:http.
 import net from 'node:net';
 import tls from 'node:tls';
+import { scaledTimeout } from './server-process.ts';
 
 export interface Endpoint {
   host: string;
@@ -60,7 +61,7 @@ export class HttpConnection {
   }
 
   /** timeoutMs 0 waits forever (parked long-polls); close() still ends it. */
-  async request(method: string, path: string, headers: Record<string, string>, body = '', timeoutMs = 30_000): Promise<HttpResult> {
+  async request(method: string, path: string, headers: Record<string, string>, body = '', timeoutMs = scaledTimeout(30_000)): Promise<HttpResult> {
     if (this.pending) throw new Error('HttpConnection: request already in flight');
     if (!this.isOpen) await this.connect(timeoutMs || 10_000); // server closed the keep-alive socket
     let head = `${method} ${this.endpoint.basePath}${path} HTTP/1.1\r\nHost: ${this.endpoint.hostHeader}\r\n`;

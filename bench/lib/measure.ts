@@ -9,7 +9,7 @@ import { ProcSampler, ProcessSetCpu, SelfCpu, descendants, rssMB } from './proc-
 import { Progress } from './progress.ts';
 import { percentiles } from './stats.ts';
 import type { CaseKind, CaseResult, Target } from './results.ts';
-import type { MemorySnapshot } from './server-process.ts';
+import { scaledTimeout, type MemorySnapshot } from './server-process.ts';
 
 /** The server under test as the load generator sees it. */
 export interface ServerHandle {
@@ -419,8 +419,8 @@ export async function openIdleLongPolls(endpoint: Endpoint, specs: LongPollSpec[
   await fleet.connect(specs, label);
   fleet.start();
   const allParked = parked
-    ? await waitFor(async () => (await parked()) >= specs.length, 30_000, 50)
-    : (await waitFor(() => fleet.inFlight === specs.length, 30_000, 50)) && (await sleep(SETTLE_MS), true);
+    ? await waitFor(async () => (await parked()) >= specs.length, scaledTimeout(30_000), 50)
+    : (await waitFor(() => fleet.inFlight === specs.length, scaledTimeout(30_000), 50)) && (await sleep(SETTLE_MS), true);
   if (!allParked) fleet.errors.add('not all long-polls parked within 30 s');
   return { errors: fleet.errors, release: () => fleet.close() };
 }

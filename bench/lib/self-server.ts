@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { PROJECT_ROOT, ServerProcess } from './server-process.ts';
+import { PROJECT_ROOT, ServerProcess, scaledTimeout } from './server-process.ts';
 import { HttpConnection, parseEndpoint } from './http-client.ts';
 import { sleep } from './concurrency.ts';
 import { readFileSync } from 'node:fs';
@@ -39,7 +39,7 @@ const START = (() => {
 
 const CLI_ENTRY = 'src/main.ts';
 const ADMIN_EMAIL = 'admin@bench.example.com';
-const START_TIMEOUT_MS = 120_000; // a fresh embedded database takes seconds to create
+const START_TIMEOUT_MS = scaledTimeout(120_000); // a fresh embedded database takes seconds to create
 
 export interface SelfServer {
   url: string;
@@ -81,7 +81,7 @@ async function waitUntilServing(url: string, proc: ServerProcess): Promise<void>
     try {
       const conn = await HttpConnection.open(parseEndpoint(url), 1000);
       try {
-        if ((await conn.request('GET', '/api/v1/server_settings', {}, '', 5000)).status !== 503) return;
+        if ((await conn.request('GET', '/api/v1/server_settings', {}, '', scaledTimeout(5000))).status !== 503) return;
       } finally {
         conn.close();
       }

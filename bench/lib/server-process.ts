@@ -7,6 +7,14 @@ const PROBE = new URL('./memory-probe.mjs', import.meta.url).href;
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const LOG_TAIL_CHARS = 4000;
 
+/**
+ * How many times longer the bench waits for a server (start, parked polls, answers):
+ * BENCH_TIMEOUT_SCALE, for a server run under BENCH_SERVER_WRAPPER such as valgrind, tens of times slower.
+ */
+export function scaledTimeout(ms: number): number {
+  return ms * Number(process.env.BENCH_TIMEOUT_SCALE || 1);
+}
+
 const running = new Set<ChildProcess>();
 // Never leave a server behind, whatever way the bench ends.
 process.on('exit', () => {
@@ -66,9 +74,15 @@ export class ServerProcess {
     );
   }
 
-  /** Starts `node [nodeFlags] --expose-gc --import <probe> <script> ...args` from the project root. */
+  /**
+   * Starts `node [nodeFlags] --expose-gc --import <probe> <script> ...args` from the project root,
+   * under BENCH_SERVER_WRAPPER if set: a command the node command line is appended to, such as
+   * `valgrind --tool=callgrind` (scripts/callgrind-longpoll.sh), which runs in the same process.
+   */
   static start(name: string, script: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = []): ServerProcess {
-    const child = spawn(process.execPath, [...nodeFlags, '--expose-gc', '--import', PROBE, script, ...args], {
+    const wrapper = (process.env.BENCH_SERVER_WRAPPER ?? '').split(/\s+/).filter(Boolean);
+    const command = [...wrapper, process.execPath, ...nodeFlags, '--expose-gc', '--import', PROBE, script, ...args];
+    const child = spawn(command[0]!, command.slice(1), {
       cwd: PROJECT_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -93,7 +107,7 @@ export class ServerProcess {
   firstJsonLine(timeoutMs: number): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
       let pending = '';
-      const timer = setTimeout(() => reject(new Error(`${this.name}: no JSON line within ${timeoutMs} ms\n${this.log}`)), timeoutMs);
+      const timer = setTimeout(() => reject(new Error(`${this.name}: no JSON line within ${timeoutMs} ms\n${this.log}`)), scaledTimeout(timeoutMs));
       const onData = (chunk: Buffer) => {
         pending += chunk.toString();
         for (const line of pending.split('\n').slice(0, -1)) {
@@ -118,7 +132,7 @@ export class ServerProcess {
       const timer = setTimeout(() => {
         this.child.off('message', onMessage);
         reject(new Error(`${this.name}: memory probe did not answer`));
-      }, timeoutMs);
+      }, scaledTimeout(timeoutMs));
       const onMessage = (msg: unknown) => {
         const memory = (msg as { memory?: MemorySnapshot }).memory;
         if (!memory) return;

@@ -8,6 +8,24 @@ import { ApiError, unauthorized } from '../errors.ts';
 import { refusal, type RateLimiter } from './rate-limit.ts';
 import type { Gate } from './route.ts';
 
+type ParsedBasic = ReturnType<typeof parseBasicAuth>;
+
+// A client sends the same Authorization header with every request (a long-poll re-parks after
+// each event), so its decoding is kept per header string; the constant-time key compare and the
+// user's checks still run on every request. Emptied when full, so odd headers cannot grow it.
+const parsedHeaders = new Map<string, ParsedBasic>();
+const PARSED_HEADERS_MAX = 100_000;
+
+function parseBasicCached(header: string): ParsedBasic {
+  let parsed = parsedHeaders.get(header);
+  if (parsed === undefined) {
+    parsed = parseBasicAuth(header);
+    if (parsedHeaders.size >= PARSED_HEADERS_MAX) parsedHeaders.clear();
+    parsedHeaders.set(header, parsed);
+  }
+  return parsed;
+}
+
 export function authenticateBasic<S, U extends { id: number }>(
   gate: Gate<S, U>,
   scope: S,
@@ -15,7 +33,7 @@ export function authenticateBasic<S, U extends { id: number }>(
   ip: string,
   ipLimit: RateLimiter | null,
 ): U | Promise<U> {
-  const basic = parseBasicAuth(header);
+  const basic = parseBasicCached(header);
   if (basic === null) throw new ApiError('This endpoint requires HTTP basic authentication.', 'BAD_REQUEST', 400);
   const counted = (err: unknown): never => {
     if (err instanceof ApiError && err.status === 401 && ipLimit) {

@@ -112,8 +112,26 @@ export function parseParams<F extends Fields>(fields: F, raw: RawParams): { para
 
 /** Turns an `application/x-www-form-urlencoded` string into raw params (last value wins, as in Django). */
 export function parseUrlEncoded(text: string, into: RawParams = new Map()): RawParams {
-  for (const [k, v] of new URLSearchParams(text)) into.set(k, v);
+  // Every re-parked long-poll passes here with a short query: split it by hand, as URLSearchParams
+  // would (pairs by `&`, name and value at the first `=`, `+` a space), without its iterator and
+  // copies. decodeURIComponent refuses what URLSearchParams would repair (a stray `%`, bad
+  // UTF-8): such a query is parsed again by URLSearchParams, which sets the same values over the
+  // pairs already read.
+  try {
+    for (const pair of text.split('&')) {
+      if (pair === '') continue;
+      const eq = pair.indexOf('=');
+      into.set(decodeFormPart(eq < 0 ? pair : pair.slice(0, eq)), eq < 0 ? '' : decodeFormPart(pair.slice(eq + 1)));
+    }
+  } catch {
+    for (const [k, v] of new URLSearchParams(text)) into.set(k, v);
+  }
   return into;
+}
+
+function decodeFormPart(part: string): string {
+  if (part.includes('+')) part = part.replaceAll('+', ' ');
+  return part.includes('%') ? decodeURIComponent(part) : part;
 }
 
 /** A JSON request body: strings stay strings, anything else is re-encoded as Zulip clients would send it. */
