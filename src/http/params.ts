@@ -110,6 +110,9 @@ export function parseParams<F extends Fields>(fields: F, raw: RawParams): { para
   return { params: params as ParamsOf<F>, ignored };
 }
 
+/** With the u flag a surrogate pair is one code point: this finds only unpaired halves. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
 /** Turns an `application/x-www-form-urlencoded` string into raw params (last value wins, as in Django). */
 export function parseUrlEncoded(text: string, into: RawParams = new Map()): RawParams {
   // Every re-parked long-poll passes here with a short query: split it by hand, as URLSearchParams
@@ -118,6 +121,8 @@ export function parseUrlEncoded(text: string, into: RawParams = new Map()): RawP
   // UTF-8): such a query is parsed again by URLSearchParams, which sets the same values over the
   // pairs already read.
   try {
+    // A lone surrogate (never from decoded bytes, but a string can hold one) becomes U+FFFD there.
+    if (LONE_SURROGATE.test(text)) throw new URIError('not well-formed');
     for (const pair of text.split('&')) {
       if (pair === '') continue;
       const eq = pair.indexOf('=');
