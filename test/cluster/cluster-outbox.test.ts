@@ -102,6 +102,7 @@ if (!NATS_URL) {
       const ids = (await collect(via(port, user), queueId, 'message', stored.length)).map((e) => e.message.id as number);
       assert.equal(ids, stored, `queue ${queueId}: every message once, in commit order`);
       const more = await via(port, user).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+      assert.is(more.status, 200, `queue ${queueId} on ${port}: ${more.text}`);
       assert.equal(more.body.events.filter((e: any) => e.type === 'message').length, stored.length, 'and nothing more');
     }
     await eventually('the outbox to be empty', async () => (await cluster.a.app.prisma.eventOutbox.count()) === 0);
