@@ -70,6 +70,9 @@ export const log: Log = {
 // Ids unique across the processes of a cluster without a random number per request: a random
 // prefix per process, then the request's number; the id's string is made only when a line is written.
 const PROCESS_TAG = randomBytes(3).toString('hex');
+/** What a caught error says, for a log line. */
+export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
 export const requestIdOf = (seq: number): string => `${PROCESS_TAG}-${seq.toString(36)}`;
 
 /**

@@ -5,7 +5,7 @@
 // the arguments are known to be good, so usage errors and --help answer without loading them.
 import { isAdminCommand, parseAdminCommand, runAdminCommand, USAGE, UsageError, type AdminCommand } from './cli/commands.ts';
 import { loadConfig, type Config } from './config.ts';
-import { log, setLogLevel } from './log.ts';
+import { errorText, log, setLogLevel } from './log.ts';
 
 async function serve(config: Config): Promise<void> {
   let stop: (() => Promise<void>) | undefined;
@@ -104,6 +104,6 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.stderr.write(`${err.message}\n${USAGE}\n`);
     process.exit(2);
   }
-  process.stderr.write(`Error: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`Error: ${errorText(err)}\n`);
   process.exit(1);
 });

@@ -6,6 +6,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Metadata } from 'sharp';
 import { loadSharp } from './load-sharp.ts';
+import { errorText, log } from '../log.ts';
 import type { App } from '../app.ts';
 import type { Prisma, User } from '../db/generated/client.ts';
 import { bareContentType, guessContentType, servesInline } from '../domain/mime-types.ts';
@@ -96,8 +97,9 @@ export async function thumbnailImage(app: App, pathId: string, data: Buffer, con
   let meta: Metadata;
   try {
     meta = await sharp(data).metadata();
-  } catch {
+  } catch (err) {
     // Not an image libvips can read (or a type this build of it lacks, such as HEIC).
+    log.info('upload not read as an image', { pathId, contentType: type, error: errorText(err) });
     return null;
   }
   const frames = meta.pages ?? 1;
@@ -126,8 +128,9 @@ export async function thumbnailImage(app: App, pathId: string, data: Buffer, con
         byte_size: thumbnail.length,
       });
     }
-  } catch {
+  } catch (err) {
     // The header parsed but the image does not decode: no thumbnails, so no preview.
+    log.info('upload not thumbnailed', { pathId, contentType: type, error: errorText(err) });
     await rm(uploadFilePath(app, `thumbnail/${pathId}`), { recursive: true, force: true });
     return null;
   }

@@ -14,6 +14,7 @@ import type { PrismaClient } from '../db/generated/client.ts';
 import { LoginRefusal } from '../errors.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import type { AppFlow } from './app-flows.ts';
+import { errorText } from '../log.ts';
 
 /** What SAML login needs of the server (App has it): its settings, addresses and database. */
 interface SamlServices {
@@ -138,7 +139,7 @@ export async function finishSamlLogin(
   try {
     ({ profile } = await client.validatePostResponseAsync({ SAMLResponse: samlResponse }));
   } catch (err) {
-    log(err instanceof Error ? err.message : String(err));
+    log(errorText(err));
     throw new LoginRefusal(REFUSED);
   }
   if (!profile || profile.issuer !== idp.entity_id) {

@@ -2,6 +2,7 @@
 // requests (queue proxying) and its gossip (liveness, rate limits). It retries for ever once
 // connected: a NATS restart pauses the cluster's traffic instead of ending the process.
 import { connect, type NatsConnection } from 'nats';
+import { errorText } from '../log.ts';
 
 export async function connectNats(servers: string, name: string): Promise<NatsConnection> {
   try {
@@ -17,6 +18,6 @@ export async function connectNats(servers: string, name: string): Promise<NatsCo
       maxPingOut: 2,
     });
   } catch (err) {
-    throw new Error(`Cannot connect to NATS at ${servers}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(`Cannot connect to NATS at ${servers}: ${errorText(err)}`, { cause: err });
   }
 }

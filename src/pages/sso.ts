@@ -12,7 +12,7 @@ import { parseCookies } from '../auth/web-sessions.ts';
 import { equalsIgnoringCase } from '../db/text-match.ts';
 import { ApiError, LoginRefusal } from '../errors.ts';
 import { RawResponse, RawSuccess } from '../http/route.ts';
-import type { Log } from '../log.ts';
+import { errorText, type Log } from '../log.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { html, page } from './html.ts';
 import { finishLogin, flowParams, isSecure, safeNext } from './login.ts';
@@ -56,7 +56,7 @@ const startRoute = (path: string) =>
       try {
         started = await startOidcLogin(provider, app.tokens, callbackUrl(app, realm, provider.name), { ...flow, next: safeNext(params.next) });
       } catch (err) {
-        log.warn('OpenID Connect provider unreachable', { provider: provider.name, error: err instanceof Error ? err.message : String(err) });
+        log.warn('OpenID Connect provider unreachable', { provider: provider.name, error: errorText(err) });
         return page(502, 'Login failed', html`<p role="alert" class="error">${provider.display_name} cannot be reached right now. Try again later.</p>`);
       }
       return new RawResponse(302, { Location: started.url, 'Cache-Control': 'no-store' }, '', [flowCookie(started.cookie, isSecure(app, realm))]);

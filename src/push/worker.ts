@@ -14,7 +14,7 @@
 import type { App } from '../app.ts';
 import { completePushRegistration, failPushRegistration, type TokenKind } from '../actions/devices.ts';
 import type { Device } from '../db/generated/client.ts';
-import { log } from '../log.ts';
+import { errorText, log } from '../log.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { realmUuid } from '../queries/register.ts';
 import { encryptNotification } from './crypto.ts';
@@ -64,7 +64,7 @@ async function postToRelay(app: App, path: string, body: unknown): Promise<Relay
       signal: AbortSignal.timeout(RELAY_TIMEOUT_MS),
     });
   } catch (err) {
-    throw new RelayUnavailable(err instanceof Error ? err.message : String(err));
+    throw new RelayUnavailable(errorText(err));
   }
   const text = await response.text().catch(() => '');
   if (response.status >= 500 || response.status === 429) throw new RelayUnavailable(`status ${response.status}`);
