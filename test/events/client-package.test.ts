@@ -164,6 +164,32 @@ for (const transport of ['socket', 'long-poll'] as const) {
   });
 }
 
+for (const transport of ['socket', 'long-poll'] as const) {
+  test(`an iterator read slowly holds at most its high-water mark; the client reads on from where it stopped (${transport})`, async () => {
+    const realm = await newRealm();
+    const backlogs: number[] = [];
+    const h = await open(realm, realm.owner, {
+      iteratorHighWater: 5,
+      ...(transport === 'long-poll' ? { socketUrl: null } : {}),
+      onEvents: () => backlogs.push(h.client.iteratorBacklog),
+    });
+    const updates = h.client[Symbol.asyncIterator]();
+    await settle('connected', () => h.client.connection === (transport === 'socket' ? 'socket' : 'polling'));
+    await makeChannel(realm, 'backlog', [realm.owner]);
+    const sent = Array.from({ length: 30 }, (_, i) => `message ${i}`);
+    for (const content of sent) await send(realm.owner, 'backlog', 'slow reader', content);
+    await settle('the iterator is full', () => h.client.iteratorBacklog === 5);
+    const read: string[] = [];
+    while (read.length < sent.length) {
+      const { value } = await updates.next();
+      if (value?.type === 'events') read.push(...contents(value.events));
+    }
+    assert.equal(read, sent, 'every message once, in order');
+    assert.ok(Math.max(...backlogs) <= 5, `backlogs seen: ${backlogs.join(' ')}`);
+    await h.client.close();
+  });
+}
+
 test('the state helper keeps channels and subscriptions as a fresh register has them', async () => {
   const realm = await newRealm();
   const h = await open(realm, realm.owner);

@@ -30,6 +30,11 @@ export interface ClientOptions {
   socketUrl?: string | null;
   /** Makes a WebSocket; by default the global WebSocket (browsers, Node 22), without one the client long-polls. */
   createSocket?: CreateSocket;
+  /**
+   * How many updates an async iterator may hold unread before the client stops taking events
+   * (default 1,000); it reads on, from where it stopped, once every iterator is down to half.
+   */
+  iteratorHighWater?: number;
   /** How long after an event its acknowledgement is sent (default 1 s; acknowledgements are batched). */
   ackDelayMs?: number;
   onEvents?: (events: ServerEvent[]) => void;
@@ -41,6 +46,7 @@ export interface ClientOptions {
 }
 
 const MAX_REGISTER_BACKOFF_MS = 30_000;
+const ITERATOR_HIGH_WATER = 1000;
 
 function defaultSocketUrl(options: ClientOptions): string | null {
   const global = (globalThis as { WebSocket?: unknown }).WebSocket;
@@ -72,12 +78,15 @@ export class EventClient {
   private readonly call: Call;
   private readonly socketUrl: string | null;
   private readonly consumers = new Set<Consumer>();
+  private readonly highWater: number;
+  private paused = false;
 
   constructor(private readonly options: ClientOptions) {
     if (options.call) this.call = options.call;
     else if (options.server && options.credentials) this.call = basicCall({ server: options.server, credentials: options.credentials });
     else throw new Error('pass call, or server and credentials');
     this.socketUrl = options.socketUrl !== undefined ? options.socketUrl : defaultSocketUrl(options);
+    this.highWater = Math.max(1, options.iteratorHighWater ?? ITERATOR_HIGH_WATER);
   }
 
   /** The queue being read. */
@@ -109,9 +118,32 @@ export class EventClient {
 
   /** Every update from now on, until close(). */
   [Symbol.asyncIterator](): AsyncIterableIterator<Update> {
-    const consumer = new Consumer(() => this.consumers.delete(consumer));
+    const consumer = new Consumer(
+      () => {
+        this.consumers.delete(consumer);
+        this.flowControl();
+      },
+      () => this.flowControl(),
+    );
     this.consumers.add(consumer);
     return consumer;
+  }
+
+  /** The most updates any async iterator holds unread. */
+  get iteratorBacklog(): number {
+    return Math.max(0, ...[...this.consumers].map((c) => c.pending));
+  }
+
+  /** An iterator read slower than events come: stop taking them while one holds too many, so its buffer stays bounded. */
+  private flowControl(): void {
+    const most = this.iteratorBacklog;
+    if (!this.paused && most >= this.highWater) {
+      this.paused = true;
+      this.stream?.pause();
+    } else if (this.paused && most <= this.highWater / 2) {
+      this.paused = false;
+      this.stream?.resume();
+    }
   }
 
   private listen(snapshot: Snapshot): void {
@@ -130,6 +162,7 @@ export class EventClient {
       },
     );
     this.stream = stream;
+    if (this.paused) stream.pause();
     stream.start();
   }
 
@@ -140,6 +173,7 @@ export class EventClient {
 
   private publish(update: Update): void {
     for (const consumer of this.consumers) consumer.push(update);
+    this.flowControl();
   }
 
   /** The queue is gone (the server forgot it, or it expired while the computer slept): register again. */
@@ -176,7 +210,15 @@ class Consumer implements AsyncIterableIterator<Update> {
   private waiting: ((result: IteratorResult<Update>) => void) | null = null;
   private ended = false;
 
-  constructor(private readonly detach: () => void) {}
+  constructor(
+    private readonly detach: () => void,
+    private readonly taken: () => void,
+  ) {}
+
+  /** Updates received and not yet taken. */
+  get pending(): number {
+    return this.buffer.length;
+  }
 
   push(update: Update): void {
     if (this.waiting) {
@@ -195,7 +237,10 @@ class Consumer implements AsyncIterableIterator<Update> {
 
   next(): Promise<IteratorResult<Update>> {
     const update = this.buffer.shift();
-    if (update) return Promise.resolve({ value: update, done: false });
+    if (update) {
+      this.taken();
+      return Promise.resolve({ value: update, done: false });
+    }
     if (this.ended) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve) => (this.waiting = resolve));
   }

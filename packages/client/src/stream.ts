@@ -62,6 +62,7 @@ export class EventStream {
   private socket: SocketLike | null = null;
   private poll: AbortController | null = null;
   private stopped = false;
+  private paused = false;
   private failures = 0;
   private lastSocketAttempt = 0;
   private timers = new Set<ReturnType<typeof setTimeout>>();
@@ -81,7 +82,7 @@ export class EventStream {
   }
 
   start(): void {
-    this.openSocket();
+    if (!this.paused) this.openSocket();
   }
 
   stop(): void {
@@ -92,9 +93,28 @@ export class EventStream {
     this.poll?.abort();
   }
 
+  /**
+   * Stops taking events (its reader is behind) without losing any: the connection is dropped, and
+   * the server keeps what comes meanwhile in the queue until resume() reads on from the last event.
+   */
+  pause(): void {
+    if (this.stopped || this.paused) return;
+    this.paused = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.dropSocket();
+    this.poll?.abort();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.reconnect();
+  }
+
   /** Drops the connection and opens a new one at once, resuming (after a network change, say). */
   reconnect(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.paused) return;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.dropSocket();
@@ -226,6 +246,7 @@ export class EventStream {
     this.failures = 0;
     this.handlers.connection('polling');
     this.receive(events);
+    if (this.paused) return;
     if (this.options.socketUrl !== null && Date.now() - this.lastSocketAttempt > SOCKET_RETRY_MS) this.openSocket();
     else void this.pollEvents();
   }
