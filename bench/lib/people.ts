@@ -4,10 +4,11 @@
 // send a message after typing, react, reconnect). Everything a person waits for runs on one
 // timer wheel, and their requests share one pool of keep-alive connections (see http-pool.ts).
 import WebSocket from 'ws';
-import { HttpConnection, type Endpoint } from './http-client.ts';
+import { ApiError, connect, type Call, type Connection, type EventClient, type ServerEvent } from '../../packages/client/src/index.ts';
+import { HttpConnection, type Endpoint, type HttpResult } from './http-client.ts';
 import type { HttpPool } from './http-pool.ts';
 import type { TimerWheel } from './timer-wheel.ts';
-import { ErrorLog, eventsOf, type BenchEvent } from './deliveries.ts';
+import { ErrorLog, type BenchEvent } from './deliveries.ts';
 import { FORM_HEADERS, basicAuth, formEncode, type Credentials } from './zulip-api.ts';
 
 export const ACTIONS = ['narrow', 'read', 'send', 'react', 'reconnect'] as const;
@@ -74,11 +75,13 @@ export interface CrowdOptions {
 }
 
 class Person {
-  queueId = '';
-  lastEventId = -1;
   presenceId = -1;
+  /** The person's event connection: the client package, as any JavaScript client would use it. */
+  client: EventClient | undefined;
+  /** The long-poll's own keep-alive connection (long-polling people). */
   conn: HttpConnection | undefined;
-  ws: WebSocket | undefined;
+  /** When the connection being opened was asked for: its time to live is the 'connect' request. */
+  connectingSince: number | undefined;
   /** Message ids seen and not yet marked read; the latest ones, to react to. */
   unread: number[] = [];
   recent: number[] = [];
@@ -133,7 +136,6 @@ export class Crowd {
     const person = new Person(index, account, basicAuth(account), device, channels, webSocket);
     this.people.push(person);
     await this.register(person);
-    await this.hold(person);
     // Spread over the first minute, so people who joined together do not ping together.
     this.o.wheel.schedule(Math.random() * PRESENCE_EVERY_MS, () => this.presence(person));
     this.o.wheel.schedule(this.thinkTime(), () => this.act(person));
@@ -141,10 +143,7 @@ export class Crowd {
 
   close(): void {
     this.closed = true;
-    for (const p of this.people) {
-      p.conn?.close();
-      p.ws?.terminate();
-    }
+    for (const p of this.people) void p.client?.close({ keepQueue: true });
   }
 
   private thinkTime(): number {
@@ -176,86 +175,76 @@ export class Crowd {
     }
   }
 
+  /**
+   * Registers the person's queue and reads it with the client package: a WebSocket for socket
+   * people (a refused socket falls back to long-polling, which counts as an error here), a
+   * long-poll on the person's own keep-alive connection for the others.
+   */
   private async register(person: Person): Promise<void> {
-    const body = await this.call('register', person, 'POST', '/api/v1/register', {
-      event_types: ['message', 'reaction', 'typing', 'update_message_flags', 'presence'],
-      slim_presence: true,
-      client_gravatar: true,
+    const base = `${this.o.endpoint.tls ? 'wss' : 'ws'}://${this.o.endpoint.hostHeader}${this.o.endpoint.basePath}`;
+    person.client = await connect({
+      call: this.callFor(person),
+      register: {
+        event_types: ['message', 'reaction', 'typing', 'update_message_flags', 'presence'],
+        slim_presence: true,
+        client_gravatar: true,
+      },
+      socketUrl: person.webSocket ? `${base}/api/v1/events/socket` : null,
+      createSocket: (url) => new WebSocket(url, { headers: { Authorization: person.auth }, perMessageDeflate: false }),
+      onEvents: (events) => this.received(person, events, performance.now()),
+      onConnection: (state) => this.connection(person, state),
+      onReset: () => this.window.error('events', 'the queue was lost: registered again'),
+      onFatal: (err) => this.window.error('events', err),
     });
-    if (!body) throw new Error(`register failed: ${this.window.errors.samples.at(-1) ?? ''}`);
-    person.queueId = String(body.queue_id);
-    person.lastEventId = Number(body.last_event_id);
-    person.presenceId = Number(body.presence_last_update_id ?? -1);
+    person.presenceId = Number(person.client.snapshot.presence_last_update_id ?? -1);
   }
 
-  private async hold(person: Person): Promise<void> {
-    const startedAt = performance.now();
-    if (person.webSocket) await this.openSocket(person);
-    else person.conn = await HttpConnection.open(this.o.endpoint);
-    this.window.request('connect', performance.now() - startedAt);
-    if (!person.webSocket) void this.pollLoop(person);
-  }
-
-  private async pollLoop(person: Person): Promise<void> {
-    while (!this.closed) {
-      const conn = person.conn!;
-      try {
-        const res = await conn.request(
-          'GET',
-          `/api/v1/events?queue_id=${encodeURIComponent(person.queueId)}&last_event_id=${person.lastEventId}`,
-          { Authorization: person.auth },
-          '',
-          0,
-        );
-        const at = performance.now();
-        if (res.status !== 200) {
-          this.window.error('events', `HTTP ${res.status} ${res.body.slice(0, 200)}`);
-          await this.register(person); // the queue is gone: start again, as clients do
-          continue;
-        }
-        this.received(person, eventsOf(JSON.parse(res.body)), at);
-      } catch (err) {
-        if (this.closed) return;
-        if (conn !== person.conn) continue; // replaced on purpose (reconnect): poll on the new connection
-        this.window.error('events', err);
-        await new Promise((resolve) => this.o.wheel.schedule(1000, () => resolve(undefined)));
-      }
+  private connection(person: Person, state: Connection): void {
+    if (this.closed) return;
+    if (state === 'offline') this.window.error('events', 'connection lost');
+    else if (state === 'polling' && person.webSocket) this.window.error('events', 'WebSocket refused: long-polling instead');
+    if ((state === 'socket' || state === 'polling') && person.connectingSince !== undefined) {
+      this.window.request('connect', performance.now() - person.connectingSince);
+      person.connectingSince = undefined;
     }
   }
 
-  private openSocket(person: Person): Promise<void> {
-    const base = `${this.o.endpoint.tls ? 'wss' : 'ws'}://${this.o.endpoint.hostHeader}${this.o.endpoint.basePath}`;
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(`${base}/api/v1/events/socket?queue_id=${encodeURIComponent(person.queueId)}`, {
-        headers: { Authorization: person.auth },
-        perMessageDeflate: false,
-      });
-      person.ws = ws;
-      ws.once('open', () => resolve());
-      ws.once('unexpected-response', (_req, res) => {
-        ws.terminate();
-        reject(new Error(`WebSocket upgrade refused: HTTP ${res.statusCode}`));
-      });
-      ws.on('error', (err) => {
-        reject(err);
-        if (!this.closed && person.ws === ws) this.window.error('events', err);
-      });
-      ws.on('close', (code) => {
-        if (!this.closed && person.ws === ws && code !== 1000) this.window.error('events', `WebSocket closed by the server: ${code}`);
-      });
-      ws.on('message', (data, isBinary) => {
-        if (isBinary) return;
-        const maxId = this.received(person, eventsOf(JSON.parse(data.toString())), performance.now());
-        if (maxId >= 0) ws.send(`{"last_event_id":${maxId}}`);
-      });
-    });
+  /** The client package's requests: GET /events on the person's own connection, the rest through the shared pool. */
+  private callFor(person: Person): Call {
+    return async (method, path, params, signal) => {
+      let res: HttpResult;
+      if (method === 'GET' && path === '/events') {
+        // Aborted by the client (a reconnect, or close): the poll's connection goes with it, and
+        // the next poll opens a new one.
+        const abort = () => {
+          person.conn?.close();
+          person.conn = undefined;
+        };
+        signal?.addEventListener('abort', abort, { once: true });
+        try {
+          person.conn ??= await HttpConnection.open(this.o.endpoint);
+          res = await person.conn.request('GET', `/api/v1/events?${formEncode(params)}`, { Authorization: person.auth }, '', 0);
+        } catch (err) {
+          throw new ApiError(err instanceof Error ? err.message : String(err), 'NETWORK', 0);
+        } finally {
+          signal?.removeEventListener('abort', abort);
+        }
+      } else {
+        const body = await this.call(path === '/register' ? 'register' : 'connect', person, method, `/api/v1${path}`, params);
+        if (!body) throw new ApiError('the request failed', 'BENCH', 0);
+        // Registered: the client opens its connection now.
+        if (path === '/register') person.connectingSince = performance.now();
+        return body;
+      }
+      const body = JSON.parse(res.body) as Record<string, unknown>;
+      if (res.status !== 200 || body.result !== 'success') throw new ApiError(String(body.msg ?? ''), String(body.code ?? ''), res.status);
+      return body;
+    };
   }
 
-  /** Records what arrived; returns the highest event id among it (or -1). */
-  private received(person: Person, events: BenchEvent[], at: number): number {
-    let maxId = -1;
+  /** Records what arrived. */
+  private received(person: Person, events: (ServerEvent & BenchEvent)[], at: number): void {
     for (const event of events) {
-      if (typeof event.id === 'number' && event.id > maxId) maxId = event.id;
       if (event.type !== 'message') {
         if (event.type !== 'heartbeat') this.window.otherEvents++;
         continue;
@@ -269,8 +258,6 @@ export class Crowd {
       const sentAt = match ? this.publishedAt[Number(match[1])] : undefined;
       if (sentAt !== undefined) this.window.deliveries.push(at - sentAt);
     }
-    if (maxId > person.lastEventId) person.lastEventId = maxId;
-    return maxId;
   }
 
   private presence(person: Person): void {
@@ -361,18 +348,8 @@ export class Crowd {
 
   /** Drops the connection it holds and opens a new one on the same queue, as after a network change. */
   private async reconnect(person: Person): Promise<void> {
-    const old = person.webSocket ? person.ws : person.conn;
-    try {
-      const startedAt = performance.now();
-      if (person.webSocket) await this.openSocket(person);
-      else person.conn = await HttpConnection.open(this.o.endpoint);
-      this.window.request('connect', performance.now() - startedAt);
-    } catch (err) {
-      this.window.error('connect', err);
-    } finally {
-      if (old instanceof WebSocket) old.close(1000);
-      else old?.close();
-    }
+    person.connectingSince = performance.now();
+    person.client?.reconnect();
   }
 }
 
