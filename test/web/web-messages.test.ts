@@ -99,6 +99,10 @@ browserTest(
     await page.locator('.recipient-topic', { hasText: '✔ done' }).first().waitFor();
     assert.is(await messageWith(page, 'All finished').locator('.edited').count(), 0, 'resolving a topic is not a move');
     assert.is((await eve.client.get(`/messages/${resolved}`)).body.message.last_moved_timestamp, undefined);
+    // Notification Bot said so; no read receipts for its messages, as in Zulip.
+    await (await openMenu(page, 'Bob Builder has marked this topic as resolved.')).getByRole('button', { name: 'View read receipts' }).click();
+    await dialog(page, 'Read receipts').getByRole('status').filter({ hasText: 'Read receipts are not available for Notification Bot messages.' }).waitFor();
+    await dialog(page, 'Read receipts').getByRole('button', { name: 'Close' }).click();
 
     await editedRow.getByRole('button', { name: 'EDITED: view edit history' }).click();
     const history = dialog(page, 'Message edit history');

@@ -50,7 +50,10 @@ function ReadReceipts({ client, message, onClose }: MessageDialogProps) {
   const state = useAppState(client);
   const [ids, setIds] = useState<number[] | null>(null);
   const [error, run] = useAction();
+  // Zulip's web app does not ask about Notification Bot's messages: everyone gets them already read.
+  const fromNotificationBot = message.sender_email.startsWith('notification-bot@') && state.users.get(message.sender_id)?.is_system_bot === true;
   useEffect(() => {
+    if (fromNotificationBot) return;
     const load = () => run(async () => setIds(await readReceipts(client.api, message.id)));
     void load();
     const timer = setInterval(load, RECEIPTS_REFRESH_MS);
@@ -60,7 +63,9 @@ function ReadReceipts({ client, message, onClose }: MessageDialogProps) {
   return (
     <Dialog title="Read receipts" onClose={onClose}>
       <ErrorLine error={error} />
-      {ids === null ? (
+      {fromNotificationBot ? (
+        <p role="status">Read receipts are not available for Notification Bot messages.</p>
+      ) : ids === null ? (
         !error && <p class="hint">Loading…</p>
       ) : (
         <p role="status">
