@@ -109,8 +109,16 @@ export interface MessagePolicy {
   reporting: boolean;
 }
 
-/** The policy after a register snapshot's or a realm event's settings (names without the `realm_` prefix). */
-function messagePolicyOf(settings: Record<string, any>, was: MessagePolicy): MessagePolicy {
+/** The organization settings behind MessagePolicy, named without register's `realm_` prefix as realm events name them. */
+interface PolicySettings {
+  message_edit_history_visibility_policy?: MessagePolicy['editHistory'];
+  allow_edit_history?: boolean;
+  enable_read_receipts?: boolean;
+  moderation_request_channel_id?: number;
+}
+
+/** The policy after a register snapshot's or a realm event's settings. */
+function messagePolicyOf(settings: PolicySettings, was: MessagePolicy): MessagePolicy {
   const editHistory =
     settings.message_edit_history_visibility_policy ??
     (settings.allow_edit_history === undefined ? was.editHistory : settings.allow_edit_history ? 'all' : 'none');
