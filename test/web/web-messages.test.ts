@@ -24,7 +24,9 @@ async function openMenu(page: Page, text: string) {
   await message.hover();
   const more = message.getByRole('button', { name: 'More actions' });
   if ((await more.getAttribute('aria-expanded')) !== 'true') await more.click();
-  return message.getByRole('group', { name: 'More actions' });
+  const menu = message.getByRole('group', { name: 'More actions' });
+  await menu.waitFor();
+  return menu;
 }
 
 /** The labels of a message's ⋮ menu. */
@@ -152,6 +154,7 @@ browserTest(
       const menu = await openMenu(page, 'Buy cheap watches here');
       await menu.getByRole('button', { name: 'Report message' }).click();
       const form = dialog(page, 'Report message').getByRole('form', { name: 'Report message' });
+      await form.waitFor();
       assert.equal(await form.getByLabel('Reason').locator('option').allTextContents(), [
         'Spam',
         'Harassment',
@@ -159,6 +162,9 @@ browserTest(
         'Violates community norms',
         'Other reason',
       ]);
+      // Arrows choose a reason; the message list under the dialog does not take them.
+      await form.getByLabel('Reason').press('ArrowDown');
+      assert.is(await form.getByLabel('Reason').inputValue(), 'harassment');
       await form.getByLabel('Reason').selectOption('other');
       const submit = form.getByRole('button', { name: 'Submit' });
       assert.ok(await submit.isDisabled(), 'an explanation is required for "Other reason"');

@@ -22,16 +22,16 @@ const RECEIPTS_REFRESH_MS = 60_000;
 
 function Dialog({ title, onClose, children }: { title: string; onClose: () => void; children: preact.ComponentChildren }) {
   const closeRef = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    closeRef.current?.focus();
-    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && onClose();
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, []);
+  useEffect(() => closeRef.current?.focus(), []);
+  // Keys stay in the dialog: the message list under it would take arrows for moving between messages.
+  const onKeyDown = (e: KeyboardEvent) => {
+    e.stopPropagation();
+    if (e.key === 'Escape') onClose();
+  };
   const titleId = `dialog-title-${title.replace(/\W+/g, '-').toLowerCase()}`;
   return (
     <div class="overlay" onClick={(e) => e.target === e.currentTarget && onClose()}>
-      <div class="dialog message-dialog" role="dialog" aria-modal="true" aria-labelledby={titleId}>
+      <div class="dialog message-dialog" role="dialog" aria-modal="true" aria-labelledby={titleId} onKeyDown={onKeyDown}>
         <header class="message-dialog-header">
           <h2 id={titleId}>{title}</h2>
           <button type="button" class="icon-button" ref={closeRef} aria-label="Close" onClick={onClose}>
