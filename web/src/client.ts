@@ -3,7 +3,7 @@
 import { Api, ApiError, describeError, endBrowserSession } from './api.ts';
 import { EventClient, type Snapshot } from '../../packages/client/src/index.ts';
 import type { ServerEvent } from './events.ts';
-import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, type Narrow, type Route } from './narrow.ts';
+import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, unresolvedTopic, type Narrow, type Route } from './narrow.ts';
 import { addLocalEcho, applyEvent, emptyView, ingestMessage, removeLocalEcho, stateFromRegister, type AppState, type View } from './state.ts';
 import { notify } from './notifications.ts';
 import { Store } from './store.ts';
@@ -492,7 +492,7 @@ export class ChatClient {
 
   /** Resolves a topic (Zulip marks it with a leading ✔) or unresolves it. */
   setResolved(streamId: number, topic: string, resolved: boolean): Promise<void> {
-    return this.moveTopic(streamId, topic, { streamId, topic: resolved ? RESOLVED_PREFIX + topic : topic.replace(/^✔\s*/, '') });
+    return this.moveTopic(streamId, topic, { streamId, topic: resolved ? RESOLVED_PREFIX + topic : unresolvedTopic(topic) });
   }
 
   async setChannelMuted(streamId: number, muted: boolean): Promise<void> {

@@ -58,11 +58,12 @@ export function recipientKey(m: Message): string {
 // The user's twenty_four_hour_time decides the clock, whatever the browser's language would choose (Zulip's "Time format").
 const timeOfDay12 = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit', hourCycle: 'h12' });
 const timeOfDay24 = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit', hourCycle: 'h23' });
-const fullDate = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'short' });
+const fullDate12 = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'short', hourCycle: 'h12' });
+const fullDate24 = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'short', hourCycle: 'h23' });
 const dayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'long', year: 'numeric', month: 'long', day: 'numeric' });
 
 export const formatTime = (seconds: number, twentyFourHour: boolean) => (twentyFourHour ? timeOfDay24 : timeOfDay12).format(seconds * 1000);
-export const formatFullDate = (seconds: number) => fullDate.format(seconds * 1000);
+export const formatFullDate = (seconds: number, twentyFourHour: boolean) => (twentyFourHour ? fullDate24 : fullDate12).format(seconds * 1000);
 export const formatDay = (seconds: number) => dayFormat.format(seconds * 1000);
 export const dayOf = (seconds: number) => new Date(seconds * 1000).toDateString();
 

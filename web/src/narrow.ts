@@ -145,6 +145,9 @@ export function messageDmKey(message: Message, myId: number): string {
 
 export const sameTopic = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
+/** A topic without the ✔ that marks it resolved. */
+export const unresolvedTopic = (topic: string) => topic.replace(/^✔\s*/, '');
+
 /**
  * Whether a message arriving live belongs at the end of this narrow. Home leaves out muted
  * channels and topics (`isMuted`); search results are not extended live.

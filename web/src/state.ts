@@ -2,7 +2,7 @@
 // register would give by applying each event (Zulip's apply_events, for the parts shown here).
 // Updates are immutable: every change makes new objects along its path, so views re-render by identity.
 import type { Connection, ServerEvent } from './events.ts';
-import { dmKey, messageDmKey, narrowMatches, sameTopic, type Narrow } from './narrow.ts';
+import { dmKey, messageDmKey, narrowMatches, sameTopic, unresolvedTopic, type Narrow } from './narrow.ts';
 import { prepareContent } from './content.ts';
 import { trackChannels } from './channels.ts';
 import { applyBotEvent, botsFromRegister, type Bot } from './bots.ts';
@@ -60,6 +60,8 @@ export interface AppState {
   allowEditing: boolean;
   /** Seconds after sending that content may still be edited (null: always). */
   editLimitSeconds: number | null;
+  /** Organization settings that decide what a message's menu offers. */
+  messagePolicy: MessagePolicy;
   users: Map<number, User>;
   subs: Map<number, Subscription>;
   /** Every channel the user can see, subscribed or not. */
@@ -98,6 +100,34 @@ export interface AppState {
   connection: Connection;
 }
 
+export interface MessagePolicy {
+  /** realm_enable_read_receipts: "View read receipts" is offered. */
+  readReceipts: boolean;
+  /** realm_message_edit_history_visibility_policy: what "EDITED"/"MOVED" open. */
+  editHistory: 'all' | 'moves_only' | 'none';
+  /** A moderation request channel is set (realm_moderation_request_channel_id is not -1): "Report message" is offered. */
+  reporting: boolean;
+}
+
+/** The organization settings behind MessagePolicy, named without register's `realm_` prefix as realm events name them. */
+interface PolicySettings {
+  message_edit_history_visibility_policy?: MessagePolicy['editHistory'];
+  allow_edit_history?: boolean;
+  enable_read_receipts?: boolean;
+  moderation_request_channel_id?: number;
+}
+
+/** The policy after a register snapshot's or a realm event's settings. */
+function messagePolicyOf(settings: PolicySettings, was: MessagePolicy): MessagePolicy {
+  const editHistory =
+    settings.message_edit_history_visibility_policy ??
+    (settings.allow_edit_history === undefined ? was.editHistory : settings.allow_edit_history ? 'all' : 'none');
+  const readReceipts = settings.enable_read_receipts ?? was.readReceipts;
+  const reporting = settings.moderation_request_channel_id === undefined ? was.reporting : settings.moderation_request_channel_id !== -1;
+  if (editHistory === was.editHistory && readReceipts === was.readReceipts && reporting === was.reporting) return was;
+  return { editHistory, readReceipts, reporting };
+}
+
 export const topicKey = (streamId: number, topic: string) => `${streamId}:${topic.toLowerCase()}`;
 
 /** Where typing happens: a channel's topic or a direct-message conversation. */
@@ -133,6 +163,14 @@ export function stateFromRegister(r: any, view: View): AppState {
     realmName: r.realm_name,
     allowEditing: r.realm_allow_message_editing,
     editLimitSeconds: r.realm_message_content_edit_limit_seconds ?? null,
+    messagePolicy: messagePolicyOf(
+      {
+        message_edit_history_visibility_policy: r.realm_message_edit_history_visibility_policy,
+        enable_read_receipts: r.realm_enable_read_receipts,
+        moderation_request_channel_id: r.realm_moderation_request_channel_id,
+      },
+      { editHistory: 'all', readReceipts: false, reporting: false },
+    ),
     users,
     subs: new Map((r.subscriptions ?? []).map((s: Subscription) => [s.stream_id, s])),
     channels: new Map((r.streams ?? []).map((c: Channel) => [c.stream_id, c])),
@@ -314,12 +352,15 @@ function onUpdateMessage(state: AppState, e: ServerEvent): AppState {
   if (!moved) return next;
   const streamId: number = e.new_stream_id ?? e.stream_id;
   const ids: number[] = e.message_ids;
+  // Resolving or unresolving a topic alone does not count as moving its messages, as in Zulip.
+  const resolveOnly =
+    e.new_stream_id === undefined && e.subject !== undefined && e.orig_subject !== undefined && unresolvedTopic(e.subject) === unresolvedTopic(e.orig_subject);
   next = changeMessages(next, ids, (m) => ({
     ...m,
     stream_id: streamId,
     subject: e.subject ?? m.subject,
     display_recipient: next.subs.get(streamId)?.name ?? m.display_recipient,
-    last_moved_timestamp: e.edit_timestamp,
+    ...(resolveOnly ? {} : { last_moved_timestamp: e.edit_timestamp }),
   }));
   const unread = new Map(next.unread);
   for (const id of ids) {
@@ -493,6 +534,7 @@ function onRealm(state: AppState, e: ServerEvent): AppState {
     realmName: data.name ?? state.realmName,
     allowEditing: data.allow_message_editing ?? state.allowEditing,
     editLimitSeconds: 'message_content_edit_limit_seconds' in data ? data.message_content_edit_limit_seconds : state.editLimitSeconds,
+    messagePolicy: messagePolicyOf(data, state.messagePolicy),
   };
 }
 

@@ -19,6 +19,7 @@ import type { User, UserGroup } from '../types.ts';
 import { showUploadedImages, uploadFile } from '../uploads.ts';
 import { Avatar } from './Avatar.tsx';
 import { Emoji } from './Emoji.tsx';
+import { PaperclipIcon } from './Icons.tsx';
 import { LazyEmojiPicker } from './LazyEmojiPicker.tsx';
 import { TypeaheadList, useTypeahead } from './Typeahead.tsx';
 
@@ -352,7 +353,7 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
       setContent('');
       setCaret(0);
       setSendAt(null);
-      setNotice(`Scheduled for ${formatFullDate(at.getTime() / 1000)}.`);
+      setNotice(`Scheduled for ${formatFullDate(at.getTime() / 1000, state.settings.twenty_four_hour_time)}.`);
     } catch (err) {
       setError(describeError(err));
     }
@@ -574,7 +575,8 @@ export function Compose({ client, state }: { client: ChatClient; state: AppState
           ☺
         </button>
         <label class="button button-secondary compose-attach" title="Attach files (or drop them here, or paste them)">
-          📎<span class="visually-hidden">Attach files</span>
+          <PaperclipIcon />
+          <span class="visually-hidden">Attach files</span>
           <input
             type="file"
             multiple

@@ -153,7 +153,7 @@ export function RecentConversations({ client, state }: { client: ChatClient; sta
                 </td>
                 <td>{[...senders].map((id) => state.users.get(id)?.full_name ?? m.sender_full_name).join(', ')}</td>
                 <td>
-                  <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>
+                  <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp, state.settings.twenty_four_hour_time)}>
                     {formatTime(m.timestamp, state.settings.twenty_four_hour_time)}
                   </time>
                 </td>

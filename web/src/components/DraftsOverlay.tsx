@@ -141,7 +141,7 @@ function Entry({
     <li class="draft" aria-label={`${label} to ${whereTo(state, to)}`}>
       <div class="draft-meta">
         <strong>{whereTo(state, to)}</strong>
-        <time dateTime={new Date(time * 1000).toISOString()}>{formatFullDate(time)}</time>
+        <time dateTime={new Date(time * 1000).toISOString()}>{formatFullDate(time, state.settings.twenty_four_hour_time)}</time>
       </div>
       <p class="draft-content">{content}</p>
       <div class="actions">{children}</div>

@@ -230,6 +230,7 @@ export class MessageList extends Component<Props> {
                 realmEmoji={state.realmEmoji}
                 myId={myId}
                 twentyFourHour={state.settings.twenty_four_hour_time}
+                policy={state.messagePolicy}
               />
             </Fragment>
           );

@@ -1,15 +1,20 @@
-// One message: sender, time, the server's HTML, reactions, and the actions on it (react, star,
-// quote and reply, mark as unread from here, a reminder, and for one's own messages edit and delete).
+// One message: sender, time, the server's HTML, "EDITED" or "MOVED", reactions, and the actions on
+// it (react, star, quote and reply, mark as unread from here, a reminder, edit history, read
+// receipts, a report, and for one's own messages edit and delete).
 import { Component, createRef } from 'preact';
 import { describeError } from '../api.ts';
 import type { ChatClient } from '../client.ts';
 import { formatFullDate, formatTime } from '../format.ts';
 import { userHash } from '../organization.ts';
 import { showUploadedImages } from '../uploads.ts';
+import type { MessagePolicy } from '../state.ts';
 import type { Message, Reaction, RealmEmoji, User } from '../types.ts';
 import { Avatar } from './Avatar.tsx';
 import { Emoji } from './Emoji.tsx';
+import { TrashIcon } from './Icons.tsx';
 import { LazyEmojiPicker } from './LazyEmojiPicker.tsx';
+import { LazyMessageDialog } from './LazyMessageDialog.tsx';
+import type { MessageDialogKind } from './MessageDialogs.tsx';
 import { ReminderForm, reminderNotice } from './ReminderForm.tsx';
 
 interface Props {
@@ -25,6 +30,8 @@ interface Props {
   realmEmoji: Map<string, RealmEmoji>;
   myId: number;
   twentyFourHour: boolean;
+  /** What the organization lets the menu offer. */
+  policy: MessagePolicy;
 }
 
 interface State {
@@ -35,6 +42,8 @@ interface State {
   more: boolean;
   /** The reminder form is open. */
   reminding: boolean;
+  /** The dialog open over the page, if any. */
+  dialog: MessageDialogKind | null;
   /** What was just done, said under the message ("Reminder set for ..."). */
   notice: string | null;
   error: string | null;
@@ -64,7 +73,7 @@ function groupReactions(reactions: Reaction[]): { first: Reaction; userIds: numb
 
 export class MessageRow extends Component<Props, State> {
   private readonly article = createRef<HTMLElement>();
-  state: State = { editing: false, draft: null, picking: false, more: false, reminding: false, notice: null, error: null, busy: false };
+  state: State = { editing: false, draft: null, picking: false, more: false, reminding: false, dialog: null, notice: null, error: null, busy: false };
 
   shouldComponentUpdate(next: Props, nextState: State): boolean {
     const p = this.props;
@@ -76,7 +85,8 @@ export class MessageRow extends Component<Props, State> {
       next.near !== p.near ||
       next.users !== p.users ||
       next.realmEmoji !== p.realmEmoji ||
-      next.twentyFourHour !== p.twentyFourHour
+      next.twentyFourHour !== p.twentyFourHour ||
+      next.policy !== p.policy
     );
   }
 
@@ -139,8 +149,17 @@ export class MessageRow extends Component<Props, State> {
   };
 
   private remindDone = (at: Date | null): void => {
-    this.setState({ reminding: false, notice: at && reminderNotice(at) });
+    this.setState({ reminding: false, notice: at && reminderNotice(at, this.props.twentyFourHour) });
   };
+
+  private open = (dialog: MessageDialogKind): void => this.setState({ more: false, dialog });
+
+  /** Zulip opens the history from "EDITED"/"MOVED" unless the organization hides it (moves only: for moved messages). */
+  private historyVisible(): boolean {
+    const { message: m, policy } = this.props;
+    if (m.last_edit_timestamp === undefined && m.last_moved_timestamp === undefined) return false;
+    return policy.editHistory === 'all' || (policy.editHistory === 'moves_only' && m.last_moved_timestamp !== undefined);
+  }
 
   private onEditKey = (e: KeyboardEvent): void => {
     if (e.key === 'Escape') this.setState({ editing: false, draft: null });
@@ -155,8 +174,17 @@ export class MessageRow extends Component<Props, State> {
   }
 
   render() {
-    const { message: m, continued, mine, canEdit, near, users, realmEmoji, myId } = this.props;
-    const { editing, draft, picking, more, reminding, notice, error, busy } = this.state;
+    const { message: m, continued, mine, canEdit, near, users, realmEmoji, myId, twentyFourHour, policy } = this.props;
+    const { editing, draft, picking, more, reminding, dialog, notice, error, busy } = this.state;
+    const fullDate = (seconds: number) => formatFullDate(seconds, twentyFourHour);
+    // Zulip says "EDITED" once the content changed, else "MOVED" once the message changed place.
+    const changed =
+      m.last_edit_timestamp !== undefined
+        ? { label: 'EDITED', title: `Last edited ${fullDate(m.last_edit_timestamp)}` }
+        : m.last_moved_timestamp !== undefined
+          ? { label: 'MOVED', title: `Last moved ${fullDate(m.last_moved_timestamp)}` }
+          : null;
+    const historyVisible = this.historyVisible();
     const unread = !m.flags.includes('read');
     const starred = m.flags.includes('starred');
     const sender = users.get(m.sender_id) ?? { user_id: m.sender_id, full_name: m.sender_full_name, avatar_url: m.avatar_url };
@@ -176,7 +204,7 @@ export class MessageRow extends Component<Props, State> {
       .filter(Boolean)
       .join(' ');
     return (
-      <article ref={this.article} class={classes} data-message-id={m.id} tabIndex={-1} aria-label={`${m.sender_full_name}, ${formatFullDate(m.timestamp)}`}>
+      <article ref={this.article} class={classes} data-message-id={m.id} tabIndex={-1} aria-label={`${m.sender_full_name}, ${fullDate(m.timestamp)}`}>
         <div class="message-gutter">{!continued && <Avatar user={sender} />}</div>
         <div class="message-body">
           {!continued && (
@@ -184,8 +212,8 @@ export class MessageRow extends Component<Props, State> {
               <a class="sender" href={userHash(m.sender_id)} title={`${m.sender_full_name}: profile`}>
                 {m.sender_full_name}
               </a>
-              <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={formatFullDate(m.timestamp)}>
-                {formatTime(m.timestamp, this.props.twentyFourHour)}
+              <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={fullDate(m.timestamp)}>
+                {formatTime(m.timestamp, twentyFourHour)}
               </time>
             </div>
           )}
@@ -220,11 +248,23 @@ export class MessageRow extends Component<Props, State> {
           ) : (
             <div class="message-content rendered" dangerouslySetInnerHTML={{ __html: m.content }} />
           )}
-          {m.last_edit_timestamp !== undefined && !editing && (
-            <span class="edited" title={`Edited ${formatFullDate(m.last_edit_timestamp)}`}>
-              (edited)
-            </span>
-          )}
+          {changed &&
+            !editing &&
+            (historyVisible ? (
+              <button
+                type="button"
+                class="edited"
+                title={changed.title}
+                aria-label={`${changed.label}: view edit history`}
+                onClick={() => this.open('history')}
+              >
+                {changed.label}
+              </button>
+            ) : (
+              <span class="edited" title={changed.title}>
+                {changed.label}
+              </span>
+            ))}
           {m.reactions.length > 0 && (
             <div class="reactions" role="group" aria-label="Reactions">
               {groupReactions(m.reactions).map(({ first, userIds }) => (
@@ -254,8 +294,24 @@ export class MessageRow extends Component<Props, State> {
               <button type="button" class="button button-small button-secondary" onClick={() => this.setState({ more: false, reminding: true, notice: null })}>
                 Remind me about this
               </button>
+              {historyVisible && (
+                <button type="button" class="button button-small button-secondary" onClick={() => this.open('history')}>
+                  View edit history
+                </button>
+              )}
+              {policy.readReceipts && (
+                <button type="button" class="button button-small button-secondary" onClick={() => this.open('receipts')}>
+                  View read receipts
+                </button>
+              )}
+              {policy.reporting && (
+                <button type="button" class="button button-small button-secondary" onClick={() => this.open('report')}>
+                  Report message
+                </button>
+              )}
             </div>
           )}
+          {dialog && <LazyMessageDialog kind={dialog} client={this.props.client} message={m} onClose={() => this.setState({ dialog: null })} />}
           {reminding && <ReminderForm client={this.props.client} messageId={m.id} onDone={this.remindDone} />}
           {notice && (
             <p class="hint" role="status">
@@ -271,7 +327,7 @@ export class MessageRow extends Component<Props, State> {
         {!editing && !m.localId && (
           <div class="message-actions">
             <time class="message-time-small" aria-hidden="true">
-              {continued ? formatTime(m.timestamp, this.props.twentyFourHour) : ''}
+              {continued ? formatTime(m.timestamp, twentyFourHour) : ''}
             </time>
             <button
               type="button"
@@ -300,7 +356,7 @@ export class MessageRow extends Component<Props, State> {
             )}
             {mine && (
               <button type="button" class="icon-button" aria-label="Delete message" title="Delete" onClick={this.remove}>
-                🗑
+                <TrashIcon />
               </button>
             )}
             <button

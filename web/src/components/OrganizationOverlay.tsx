@@ -360,7 +360,7 @@ function Invitations({ client, state }: SectionProps) {
                 <td>{i.is_multiuse ? <a href={i.link_url}>Invite link</a> : i.email}</td>
                 <td>{state.users.get(i.invited_by_user_id)?.full_name ?? ''}</td>
                 <td>{roleLabel(i.invited_as)}</td>
-                <td>{i.expiry_date ? formatFullDate(i.expiry_date) : 'Never'}</td>
+                <td>{i.expiry_date ? formatFullDate(i.expiry_date, state.settings.twenty_four_hour_time) : 'Never'}</td>
                 <td>
                   <button
                     type="button"

@@ -57,4 +57,4 @@ export function ReminderForm({ client, messageId, onDone }: Props) {
 }
 
 /** What shows once a reminder is set. */
-export const reminderNotice = (at: Date) => `Reminder set for ${formatFullDate(at.getTime() / 1000)}.`;
+export const reminderNotice = (at: Date, twentyFourHour: boolean) => `Reminder set for ${formatFullDate(at.getTime() / 1000, twentyFourHour)}.`;
