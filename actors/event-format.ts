@@ -3,11 +3,10 @@
 // the recipient's own parts added by the registry, which serializes each distinct shape once.
 import type { EventEnvelope } from '../src/bus/bus.ts';
 import { withInheritedSettings } from '../src/domain/user-settings.ts';
+import type { DeliveredMessage, ShapedEvent } from '../src/events/delivered.ts';
 import type { ChatEvent, EventOf } from '../src/events/schemas.ts';
 import { displayTopicFor, hasCapability, type QueueOptions } from './queue-options.ts';
 
-/** An event as one client receives it: a published event reshaped, or a recipient's own parts. */
-export type Event = Record<string, unknown>;
 type Message = EventOf<'message'>['message'];
 
 const GRAVATAR = 'https://secure.gravatar.com/';
@@ -74,9 +73,11 @@ function matchesIs(op: string, message: Message, flags: readonly string[]): bool
   }
 }
 
-function messageFor(options: QueueOptions, message: Message): Event {
+function messageFor(options: QueueOptions, message: Message): DeliveredMessage {
   const { raw_content: raw, ...rest } = message;
-  const out: Event = options.applyMarkdown ? rest : { ...rest, content: raw, content_type: 'text/x-markdown' };
+  // Every published message carries its source (queries/messages.ts); the schema leaves it undeclared.
+  const source = typeof raw === 'string' ? raw : rest.content;
+  const out: DeliveredMessage = options.applyMarkdown ? rest : { ...rest, content: source, content_type: 'text/x-markdown' };
   // Clients compute a gravatar themselves from a real address; a dummy one gives them nothing.
   if (options.clientGravatar && String(out.avatar_url).startsWith(GRAVATAR) && !DUMMY_EMAIL.test(String(out.sender_email))) out.avatar_url = null;
   if (out.type === 'stream') out.subject = displayTopicFor(options, String(out.subject));
@@ -92,7 +93,7 @@ function wanted(options: QueueOptions, type: string): boolean {
  * one, none when the client did not ask for it, several when a bulk deletion is split for an old
  * client. Alike queues share the result, so each shape is built and serialized once per fan-out.
  */
-export function shapeEvent(event: ChatEvent, options: QueueOptions): Event[] {
+export function shapeEvent(event: ChatEvent, options: QueueOptions): ShapedEvent[] {
   if (!wanted(options, event.type)) return [];
   switch (event.type) {
     case 'message':
@@ -164,9 +165,11 @@ export function passesNarrow(event: ChatEvent, options: QueueOptions, own: OwnPa
   return messageMatchesNarrow(options, event.message, own.flags ?? []);
 }
 
+type TopicFields = { topic?: string; subject?: string; orig_subject?: string };
+
 /** The topic fields an event has, as the client names the empty topic. */
-function topicFields(options: QueueOptions, event: { type: string; topic?: string; subject?: string; orig_subject?: string }): Event {
-  const out: Event = {};
+function topicFields(options: QueueOptions, event: TopicFields & { type: string }): TopicFields {
+  const out: TopicFields = {};
   if (event.topic !== undefined) out.topic = displayTopicFor(options, event.topic);
   if (event.subject !== undefined) out.subject = displayTopicFor(options, event.subject);
   if (event.orig_subject !== undefined) out.orig_subject = displayTopicFor(options, event.orig_subject);
@@ -177,7 +180,7 @@ function topicFields(options: QueueOptions, event: { type: string; topic?: strin
  * Clients without `include_deactivated_groups` never see deactivated groups: they get `remove`
  * instead of the deactivation update, `add` on reactivation, and no renames of deactivated groups.
  */
-function userGroupEvents(event: EventOf<'user_group'>, withDeactivated: boolean): Event[] {
+function userGroupEvents(event: EventOf<'user_group'>, withDeactivated: boolean): ShapedEvent[] {
   if (event.op === 'remove') return withDeactivated ? [] : [event];
   if (event.op === 'add' && 'for_reactivation' in event) {
     const { for_reactivation: _marker, ...rest } = event;
@@ -193,7 +196,7 @@ function userGroupEvents(event: EventOf<'user_group'>, withDeactivated: boolean)
  * Archiving and unarchiving reach clients with `archived_channels` as the is_archived update, and
  * the others as the channel's removal or creation (Zulip's event_queue); the markers leave.
  */
-function streamEvents(event: EventOf<'stream'>, withArchived: boolean): Event[] {
+function streamEvents(event: EventOf<'stream'>, withArchived: boolean): ShapedEvent[] {
   if (event.op === 'update') return event.property !== 'is_archived' || withArchived ? [event] : [];
   if (event.op === 'create') {
     const { for_unarchiving: unarchiving, ...rest } = event;

@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { mapLimit } from './concurrency.ts';
 import { type DeliveryTracker, ErrorLog, eventsOf } from './deliveries.ts';
 import { Progress } from './progress.ts';
+import { scaledTimeout } from './server-process.ts';
 
 export interface WsSpec {
   url: string;
@@ -43,7 +44,7 @@ export class WsFleet {
 
   private openOne(spec: WsSpec): Promise<WebSocket> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(spec.url, { headers: spec.headers, perMessageDeflate: false, handshakeTimeout: CONNECT_TIMEOUT_MS });
+      const ws = new WebSocket(spec.url, { headers: spec.headers, perMessageDeflate: false, handshakeTimeout: scaledTimeout(CONNECT_TIMEOUT_MS) });
       ws.once('open', () => resolve(ws));
       ws.once('unexpected-response', (_req, res) => {
         reject(new Error(`WebSocket upgrade refused: HTTP ${res.statusCode} ${spec.url}`));

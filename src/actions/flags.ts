@@ -15,7 +15,7 @@ import { checkHistoryAccessOf, memberIds } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { withdrawNotifications } from './push-outbox.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
-import type { EventOf } from '../events/schemas.ts';
+import type { EventOf, UnreadDetail } from '../events/schemas.ts';
 
 export type FlagOp = 'add' | 'remove';
 
@@ -26,7 +26,7 @@ function checkFlag(op: string, flag: string): FlagName {
   return flag as FlagName;
 }
 
-type UnreadDetails = Record<string, Record<string, unknown>>;
+type UnreadDetails = Record<string, UnreadDetail>;
 
 /**
  * What clients need to put re-unread messages back into their unread data (Zulip's
@@ -48,11 +48,11 @@ async function unreadDetails(app: App, userId: number, ids: number[]): Promise<U
     rows.map((r) => {
       const m = byId.get(r.messageId)!;
       const counted = m.channelId === null || unmuted(m.channelId, m.topic);
-      const details: Record<string, unknown> =
+      const mentioned = r.flags & FLAG_BITS.mentioned || (r.flags & wildcard && counted) ? { mentioned: true as const } : {};
+      const details: UnreadDetail =
         m.channelId !== null
-          ? { type: 'stream', stream_id: m.channelId, topic: m.topic, unmuted_stream_msg: counted }
-          : { type: 'private', user_ids: memberIds(m.directGroup!.memberKey).filter((id) => id !== userId) };
-      if (r.flags & FLAG_BITS.mentioned || (r.flags & wildcard && counted)) details.mentioned = true;
+          ? { type: 'stream', stream_id: m.channelId, topic: m.topic, unmuted_stream_msg: counted, ...mentioned }
+          : { type: 'private', user_ids: memberIds(m.directGroup!.memberKey).filter((id) => id !== userId), ...mentioned };
       return [String(r.messageId), details];
     }),
   );

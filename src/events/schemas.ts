@@ -164,6 +164,12 @@ const typingEditRecipient = z.union([
   z.strictObject({ type: z.literal('channel'), channel_id: int, topic: str }),
   z.strictObject({ type: z.literal('direct'), user_ids: ids }),
 ]);
+/** Typing in a channel's topic, or in a direct conversation (whose members are the recipients). */
+const typingEvent = <O extends 'start' | 'stop'>(op: O) =>
+  z.union([
+    opEvent('typing', op, { message_type: z.literal('stream'), sender: typingPerson, stream_id: int, topic: str }),
+    opEvent('typing', op, { message_type: z.literal('direct'), sender: typingPerson, recipients: z.array(typingPerson) }),
+  ]);
 const scalar = z.union([bool, int, str, z.null()]);
 const reaction = {
   user_id: int,
@@ -173,14 +179,12 @@ const reaction = {
   emoji_code: str,
   reaction_type: reactionType,
 };
-const flagsEvent = <O extends 'add' | 'remove'>(op: O) =>
-  opEvent('update_message_flags', op, {
-    operation: z.literal(op),
-    flag: str,
-    messages: ids,
-    all: bool,
-    ...(op === 'remove' ? { message_details: z.record(str, z.looseObject({ type: z.enum(['private', 'stream']) })).optional() } : {}),
-  });
+/** Where a message marked unread again goes in the client's unread data (Zulip's format_unread_message_details). */
+const unreadDetail = z.union([
+  z.strictObject({ type: z.literal('stream'), stream_id: int, topic: str, unmuted_stream_msg: bool, mentioned: z.literal(true).optional() }),
+  z.strictObject({ type: z.literal('private'), user_ids: ids, mentioned: z.literal(true).optional() }),
+]);
+const flagsFields = <O extends 'add' | 'remove'>(op: O) => ({ operation: z.literal(op), flag: str, messages: ids, all: bool });
 
 export const channelFolder = z
   .strictObject({
@@ -290,22 +294,13 @@ export const EVENT_SCHEMAS = {
   ]),
   'reaction/add': opEvent('reaction', 'add', reaction),
   'reaction/remove': opEvent('reaction', 'remove', reaction),
-  'update_message_flags/add': flagsEvent('add'),
-  'update_message_flags/remove': flagsEvent('remove'),
-  'typing/start': opEvent('typing', 'start', {
-    message_type: z.enum(['direct', 'stream']),
-    sender: typingPerson,
-    recipients: z.array(typingPerson).optional(),
-    stream_id: int.optional(),
-    topic: str.optional(),
+  'update_message_flags/add': opEvent('update_message_flags', 'add', flagsFields('add')),
+  'update_message_flags/remove': opEvent('update_message_flags', 'remove', {
+    ...flagsFields('remove'),
+    message_details: z.record(str, unreadDetail).optional(),
   }),
-  'typing/stop': opEvent('typing', 'stop', {
-    message_type: z.enum(['direct', 'stream']),
-    sender: typingPerson,
-    recipients: z.array(typingPerson).optional(),
-    stream_id: int.optional(),
-    topic: str.optional(),
-  }),
+  'typing/start': typingEvent('start'),
+  'typing/stop': typingEvent('stop'),
   'typing_edit_message/start': opEvent('typing_edit_message', 'start', { sender_id: int, message_id: int, recipient: typingEditRecipient }),
   'typing_edit_message/stop': opEvent('typing_edit_message', 'stop', { sender_id: int, message_id: int, recipient: typingEditRecipient }),
   user_topic: event('user_topic', {
@@ -441,6 +436,7 @@ export const EVENT_SCHEMAS = {
  */
 export type ChatEvent = z.infer<(typeof EVENT_SCHEMAS)[keyof typeof EVENT_SCHEMAS]>;
 export type ChatEventType = ChatEvent['type'];
+export type UnreadDetail = z.infer<typeof unreadDetail>;
 /** The events of one type, or of one type and op: `EventOf<'message'>`, `EventOf<'reaction', 'add'>`. */
 export type EventOf<T extends ChatEventType, O extends string = never> = [O] extends [never]
   ? Extract<ChatEvent, { type: T }>

@@ -1,7 +1,7 @@
 // The bots a user administers (register's realm_bots, kept by realm_bot events) and the API calls
 // of the Bots settings tab (Zulip's POST /bots, PATCH and DELETE /bots/{id}).
 import type { Api } from './api.ts';
-import type { ServerEvent } from './events.ts';
+import type { DeliveredOf } from './events.ts';
 
 export interface BotService {
   base_url: string;
@@ -30,9 +30,9 @@ export const INTERFACE_NAMES: Record<number, string> = { 1: 'Zulip', 2: 'Slack c
 export const botsFromRegister = (realmBots: Bot[] | undefined) => new Map((realmBots ?? []).map((b) => [b.user_id, b]));
 
 /** A realm_bot event applied to the bots one administers. */
-export function applyBotEvent(bots: Map<number, Bot>, e: ServerEvent): Map<number, Bot> {
+export function applyBotEvent(bots: Map<number, Bot>, e: DeliveredOf<'realm_bot'>): Map<number, Bot> {
   const next = new Map(bots);
-  const id: number = e.bot.user_id;
+  const id = e.bot.user_id;
   if (e.op === 'add') next.set(id, e.bot);
   else if (e.op === 'delete') next.delete(id);
   else if (e.op === 'update' && bots.has(id)) next.set(id, { ...bots.get(id)!, ...e.bot });

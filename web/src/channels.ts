@@ -2,7 +2,7 @@
 // `stream` and `subscription` events (Zulip's stream_data), and the API calls that create,
 // change, archive, join and leave them.
 import type { Api } from './api.ts';
-import type { ServerEvent } from './events.ts';
+import type { DeliveredOf } from './events.ts';
 import { narrowHash } from './narrow.ts';
 import type { AppState } from './state.ts';
 import type { Channel, GroupSettingValue } from './types.ts';
@@ -17,12 +17,12 @@ function countSubscribers(state: AppState, ids: number[], delta: number): AppSta
 }
 
 /** Applies a `stream` or `subscription` event to `state.channels` (the subscriptions themselves are state.ts's). */
-export function trackChannels(state: AppState, e: ServerEvent): AppState {
+export function trackChannels(state: AppState, e: DeliveredOf<'stream'> | DeliveredOf<'subscription'>): AppState {
   if (e.type === 'stream') {
-    if (e.op === 'create') return { ...state, channels: new Map([...state.channels, ...e.streams.map((c: Channel) => [c.stream_id, c] as const)]) };
+    if (e.op === 'create') return { ...state, channels: new Map([...state.channels, ...e.streams.map((c) => [c.stream_id, c] as const)]) };
     if (e.op === 'delete') {
       const channels = new Map(state.channels);
-      for (const id of e.stream_ids ?? e.streams.map((c: { stream_id: number }) => c.stream_id)) channels.delete(id);
+      for (const id of e.stream_ids) channels.delete(id);
       return { ...state, channels };
     }
     if (e.op === 'update') {
@@ -33,23 +33,17 @@ export function trackChannels(state: AppState, e: ServerEvent): AppState {
   }
   switch (e.op) {
     case 'add':
-      return e.subscriptions.reduce(
-        (s: AppState, sub: { stream_id: number; subscriber_count?: number }) =>
-          sub.subscriber_count !== undefined
-            ? withChannel(s, sub.stream_id, (c) => ({ ...c, subscriber_count: sub.subscriber_count! }))
-            : countSubscribers(s, [sub.stream_id], 1),
-        state,
-      );
+      return e.subscriptions.reduce((s, sub) => withChannel(s, sub.stream_id, (c) => ({ ...c, subscriber_count: sub.subscriber_count })), state);
     case 'remove':
       return countSubscribers(
         state,
-        e.subscriptions.map((s: { stream_id: number }) => s.stream_id),
+        e.subscriptions.map((s) => s.stream_id),
         -1,
       );
     case 'peer_add':
-      return e.user_ids.reduce((s: AppState) => countSubscribers(s, e.stream_ids, 1), state);
+      return e.user_ids.reduce((s) => countSubscribers(s, e.stream_ids, 1), state);
     case 'peer_remove':
-      return e.user_ids.reduce((s: AppState) => countSubscribers(s, e.stream_ids, -1), state);
+      return e.user_ids.reduce((s) => countSubscribers(s, e.stream_ids, -1), state);
     default:
       return state;
   }

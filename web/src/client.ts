@@ -2,7 +2,7 @@
 // loads the messages of the narrow on screen, and performs what the user does through the API.
 import { Api, ApiError, describeError, endBrowserSession } from './api.ts';
 import { EventClient, type Snapshot } from '../../packages/client/src/index.ts';
-import type { ServerEvent } from './events.ts';
+import type { DeliveredEvent, DeliveredOf } from './events.ts';
 import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, unresolvedTopic, type Narrow, type Route } from './narrow.ts';
 import { addLocalEcho, applyEvent, emptyView, ingestMessage, removeLocalEcho, stateFromRegister, type AppState, type View } from './state.ts';
 import { notify } from './notifications.ts';
@@ -77,7 +77,7 @@ const REGISTER_PARAMS = {
 export class ChatClient {
   readonly store = new Store<AppState | null>(null);
   readonly composeRequests = new Store<ComposeRequest | null>(null);
-  private events: EventClient | null = null;
+  private events: EventClient<DeliveredEvent> | null = null;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private pendingRead = new Set<number>();
   private readTimer: ReturnType<typeof setTimeout> | null = null;
@@ -90,7 +90,7 @@ export class ChatClient {
   private typingTo: string | null = null;
   private stopped = false;
   /** Events that came while a page of messages was loading, kept to apply again to what it brings. */
-  private readonly replays = new Set<ServerEvent[]>();
+  private readonly replays = new Set<DeliveredEvent[]>();
 
   constructor(
     readonly api: Api,
@@ -110,7 +110,7 @@ export class ChatClient {
   }
 
   private async register(view: View): Promise<void> {
-    const events = new EventClient({
+    const events = new EventClient<DeliveredEvent>({
       call: this.api.call,
       register: REGISTER_PARAMS,
       socketUrl: `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/v1/events/socket`,
@@ -160,7 +160,7 @@ export class ChatClient {
     this.onLoggedOut(reason);
   }
 
-  private onEvents(events: ServerEvent[]): void {
+  private onEvents(events: DeliveredEvent[]): void {
     const changes = events.filter((e) => REPLAYED.has(e.type));
     if (changes.length) for (const replay of this.replays) replay.push(...changes);
     let state = this.state;
@@ -174,17 +174,17 @@ export class ChatClient {
   }
 
   /** A desktop notification or sound for a new message, as the user's settings say; clicking one opens its conversation. */
-  private alert(state: AppState, event: ServerEvent): void {
+  private alert(state: AppState, event: DeliveredOf<'message'>): void {
     const message = ingestMessage(event.message, state.me.userId, event.flags);
     const narrow: Narrow =
       message.type === 'stream'
         ? { kind: 'topic', streamId: message.stream_id!, topic: message.subject }
         : { kind: 'dm', userIds: messageDmKey(message, state.me.userId).split(',').map(Number) };
-    notify(state, event, message, () => (location.hash = this.hashOf(narrow)));
+    notify(state, message, () => (location.hash = this.hashOf(narrow)));
   }
 
   /** When the topic on screen moves as a whole (renamed, resolved, moved), the view goes with it. */
-  private followMovedTopic(state: AppState, e: ServerEvent): void {
+  private followMovedTopic(state: AppState, e: DeliveredEvent): void {
     const { narrow, messages } = state.view;
     const moved = e.type === 'update_message' && (e.subject !== undefined || e.new_stream_id !== undefined);
     if (!moved || e.propagate_mode !== 'change_all' || narrow.kind !== 'topic') return;
@@ -252,7 +252,7 @@ export class ChatClient {
   ): Promise<void> {
     const view = this.state.view;
     if (loading !== 'initial') this.settle(view, (current) => ({ ...current, loading }));
-    const replay: ServerEvent[] = [];
+    const replay: DeliveredEvent[] = [];
     this.replays.add(replay);
     try {
       const r = await this.fetchMessages(view, anchor, before, after);
@@ -338,7 +338,9 @@ export class ChatClient {
     const fresh = ids.filter((id) => !this.pendingRead.has(id));
     if (fresh.length === 0) return;
     for (const id of fresh) this.pendingRead.add(id);
-    this.store.update((s) => s && applyEvent(s, { id: -1, type: 'update_message_flags', op: 'add', flag: 'read', messages: fresh, all: false }));
+    this.store.update(
+      (s) => s && applyEvent(s, { id: -1, type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: fresh, all: false }),
+    );
     this.readTimer ??= setTimeout(() => {
       this.readTimer = null;
       const messages = [...this.pendingRead];

@@ -2,7 +2,6 @@
 // messages and mentions by the user's settings (enable_desktop_notifications, enable_sounds),
 // channel messages by the channel's own choice or else the user's channel default; never for
 // one's own messages, read ones, muted topics, or while the user is looking at the page.
-import type { ServerEvent } from './events.ts';
 import { channelName, userName } from './format.ts';
 import { isMessageMuted, type AppState } from './state.ts';
 import type { Message } from './types.ts';
@@ -51,9 +50,9 @@ function chime(): void {
   }
 }
 
-/** Alerts the user to a message event that just came, if their settings ask for it; `open` shows its conversation. */
-export function notify(state: AppState, event: ServerEvent, message: Message, open: () => void): void {
-  if (event.type !== 'message' || pageInView()) return;
+/** Alerts the user to a message that just came, if their settings ask for it; `open` shows its conversation. */
+export function notify(state: AppState, message: Message, open: () => void): void {
+  if (pageInView()) return;
   const { desktop, sound } = alertsFor(state, message);
   if (sound) chime();
   if (!desktop || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;

@@ -2,7 +2,7 @@
 // login methods, linkifiers, default channels, custom profile fields and people's statuses, kept
 // current by events; the overlay's addresses; and the API calls of organization settings.
 import type { Api } from './api.ts';
-import type { ServerEvent } from './events.ts';
+import type { DeliveredEvent, DeliveredOf } from './events.ts';
 import type { AppState } from './state.ts';
 
 export interface Linkifier {
@@ -75,7 +75,7 @@ function withOrg(state: AppState, change: Partial<Organization>): AppState {
 }
 
 /** A status event changes only what it names; an empty text and no emoji is no status. */
-function onStatus(state: AppState, e: ServerEvent): AppState {
+function onStatus(state: AppState, e: DeliveredOf<'user_status'>): AppState {
   const { type: _, id: __, user_id: userId, ...fields } = e;
   const status: UserStatus = { ...state.org.statuses.get(userId), ...fields };
   const statuses = new Map(state.org.statuses);
@@ -84,15 +84,22 @@ function onStatus(state: AppState, e: ServerEvent): AppState {
   return withOrg(state, { statuses });
 }
 
+/** The realm's `authentication_methods` (a realm event's value is typed only as a value). */
+const isAuthMethods = (value: unknown): value is Record<string, AuthMethod> =>
+  typeof value === 'object' &&
+  value !== null &&
+  Object.values(value).every((m: unknown) => typeof m === 'object' && m !== null && 'enabled' in m && typeof m.enabled === 'boolean');
+
 /** Applies the events about the organization this module keeps; others leave the state as it is. */
-export function trackOrganization(state: AppState, e: ServerEvent): AppState {
+export function trackOrganization(state: AppState, e: DeliveredEvent): AppState {
   switch (e.type) {
     case 'realm': {
       if (e.op !== 'update_dict' && e.op !== 'update') return state;
-      const data = e.op === 'update' ? { [e.property]: e.value } : e.data;
+      const data: Record<string, unknown> = e.op === 'update' ? { [e.property]: e.value } : e.data;
+      const { description, authentication_methods: methods } = data;
       return withOrg(state, {
-        ...(data.description !== undefined && { description: data.description }),
-        ...(data.authentication_methods !== undefined && { authMethods: data.authentication_methods }),
+        ...(typeof description === 'string' && { description }),
+        ...(isAuthMethods(methods) && { authMethods: methods }),
       });
     }
     case 'realm_linkifiers':

@@ -1,7 +1,7 @@
 // The client's whole state, made from the register snapshot and kept equal to what a fresh
 // register would give by applying each event (Zulip's apply_events, for the parts shown here).
 // Updates are immutable: every change makes new objects along its path, so views re-render by identity.
-import type { Connection, ServerEvent } from './events.ts';
+import type { Connection, DeliveredEvent, DeliveredOf } from './events.ts';
 import { dmKey, messageDmKey, narrowMatches, sameTopic, unresolvedTopic, type Narrow } from './narrow.ts';
 import { prepareContent } from './content.ts';
 import { trackChannels } from './channels.ts';
@@ -250,7 +250,7 @@ function changeMessages(state: AppState, ids: Iterable<number>, change: (m: Mess
   return withMessages(state, (messages) => (messages.some((m) => wanted.has(m.id)) ? messages.map((m) => (wanted.has(m.id) ? change(m) : m)) : messages));
 }
 
-function onMessage(state: AppState, event: ServerEvent): AppState {
+function onMessage(state: AppState, event: DeliveredOf<'message'>): AppState {
   const myId = state.me.userId;
   const message = ingestMessage(event.message, myId, event.flags);
   let next = state;
@@ -285,16 +285,16 @@ function stopTyping(state: AppState, place: string, userId: number): AppState {
   return { ...state, typing: new Map(state.typing).set(place, who) };
 }
 
-function onTyping(state: AppState, e: ServerEvent): AppState {
+function onTyping(state: AppState, e: DeliveredOf<'typing'>): AppState {
   const myId = state.me.userId;
-  const userId: number = e.sender.user_id;
+  const userId = e.sender.user_id;
   if (userId === myId) return state;
   const place =
     e.message_type === 'stream'
       ? placeKey({ streamId: e.stream_id, topic: e.topic })
       : placeKey({
           dm: dmKey(
-            e.recipients.map((r: { user_id: number }) => r.user_id),
+            e.recipients.map((r) => r.user_id),
             myId,
           ),
         });
@@ -303,8 +303,8 @@ function onTyping(state: AppState, e: ServerEvent): AppState {
   return { ...state, typing: new Map(state.typing).set(place, who) };
 }
 
-function onFlags(state: AppState, e: ServerEvent): AppState {
-  const ids: number[] = e.messages;
+function onFlags(state: AppState, e: DeliveredOf<'update_message_flags'>): AppState {
+  const ids = e.messages;
   let next = changeMessages(state, ids, (m) => ({
     ...m,
     flags: e.op === 'add' ? [...new Set([...m.flags, e.flag])] : m.flags.filter((f) => f !== e.flag),
@@ -329,29 +329,29 @@ function onFlags(state: AppState, e: ServerEvent): AppState {
     for (const id of ids) {
       const d = e.message_details?.[id];
       if (!d) continue;
-      unread.set(
-        id,
-        d.type === 'stream' ? { kind: 'stream', streamId: d.stream_id, topic: d.topic } : { kind: 'dm', key: dmKey(d.user_ids ?? [], state.me.userId) },
-      );
+      unread.set(id, d.type === 'stream' ? { kind: 'stream', streamId: d.stream_id, topic: d.topic } : { kind: 'dm', key: dmKey(d.user_ids, state.me.userId) });
       if (d.mentioned) mentions.add(id);
     }
   }
   return { ...next, unread, mentions };
 }
 
-function onUpdateMessage(state: AppState, e: ServerEvent): AppState {
+function onUpdateMessage(state: AppState, e: DeliveredOf<'update_message'>): AppState {
   let next = state;
-  if (e.rendered_content !== undefined) {
+  const rendered = e.rendered_content;
+  if (rendered !== undefined) {
     next = changeMessages(next, [e.message_id], (m) => ({
       ...m,
-      content: prepareContent(e.rendered_content, state.me.userId),
+      content: prepareContent(rendered, state.me.userId),
       ...(e.rendering_only ? {} : { last_edit_timestamp: e.edit_timestamp }),
     }));
   }
   const moved = e.subject !== undefined || e.new_stream_id !== undefined;
-  if (!moved) return next;
-  const streamId: number = e.new_stream_id ?? e.stream_id;
-  const ids: number[] = e.message_ids;
+  // Only channel messages move, and the events of a move name their channel.
+  const from = e.stream_id;
+  if (!moved || from === undefined) return next;
+  const streamId = e.new_stream_id ?? from;
+  const ids = e.message_ids;
   // Resolving or unresolving a topic alone does not count as moving its messages, as in Zulip.
   const resolveOnly =
     e.new_stream_id === undefined && e.subject !== undefined && e.orig_subject !== undefined && unresolvedTopic(e.subject) === unresolvedTopic(e.orig_subject);
@@ -376,13 +376,13 @@ function onUpdateMessage(state: AppState, e: ServerEvent): AppState {
   next = withMessages({ ...next, unread }, (messages) => (messages.every(stays) ? messages : messages.filter(stays)));
   // The channels' topic lists are fetched again (client.ts): which topics remain is the server's to say.
   const topics = new Map(next.topics);
-  topics.delete(e.stream_id);
+  topics.delete(from);
   topics.delete(streamId);
   return { ...next, topics };
 }
 
-function onDelete(state: AppState, e: ServerEvent): AppState {
-  const ids = new Set<number>(e.message_ids ?? [e.message_id]);
+function onDelete(state: AppState, e: DeliveredOf<'delete_message'>): AppState {
+  const ids = new Set('message_ids' in e ? e.message_ids : [e.message_id]);
   const unread = new Map(state.unread);
   for (const id of ids) unread.delete(id);
   const next = withMessages({ ...state, unread }, (messages) => messages.filter((m) => !ids.has(m.id)));
@@ -392,7 +392,7 @@ function onDelete(state: AppState, e: ServerEvent): AppState {
   return { ...next, topics };
 }
 
-function onReaction(state: AppState, e: ServerEvent): AppState {
+function onReaction(state: AppState, e: DeliveredOf<'reaction'>): AppState {
   const same = (r: { emoji_code: string; reaction_type: string; user_id: number }) =>
     r.emoji_code === e.emoji_code && r.reaction_type === e.reaction_type && r.user_id === e.user_id;
   return changeMessages(state, [e.message_id], (m) => ({
@@ -411,7 +411,7 @@ function updateSub(state: AppState, streamId: number, change: Partial<Subscripti
   return sub ? { ...state, subs: new Map(state.subs).set(streamId, { ...sub, ...change }) } : state;
 }
 
-function onSubscription(state: AppState, e: ServerEvent): AppState {
+function onSubscription(state: AppState, e: DeliveredOf<'subscription'>): AppState {
   switch (e.op) {
     case 'add': {
       const subs = new Map(state.subs);
@@ -431,35 +431,35 @@ function onSubscription(state: AppState, e: ServerEvent): AppState {
   }
 }
 
-function onStream(state: AppState, e: ServerEvent): AppState {
+function onStream(state: AppState, e: DeliveredOf<'stream'>): AppState {
   if (e.op === 'update') return updateSub(state, e.stream_id, { [e.property]: e.value });
   if (e.op !== 'delete') return state;
   const subs = new Map(state.subs);
-  for (const id of e.stream_ids ?? e.streams.map((s: { stream_id: number }) => s.stream_id)) subs.delete(id);
+  for (const id of e.stream_ids) subs.delete(id);
   return { ...state, subs };
 }
 
-function onFolder(state: AppState, e: ServerEvent): AppState {
+function onFolder(state: AppState, e: DeliveredOf<'channel_folder'>): AppState {
   if (e.op === 'add') return { ...state, folders: [...state.folders, e.channel_folder] };
   if (e.op === 'update') return { ...state, folders: state.folders.map((f) => (f.id === e.channel_folder_id ? { ...f, ...e.data } : f)) };
   if (e.op === 'reorder') return { ...state, folders: state.folders.map((f) => ({ ...f, order: e.order.indexOf(f.id) })) };
   return state;
 }
 
-function onRealmUser(state: AppState, e: ServerEvent): AppState {
-  const id: number = e.person.user_id;
+function onRealmUser(state: AppState, e: DeliveredOf<'realm_user'>): AppState {
+  const id = e.person.user_id;
   const known = state.users.get(id);
   if (e.op === 'add') return { ...state, users: new Map(state.users).set(id, { ...e.person, is_active: true }) };
   if (e.op !== 'update' || !known) return state;
   const p = e.person;
   const change: Partial<User> = {
-    ...(p.full_name !== undefined && { full_name: p.full_name }),
-    ...(p.avatar_url !== undefined && { avatar_url: p.avatar_url }),
-    ...(p.new_email !== undefined && { email: p.new_email }),
-    ...(p.delivery_email !== undefined && { delivery_email: p.delivery_email }),
-    ...(p.is_active !== undefined && { is_active: p.is_active }),
-    ...(p.role !== undefined && { role: p.role }),
-    ...(p.custom_profile_field !== undefined && {
+    ...('full_name' in p && { full_name: p.full_name }),
+    ...('avatar_url' in p && { avatar_url: p.avatar_url }),
+    ...('new_email' in p && { email: p.new_email }),
+    ...('delivery_email' in p && { delivery_email: p.delivery_email }),
+    ...('is_active' in p && { is_active: p.is_active }),
+    ...('role' in p && { role: p.role }),
+    ...('custom_profile_field' in p && {
       profile_data: {
         ...known.profile_data,
         [p.custom_profile_field.id]: { value: p.custom_profile_field.value, rendered_value: p.custom_profile_field.rendered_value },
@@ -482,12 +482,12 @@ function changeList<T>(list: T[], idOf: (item: T) => number, added: T[], removed
 const newestFirst = (a: Draft, b: Draft) => b.timestamp - a.timestamp;
 const soonestFirst = (a: ScheduledMessage, b: ScheduledMessage) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp;
 
-function onDrafts(state: AppState, e: ServerEvent): AppState {
+function onDrafts(state: AppState, e: DeliveredOf<'drafts'>): AppState {
   const added: Draft[] = e.op === 'add' ? e.drafts : e.op === 'update' ? [e.draft] : [];
   return { ...state, drafts: changeList(state.drafts, (d) => d.id, added, e.op === 'remove' ? [e.draft_id] : [], newestFirst) };
 }
 
-function onScheduled(state: AppState, e: ServerEvent): AppState {
+function onScheduled(state: AppState, e: DeliveredOf<'scheduled_messages'>): AppState {
   const added: ScheduledMessage[] = e.op === 'add' ? e.scheduled_messages : e.op === 'update' ? [e.scheduled_message] : [];
   const removed = e.op === 'remove' ? [e.scheduled_message_id] : [];
   return { ...state, scheduled: changeList(state.scheduled, (m) => m.scheduled_message_id, added, removed, soonestFirst) };
@@ -495,19 +495,17 @@ function onScheduled(state: AppState, e: ServerEvent): AppState {
 
 const reminderFirst = (a: Reminder, b: Reminder) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp;
 
-function onReminders(state: AppState, e: ServerEvent): AppState {
+function onReminders(state: AppState, e: DeliveredOf<'reminders'>): AppState {
   const added: Reminder[] = e.op === 'add' ? e.reminders : [];
   return { ...state, reminders: changeList(state.reminders, (r) => r.reminder_id, added, e.op === 'remove' ? [e.reminder_id] : [], reminderFirst) };
 }
 
-function onUserGroup(state: AppState, e: ServerEvent): AppState {
+function onUserGroup(state: AppState, e: DeliveredOf<'user_group'>): AppState {
   const groups = new Map(state.groups);
+  if (e.op === 'add') return { ...state, groups: groups.set(e.group.id, e.group) };
   const group = groups.get(e.group_id);
   const changeMembers = (members: number[]) => group && groups.set(group.id, { ...group, members });
   switch (e.op) {
-    case 'add':
-      groups.set(e.group.id, e.group);
-      break;
     case 'remove':
       groups.delete(e.group_id);
       break;
@@ -526,19 +524,21 @@ function onUserGroup(state: AppState, e: ServerEvent): AppState {
   return { ...state, groups };
 }
 
-function onRealm(state: AppState, e: ServerEvent): AppState {
+function onRealm(state: AppState, e: DeliveredOf<'realm'>): AppState {
   if (e.op !== 'update_dict' && e.op !== 'update') return state;
-  const data = e.op === 'update' ? { [e.property]: e.value } : e.data;
+  const data: Record<string, unknown> = e.op === 'update' ? { [e.property]: e.value } : e.data;
+  const { name, allow_message_editing: allowEditing, message_content_edit_limit_seconds: limit } = data;
   return {
     ...state,
-    realmName: data.name ?? state.realmName,
-    allowEditing: data.allow_message_editing ?? state.allowEditing,
-    editLimitSeconds: 'message_content_edit_limit_seconds' in data ? data.message_content_edit_limit_seconds : state.editLimitSeconds,
+    realmName: typeof name === 'string' ? name : state.realmName,
+    allowEditing: typeof allowEditing === 'boolean' ? allowEditing : state.allowEditing,
+    // null: no limit.
+    editLimitSeconds: typeof limit === 'number' || limit === null ? limit : state.editLimitSeconds,
     messagePolicy: messagePolicyOf(data, state.messagePolicy),
   };
 }
 
-export function applyEvent(state: AppState, e: ServerEvent): AppState {
+export function applyEvent(state: AppState, e: DeliveredEvent): AppState {
   switch (e.type) {
     case 'message':
       return onMessage(state, e);
@@ -575,12 +575,15 @@ export function applyEvent(state: AppState, e: ServerEvent): AppState {
     case 'realm_bot':
       return { ...state, bots: applyBotEvent(state.bots, e) };
     case 'realm_emoji':
-      return { ...state, realmEmoji: new Map(Object.values(e.realm_emoji as Record<string, RealmEmoji>).map((r) => [r.name, r])) };
+      // Without individual_emoji_changes (this client's case) every change comes as the whole list.
+      return 'realm_emoji' in e ? { ...state, realmEmoji: new Map(Object.values(e.realm_emoji).map((r) => [r.name, r])) } : state;
     case 'user_topic':
       return { ...state, topicPolicies: new Map(state.topicPolicies).set(topicKey(e.stream_id, e.topic_name), e.visibility_policy) };
     case 'presence': {
+      // This client registers with simplified_presence_events, which brings `presences` only.
+      if (!('presences' in e)) return state;
       const presence = new Map(state.presence);
-      for (const [id, p] of Object.entries(e.presences as Record<string, { active_timestamp: number; idle_timestamp: number }>)) {
+      for (const [id, p] of Object.entries(e.presences)) {
         presence.set(Number(id), { active: p.active_timestamp, idle: p.idle_timestamp });
       }
       return { ...state, presence };

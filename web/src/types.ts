@@ -3,7 +3,7 @@
 export interface Reaction {
   emoji_name: string;
   emoji_code: string;
-  reaction_type: 'unicode_emoji' | 'realm_emoji' | 'zulip_extra_emoji';
+  reaction_type: 'unicode_emoji' | 'realm_emoji' | 'zulip_extra_emoji' | 'service_extra_emoji';
   user_id: number;
 }
 

@@ -3,7 +3,7 @@
 // new snapshot, from which the client rebuilds its state. Events come to callbacks, to an async
 // iterator, or both.
 import { ApiError, basicCall, type Call, type Credentials, type Params } from './api.ts';
-import { EventStream, type Connection, type CreateSocket, type ServerEvent } from './stream.ts';
+import { EventStream, type Connection, type CreateSocket, type NewsOf, type ServerEvent, type StreamEvent } from './stream.ts';
 
 /** What POST /register answers: the state the client starts from, and its queue. */
 export interface Snapshot {
@@ -14,9 +14,10 @@ export interface Snapshot {
 }
 
 /** What the iterator yields: events to apply, or a new snapshot that replaces all state (the queue was lost). */
-export type Update = { type: 'events'; events: ServerEvent[] } | { type: 'reset'; snapshot: Snapshot };
+export type Update<E extends StreamEvent = ServerEvent> = { type: 'events'; events: NewsOf<E>[] } | { type: 'reset'; snapshot: Snapshot };
 
-export interface ClientOptions {
+/** `E`: the events' type, for a client that has the server's (the package declares none: ServerEvent). */
+export interface ClientOptions<E extends StreamEvent = ServerEvent> {
   /** How to call the API: give `server` and `credentials`, or a `call` of your own (a browser's session). */
   call?: Call;
   server?: string;
@@ -37,7 +38,7 @@ export interface ClientOptions {
   iteratorHighWater?: number;
   /** How long after an event its acknowledgement is sent (default 1 s; acknowledgements are batched). */
   ackDelayMs?: number;
-  onEvents?: (events: ServerEvent[]) => void;
+  onEvents?: (events: NewsOf<E>[]) => void;
   /** The queue was lost and a new one registered: rebuild the state from this snapshot. */
   onReset?: (snapshot: Snapshot) => void;
   onConnection?: (state: Connection) => void;
@@ -48,7 +49,7 @@ export interface ClientOptions {
 const MAX_REGISTER_BACKOFF_MS = 30_000;
 const ITERATOR_HIGH_WATER = 1000;
 
-function defaultSocketUrl(options: ClientOptions): string | null {
+function defaultSocketUrl(options: Pick<ClientOptions, 'server' | 'createSocket'>): string | null {
   const global = (globalThis as { WebSocket?: unknown }).WebSocket;
   if (!options.server || (!options.createSocket && !global)) return null;
   const url = new URL('api/v1/events/socket', options.server.endsWith('/') ? options.server : `${options.server}/`);
@@ -63,25 +64,25 @@ function defaultCreateSocket(url: string) {
 }
 
 /** Registers a queue and starts reading it; resolves once the first snapshot is in `client.snapshot`. */
-export async function connect(options: ClientOptions): Promise<EventClient> {
-  const client = new EventClient(options);
+export async function connect<E extends StreamEvent = ServerEvent>(options: ClientOptions<E>): Promise<EventClient<E>> {
+  const client = new EventClient<E>(options);
   await client.start();
   return client;
 }
 
-export class EventClient {
+export class EventClient<E extends StreamEvent = ServerEvent> {
   /** The latest register answer (replaced at each reset). */
   snapshot!: Snapshot;
   connection: Connection = 'connecting';
-  private stream: EventStream | null = null;
+  private stream: EventStream<E> | null = null;
   private stopped = false;
   private readonly call: Call;
   private readonly socketUrl: string | null;
-  private readonly consumers = new Set<Consumer>();
+  private readonly consumers = new Set<Consumer<E>>();
   private readonly highWater: number;
   private paused = false;
 
-  constructor(private readonly options: ClientOptions) {
+  constructor(private readonly options: ClientOptions<E>) {
     if (options.call) this.call = options.call;
     else if (options.server && options.credentials) this.call = basicCall({ server: options.server, credentials: options.credentials });
     else throw new Error('pass call, or server and credentials');
@@ -117,8 +118,8 @@ export class EventClient {
   }
 
   /** Every update from now on, until close(). */
-  [Symbol.asyncIterator](): AsyncIterableIterator<Update> {
-    const consumer = new Consumer(
+  [Symbol.asyncIterator](): AsyncIterableIterator<Update<E>> {
+    const consumer = new Consumer<E>(
       () => {
         this.consumers.delete(consumer);
         this.flowControl();
@@ -148,7 +149,7 @@ export class EventClient {
 
   private listen(snapshot: Snapshot): void {
     this.snapshot = snapshot;
-    const stream = new EventStream(
+    const stream = new EventStream<E>(
       { call: this.call, socketUrl: this.socketUrl, createSocket: this.options.createSocket ?? defaultCreateSocket, ackDelayMs: this.options.ackDelayMs },
       snapshot.queue_id,
       snapshot.last_event_id,
@@ -171,7 +172,7 @@ export class EventClient {
     this.options.onConnection?.(state);
   }
 
-  private publish(update: Update): void {
+  private publish(update: Update<E>): void {
     for (const consumer of this.consumers) consumer.push(update);
     this.flowControl();
   }
@@ -205,9 +206,9 @@ export class EventClient {
 }
 
 /** One async iterator's buffer of updates not yet taken. */
-class Consumer implements AsyncIterableIterator<Update> {
-  private readonly buffer: Update[] = [];
-  private waiting: ((result: IteratorResult<Update>) => void) | null = null;
+class Consumer<E extends StreamEvent> implements AsyncIterableIterator<Update<E>> {
+  private readonly buffer: Update<E>[] = [];
+  private waiting: ((result: IteratorResult<Update<E>>) => void) | null = null;
   private ended = false;
 
   constructor(
@@ -220,7 +221,7 @@ class Consumer implements AsyncIterableIterator<Update> {
     return this.buffer.length;
   }
 
-  push(update: Update): void {
+  push(update: Update<E>): void {
     if (this.waiting) {
       const resolve = this.waiting;
       this.waiting = null;
@@ -235,7 +236,7 @@ class Consumer implements AsyncIterableIterator<Update> {
     this.waiting = null;
   }
 
-  next(): Promise<IteratorResult<Update>> {
+  next(): Promise<IteratorResult<Update<E>>> {
     const update = this.buffer.shift();
     if (update) {
       this.taken();
@@ -246,12 +247,12 @@ class Consumer implements AsyncIterableIterator<Update> {
   }
 
   /** A `break` out of for-await ends this iterator only. */
-  return(): Promise<IteratorResult<Update>> {
+  return(): Promise<IteratorResult<Update<E>>> {
     this.end();
     return Promise.resolve({ value: undefined, done: true });
   }
 
-  [Symbol.asyncIterator](): AsyncIterableIterator<Update> {
+  [Symbol.asyncIterator](): AsyncIterableIterator<Update<E>> {
     return this;
   }
 }

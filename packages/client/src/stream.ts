@@ -5,9 +5,18 @@
 // longer has is reported to the owner, which registers again.
 import { ApiError, type Call } from './api.ts';
 
-export interface ServerEvent {
+/** What every event of a queue has: the stream reads these two fields only. */
+export interface StreamEvent {
   id: number;
   type: string;
+}
+
+/**
+ * An event of no declared shape, the default where a client names no event type of its own: the
+ * package imports nothing of the server, so a client that has the server's types (the web client's
+ * DeliveredEvent) passes them as the type parameter of EventClient and EventStream.
+ */
+export interface ServerEvent extends StreamEvent {
   // biome-ignore lint/suspicious/noExplicitAny: each type has its own fields (the server's AsyncAPI document lists them), read as the client needs
   [key: string]: any;
 }
@@ -32,8 +41,11 @@ export interface SocketLike {
 
 export type CreateSocket = (url: string) => SocketLike;
 
-export interface StreamHandlers {
-  events(events: ServerEvent[]): void;
+/** The events handed on: all but the queue's heartbeats. */
+export type NewsOf<E extends StreamEvent> = Exclude<E, { type: 'heartbeat' }>;
+
+export interface StreamHandlers<E extends StreamEvent = ServerEvent> {
+  events(events: NewsOf<E>[]): void;
   /** The queue is gone (expired, deleted, or taken over): register again. */
   queueLost(): void;
   connection(state: Connection): void;
@@ -58,7 +70,7 @@ const ACK_DELAY_MS = 1000;
 /** Heartbeats come every 45-55 s; a socket silent for longer than this is dead. */
 const SILENCE_LIMIT_MS = 90_000;
 
-export class EventStream {
+export class EventStream<E extends StreamEvent = ServerEvent> {
   private socket: SocketLike | null = null;
   private poll: AbortController | null = null;
   private stopped = false;
@@ -73,7 +85,7 @@ export class EventStream {
     private readonly options: StreamOptions,
     readonly queueId: string,
     private lastEventId: number,
-    private readonly handlers: StreamHandlers,
+    private readonly handlers: StreamHandlers<E>,
   ) {}
 
   /** The id of the last event received: where a new connection resumes. */
@@ -138,11 +150,11 @@ export class EventStream {
     this.later(fn, Math.max(backoff, (atLeastSeconds ?? 0) * 1000));
   }
 
-  private receive(events: ServerEvent[]): void {
+  private receive(events: E[]): void {
     const fresh = events.filter((e) => e.id > this.lastEventId);
     if (fresh.length === 0) return;
     this.lastEventId = fresh[fresh.length - 1]!.id;
-    const news = fresh.filter((e) => e.type !== 'heartbeat');
+    const news = fresh.filter((e): e is NewsOf<E> => e.type !== 'heartbeat');
     if (news.length) this.handlers.events(news);
   }
 
@@ -170,7 +182,7 @@ export class EventStream {
     socket.onmessage = (message: { data: unknown }) => {
       if (this.socket !== socket) return;
       this.watchSilence();
-      let event: ServerEvent & { result?: string };
+      let event: E & { result?: string };
       try {
         event = JSON.parse(String(message.data));
       } catch {
@@ -228,10 +240,10 @@ export class EventStream {
   private async pollEvents(first = false): Promise<void> {
     const controller = new AbortController();
     this.poll = controller;
-    let events: ServerEvent[];
+    let events: E[];
     try {
       const params = { queue_id: this.queueId, last_event_id: this.lastEventId, dont_block: first };
-      ({ events } = (await this.options.call('GET', '/events', params, controller.signal)) as { events: ServerEvent[] });
+      ({ events } = (await this.options.call('GET', '/events', params, controller.signal)) as { events: E[] });
     } catch (err) {
       // Stopped, or dropped by reconnect(), which has started another connection.
       if (this.stopped || controller.signal.aborted) return;
