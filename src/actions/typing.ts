@@ -6,7 +6,7 @@ import { isInGroupSetting } from '../auth/permissions.ts';
 import type { Channel, User } from '../db/generated/client.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, userSettingsSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../errors.ts';
-import { accessRules, cachedChannel, channelPermission, subscriberIds } from '../queries/channels.ts';
+import { cachedChannel, channelAccess, channelPermission, subscriberIds } from '../queries/channels.ts';
 import { accessMessage, memberIds } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail } from '../queries/users.ts';
@@ -52,15 +52,14 @@ async function channelTypingListeners(app: App, channelId: number): Promise<numb
 }
 
 /**
- * The typist's channel, checked as accessibleChannel does (content access, not archived) but from
- * the copies the send path reads: the channel row and its subscribers, no statement.
+ * The typist's channel, checked as accessibleChannel does (content access, not archived) but on
+ * the row the send path keeps (the typing event shows only its id).
  */
 async function typingChannel(app: App, realm: RealmInfo, sender: User, channelId: number): Promise<Channel> {
   const channel = await cachedChannel(app, realm, channelId);
-  const groups = await app.realms.groups(realm.id);
-  const subscribed = channel !== null && (await subscriberIds(app, channel.id)).includes(sender.id);
-  if (!channel || channel.isArchived || !accessRules(sender, channel, subscribed, groups, realm).content) throw badRequest('Invalid channel ID');
-  if (!isInGroupSetting(sender, channelPermission(realm, channel, 'can_send_message_group'), groups, realm)) {
+  const access = channel && (await channelAccess(app, realm, sender, channel));
+  if (!access || !access.content || access.channel.isArchived) throw badRequest('Invalid channel ID');
+  if (!isInGroupSetting(sender, channelPermission(realm, channel, 'can_send_message_group'), await app.realms.groups(realm.id), realm)) {
     throw badRequest('You do not have permission to post in this channel.');
   }
   return channel;
