@@ -33,6 +33,7 @@ export async function createApp(config: Config): Promise<App> {
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
     onQuery: (seconds) => metrics.queryDuration.observe(seconds),
+    onTransaction: () => metrics.transactions.inc(),
   });
   try {
     const applied = await applyMigrations(db);

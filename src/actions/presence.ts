@@ -12,7 +12,7 @@ import type { User } from '../db/generated/client.ts';
 import { legacyPresence, modernPresence, OFFLINE_THRESHOLD_SECONDS, sharesPresence } from '../queries/presence.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail, realmViewers } from '../queries/users.ts';
-import { atomic, sendOnCommit } from './transaction.ts';
+import { atomic, rawQuery, sendOnCommit } from './transaction.ts';
 
 export type PresenceStatus = 'active' | 'idle';
 
@@ -68,16 +68,26 @@ async function storedPresence(app: App, userId: number): Promise<StoredPresence 
 }
 
 /**
- * The realm's next update id, inside the caller's transaction: the sequence row stays locked until
- * it commits. A realm without a row yet (new, or imported) starts after its stored presences.
+ * Stores a ping's times under the realm's next update id, in one statement (its own transaction
+ * outside an action's): the realm's sequence row stays locked until it commits. A realm without a
+ * row yet (new, or imported) starts after its stored presences.
  */
-async function nextUpdateId(app: App, realmId: number): Promise<number> {
-  const [row] = await app.prisma.$queryRaw<{ id: number }[]>`
+const WRITE_PRESENCE = `
+  WITH seq AS (
     INSERT INTO "PresenceSequence" ("realmId", "lastUpdateId")
-    VALUES (${realmId}, (SELECT coalesce(max(p."lastUpdateId"), 0) + 1 FROM "Presence" p JOIN "User" u ON u.id = p."userId" WHERE u."realmId" = ${realmId}))
+    VALUES ($1, (SELECT coalesce(max(p."lastUpdateId"), 0) + 1 FROM "Presence" p JOIN "User" u ON u.id = p."userId" WHERE u."realmId" = $1))
     ON CONFLICT ("realmId") DO UPDATE SET "lastUpdateId" = "PresenceSequence"."lastUpdateId" + 1
-    RETURNING "lastUpdateId" AS id`;
-  return row!.id;
+    RETURNING "lastUpdateId")
+  INSERT INTO "Presence" ("userId", "lastActiveTime", "lastConnectedTime", "lastUpdateId")
+  SELECT $2, $3::timestamp(3), $4::timestamp(3), "lastUpdateId" FROM seq
+  ON CONFLICT ("userId") DO UPDATE
+    SET "lastActiveTime" = EXCLUDED."lastActiveTime", "lastConnectedTime" = EXCLUDED."lastConnectedTime", "lastUpdateId" = EXCLUDED."lastUpdateId"`;
+
+// An ISO time read as timestamp(3) (without time zone, as Prisma stores it) keeps its UTC digits.
+const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+async function writePresence(app: App, realm: RealmInfo, userId: number, times: StoredPresence): Promise<void> {
+  await rawQuery(app, WRITE_PRESENCE, realm.id, userId, isoOrNull(times.active), isoOrNull(times.connected));
 }
 
 /** The times to store after a ping at `now`, or null when the stored ones are fresh enough. */
@@ -104,16 +114,17 @@ export async function updatePresence(app: App, realm: RealmInfo, user: User, sta
   // Taken before the write, so a concurrent ping of the same user sees it and writes nothing.
   cache.set(user.id, Promise.resolve(next));
   const backOnline = status === 'active' && (old?.active == null || now - old.active > BACK_ONLINE_MS);
-  await atomic(app, async () => {
-    if (!realm.settings.presence_disabled && (old === null || backOnline)) await announcePresence(app, realm, user, next);
-    // Last, so the realm's sequence row is held only for the upsert and the commit.
-    const data = {
-      lastActiveTime: next.active === null ? null : new Date(next.active),
-      lastConnectedTime: next.connected === null ? null : new Date(next.connected),
-      lastUpdateId: await nextUpdateId(app, realm.id),
-    };
-    await app.prisma.presence.upsert({ where: { userId: user.id }, create: { userId: user.id, ...data }, update: data });
-  }).catch((err: unknown) => {
+  const announce = !realm.settings.presence_disabled && (old === null || backOnline);
+  // Most pings only store times: one statement, no transaction around it. One that comes online
+  // publishes in the same transaction; the write goes last, so the realm's sequence row is held
+  // only for it and the commit.
+  const written = announce
+    ? atomic(app, async () => {
+        await announcePresence(app, realm, user, next);
+        await writePresence(app, realm, user.id, next);
+      })
+    : writePresence(app, realm, user.id, next);
+  await written.catch((err: unknown) => {
     cache.delete(user.id);
     throw err;
   });

@@ -3,16 +3,16 @@
 // would receive the message, less those who turned typing notifications off.
 import type { App } from '../app.ts';
 import { isInGroupSetting } from '../auth/permissions.ts';
-import type { User } from '../db/generated/client.ts';
+import type { Channel, User } from '../db/generated/client.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, userSettingsSchema } from '../domain/realm-settings.ts';
 import { badRequest } from '../errors.ts';
-import { accessibleChannel, channelPermission, subscriberIds } from '../queries/channels.ts';
+import { cachedChannel, channelAccess, channelPermission, subscriberIds } from '../queries/channels.ts';
 import { accessMessage, memberIds } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail } from '../queries/users.ts';
 import { uniqueIds } from './channels.ts';
 import { checkContentEditAllowed } from './messages-edit.ts';
-import { sendUnstored } from './transaction.ts';
+import { rawQuery, sendUnstored } from './transaction.ts';
 import type { EventOf } from '../events/schemas.ts';
 
 /** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS: larger channels get no typing events at all. */
@@ -35,11 +35,34 @@ function typingListeners(users: readonly User[]): number[] {
   return uniqueIds(users.filter((u) => u.isActive && settingsOf(u).receives_typing_notifications).map((u) => u.id));
 }
 
-/** A channel's typing audience: its subscribers (the typist too), unless the channel is too large. */
+/**
+ * A channel's typing audience: its active subscribers (the typist too) who did not turn
+ * receives_typing_notifications off, unless the channel is too large. The subscribers come from
+ * the channel actors' copy, their settings in one statement that returns only the ids.
+ */
 async function channelTypingListeners(app: App, channelId: number): Promise<number[]> {
   const subscribers = await subscriberIds(app, channelId);
   if (subscribers.length > MAX_CHANNEL_SIZE_FOR_TYPING) return [];
-  return typingListeners(await app.prisma.user.findMany({ where: { id: { in: [...subscribers] } } }));
+  const rows = await rawQuery<{ id: number }>(
+    app,
+    `SELECT id FROM "User" WHERE id = ANY($1::int[]) AND "isActive" AND (settings -> 'receives_typing_notifications') IS DISTINCT FROM 'false'::jsonb ORDER BY id`,
+    subscribers,
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The typist's channel, checked as accessibleChannel does (content access, not archived) but on
+ * the row the send path keeps (the typing event shows only its id).
+ */
+async function typingChannel(app: App, realm: RealmInfo, sender: User, channelId: number): Promise<Channel> {
+  const channel = await cachedChannel(app, realm, channelId);
+  const access = channel && (await channelAccess(app, realm, sender, channel));
+  if (!access || !access.content || access.channel.isArchived) throw badRequest('Invalid channel ID');
+  if (!isInGroupSetting(sender, channelPermission(realm, channel, 'can_send_message_group'), await app.realms.groups(realm.id), realm)) {
+    throw badRequest('You do not have permission to post in this channel.');
+  }
+  return channel;
 }
 
 function checkSendsChannelTyping(user: User): void {
@@ -61,10 +84,7 @@ export async function sendTyping(app: App, realm: RealmInfo, sender: User, req: 
     if (req.streamId === undefined) throw badRequest("Missing 'stream_id' argument");
     if (req.topic === undefined) throw badRequest('Missing topic');
     checkSendsChannelTyping(sender);
-    const { channel } = await accessibleChannel(app, realm, sender, req.streamId, { content: true, active: true });
-    if (!isInGroupSetting(sender, channelPermission(realm, channel, 'can_send_message_group'), await app.realms.groups(realm.id), realm)) {
-      throw badRequest('You do not have permission to post in this channel.');
-    }
+    const channel = await typingChannel(app, realm, sender, req.streamId);
     // The empty topic's display names mean the empty topic.
     const topic = req.topic === EMPTY_TOPIC_DISPLAY_NAME || req.topic === '(no topic)' ? '' : req.topic;
     sendUnstored(app, {

@@ -16,6 +16,8 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** Told the duration of every statement Prisma runs (the query-time metric). */
   onQuery?: QueryTimer;
+  /** Told of every transaction Prisma opens (with onQuery: its BEGIN is not timed). */
+  onTransaction?: () => void;
 }
 
 /** The pool's connections at one moment. */
@@ -98,7 +100,7 @@ function statementName(sql: string): string {
   return name;
 }
 
-async function openPostgres(url: string, { poolSize, onQuery }: OpenDatabaseOptions, afterClose?: () => Promise<void>): Promise<Database> {
+async function openPostgres(url: string, { poolSize, onQuery, onTransaction }: OpenDatabaseOptions, afterClose?: () => Promise<void>): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle connection dropped by the server must not crash the process; the pool replaces it.
   pool.on('error', (err) => log.warn('PostgreSQL connection error', { error: err.message }));
@@ -109,7 +111,7 @@ async function openPostgres(url: string, { poolSize, onQuery }: OpenDatabaseOpti
     throw new Error(`Cannot connect to PostgreSQL at ${redactUrl(url)}: ${(err as Error).message}`, { cause: err });
   }
   const adapter = new PrismaPg(pool);
-  const prisma = new PrismaClient({ adapter: onQuery ? timedAdapter(adapter, onQuery) : adapter });
+  const prisma = new PrismaClient({ adapter: onQuery ? timedAdapter(adapter, onQuery, onTransaction) : adapter });
   return {
     prisma,
     url,

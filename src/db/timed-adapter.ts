@@ -1,5 +1,7 @@
-// Times every statement Prisma sends, for the query-time metric: the pg adapter's connection and
-// each transaction it opens get their query methods wrapped, so exactly Prisma's statements count
+// Times every statement Prisma sends, for the query-time metric, and counts the transactions it
+// opens (their BEGIN is sent before the wrapping, so a request's statements are the timed ones
+// plus its transactions): the pg adapter's connection and each transaction it opens get their
+// query methods wrapped, so exactly Prisma's statements count
 // (migrations and maintenance sessions go around Prisma and are not timed). A transaction's
 // statements also run one after another: actions read in parallel (Promise.all) inside a
 // transaction, and pg only queues statements on a busy connection as a deprecated courtesy that
@@ -37,15 +39,21 @@ function timeQueries<T extends SqlQueryable>(target: T, onQuery: QueryTimer, ser
   return target;
 }
 
-/** The factory Prisma is given: connects through `inner`, and times what the connection and its transactions run. */
-export function timedAdapter(inner: SqlDriverAdapterFactory, onQuery: QueryTimer): SqlDriverAdapterFactory {
+/**
+ * The factory Prisma is given: connects through `inner`, times what the connection and its
+ * transactions run, and tells `onTransaction` of each transaction it opens.
+ */
+export function timedAdapter(inner: SqlDriverAdapterFactory, onQuery: QueryTimer, onTransaction?: () => void): SqlDriverAdapterFactory {
   return {
     provider: inner.provider,
     adapterName: inner.adapterName,
     async connect() {
       const adapter = timeQueries(await inner.connect(), onQuery);
       const startTransaction = adapter.startTransaction.bind(adapter);
-      adapter.startTransaction = async (isolationLevel) => timeQueries(await startTransaction(isolationLevel), onQuery, true);
+      adapter.startTransaction = async (isolationLevel) => {
+        onTransaction?.();
+        return timeQueries(await startTransaction(isolationLevel), onQuery, true);
+      };
       return adapter;
     },
   };

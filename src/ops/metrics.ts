@@ -76,6 +76,7 @@ export class ServerMetrics {
   private sources: MetricSources | null = null;
   readonly messagesSent: Counter<'kind'>;
   readonly queryDuration: Histogram;
+  readonly transactions: Counter;
 
   constructor() {
     // Now, not at the first scrape: the CPU counters count from their creation.
@@ -96,6 +97,11 @@ export class ServerMetrics {
       name: 'chat_db_query_duration_seconds',
       help: 'Duration of the SQL statements the server runs (through Prisma, and the hot raw ones sent past it).',
       buckets: QUERY_BUCKETS,
+      registers,
+    });
+    this.transactions = new Counter({
+      name: 'chat_db_transactions_total',
+      help: 'Transactions the server opened through Prisma (each one more statement, its BEGIN, than the query-time metric counts).',
       registers,
     });
     const read = (name: string, help: string, value: (s: MetricSources) => number) =>

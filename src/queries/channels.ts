@@ -81,8 +81,17 @@ export function accessRules(
   return { content, metadata: content || isAdmin(user) || has('can_administer_channel_group') };
 }
 
+/**
+ * Whether the user actively subscribes to the channel. Outside a transaction an active user's
+ * answer comes from the subscribers the channel actors hold for the send path: no statement.
+ */
+async function subscribedNow(app: App, user: User, channelId: number): Promise<boolean> {
+  if (inTransaction() || !user.isActive) return isSubscribed(app, user.id, channelId);
+  return (await subscriberIds(app, channelId)).includes(user.id);
+}
+
 export async function channelAccess(app: App, realm: RealmInfo, user: User, channel: Channel): Promise<ChannelAccess> {
-  const subscribed = await isSubscribed(app, user.id, channel.id);
+  const subscribed = await subscribedNow(app, user, channel.id);
   return { channel, subscribed, ...accessRules(user, channel, subscribed, await app.realms.groups(realm.id), realm) };
 }
 

@@ -7,7 +7,7 @@ import type { User } from '../db/generated/client.ts';
 import { FLAG_BITS, IS_PRIVATE } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
 import { ApiError } from '../errors.ts';
-import { channelAccess, channelByName } from './channels.ts';
+import { cachedChannel, channelAccess } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
 import { findUserByEmail } from './users.ts';
 import { isGuest } from '../auth/policy.ts';
@@ -68,12 +68,7 @@ async function channelCondition(
   value: NarrowTerm['operand'],
   sql: SqlParams,
 ): Promise<{ cond: string; history: boolean }> {
-  const channel =
-    typeof value === 'number'
-      ? await app.prisma.channel.findFirst({ where: { id: value, realmId: realm.id } })
-      : typeof value === 'string'
-        ? await channelByName(app, realm, value)
-        : null;
+  const channel = typeof value === 'number' || typeof value === 'string' ? await cachedChannel(app, realm, value) : null;
   if (!channel) throw badNarrow(`unknown channel ${String(value)}`);
   const access = await channelAccess(app, realm, user, channel);
   return { cond: `m."channelId" = ${sql.add(channel.id)}`, history: access.content && channel.historyPublicToSubscribers };

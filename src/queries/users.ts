@@ -22,7 +22,7 @@ export function isoTimestamp(date: Date): string {
   return `${date.toISOString().slice(0, -1)}000+00:00`;
 }
 
-export function emailVisibility(user: User): number {
+export function emailVisibility(user: Pick<User, 'settings'>): number {
   // One field of the stored settings, not the whole schema: register asks this of every user.
   const stored = (user.settings as { email_address_visibility?: unknown } | null)?.email_address_visibility;
   return userSettingsSchema.shape.email_address_visibility.parse(stored);
@@ -48,7 +48,7 @@ export function canSeeEmail(target: User, viewer: Viewer | null): boolean {
 }
 
 /** The address clients use to name a user: the real one only when everyone may see it. */
-export function apiEmail(app: App, realm: RealmInfo, user: User): string {
+export function apiEmail(app: App, realm: RealmInfo, user: Pick<User, 'id' | 'isBot' | 'deliveryEmail' | 'settings'>): string {
   if (user.isBot || emailVisibility(user) === EMAIL_VISIBILITY.EVERYONE) return user.deliveryEmail;
   return dummyEmail(app, realm, user.id);
 }

@@ -1,0 +1,35 @@
+// CPU per request of the hot request kinds of the capacity bench, without the bench: a server
+// started in-process as the tests start it (DATABASE_URL, or an embedded PostgreSQL), then N
+// requests of each kind one after another after 50 to warm up; process.cpuUsage() of the process
+// (server and client together) divided by N. Less sensitive to the machine's load than latency.
+// Usage: N=300 npx tsx bench/micro/request-cpu.ts
+import { endTestRun, newRealm, startTestServer } from '../../test/helpers/server.ts';
+const N = Number(process.env.N ?? 400);
+const server = await startTestServer({});
+const realm = await newRealm(server);
+const reader = await realm.addUser();
+const owner = realm.owner.client;
+for (const c of [owner, reader.client]) await c.post('/users/me/subscriptions', { subscriptions: [{ name: 'cap' }] });
+const channelId = (await owner.get('/get_stream_id', { stream: 'cap' })).body.stream_id;
+for (let i = 0; i < 20; i++) await owner.post('/messages', { type: 'stream', to: 'cap', topic: 't', content: `m${i}` });
+const kinds: Record<string, () => Promise<unknown>> = {
+  typing: () => reader.client.post('/typing', { type: 'stream', stream_id: channelId, topic: 't', op: 'start' }),
+  messages: () => reader.client.get('/messages', { anchor: 'newest', num_before: 20, num_after: 0, narrow: [{ operator: 'channel', operand: 'cap' }] }),
+  presence: () => reader.client.post('/users/me/presence', { status: 'active', slim_presence: true, last_update_id: 1 }),
+};
+for (const [kind, run] of Object.entries(kinds)) {
+  for (let i = 0; i < 50; i++) await run();
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let i = 0; i < N; i++) {
+    const r = (await run()) as { status: number };
+    if (r.status !== 200) throw new Error(`${kind} ${r.status}`);
+  }
+  const c = process.cpuUsage(c0);
+  console.log(
+    `${kind}: ${((c.user + c.system) / 1000 / N).toFixed(3)} ms CPU/request (process: server+client), ${((performance.now() - t0) / N).toFixed(2)} ms wall`,
+  );
+}
+await server.stop();
+await endTestRun();
+process.exit(0);
