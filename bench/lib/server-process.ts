@@ -148,7 +148,8 @@ export class ServerProcess {
   async stop(): Promise<void> {
     if (this.exitCode !== null) return;
     this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    // Under valgrind the process writes its profile as it ends: killing it sooner loses the profile.
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), scaledTimeout(5000));
     await this.exited;
     clearTimeout(timer);
   }
