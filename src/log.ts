@@ -33,7 +33,38 @@ function destination(): DestinationStream {
     });
   }
   // Asynchronous writes (flushed at exit by pino): a burst of lines is one write, off the request path.
-  return pino.destination({ dest: 2, sync: false });
+  return new LineBatch(pino.destination({ dest: 2, sync: false }));
+}
+
+/**
+ * Lines written in one turn of the event loop, handed to pino's destination as one string at the
+ * next. sonic-boom measures the UTF-8 size of its last buffer on every write, which flattens that
+ * buffer (up to 16 KB): a fan-out answers thousands of parked polls in one pass, and each access
+ * line then copied 9 KB on average (bench/micro/longpoll-steps.ts, step `observe`).
+ */
+class LineBatch implements DestinationStream {
+  private pending = '';
+
+  constructor(private readonly out: ReturnType<typeof pino.destination>) {
+    // Before exit, what this turn wrote; pino's own exit flush may have run already, so flush again.
+    process.on('exit', () => {
+      if (this.flush()) out.flushSync();
+    });
+  }
+
+  write(line: string): void {
+    if (this.pending === '') setImmediate(this.flush);
+    this.pending += line;
+  }
+
+  /** False when there was nothing to write, or the destination was ended (pino ends it at beforeExit). */
+  private readonly flush = (): boolean => {
+    // sonic-boom's own flag (its typings leave it out): writing after its end throws.
+    if (this.pending === '' || (this.out as { destroyed?: boolean }).destroyed) return false;
+    this.out.write(this.pending);
+    this.pending = '';
+    return true;
+  };
 }
 
 const stream = destination();

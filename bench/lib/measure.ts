@@ -9,7 +9,7 @@ import { ProcSampler, ProcessSetCpu, SelfCpu, descendants, rssMB } from './proc-
 import { Progress } from './progress.ts';
 import { percentiles } from './stats.ts';
 import type { CaseKind, CaseResult, Target } from './results.ts';
-import { scaledTimeout, type MemorySnapshot } from './server-process.ts';
+import { callgrindCounting, scaledTimeout, type MemorySnapshot } from './server-process.ts';
 
 /** The server under test as the load generator sees it. */
 export interface ServerHandle {
@@ -129,6 +129,7 @@ async function fanoutWaves(
   await publisher.publish(tracker.content(WARMUP_SEQ));
   await waitFor(() => tracker.deliveredCount(WARMUP_SEQ) >= count, opts.waveTimeoutMs, 1);
   tracker.latenciesMs.length = 0;
+  callgrindCounting(server.pid, true);
   const endSampling = await sampleServer(server);
   const loaderCpu = new SelfCpu();
   const startedAt = performance.now();
@@ -153,6 +154,7 @@ async function fanoutWaves(
     progress.tick();
   }
   progress.finish();
+  callgrindCounting(server.pid, false);
   const usage = await endSampling();
   const expected = opts.messages * count;
   return {

@@ -1,6 +1,6 @@
 // A server child process started by the bench: node + the memory probe, so its PID is the server
 // itself (npm or the tsx CLI would fork a second process) and its heap can be read.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const PROBE = new URL('./memory-probe.mjs', import.meta.url).href;
@@ -13,6 +13,16 @@ const LOG_TAIL_CHARS = 4000;
  */
 export function scaledTimeout(ms: number): number {
   return ms * Number(process.env.BENCH_TIMEOUT_SCALE || 1);
+}
+
+/**
+ * Turns callgrind's counting on or off in the server process `pid` when the servers run under a
+ * BENCH_SERVER_WRAPPER of `valgrind --tool=callgrind --instr-atstart=no`: the profile then counts
+ * the measured waves alone, and the setup before them runs uncounted, fast enough for its timeouts.
+ */
+export function callgrindCounting(pid: number | undefined, on: boolean): void {
+  if (pid === undefined || !/--tool=callgrind\b/.test(process.env.BENCH_SERVER_WRAPPER ?? '')) return;
+  execFileSync('callgrind_control', ['--instr', on ? 'on' : 'off', String(pid)], { stdio: 'ignore' });
 }
 
 const running = new Set<ChildProcess>();
@@ -148,7 +158,8 @@ export class ServerProcess {
   async stop(): Promise<void> {
     if (this.exitCode !== null) return;
     this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    // Under valgrind the process writes its profile as it ends: killing it sooner loses the profile.
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), scaledTimeout(5000));
     await this.exited;
     clearTimeout(timer);
   }

@@ -12,8 +12,14 @@ const DECOY_KEY = generateApiKey();
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="zulip"' };
 
 export class UserAuthenticator {
-  private readonly cache = new Map<string, User>();
-  private readonly keysByUser = new Map<number, string>();
+  /**
+   * By organization, then lower-cased address: looked up with the address as the client sent it
+   * first, the same string on every request of that client (its hash kept in it), so a known user
+   * costs no new string.
+   */
+  private readonly cache = new Map<number, Map<string, User>>();
+  /** The (organization, address) entries of each user, for `forget`. */
+  private readonly keysByUser = new Map<number, [realmId: number, email: string][]>();
   /** Bumped by every `forget`, so a read that started before a change does not cache the old row. */
   private generation = 0;
 
@@ -22,7 +28,7 @@ export class UserAuthenticator {
   /** The user of these credentials; at once, without a promise, when the address was seen before. */
   authenticate(realm: RealmInfo, email: string, apiKey: string): User | Promise<User> {
     if (!API_KEY_PATTERN.test(apiKey)) throw unauthorized('Malformed API key');
-    const cached = this.cache.get(this.cacheKey(realm, email));
+    const cached = this.cached(realm, email);
     if (cached) return this.check(realm, cached, apiKey);
     return this.findByEmail(realm, email).then((user) => this.check(realm, user, apiKey));
   }
@@ -35,14 +41,14 @@ export class UserAuthenticator {
     return user;
   }
 
-  private cacheKey(realm: RealmInfo, email: string): string {
-    return `${realm.id}:${email.toLowerCase()}`;
+  private cached(realm: RealmInfo, email: string): User | undefined {
+    const users = this.cache.get(realm.id);
+    return users === undefined ? undefined : (users.get(email) ?? users.get(email.toLowerCase()));
   }
 
   /** By real address, or by the dummy API address `user{id}@...` that clients may hold. */
   async findByEmail(realm: RealmInfo, email: string): Promise<User | undefined> {
-    const cacheKey = this.cacheKey(realm, email);
-    const cached = this.cache.get(cacheKey);
+    const cached = this.cached(realm, email);
     if (cached) return cached;
     const dummy = DUMMY_EMAIL.exec(email);
     const generation = this.generation;
@@ -50,15 +56,20 @@ export class UserAuthenticator {
       (await this.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(email) } })) ??
       (dummy ? await this.prisma.user.findFirst({ where: { realmId: realm.id, id: Number(dummy[1]) } }) : null);
     if (!user || generation !== this.generation) return user ?? undefined;
-    this.cache.set(cacheKey, user);
-    this.keysByUser.set(user.id, this.keysByUser.has(user.id) ? `${this.keysByUser.get(user.id)}\n${cacheKey}` : cacheKey);
+    const key = email.toLowerCase();
+    let users = this.cache.get(realm.id);
+    if (users === undefined) this.cache.set(realm.id, (users = new Map()));
+    users.set(key, user);
+    const keys = this.keysByUser.get(user.id);
+    if (keys) keys.push([realm.id, key]);
+    else this.keysByUser.set(user.id, [[realm.id, key]]);
     return user;
   }
 
   /** Drops every cached entry of a user after it changed (role, key, email, deactivation). */
   forget(userId: number): void {
     this.generation++;
-    for (const key of (this.keysByUser.get(userId) ?? '').split('\n')) this.cache.delete(key);
+    for (const [realmId, email] of this.keysByUser.get(userId) ?? []) this.cache.get(realmId)?.delete(email);
     this.keysByUser.delete(userId);
   }
 }

@@ -13,7 +13,7 @@ export const deliveredEvent = z.looseObject({ id: z.number().int(), type: z.stri
   description: "One of the Event.* schemas as its queue shaped it for the client's options, with the event's id in the queue",
 });
 
-function pollAnswer(queue: EventQueue, events: string): JsonFields {
+export function pollAnswer(queue: EventQueue, events: string): JsonFields {
   return new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);
 }
 

@@ -317,8 +317,7 @@ function answerer(
     } else {
       const headers = rate ? { ...rateLimitHeaders(rate), ...JSON_HEADERS } : JSON_HEADERS;
       if (result instanceof JsonFields) {
-        const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
-        answer = { status: 200, headers, body: `{"result":"success","msg":"",${result.json}${extra}}` };
+        answer = { status: 200, headers, body: fieldsBody(result, ignored) };
       } else {
         const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
         answer = { status: 200, headers, body: JSON.stringify(body) };
@@ -346,6 +345,12 @@ function answerer(
       },
     );
   };
+}
+
+/** The success envelope around fields serialized already (a long-poll's events). */
+export function fieldsBody(result: JsonFields, ignored: readonly string[]): string {
+  const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
+  return `{"result":"success","msg":"",${result.json}${extra}}`;
 }
 
 function abortRegistrar(ex: Exchange): (cb: () => void) => void {
