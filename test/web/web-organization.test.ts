@@ -74,6 +74,8 @@ browserTest(
 browserTest("bots: the organization's bots with their owners, system bots left out", async (ctx) => {
   await ctx.realm.addUser({ name: 'Deploy Bot', bot: true, botOwnerId: ctx.bob.id });
   const owner = await logIn(ctx, ctx.owner, { hash: '#organization/bot-list-admin' });
+  // The table fills once the bots are loaded: read it then, not at its first paint.
+  await rowOf(owner.page, 'Deploy Bot').waitFor();
   const rows = await cellTexts(owner.page, '.admin-table');
   const deploy = rows.find((r) => r[0]!.endsWith('Deploy Bot'));
   assert.equal(deploy?.slice(2), ['Bob Builder', 'Active']);
