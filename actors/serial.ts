@@ -138,7 +138,11 @@ export class SerialActors {
       this.enqueue(id, () => {
         if (this.openBatches.get(id) === batch) this.openBatches.delete(id);
         return writeBatch(batch, writeAll as BatchWriter<unknown, unknown>);
-      }).catch(() => {});
+      }).catch((err: unknown) => {
+        // The turn failed before the batch was written (a cluster lock not granted): all of it fails.
+        if (this.openBatches.get(id) === batch) this.openBatches.delete(id);
+        for (const s of batch.settles) s.reject(err);
+      });
     });
   }
 

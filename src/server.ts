@@ -13,7 +13,7 @@ import { createRealm } from './actions/users.ts';
 import { allRoutes } from './api/index.ts';
 import { apiGate, type Scope } from './api/route.ts';
 import { attachSocketGateway } from './gateway/socket.ts';
-import { serveQueues } from './gateway/queue-proxy.ts';
+import { queuePlacement } from './gateway/placement.ts';
 import type { Config } from './config.ts';
 import { TrustedProxies } from './http/client-address.ts';
 import { startHttpServer, type HttpOptions, type HttpServer } from './http/server.ts';
@@ -68,7 +68,8 @@ export async function startServer(config: Config, { attach, inspectAnswer, start
   try {
     // Delivery starts once the saved queues are back, where they left the stream.
     await app.bus.resume(await restoreEventQueues(app));
-    if (app.cluster) serveQueues(app);
+    // In a cluster, from now on this node answers the others' requests for its queues.
+    queuePlacement(app);
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
     const observers = requestObservers(app.metrics);

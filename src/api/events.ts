@@ -1,21 +1,20 @@
 // The real-time API: POST /register creates a queue and returns the state to start from;
-// GET /events long-polls it; DELETE /events ends it. Queues live in actors/; this module only
-// parses, checks ownership and answers.
+// GET /events long-polls it; DELETE /events ends it. Queues live in actors/, and where a queue
+// lives and how a request reaches it is gateway/placement.ts's; this module only parses the
+// requests and answers.
 import { z } from 'zod';
 import { CAPABILITIES, type Capability, hasCapability, type QueueOptions } from '../../actors/queue-options.ts';
-import type { EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { userSettingsSchema } from '../domain/realm-settings.ts';
-import { badQueueId, badRequest, missingArgument, notLoggedIn } from '../errors.ts';
+import { badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
 import type { HandlerOutcome, JsonFields } from '../http/route.ts';
 import type { Log } from '../log.ts';
 import { registerResponse } from './register-state.ts';
 import { optionalUserRoute, userRoute } from './route.ts';
-import { proxyDelete, proxyPoll, queueOwner } from '../gateway/queue-proxy.ts';
-import { acknowledge, deliveredEvent, pollQueue } from '../gateway/long-poll.ts';
-import { currentSnapshot } from '../db/commits.ts';
+import { deliveredEvent, pollQueue } from '../gateway/long-poll.ts';
+import { queuePlacement } from '../gateway/placement.ts';
 import { fetchInitialState, type SnapshotOptions } from '../queries/register.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
@@ -94,8 +93,6 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
     if (p.include_subscribers === 'true') throw badRequest("Invalid 'include_subscribers' parameter for anonymous request");
   }
   const options = queueOptions(user, await withDefaultNarrow(app, user, p));
-  // The queue exists before the state is read, so nothing that happens meanwhile is missed.
-  const queue = user ? app.queues.create(user.id, realm.id, options) : null;
   const snapshot: SnapshotOptions = {
     fetchEventTypes: p.fetch_event_types ?? p.event_types ?? null,
     queue: options,
@@ -105,38 +102,16 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
     presenceHistoryLimitDays: p.presence_history_limit_days ?? 14,
     includeStreams: p.include_streams,
   };
-  try {
-    const state = await readConsistentState(app, realm, user, snapshot, queue);
-    return {
-      queue_id: queue?.id ?? null,
-      last_event_id: -1,
-      ...versionFields(),
-      idle_queue_timeout_secs: options.idleTimeoutSecs,
-      ...state,
-    };
-  } catch (err) {
-    if (queue) app.queues.delete(queue);
-    throw err;
-  }
-}
-
-/**
- * The register state, read in one repeatable-read transaction whose snapshot the queue then keeps:
- * a change committed meanwhile is either in the state or in the queue, never both nor neither.
- */
-async function readConsistentState(app: App, realm: RealmInfo, user: User | null, options: SnapshotOptions, queue: EventQueue | null) {
-  return app.prisma.$transaction(
-    async (tx) => {
-      const snapshot = await currentSnapshot(tx);
-      const prisma = tx as App['prisma'];
-      const state = await fetchInitialState({ ...app, prisma, realms: app.realms.within(prisma) }, realm, user, options);
-      queue?.applySnapshot(snapshot);
-      return state;
-    },
-    // Prisma's 2 s / 5 s defaults are too short for a big organization's state, and under load a
-    // register waits for a free connection of the pool behind the writes.
-    { isolationLevel: 'RepeatableRead', maxWait: 10_000, timeout: 30_000 },
+  const { queue, state } = await queuePlacement(app).register(user && { userId: user.id, realmId: realm.id }, options, (prisma) =>
+    fetchInitialState({ ...app, prisma, realms: app.realms.within(prisma) }, realm, user, snapshot),
   );
+  return {
+    queue_id: queue?.id ?? null,
+    last_event_id: -1,
+    ...versionFields(),
+    idle_queue_timeout_secs: options.idleTimeoutSecs,
+    ...state,
+  };
 }
 
 /** Synchronous unless the queue is another node's: a re-parked poll costs no promise. */
@@ -151,17 +126,11 @@ function getEvents(
 ): HandlerOutcome {
   if (p.queue_id === undefined) {
     if (!p.dont_block) throw missingArgument('queue_id');
-    const queue = app.queues.create(user.id, realm.id, queueOptions(user, p));
+    const queue = queuePlacement(app).create(user.id, realm.id, queueOptions(user, p));
     return pollQueue(app, queue, { dontBlock: true, created: true });
   }
   if (p.last_event_id === undefined) throw missingArgument('last_event_id');
-  // Another node's queue: that node answers.
-  const owner = queueOwner(app, p.queue_id);
-  if (owner) return proxyPoll(app, owner, { queueId: p.queue_id, userId: user.id, lastEventId: p.last_event_id, dontBlock: p.dont_block }, log);
-  const queue = app.queues.get(p.queue_id, user.id);
-  if (!queue) throw badQueueId(p.queue_id);
-  acknowledge(queue, p.last_event_id);
-  return pollQueue(app, queue, { dontBlock: p.dont_block, onAbort, answer });
+  return queuePlacement(app).poll({ queueId: p.queue_id, userId: user.id, lastEventId: p.last_event_id, dontBlock: p.dont_block }, { onAbort, answer }, log);
 }
 
 const eventsParams = {
@@ -193,11 +162,7 @@ export const routes = [
     params: { queue_id: str() },
     response: z.object({}),
     async handler({ app, user, params }) {
-      const owner = queueOwner(app, params.queue_id);
-      if (owner) return proxyDelete(app, owner, { queueId: params.queue_id, userId: user.id });
-      const queue = app.queues.get(params.queue_id, user.id);
-      if (!queue) throw badQueueId(params.queue_id);
-      app.queues.delete(queue);
+      await queuePlacement(app).delete({ queueId: params.queue_id, userId: user.id });
       return {};
     },
   }),

@@ -17,11 +17,21 @@
 // outbox rows of the events it waited for.
 import pg from 'pg';
 import { ANSWER_WITHIN_MS, waitAtMost, type EventBus } from '../bus/bus.ts';
+import { ApiError } from '../errors.ts';
 import { log } from '../log.ts';
 import { turnKey, type EventOutbox } from './outbox.ts';
 
 /** The first key of the two-key advisory locks: which kind of thing is locked (SYSTEM_BOTS: per realm, while one is made). */
 export const LockSpace = { CHANNEL: 1, USER: 2, SYSTEM_BOTS: 3 } as const;
+
+/** PostgreSQL's lock_not_available: the lock was not granted within lock_timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * A writer that waited ANSWER_WITHIN_MS for a lock while NATS is away: its holder waits for NATS
+ * to store its events, and would keep this writer waiting for the whole outage.
+ */
+const streamUnreachable = () => new ApiError('The event stream is unreachable, so this change cannot take its turn now; try again', 'BAD_REQUEST', 503);
 
 const logLockConnectionError = (err: Error) => log.error('advisory lock connection failed', { error: err.message });
 
@@ -49,7 +59,8 @@ export class ClusterLocks {
    * Runs `write` while holding the lock of (`space`, `id`), which is released once its events are
    * stored, however long NATS takes: the order holds across a NATS outage. The caller has the
    * result as soon as the events are stored, or after ANSWER_WITHIN_MS while NATS is away; the
-   * next write of the same channel, on any node, waits for the lock.
+   * next write of the same channel, on any node, waits for the lock (while NATS is away, not
+   * longer than ANSWER_WITHIN_MS: see lock()).
    */
   async turn<T>(space: number, id: number, write: () => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
@@ -60,11 +71,7 @@ export class ClusterLocks {
     const turn = turnKey(space, id);
     let orphaned: boolean;
     try {
-      // One round trip; the second statement sees what committed before the lock was granted.
-      const [, check] = (await client.query(
-        `SELECT pg_advisory_lock(${space}, ${id}); SELECT EXISTS (SELECT 1 FROM "EventOutbox" WHERE turns @> ARRAY[${turn}::bigint]) AS orphaned`,
-      )) as unknown as pg.QueryResult<{ orphaned: boolean }>[];
-      orphaned = check!.rows[0]!.orphaned;
+      orphaned = await this.lock(client, space, id, turn);
     } catch (err) {
       giveBack(client, true);
       throw err;
@@ -74,6 +81,26 @@ export class ClusterLocks {
       return await write();
     } finally {
       await waitAtMost(this.release(client, space, id), ANSWER_WITHIN_MS);
+    }
+  }
+
+  /**
+   * Takes the lock, waiting ANSWER_WITHIN_MS at a time (lock_timeout, for this statement only):
+   * while NATS is away a writer gives up then rather than wait for the outage to end; with NATS
+   * there, it waits on. Whether a dead holder left events unpublished under the lock comes back
+   * in the same round trip (it sees what committed before the lock was granted).
+   */
+  private async lock(client: pg.PoolClient, space: number, id: number, turn: number): Promise<boolean> {
+    for (;;) {
+      try {
+        const [, , check] = (await client.query(
+          `SELECT set_config('lock_timeout', '${ANSWER_WITHIN_MS}', true); SELECT pg_advisory_lock(${space}, ${id}); SELECT EXISTS (SELECT 1 FROM "EventOutbox" WHERE turns @> ARRAY[${turn}::bigint]) AS orphaned`,
+        )) as unknown as pg.QueryResult<{ orphaned: boolean }>[];
+        return check!.rows[0]!.orphaned;
+      } catch (err) {
+        if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err;
+        if (!this.bus.connected()) throw streamUnreachable();
+      }
     }
   }
 

@@ -7,28 +7,18 @@
 // the client polls again with the same last_event_id, so it misses nothing.
 import type { App } from '../app.ts';
 import { ApiError, badQueueId } from '../errors.ts';
-import { acknowledge, pollQueue } from './long-poll.ts';
 import { JsonFields } from '../http/route.ts';
 import type { Log } from '../log.ts';
 import { ConnectionLost, NodeGone } from '../cluster/node-errors.ts';
 
-/** The node that holds the queue when it is another one; null when it is this one (or no cluster). */
-export function queueOwner(app: App, queueId: string): string | null {
-  if (!app.cluster) return null;
-  const colon = queueId.indexOf(':');
-  if (colon <= 0) return null;
-  const node = queueId.slice(0, colon);
-  return node === app.cluster.id ? null : node;
-}
-
-interface PollCall {
+export interface PollCall {
   queueId: string;
   userId: number;
   lastEventId: number;
   dontBlock: boolean;
 }
 
-interface DeleteCall {
+export interface DeleteCall {
   queueId: string;
   userId: number;
 }
@@ -71,35 +61,37 @@ export async function proxyPoll(app: App, owner: string, call: PollCall, log: Lo
   return new JsonFields(reply.fields!);
 }
 
-export async function proxyDelete(app: App, owner: string, call: DeleteCall): Promise<Record<string, never>> {
+export async function proxyDelete(app: App, owner: string, call: DeleteCall): Promise<void> {
   try {
     fromReply(await app.cluster!.call<Reply>(owner, 'delete', call, 10_000));
   } catch (err) {
     if (err instanceof NodeGone) throw badQueueId(call.queueId);
     throw err;
   }
-  return {};
+}
+
+/** What the owner does with its own queues (placement.ts): the same as for a request that reached it directly. */
+export interface OwnQueues {
+  poll(call: PollCall): JsonFields | Promise<JsonFields>;
+  delete(call: DeleteCall): Promise<void>;
 }
 
 /** The owner's side: answers the polls and deletions other nodes pass on. */
-export function serveQueues(app: App): void {
+export function serveQueues(app: App, own: OwnQueues): void {
   const cluster = app.cluster!;
   cluster.serve('poll', async (data): Promise<Reply> => {
-    const call = data as PollCall;
-    const queue = app.queues.get(call.queueId, call.userId);
-    if (!queue) return errorReply(badQueueId(call.queueId));
     try {
-      acknowledge(queue, call.lastEventId);
+      return { fields: (await own.poll(data as PollCall)).json };
     } catch (err) {
       return errorReply(err);
     }
-    return { fields: (await pollQueue(app, queue, { dontBlock: call.dontBlock })).json };
   });
-  cluster.serve('delete', (data): Reply => {
-    const call = data as DeleteCall;
-    const queue = app.queues.get(call.queueId, call.userId);
-    if (!queue) return errorReply(badQueueId(call.queueId));
-    app.queues.delete(queue);
+  cluster.serve('delete', async (data): Promise<Reply> => {
+    try {
+      await own.delete(data as DeleteCall);
+    } catch (err) {
+      return errorReply(err);
+    }
     return {};
   });
 }

@@ -14,10 +14,9 @@ import { authenticateBasic } from '../http/credentials.ts';
 import { markAborted, openPending, requestOrigin, writeResponse, type PendingResponse, type RequestObservers } from '../http/exchange.ts';
 import type { Gate } from '../http/route.ts';
 import { RequestLog } from '../log.ts';
-import { queueOwner } from './queue-proxy.ts';
-import { SocketBridge } from './socket-bridge.ts';
+import { queuePlacement, type QueuePlacement } from './placement.ts';
 import { deliveredEvent } from './long-poll.ts';
-import { CLOSE_REASONS, LocalSource, openQueue, type SocketData, type SocketSource } from './socket-source.ts';
+import { CLOSE_REASONS, type SocketData, type SocketSource } from './socket-source.ts';
 
 export const SOCKET_PATH = '/api/v1/events/socket';
 export { CLOSE_REASONS };
@@ -87,7 +86,7 @@ interface Handshake {
 }
 
 /** Who is connecting and to which queue (Basic credentials, or the queue id alone), here or on another node. */
-async function resolveSource(app: App, gate: Gate<Scope, User>, bridge: SocketBridge | null, { headers, query, origin }: Handshake): Promise<SocketSource> {
+async function resolveSource(app: App, gate: Gate<Scope, User>, placement: QueuePlacement, { headers, query, origin }: Handshake): Promise<SocketSource> {
   const refused = handshakeError(headers);
   if (refused) throw refused;
   const queueId = query.get('queue_id');
@@ -97,14 +96,11 @@ async function resolveSource(app: App, gate: Gate<Scope, User>, bridge: SocketBr
     const scope = gate.scope({ host: headers.host ?? '', ...origin });
     userId = (await authenticateBasic(gate, scope, headers.authorization, origin.ip, app.limits?.ip ?? null)).id;
   }
-  const owner = queueOwner(app, queueId);
-  if (owner) return bridge!.connect(owner, queueId, userId, query.get('last_event_id'));
-  const { queue, resumeAfter } = openQueue(app, queueId, userId, query.get('last_event_id'));
-  return new LocalSource(app, queue, resumeAfter);
+  return placement.openSocket(queueId, userId, query.get('last_event_id'));
 }
 
 export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: TrustedProxies, uws: uWS.TemplatedApp, observers: RequestObservers): void {
-  const bridge = app.cluster ? new SocketBridge(app) : null;
+  const placement = queuePlacement(app);
   // The upgrade is a request like any other for the metrics and the access log (101 when it succeeds).
   const observer = observers.route('GET', SOCKET_PATH);
   uws.ws<SocketData>(SOCKET_PATH, {
@@ -119,7 +115,7 @@ export function attachSocketGateway(app: App, gate: Gate<Scope, User>, proxies: 
       res.onAborted(() => markAborted(pending));
       const headers = readHeaders(req);
       const handshake = { headers, query: new URLSearchParams(req.getQuery() ?? ''), origin: requestOrigin(res, req, proxies) };
-      resolveSource(app, gate, bridge, handshake).then(
+      resolveSource(app, gate, placement, handshake).then(
         (source) => {
           if (pending.aborted) return source.closed();
           pending.done = true;

@@ -6,11 +6,16 @@
 // commit order, with event ids that never skip; no queue is lost (their bound is set at 50
 // unacknowledged events, which the readers' bursts may pass); and the readers have everything
 // soon after NATS is back, before a passed-on poll's own timeout would have run out.
+// And a channel's writers while NATS is down (cluster/locks.ts): the writer holding the channel's
+// lock is answered after 5 s and keeps the lock until NATS has stored its events; writers waiting
+// for that lock, on its node and on another, are answered too, with an error and nothing written,
+// while NATS is still down (not at the end of the outage); once NATS is back the channel takes
+// writes again and its queues get them in commit order.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { makeChannel } from '../messages/messages-helpers.ts';
-import { eventually, register, startCluster, via, type TestCluster } from '../helpers/cluster.ts';
+import { collect, eventually, register, startCluster, via, type TestCluster } from '../helpers/cluster.ts';
 import { hasNatsServer, PrivateNats } from '../helpers/nats.ts';
 import { newRealm, type TestUser } from '../helpers/server.ts';
 
@@ -171,7 +176,14 @@ if (!hasNatsServer()) {
     await eventually('messages sent after NATS came back', async () => acknowledged.length >= atRestart + 200, 30_000);
     sending = false;
     await Promise.all(sent);
-    assert.equal(failedSends, [], 'every message sent was acknowledged');
+    // A send that waited 5 s for the channel's lock while NATS was down was refused, and wrote
+    // nothing (the readers below get exactly the acknowledged messages); no other send failed.
+    const refused = '503 {"result":"error","msg":"The event stream is unreachable, so this change cannot take its turn now; try again","code":"BAD_REQUEST"}';
+    assert.equal(
+      failedSends.filter((f) => f !== refused),
+      [],
+      'every other message sent was acknowledged',
+    );
 
     const expected = [...acknowledged].sort((x, y) => x - y);
     try {
@@ -197,6 +209,61 @@ if (!hasNatsServer()) {
     }
     // The passed-on polls' own timeout is 40 s: every reader had everything well before.
     assert.ok(caughtUp < 35_000, `every reader caught up ${caughtUp} ms after NATS came back`);
+  });
+
+  test("writers waiting for a channel's lock while NATS is down get an error, not a wait for the whole outage", async () => {
+    const [A, B] = [cluster.a.port, cluster.nodes[0]!.port];
+    const realm = await newRealm(cluster.a);
+    await eventually('node b to know the organization', async () => (await via(B, realm.owner).get('/users/me')).status === 200);
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'turns', [realm.owner, reader]);
+    const { queueId, state } = await register(via(B, reader));
+    const send = (port: number, content: string) =>
+      via(port, realm.owner)
+        .post('/messages', { type: 'stream', to: 'turns', topic: 't', content }, { timeoutMs: 30_000 })
+        .catch((err: Error) => ({ status: 0, body: null, text: String(err) }));
+    const before = await send(A, 'before');
+    assert.is(before.status, 200, before.text);
+
+    await nats.stop('SIGKILL');
+    natsDown = true;
+    for (const port of [A, B])
+      await eventually(`node on ${port} to see NATS gone`, async () => (await via(port, realm.owner).request('GET', '/health/ready')).status === 503);
+    // Answered after 5 s; its lock stays held until NATS has its events.
+    const holder = await send(A, 'holder');
+    assert.is(holder.status, 200, holder.text);
+    const waiters = await Promise.all([send(A, 'waiter on the same node'), send(B, 'waiter on the other node')]);
+    for (const waiter of waiters) {
+      assert.equal(
+        [waiter.status, waiter.body],
+        [503, { result: 'error', msg: 'The event stream is unreachable, so this change cannot take its turn now; try again', code: 'BAD_REQUEST' }],
+      );
+    }
+
+    await nats.start();
+    natsDown = false;
+    const sent: string[] = [];
+    await eventually(
+      'a write to the channel once NATS is back',
+      async () => {
+        const content = `after ${sent.length}`;
+        const r = await send(B, content);
+        if (r.status === 200) sent.push(content);
+        return r.status === 200;
+      },
+      30_000,
+    );
+    const events = await collect(via(B, reader), queueId, 'message', 3, state.last_event_id);
+    assert.equal(
+      events.map((e) => e.message.content),
+      ['before', 'holder', sent[0]],
+    );
+    // And nothing of the waiters came after.
+    const rest = await via(B, reader).get('/events', { queue_id: queueId, last_event_id: events.at(-1)!.id, dont_block: true });
+    assert.equal(
+      rest.body.events.filter((e: { type: string }) => e.type === 'message'),
+      [],
+    );
   });
 }
 
