@@ -11,16 +11,7 @@ import type { RealmInfo } from '../queries/realms.ts';
 import { isoTimestamp } from '../queries/users.ts';
 import { sendNotification } from './messages.ts';
 import { silentMention, truncate } from './messages-content.ts';
-
-/** Zulip's Realm.REPORT_MESSAGE_REASONS: what a client may send, and how the report names it. */
-export const REPORT_REASONS = {
-  spam: 'Spam',
-  harassment: 'Harassment',
-  inappropriate: 'Inappropriate content',
-  norms: 'Violates community norms',
-  other: 'Other reason',
-} as const;
-export type ReportType = keyof typeof REPORT_REASONS;
+import { REPORT_REASONS, type ReportType } from '../domain/report-reasons.ts';
 
 export const MAX_REPORT_DESCRIPTION_LENGTH = 1000;
 /** The quoted message leaves room for the description and the report's own words. */

@@ -1,7 +1,8 @@
 // Messages: POST /messages, GET /messages, GET /messages/{id}, GET /messages/{id}/history,
 // POST /messages/{id}/report.
 import { z } from 'zod';
-import { MAX_REPORT_DESCRIPTION_LENGTH, REPORT_REASONS, reportMessage, type ReportType } from '../actions/message-report.ts';
+import { MAX_REPORT_DESCRIPTION_LENGTH, reportMessage } from '../actions/message-report.ts';
+import { REPORT_REASONS, type ReportType } from '../domain/report-reasons.ts';
 import { sendMessage } from '../actions/messages.ts';
 import type { Addressee } from '../actions/messages-prepare.ts';
 import type { User } from '../db/generated/client.ts';

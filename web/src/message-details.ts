@@ -2,6 +2,7 @@
 // (GET /messages/{id}/read_receipts), its edit history (GET /messages/{id}/history) and a report
 // to the organization's moderators (POST /messages/{id}/report).
 import type { Api } from './api.ts';
+import type { ReportType } from '../../src/domain/report-reasons.ts';
 
 /** One state of a message in its history, oldest first as Zulip shows them. */
 export interface Snapshot {
@@ -16,16 +17,6 @@ export interface Snapshot {
   prev_stream?: number;
   stream?: number;
 }
-
-/** Zulip's report reasons, with how its dialog names them. */
-export const REPORT_TYPES = {
-  spam: 'Spam',
-  harassment: 'Harassment',
-  inappropriate: 'Inappropriate content',
-  norms: 'Violates community norms',
-  other: 'Other reason',
-} as const;
-export type ReportType = keyof typeof REPORT_TYPES;
 
 export async function readReceipts(api: Api, messageId: number): Promise<number[]> {
   return (await api.get<{ user_ids: number[] }>(`/messages/${messageId}/read_receipts`)).user_ids;

@@ -4,7 +4,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ChatClient } from '../client.ts';
 import { prepareContent } from '../content.ts';
 import { channelName, formatFullDate, userName } from '../format.ts';
-import { messageHistory, readReceipts, REPORT_TYPES, reportMessage, type ReportType, type Snapshot } from '../message-details.ts';
+import { messageHistory, readReceipts, reportMessage, type Snapshot } from '../message-details.ts';
+import { REPORT_REASONS, type ReportType } from '../../../src/domain/report-reasons.ts';
 import type { Message } from '../types.ts';
 import { ErrorLine, useAction } from './Action.tsx';
 
@@ -156,9 +157,9 @@ function ReportForm({ client, message, onClose }: MessageDialogProps) {
           <p class="hint">Reporting a message sent by {message.sender_full_name}. The organization's moderators will see the report with the message.</p>
           <label for={id('reason')}>Reason</label>
           <select id={id('reason')} value={reason} onChange={(e) => setReason(e.currentTarget.value as ReportType)}>
-            {(Object.keys(REPORT_TYPES) as ReportType[]).map((t) => (
+            {(Object.keys(REPORT_REASONS) as ReportType[]).map((t) => (
               <option key={t} value={t}>
-                {REPORT_TYPES[t]}
+                {REPORT_REASONS[t]}
               </option>
             ))}
           </select>
