@@ -99,10 +99,7 @@ export class EventStream<E extends StreamEvent = ServerEvent> {
 
   stop(): void {
     this.stopped = true;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    this.dropSocket();
-    this.poll?.abort();
+    this.disconnect();
   }
 
   /**
@@ -112,10 +109,7 @@ export class EventStream<E extends StreamEvent = ServerEvent> {
   pause(): void {
     if (this.stopped || this.paused) return;
     this.paused = true;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    this.dropSocket();
-    this.poll?.abort();
+    this.disconnect();
   }
 
   resume(): void {
@@ -127,12 +121,17 @@ export class EventStream<E extends StreamEvent = ServerEvent> {
   /** Drops the connection and opens a new one at once, resuming (after a network change, say). */
   reconnect(): void {
     if (this.stopped || this.paused) return;
+    this.disconnect();
+    this.failures = 0;
+    this.openSocket();
+  }
+
+  /** Ends the connection and every pending retry; the stream's position stays. */
+  private disconnect(): void {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.dropSocket();
     this.poll?.abort();
-    this.failures = 0;
-    this.openSocket();
   }
 
   private later(fn: () => void, ms: number): void {
