@@ -43,6 +43,9 @@ async function markRead(user: TestUser, ids: number[]): Promise<void> {
   assert.is((await user.client.post('/messages/flags', { messages: JSON.stringify(ids), op: 'add', flag: 'read' })).status, 200);
 }
 
+/** A 1x1 PNG, for an avatar. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
 /** The texts of the messages on screen, in order. */
 const shownMessages = (page: Page) => page.locator('#messages .message .message-content').allTextContents();
 
@@ -50,6 +53,8 @@ browserTest('"View read receipts" lists who has read the message, again when reo
   const rita = await ctx.realm.addUser({ name: 'Rita Receipt' });
   const dave = await ctx.realm.addUser({ name: 'Dave Reader' });
   const channel = await makeChannel(ctx.realm, 'receipts', [rita, ctx.bob, ctx.carol, dave]);
+  const avatar = await dave.client.postMultipart('/users/me/avatar', {}, [{ field: 'file', filename: 'dave.png', contentType: 'image/png', data: PNG }]);
+  assert.is(avatar.status, 200, avatar.text);
   const id = await send(rita, channel, 'news', 'Who has seen this?');
   const { page } = await logIn(ctx, rita, { hash: `#narrow/channel/${channel}-receipts` });
 
@@ -66,7 +71,12 @@ browserTest('"View read receipts" lists who has read the message, again when reo
   assert.equal((await rita.client.get(`/messages/${id}/read_receipts`)).body, { result: 'success', msg: '', user_ids: [ctx.bob.id, dave.id] });
   await (await openMenu(page, 'Who has seen this?')).getByRole('button', { name: 'View read receipts' }).click();
   await receipts.getByRole('status').filter({ hasText: 'This message has been read by 2 people:' }).waitFor();
-  assert.equal(await receipts.getByRole('list', { name: 'Read by' }).getByRole('listitem').allTextContents(), ['Bob Builder', 'Dave Reader']);
+  const readers = receipts.getByRole('list', { name: 'Read by' }).getByRole('listitem');
+  assert.equal(await readers.locator('.read-receipt-name').allTextContents(), ['Bob Builder', 'Dave Reader']);
+  // Each reader with their avatar, as in the message list: Dave's picture, Bob's initials (he has none).
+  assert.is(await readers.nth(1).locator('img.avatar').getAttribute('src'), avatar.body.avatar_url);
+  assert.is(await readers.nth(0).locator('span.avatar').textContent(), 'BB');
+  assert.is(await readers.locator('.avatar').count(), 2);
   await page.keyboard.press('Escape');
   await receipts.waitFor({ state: 'detached' });
 

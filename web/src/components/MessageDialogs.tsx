@@ -8,6 +8,7 @@ import { messageHistory, readReceipts, reportMessage, type Snapshot } from '../m
 import { REPORT_REASONS, type ReportType } from '../../../src/domain/report-reasons.ts';
 import type { Message } from '../types.ts';
 import { ErrorLine, useAction } from './Action.tsx';
+import { Avatar } from './Avatar.tsx';
 
 export type MessageDialogKind = 'receipts' | 'history' | 'report';
 
@@ -60,7 +61,10 @@ function ReadReceipts({ client, message, onClose }: MessageDialogProps) {
     const timer = setInterval(load, RECEIPTS_REFRESH_MS);
     return () => clearInterval(timer);
   }, [message.id]);
-  const names = (ids ?? []).map((id) => userName(state, id)).sort((a, b) => a.localeCompare(b));
+  // Each reader as elsewhere in the client: their avatar (or initials) and their name.
+  const readers = (ids ?? [])
+    .map((id) => ({ user_id: id, full_name: userName(state, id), avatar_url: state.users.get(id)?.avatar_url ?? null }))
+    .sort((a, b) => a.full_name.localeCompare(b.full_name));
   return (
     <Dialog title="Read receipts" onClose={onClose}>
       <ErrorLine error={error} />
@@ -73,10 +77,13 @@ function ReadReceipts({ client, message, onClose }: MessageDialogProps) {
           {ids.length === 0 ? 'No one has read this message yet.' : `This message has been read by ${ids.length} ${ids.length === 1 ? 'person' : 'people'}:`}
         </p>
       )}
-      {names.length > 0 && (
+      {readers.length > 0 && (
         <ul class="read-receipts" aria-label="Read by">
-          {names.map((name, i) => (
-            <li key={i}>{name}</li>
+          {readers.map((reader) => (
+            <li key={reader.user_id}>
+              <Avatar user={reader} size="small" />
+              <span class="read-receipt-name">{reader.full_name}</span>
+            </li>
           ))}
         </ul>
       )}
