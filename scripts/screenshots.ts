@@ -1,14 +1,22 @@
 // npm run screenshots: the web client's main screens, saved in docs/screenshots/, and the first
-// screen measured in Chromium: JS and CSS transferred (brotli, as the server sends them to a client
+// screen measured in Chromium: the page and its JS and CSS transferred (brotli, as the server sends them to a client
 // that accepts it), first contentful paint of the page, and the time from "Log in" to the messages
 // on screen. Starts the server on a fresh test database (DATABASE_URL, as the tests) with an
 // organization seeded here. Timings are wall-clock: on a loaded machine they are noisy.
-import { request } from 'node:http';
+//
+// `npm run screenshots -- --bench 15` measures instead of shooting: 15 rounds, each a fresh tab on a
+// blank page served locally (the floor: what Chromium takes to paint anything here), then the
+// client's login page, then "Log in" to the messages; medians, and the ratio to the floor. The
+// requests of the login (log in, register, the messages) are timed from the page's resource timing.
+// `--against <build/web of another commit>` serves that build too, from a second server on the same
+// database, and alternates the two builds round by round (A B A B), so both meet the same load.
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { endTestRun } from '../test/helpers/server.ts';
-import { DESKTOP, PHONE, messageWith, setUpBrowserSuite, submitLogin, tearDownBrowserSuite, type Ctx } from '../test/lib/browser.ts';
+import { endTestRun, startTestServer } from '../test/helpers/server.ts';
+import { DESKTOP, PHONE, SERVER_ENV, forward, messageWith, setUpBrowserSuite, submitLogin, tearDownBrowserSuite, type Ctx } from '../test/lib/browser.ts';
 import { makeChannel, send, sendDm } from '../test/messages/messages-helpers.ts';
 
 const OUT = path.resolve('docs/screenshots');
@@ -43,6 +51,142 @@ async function shoot(page: Page, name: string): Promise<void> {
   console.log(`  docs/screenshots/${name}`);
 }
 
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** A page with one line of text, served by Node on this machine: the floor for a first paint. */
+async function blankPageServer(): Promise<{ url: string; close: () => void }> {
+  const server = createServer((_, res) =>
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end('<!doctype html><title>blank</title><p>Blank page</p>'),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, close: () => server.close() };
+}
+
+const fcpOf = async (page: Page) =>
+  (await (await page.waitForFunction(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime, null, { polling: 5 })).jsonValue()) as number;
+
+interface Round {
+  fcp: number;
+  login: number;
+  /** Duration of each request of the login, by its path. */
+  requests: Record<string, number>;
+}
+
+/** Clicks "Log in" (the form filled) and times, in the page, the click's event to the message's text
+ * in the document, so that neither Playwright's steps nor its polling count; with the requests made meanwhile. */
+async function timeLogin(page: Page): Promise<{ login: number; requests: Record<string, number> }> {
+  await page.evaluate(() => {
+    const w = window as unknown as { clickedAt: number; shownAt: number };
+    document.addEventListener('click', () => (w.clickedAt ??= performance.now()), { capture: true });
+    new MutationObserver((_, observer) => {
+      if (!document.getElementById('messages')?.textContent?.includes('Lunch at noon')) return;
+      w.shownAt = performance.now();
+      observer.disconnect();
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await messageWith(page, 'Lunch at noon').waitFor();
+  const [clicked, shown] = await page.evaluate(() => {
+    const w = window as unknown as { clickedAt: number; shownAt: number };
+    return [w.clickedAt, w.shownAt];
+  });
+  const login = shown - clicked;
+  const requests = await page.evaluate(
+    (after) =>
+      Object.fromEntries(
+        (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
+          .filter((e) => e.startTime >= after)
+          .map((e) => [`${new URL(e.name).pathname} @${Math.round(e.startTime - after)}`, e.responseEnd - e.startTime]),
+      ),
+    clicked,
+  );
+  requests['messages on screen @' + Math.round(login)] = 0;
+  return { login, requests };
+}
+
+/** One measured round of a build served at `url`: its first paint, then "Log in" to the messages. */
+async function measureRound(ctx: Ctx, url: string): Promise<Round> {
+  const context = await ctx.browser.newContext({ viewport: DESKTOP });
+  try {
+    const page = await context.newPage();
+    await page.goto(url);
+    const fcp = await fcpOf(page);
+    await page.getByLabel('Email').fill(ctx.owner.email);
+    await page.getByLabel('Password', { exact: true }).fill(ctx.owner.password);
+    const { login, requests } = await timeLogin(page);
+    return { fcp, login, requests };
+  } finally {
+    await context.close();
+  }
+}
+
+async function blankRound(ctx: Ctx, url: string): Promise<number> {
+  const context = await ctx.browser.newContext({ viewport: DESKTOP });
+  try {
+    const page = await context.newPage();
+    await page.goto(url);
+    return await fcpOf(page);
+  } finally {
+    await context.close();
+  }
+}
+
+function summary(name: string, rounds: Round[], floor: number): void {
+  const fcp = median(rounds.map((r) => r.fcp));
+  console.log(
+    `  ${name}: first contentful paint ${fcp.toFixed(0)} ms (${(fcp / floor).toFixed(2)}x the blank page), "Log in" to messages ${median(rounds.map((r) => r.login)).toFixed(0)} ms`,
+  );
+  const last = rounds.at(-1)!;
+  console.log('    its last round, from the click (ms after it, and how long each request took):');
+  for (const [key, ms] of Object.entries(last.requests))
+    console.log(`      ${key.padEnd(44)} ${key.startsWith('messages on screen') ? '' : `${ms.toFixed(0)} ms`}`);
+}
+
+async function bench(rounds: number, against: string | undefined): Promise<void> {
+  const ctx = {} as Ctx;
+  await setUpBrowserSuite(ctx);
+  const blank = await blankPageServer();
+  let other: Awaited<ReturnType<typeof startTestServer>> | undefined;
+  let otherForwarder: Awaited<ReturnType<typeof forward>> | undefined;
+  try {
+    await seed(ctx);
+    const builds: { name: string; url: string; rounds: Round[] }[] = [{ name: 'this build', url: ctx.url, rounds: [] }];
+    if (against) {
+      other = await startTestServer({ ...SERVER_ENV, DATABASE_URL: ctx.server.app.config.DATABASE_URL, WEB_DIR: path.resolve(against) });
+      otherForwarder = await forward(() => other!.port);
+      builds.push({ name: `against ${against}`, url: `http://127.0.0.1:${otherForwarder.port}/`, rounds: [] });
+    }
+    // A first round of each warms the servers and Chromium; it is not counted.
+    await blankRound(ctx, blank.url);
+    for (const b of builds) await measureRound(ctx, b.url);
+    const floor: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      floor.push(await blankRound(ctx, blank.url));
+      for (const b of i % 2 ? [...builds].reverse() : builds) b.rounds.push(await measureRound(ctx, b.url));
+    }
+    const floorMedian = median(floor);
+    console.log(
+      `\n${rounds} rounds; blank page (the floor): first contentful paint ${floorMedian.toFixed(0)} ms (median; ${Math.min(...floor).toFixed(0)}-${Math.max(...floor).toFixed(0)})`,
+    );
+    for (const b of builds) summary(b.name, b.rounds, floorMedian);
+    if (builds.length === 2) {
+      const [a, b] = builds.map((x) => x.rounds);
+      console.log(
+        `  ratio this/against: first paint ${(median(a!.map((r) => r.fcp)) / median(b!.map((r) => r.fcp))).toFixed(2)}, login to messages ${(median(a!.map((r) => r.login)) / median(b!.map((r) => r.login))).toFixed(2)}`,
+      );
+    }
+  } finally {
+    blank.close();
+    await otherForwarder?.close();
+    await other?.stop();
+    await tearDownBrowserSuite(ctx);
+    await endTestRun();
+  }
+}
+
 async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
   const ctx = {} as Ctx;
@@ -60,7 +204,7 @@ async function main(): Promise<void> {
     const scripts = new Set<string>();
     page.on('response', (r) => {
       const type = r.request().resourceType();
-      if (type === 'script' || type === 'stylesheet') scripts.add(r.url());
+      if (type === 'script' || type === 'stylesheet' || type === 'document') scripts.add(r.url());
     });
     await page.goto(ctx.url);
     await page.getByLabel('Email').waitFor();
@@ -69,10 +213,7 @@ async function main(): Promise<void> {
 
     await page.getByLabel('Email').fill(ctx.owner.email);
     await page.getByLabel('Password', { exact: true }).fill(ctx.owner.password);
-    const clicked = await page.evaluate(() => performance.now());
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await messageWith(page, 'Lunch at noon').waitFor();
-    const loginToMessages = (await page.evaluate(() => performance.now())) - clicked;
+    const { login: loginToMessages } = await timeLogin(page);
     const firstScreen = [...scripts];
     const sizes = await Promise.all(firstScreen.map(brotliBytes));
     const total = sizes.reduce((a, b) => a + b, 0);
@@ -110,11 +251,15 @@ async function main(): Promise<void> {
     for (const [i, url] of firstScreen.entries()) console.log(`  ${(sizes[i]! / 1024).toFixed(1).padStart(6)} KB  ${new URL(url).pathname}`);
     console.log(`  JS+CSS transferred (brotli): ${(total / 1024).toFixed(1)} KB in ${firstScreen.length} files`);
     console.log(`  first contentful paint: ${fcp.toFixed(0)} ms`);
-    console.log(`  "Log in" to messages on screen: ${loginToMessages.toFixed(0)} ms (wall clock; noisy on a loaded machine)`);
+    console.log(`  "Log in" to messages on screen: ${loginToMessages.toFixed(0)} ms (one round; --bench 15 gives medians beside a blank page)`);
   } finally {
     await tearDownBrowserSuite(ctx);
     await endTestRun();
   }
 }
 
-await main();
+const args = process.argv.slice(2);
+const benchAt = args.indexOf('--bench');
+const againstAt = args.indexOf('--against');
+if (benchAt >= 0) await bench(Number(args[benchAt + 1] ?? 15), againstAt >= 0 ? args[againstAt + 1] : undefined);
+else await main();

@@ -154,6 +154,8 @@ const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(9991),
   /** Embedded PostgreSQL (DATA_DIR/postgres, its log DATA_DIR/postgres.log) and uploads live here unless DATABASE_URL / UPLOADS_DIR say otherwise. */
   DATA_DIR: z.string().default('./data'),
+  /** The web client's build served at `/`; build/web unless set (a benchmark serves another commit's build). */
+  WEB_DIR: z.string().optional(),
   DATABASE_URL: z.string().url().optional(),
   /**
    * Connections to PostgreSQL. Messages to different channels commit in parallel, each on its own

@@ -73,8 +73,9 @@ export async function startServer(config: Config, { attach, inspectAnswer, start
     const gate = apiGate(app);
     const proxies = new TrustedProxies(config.TRUSTED_PROXIES);
     const observers = requestObservers(app.metrics);
-    const webAssets = loadWebAssets(WEB_DIR);
-    if (!webAssets) log.warn('the web client is not built (npm run build); / explains how', { dir: WEB_DIR });
+    const webDir = config.WEB_DIR ?? WEB_DIR;
+    const webAssets = loadWebAssets(webDir);
+    if (!webAssets) log.warn('the web client is not built (npm run build); / explains how', { dir: webDir });
     http = await startHttpServer({
       routes: allRoutes,
       gate,
