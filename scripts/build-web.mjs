@@ -1,7 +1,10 @@
 // Bundles the web client (web/) into build/web/, which the server serves at `/` (src/http/static.ts):
 // the Preact app and its stylesheet, the shared stylesheet that server-rendered pages link too,
 // and KaTeX's fonts, every file named by its content hash so browsers may cache it for good;
-// index.html names them and is the one file revalidated. Text files get .gz and .br twins made
+// index.html names them and is the one file revalidated. The two stylesheets are written into
+// index.html itself (<style data-from="/static/...">, their relative font addresses made absolute),
+// so the first paint waits for no other file: the page is revalidated by its ETag anyway, and
+// comes back 304 while the build is the same. Text files get .gz and .br twins made
 // here, once, so the server compresses nothing at run time. Run by scripts/build.mjs (`npm install`,
 // and `npm start` when a source changed); takes about a second.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -75,8 +78,14 @@ export async function buildWeb() {
   const preloads = outputs[appJs].imports
     .filter((i) => i.kind === 'import-statement')
     .map((i) => `<link rel="modulepreload" href="/static/${relative(i.path)}">`);
+  const inline = (name) => {
+    const css = readFileSync(path.join(scratch, names[name]), 'utf8').replace(/url\("?\.\//g, (m) => m.replace('./', '/static/'));
+    if (css.includes('</style')) throw new Error(`${name} cannot be inlined`);
+    return `<style data-from="/static/${names[name]}">${css.trim()}</style>`;
+  };
   const html = readFileSync(path.join(ROOT, 'web', 'index.html'), 'utf8')
     .replace('{{preloads}}', preloads.join('\n'))
+    .replace(/\{\{inline:([\w.]+)\}\}/g, (_, name) => inline(name))
     .replace(/\{\{([\w.]+)\}\}/g, (_, name) => `/static/${names[name]}`);
   writeFileSync(path.join(scratch, 'index.html'), html);
   // The stylesheet server-rendered pages link keeps a name they can write down: /static/base.css.

@@ -39,7 +39,7 @@ test.before(async (ctx) => {
   ctx.server = await startTestServer();
   ctx.page = (await raw(ctx.server.port, '/')).body.toString();
   ctx.script = /<script type="module" src="\/static\/([^"]+)"/.exec(ctx.page)![1]!;
-  ctx.stylesheet = /<link rel="stylesheet" href="\/static\/(base-[^"]+)"/.exec(ctx.page)![1]!;
+  ctx.stylesheet = /<style data-from="\/static\/(base-[^"]+)"/.exec(ctx.page)![1]!;
 });
 
 test.after(async (ctx) => {
@@ -96,9 +96,33 @@ test('hashed bundles are cached for good, and sent compressed to clients that ac
   assert.is(gzip.headers.etag, plain.headers.etag);
 });
 
-test('KaTeX fonts are served locally as woff2', async ({ server }) => {
-  const page = (await raw(server.port, '/')).body.toString();
-  const appCss = /href="\/static\/(app-[^"]+\.css)"/.exec(page)![1]!;
+test('the stylesheets are in the page itself, so its first paint waits for no other file; their fonts are addressed from /static/', async ({
+  server,
+  page,
+}) => {
+  assert.not.match(page, /<link[^>]+stylesheet/);
+  const inline = [...page.matchAll(/<style data-from="\/static\/([\w-]+\.css)">([^<]*)<\/style>/g)];
+  assert.equal(
+    inline.map(([, name]) => name!.replace(/-\w{8}\.css$/, '')),
+    ['base', 'app'],
+  );
+  for (const [, name, css] of inline) {
+    const file = (await raw(server.port, `/static/${name}`)).body.toString().trim();
+    assert.is(
+      css,
+      file.replace(/url\("?\.\//g, (m) => m.replace('./', '/static/')),
+    );
+  }
+  const font = /url\("(\/static\/fonts\/[^"]+\.woff2)"\)/.exec(page)![1]!;
+  assert.is((await raw(server.port, font)).status, 200);
+  // The page, stylesheets and all, is small on the wire.
+  const br = await raw(server.port, '/', { 'Accept-Encoding': 'br' });
+  assert.is(br.headers['content-encoding'], 'br');
+  assert.ok(br.body.length < 12_000, `${br.body.length} bytes`);
+});
+
+test('KaTeX fonts are served locally as woff2', async ({ server, page }) => {
+  const appCss = /data-from="\/static\/(app-[^"]+\.css)"/.exec(page)![1]!;
   const stylesheet = (await raw(server.port, `/static/${appCss}`)).body.toString();
   const fonts = [...stylesheet.matchAll(/url\("?\.\/(fonts\/[^")]+)"?\)/g)].map((m) => m[1]!);
   assert.ok(fonts.length >= 15, `${fonts.length} fonts`);

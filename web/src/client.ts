@@ -135,8 +135,10 @@ export class ChatClient {
   private async show(snapshot: Snapshot, view: View): Promise<void> {
     const connection = this.store.get()?.connection ?? 'connecting';
     this.store.set({ ...stateFromRegister(snapshot, { ...view, narrow: normalizeNarrow(view.narrow, snapshot.user_id) }), connection });
-    this.loadMissingTopics();
+    // The messages first: the sidebar's topic lists are asked for once they are on screen, so the
+    // two requests do not share the server while the user waits for the messages.
     await this.loadView();
+    this.loadMissingTopics();
   }
 
   /** The queue was gone (the server forgot it, or it expired while the computer slept) and a new one is registered: start over, same view. */

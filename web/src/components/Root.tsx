@@ -1,6 +1,6 @@
 // Logged out: the login form. Logged in (by that form, or by the server's pages, whose session
 // cookie is found at start): one session (ChatClient) until logout.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useState } from 'preact/hooks';
 import { Api, describeError, request, type Auth } from '../api.ts';
 import { ChatClient } from '../client.ts';
 import { parseHash } from '../narrow.ts';
@@ -54,7 +54,9 @@ function Session({ auth, onLoggedOut }: { auth: Auth; onLoggedOut: (reason: stri
   const [attempt, setAttempt] = useState(0);
   const client = useMemo(() => new ChatClient(new Api(auth), onLoggedOut), [auth, attempt]);
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
+  // Started as soon as the session is on the page, not after the next paint (as useEffect would):
+  // the register request goes out in the same task as the login's answer.
+  useLayoutEffect(() => {
     setError(null);
     client.start(parseHash(location.hash)).catch((err) => setError(describeError(err)));
     return () => client.stop();
