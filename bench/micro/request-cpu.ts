@@ -11,10 +11,18 @@ const reader = await realm.addUser();
 const owner = realm.owner.client;
 for (const c of [owner, reader.client]) await c.post('/users/me/subscriptions', { subscriptions: [{ name: 'cap' }] });
 const channelId = (await owner.get('/get_stream_id', { stream: 'cap' })).body.stream_id;
-for (let i = 0; i < 20; i++) await owner.post('/messages', { type: 'stream', to: 'cap', topic: 't', content: `m${i}` });
+const sent: number[] = [];
+for (let i = 0; i < 20; i++) sent.push((await owner.post('/messages', { type: 'stream', to: 'cap', topic: 't', content: `m${i}` })).body.id as number);
+let toggle = 0;
 const kinds: Record<string, () => Promise<unknown>> = {
   typing: () => reader.client.post('/typing', { type: 'stream', stream_id: channelId, topic: 't', op: 'start' }),
   messages: () => reader.client.get('/messages', { anchor: 'newest', num_before: 20, num_after: 0, narrow: [{ operator: 'channel', operand: 'cap' }] }),
+  // Add and take back in turn, so every request changes something.
+  react: () =>
+    toggle++ % 2
+      ? reader.client.delete(`/messages/${sent[0]}/reactions`, { emoji_name: 'tada' })
+      : reader.client.post(`/messages/${sent[0]}/reactions`, { emoji_name: 'tada' }),
+  flags: () => reader.client.post('/messages/flags', { messages: sent.slice(0, 5), op: toggle++ % 2 ? 'remove' : 'add', flag: 'read' }),
   presence: () => reader.client.post('/users/me/presence', { status: 'active', slim_presence: true, last_update_id: 1 }),
 };
 for (const [kind, run] of Object.entries(kinds)) {

@@ -13,6 +13,7 @@ import { canonicalReactionType, checkEmojiRequest, emojiByName, requestedEmoji, 
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail } from '../queries/users.ts';
 import { atomic, sendOnCommit } from './transaction.ts';
+import { rawQuery } from '../db/transaction.ts';
 import { EVENT_SCHEMAS, type EventOf } from '../events/schemas.ts';
 
 export interface ReactionRequest {
@@ -122,15 +123,20 @@ const channelOf = (batch: BatchReactions, messageId: number): Channel | null => 
 };
 
 /**
- * The users' rows and the votes for each emoji the batch names, in one statement: an array of
- * `[userId, messageId]` pairs and the votes oldest first.
+ * The users' rows, the votes for each emoji the batch names and the messages' channels, in one
+ * statement: an array of `[userId, messageId]` pairs, the votes oldest first, the channel rows.
  */
 const READ_ROWS_AND_VOTES = `SELECT
   (SELECT coalesce(json_agg(json_build_array(um."userId", um."messageId")), '[]') FROM "UserMessage" um
     WHERE (um."userId", um."messageId") IN (SELECT * FROM unnest($1::int[], $2::int[]))) AS rows,
   (SELECT coalesce(json_agg(v ORDER BY v.id), '[]') FROM (
     SELECT id, "messageId", "userId", "emojiName", "emojiCode", "reactionType" FROM "Reaction"
-    WHERE ("messageId", "emojiCode", "reactionType") IN (SELECT * FROM unnest($3::int[], $4::text[], $5::text[]))) v) AS votes`;
+    WHERE ("messageId", "emojiCode", "reactionType") IN (SELECT * FROM unnest($3::int[], $4::text[], $5::text[]))) v) AS votes,
+  (SELECT coalesce(json_agg(c), '[]') FROM "Channel" c WHERE c.id = ANY($6::int[])) AS channels`;
+
+/** A Channel row as json_agg gives it: its timestamp (UTC, as Prisma reads it) as text without a zone. */
+type ChannelJson = Omit<Channel, 'dateCreated'> & { dateCreated: string };
+const channelFromJson = (c: ChannelJson): Channel => ({ ...c, dateCreated: new Date(`${c.dateCreated}Z`) });
 
 type VoteRow = Required<Vote> & { messageId: number; emojiCode: string; reactionType: string };
 
@@ -145,17 +151,18 @@ async function readBatch(app: App, changes: ReactionChange[]): Promise<BatchReac
     ids,
   );
   const channelIds = [...new Set(messages.flatMap((m) => (m.channelId === null ? [] : [m.channelId])))];
-  const channels = channelIds.length ? await app.prisma.channel.findMany({ where: { id: { in: channelIds } } }) : [];
   const keys = changes.flatMap((c) => (c.emoji instanceof ApiError ? [] : [[c.messageId, c.emoji.code, c.emoji.type] as const]));
-  const [read] = await app.prisma.$queryRawUnsafe<{ rows: [number, number][]; votes: VoteRow[] }[]>(
+  const [read] = await app.prisma.$queryRawUnsafe<{ rows: [number, number][]; votes: VoteRow[]; channels: ChannelJson[] }[]>(
     READ_ROWS_AND_VOTES,
     changes.map((c) => c.user.id),
     changes.map((c) => c.messageId),
     keys.map((k) => k[0]),
     keys.map((k) => k[1]),
     keys.map((k) => k[2]),
+    channelIds,
   );
   const { rows, votes } = read!;
+  const channels = read!.channels.map(channelFromJson);
   const byKey = new Map<string, Vote[]>();
   for (const v of votes) {
     const key = voteKey(v.messageId, v.emojiCode, v.reactionType);
@@ -324,7 +331,12 @@ function reactionEvent(app: App, realm: RealmInfo, { user, messageId, op }: Reac
  */
 async function changeReaction(app: App, realm: RealmInfo, change: ReactionChange): Promise<void> {
   // Only where it goes: who may react is checked in the batch, under the message's lock.
-  const seen = await app.prisma.message.findFirst({ where: { id: change.messageId, realmId: realm.id }, select: { channelId: true } });
+  const [seen] = await rawQuery<{ channelId: number | null }>(
+    app,
+    'SELECT "channelId" FROM "Message" WHERE id = $1 AND "realmId" = $2',
+    change.messageId,
+    realm.id,
+  );
   if (!seen) throw invalidMessage();
   const write = (changes: ReactionChange[]) => writeReactionBatch(app, realm, changes);
   if (seen.channelId !== null) return app.channels.inBatch<ReactionChange, void>(seen.channelId, 'reactions', change, write);

@@ -7,6 +7,7 @@ import { FLAG_BITS, HISTORICAL_FLAGS, flagList } from '../domain/message-flags.t
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
+import { inTransaction, rawQuery } from '../db/transaction.ts';
 import { channelAccess, subscriberIds } from './channels.ts';
 import { compileNarrow, narrowSource, type NarrowTerm } from './narrow.ts';
 import { searchFields, searchOperandsOf } from './search-highlight.ts';
@@ -208,22 +209,38 @@ export async function readsChannelHistory(app: App, realm: RealmInfo, user: User
  * also the non-guests who hold a row without a subscription (they starred or reacted).
  */
 export async function actionRecipientIds(app: App, messageId: number, channel: Channel | null): Promise<readonly number[]> {
-  const rowHolders = async () => (await app.prisma.userMessage.findMany({ where: { messageId }, select: { userId: true } })).map((r) => r.userId);
-  if (!channel) return rowHolders();
-  const subscribers = await subscriberIds(app, channel.id);
+  if (!channel) return (await rawQuery<{ userId: number }>(app, 'SELECT "userId" FROM "UserMessage" WHERE "messageId" = $1', messageId)).map((r) => r.userId);
+  const holdersToo = !channel.historyPublicToSubscribers || !channel.inviteOnly;
+  if (!holdersToo) return subscriberIds(app, channel.id);
+  // Under protected history every holder counts (to keep the subscribers who received it); in a
+  // public channel the non-guests among them. UserMessage has no relation to User (no foreign
+  // key, see the schema), hence the SQL join.
+  const excludedRole = channel.historyPublicToSubscribers ? Role.GUEST : -1;
+  let subscribers: readonly number[];
+  let holders: number[];
+  if (inTransaction()) {
+    // In a transaction the subscribers come from the database too: both in one statement.
+    const [row] = await rawQuery<{ subscribers: number[] | null; holders: number[] | null }>(app, ACTION_RECIPIENTS, channel.id, messageId, excludedRole);
+    subscribers = row?.subscribers ?? [];
+    holders = row?.holders ?? [];
+  } else {
+    subscribers = await subscriberIds(app, channel.id);
+    const [row] = await rawQuery<{ holders: number[] | null }>(app, HOLDERS, messageId, excludedRole);
+    holders = row?.holders ?? [];
+  }
   if (!channel.historyPublicToSubscribers) {
-    const received = new Set(await rowHolders());
+    const received = new Set(holders);
     return subscribers.filter((id) => received.has(id));
   }
-  if (channel.inviteOnly) return subscribers;
-  // UserMessage has no relation to User (no foreign key, see the schema), hence the SQL join.
-  const nonGuestHolders = await app.prisma.$queryRawUnsafe<{ userId: number }[]>(
-    'SELECT um."userId" FROM "UserMessage" um JOIN "User" u ON u.id = um."userId" WHERE um."messageId" = $1 AND u.role <> $2',
-    messageId,
-    Role.GUEST,
-  );
-  return [...new Set([...subscribers, ...nonGuestHolders.map((r) => r.userId)])];
+  return [...new Set([...subscribers, ...holders])];
 }
+
+/** The holders of message $1's rows but those of role $2 (guests; -1: none left out). */
+const HOLDERS = `SELECT array_agg(um."userId") AS holders FROM "UserMessage" um JOIN "User" u ON u.id = um."userId" WHERE um."messageId" = $1 AND u.role <> $2`;
+/** The subscribers as channels.ts loadSubscriberIds reads them, and the holders as HOLDERS (on $2, $3). */
+const ACTION_RECIPIENTS = `SELECT
+  (SELECT array_agg(s."userId" ORDER BY s."userId") FROM "Subscription" s JOIN "User" u ON u.id = s."userId" WHERE s."channelId" = $1 AND s.active AND u."isActive") AS subscribers,
+  (SELECT array_agg(um."userId") FROM "UserMessage" um JOIN "User" u ON u.id = um."userId" WHERE um."messageId" = $2 AND u.role <> $3) AS holders`;
 
 /** Whether a channel topic (compared ignoring case, on the topic index) holds any message. */
 export async function topicHasMessages(app: App, channelId: number, topic: string): Promise<boolean> {
