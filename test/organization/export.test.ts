@@ -536,7 +536,8 @@ test('messages deleted or edited while an export runs: each file as its own tran
   const waitingOn = async (table: string) => {
     for (let i = 0; i < 3000; i++) {
       const [{ waiting }] = await app.prisma.$queryRaw<{ waiting: number }[]>`
-        SELECT count(*)::int AS waiting FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = ${table} AND NOT l.granted`;
+        SELECT count(*)::int AS waiting FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+         WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND c.relname = ${table} AND NOT l.granted`;
       if (waiting > 0) return;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
