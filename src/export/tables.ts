@@ -14,7 +14,8 @@ export interface ExportedTable {
    * Which rows of table `t` belong to the export, over `p`: p.realm (the organization's id),
    * p.messages (the ids of the exported messages: in a messages file, those of its chunk),
    * p.private_users (users whose private data may leave: the consenting ones, none in a public
-   * export) and p.message_users (users whose message flags leave).
+   * export), p.message_users (users whose message flags leave) and p.direct_groups (the direct
+   * message conversations of the exported messages).
    */
   rows: string;
   /** Primary-key columns, for a stable order. */
@@ -47,7 +48,7 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { table: 'Channel', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'Subscription', file: 'realm', rows: ofRealmUsers, key: 'id' },
   // Only the conversations whose messages leave: who talks with whom is private too.
-  { table: 'DirectMessageGroup', file: 'realm', rows: 't.id IN (SELECT "directGroupId" FROM "Message" WHERE id = ANY(p.messages))', key: 'id' },
+  { table: 'DirectMessageGroup', file: 'realm', rows: 't.id = ANY(p.direct_groups)', key: 'id' },
   { table: 'RealmEmoji', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'Linkifier', file: 'realm', rows: ofRealm, key: 'id' },
   { table: 'RealmDomain', file: 'realm', rows: ofRealm, key: 'id' },
@@ -77,7 +78,8 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { table: 'Message', file: 'messages', rows: 't.id = ANY(p.messages)', key: 'id' },
   { table: 'UserMessage', file: 'messages', rows: 't."messageId" = ANY(p.messages) AND t."userId" = ANY(p.message_users)', key: '"messageId", "userId"' },
   { table: 'Reaction', file: 'messages', rows: 't."messageId" = ANY(p.messages)', key: 'id' },
-  // The uploads the exported messages link to (Zulip's fetch_attachment_data).
+  // The uploads the exported messages link to (Zulip's fetch_attachment_data), read for one
+  // messages file's ids at a time: an upload linked from several files leaves once.
   { table: 'Attachment', file: 'attachment', rows: 't.id IN (SELECT "attachmentId" FROM "AttachmentMessage" WHERE "messageId" = ANY(p.messages))', key: 'id' },
   { table: 'AttachmentMessage', file: 'attachment', rows: 't."messageId" = ANY(p.messages)', key: '"attachmentId", "messageId"' },
 ];
@@ -123,8 +125,11 @@ export const NOT_EXPORTED_TABLES: readonly string[] = [
   'EventOutbox',
 ];
 
-/** Messages per messages file (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */
+/** Messages per messages file, each read in a transaction of its own (Zulip's MESSAGE_BATCH_CHUNK_SIZE). */
 export const MESSAGES_PER_FILE = 1000;
+
+/** Message ids listed per transaction before the files are written (Zulip's get_id_list_gently_from_database). */
+export const IDS_PER_BATCH = 10_000;
 
 /** The name of the n-th messages file (from 1). */
 export const messagesFileName = (n: number) => `messages-${String(n).padStart(6, '0')}.json`;

@@ -1,5 +1,7 @@
-// Writes an organization's data export: one consistent snapshot of its rows (EXPORTED_TABLES) as
-// JSON in Zulip's layout, with the files its rows name, packed into a .tar.gz:
+// Writes an organization's data export: its rows (EXPORTED_TABLES), read a bounded piece at a time
+// (realm.json's tables, then MESSAGES_PER_FILE messages per file, each in a short read-only
+// transaction of its own, so a big organization's export holds no transaction for long), as JSON in
+// Zulip's layout, with the files its rows name, packed into a .tar.gz:
 //
 //   zulip-export-xxxxxxxx/realm.json              {"Realm": [...], "User": [...], ...}
 //   zulip-export-xxxxxxxx/messages-000001.json    {"Message": [...], "UserMessage": [...], "Reaction": [...]}
@@ -24,7 +26,7 @@ import type { Log } from '../log.ts';
 import { avatarFilePath, type AvatarVariant } from '../queries/avatars.ts';
 import { emojiImagePath } from '../queries/realm-emoji.ts';
 import { uploadFilePath } from '../queries/uploads.ts';
-import { EXPORTED_TABLES, MESSAGES_PER_FILE, messagesFileName, type ExportFile } from './tables.ts';
+import { EXPORTED_TABLES, IDS_PER_BATCH, MESSAGES_PER_FILE, messagesFileName, type ExportFile } from './tables.ts';
 import { createTarGz, type TarWriter } from './tar.ts';
 
 interface Scope {
@@ -32,6 +34,7 @@ interface Scope {
   messages: number[];
   privateUsers: number[];
   messageUsers: number[];
+  directGroups: number[];
 }
 
 /** One table's rows in scope, each already JSON. */
@@ -41,22 +44,41 @@ async function tableRows(tx: SqlExecutor, table: (typeof EXPORTED_TABLES)[number
     .map((k) => `t.${k.trim()}`)
     .join(', ');
   const rows = await tx.query<{ row: string }>(
-    `WITH p AS (SELECT $1::int AS realm, $2::int[] AS messages, $3::int[] AS private_users, $4::int[] AS message_users)
+    `WITH p AS (SELECT $1::int AS realm, $2::int[] AS messages, $3::int[] AS private_users, $4::int[] AS message_users, $5::int[] AS direct_groups)
      SELECT row_to_json(t)::text AS row FROM "${table.table}" t, p WHERE ${table.rows} ORDER BY ${keyOrder}`,
-    [scope.realm, scope.messages, scope.privateUsers, scope.messageUsers],
+    [scope.realm, scope.messages, scope.privateUsers, scope.messageUsers, scope.directGroups],
   );
   return rows.map((r) => r.row);
 }
 
-/** The tables of one file as a JSON object, counting rows into `stats`. */
-async function fileJson(tx: SqlExecutor, file: ExportFile, scope: Scope, stats: Record<string, number>): Promise<Buffer> {
-  const parts: string[] = [];
+/** The rows of one file's tables, table by table, counting them into `stats`. */
+async function fileTables(tx: SqlExecutor, file: ExportFile, scope: Scope, stats: Record<string, number>): Promise<Map<string, string[]>> {
+  const tables = new Map<string, string[]>();
   for (const table of EXPORTED_TABLES.filter((t) => t.file === file)) {
     const rows = await tableRows(tx, table, scope);
     stats[table.table] = (stats[table.table] ?? 0) + rows.length;
-    parts.push(`${JSON.stringify(table.table)}:[${rows.join(',')}]`);
+    tables.set(table.table, rows);
   }
-  return Buffer.from(`{${parts.join(',')}}`);
+  return tables;
+}
+
+/** Tables and their rows as one JSON object. */
+const jsonOf = (tables: Map<string, string[]>) =>
+  Buffer.from(`{${[...tables].map(([table, rows]) => `${JSON.stringify(table)}:[${rows.join(',')}]`).join(',')}}`);
+
+/**
+ * Runs fn in a short read-only transaction of its own on a connection of its own: the export
+ * reads history one bounded piece at a time, so it never holds a transaction, a snapshot or a
+ * connection for the minutes a big organization takes (Zulip's export reads each piece apart too).
+ */
+function readPiece<T>(app: App, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  return app.db.withSession((session) =>
+    session.transaction(async (tx) => {
+      // The statements of one piece see the same moment: a file's messages with their own flags.
+      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      return fn(tx);
+    }),
+  );
 }
 
 /** Members whose private data may leave: active humans who allowed it (Zulip's get_consented_user_ids). */
@@ -69,27 +91,62 @@ async function consentingUserIds(tx: SqlExecutor, realmId: number): Promise<numb
 }
 
 /**
- * The messages that leave: those of public channels; with consent also those of channels a
+ * The ids of the messages that leave, at most `limit` after `after` up to `upto`, with their
+ * direct message conversations: those of public channels; with consent also those of channels a
  * consenting member is subscribed to (in channels with protected history, only what such a member
  * received) and direct messages with a consenting member among their participants.
  */
-async function exportedMessageIds(tx: SqlExecutor, realmId: number, exportType: ExportType, consenting: number[]): Promise<number[]> {
+async function exportedMessageIds(
+  tx: SqlExecutor,
+  realmId: number,
+  exportType: ExportType,
+  consenting: number[],
+  after: number,
+  upto: number,
+  limit: number,
+): Promise<{ id: number; directGroupId: number | null }[]> {
   const publicChannel = 'c.id IS NOT NULL AND NOT c."inviteOnly"';
   const consented =
     exportType === EXPORT_TYPE.PUBLIC
       ? ''
-      : `OR (c.id IS NOT NULL AND EXISTS (SELECT 1 FROM "Subscription" s WHERE s."channelId" = c.id AND s."userId" = ANY($2::int[]))
-             AND (c."historyPublicToSubscribers" OR EXISTS (SELECT 1 FROM "UserMessage" um WHERE um."messageId" = m.id AND um."userId" = ANY($2::int[]))))
-         OR (g.id IS NOT NULL AND string_to_array(g."memberKey", ',')::int[] && $2::int[])`;
-  const rows = await tx.query<{ id: number }>(
-    `SELECT m.id FROM "Message" m
+      : `OR (c.id IS NOT NULL AND EXISTS (SELECT 1 FROM "Subscription" s WHERE s."channelId" = c.id AND s."userId" = ANY($5::int[]))
+             AND (c."historyPublicToSubscribers" OR EXISTS (SELECT 1 FROM "UserMessage" um WHERE um."messageId" = m.id AND um."userId" = ANY($5::int[]))))
+         OR (g.id IS NOT NULL AND string_to_array(g."memberKey", ',')::int[] && $5::int[])`;
+  return tx.query<{ id: number; directGroupId: number | null }>(
+    `SELECT m.id, m."directGroupId" FROM "Message" m
        LEFT JOIN "Channel" c ON c.id = m."channelId"
        LEFT JOIN "DirectMessageGroup" g ON g.id = m."directGroupId"
-      WHERE m."realmId" = $1 AND (${publicChannel} ${consented})
-      ORDER BY m.id`,
-    exportType === EXPORT_TYPE.PUBLIC ? [realmId] : [realmId, consenting],
+      WHERE m."realmId" = $1 AND m.id > $2 AND m.id <= $3 AND (${publicChannel} ${consented})
+      ORDER BY m.id LIMIT $4`,
+    exportType === EXPORT_TYPE.PUBLIC ? [realmId, after, upto, limit] : [realmId, after, upto, limit, consenting],
   );
-  return rows.map((r) => r.id);
+}
+
+/**
+ * Every exported message's id, in id order, listed IDS_PER_BATCH at a time in transactions of
+ * their own (Zulip's get_id_list_gently_from_database). Messages sent once the export started
+ * (after `upto`, the newest then) stay out: the export is of the organization as it was asked for.
+ */
+async function listExportedMessages(
+  app: App,
+  realmId: number,
+  exportType: ExportType,
+  consenting: number[],
+): Promise<{ messages: number[]; directGroups: number[] }> {
+  const [{ upto }] = await app.db.withSession((s) => s.query<{ upto: number | null }>('SELECT max(id) AS upto FROM "Message" WHERE "realmId" = $1', [realmId]));
+  const messages: number[] = [];
+  const directGroups = new Set<number>();
+  if (upto === null) return { messages, directGroups: [] };
+  for (;;) {
+    const after = messages.at(-1) ?? 0;
+    const batch = await readPiece(app, (tx) => exportedMessageIds(tx, realmId, exportType, consenting, after, upto, IDS_PER_BATCH));
+    for (const m of batch) {
+      messages.push(m.id);
+      if (m.directGroupId !== null) directGroups.add(m.directGroupId);
+    }
+    if (batch.length < IDS_PER_BATCH) break;
+  }
+  return { messages, directGroups: [...directGroups].sort((a, b) => a - b) };
 }
 
 interface FileRecord {
@@ -127,47 +184,87 @@ async function addFiles(
 
 const AVATAR_VARIANTS: AvatarVariant[] = ['original', 'default', 'medium'];
 
-/** Uploads, avatars and emoji images of the export, each folder with its records. */
-async function addAllFiles(app: App, tx: SqlExecutor, tar: TarWriter, top: string, scope: Scope, stats: Record<string, number>, log: Log): Promise<void> {
-  const uploads = await tx.query<{ pathId: string; ownerId: number; contentType: string }>(
-    `SELECT a."pathId", a."ownerId", a."contentType" FROM "Attachment" a
-      WHERE a.id IN (SELECT "attachmentId" FROM "AttachmentMessage" WHERE "messageId" = ANY($1::int[])) ORDER BY a.id`,
-    [scope.messages],
-  );
-  const uploadRecords = uploads.map((u) => ({ path: u.pathId, realm_id: scope.realm, user_profile_id: u.ownerId, content_type: u.contentType }));
+/** Uploads (`uploads`, the exported Attachment rows), avatars and emoji images, each folder with its records; files are read outside any transaction. */
+async function addAllFiles(app: App, tar: TarWriter, top: string, realmId: number, uploads: Row[], stats: Record<string, number>, log: Log): Promise<void> {
+  const uploadRecords = uploads.map((u) => ({ path: u.pathId as string, realm_id: realmId, user_profile_id: u.ownerId, content_type: u.contentType }));
   await addFiles(tar, top, 'uploads', uploadRecords, (r) => uploadFilePath(app, r.path), stats, log);
 
-  const avatars = await tx.query<{ id: number; avatarKey: string; avatarVersion: number }>(
-    `SELECT id, "avatarKey", "avatarVersion" FROM "User" WHERE "realmId" = $1 AND "avatarSource" = 'U' AND "avatarKey" IS NOT NULL ORDER BY id`,
-    [scope.realm],
-  );
+  const { avatars, emoji } = await readPiece(app, async (tx) => ({
+    avatars: await tx.query<{ id: number; avatarKey: string; avatarVersion: number }>(
+      `SELECT id, "avatarKey", "avatarVersion" FROM "User" WHERE "realmId" = $1 AND "avatarSource" = 'U' AND "avatarKey" IS NOT NULL ORDER BY id`,
+      [realmId],
+    ),
+    emoji: await tx.query<{ id: number; fileName: string; authorId: number | null }>(
+      `SELECT id, "fileName", "authorId" FROM "RealmEmoji" WHERE "realmId" = $1 ORDER BY id`,
+      [realmId],
+    ),
+  }));
   const avatarRecords = avatars.flatMap((u) =>
     AVATAR_VARIANTS.map((variant) => ({
       path: path
-        .relative(app.config.uploadsDir, avatarFilePath(app, scope.realm, u.avatarKey, variant))
+        .relative(app.config.uploadsDir, avatarFilePath(app, realmId, u.avatarKey, variant))
         .split(path.sep)
         .join('/'),
-      realm_id: scope.realm,
+      realm_id: realmId,
       user_profile_id: u.id,
       avatar_version: u.avatarVersion,
     })),
   );
   await addFiles(tar, top, 'avatars', avatarRecords, (r) => uploadFilePath(app, r.path), stats, log);
 
-  const emoji = await tx.query<{ id: number; fileName: string; authorId: number | null }>(
-    `SELECT id, "fileName", "authorId" FROM "RealmEmoji" WHERE "realmId" = $1 ORDER BY id`,
-    [scope.realm],
-  );
   const emojiRecords = emoji.map((e) => ({
     path: path
-      .relative(app.config.uploadsDir, emojiImagePath(app, scope.realm, e.fileName))
+      .relative(app.config.uploadsDir, emojiImagePath(app, realmId, e.fileName))
       .split(path.sep)
       .join('/'),
-    realm_id: scope.realm,
+    realm_id: realmId,
     user_profile_id: e.authorId,
     file_name: e.fileName,
   }));
   await addFiles(tar, top, 'emoji', emojiRecords, (r) => uploadFilePath(app, r.path), stats, log);
+}
+
+type Row = Record<string, unknown>;
+
+/**
+ * The uploads of the exported messages, gathered file by file: each upload once (the first time a
+ * file's messages link to it), with every link of an exported message to it.
+ */
+class AttachmentsOfExport {
+  private readonly attachments = new Map<number, { row: Row; json: string }>();
+  private readonly links: { attachmentId: number; messageId: number; json: string }[] = [];
+
+  /** The uploads of one messages file, read in that file's transaction. */
+  async read(tx: SqlExecutor, scope: Scope): Promise<void> {
+    const tables = await fileTables(tx, 'attachment', scope, {});
+    for (const json of tables.get('Attachment') ?? []) {
+      const row = JSON.parse(json) as Row;
+      if (!this.attachments.has(row.id as number)) this.attachments.set(row.id as number, { row, json });
+    }
+    for (const json of tables.get('AttachmentMessage') ?? []) {
+      const row = JSON.parse(json) as { attachmentId: number; messageId: number };
+      this.links.push({ attachmentId: row.attachmentId, messageId: row.messageId, json });
+    }
+  }
+
+  /** The Attachment rows, in id order. */
+  rows(): Row[] {
+    return [...this.attachments.keys()].sort((a, b) => a - b).map((id) => this.attachments.get(id)!.row);
+  }
+
+  /** attachment.json, in the key order of its tables. */
+  json(stats: Record<string, number>): Buffer {
+    const attachments = [...this.attachments.keys()].sort((a, b) => a - b).map((id) => this.attachments.get(id)!.json);
+    const links = [...this.links].sort((a, b) => a.attachmentId - b.attachmentId || a.messageId - b.messageId).map((l) => l.json);
+    stats.Attachment = attachments.length;
+    stats.AttachmentMessage = links.length;
+    return jsonOf(
+      new Map([
+        ['Attachment', attachments],
+        ['AttachmentMessage', links],
+      ]),
+    );
+  }
 }
 
 /** The migrations the exported rows follow, so an import can tell whether it knows their shape. */
@@ -192,33 +289,45 @@ export async function writeRealmExport(
 ): Promise<{ sha256: string; stats: Record<string, number> }> {
   const top = path.basename(file).replace(/\.tar\.gz$/, '');
   const stats: Record<string, number> = {};
-  await app.db.withSession((session) =>
-    session.transaction(async (tx) => {
-      // Every read sees the same moment, however long the files take.
-      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      const consenting = exportType === EXPORT_TYPE.FULL_WITH_CONSENT ? await consentingUserIds(tx, realmId) : [];
-      const messages = await exportedMessageIds(tx, realmId, exportType, consenting);
-      const everyone = (await tx.query<{ id: number }>('SELECT id FROM "User" WHERE "realmId" = $1', [realmId])).map((r) => r.id);
-      const scope: Scope = { realm: realmId, messages, privateUsers: consenting, messageUsers: exportType === EXPORT_TYPE.PUBLIC ? everyone : consenting };
-      const tar = createTarGz(file);
-      try {
-        await tar.add(`${top}/realm.json`, await fileJson(tx, 'realm', scope, stats));
-        for (let i = 0; i * MESSAGES_PER_FILE < messages.length; i++) {
-          const chunk = { ...scope, messages: messages.slice(i * MESSAGES_PER_FILE, (i + 1) * MESSAGES_PER_FILE) };
-          await tar.add(`${top}/${messagesFileName(i + 1)}`, await fileJson(tx, 'messages', chunk, stats));
-        }
-        await tar.add(`${top}/attachment.json`, await fileJson(tx, 'attachment', scope, stats));
-        await addAllFiles(app, tx, tar, top, scope, stats, log);
-        await tar.add(`${top}/migration_status.json`, Buffer.from(JSON.stringify({ migrations: await appliedMigrations(tx) }, null, 2)));
-        await tar.add(`${top}/stats.json`, Buffer.from(JSON.stringify({ export_type: exportType, realm_id: realmId, ...stats }, null, 2)));
-        await tar.close();
-      } catch (err) {
-        await tar.abort();
-        await rm(file, { force: true });
-        throw err;
-      }
-    }),
-  );
+  // As Zulip's do_export_realm: the messages that leave are listed first, then written a file at a
+  // time, each file read in a short transaction of its own; a message deleted before its file is
+  // read is left out, one edited is written as its file's transaction finds it.
+  const consenting = exportType === EXPORT_TYPE.FULL_WITH_CONSENT ? await readPiece(app, (tx) => consentingUserIds(tx, realmId)) : [];
+  const { messages, directGroups } = await listExportedMessages(app, realmId, exportType, consenting);
+  const everyone = (await readPiece(app, (tx) => tx.query<{ id: number }>('SELECT id FROM "User" WHERE "realmId" = $1', [realmId]))).map((r) => r.id);
+  const scope: Scope = {
+    realm: realmId,
+    messages: [],
+    privateUsers: consenting,
+    messageUsers: exportType === EXPORT_TYPE.PUBLIC ? everyone : consenting,
+    directGroups,
+  };
+  const tar = createTarGz(file);
+  try {
+    // The organization's own tables: bounded by its members and channels, not by its history.
+    await tar.add(`${top}/realm.json`, jsonOf(await readPiece(app, (tx) => fileTables(tx, 'realm', scope, stats))));
+    const attachments = new AttachmentsOfExport();
+    for (let i = 0; i * MESSAGES_PER_FILE < messages.length; i++) {
+      const chunk = { ...scope, messages: messages.slice(i * MESSAGES_PER_FILE, (i + 1) * MESSAGES_PER_FILE) };
+      const tables = await readPiece(app, async (tx) => {
+        const rows = await fileTables(tx, 'messages', chunk, stats);
+        // The uploads of the file's messages as the same transaction finds them.
+        await attachments.read(tx, chunk);
+        return rows;
+      });
+      await tar.add(`${top}/${messagesFileName(i + 1)}`, jsonOf(tables));
+    }
+    await tar.add(`${top}/attachment.json`, attachments.json(stats));
+    await addAllFiles(app, tar, top, realmId, attachments.rows(), stats, log);
+    const migrations = await readPiece(app, (tx) => appliedMigrations(tx));
+    await tar.add(`${top}/migration_status.json`, Buffer.from(JSON.stringify({ migrations }, null, 2)));
+    await tar.add(`${top}/stats.json`, Buffer.from(JSON.stringify({ export_type: exportType, realm_id: realmId, ...stats }, null, 2)));
+    await tar.close();
+  } catch (err) {
+    await tar.abort();
+    await rm(file, { force: true });
+    throw err;
+  }
   const hash = createHash('sha256');
   await pipeline(createReadStream(file), hash);
   return { sha256: hash.digest('hex'), stats };

@@ -46,9 +46,42 @@ export function directSubgroupIds(realm: RealmInfo, group: GroupInfo): number[] 
   return sub ? [realm.systemGroups[sub]] : [];
 }
 
+/**
+ * The ids of `users` by role, each list in the users' (id) order, made once per list: a system
+ * group's direct members are the users of one role or a few, so a register that formats every
+ * group against the same list of every user passes over it once rather than once per group.
+ */
+const roleLists = new WeakMap<readonly PermissionSubject[], Map<number, number[]>>();
+function idsByRole(users: readonly PermissionSubject[]): Map<number, number[]> {
+  let byRole = roleLists.get(users);
+  if (!byRole) {
+    byRole = new Map();
+    for (const u of users) {
+      const ids = byRole.get(u.role);
+      if (ids) ids.push(u.id);
+      else byRole.set(u.role, [u.id]);
+    }
+    roleLists.set(users, byRole);
+  }
+  return byRole;
+}
+
+/**
+ * A group's direct members among `users` (active users in id order), in id order: a system
+ * group's from the users of the roles it holds directly, another group's from its own members,
+ * so the cost follows the answer rather than the organization's size.
+ */
 export function directMemberIds(group: GroupInfo, users: readonly PermissionSubject[]): number[] {
-  if (group.isSystemGroup) return users.filter((u) => systemGroupDirectlyContains(group.name!, u.role)).map((u) => u.id);
-  return users.filter((u) => group.members.has(u.id)).map((u) => u.id);
+  if (group.isSystemGroup) {
+    const lists = [...idsByRole(users)].filter(([role]) => systemGroupDirectlyContains(group.name!, role)).map(([, ids]) => ids);
+    if (lists.length === 0) return [];
+    if (lists.length === 1) return [...lists[0]!];
+    return lists.flat().sort(ascending);
+  }
+  const active = idSet(users);
+  const ids: number[] = [];
+  for (const id of group.members) if (active.has(id)) ids.push(id);
+  return ids.sort(ascending);
 }
 
 /** Members through subgroups too, by the one permission check, so the API and permissions agree. */

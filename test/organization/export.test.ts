@@ -3,7 +3,7 @@
 // round trip: an organization exported, imported into a fresh database by the CLI's import
 // command, and compared through the API with the same API keys and passwords.
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { get } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -407,6 +407,198 @@ test("a public export holds public channels' messages and nobody's private data"
   // Flags of public messages leave for everyone, the bot's too.
   assert.ok((messagesJson.UserMessage as Row[]).some((um) => um.userId === users.bot.id));
   assert.is((await readJson(fetched.root, 'attachment.json')).Attachment.length, 1);
+});
+
+/** `count` messages from `sender` to a channel topic, written in one statement as a bulk load would, each with a row for `reader`; their ids. */
+async function bulkMessages(realm: TestRealm, channelId: number, sender: TestUser, reader: TestUser, count: number): Promise<number[]> {
+  const rows = await realm.server.app.prisma.$queryRaw<{ id: number }[]>`
+    WITH m AS (
+      INSERT INTO "Message" ("realmId", "senderId", "channelId", topic, content, "renderedContent")
+      SELECT ${realm.id}, ${sender.id}, ${channelId}, 'bulk', 'bulk ' || i, '<p>bulk ' || i || '</p>' FROM generate_series(1, ${count}::int) i
+      RETURNING id),
+    r AS (INSERT INTO "UserMessage" ("userId", "messageId", flags) SELECT ${reader.id}, id, 0 FROM m)
+    SELECT id FROM m ORDER BY id`;
+  return rows.map((r) => r.id);
+}
+
+/** The messages files of an extracted export, by name. */
+async function messagesFiles(root: string): Promise<Record<string, Row>> {
+  const names = (await readdir(root)).filter((n) => n.startsWith('messages-')).sort();
+  return Object.fromEntries(await Promise.all(names.map(async (n) => [n, await readJson(root, n)] as const)));
+}
+
+const idsOf = (rows: Row[]) => rows.map((r) => r.id as number);
+const realmMessageIds = async (realm: TestRealm) =>
+  (await realm.server.app.prisma.message.findMany({ where: { realmId: realm.id }, select: { id: true }, orderBy: { id: 'asc' } })).map((m) => m.id);
+
+test('an export of 2,500+ messages: 1,000 per file in id order, each message once, its upload once; the round trip keeps them all', async () => {
+  const realm = await newRealm();
+  const o = realm.owner;
+  const bob = await realm.addUser({ name: 'Bob' });
+  const general = await makeChannel(realm, 'general', [o, bob]);
+  const up = await bob.client.postMultipart('/user_uploads', {}, [
+    { field: 'file', filename: 'n.txt', contentType: 'text/plain', data: Buffer.from('shared notes') },
+  ]);
+  assert.is(up.status, 200, up.text);
+  const first = await send(bob, general, 'files', `see [notes](${up.body.url})`);
+  const bulk = await bulkMessages(realm, general, o, bob, 2500);
+  const last = await send(bob, general, 'files', `again [notes](${up.body.url})`);
+  const all = await realmMessageIds(realm);
+  // On each side of the first boundary.
+  for (const m of [all[999]!, all[1000]!]) assert.is((await bob.client.post(`/messages/${m}/reactions`, { emoji_name: 'tada' })).status, 200);
+  assert.ok(all.length > 2500 && all.length <= 3000 && all.includes(first) && all.includes(last));
+
+  const { id, exports } = await exportAndWait(realm, o);
+  const fetched = await fetchExport(exports.find((e) => e.id === id)!.export_url, realm.host, realm.server.port);
+  const files = await messagesFiles(fetched.root);
+  assert.equal(Object.keys(files), ['messages-000001.json', 'messages-000002.json', 'messages-000003.json']);
+  assert.equal(
+    Object.values(files).map((f) => idsOf(f.Message)),
+    [all.slice(0, 1000), all.slice(1000, 2000), all.slice(2000)],
+  );
+  // Each file holds the flags and reactions of its own messages.
+  for (const f of Object.values(files)) {
+    const mine = new Set(idsOf(f.Message));
+    assert.ok((f.UserMessage as Row[]).length >= mine.size && (f.UserMessage as Row[]).every((um) => mine.has(um.messageId)));
+  }
+  const bobFlags = Object.values(files).flatMap((f) => (f.UserMessage as Row[]).filter((um) => um.userId === bob.id).map((um) => um.messageId));
+  assert.equal(bobFlags, all);
+  assert.equal(
+    Object.values(files).map((f) => (f.Reaction as Row[]).map((r) => [r.messageId, r.emojiName])),
+    [[[all[999], 'tada']], [[all[1000], 'tada']], []],
+  );
+  // The upload linked from the first and the last file leaves once, with both links.
+  const attachments = await readJson(fetched.root, 'attachment.json');
+  assert.equal(
+    (attachments.Attachment as Row[]).map((a) => [a.pathId, a.ownerId]),
+    [[up.body.url.slice('/user_uploads/'.length), bob.id]],
+  );
+  assert.equal(
+    (attachments.AttachmentMessage as Row[]).map((l) => l.messageId),
+    [first, last],
+  );
+  const records = await readJson(fetched.root, 'uploads/records.json');
+  assert.equal(records, [
+    { path: up.body.url.slice('/user_uploads/'.length), realm_id: realm.id, user_profile_id: bob.id, content_type: 'text/plain; charset="ascii"', size: 12 },
+  ]);
+  assert.is(await readFile(path.join(fetched.root, 'uploads', records[0].path), 'utf8'), 'shared notes');
+  const stats = await readJson(fetched.root, 'stats.json');
+  assert.equal([stats.Message, stats.Attachment, stats.AttachmentMessage, stats['uploads files']], [all.length, 1, 2, 1]);
+
+  // The round trip: every message of the three files back, with the upload.
+  const target = await startTestServer({ DATABASE_URL: await freshDatabase(), DATA_DIR: tempDir() });
+  try {
+    const summary = await runAdminCommand(target.app, parseAdminCommand('import', [fetched.file]));
+    assert.equal(summary, {
+      realm_id: realm.id,
+      subdomain: realm.subdomain,
+      users: await realm.server.app.prisma.user.count({ where: { realmId: realm.id } }),
+      messages: all.length,
+    });
+    const host = target.app.realms.host(target.app.realms.byId(realm.id)!);
+    const client = new Client(target.port, host, { email: bob.email, apiKey: bob.apiKey });
+    const got: number[] = [];
+    for (let anchor: number | string = 'oldest'; ; ) {
+      const page = await client.get('/messages', { anchor, num_before: 0, num_after: 1000, narrow: [], include_anchor: anchor === 'oldest' });
+      assert.is(page.status, 200, page.text);
+      got.push(...idsOf(page.body.messages));
+      if (page.body.found_newest) break;
+      anchor = got.at(-1)!;
+    }
+    assert.equal(got, all);
+    const edge = await client.get(`/messages/${all[999]}`);
+    assert.equal(
+      [edge.body.message.content, edge.body.message.reactions.map((r: Row) => r.emoji_name)],
+      [`<p>bulk ${bulk.indexOf(all[999]!) + 1}</p>`, ['tada']],
+    );
+    const file = await client.request('GET', up.body.url);
+    assert.equal([file.status, file.text], [200, 'shared notes']);
+  } finally {
+    await target.stop();
+  }
+});
+
+test('messages deleted or edited while an export runs: each file as its own transaction found it, later messages left out', async () => {
+  const realm = await newRealm();
+  const o = realm.owner;
+  const bob = await realm.addUser({ name: 'Bob' });
+  const general = await makeChannel(realm, 'general', [o, bob]);
+  const bulk = await bulkMessages(realm, general, o, bob, 2500);
+  const all = await realmMessageIds(realm);
+  const inFirst = all[10]!;
+  const inSecond = all[1500]!;
+  const inThird = all[2200]!;
+  const { app } = realm.server;
+  // The export is held on the uploads of its first file, after it read that file's messages: there,
+  // in the transaction holding it, one message of each file changes and one more is sent (in SQL:
+  // sending and editing read the uploads too). It is first held on realm.json's playgrounds, which
+  // nothing else reads, so the uploads can be locked after the request, which reads them.
+  const waitingOn = async (table: string) => {
+    for (let i = 0; i < 3000; i++) {
+      const [{ waiting }] = await app.prisma.$queryRaw<{ waiting: number }[]>`
+        SELECT count(*)::int AS waiting FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+         WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND c.relname = ${table} AND NOT l.granted`;
+      if (waiting > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`the export never waited on ${table}`);
+  };
+  let sent = 0;
+  let releasePlaygrounds = () => {};
+  const playgroundsReleased = new Promise<void>((resolve) => (releasePlaygrounds = resolve));
+  let playgroundsLocked = () => {};
+  const playgroundsHeld = new Promise<void>((resolve) => (playgroundsLocked = resolve));
+  const playgrounds = app.db.withSession((session) =>
+    session.transaction(async (tx) => {
+      await tx.query('LOCK TABLE "RealmPlayground" IN ACCESS EXCLUSIVE MODE');
+      playgroundsLocked();
+      await playgroundsReleased;
+    }),
+  );
+  await playgroundsHeld;
+  const r = await o.client.post('/export/realm');
+  assert.is(r.status, 200, r.text);
+  await waitingOn('RealmPlayground');
+  const lockHeld = app.db.withSession((session) =>
+    session.transaction(async (tx) => {
+      await tx.query('LOCK TABLE "Attachment" IN ACCESS EXCLUSIVE MODE');
+      releasePlaygrounds();
+      await playgrounds;
+      await waitingOn('Attachment');
+      await tx.query(`UPDATE "Message" SET content = 'first, edited' WHERE id = $1`, [inFirst]);
+      await tx.query('DELETE FROM "UserMessage" WHERE "messageId" = $1', [inSecond]);
+      await tx.query('DELETE FROM "Message" WHERE id = $1', [inSecond]);
+      await tx.query(`UPDATE "Message" SET content = 'third, edited' WHERE id = $1`, [inThird]);
+      [{ id: sent }] = await tx.query<{ id: number }>(
+        `INSERT INTO "Message" ("realmId", "senderId", "channelId", topic, content, "renderedContent") VALUES ($1, $2, $3, 'late', 'late', '<p>late</p>') RETURNING id`,
+        [realm.id, bob.id, general],
+      );
+      return r.body.id as number;
+    }),
+  );
+  const exportId = await lockHeld;
+  let exported: Row | undefined;
+  for (let i = 0; i < 1200 && !exported?.export_url; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    exported = ((await o.client.get('/export/realm')).body.exports as Row[]).find((e) => e.id === exportId);
+  }
+  assert.ok(exported?.export_url, 'the export finished');
+  const fetched = await fetchExport(exported!.export_url, realm.host, realm.server.port);
+  const files = Object.values(await messagesFiles(fetched.root));
+  // File numbers follow the ids listed at the start: the deleted message leaves a gap in its file only.
+  assert.equal(
+    files.map((f) => idsOf(f.Message)),
+    [all.slice(0, 1000), all.slice(1000, 2000).filter((m) => m !== inSecond), all.slice(2000)],
+  );
+  assert.not.ok(files.flatMap((f) => idsOf(f.Message)).includes(sent), 'a message sent after the export started stays out');
+  assert.not.ok(
+    files[1]!.UserMessage.some((um: Row) => um.messageId === inSecond),
+    'nor the flags of the deleted message',
+  );
+  const content = (id: number) => files.flatMap((f) => f.Message as Row[]).find((m) => m.id === id)!.content;
+  // The first file was read before the edit, the third after it.
+  assert.equal([content(inFirst), content(inThird)], [`bulk ${bulk.indexOf(inFirst) + 1}`, 'third, edited']);
+  assert.is((await readJson(fetched.root, 'stats.json')).Message, all.length - 1);
 });
 
 test("import: the command's arguments, and archives it refuses", async () => {

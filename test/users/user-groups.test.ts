@@ -224,6 +224,27 @@ test('subgroups: add, remove, cycles, recursive membership and the permission ch
   ]);
 });
 
+test("members: active users only, in id order, in a user group's and the system groups' lists alike", async () => {
+  const realm = await newRealm();
+  const [a, b, c] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
+  const admin = await realm.addUser({ role: Role.ADMINISTRATOR });
+  const guest = await realm.addUser({ role: Role.GUEST });
+  const id = await makeGroup(realm, realm.owner, 'crew', [c.id, a.id, b.id, guest.id]);
+  assert.is((await realm.owner.client.delete(`/users/${b.id}`)).status, 200);
+  const sys = await systemGroups(realm.owner);
+  const listed = (await realm.owner.client.get('/user_groups')).body.user_groups as { id: number; members: number[] }[];
+  const registered = (await realm.owner.client.post('/register', { fetch_event_types: ['realm_user_groups'] })).body.realm_user_groups as typeof listed;
+  const membersOf = (groups: typeof listed, group: number) => groups.find((g) => g.id === group)!.members;
+  for (const groups of [listed, registered]) {
+    assert.equal(membersOf(groups, id), [a.id, c.id, guest.id]);
+    assert.equal(membersOf(groups, sys['role:members']!), [a.id, c.id]);
+    assert.equal(membersOf(groups, sys['role:administrators']!), [admin.id]);
+    assert.equal(membersOf(groups, sys['role:owners']!), [realm.owner.id]);
+    assert.equal(membersOf(groups, sys['role:everyone']!), [guest.id]);
+  }
+  assert.equal((await realm.owner.client.get(`/user_groups/${id}/members`, { direct_member_only: true })).body, { ...ok, members: [a.id, c.id, guest.id] });
+});
+
 test('deactivate: objections, events with and without include_deactivated_groups, reactivation', async () => {
   const realm = await newRealm();
   const creator = await realm.addUser();
