@@ -1,14 +1,20 @@
-// Channel actors: the serial writer of each channel in use (actors/serial.ts) also holds the
-// channel's subscriber set, so a message to a busy channel reads no subscription rows. The set is
-// loaded on first use, dropped after every subscription change (once it committed), and goes
-// with the actor when it stops after a quiet spell, so an idle channel keeps nothing in memory.
-// It also caches the channels' rows for the send path, dropped whole on any channel change.
-import { SerialActors } from './serial.ts';
+// Channel actors: the actor of each channel in use (channelMachine in actors/serial.ts) runs its
+// writes and holds, in its context, the channel's subscriber set, so a message to a busy channel
+// reads no subscription rows. The set is read on first use (loading, then held), dropped after
+// every subscription change (once it committed), and goes with the actor when it stops after a
+// quiet spell, so an idle channel keeps nothing in memory.
+// Beside the actors, one cache of channel rows for the send path, found by id or by name (before
+// any channel's actor is known), and dropped whole on any channel change: no channel's own state.
+import type { ActorOptions, AnyActorLogic } from 'xstate';
+import { channelMachine, SerialActors, type Turn } from './serial.ts';
 
 export class ChannelActors extends SerialActors {
-  private readonly subscriberSets = new Map<number, Promise<readonly number[]>>();
   /** Channel rows found by id or by a realm-scoped name key; misses are not kept. */
   private readonly rows = new Map<number | string, Promise<unknown>>();
+
+  constructor(idleMs?: number, turn?: Turn | null, clock?: ActorOptions<AnyActorLogic>['clock']) {
+    super(idleMs, turn, channelMachine, clock);
+  }
 
   /** The row under `key` (an id, or a name key), from `load` when not held; a null load is not held. */
   row<T extends { id: number } | null>(key: number | string, load: () => Promise<T>): Promise<T> {
@@ -33,39 +39,36 @@ export class ChannelActors extends SerialActors {
     if (this.rows.get(key) === row) this.rows.delete(key);
   }
 
-  /** The channel's active subscribers who are active users, from `load` when not held yet. */
+  /** The channel's active subscribers who are active users, from `load` when its actor holds none. */
   subscribers(channelId: number, load: () => Promise<readonly number[]>): Promise<readonly number[]> {
-    const held = this.subscriberSets.get(channelId);
+    const actor = this.actorFor(channelId);
+    const held = actor.getSnapshot().context.subscribers;
     if (held) return held;
-    // Stored before it resolves: a change committed meanwhile drops it, so nobody keeps a stale set.
+    // Held before it resolves: a change committed meanwhile drops it, so nobody keeps a stale set.
     const set = load();
-    this.subscriberSets.set(channelId, set);
-    set.catch(() => this.forgetIf(channelId, set));
-    this.actorFor(channelId);
+    actor.send({ type: 'LOAD', set });
+    set.then(
+      () => actor.send({ type: 'LOADED', set }),
+      () => actor.send({ type: 'LOAD_FAILED', set }),
+    );
     return set;
   }
 
   /** Whether the channel's subscriber set is held (or being read) now. */
   holdsSubscribers(channelId: number): boolean {
-    return this.subscriberSets.has(channelId);
+    return !!this.actors.get(channelId)?.getSnapshot().context.subscribers;
   }
 
   /** After a change of who subscribes (or who is active): the channels' sets are read again. */
   forgetSubscribers(channelIds: Iterable<number> | 'all'): void {
-    if (channelIds === 'all') this.subscriberSets.clear();
-    else for (const id of channelIds) this.subscriberSets.delete(id);
+    if (channelIds === 'all') for (const actor of this.actors.values()) actor.send({ type: 'FORGET' });
+    else for (const id of channelIds) this.actors.get(id)?.send({ type: 'FORGET' });
   }
 
   /** How many channels hold a subscriber set now. */
   get heldSets(): number {
-    return this.subscriberSets.size;
-  }
-
-  protected override stopped(channelId: number): void {
-    this.subscriberSets.delete(channelId);
-  }
-
-  private forgetIf(channelId: number, set: Promise<readonly number[]>): void {
-    if (this.subscriberSets.get(channelId) === set) this.subscriberSets.delete(channelId);
+    let held = 0;
+    for (const actor of this.actors.values()) if (actor.getSnapshot().context.subscribers) held++;
+    return held;
   }
 }

@@ -1,15 +1,22 @@
-// One event queue: the events a client has not acknowledged yet, and its lifecycle
-//
-//   waiting --attach--> parked --flush/abort/detach--> waiting --idle timeout--> expired
+// One event queue: the events a client has not acknowledged yet, and its life, an xstate machine
+// (actors/queue-life.ts): registered, parked (a long-poll waits), streaming (a WebSocket reads),
+// idle, and at the end expired or saved.
 //
 // A queue is a plain object, not an xstate actor: it sits on the fan-out hot path (one push per
 // event per queue) and tens of thousands of them idle at once, where an actor's ~4.7 KB and
-// ~30 µs per send (measured, see the toolchain note) would cost more than everything else. Its
-// timers are the registry's one shared tick, so an expired queue leaves no timer behind.
+// ~30 µs per send (measured, see the toolchain note) would cost more than everything else. It
+// keeps its state's name in one field and moves it through the machine's pure `transition` when
+// its life changes (attach, detach, expire, save), remembered per state and event; pushing events
+// does not touch the machine. The state is one string field, as before the machine: an idle
+// registered queue costs the registry 753 bytes with its maps before and after
+// (`node --expose-gc --import tsx bench/micro/idle-queues.ts 100000 1000`; the server's idle
+// bench, whole heap, measured 0.31 KB a queue on main). Its timers are the registry's one
+// shared tick, so an expired queue leaves no timer behind.
 import { seenBy, type Snapshot } from '../src/db/commits.ts';
+import { initialQueueState, queueEnded, queueTransition, type QueueLifeEventType, type QueueState } from './queue-life.ts';
 import type { QueueOptions } from './queue-options.ts';
 
-export type QueueState = 'waiting' | 'parked' | 'expired';
+export type { QueueState } from './queue-life.ts';
 
 /** Something that reads a queue: a parked long-poll or a WebSocket. */
 export interface Consumer {
@@ -70,7 +77,8 @@ export interface SavedQueue {
 const COMPACT_AFTER = 32;
 
 export class EventQueue {
-  state: QueueState = 'waiting';
+  /** Where the queue is in its life (actors/queue-life.ts); changed only by `move`. */
+  state: QueueState = initialQueueState;
   /** Pending events are `events[head..]`; their ids are consecutive and end at `nextEventId - 1`. */
   private events: QueuedEvent[] = [];
   private head = 0;
@@ -199,11 +207,23 @@ export class EventQueue {
     this.pendingBytes = 0;
   }
 
+  /** Whether the queue has ended (expired or saved): nothing reads it and nothing reaches it. */
+  get ended(): boolean {
+    return queueEnded(this.state);
+  }
+
+  /** Moves the queue's state as its machine does on `event`; false when the machine does not take it. */
+  private move(event: QueueLifeEventType): boolean {
+    const next = queueTransition(this.state, event);
+    if (next === null) return false;
+    this.state = next;
+    return true;
+  }
+
   attach(consumer: Consumer, now: number, heartbeatDue: number): void {
-    if (this.state === 'expired') throw new QueueError('queue expired');
+    if (!this.move(consumer.kind === 'poll' ? 'POLL' : 'SOCKET')) throw new QueueError('queue expired');
     const previous = this.consumer;
     this.consumer = consumer;
-    this.state = 'parked';
     this.heartbeatDue = heartbeatDue;
     this.lastConnection = now;
     previous?.close(this, 'replaced');
@@ -213,21 +233,22 @@ export class EventQueue {
   detach(consumer: Consumer, now: number): void {
     if (this.consumer !== consumer) return;
     this.consumer = null;
-    this.state = 'waiting';
+    this.move('DETACH');
     this.lastConnection = now;
   }
 
   isIdleExpired(now: number): boolean {
-    return this.state === 'waiting' && now - this.lastConnection >= this.options.idleTimeoutSecs * 1000;
+    return (this.state === 'registered' || this.state === 'idle') && now - this.lastConnection >= this.options.idleTimeoutSecs * 1000;
   }
 
-  expire(reason: 'deleted' | 'shutdown'): void {
+  /** The queue ends: deleted, dropped at shutdown, or saved (its saved copy stored) at shutdown. */
+  expire(reason: 'deleted' | 'shutdown' | 'saved'): void {
     const consumer = this.consumer;
     this.consumer = null;
-    this.state = 'expired';
+    this.move(reason === 'saved' ? 'SAVE' : 'EXPIRE');
     this.log = null;
     this.clear();
-    consumer?.close(this, reason);
+    consumer?.close(this, reason === 'saved' ? 'shutdown' : reason);
   }
 
   /** The queue's state, its pending events given by `positionOf` in the list saved with it. */

@@ -80,7 +80,7 @@ class UserLog implements EventLog {
     const to = this.entries.length;
     // Moved first: taking an event reads the queue, which must not catch up again.
     queue.cursor = this.end;
-    for (let i = from; i < to && queue.state !== 'expired'; i += 2) this.take(this.entries[i] as Fanout, queue, this.entries[i + 1] as Parts);
+    for (let i = from; i < to && !queue.ended; i += 2) this.take(this.entries[i] as Fanout, queue, this.entries[i + 1] as Parts);
   }
 
   /** Forgets the entries before `position`. */
@@ -180,14 +180,14 @@ export class QueueRegistry {
   /** The queue with what waited for it in its user's log, unless that took it over its bound. */
   private current(queue: EventQueue): EventQueue | undefined {
     queue.sync();
-    return queue.state === 'expired' ? undefined : queue;
+    return queue.ended ? undefined : queue;
   }
 
   queuesOf(userId: number): ReadonlySet<EventQueue> {
     return this.byUser.get(userId) ?? new Set();
   }
 
-  delete(queue: EventQueue, reason: 'deleted' | 'shutdown' = 'deleted'): void {
+  delete(queue: EventQueue, reason: 'deleted' | 'shutdown' | 'saved' = 'deleted'): void {
     if (!this.queues.delete(queue.id)) return;
     const set = this.byUser.get(queue.userId);
     set?.delete(queue);
@@ -389,7 +389,7 @@ export class QueueRegistry {
   tick(): void {
     const now = this.now();
     for (const queue of this.queues.values()) {
-      if (queue.state === 'parked' && now >= queue.heartbeatDue) {
+      if ((queue.state === 'parked' || queue.state === 'streaming') && now >= queue.heartbeatDue) {
         queue.heartbeatDue = now + (this.settings.heartbeatSeconds + Math.random() * this.settings.heartbeatJitterSeconds) * 1000;
         this.pushTo(queue, [{ type: 'heartbeat' }]);
       } else if (queue.isIdleExpired(now)) {

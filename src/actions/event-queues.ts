@@ -53,7 +53,7 @@ export async function saveEventQueues(app: App, deadline: number, batchBytes = B
     };
     while (next < queues.length && bytes < batchBytes) {
       const queue = queues[next++]!;
-      if (queue.state === 'expired') continue;
+      if (queue.ended) continue;
       const state = queue.save(positionOf);
       bytes += 200 + 4 * state.events.length;
       batch.queues.push(queue);
@@ -66,7 +66,7 @@ export async function saveEventQueues(app: App, deadline: number, batchBytes = B
       continue;
     }
     for (const [event, position] of batch.events) stored.set(event, position);
-    for (const queue of batch.queues) app.queues.delete(queue, 'shutdown');
+    for (const queue of batch.queues) app.queues.delete(queue, 'saved');
     saved += batch.queues.length;
   }
   const dropped = app.queues.all();

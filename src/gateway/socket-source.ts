@@ -108,7 +108,7 @@ export class LocalSource implements SocketSource {
   }
 
   open(ws: uWS.WebSocket<SocketData>): void {
-    if (this.queue.state === 'expired') return ws.end(CLOSE_REASONS.QUEUE_DELETED.code, CLOSE_REASONS.QUEUE_DELETED.reason);
+    if (this.queue.ended) return ws.end(CLOSE_REASONS.QUEUE_DELETED.code, CLOSE_REASONS.QUEUE_DELETED.reason);
     this.consumer = new SocketConsumer(ws, () => this.app.config.WS_MAX_BUFFERED_BYTES, this.resumeAfter);
     this.app.queues.attach(this.queue, this.consumer);
   }

@@ -210,7 +210,7 @@ test('the handshake follows RFC 6455: an unsupported version gets 426 naming 13,
   }
   const plain = await rawHandshake(realm, `/api/v1/events/socket?queue_id=${queueId}`, { 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': key });
   assert.equal([plain.status, plain.headers.upgrade, plain.body.msg], [426, 'websocket', 'This endpoint speaks WebSocket only'], 'no Upgrade header');
-  assert.is(realm.server.app.queues.peek(queueId)?.state, 'waiting', 'no refused handshake touched the queue');
+  assert.is(realm.server.app.queues.peek(queueId)?.state, 'registered', 'no refused handshake touched the queue');
 });
 
 test('long-poll and socket never read a queue at once: the newcomer takes over', async () => {
