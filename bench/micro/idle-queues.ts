@@ -4,21 +4,12 @@
 // `npm run bench -- idle` is not (it counts the whole server's heap).
 import type { EventBus } from '../../src/bus/bus.ts';
 import type { EventQueue } from '../../actors/queue.ts';
-import type { QueueOptions } from '../../actors/queue-options.ts';
+import { plainQueueOptions as options } from '../../test/helpers/events.ts';
 import { QueueRegistry } from '../../actors/registry.ts';
 
 const [n = '100000', u = '1000'] = process.argv.slice(2);
 const bus = { subscribe: () => () => {}, listen: () => () => {} } as unknown as EventBus;
 const registry = new QueueRegistry(bus, { heartbeatSeconds: 55, heartbeatJitterSeconds: 5, tickMs: 3_600_000, maxEvents: 1000, maxBytes: 1 << 20 });
-const options: QueueOptions = {
-  eventTypes: null,
-  narrow: [],
-  allPublicStreams: false,
-  applyMarkdown: true,
-  clientGravatar: false,
-  capabilities: [],
-  idleTimeoutSecs: 600,
-};
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with --expose-gc');
 const heap = () => (gc(), gc(), process.memoryUsage().heapUsed);

@@ -7,11 +7,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { QueueRegistry, type RegistrySettings } from '../../actors/registry.ts';
 import type { Consumer, EventQueue } from '../../actors/queue.ts';
-import type { QueueOptions } from '../../actors/queue-options.ts';
 import { MemoryBus } from '../../src/bus/memory.ts';
 import { setLogLevel } from '../../src/log.ts';
 import { newRealm } from '../helpers/server.ts';
-import { partialMessage } from '../helpers/events.ts';
+import { partialMessage, plainQueueOptions as base } from '../helpers/events.ts';
 import type { EventEnvelope } from '../../src/bus/bus.ts';
 
 setLogLevel('silent');
@@ -23,15 +22,6 @@ const heapAfterGc = () => {
   return process.memoryUsage().heapUsed;
 };
 
-const base: QueueOptions = {
-  eventTypes: null,
-  narrow: [],
-  allPublicStreams: false,
-  applyMarkdown: true,
-  clientGravatar: false,
-  capabilities: [],
-  idleTimeoutSecs: 600,
-};
 const settings: RegistrySettings = { heartbeatSeconds: 60, heartbeatJitterSeconds: 0, tickMs: 600_000, maxEvents: 100_000, maxBytes: 1 << 30 };
 
 function messageTo(userIds: number[], n: number, content: string): EventEnvelope {

@@ -6,17 +6,7 @@ import * as assert from 'uvu/assert';
 import { MemoryBus } from '../../src/bus/memory.ts';
 import { seenBy, type Snapshot } from '../../src/db/commits.ts';
 import { QueueRegistry } from '../../actors/registry.ts';
-import type { QueueOptions } from '../../actors/queue-options.ts';
-
-const options: QueueOptions = {
-  eventTypes: null,
-  narrow: [],
-  allPublicStreams: false,
-  applyMarkdown: true,
-  clientGravatar: false,
-  capabilities: [],
-  idleTimeoutSecs: 600,
-};
+import { plainQueueOptions as options } from '../helpers/events.ts';
 
 // Transactions 100-104 had committed when the snapshot was taken, except 102 (still running);
 // 105 and later started after it.

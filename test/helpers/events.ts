@@ -1,6 +1,7 @@
 // Records what actions publish on the bus, for tests that check events at the bus level.
 import type { App } from '../../src/app.ts';
 import type { EventEnvelope } from '../../src/bus/bus.ts';
+import type { QueueOptions } from '../../actors/queue-options.ts';
 import { isEventOf, schemaKey, type ChatEvent, type ChatEventType, type EventOf } from '../../src/events/schemas.ts';
 
 /** The event as its type, failing the test when it is another. */
@@ -11,6 +12,17 @@ export function eventAs<T extends ChatEventType, O extends string = never>(event
 
 /** The event's op, if its type has ops. */
 export const opOf = (event: ChatEvent): string | undefined => ('op' in event ? event.op : undefined);
+
+/** A queue registered with every option at its default: all events, no narrow, rendered content. */
+export const plainQueueOptions: QueueOptions = {
+  eventTypes: null,
+  narrow: [],
+  allPublicStreams: false,
+  applyMarkdown: true,
+  clientGravatar: false,
+  capabilities: [],
+  idleTimeoutSecs: 600,
+};
 
 /**
  * A message event's message with only the fields a delivery test sets: queues pass a message on
