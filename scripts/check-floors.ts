@@ -122,12 +122,21 @@ export function checkFloors(root: string, dirs: string[]): Violation[] {
   return violations;
 }
 
+/** Import cycles among the files under `dirs`, which have no floors of their own. */
+export function checkCycles(root: string, dirs: string[]): Violation[] {
+  const files = dirs.flatMap((d) => sourceFiles(root, d));
+  const graph = new Map(files.map((f) => [f, importsOf(root, f)]));
+  return cycles(graph).map((component) => ({ kind: 'cycle', text: `import cycle: ${component.join(', ')}` }));
+}
+
 /** The folders the plan covers: the server, its actors, and the client package (which must import none of them). */
 export const CHECKED_DIRS = ['src', 'actors', 'packages'];
+/** The web client is one room (it imports only the client package and types below it), checked for cycles inside it. */
+export const CYCLE_CHECKED_DIRS = ['web'];
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const root = process.argv[2] ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-  const violations = checkFloors(root, CHECKED_DIRS);
+  const violations = [...checkFloors(root, CHECKED_DIRS), ...checkCycles(root, CYCLE_CHECKED_DIRS)];
   for (const v of violations) process.stdout.write(`${v.kind}: ${v.text}\n`);
   process.stdout.write(violations.length ? `${violations.length} breaches of the floor plan\n` : 'the imports keep to the floor plan\n');
   process.exit(violations.length ? 1 : 0);

@@ -1,5 +1,6 @@
 // The floor plan (docs/ARCHITECTURE.md) holds for the code, and its check has teeth: a copy of the
-// tree with an import planted up a floor, one sideways, a cycle and a file in no room fails it,
+// tree with an import planted up a floor, one sideways, a cycle (in the server or the web client)
+// and a file in no room fails it,
 // naming each.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,10 +22,10 @@ test('the code keeps to the floor plan', () => {
   assert.is(status, 0);
 });
 
-test('an import up a floor, one sideways, a cycle and a file in no room each fail the check', () => {
+test('an import up a floor, one sideways, a cycle in the server or the web client and a file in no room each fail the check', () => {
   const tree = mkdtempSync(path.join(tmpdir(), 'floors-'));
   try {
-    for (const dir of ['docs', 'src', 'actors']) {
+    for (const dir of ['docs', 'src', 'actors', 'web/src']) {
       cpSync(path.join(root, dir), path.join(tree, dir), { recursive: true, filter: (f) => !f.includes(`${path.sep}generated`) });
     }
     // db/ is floors below app.ts; emoji/ and config.ts share a floor.
@@ -33,6 +34,9 @@ test('an import up a floor, one sideways, a cycle and a file in no room each fai
     writeFileSync(path.join(tree, 'src/domain/planted-a.ts'), "export { b } from './planted-b.ts';\nexport const a = 1;\n");
     writeFileSync(path.join(tree, 'src/domain/planted-b.ts'), "export { a } from './planted-a.ts';\nexport const b = 2;\n");
     writeFileSync(path.join(tree, 'src/planted.ts'), 'export const homeless = true;\n');
+    // The web client has no floors, but a cycle inside it fails too.
+    writeFileSync(path.join(tree, 'web/src/planted-c.ts'), "export type { D } from './planted-d.ts';\nexport type C = 1;\n");
+    writeFileSync(path.join(tree, 'web/src/planted-d.ts'), "export type { C } from './planted-c.ts';\nexport type D = 2;\n");
     const { status, output } = checkFloors(tree);
     assert.is(
       output,
@@ -41,7 +45,8 @@ test('an import up a floor, one sideways, a cycle and a file in no room each fai
         'sideways: src/emoji/planted.ts imports src/config.ts, on its own floor (src/emoji/ -> src/config.ts)',
         'homeless: src/planted.ts is in no room of the floor plan',
         'cycle: import cycle: src/domain/planted-a.ts, src/domain/planted-b.ts',
-        '4 breaches of the floor plan',
+        'cycle: import cycle: web/src/planted-c.ts, web/src/planted-d.ts',
+        '5 breaches of the floor plan',
         '',
       ].join('\n'),
     );

@@ -4,20 +4,24 @@
 import type { Api } from './api.ts';
 import type { DeliveredOf } from './events.ts';
 import { narrowHash } from './narrow.ts';
-import type { AppState } from './state.ts';
-import type { Channel, GroupSettingValue } from './types.ts';
+import type { Channel, GroupSettingValue, Viewer } from './types.ts';
 
-function withChannel(state: AppState, id: number, change: (c: Channel) => Channel): AppState {
+/** The part of the client's state this module keeps. */
+interface ChannelsState {
+  channels: Map<number, Channel>;
+}
+
+function withChannel<S extends ChannelsState>(state: S, id: number, change: (c: Channel) => Channel): S {
   const channel = state.channels.get(id);
   return channel ? { ...state, channels: new Map(state.channels).set(id, change(channel)) } : state;
 }
 
-function countSubscribers(state: AppState, ids: number[], delta: number): AppState {
+function countSubscribers<S extends ChannelsState>(state: S, ids: number[], delta: number): S {
   return ids.reduce((s, id) => withChannel(s, id, (c) => ({ ...c, subscriber_count: Math.max(0, c.subscriber_count + delta) })), state);
 }
 
 /** Applies a `stream` or `subscription` event to `state.channels` (the subscriptions themselves are state.ts's). */
-export function trackChannels(state: AppState, e: DeliveredOf<'stream'> | DeliveredOf<'subscription'>): AppState {
+export function trackChannels<S extends ChannelsState>(state: S, e: DeliveredOf<'stream'> | DeliveredOf<'subscription'>): S {
   if (e.type === 'stream') {
     if (e.op === 'create') return { ...state, channels: new Map([...state.channels, ...e.streams.map((c) => [c.stream_id, c] as const)]) };
     if (e.op === 'delete') {
@@ -50,7 +54,7 @@ export function trackChannels(state: AppState, e: DeliveredOf<'stream'> | Delive
 }
 
 /** Administrators (and owners) manage every channel here; the server checks each change anyway. */
-export const isAdmin = (state: AppState) => (state.users.get(state.me.userId)?.role ?? 400) <= 200;
+export const isAdmin = (state: Viewer) => (state.users.get(state.me.userId)?.role ?? 400) <= 200;
 
 /**
  * The addresses of the channels overlay, as Zulip's: `#channels/subscribed`, `#channels/all`,

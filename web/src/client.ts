@@ -3,16 +3,14 @@
 import { Api, ApiError, describeError, endBrowserSession } from './api.ts';
 import { EventClient, type Snapshot } from '../../packages/client/src/index.ts';
 import type { DeliveredEvent, DeliveredOf } from './events.ts';
-import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, unresolvedTopic, type Narrow, type Route } from './narrow.ts';
+import { apiNarrow, messageDmKey, narrowHash, normalizeNarrow, sameNarrow, sameTopic, unresolvedTopic, type Route } from './narrow.ts';
 import { addLocalEcho, applyEvent, emptyView, ingestMessage, removeLocalEcho, stateFromRegister, type AppState, type View } from './state.ts';
 import { notify } from './notifications.ts';
 import { Store } from './store.ts';
-import type { Message } from './types.ts';
+import type { Destination, Message, Narrow } from './types.ts';
 
 /** How long a failed topic list waits before it is asked for again. */
 const TOPICS_RETRY_MS = 3000;
-
-export type Destination = { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; userIds: number[] };
 
 /** What the compose box is asked to do: write to `to`, with `text` added (a quote), or a draft's text in its place. */
 export interface ComposeRequest {

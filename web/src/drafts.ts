@@ -1,7 +1,7 @@
 // Drafts kept on the server (Zulip's drafts API), so they follow the user to any device: the
 // compose box saves what it holds while one types and deletes it once sent; `#drafts` lists them.
 import type { Api } from './api.ts';
-import type { Destination } from './client.ts';
+import type { Destination } from './types.ts';
 
 export interface Draft {
   id: number;

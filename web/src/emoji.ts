@@ -2,24 +2,10 @@
 // served one file each by the server at /static/emoji/<set>/<code>.png) rather than the system's
 // font, so they show on a machine that has none. The catalog of names and categories is a chunk
 // of its own, loaded when the picker or the `:` typeahead first needs it.
-import type { RealmEmoji } from './types.ts';
+import type { EmojiCategory, EmojiEntry, RealmEmoji } from './types.ts';
 
 /** Where the images are, with the package's version in it (they are cached for good): set by the build. */
 declare const __EMOJI_IMAGES__: string;
-
-export interface EmojiEntry {
-  /** Zulip's code: the Unicode code points, or a custom emoji's id. */
-  code: string;
-  /** The canonical name first, then its aliases. */
-  names: string[];
-  /** A custom emoji's image. */
-  url?: string;
-}
-
-export interface EmojiCategory {
-  name: string;
-  emoji: EmojiEntry[];
-}
 
 export const emojiImageUrl = (code: string) => `${__EMOJI_IMAGES__}${code}.png`;
 

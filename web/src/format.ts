@@ -1,7 +1,6 @@
 // How people, conversations and times are named on screen.
-import type { Narrow } from './narrow.ts';
 import type { AppState } from './state.ts';
-import type { Message } from './types.ts';
+import type { Message, Narrow } from './types.ts';
 
 export function userName(state: AppState, id: number): string {
   return state.users.get(id)?.full_name ?? `User ${id}`;

@@ -2,23 +2,7 @@
 // `#narrow/...` fragments, so links inside messages work here too), how it is asked of
 // GET /messages, and whether a new message belongs in it.
 import { parseSearch } from './search.ts';
-import type { Message } from './types.ts';
-
-export type Narrow =
-  | { kind: 'home' }
-  | { kind: 'channel'; streamId: number }
-  | { kind: 'topic'; streamId: number; topic: string }
-  | { kind: 'dm'; userIds: number[] }
-  | { kind: 'mentions' }
-  | { kind: 'starred' }
-  /** All direct messages. */
-  | { kind: 'dms' }
-  /** The conversations with unread messages (Zulip's Inbox), from the unread state alone. */
-  | { kind: 'inbox' }
-  /** Conversations by their newest message, from the newest messages of the combined feed. */
-  | { kind: 'recent' }
-  /** Search words and operators as typed (`sender:… has:link words`), see search.ts. */
-  | { kind: 'search'; query: string };
+import type { Message, Narrow } from './types.ts';
 
 export interface Route {
   narrow: Narrow;

@@ -3,7 +3,7 @@
 // current by events; the overlay's addresses; and the API calls of organization settings.
 import type { Api } from './api.ts';
 import type { DeliveredEvent, DeliveredOf } from './events.ts';
-import type { AppState } from './state.ts';
+import type { Viewer } from './types.ts';
 
 export interface Linkifier {
   id: number;
@@ -70,12 +70,17 @@ export function organizationFromRegister(r: any): Organization {
   };
 }
 
-function withOrg(state: AppState, change: Partial<Organization>): AppState {
+/** The part of the client's state this module keeps. */
+interface OrganizationState {
+  org: Organization;
+}
+
+function withOrg<S extends OrganizationState>(state: S, change: Partial<Organization>): S {
   return { ...state, org: { ...state.org, ...change } };
 }
 
 /** A status event changes only what it names; an empty text and no emoji is no status. */
-function onStatus(state: AppState, e: DeliveredOf<'user_status'>): AppState {
+function onStatus<S extends OrganizationState>(state: S, e: DeliveredOf<'user_status'>): S {
   const { type: _, id: __, user_id: userId, ...fields } = e;
   const status: UserStatus = { ...state.org.statuses.get(userId), ...fields };
   const statuses = new Map(state.org.statuses);
@@ -91,7 +96,7 @@ const isAuthMethods = (value: unknown): value is Record<string, AuthMethod> =>
   Object.values(value).every((m: unknown) => typeof m === 'object' && m !== null && 'enabled' in m && typeof m.enabled === 'boolean');
 
 /** Applies the events about the organization this module keeps; others leave the state as it is. */
-export function trackOrganization(state: AppState, e: DeliveredEvent): AppState {
+export function trackOrganization<S extends OrganizationState>(state: S, e: DeliveredEvent): S {
   switch (e.type) {
     case 'realm': {
       if (e.op !== 'update_dict' && e.op !== 'update') return state;
@@ -128,7 +133,7 @@ export const ROLES: [role: number, label: string][] = [
 
 export const roleLabel = (role: number | undefined) => ROLES.find(([r]) => r === role)?.[1] ?? 'Member';
 
-export const isOwner = (state: AppState) => state.users.get(state.me.userId)?.role === 100;
+export const isOwner = (state: Viewer) => state.users.get(state.me.userId)?.role === 100;
 
 /** The overlay's sections and their addresses (`#organization/<section>`, Zulip's names). */
 export const ORG_SECTIONS = {

@@ -1,7 +1,7 @@
 // Scheduled messages ("send later", Zulip's /scheduled_messages): scheduling what the compose box
 // holds, and cancelling; register's `scheduled_messages` and their events keep the list.
 import type { Api } from './api.ts';
-import type { Destination } from './client.ts';
+import type { Destination } from './types.ts';
 
 export interface ScheduledMessage {
   scheduled_message_id: number;

@@ -1,8 +1,8 @@
+import type { Narrow } from './types.ts';
 // The search box's language, as in Zulip's web app: `operator:operand` terms (`channel:general
 // topic:"release plan" sender:ann@example.com is:starred has:link -is:resolved`) and free words,
 // which become one `search` term. A query that is just a view (a channel, a topic, a conversation,
 // mentions, starred, all direct messages) opens that view; suggestions complete the word being typed.
-import type { Narrow } from './narrow.ts';
 
 export interface Term {
   operator: string;

@@ -2,7 +2,7 @@
 // register would give by applying each event (Zulip's apply_events, for the parts shown here).
 // Updates are immutable: every change makes new objects along its path, so views re-render by identity.
 import type { Connection, DeliveredEvent, DeliveredOf } from './events.ts';
-import { dmKey, messageDmKey, narrowMatches, sameTopic, unresolvedTopic, type Narrow } from './narrow.ts';
+import { dmKey, messageDmKey, narrowMatches, sameTopic, unresolvedTopic } from './narrow.ts';
 import { prepareContent } from './content.ts';
 import { trackChannels } from './channels.ts';
 import { applyBotEvent, botsFromRegister, type Bot } from './bots.ts';
@@ -22,6 +22,7 @@ import {
   type UnreadPlace,
   type User,
   type UserGroup,
+  type Narrow,
 } from './types.ts';
 
 export interface View {

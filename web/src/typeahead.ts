@@ -1,8 +1,7 @@
 // What the compose box offers to complete, as Zulip's composebox typeahead does: `@` people,
 // groups and wildcards (`@_` silently), `#` channels and then, after `>`, their topics, `:`
 // emoji. Each suggestion knows the Markdown it puts in place of what was typed.
-import type { EmojiEntry } from './emoji.ts';
-import type { Channel, User, UserGroup } from './types.ts';
+import type { Channel, User, UserGroup, EmojiEntry } from './types.ts';
 
 /** At most this many suggestions show (Zulip's typeahead shows eight). */
 export const MAX_SUGGESTIONS = 8;

@@ -108,6 +108,46 @@ export interface RealmEmoji {
   deactivated: boolean;
 }
 
+/** What the message list shows (see narrow.ts). */
+export type Narrow =
+  | { kind: 'home' }
+  | { kind: 'channel'; streamId: number }
+  | { kind: 'topic'; streamId: number; topic: string }
+  | { kind: 'dm'; userIds: number[] }
+  | { kind: 'mentions' }
+  | { kind: 'starred' }
+  /** All direct messages. */
+  | { kind: 'dms' }
+  /** The conversations with unread messages (Zulip's Inbox), from the unread state alone. */
+  | { kind: 'inbox' }
+  /** Conversations by their newest message, from the newest messages of the combined feed. */
+  | { kind: 'recent' }
+  /** Search words and operators as typed (`sender:… has:link words`), see search.ts. */
+  | { kind: 'search'; query: string };
+
+/** Where a message goes: a channel's topic, or a direct-message conversation. */
+export type Destination = { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; userIds: number[] };
+
+export interface EmojiEntry {
+  /** Zulip's code: the Unicode code points, or a custom emoji's id. */
+  code: string;
+  /** The canonical name first, then its aliases. */
+  names: string[];
+  /** A custom emoji's image. */
+  url?: string;
+}
+
+export interface EmojiCategory {
+  name: string;
+  emoji: EmojiEntry[];
+}
+
+/** Who is looking: the parts of the state that say which user the client is and what role they have. */
+export interface Viewer {
+  me: { userId: number };
+  users: Map<number, User>;
+}
+
 /** Where an unread message is: what its counts add to. */
 export type UnreadPlace = { kind: 'stream'; streamId: number; topic: string } | { kind: 'dm'; key: string };
 

@@ -3,9 +3,9 @@
 // took part and when), each row a link to the conversation.
 import type { ChatClient } from '../client.ts';
 import { channelName, dmName, formatFullDate, formatTime, recipientKey } from '../format.ts';
-import { messageDmKey, type Narrow } from '../narrow.ts';
+import { messageDmKey } from '../narrow.ts';
 import { isMessageMuted, isTopicMuted, topicKey, unreadCounts, type AppState } from '../state.ts';
-import type { Message } from '../types.ts';
+import type { Message, Narrow } from '../types.ts';
 
 function Count({ count }: { count: number | undefined }) {
   return count ? (

@@ -5,13 +5,14 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { describeError } from '../api.ts';
-import type { ChatClient, Destination } from '../client.ts';
+import type { ChatClient } from '../client.ts';
 import { deleteDraft, destinationOf, type Draft, type DraftsTab } from '../drafts.ts';
 import { channelName, dmName, formatFullDate } from '../format.ts';
 import { cancelScheduled, scheduledDestination } from '../scheduled.ts';
 import { deleteReminder } from '../reminders.ts';
 import type { AppState } from '../state.ts';
 import { useCloseOnEscape } from './OverlayKeys.ts';
+import type { Destination } from '../types.ts';
 
 interface Props {
   client: ChatClient;

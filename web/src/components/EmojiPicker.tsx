@@ -1,10 +1,10 @@
 // The emoji picker (loaded the first time one opens): search by name, or browse Zulip's categories
 // (Popular first, the organization's custom emoji last). Images load as they scroll into sight.
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { customEmoji, emojiImageUrl, type EmojiEntry } from '../emoji.ts';
+import { customEmoji, emojiImageUrl } from '../emoji.ts';
 import { categories } from '../emoji/catalog.ts';
 import { searchEmoji } from '../typeahead.ts';
-import type { RealmEmoji } from '../types.ts';
+import type { RealmEmoji, EmojiEntry } from '../types.ts';
 
 export interface EmojiPickerProps {
   /** The dialog's name ("Add a reaction", "Insert an emoji"). */

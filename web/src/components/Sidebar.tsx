@@ -3,9 +3,9 @@
 import type { ComponentChildren } from 'preact';
 import type { ChatClient } from '../client.ts';
 import { dmName } from '../format.ts';
-import { sameNarrow, sameTopic, type Narrow } from '../narrow.ts';
+import { sameNarrow, sameTopic } from '../narrow.ts';
 import { isTopicMuted, narrowUnread, presenceStatus, topicKey, unreadCounts, type AppState, type UnreadCounts } from '../state.ts';
-import type { Subscription } from '../types.ts';
+import type { Subscription, Narrow } from '../types.ts';
 import { userHash } from '../organization.ts';
 import { Avatar } from './Avatar.tsx';
 import { StatusText } from './StatusText.tsx';
