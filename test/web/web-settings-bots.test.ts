@@ -128,6 +128,8 @@ browserTest(
       () => botNamed(ctx, 'Ship Bot'),
       (b) => b.avatar_url !== before,
       'the new avatar',
+      // The upload loads the image library and resizes: at load 10 it took longer than the default 8 s.
+      20_000,
     );
     await ship.locator(`img.avatar[src="${changed.avatar_url}"]`).waitFor({ state: 'attached' });
 

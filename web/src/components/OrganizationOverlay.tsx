@@ -2,6 +2,7 @@
 // people (roles, deactivation), bots, invitations, linkifiers, custom emoji, default channels and
 // login methods. Every change goes through the API and shows from its event, here and in every
 // other administrator's browser.
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ChatClient } from '../client.ts';
 import { isAdmin } from '../channels.ts';
@@ -137,6 +138,33 @@ const byName = (a: User, b: User) => a.full_name.localeCompare(b.full_name);
 /** People and bots of the organization; the system bots (Welcome Bot and others) are no one's to manage. */
 const organizationUsers = (state: AppState) => [...state.users.values()].filter((u) => !u.is_system_bot).sort(byName);
 
+/** An administration table: its column headings, its rows, and a line in their place when there are none. */
+function AdminTable({ columns, empty, className, children }: { columns: string[]; empty: string; className?: string; children: ComponentChildren[] }) {
+  return (
+    <table class={className ? `admin-table ${className}` : 'admin-table'}>
+      <thead>
+        <tr>
+          {columns.map((c) => (
+            <th key={c} scope="col">
+              {c}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {children.length === 0 && (
+          <tr>
+            <td colSpan={columns.length} class="hint">
+              {empty}
+            </td>
+          </tr>
+        )}
+        {children}
+      </tbody>
+    </table>
+  );
+}
+
 function UserList({ client, state, active }: SectionProps & { active: boolean }) {
   const [filter, setFilter] = useState('');
   const [error, run] = useAction();
@@ -152,67 +180,50 @@ function UserList({ client, state, active }: SectionProps & { active: boolean })
       </label>
       <input id="user-filter" type="search" placeholder="Filter users" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
       <ErrorLine error={error} />
-      <table class="admin-table">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {people.length === 0 && (
-            <tr>
-              <td colSpan={4} class="hint">
-                Nobody.
+      <AdminTable columns={['Name', 'Email', 'Role', 'Actions']} empty="Nobody.">
+        {people.map((u) => {
+          const me = u.user_id === state.me.userId;
+          // Only owners make or unmake owners (the server says so too).
+          const fixed = me || (u.role === 100 && !owner);
+          return (
+            <tr key={u.user_id} data-user-id={u.user_id}>
+              <td>
+                <Avatar user={u} size="small" /> {u.full_name}
+              </td>
+              <td>{u.delivery_email ?? u.email}</td>
+              <td>
+                <select
+                  aria-label={`Role of ${u.full_name}`}
+                  value={u.role ?? 400}
+                  disabled={fixed || !active}
+                  onChange={(e) => run(() => setRole(client.api, u.user_id, Number(e.currentTarget.value)))}
+                >
+                  {ROLES.filter(([r]) => owner || r !== 100 || u.role === 100).map(([r, label]) => (
+                    <option key={r} value={r}>
+                      {label}
+                    </option>
+                  ))}
+                </select>
+              </td>
+              <td>
+                {!me && (
+                  <button
+                    type="button"
+                    class={`button button-small${active ? ' button-danger' : ''}`}
+                    aria-label={`${active ? 'Deactivate' : 'Reactivate'} ${u.full_name}`}
+                    onClick={() =>
+                      (!active || confirm(`Deactivate ${u.full_name}? They will be logged out at once.`)) &&
+                      run(() => setActive(client.api, u.user_id, !active))
+                    }
+                  >
+                    {active ? 'Deactivate' : 'Reactivate'}
+                  </button>
+                )}
               </td>
             </tr>
-          )}
-          {people.map((u) => {
-            const me = u.user_id === state.me.userId;
-            // Only owners make or unmake owners (the server says so too).
-            const fixed = me || (u.role === 100 && !owner);
-            return (
-              <tr key={u.user_id} data-user-id={u.user_id}>
-                <td>
-                  <Avatar user={u} size="small" /> {u.full_name}
-                </td>
-                <td>{u.delivery_email ?? u.email}</td>
-                <td>
-                  <select
-                    aria-label={`Role of ${u.full_name}`}
-                    value={u.role ?? 400}
-                    disabled={fixed || !active}
-                    onChange={(e) => run(() => setRole(client.api, u.user_id, Number(e.currentTarget.value)))}
-                  >
-                    {ROLES.filter(([r]) => owner || r !== 100 || u.role === 100).map(([r, label]) => (
-                      <option key={r} value={r}>
-                        {label}
-                      </option>
-                    ))}
-                  </select>
-                </td>
-                <td>
-                  {!me && (
-                    <button
-                      type="button"
-                      class={`button button-small${active ? ' button-danger' : ''}`}
-                      aria-label={`${active ? 'Deactivate' : 'Reactivate'} ${u.full_name}`}
-                      onClick={() =>
-                        (!active || confirm(`Deactivate ${u.full_name}? They will be logged out at once.`)) &&
-                        run(() => setActive(client.api, u.user_id, !active))
-                      }
-                    >
-                      {active ? 'Deactivate' : 'Reactivate'}
-                    </button>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+          );
+        })}
+      </AdminTable>
     </>
   );
 }
@@ -220,35 +231,18 @@ function UserList({ client, state, active }: SectionProps & { active: boolean })
 function Bots({ state }: SectionProps) {
   const bots = organizationUsers(state).filter((u) => u.is_bot);
   return (
-    <table class="admin-table">
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Email</th>
-          <th scope="col">Owner</th>
-          <th scope="col">State</th>
+    <AdminTable columns={['Name', 'Email', 'Owner', 'State']} empty="No bots yet.">
+      {bots.map((b) => (
+        <tr key={b.user_id} data-user-id={b.user_id}>
+          <td>
+            <Avatar user={b} size="small" /> {b.full_name}
+          </td>
+          <td>{b.email}</td>
+          <td>{b.bot_owner_id ? (state.users.get(b.bot_owner_id)?.full_name ?? '') : ''}</td>
+          <td>{b.is_active ? 'Active' : 'Deactivated'}</td>
         </tr>
-      </thead>
-      <tbody>
-        {bots.length === 0 && (
-          <tr>
-            <td colSpan={4} class="hint">
-              No bots yet.
-            </td>
-          </tr>
-        )}
-        {bots.map((b) => (
-          <tr key={b.user_id} data-user-id={b.user_id}>
-            <td>
-              <Avatar user={b} size="small" /> {b.full_name}
-            </td>
-            <td>{b.email}</td>
-            <td>{b.bot_owner_id ? (state.users.get(b.bot_owner_id)?.full_name ?? '') : ''}</td>
-            <td>{b.is_active ? 'Active' : 'Deactivated'}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </AdminTable>
   );
 }
 
@@ -405,44 +399,28 @@ function Linkifiers({ client, state }: SectionProps) {
           </button>
         </div>
       </form>
-      <table class="admin-table linkifiers">
-        <thead>
-          <tr>
-            <th scope="col">Pattern</th>
-            <th scope="col">URL template</th>
-            <th scope="col">Actions</th>
+      <AdminTable columns={['Pattern', 'URL template', 'Actions']} empty="No linkifiers." className="linkifiers">
+        {state.org.linkifiers.map((l) => (
+          <tr key={l.id}>
+            <td>
+              <code>{l.pattern}</code>
+            </td>
+            <td>
+              <code>{l.url_template}</code>
+            </td>
+            <td>
+              <button
+                type="button"
+                class="button button-small button-secondary"
+                aria-label={`Delete linkifier ${l.pattern}`}
+                onClick={() => run(() => removeLinkifier(client.api, l.id))}
+              >
+                Delete
+              </button>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {state.org.linkifiers.length === 0 && (
-            <tr>
-              <td colSpan={3} class="hint">
-                No linkifiers.
-              </td>
-            </tr>
-          )}
-          {state.org.linkifiers.map((l) => (
-            <tr key={l.id}>
-              <td>
-                <code>{l.pattern}</code>
-              </td>
-              <td>
-                <code>{l.url_template}</code>
-              </td>
-              <td>
-                <button
-                  type="button"
-                  class="button button-small button-secondary"
-                  aria-label={`Delete linkifier ${l.pattern}`}
-                  onClick={() => run(() => removeLinkifier(client.api, l.id))}
-                >
-                  Delete
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </AdminTable>
     </>
   );
 }
