@@ -7,8 +7,8 @@
 // actor is writing wait in one batch, written and published together by the actor's next write.
 // Each actor is an xstate machine whose context holds what it holds: its waiting jobs (a batch
 // is one job), and for a channel its subscriber set (actors/channels.ts).
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { assign, createActor, fromPromise, setup, type ActorOptions, type AnyActorLogic } from 'xstate';
+import { inCallersTransaction } from '../src/db/transaction.ts';
 
 type Clock = NonNullable<ActorOptions<AnyActorLogic>['clock']>;
 
@@ -240,8 +240,8 @@ export class SerialActors {
     const turn = this.turn;
     const job = turn ? () => turn(id, write) : write;
     return new Promise<T>((resolve, reject) => {
-      // The write runs in its caller's async context, not in that of the write before it.
-      this.actorFor(id).send({ type: 'RUN', job: { run: AsyncLocalStorage.bind(job), resolve: resolve as (v: unknown) => void, reject, batch } });
+      // The write runs in its caller's transaction (or in none), not in that of the write before it.
+      this.actorFor(id).send({ type: 'RUN', job: { run: inCallersTransaction(job), resolve: resolve as (v: unknown) => void, reject, batch } });
     });
   }
 

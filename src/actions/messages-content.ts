@@ -1,6 +1,7 @@
 // A message's text and topic as stored: trimmed, refused when the API refuses them, truncated.
 import type { User } from '../db/generated/client.ts';
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/channel-settings.ts';
+import { unprintablePosition } from '../domain/printable.ts';
 import { badRequest } from '../errors.ts';
 import { normalizeTopicName } from '../queries/narrow.ts';
 
@@ -23,9 +24,8 @@ export function normalizeContent(raw: string): string {
 /** Strips, reads the empty topic's display names as "", rejects control characters, truncates. */
 export function normalizeTopic(raw: string): string {
   const topic = normalizeTopicName(raw);
-  [...topic].forEach((ch, i) => {
-    if (/[\p{Cc}\p{Cs}\p{Cn}]/u.test(ch)) throw badRequest(`Invalid character in topic, at position ${i + 1}!`);
-  });
+  const position = unprintablePosition(topic);
+  if (position !== null) throw badRequest(`Invalid character in topic, at position ${position}!`);
   return truncate(topic, MAX_TOPIC_LENGTH, '...');
 }
 

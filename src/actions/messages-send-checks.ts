@@ -64,13 +64,13 @@ export async function checkCanCreateTopic(app: App, realm: RealmInfo, user: User
 /** Zulip's access_stream_for_send_message. */
 export async function checkChannelSend(app: App, realm: RealmInfo, sender: User, channel: Channel): Promise<void> {
   await checkCanPost(app, realm, sender, channel);
-  const denied = badRequest(`Not authorized to send to channel '${channel.name}'`);
-  if (channel.isArchived) throw denied;
+  const denied = () => badRequest(`Not authorized to send to channel '${channel.name}'`);
+  if (channel.isArchived) throw denied();
   if (channel.isWebPublic || (!channel.inviteOnly && !isGuest(sender))) return;
   if (await isSubscribed(app, sender.id, channel.id)) return;
   const owner = await botOwner(app, sender);
   if (owner && (await isSubscribed(app, owner.id, channel.id))) return;
-  throw denied;
+  throw denied();
 }
 
 /** direct_message_permission_group and direct_message_initiator_group (Zulip's check_can_send_direct_message). */

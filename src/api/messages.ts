@@ -27,8 +27,16 @@ import { topicLink } from '../events/schemas.ts';
 
 const MAX_MESSAGES_PER_FETCH = 5000;
 
+/** Whether `text` can be JSON at all, by its first character after white space (JSON.parse's). */
+function startsLikeJson(text: string): boolean {
+  const first = /^[ \t\n\r]*(.)/s.exec(text)?.[1];
+  return first !== undefined && '[{"-0123456789tfn'.includes(first);
+}
+
 /** Zulip's extract_stream_indicator: a name, an id, or either JSON-encoded (also in a 1-list). */
 function channelIndicator(to: string): number | string {
+  // A plain name (the common case) is not JSON: no parse, whose failure costs an exception.
+  if (!startsLikeJson(to)) return to;
   let data: unknown;
   try {
     data = JSON.parse(to);

@@ -11,7 +11,7 @@ export interface OpenTransaction {
   open: boolean;
 }
 
-const ambient = new AsyncLocalStorage<OpenTransaction>();
+const ambient = new AsyncLocalStorage<OpenTransaction | undefined>();
 /**
  * Transactions open now. On Node 20 an AsyncLocalStorage in use turns on async hooks for every
  * promise of the process (measured: ~15% of the CPU of a 10,000-poll fan-out), so the storage is
@@ -26,6 +26,16 @@ export function currentTransaction(): OpenTransaction | undefined {
 
 /** Whether the caller runs inside a transaction (then reads must not come from caches it may be changing). */
 export const inTransaction = (): boolean => currentTransaction() !== undefined;
+
+/**
+ * `fn`, to be called later from any async context, running in the caller's transaction (or in
+ * none if the caller is in none): AsyncLocalStorage.bind's effect for the one storage in use here,
+ * without the AsyncResource bind makes per call (with no transaction open it is a plain call).
+ */
+export function inCallersTransaction<T>(fn: () => T): () => T {
+  const store = ambient.getStore();
+  return () => ambient.run(store, fn);
+}
 
 /** What `rawQuery` runs a statement on: Prisma (the open transaction, if any) and the pool beside it (db/client.ts). */
 export interface RawQueryTarget {

@@ -1,11 +1,9 @@
 // Zulip's check_string_is_printable: names refuse control, surrogate and unassigned characters.
 
-/** The 1-based position of the first unprintable character, or null when there is none. */
+const UNPRINTABLE = /[\p{Cc}\p{Cs}\p{Cn}]/u;
+
+/** The 1-based position (in code points) of the first unprintable character, or null when there is none. */
 export function unprintablePosition(text: string): number | null {
-  let position = 0;
-  for (const ch of text) {
-    position++;
-    if (/[\p{Cc}\p{Cs}\p{Cn}]/u.test(ch)) return position;
-  }
-  return null;
+  const found = UNPRINTABLE.exec(text);
+  return found === null ? null : [...text.slice(0, found.index)].length + 1;
 }
