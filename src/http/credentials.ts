@@ -30,14 +30,15 @@ export function authenticateBasic<S, U extends { id: number }>(
   gate: Gate<S, U>,
   scope: S,
   header: string,
-  ip: string,
+  /** The client's address, asked only when the credentials are wrong. */
+  ip: () => string,
   ipLimit: RateLimiter | null,
 ): U | Promise<U> {
   const basic = parseBasicCached(header);
   if (basic === null) throw new ApiError('This endpoint requires HTTP basic authentication.', 'BAD_REQUEST', 400);
   const counted = (err: unknown): never => {
     if (err instanceof ApiError && err.status === 401 && ipLimit) {
-      const budget = ipLimit.hit(ip);
+      const budget = ipLimit.hit(ip());
       if (!budget.allowed) throw refusal(budget);
     }
     throw err;

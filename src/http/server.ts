@@ -12,6 +12,7 @@ import { authenticateBasic } from './credentials.ts';
 import { checkCsrf, CSRF_COOKIE, parseCookies, SESSION_COOKIE } from '../auth/web-sessions.ts';
 import {
   allHeaders,
+  clientOrigin,
   markAborted,
   openExchange,
   openPending,
@@ -180,12 +181,12 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       if (route.auth === 'optional') return null;
       throw notLoggedIn();
     }
-    return authenticateBasic(gate, scope, ex.authorization, ex.origin.ip, limits?.ip ?? null);
+    return authenticateBasic(gate, scope, ex.authorization, () => clientOrigin(ex).ip, limits?.ip ?? null);
   }
 
-  function spendRateLimit(route: Route<S, U>, user: U | null, ip: string): RateDecision | undefined {
+  function spendRateLimit(ex: Exchange, route: Route<S, U>, user: U | null): RateDecision | undefined {
     if (!limits || route.noRateLimit) return undefined;
-    const decision = user ? limits.user.hit(`u${user.id}`) : limits.ip.hit(ip);
+    const decision = user ? limits.user.hit(`u${user.id}`) : limits.ip.hit(clientOrigin(ex).ip);
     if (!decision.allowed) throw refusal(decision);
     return decision;
   }
@@ -197,8 +198,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
 
   function scoped(ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, query: string, files: UploadedFile[]): void {
     try {
-      const { ip, scheme } = ex.origin;
-      const scope = gate.scope({ host: ex.host, ip, scheme });
+      const scope = gate.scope({ host: ex.host, scheme: ex.origin?.scheme ?? null });
       let sessionId: string | undefined;
       if (route.viaSession) {
         const cookies = parseCookies(ex.cookie ?? '');
@@ -209,6 +209,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       const user = identify(ex, scope, route, sessionId);
       const session = route.viaSession && route.auth !== 'none' ? (sessionId ?? null) : null;
       if (user instanceof Promise) {
+        clientOrigin(ex); // read while uWS holds the response: a wrong key counts against it later
         user.then(
           (known) => handle(ex, route, raw, path, query, files, scope, known, session),
           (err: unknown) => fail(ex, err, undefined, route),
@@ -235,8 +236,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
     let rate: RateDecision | undefined;
     try {
       ex.userId = user?.id ?? null;
-      const ip = ex.origin.ip;
-      rate = spendRateLimit(route, user, ip);
+      rate = spendRateLimit(ex, route, user);
       const { params, ignored } = parseParams(route.params, raw);
       const inspect = options.inspectAnswer;
       // A /json/ twin answers as its /api/v1/ route, which the inspector knows.
@@ -248,7 +248,9 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
         path,
         files,
         query,
-        ip,
+        get ip() {
+          return clientOrigin(ex).ip;
+        },
         headers: { userAgent: ex.userAgent, cookie: ex.cookie, csrfToken: ex.csrfHeader, all: ex.allHeaders },
         body: ex.rawBody ?? NO_BODY,
         sessionId: user ? sessionId : null,
@@ -261,6 +263,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       const result = (route.handler as (ctx: unknown) => HandlerOutcome)(Object.assign(context, scope));
       if (result === ANSWER_PENDING) return;
       if (result instanceof Promise) {
+        clientOrigin(ex); // the handler may ask for `ip` after it waited, when uWS may have let the response go
         result.then(
           (value) => {
             if (!ex.done) answer(value);
@@ -281,6 +284,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       // Clients retry a 503; a restarted server will have their queues back.
       if (lifecycle.closing) throw new ApiError('The server is restarting', 'SERVER_RESTARTING', 503, {}, { Connection: 'close' });
       if (!hasBody) return scoped(ex, route, raw, path, query, []);
+      clientOrigin(ex); // read while uWS holds the response, before the body
       readBody(ex, route.maxBody?.(config) ?? config.MAX_BODY_BYTES).then(
         (body) => {
           const files: UploadedFile[] = [];
