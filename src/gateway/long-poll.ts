@@ -13,8 +13,12 @@ export const deliveredEvent = z.looseObject({ id: z.number().int(), type: z.stri
   description: "One of the Event.* schemas as its queue shaped it for the client's options, with the event's id in the queue",
 });
 
+/** What a queue id is made of (the registry's: a node's id, a colon, a UUID), so it needs no escaping. */
+const PLAIN_QUEUE_ID = /^[\w:-]+$/;
+
 export function pollAnswer(queue: EventQueue, events: string): JsonFields {
-  return new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);
+  const id = PLAIN_QUEUE_ID.test(queue.id) ? `"${queue.id}"` : JSON.stringify(queue.id);
+  return new JsonFields(`"events":${events},"queue_id":${id}`);
 }
 
 /** A parked GET /events: answered with whatever the queue holds when it is flushed or closed. */
