@@ -190,11 +190,15 @@ export class EventQueue {
     }
   }
 
-  /** JSON array of the pending events. */
+  /** JSON array of the pending events newer than `after` (forEachAfter's, without a callback: every answered poll writes one). */
   pendingJson(after = -1): string {
+    this.sync();
+    const first = this.firstId();
     let out = '[';
-    this.forEachAfter(after, (_id, json) => (out += (out.length > 1 ? ',' : '') + json));
-    return out + ']';
+    for (let i = Math.max(this.head, this.head + after - first + 1); i < this.events.length; i++) {
+      out += `${out.length > 1 ? ',' : ''}{"id":${first + i - this.head},${this.events[i]!.tail}`;
+    }
+    return `${out}]`;
   }
 
   private firstId(): number {

@@ -33,39 +33,59 @@ function destination(): DestinationStream {
     });
   }
   // Asynchronous writes (flushed at exit by pino): a burst of lines is one write, off the request path.
-  return new LineBatch(pino.destination({ dest: 2, sync: false }));
+  return new LineBatch(pino.destination({ dest: 2, sync: false, contentMode: 'buffer' }));
 }
 
 /**
- * Lines written in one turn of the event loop, handed to pino's destination as one string at the
- * next. sonic-boom measures the UTF-8 size of its last buffer on every write, which flattens that
- * buffer (up to 16 KB): a fan-out answers thousands of parked polls in one pass, and each access
- * line then copied 9 KB on average (bench/micro/longpoll-steps.ts, step `observe`).
+ * Lines written in one turn of the event loop, handed to pino's destination as one buffer at the
+ * next. Each line is encoded into the batch's buffer as it comes: a fan-out answers thousands of
+ * parked polls in one pass, and kept as strings its access lines were a chain of thousands the
+ * young generation copied until the batch was written (`observe` in bench/micro/longpoll-steps.ts;
+ * before that, sonic-boom measured the UTF-8 size of its buffer on every write, flattening it).
  */
 class LineBatch implements DestinationStream {
-  private pending = '';
+  private buffer = Buffer.allocUnsafe(BATCH_START_BYTES);
+  private used = 0;
 
   constructor(private readonly out: ReturnType<typeof pino.destination>) {
-    // Before exit, what this turn wrote; pino's own exit flush may have run already, so flush again.
     process.on('exit', () => {
       if (this.flush()) out.flushSync();
     });
   }
 
   write(line: string): void {
-    if (this.pending === '') setImmediate(this.flush);
-    this.pending += line;
+    if (this.used === 0) setImmediate(this.flush);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (this.used + 3 * line.length > this.buffer.length) this.makeRoom(3 * line.length);
+    this.used += this.buffer.write(line, this.used);
+  }
+
+  /** Room for `bytes` more: a bigger buffer, or past the most one batch holds, the batch written now. */
+  private makeRoom(bytes: number): void {
+    if (this.used > 0 && this.used + bytes > BATCH_MAX_BYTES) this.flush();
+    if (this.used + bytes <= this.buffer.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(2 * this.buffer.length, this.used + bytes));
+    this.buffer.copy(bigger, 0, 0, this.used);
+    this.buffer = bigger;
   }
 
   /** False when there was nothing to write, or the destination was ended (pino ends it at beforeExit). */
   private readonly flush = (): boolean => {
-    // sonic-boom's own flag (its typings leave it out): writing after its end throws.
-    if (this.pending === '' || (this.out as { destroyed?: boolean }).destroyed) return false;
-    this.out.write(this.pending);
-    this.pending = '';
+    if (this.used === 0) return false;
+    if ((this.out as { destroyed?: boolean }).destroyed) {
+      this.used = 0;
+      return false;
+    }
+    // A copy: the destination keeps it until its write completes, and this buffer takes the next lines.
+    this.out.write(Buffer.from(this.buffer.subarray(0, this.used)) as unknown as string);
+    this.used = 0;
     return true;
   };
 }
+
+/** The batch's buffer at first; it doubles as a turn writes more, up to the most one batch holds. */
+const BATCH_START_BYTES = 64 * 1024;
+const BATCH_MAX_BYTES = 4 * 1024 * 1024;
 
 const stream = destination();
 const root: Logger = pino(

@@ -13,22 +13,32 @@ export const deliveredEvent = z.looseObject({ id: z.number().int(), type: z.stri
   description: "One of the Event.* schemas as its queue shaped it for the client's options, with the event's id in the queue",
 });
 
+/** What a queue id is made of (the registry's: a node's id, a colon, a UUID), so it needs no escaping. */
+const PLAIN_QUEUE_ID = /^[\w:-]+$/;
+
 export function pollAnswer(queue: EventQueue, events: string): JsonFields {
-  return new JsonFields(`"events":${events},"queue_id":${JSON.stringify(queue.id)}`);
+  const id = PLAIN_QUEUE_ID.test(queue.id) ? `"${queue.id}"` : JSON.stringify(queue.id);
+  return new JsonFields(`"events":${events},"queue_id":${id}`);
 }
 
-/** A parked GET /events: answered with whatever the queue holds when it is flushed or closed. */
-function parkedPoll(respond: (result: JsonFields) => void): Consumer {
-  return {
-    kind: 'poll',
-    flush(queue) {
-      respond(pollAnswer(queue, queue.pendingJson()));
-      return true;
-    },
-    close(queue) {
-      respond(pollAnswer(queue, '[]'));
-    },
-  };
+/**
+ * A parked GET /events: answered with whatever the queue holds when it is flushed or closed. A
+ * class, so the thousands parked at once are one small object each (an object literal's methods
+ * were two more closures a poll, which every scavenge copied while it waited).
+ */
+class ParkedPoll implements Consumer {
+  readonly kind = 'poll';
+
+  constructor(private readonly respond: (result: JsonFields) => void) {}
+
+  flush(queue: EventQueue): boolean {
+    this.respond(pollAnswer(queue, queue.pendingJson()));
+    return true;
+  }
+
+  close(queue: EventQueue): void {
+    this.respond(pollAnswer(queue, '[]'));
+  }
 }
 
 /** Acknowledges what the client has (`last_event_id`), with Zulip's errors for ids that make no sense. */
@@ -68,7 +78,7 @@ export function pollQueue(
     return new JsonFields(`"events":${queue.pendingJson()}${created ? `,"queue_id":${JSON.stringify(queue.id)}` : ''}`);
   }
   const park = (respond: (result: JsonFields) => void) => {
-    const consumer = parkedPoll(respond);
+    const consumer = new ParkedPoll(respond);
     app.queues.attach(queue, consumer);
     onAbort?.(() => app.queues.detach(queue, consumer));
   };

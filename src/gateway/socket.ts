@@ -93,8 +93,8 @@ async function resolveSource(app: App, gate: Gate<Scope, User>, placement: Queue
   if (!queueId) throw new ApiError("Missing 'queue_id' argument", 'REQUEST_VARIABLE_MISSING', 400, { var_name: 'queue_id' });
   let userId: number | undefined;
   if (headers.authorization) {
-    const scope = gate.scope({ host: headers.host ?? '', ...origin });
-    userId = (await authenticateBasic(gate, scope, headers.authorization, origin.ip, app.limits?.ip ?? null)).id;
+    const scope = gate.scope({ host: headers.host ?? '', scheme: origin.scheme });
+    userId = (await authenticateBasic(gate, scope, headers.authorization, () => origin.ip, app.limits?.ip ?? null)).id;
   }
   return placement.openSocket(queueId, userId, query.get('last_event_id'));
 }

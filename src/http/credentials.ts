@@ -30,24 +30,27 @@ export function authenticateBasic<S, U extends { id: number }>(
   gate: Gate<S, U>,
   scope: S,
   header: string,
-  ip: string,
+  /** The client's address, asked only when the credentials are wrong. */
+  ip: () => string,
   ipLimit: RateLimiter | null,
 ): U | Promise<U> {
   const basic = parseBasicCached(header);
   if (basic === null) throw new ApiError('This endpoint requires HTTP basic authentication.', 'BAD_REQUEST', 400);
-  const counted = (err: unknown): never => {
-    if (err instanceof ApiError && err.status === 401 && ipLimit) {
-      const budget = ipLimit.hit(ip);
-      if (!budget.allowed) throw refusal(budget);
-    }
-    throw err;
-  };
   try {
     if (basic === 'malformed') throw unauthorized('Invalid authorization header for basic auth');
-    // A user already known is checked at once: no promise for the most frequent requests.
+    // A user already known is checked at once: no promise (nor closure) for the most frequent requests.
     const user = gate.authenticate(scope, basic.username, basic.password);
-    return user instanceof Promise ? user.catch(counted) : user;
+    return user instanceof Promise ? user.catch((err: unknown) => countFailure(err, ip, ipLimit)) : user;
   } catch (err) {
-    return counted(err);
+    return countFailure(err, ip, ipLimit);
   }
+}
+
+/** Wrong credentials spend the address's budget; once it is spent they get 429 instead of 401. */
+function countFailure(err: unknown, ip: () => string, ipLimit: RateLimiter | null): never {
+  if (err instanceof ApiError && err.status === 401 && ipLimit) {
+    const budget = ipLimit.hit(ip());
+    if (!budget.allowed) throw refusal(budget);
+  }
+  throw err;
 }

@@ -62,7 +62,9 @@ export interface Exchange extends PendingResponse {
   userAgent: string;
   /** The Accept-Encoding header: large JSON answers are compressed by it. */
   acceptEncoding: string;
-  origin: ClientOrigin;
+  /** The client's origin once read (clientOrigin): with the request behind a trusted proxy, else on first use. */
+  origin: ClientOrigin | null;
+  proxies: TrustedProxies;
   /** Cookies and the CSRF header, read for /json/ routes and routes with `cookies`. */
   cookie?: string;
   csrfHeader?: string;
@@ -99,8 +101,27 @@ export function openExchange(res: uWS.HttpResponse, req: uWS.HttpRequest, proxie
     contentType: req.getHeader('content-type'),
     userAgent: req.getHeader('user-agent'),
     acceptEncoding: req.getHeader('accept-encoding'),
-    origin: requestOrigin(res, req, proxies),
+    // Forwarding headers can be read only now; the socket's address as long as the response is open.
+    origin: proxies.any ? requestOrigin(res, req, proxies) : null,
+    proxies,
   };
+}
+
+/** What a request whose address was never read before it was answered or its client left reads as. */
+const UNKNOWN_ORIGIN: ClientOrigin = { ip: '', scheme: null };
+const NO_HEADER = (): string => '';
+
+/**
+ * The client's address and scheme. Without trusted proxies the address is the socket's, read from
+ * uWS on first use: most requests never need it (a known user's rate limit is the user's, and a
+ * long-poll uses neither), and uWS makes an ArrayBuffer for it each time, the costliest step of a
+ * re-parked long-poll's exchange. The router reads it before each wait (a body, a user's first
+ * lookup, a handler's promise), while uWS still holds the response; a handler that answers later
+ * through `answer` reads `ip` before it returns, if it needs it.
+ */
+export function clientOrigin(ex: Exchange): ClientOrigin {
+  if (ex.origin === null) ex.origin = ex.aborted || ex.done ? UNKNOWN_ORIGIN : ex.proxies.origin(peerAddress(ex.res), NO_HEADER);
+  return ex.origin;
 }
 
 /** Every header of the request (a header sent on several lines joined with commas). */

@@ -13,8 +13,6 @@ export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 /** What the router knows of a request before it has a scope. */
 export interface RequestHead {
   host: string;
-  /** The client's address, behind trusted proxies the one they report. */
-  ip: string;
   /** Set when a trusted proxy reports the scheme the client used. */
   scheme: Scheme | null;
 }
@@ -36,6 +34,10 @@ export type RequestContext<F extends Fields, S, U> = S & {
   files: UploadedFile[];
   /** The query string as sent, without its `?` (redirects that pass it on, as Zulip's avatars do). */
   query: string;
+  /**
+   * The client's address, behind trusted proxies the one they report; read from the socket when
+   * first asked (a handler that answers later through `answer` asks before it returns).
+   */
   ip: string;
   /** `cookie` and `csrfToken` (X-CSRFToken): on /json/ routes and routes with `cookies`. */
   headers: { userAgent: string; cookie?: string; csrfToken?: string; all?: Record<string, string> };

@@ -12,6 +12,7 @@ import { authenticateBasic } from './credentials.ts';
 import { checkCsrf, CSRF_COOKIE, parseCookies, SESSION_COOKIE } from '../auth/web-sessions.ts';
 import {
   allHeaders,
+  clientOrigin,
   markAborted,
   openExchange,
   openPending,
@@ -180,12 +181,12 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       if (route.auth === 'optional') return null;
       throw notLoggedIn();
     }
-    return authenticateBasic(gate, scope, ex.authorization, ex.origin.ip, limits?.ip ?? null);
+    return authenticateBasic(gate, scope, ex.authorization, () => clientOrigin(ex).ip, limits?.ip ?? null);
   }
 
-  function spendRateLimit(route: Route<S, U>, user: U | null, ip: string): RateDecision | undefined {
+  function spendRateLimit(ex: Exchange, route: Route<S, U>, user: U | null): RateDecision | undefined {
     if (!limits || route.noRateLimit) return undefined;
-    const decision = user ? limits.user.hit(`u${user.id}`) : limits.ip.hit(ip);
+    const decision = user ? limits.user.hit(`u${user.id}`) : limits.ip.hit(clientOrigin(ex).ip);
     if (!decision.allowed) throw refusal(decision);
     return decision;
   }
@@ -197,8 +198,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
 
   function scoped(ex: Exchange, route: Route<S, U>, raw: RawParams, path: Record<string, string>, query: string, files: UploadedFile[]): void {
     try {
-      const { ip, scheme } = ex.origin;
-      const scope = gate.scope({ host: ex.host, ip, scheme });
+      const scope = gate.scope({ host: ex.host, scheme: ex.origin?.scheme ?? null });
       let sessionId: string | undefined;
       if (route.viaSession) {
         const cookies = parseCookies(ex.cookie ?? '');
@@ -209,6 +209,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       const user = identify(ex, scope, route, sessionId);
       const session = route.viaSession && route.auth !== 'none' ? (sessionId ?? null) : null;
       if (user instanceof Promise) {
+        clientOrigin(ex); // read while uWS holds the response: a wrong key counts against it later
         user.then(
           (known) => handle(ex, route, raw, path, query, files, scope, known, session),
           (err: unknown) => fail(ex, err, undefined, route),
@@ -235,32 +236,32 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
     let rate: RateDecision | undefined;
     try {
       ex.userId = user?.id ?? null;
-      const ip = ex.origin.ip;
-      rate = spendRateLimit(route, user, ip);
+      rate = spendRateLimit(ex, route, user);
       const { params, ignored } = parseParams(route.params, raw);
       const inspect = options.inspectAnswer;
       // A /json/ twin answers as its /api/v1/ route, which the inspector knows.
       const inspected = route.viaSession ? { ...route, path: `${API_PREFIX}${route.path.slice(JSON_PREFIX.length)}` } : route;
       const answer = answerer(ex, rate, ignored, lifecycle, inspect && ((written: WrittenAnswer) => inspect(inspected, written)));
-      const context = {
+      const context = new HandlerContext(
+        ex,
         user,
         params,
         path,
         files,
         query,
-        ip,
-        headers: { userAgent: ex.userAgent, cookie: ex.cookie, csrfToken: ex.csrfHeader, all: ex.allHeaders },
-        body: ex.rawBody ?? NO_BODY,
-        sessionId: user ? sessionId : null,
-        log: new RequestLog(ex.seq),
-        onAbort: abortRegistrar(ex),
+        { userAgent: ex.userAgent, cookie: ex.cookie, csrfToken: ex.csrfHeader, all: ex.allHeaders },
+        ex.rawBody ?? NO_BODY,
+        user ? sessionId : null,
+        new RequestLog(ex.seq),
+        abortRegistrar(ex),
         answer,
-      };
-      // The scope's fields added to a literal of fixed shape: `{ ...scope, user, ... }` made V8 add
+      );
+      // The scope's fields added to an object of fixed shape: `{ ...scope, user, ... }` made V8 add
       // every later field one by one to a copy of the scope, the costliest line of a GET /events.
       const result = (route.handler as (ctx: unknown) => HandlerOutcome)(Object.assign(context, scope));
       if (result === ANSWER_PENDING) return;
       if (result instanceof Promise) {
+        clientOrigin(ex); // the handler may ask for `ip` after it waited, when uWS may have let the response go
         result.then(
           (value) => {
             if (!ex.done) answer(value);
@@ -281,6 +282,7 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       // Clients retry a 503; a restarted server will have their queues back.
       if (lifecycle.closing) throw new ApiError('The server is restarting', 'SERVER_RESTARTING', 503, {}, { Connection: 'close' });
       if (!hasBody) return scoped(ex, route, raw, path, query, []);
+      clientOrigin(ex); // read while uWS holds the response, before the body
       readBody(ex, route.maxBody?.(config) ?? config.MAX_BODY_BYTES).then(
         (body) => {
           const files: UploadedFile[] = [];
@@ -298,6 +300,36 @@ function dispatcher<S, U extends { id: number }>(options: HttpOptions<S, U>, lif
       fail(ex, err, undefined, route);
     }
   };
+}
+
+/**
+ * What a handler is called with (RequestContext), the scope's fields added to it. A class: its
+ * shape is fixed, and `ip` a getter on its prototype that reads the socket's address only when
+ * asked (a getter in an object literal made V8 build the literal in its runtime, ten times slower).
+ */
+class HandlerContext<U> {
+  readonly #exchange: Exchange;
+
+  constructor(
+    exchange: Exchange,
+    readonly user: U | null,
+    readonly params: unknown,
+    readonly path: Record<string, string>,
+    readonly files: UploadedFile[],
+    readonly query: string,
+    readonly headers: { userAgent: string; cookie?: string; csrfToken?: string; all?: Record<string, string> },
+    readonly body: Buffer,
+    readonly sessionId: string | null,
+    readonly log: RequestLog,
+    readonly onAbort: (cb: () => void) => void,
+    readonly answer: (result: HandlerResult) => void,
+  ) {
+    this.#exchange = exchange;
+  }
+
+  get ip(): string {
+    return clientOrigin(this.#exchange).ip;
+  }
 }
 
 // These two return anonymous functions on purpose: tsx compiles with keepNames, which gives
