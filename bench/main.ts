@@ -3,7 +3,7 @@
 import { FD_MARGIN, openFileLimit, parseOptions, type BenchOptions } from './lib/options.ts';
 import { describeMachine, machineFacts, renderTables, writeReport } from './lib/report.ts';
 import type { CaseResult } from './lib/results.ts';
-import { tearDownEarly } from './lib/server-process.ts';
+import { serverProblems, tearDownEarly } from './lib/server-process.ts';
 import { baselineScenario, fanoutScenario } from './scenarios/fanout.ts';
 import { renderScenario } from './scenarios/render.ts';
 import { sendScenario } from './scenarios/send.ts';
@@ -89,13 +89,22 @@ async function main(): Promise<number> {
   console.log(`\n${command}\n${describeMachine(machine)}\n\n${renderTables(results)}\n`);
   const paths = await writeReport(opts, command, startedAt, machine, results);
   console.log(`results: ${paths.join(', ')}`);
-  return results.some((r) => r.errors > 0) ? 1 : 0;
+  if (!results.some((r) => r.errors > 0)) return 0;
+  reportServerProblems();
+  return 1;
+}
+
+/** After a failure: what the servers said of it (written to stderr, like the failure). */
+function reportServerProblems(): void {
+  const problems = serverProblems();
+  if (problems) console.error(`\n${problems}`);
 }
 
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+    reportServerProblems();
     process.exit(1);
   },
 );

@@ -36,6 +36,8 @@ interface Pending {
   resolve: (r: HttpResult) => void;
   reject: (e: Error) => void;
   timer?: NodeJS.Timeout;
+  /** `METHOD path`, named in a failure (a bare ECONNRESET says neither what nor where). */
+  what: string;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -68,7 +70,7 @@ export class HttpConnection {
     for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
     if (body || method === 'POST') head += `Content-Length: ${Buffer.byteLength(body)}\r\n`;
     return new Promise<HttpResult>((resolve, reject) => {
-      this.pending = { resolve, reject };
+      this.pending = { resolve, reject, what: `${method} ${path}` };
       if (timeoutMs > 0) {
         this.pending.timer = setTimeout(() => this.fail(new Error(`timeout after ${timeoutMs} ms: ${method} ${path}`)), timeoutMs);
       }
@@ -91,7 +93,7 @@ export class HttpConnection {
     const current = () => socket === this.socket;
     socket.on('data', (chunk: Buffer) => current() && this.onData(chunk));
     socket.on('end', () => current() && this.onEnd());
-    socket.on('error', (err) => current() && this.fail(err));
+    socket.on('error', (err) => current() && this.fail(err, true));
     socket.on('close', () => current() && this.fail(new Error('connection closed')));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -104,18 +106,20 @@ export class HttpConnection {
       });
       socket.once('error', (err) => {
         clearTimeout(timer);
-        reject(err);
+        reject(new Error(`connecting to ${host}:${port}: ${err.message}`, { cause: err }));
       });
     });
   }
 
-  private fail(err: Error): void {
+  /** `network`: the socket's own error, told with the request and the server it was for. */
+  private fail(err: Error, network = false): void {
     this.socket.destroy();
     const p = this.pending;
     if (!p) return;
     this.pending = undefined;
     clearTimeout(p.timer);
-    p.reject(err);
+    const { host, port } = this.endpoint;
+    p.reject(network ? new Error(`${p.what} to ${host}:${port}: ${err.message}`, { cause: err }) : err);
   }
 
   private finish(status: number, body: Buffer): void {

@@ -6,6 +6,10 @@ import { fileURLToPath } from 'node:url';
 const PROBE = new URL('./memory-probe.mjs', import.meta.url).href;
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const LOG_TAIL_CHARS = 4000;
+/** The server's last warnings and errors, kept apart from its log's tail, which access lines soon fill. */
+const PROBLEM_LINES = 40;
+/** pino's level numbers: 40 warn, 50 error, 60 fatal. */
+const WARN_LEVEL = 40;
 
 /**
  * How many times longer the bench waits for a server (start, parked polls, answers):
@@ -62,20 +66,58 @@ export interface MemorySnapshot {
   arrayBuffers: number;
 }
 
+/** Every server this bench run started, running or not: what they logged explains a failure. */
+const started: ServerProcess[] = [];
+
+/**
+ * The warnings and errors each server logged (and whatever it wrote that is not a log line: a
+ * crash's stack), for a bench that failed: a request answered 500 says nothing of why.
+ */
+export function serverProblems(): string {
+  return started
+    .filter((server) => server.problems.length > 0 || (server.exitCode !== null && server.exitCode !== 0))
+    .map(
+      (server) =>
+        `--- ${server.name} (pid ${server.pid}, ${server.exitCode === null ? 'running' : `exit code ${server.exitCode}`}): its warnings and errors\n${server.problems.join('\n')}`,
+    )
+    .join('\n');
+}
+
+/** Whether a line of the server's output is a warning or an error: a pino line of level 40 or more, or no log line at all. */
+function isProblem(line: string): boolean {
+  if (!line.trim()) return false;
+  if (!line.startsWith('{')) return true;
+  try {
+    return Number((JSON.parse(line) as { level?: unknown }).level) >= WARN_LEVEL;
+  } catch {
+    return true;
+  }
+}
+
 export class ServerProcess {
   private log = '';
   private readonly exited: Promise<number | null>;
+  /** The last PROBLEM_LINES of its stderr that are warnings, errors or no log line. */
+  readonly problems: string[] = [];
+  private partialLine = '';
 
   private constructor(
     readonly name: string,
     private readonly child: ChildProcess,
   ) {
     running.add(child);
+    started.push(this);
     const keep = (chunk: Buffer) => {
       this.log = (this.log + chunk.toString()).slice(-LOG_TAIL_CHARS);
     };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const lines = (this.partialLine + chunk.toString()).split('\n');
+      this.partialLine = lines.pop()!;
+      for (const line of lines) if (isProblem(line)) this.problems.push(line);
+      this.problems.splice(0, this.problems.length - PROBLEM_LINES);
+    });
     this.exited = new Promise((resolve) =>
       child.once('exit', (code) => {
         running.delete(child);

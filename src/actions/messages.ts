@@ -17,7 +17,7 @@ import { firstMessageNews, messageEnvelope } from './messages-events.ts';
 import { recipientFlags } from './messages-mentions.ts';
 import { prepareInternalMessage, prepareMessage, type Addressee, type PreparedMessage } from './messages-prepare.ts';
 import { claimAttachments, dieIfTold, storeMessages, type DeliveryOptions, type MessageToStore, type Outgoing, type SendOptions } from './messages-store.ts';
-import { atomic, onCommit, sendCommitted, sendOnCommit } from './transaction.ts';
+import { atomic, onCommit, rawQuery, sendCommitted, sendOnCommit } from './transaction.ts';
 import { systemBot } from './users.ts';
 
 /**
@@ -69,15 +69,7 @@ export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessag
   const { flags, triggers } = await recipientFlags(app, realm, p, opts, await recipientSettings(app, [p.sender.id], p.recipients));
   return atomic(app, async () => {
     const db = app.prisma;
-    const directGroupId = p.memberKey
-      ? (
-          await db.directMessageGroup.upsert({
-            where: { realmId_memberKey: { realmId: realm.id, memberKey: p.memberKey } },
-            create: { realmId: realm.id, memberKey: p.memberKey },
-            update: {},
-          })
-        ).id
-      : null;
+    const directGroupId = p.memberKey ? await directGroup(app, realm.id, p.memberKey) : null;
     const item = { p, opts, flags, triggers, directGroupId };
     const {
       messages: [message],
@@ -90,6 +82,22 @@ export async function writeMessage(app: App, realm: RealmInfo, p: PreparedMessag
     if (firsts.has(message.id)) sendOnCommit(await firstMessageNews(app, realm, message, item));
     return message.id;
   });
+}
+
+const CREATE_DIRECT_GROUP = `INSERT INTO "DirectMessageGroup" ("realmId", "memberKey") VALUES ($1, $2) ON CONFLICT ("realmId", "memberKey") DO NOTHING RETURNING id`;
+
+/**
+ * The conversation's row, made by its first message. First messages sent at once make it once: the
+ * insert of each other one waits for the first to commit, then finds it there. (Prisma's upsert
+ * reads, then inserts: every racer but one failed on the unique key, a 500, or a scheduled
+ * message marked failed.)
+ */
+async function directGroup(app: App, realmId: number, memberKey: string): Promise<number> {
+  const where = { realmId_memberKey: { realmId, memberKey } };
+  const found = await app.prisma.directMessageGroup.findUnique({ where, select: { id: true } });
+  if (found) return found.id;
+  const [made] = await rawQuery<{ id: number }>(app, CREATE_DIRECT_GROUP, realmId, memberKey);
+  return made?.id ?? (await app.prisma.directMessageGroup.findUniqueOrThrow({ where, select: { id: true } })).id;
 }
 
 /** A channel's writes and their events go one at a time through its actor, in commit order. */

@@ -3,9 +3,14 @@
 // CLUSTER=nats (or NATS_URL is set); the rest of the server sees only the bus and these calls.
 //
 // Liveness: every node says it is alive on `chat.<cluster>.alive` each second; a node not heard
-// from for DEPARTED_AFTER_MS is gone (a killed process is silent at once; NATS drops its
+// from for DEPARTED_AFTER_MS has departed (a killed process is silent at once; NATS drops its
 // subscriptions as soon as its socket closes, so requests to it fail with "no responders").
-// While this node itself is cut off from NATS it hears nobody, so it judges nobody.
+// While this node itself is cut off from NATS it hears nobody, so it judges nobody; nor does it
+// count as silence the time its own event loop was held up (what the others said meanwhile is
+// still unread in its socket). A request to a node is refused as gone (NodeGone) only on NATS's
+// word: no responders, and the node not heard from; a node that went silent while a request to it
+// waited is asked whether NATS still holds it, and if so, it is slow, not gone: the request waits
+// on, and a timeout is NodeUnreachable, which the callers answer with "try again".
 import { Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 import type pg from 'pg';
 import { NatsBus } from '../bus/nats.ts';
@@ -20,6 +25,8 @@ const HEARTBEAT_MS = 1_000;
 const DEPARTED_AFTER_MS = 3_500;
 /** How soon a request to a live node that is not listening (yet) is sent again. */
 const RETRY_NOT_LISTENING_MS = 200;
+/** How long the question "does NATS still hold this silent node?" waits for its answer. */
+const PROBE_MS = 1_000;
 
 interface Waiting {
   node: string;
@@ -34,6 +41,8 @@ export class ClusterNode {
   private readonly subscriptions: Subscription[] = [];
   private readonly timer: NodeJS.Timeout;
   private connected = true;
+  /** When this node last said it is alive: a beat much later than HEARTBEAT_MS after it means its event loop was held up. */
+  private lastBeat = Date.now();
   /** Resolved when the connection is back; waited on by whenConnected while it is away. */
   private reconnection: { promise: Promise<void>; resolve: () => void } | null = null;
   private leaving = false;
@@ -241,9 +250,19 @@ export class ClusterNode {
 
   private beat(): void {
     if (this.leaving) return;
+    const now = Date.now();
+    const late = now - this.lastBeat - HEARTBEAT_MS;
+    this.lastBeat = now;
     this.nc.publish(this.aliveSubject, this.id);
     if (!this.connected) return;
-    const cutoff = Date.now() - DEPARTED_AFTER_MS;
+    // Held up, this node's timers run before it reads what came meanwhile: the time it was not
+    // listening is not the others' silence, and they are judged at the next beat, once it has read.
+    if (late > HEARTBEAT_MS) {
+      log.warn('this node was held up; the others get the time back', { lateMs: late });
+      for (const [node, seen] of this.lastSeen) this.lastSeen.set(node, Math.min(now, seen + late));
+      return;
+    }
+    const cutoff = now - DEPARTED_AFTER_MS;
     for (const [node, seen] of this.lastSeen) if (seen < cutoff) this.depart(node);
   }
 
@@ -251,8 +270,29 @@ export class ClusterNode {
     if (!this.lastSeen.delete(node)) return;
     if (said) log.info('a cluster node left', { node });
     else log.warn('a cluster node is gone (not heard from)', { node });
-    for (const w of this.waiting) if (w.node === node) w.reject(new NodeGone(`node ${node} left the cluster`));
+    const waiting = [...this.waiting].filter((w) => w.node === node);
+    const gone = () => {
+      for (const w of waiting) w.reject(new NodeGone(`node ${node} left the cluster`));
+    };
+    // Silent, it may only be slow (a busy machine): its requests wait on unless NATS no longer holds it.
+    if (said) gone();
+    else if (waiting.length > 0) void this.heldByNats(node).then((held) => held || gone());
     for (const handler of this.departureHandlers) handler(node);
+  }
+
+  /**
+   * Whether NATS still holds `node`'s subscriptions: it answers a ping, or the ping times out (the
+   * node is slow). No responders: its connection is closed (a killed process), or it has not
+   * subscribed again since NATS came back.
+   */
+  private async heldByNats(node: string): Promise<boolean> {
+    if (!this.connected) return true;
+    try {
+      await this.nc.request(this.subject(node, 'ping'), '', { timeout: PROBE_MS });
+      return true;
+    } catch (err) {
+      return (err as { code?: string }).code !== '503';
+    }
   }
 
   private async watchConnection(): Promise<void> {

@@ -3,13 +3,14 @@
 // stickiness) goes to the owner as a NATS request, authenticated here already: the owner answers
 // as if the client had come to it. A queue whose node is gone (killed, or stopped) is answered
 // with BAD_EVENT_QUEUE_ID, and its client registers again on a live node; the messages it had
-// not read are in the database. A poll the network lost on the way is answered with no events:
+// not read are in the database. A node merely slow (still held by NATS, cluster/node.ts) is not
+// gone: a poll waits on for it, and one it does not answer in time is answered with no events. A poll the network lost on the way is answered with no events:
 // the client polls again with the same last_event_id, so it misses nothing.
 import type { App } from '../app.ts';
 import { ApiError, badQueueId } from '../errors.ts';
 import { JsonFields } from '../http/route.ts';
 import type { Log } from '../log.ts';
-import { ConnectionLost, NodeGone } from '../cluster/node-errors.ts';
+import { ConnectionLost, NodeGone, NodeUnreachable } from '../cluster/node-errors.ts';
 
 export interface PollCall {
   queueId: string;
@@ -29,6 +30,9 @@ export function errorReply(err: unknown): Reply {
   if (!(err instanceof ApiError)) throw err;
   return { error: { msg: err.message, code: err.code, status: err.status, extra: err.extra } };
 }
+
+/** A queue whose node is slow or out of reach now (not gone: cluster/node.ts): the client asks again. */
+export const queueUnreachable = (): ApiError => new ApiError('The event queue cannot be reached now; try again', 'BAD_REQUEST', 503);
 
 export function fromReply(reply: Reply): void {
   if (reply.error) throw new ApiError(reply.error.msg, reply.error.code, reply.error.status, reply.error.extra);
@@ -66,6 +70,7 @@ export async function proxyDelete(app: App, owner: string, call: DeleteCall): Pr
     fromReply(await app.cluster!.call<Reply>(owner, 'delete', call, 10_000));
   } catch (err) {
     if (err instanceof NodeGone) throw badQueueId(call.queueId);
+    if (err instanceof NodeUnreachable) throw queueUnreachable();
     throw err;
   }
 }

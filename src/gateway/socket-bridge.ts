@@ -12,7 +12,7 @@ import { ApiError, badQueueId } from '../errors.ts';
 import { closeFor, CLOSE_REASONS, openQueue, writeFrames, type CloseReason, type SocketData, type SocketSource } from './socket-source.ts';
 import type { ClusterNode } from '../cluster/node.ts';
 import { ConnectionLost, NodeGone } from '../cluster/node-errors.ts';
-import { errorReply, fromReply, type Reply } from './queue-proxy.ts';
+import { errorReply, fromReply, queueUnreachable, type Reply } from './queue-proxy.ts';
 import type { Log } from '../log.ts';
 
 /** A flush is sent in parts of at most this many characters (NATS's default largest message is 1 MB). */
@@ -43,6 +43,8 @@ class BridgedSocket implements SocketSource {
   /** How the socket must end, when told before it was open. */
   endWith: [number, string] | null = null;
   done = false;
+  /** The owner took the socket; until then its answer to the attach decides what becomes of it. */
+  attached = false;
 
   constructor(
     private readonly bridge: SocketBridge,
@@ -150,9 +152,20 @@ export class SocketBridge {
       const { socketId, reason } = JSON.parse(text) as { socketId: string; reason: CloseReason };
       this.links.get(socketId)?.end(...closeFor(reason));
     });
+    // A node that departed may only have been slow to say it is alive: the sockets between it and
+    // this node end as for a restart, and each client reconnects with its last event id; its
+    // queue, if its node is really gone, is refused then (BAD_EVENT_QUEUE_ID) and it registers again.
     cluster.onDeparture((node) => {
-      for (const link of this.links.values()) if (link.owner === node) link.end(CLOSE_REASONS.QUEUE_DELETED.code, 'queue deleted: its server left the cluster');
-      for (const [socketId, feed] of this.feeds) if (feed.consumer.via === node) this.detached(socketId);
+      for (const link of this.links.values())
+        if (link.owner === node && link.attached) {
+          this.cluster.send(node, 'socket-detach', link.id);
+          link.end(CLOSE_REASONS.SERVER_RESTART.code, "the event queue's server is not heard from; reconnect");
+        }
+      for (const { queue, consumer } of [...this.feeds.values()])
+        if (consumer.via === node) {
+          this.app.queues.detach(queue, consumer);
+          consumer.close(queue, 'shutdown');
+        }
     });
     cluster.onConnection((state) => {
       // Messages either way may have been lost: every bridged socket starts over from what its
@@ -187,6 +200,7 @@ export class SocketBridge {
       for (;;) {
         try {
           fromReply(await this.cluster.call<Reply>(owner, 'socket-attach', call, Math.max(1, deadline - Date.now())));
+          link.attached = true;
           break;
         } catch (err) {
           if (!(err instanceof ConnectionLost && (await this.cluster.whenConnected(deadline - Date.now())) && Date.now() < deadline)) throw err;
@@ -196,7 +210,7 @@ export class SocketBridge {
       this.links.delete(link.id);
       if (err instanceof NodeGone) throw badQueueId(queueId);
       if (err instanceof ApiError) throw err;
-      throw new ApiError('The event queue cannot be reached now; try again', 'BAD_REQUEST', 503);
+      throw queueUnreachable();
     }
     return link;
   }

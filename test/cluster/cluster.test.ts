@@ -294,6 +294,44 @@ if (!natsUrl) {
     assert.match(String(refused), 'another node of this cluster runs as NODE_ID=c');
   });
 
+  test('a node held up longer than the liveness window is slow, not gone: a socket and a poll through another node wait for it', async () => {
+    const realm = await clusterRealm();
+    const user = await realm.addUser();
+    await makeChannel(realm, 'held', [realm.owner, user]);
+    const socketQueue = await register(via(B, user));
+    const pollQueue = await register(via(B, user));
+    const b = cluster.nodes.filter((n) => n.id === 'b').at(-1)!;
+    const auth = `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString('base64')}`;
+    let ws: WebSocket | undefined;
+    const frames: any[] = [];
+    // Node b stops (as a starved process would) for longer than the others wait to hear from it.
+    b.child.kill('SIGSTOP');
+    let stopped = true;
+    try {
+      const opened = new Promise<number>((resolve) => {
+        ws = new WebSocket(`ws://127.0.0.1:${A}/api/v1/events/socket?queue_id=${encodeURIComponent(socketQueue.queueId)}&last_event_id=-1`, {
+          headers: { Authorization: auth, Host: user.client.host },
+        });
+        ws.on('message', (data) => frames.push(JSON.parse(String(data))));
+        ws.on('open', () => resolve(101));
+        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on('error', () => resolve(0));
+      });
+      const poll = via(A, user).get('/events', { queue_id: pollQueue.queueId, last_event_id: -1, dont_block: true });
+      await new Promise((r) => setTimeout(r, 5_500));
+      b.child.kill('SIGCONT');
+      stopped = false;
+      assert.is(await opened, 101, 'the socket through node a was attached once node b answered');
+      const polled = await poll;
+      assert.equal([polled.status, polled.body.result], [200, 'success'], polled.text);
+      const sent = await sendVia(A, realm.owner, 'held', 'after the hold-up');
+      await eventually('the message over the socket', async () => frames.some((f) => f.message?.id === sent));
+    } finally {
+      if (stopped) b.child.kill('SIGCONT');
+      ws?.close();
+    }
+  });
+
   test('a node killed under load: its queues answer BAD_EVENT_QUEUE_ID on the others, and nothing acknowledged is lost', async () => {
     const realm = await clusterRealm();
     const [u1, u2, u3] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];

@@ -10,18 +10,29 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 test('writes to one channel run one at a time, in order; other channels run alongside', async () => {
   const actors = new SerialActors(1000);
   const log: string[] = [];
-  const write = (channel: number, name: string, ms: number) =>
+  // Channel 1's first write ends only once channel 2's write has run: by order, not by timing. Were
+  // channel 2 made to wait for channel 1, the safety timer ends the wait and the order shows it.
+  let channel2Ran!: () => void;
+  const gate = new Promise<void>((resolve) => (channel2Ran = resolve));
+  const safety = setTimeout(() => channel2Ran(), 10_000);
+  const write = (channel: number, name: string, body: () => Promise<unknown>) =>
     actors.run(channel, async () => {
       log.push(`start ${name}`);
-      await sleep(ms);
+      await body();
       log.push(`end ${name}`);
       return name;
     });
-  const results = await Promise.all([write(1, 'a', 30), write(1, 'b', 1), write(2, 'x', 5), write(1, 'c', 1)]);
+  const results = await Promise.all([
+    write(1, 'a', () => gate),
+    write(1, 'b', () => sleep(1)),
+    write(2, 'x', async () => channel2Ran()),
+    write(1, 'c', () => sleep(1)),
+  ]);
+  clearTimeout(safety);
   assert.equal(results, ['a', 'b', 'x', 'c']);
   const one = log.filter((l) => !l.endsWith('x'));
   assert.equal(one, ['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
-  assert.ok(log.indexOf('end x') < log.indexOf('end a'), 'channel 2 did not wait for channel 1');
+  assert.ok(log.indexOf('start x') < log.indexOf('end a'), `channel 2 waited for channel 1: ${log.join(', ')}`);
   actors.stop();
 });
 

@@ -563,4 +563,19 @@ test('concurrent sends to many channels share commits: each stored once, each ch
   assert.is(await realm.server.app.prisma.userMessage.count({ where: { messageId: { in: ids.flat() } } }), 72);
 });
 
+test('the first direct messages of a conversation sent at once: each stored, all in one conversation', async () => {
+  const realm = await newRealm();
+  const [ann, ben, cid] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
+  // Each round a new conversation, its first messages racing to create it (a one-on-one and a group).
+  for (const to of [[ben.id], [ben.id, cid.id], [cid.id]]) {
+    const statuses = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => (await ann.client.post('/messages', { type: 'direct', to, content: `first ${i}` })).status),
+    );
+    assert.equal(statuses, [200, 200, 200, 200, 200, 200], `to ${to}`);
+  }
+  const messages = await realm.server.app.prisma.message.findMany({ where: { realmId: realm.id, senderId: ann.id }, select: { directGroupId: true } });
+  assert.is(messages.length, 18);
+  assert.is(new Set(messages.map((m) => m.directGroupId)).size, 3);
+});
+
 test.run();

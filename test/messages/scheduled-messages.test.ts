@@ -488,6 +488,28 @@ test('two processes sending from one database never send a row twice (FOR UPDATE
   }
 });
 
+test('direct messages that start a conversation and fall due together are each sent once, none failed', async () => {
+  const database = { DATABASE_URL: await freshDatabase() };
+  const [a, b] = [await startTestServer(database), await startTestServer(database)];
+  try {
+    const realm = await newRealm(a);
+    const [bob, zoe, cid] = [await realm.addUser({ name: 'Bob' }), await realm.addUser({ name: 'Zoe' }), await realm.addUser({ name: 'Cid' })];
+    const contents = ['new 0', 'new 1', 'new 2', 'new 3', 'group 0', 'group 1', 'group 2', 'group 3'];
+    for (const content of contents) await schedule(bob, { type: 'direct', to: content.startsWith('new') ? [zoe.id] : [zoe.id, cid.id], content });
+    await a.app.prisma.scheduledMessage.updateMany({ where: { realmId: realm.id }, data: { scheduledTimestamp: new Date(Date.now() - 1000) } });
+    await Promise.all([deliverDueMessages(a.app), deliverDueMessages(b.app), deliverDueMessages(a.app), deliverDueMessages(b.app)]);
+    const rows = await a.app.prisma.scheduledMessage.findMany({ where: { realmId: realm.id }, orderBy: { id: 'asc' } });
+    assert.equal(
+      rows.map((r) => [r.content, r.delivered, r.failureMessage]),
+      contents.map((c) => [c, true, null]),
+    );
+    for (const content of contents) assert.is(await copies(a, realm, content), 1, content);
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
+
 test('two processes that need the Notification Bot at once, inside their transactions, make it once', async () => {
   const database = { DATABASE_URL: await freshDatabase() };
   const [a, b] = [await startTestServer(database), await startTestServer(database)];
