@@ -15,6 +15,7 @@
 // always delivered, whatever the register snapshot saw, so a register that read a list made just
 // before a change still gets the change's event (applying it twice changes nothing).
 import type { App } from '../app.ts';
+import type { PermissionSubject } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
 import type { ChatEvent } from '../events/schemas.ts';
 import { RawJson } from '../http/route.ts';
@@ -26,6 +27,8 @@ type ProfileData = NonNullable<FormatOptions['profileData']>;
 /** The organization's users (system bots aside) by id, with their profile data, as read once. */
 interface Members {
   rows: User[];
+  /** The active ones, as permissions and system groups read them. */
+  active: User[];
   profiles: Map<number, ProfileData>;
   /** Serialized lists by variant (viewerKey). */
   lists: Map<string, Lists>;
@@ -69,7 +72,7 @@ async function load(app: App, realmId: number): Promise<Members> {
     const data = profiles.get(v.userId);
     if (data) data[String(v.fieldId)] = v.renderedValue === null ? { value: v.value } : { value: v.value, rendered_value: v.renderedValue };
   }
-  return { rows, profiles, lists: new Map() };
+  return { rows, active: rows.filter((u) => u.isActive), profiles, lists: new Map() };
 }
 
 function members(app: App, realmId: number): Promise<Members> {
@@ -128,6 +131,14 @@ export async function memberLists(app: App, realm: RealmInfo, viewer: User | nul
     json[list] = json[list]!.slice(0, start) + entryJson(app, realm, m, own, viewer, o) + json[list]!.slice(end);
   }
   return [new RawJson(json[0]!), new RawJson(json[1]!)];
+}
+
+/**
+ * The organization's active users (system bots aside) in id order, from the same cache: what
+ * register's realm_user_groups lists system groups' members from.
+ */
+export async function activeMembers(app: App, realmId: number): Promise<readonly PermissionSubject[]> {
+  return (await members(app, realmId)).active;
 }
 
 /** Drops the organization's lists: its users, their profile data or its own row changed. */

@@ -32,7 +32,7 @@ import { formatSubscription, subscribersByChannel, unmutedTopicCheck, userSubscr
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, accessRestricted, unknownUser } from './user-access.ts';
-import { memberLists } from './member-list.ts';
+import { activeMembers, memberLists } from './member-list.ts';
 import { avatarUrl, botDicts, crossRealmBots, formatUser, gravatarUrl, type Person, profileData, realmUserRows } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
@@ -392,7 +392,7 @@ async function presenceSection(app: App, realm: RealmInfo, o: SnapshotOptions): 
 }
 
 async function groupsSection(app: App, realm: RealmInfo, o: SnapshotOptions): Promise<State> {
-  return { realm_user_groups: await listGroups(app, realm, hasCapability(o.queue, 'include_deactivated_groups')) };
+  return { realm_user_groups: await listGroups(app, realm, hasCapability(o.queue, 'include_deactivated_groups'), activeMembers(app, realm.id)) };
 }
 
 /** Personal settings as register lists them (user_settings_object no longer changes anything at our feature level). */

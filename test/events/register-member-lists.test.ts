@@ -105,8 +105,15 @@ test('every change to a user shows in the next register of everyone', async () =
   assert.is((await seen(target.id)).person.full_name, 'Tara Again');
   assert.is((await seen(target.id)).person.timezone, 'Europe/Paris');
 
+  const moderators = async () => {
+    const body = await ok(member.client.post('/register', { fetch_event_types: ['realm_user_groups'] }));
+    return (body.realm_user_groups as Person[]).find((g) => g.name === 'role:moderators')!.members as number[];
+  };
+  assert.not.ok((await moderators()).includes(target.id));
   await ok(realm.owner.client.patch(`/users/${target.id}`, { role: Role.MODERATOR }));
   assert.is((await seen(target.id)).person.role, Role.MODERATOR);
+  // System groups' members come from the same cached users.
+  assert.ok((await moderators()).includes(target.id));
   await allSeeWhatTheyMay(viewers);
 
   const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#c33' } })
@@ -142,6 +149,7 @@ test('every change to a user shows in the next register of everyone', async () =
 
   await ok(realm.owner.client.delete(`/users/${target.id}`));
   assert.is((await seen(target.id)).list, 'inactive');
+  assert.not.ok((await moderators()).includes(target.id));
   await allSeeWhatTheyMay(viewers.filter((v) => v !== target));
   await ok(realm.owner.client.post(`/users/${target.id}/reactivate`));
   assert.is((await seen(target.id)).list, 'active');
