@@ -19,6 +19,7 @@ import type { PermissionSubject } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
 import type { ChatEvent } from '../events/schemas.ts';
 import { RawJson } from '../http/route.ts';
+import { realmCache } from './realm-cache.ts';
 import type { RealmInfo } from './realms.ts';
 import { formatUser, type FormatOptions, type Viewer } from './users.ts';
 
@@ -47,15 +48,6 @@ export interface MemberListOptions {
   withProfiles: boolean;
 }
 
-// By the bus, which is one per server: register hands queries a copy of App per request.
-const caches = new WeakMap<App['bus'], Map<number, Promise<Members>>>();
-
-function cacheOf(app: App): Map<number, Promise<Members>> {
-  let cache = caches.get(app.bus);
-  if (!cache) caches.set(app.bus, (cache = new Map()));
-  return cache;
-}
-
 async function load(app: App, realmId: number): Promise<Members> {
   // From the pool, not the request's transaction: the lists outlive it.
   const [rows, values] = await Promise.all([
@@ -75,18 +67,9 @@ async function load(app: App, realmId: number): Promise<Members> {
   return { rows, active: rows.filter((u) => u.isActive), profiles, lists: new Map() };
 }
 
-function members(app: App, realmId: number): Promise<Members> {
-  const cache = cacheOf(app);
-  let entry = cache.get(realmId);
-  if (!entry) {
-    const loading = load(app, realmId);
-    entry = loading;
-    cache.set(realmId, loading);
-    // A failed load must not stick; a newer entry (after an invalidation) stays.
-    loading.catch(() => cache.get(realmId) === loading && cache.delete(realmId));
-  }
-  return entry;
-}
+// By the bus, which is one per server: register hands queries a copy of App per request.
+const cache = realmCache(load, (app) => app.bus);
+const members = (app: App, realmId: number) => cache.get(app, realmId);
 
 /** An entry of the lists: the user as `viewer` sees them, without is_active (the list says it). */
 function entryJson(app: App, realm: RealmInfo, m: Members, user: User, viewer: Viewer | null, o: MemberListOptions): string {
@@ -143,7 +126,7 @@ export async function activeMembers(app: App, realmId: number): Promise<readonly
 
 /** Drops the organization's lists: its users, their profile data or its own row changed. */
 export function forgetMemberLists(app: App, realmId: number): void {
-  cacheOf(app).delete(realmId);
+  cache.forget(app, realmId);
 }
 
 /** Whether an event reports a change to what the member lists are made of. */
