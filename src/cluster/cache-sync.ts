@@ -1,5 +1,6 @@
 // Caches every process keeps (users by credentials, organizations, groups, channel rows and
-// subscriber sets, linkifiers, custom emoji, the scheduler's next due time) and what changes them. An action
+// subscriber sets, linkifiers, custom emoji, register's member lists, the scheduler's next due
+// time) and what changes them. An action
 // reports a committed change with `cacheChanged`: this process updates its copy at once, and the
 // bus carries the change to the other processes of a cluster, ahead of the events published
 // after it, so a node that delivers an event has already dropped what the event made stale. In
