@@ -9,6 +9,8 @@ import { transactionId } from '../db/commits.ts';
 import { currentTransaction, runInTransaction, type OpenTransaction } from '../db/transaction.ts';
 import { checkEvent, schemaKey } from '../events/schemas.ts';
 import { log } from '../log.ts';
+import { eventsLeaving } from '../cluster/cache-sync.ts';
+import { changesMemberLists } from '../queries/member-list.ts';
 
 type Envelope = Omit<EventEnvelope, 'xid'>;
 
@@ -45,6 +47,7 @@ export async function atomic<T>(app: App, body: () => Promise<T>): Promise<T> {
     const outbox = events.length > 0 ? app.cluster?.outbox : undefined;
     return { result, events, outboxRow: outbox ? await outbox.save(app, events) : undefined };
   });
+  eventsLeaving(app, events);
   try {
     for (const work of scope.afterCommit) await work();
   } finally {
@@ -103,13 +106,15 @@ function check(app: App, envelope: Envelope): void {
 /**
  * Records an event of the current transaction; it leaves after the commit. `alwaysDeliver`: the
  * register state it changes is read from a cache (or is not in the register state at all), so a
- * queue gets it even when its snapshot already saw the transaction (applying it twice changes nothing).
+ * queue gets it even when its snapshot already saw the transaction (applying it twice changes
+ * nothing). The default: only for events that change register's member lists.
  */
 export function sendOnCommit(envelope: Envelope, opts: { alwaysDeliver?: boolean } = {}): void {
   const scope = currentScope(`sendOnCommit (event ${String(envelope.event.type)})`);
   if (envelope.userIds.length === 0) return;
   check(scope.app, envelope);
-  scope.events.push({ envelope, alwaysDeliver: opts.alwaysDeliver ?? false });
+  // Register reads the member lists from a cache (queries/member-list.ts): the events that change them always go.
+  scope.events.push({ envelope, alwaysDeliver: opts.alwaysDeliver ?? changesMemberLists(envelope.event) });
 }
 
 /**
@@ -121,6 +126,7 @@ export function sendCommitted(app: App, envelopes: readonly EventEnvelope[], out
   if (currentTransaction()) throw new Error('sendCommitted inside a transaction: use sendOnCommit');
   const events = envelopes.filter((e) => e.userIds.length > 0);
   for (const e of events) check(app, e);
+  eventsLeaving(app, events);
   app.bus.publishAll(events, outbox?.row);
   if (outbox) app.cluster!.outbox.published(outbox.row, outbox.turns);
 }
@@ -129,5 +135,6 @@ export function sendCommitted(app: App, envelopes: readonly EventEnvelope[], out
 export function sendUnstored(app: App, envelope: Envelope): void {
   if (envelope.userIds.length === 0) return;
   check(app, envelope);
+  eventsLeaving(app, [envelope]);
   app.bus.publish(envelope);
 }

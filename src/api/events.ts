@@ -9,7 +9,7 @@ import type { User } from '../db/generated/client.ts';
 import { userSettingsSchema } from '../domain/realm-settings.ts';
 import { badRequest, missingArgument, notLoggedIn } from '../errors.ts';
 import { bool, int, json, str, type ParamsOf } from '../http/params.ts';
-import type { HandlerOutcome, JsonFields } from '../http/route.ts';
+import { type HandlerOutcome, type JsonFields, jsonFields } from '../http/route.ts';
 import type { Log } from '../log.ts';
 import { registerResponse } from './register-state.ts';
 import { optionalUserRoute, userRoute } from './route.ts';
@@ -105,13 +105,14 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
   const { queue, state } = await queuePlacement(app).register(user && { userId: user.id, realmId: realm.id }, options, (prisma) =>
     fetchInitialState({ ...app, prisma, realms: app.realms.within(prisma) }, realm, user, snapshot),
   );
-  return {
+  // Written as a string: the member lists come serialized already (queries/member-list.ts).
+  return jsonFields({
     queue_id: queue?.id ?? null,
     last_event_id: -1,
     ...versionFields(),
     idle_queue_timeout_secs: options.idleTimeoutSecs,
     ...state,
-  };
+  });
 }
 
 /** Synchronous unless the queue is another node's: a re-parked poll costs no promise. */

@@ -76,6 +76,24 @@ export class JsonFields {
   constructor(readonly json: string) {}
 }
 
+/**
+ * A value serialized already, for a part of an answer shared by many requests (register's member
+ * lists): `jsonFields` writes it as it is.
+ */
+export class RawJson {
+  constructor(readonly json: string) {}
+}
+
+/** JsonFields of an object whose values are JSON values or RawJson, in its key order; undefined ones left out. */
+export function jsonFields(fields: Record<string, unknown>): JsonFields {
+  let out = '';
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    out += `${out ? ',' : ''}${JSON.stringify(key)}:${value instanceof RawJson ? value.json : JSON.stringify(value)}`;
+  }
+  return new JsonFields(out);
+}
+
 export type HandlerResult = Record<string, unknown> | RawResponse | JsonFields;
 
 /** A handler's result when it will call `answer` itself (a parked long-poll). */

@@ -1,6 +1,6 @@
-// A per-organization cache of something every rendered message reads (linkifiers, custom emoji):
-// loaded once, dropped by the actions that change it after they commit (through
-// cluster/cache-sync.ts, which tells the other processes of a cluster too).
+// A per-organization cache of something every rendered message reads (linkifiers, custom emoji)
+// or every register (the member lists): loaded once, dropped by the changes to it after they
+// commit (through cluster/cache-sync.ts, which tells the other processes of a cluster too).
 import type { App } from '../app.ts';
 
 export interface RealmCache<T> {
@@ -8,12 +8,17 @@ export interface RealmCache<T> {
   forget(app: App, realmId: number): void;
 }
 
-export function realmCache<T>(load: (app: App, realmId: number) => Promise<T>): RealmCache<T> {
-  // Keyed by app: tests run several servers (with their own databases) in one process.
-  const caches = new WeakMap<App, Map<number, Promise<T>>>();
+/**
+ * `serverOf`: what names the server in the App the cache is handed (App itself by default; tests
+ * run several servers, with their own databases, in one process). One that stays the same across
+ * App's per-request copies (register's: src/api/events.ts) lets those share the cache.
+ */
+export function realmCache<T>(load: (app: App, realmId: number) => Promise<T>, serverOf: (app: App) => object = (app) => app): RealmCache<T> {
+  const caches = new WeakMap<object, Map<number, Promise<T>>>();
   const cacheOf = (app: App) => {
-    let cache = caches.get(app);
-    if (!cache) caches.set(app, (cache = new Map()));
+    const server = serverOf(app);
+    let cache = caches.get(server);
+    if (!cache) caches.set(server, (cache = new Map()));
     return cache;
   };
   return {

@@ -31,8 +31,9 @@ import type { RealmInfo } from './realms.ts';
 import { formatSubscription, subscribersByChannel, unmutedTopicCheck, userSubscriptions } from './subscriptions.ts';
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
-import { accessibleUserIds, unknownUser } from './user-access.ts';
-import { avatarUrl, botDicts, crossRealmBots, formatUser, gravatarUrl, profileData, realmUserRows } from './users.ts';
+import { accessibleUserIds, accessRestricted, unknownUser } from './user-access.ts';
+import { activeMembers, memberLists } from './member-list.ts';
+import { avatarUrl, botDicts, crossRealmBots, formatUser, gravatarUrl, type Person, profileData, realmUserRows } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
 import { integrationDict } from '../webhooks/integration.ts';
@@ -178,27 +179,14 @@ function realmSection(app: App, realm: RealmInfo, user: User | null): State {
 }
 
 async function realmUserSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {
-  const [all, accessible, groups, systemBots] = await Promise.all([
-    realmUserRows(app, realm.id),
-    accessibleUserIds(app, realm, user),
+  const [lists, groups, systemBots] = await Promise.all([
+    accessRestricted(realm, user)
+      ? restrictedMemberLists(app, realm, user, o)
+      : memberLists(app, realm, user, { clientGravatar: o.queue.clientGravatar, withProfiles: true }),
     app.realms.groups(realm.id),
     crossRealmBots(app, realm),
   ]);
-  // Users the viewer cannot access: left out for clients that allow it, else an "Unknown user".
-  const users = accessible && hasCapability(o.queue, 'user_list_incomplete') ? all.filter((u) => accessible.has(u.id)) : all;
-  const profiles = await profileData(
-    app,
-    users.map((u) => u.id),
-  );
-  const entries = users.map((u) =>
-    accessible && !accessible.has(u.id)
-      ? unknownUser(app, realm, u.id)
-      : formatUser(app, realm, u, user, { clientGravatar: o.queue.clientGravatar, profileData: profiles.get(u.id) }),
-  );
   const own = formatUser(app, realm, user, user, { clientGravatar: false });
-  // Split by the entries' is_active (a placeholder always counts as active, as in Zulip); the two
-  // lists say it by where they are, so their entries leave the key out.
-  const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e);
   const may = (setting: RealmPermission) => isInGroupSetting(user, realm.permissions[setting], groups, realm);
   const canCreate = {
     can_create_public_streams: may('can_create_public_channel_group'),
@@ -206,8 +194,8 @@ async function realmUserSection(app: App, realm: RealmInfo, user: User, o: Snaps
     can_create_web_public_streams: may('can_create_web_public_channel_group'),
   };
   return {
-    realm_users: withActive(true),
-    realm_non_active_users: withActive(false),
+    realm_users: lists[0],
+    realm_non_active_users: lists[1],
     cross_realm_bots: systemBots,
     user_id: user.id,
     email: own.email,
@@ -222,6 +210,28 @@ async function realmUserSection(app: App, realm: RealmInfo, user: User, o: Snaps
     can_create_streams: Object.values(canCreate).some(Boolean),
     can_invite_others_to_realm: may('can_invite_users_group'),
   };
+}
+
+/**
+ * The member lists of a guest who can access only some users, made for them alone: those they
+ * cannot access are left out for clients that allow it, else listed as an "Unknown user".
+ */
+async function restrictedMemberLists(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<[Person[], Person[]]> {
+  const [all, accessible] = await Promise.all([realmUserRows(app, realm.id), accessibleUserIds(app, realm, user)]);
+  const users = accessible && hasCapability(o.queue, 'user_list_incomplete') ? all.filter((u) => accessible.has(u.id)) : all;
+  const profiles = await profileData(
+    app,
+    users.map((u) => u.id),
+  );
+  const entries = users.map((u) =>
+    accessible && !accessible.has(u.id)
+      ? unknownUser(app, realm, u.id)
+      : formatUser(app, realm, u, user, { clientGravatar: o.queue.clientGravatar, profileData: profiles.get(u.id) }),
+  );
+  // Split by the entries' is_active (a placeholder always counts as active, as in Zulip); the two
+  // lists say it by where they are, so their entries leave the key out.
+  const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e as Person);
+  return [withActive(true), withActive(false)];
 }
 
 async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {
@@ -382,7 +392,7 @@ async function presenceSection(app: App, realm: RealmInfo, o: SnapshotOptions): 
 }
 
 async function groupsSection(app: App, realm: RealmInfo, o: SnapshotOptions): Promise<State> {
-  return { realm_user_groups: await listGroups(app, realm, hasCapability(o.queue, 'include_deactivated_groups')) };
+  return { realm_user_groups: await listGroups(app, realm, hasCapability(o.queue, 'include_deactivated_groups'), activeMembers(app, realm.id)) };
 }
 
 /** Personal settings as register lists them (user_settings_object no longer changes anything at our feature level). */
@@ -507,13 +517,10 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
     return channels.map((c) => formatChannel(realm, c, stats.get(c.id)!));
   };
   query('realm_user', async () => {
-    const [users, systemBots] = await Promise.all([realmUserRows(app, realm.id), crossRealmBots(app, realm)]);
-    const entries = users.map((u) => formatUser(app, realm, u, null, { clientGravatar: false }));
-    const withActive = (active: boolean) => entries.filter((e) => e.is_active === active).map(({ is_active: _, ...e }) => e);
-
+    const [lists, systemBots] = await Promise.all([memberLists(app, realm, null, { clientGravatar: false, withProfiles: false }), crossRealmBots(app, realm)]);
     return {
-      realm_users: withActive(true),
-      realm_non_active_users: withActive(false),
+      realm_users: lists[0],
+      realm_non_active_users: lists[1],
       cross_realm_bots: systemBots,
       user_id: 0,
       email: SPECTATOR_EMAIL,

@@ -140,9 +140,17 @@ export function formatGroup(realm: RealmInfo, group: NamedGroup, users: readonly
   };
 }
 
-/** Named groups of the organization in id order, deactivated ones only when asked for. */
-export async function listGroups(app: App, realm: RealmInfo, includeDeactivated: boolean): Promise<z.infer<typeof groupSchema>[]> {
-  const [groups, users] = await Promise.all([app.realms.groups(realm.id), activeUsers(app, realm.id)]);
+/**
+ * Named groups of the organization in id order, deactivated ones only when asked for. `active`:
+ * its active users, when the caller has them (register, from queries/member-list.ts).
+ */
+export async function listGroups(
+  app: App,
+  realm: RealmInfo,
+  includeDeactivated: boolean,
+  active?: Promise<readonly PermissionSubject[]>,
+): Promise<z.infer<typeof groupSchema>[]> {
+  const [groups, users] = await Promise.all([app.realms.groups(realm.id), active ?? activeUsers(app, realm.id)]);
   return [...groups.values()]
     .filter(isNamed)
     .filter((g) => includeDeactivated || !g.deactivated)

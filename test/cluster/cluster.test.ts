@@ -199,6 +199,43 @@ if (!natsUrl) {
     assert.is(got[0]!.message.display_recipient, 'new-name');
   });
 
+  test("register's member lists follow changes to users made on another node", async () => {
+    const realm = await clusterRealm();
+    const u1 = await realm.addUser({ name: 'Before' });
+    const fetch = { event_types: ['realm_user'], fetch_event_types: ['realm_user'] };
+    const person = (state: Record<string, any>, id: number) =>
+      [...state.realm_users, ...state.realm_non_active_users].find((p: Record<string, unknown>) => p.user_id === id);
+    const listed = async (port: number, id: number) => person((await register(via(port, realm.owner), fetch)).state, id);
+    // Every node has made its lists; b and c watch for the changes.
+    for (const port of [A, B, C]) assert.is((await listed(port, u1.id))?.full_name, 'Before');
+    const onB = await register(via(B, realm.owner), { event_types: ['realm_user'] });
+    const onC = await register(via(C, realm.owner), { event_types: ['realm_user'] });
+
+    assert.is((await via(A, realm.owner).patch(`/users/${u1.id}`, { full_name: 'After' })).status, 200);
+    // The node that made the change at once; a register on another node right away has the change
+    // either in its state or in its queue.
+    assert.is((await listed(A, u1.id))?.full_name, 'After');
+    const early = await register(via(C, realm.owner), fetch);
+    if (person(early.state, u1.id)?.full_name !== 'After') await collect(via(C, realm.owner), early.queueId, 'realm_user', 1);
+    // Once b delivered the event, its next register has it.
+    await collect(via(B, realm.owner), onB.queueId, 'realm_user', 1);
+    assert.is((await listed(B, u1.id))?.full_name, 'After');
+
+    // A new user (made on a) and a deactivation (through b), seen from the others.
+    const u2 = await realm.addUser({ name: 'Newcomer' });
+    await collect(via(B, realm.owner), onB.queueId, 'realm_user', 1, 0);
+    assert.is((await listed(B, u2.id))?.full_name, 'Newcomer');
+    assert.is((await via(B, realm.owner).delete(`/users/${u1.id}`)).status, 200);
+    await eventually('c to deliver the deactivation', async () => {
+      const events = await via(C, realm.owner).get('/events', { queue_id: onC.queueId, last_event_id: -1, dont_block: true });
+      return events.body.events.some((e: any) => e.type === 'realm_user' && e.person?.is_active === false);
+    });
+    const onC2 = (await register(via(C, realm.owner), fetch)).state;
+    assert.ok(onC2.realm_non_active_users.some((p: Record<string, unknown>) => p.user_id === u1.id));
+    assert.not.ok(onC2.realm_users.some((p: Record<string, unknown>) => p.user_id === u1.id));
+    assert.ok(onC2.realm_users.some((p: Record<string, unknown>) => p.user_id === u2.id));
+  });
+
   test('a scheduled message goes out once, whichever node scheduled it and however many are awake', async () => {
     const realm = await clusterRealm();
     const channelId = await makeChannel(realm, 'later', [realm.owner]);
