@@ -42,7 +42,18 @@ export async function unmutedTopicCheck(app: App, userId: number): Promise<(chan
     app.prisma.subscription.findMany({ where: { userId, isMuted: true }, select: { channelId: true } }),
     app.prisma.userTopic.findMany({ where: { userId }, select: { channelId: true, topic: true, visibility: true } }),
   ]);
-  const mutedChannels = new Set(muted.map((s) => s.channelId));
+  return countsTowardUnread(
+    muted.map((s) => s.channelId),
+    topics,
+  );
+}
+
+/** unmutedTopicCheck on rows already read: the user's muted channels and topic policies (those of the channels asked about at least). */
+export function countsTowardUnread(
+  mutedChannelIds: Iterable<number>,
+  topics: readonly { channelId: number; topic: string; visibility: number }[],
+): (channelId: number, topic: string) => boolean {
+  const mutedChannels = new Set(mutedChannelIds);
   const visibility = new Map(topics.map((t) => [`${t.channelId}\n${t.topic.toLowerCase()}`, t.visibility]));
   return (channelId, topic) => {
     const policy = visibility.get(`${channelId}\n${topic.toLowerCase()}`);
