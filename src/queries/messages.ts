@@ -125,12 +125,23 @@ export function presentMessage(
   return out;
 }
 
-/** The users of the direct-message conversations among `messages`, in one query. */
+/** What JSON aggregates give of a timestamp column (UTC, as Prisma reads it): text without a zone. */
+type Stamped<T, K extends keyof T> = Omit<T, K> & { [P in K]: null extends T[P] ? string | null : string };
+const utcFromJson = (text: string): Date => new Date(`${text}Z`);
+const utcOrNull = (text: string | null): Date | null => (text === null ? null : utcFromJson(text));
+
+type MessageJson = Stamped<Omit<FullMessage, 'sender'>, 'dateSent' | 'lastEditTime' | 'lastMovedTime'>;
+type UserJson = Stamped<User, 'dateJoined' | 'lastReminder'>;
+const userFromJson = (u: UserJson): User => ({ ...u, dateJoined: utcFromJson(u.dateJoined), lastReminder: utcOrNull(u.lastReminder) });
+
+const USERS_BY_ID = `SELECT coalesce(jsonb_agg(u), '[]') AS users FROM "User" u WHERE u.id = ANY($1::int[])`;
+
+/** The users of the direct-message conversations among `messages`, in one statement. */
 export async function conversationUsers(app: App, messages: readonly FullMessage[]): Promise<Map<number, User>> {
   const ids = new Set(messages.flatMap((m) => (m.directGroup ? memberIds(m.directGroup.memberKey) : [])));
   if (ids.size === 0) return new Map();
-  const users = await app.prisma.user.findMany({ where: { id: { in: [...ids] } } });
-  return new Map(users.map((u) => [u.id, u]));
+  const [read] = await rawQuery<{ users: UserJson[] }>(app, USERS_BY_ID, [...ids]);
+  return new Map(read!.users.map((u) => [u.id, userFromJson(u)]));
 }
 
 /**
@@ -147,20 +158,10 @@ SELECT
     ORDER BY m.id), '[]') FROM m) AS messages,
   (SELECT coalesce(jsonb_agg(u), '[]') FROM "User" u WHERE u.id IN (SELECT "senderId" FROM m)) AS senders`;
 
-/** What JSON aggregates give of a timestamp column (UTC, as Prisma reads it): text without a zone. */
-type Stamped<T, K extends keyof T> = Omit<T, K> & { [P in K]: null extends T[P] ? string | null : string };
-const utcFromJson = (text: string): Date => new Date(`${text}Z`);
-const utcOrNull = (text: string | null): Date | null => (text === null ? null : utcFromJson(text));
-
-type MessageJson = Stamped<Omit<FullMessage, 'sender'>, 'dateSent' | 'lastEditTime' | 'lastMovedTime'>;
-type UserJson = Stamped<User, 'dateJoined' | 'lastReminder'>;
-
 export async function loadMessages(app: App, ids: readonly number[]): Promise<FullMessage[]> {
   if (ids.length === 0) return [];
   const [read] = await rawQuery<{ messages: MessageJson[]; senders: UserJson[] }>(app, LOAD_MESSAGES, [...ids]);
-  const senders = new Map(
-    read!.senders.map((u): [number, User] => [u.id, { ...u, dateJoined: utcFromJson(u.dateJoined), lastReminder: utcOrNull(u.lastReminder) }]),
-  );
+  const senders = new Map(read!.senders.map((u) => [u.id, userFromJson(u)]));
   return read!.messages.map((m) => ({
     ...m,
     dateSent: utcFromJson(m.dateSent),
