@@ -32,6 +32,13 @@ const kinds: Record<string, () => Promise<unknown>> = {
       op: toggle++ % 2 ? 'remove' : 'add',
       flag: 'starred',
     }),
+  // As a capacity person registers (bench/lib/people.ts); each leaves a queue behind.
+  register: () =>
+    reader.client.post('/register', {
+      event_types: ['message', 'reaction', 'typing', 'update_message_flags', 'presence'],
+      slim_presence: true,
+      client_gravatar: true,
+    }),
   presence: () => reader.client.post('/users/me/presence', { status: 'active', slim_presence: true, last_update_id: 1 }),
 };
 // KINDS=flags,messages: only those.

@@ -4,6 +4,7 @@ import { methodsForClients, realmMethods } from '../auth/methods.ts';
 import { createHash } from 'node:crypto';
 import { displayTopicFor, hasCapability, type QueueOptions } from '../../actors/queue-options.ts';
 import type { App } from '../app.ts';
+import { rawQuery } from '../db/transaction.ts';
 import { isInGroupSetting } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
 import { FLAG_BITS, IS_PRIVATE } from '../domain/message-flags.ts';
@@ -443,7 +444,11 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('realm_user', () => realmUserSection(app, realm, user, o));
   query('subscription', () => subscriptionSection(app, realm, user, o));
   query('message', async () => {
-    const newest = await app.prisma.userMessage.findFirst({ where: { userId: id }, orderBy: { messageId: 'desc' }, select: { messageId: true } });
+    const [newest] = await rawQuery<{ messageId: number }>(
+      app,
+      'SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 ORDER BY "messageId" DESC LIMIT 1',
+      id,
+    );
     return { max_message_id: newest?.messageId ?? -1 };
   });
   if (wantsUnreads(wants)) query('message', () => unreadSection(app, user, o));

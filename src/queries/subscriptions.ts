@@ -4,7 +4,7 @@ import type { App } from '../app.ts';
 import type { Subscription, User } from '../db/generated/client.ts';
 import { accessRules, channelStats, formatChannel, subscribedChannelIds, type ChannelObject } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
-import { inTransaction } from '../db/transaction.ts';
+import { inTransaction, rawQuery } from '../db/transaction.ts';
 import type { z } from 'zod';
 import type { subscription } from '../events/schemas.ts';
 
@@ -38,15 +38,15 @@ const TOPIC_FOLLOWED = 3;
  * outside muted channels and muted topics, or in an unmuted or followed topic of a muted channel.
  */
 export async function unmutedTopicCheck(app: App, userId: number): Promise<(channelId: number, topic: string) => boolean> {
-  const [muted, topics] = await Promise.all([
-    app.prisma.subscription.findMany({ where: { userId, isMuted: true }, select: { channelId: true } }),
-    app.prisma.userTopic.findMany({ where: { userId }, select: { channelId: true, topic: true, visibility: true } }),
-  ]);
-  return countsTowardUnread(
-    muted.map((s) => s.channelId),
-    topics,
-  );
+  const [read] = await rawQuery<{ muted: number[]; topics: { channelId: number; topic: string; visibility: number }[] }>(app, MUTE_SETTINGS, userId);
+  return countsTowardUnread(read!.muted, read!.topics);
 }
+
+/** The user's muted channels and topic policies, in one statement (register reads them on every call). */
+const MUTE_SETTINGS = `SELECT
+  (SELECT coalesce(array_agg("channelId"), '{}') FROM "Subscription" WHERE "userId" = $1 AND "isMuted") AS muted,
+  (SELECT coalesce(json_agg(json_build_object('channelId', "channelId", 'topic', topic, 'visibility', visibility)), '[]')
+    FROM "UserTopic" WHERE "userId" = $1) AS topics`;
 
 /** unmutedTopicCheck on rows already read: the user's muted channels and topic policies (those of the channels asked about at least). */
 export function countsTowardUnread(
