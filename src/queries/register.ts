@@ -4,7 +4,6 @@ import { methodsForClients, realmMethods } from '../auth/methods.ts';
 import { createHash } from 'node:crypto';
 import { displayTopicFor, hasCapability, type QueueOptions } from '../../actors/queue-options.ts';
 import type { App } from '../app.ts';
-import { rawQuery } from '../db/transaction.ts';
 import { isInGroupSetting } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
 import { FLAG_BITS, IS_PRIVATE } from '../domain/message-flags.ts';
@@ -444,8 +443,8 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('realm_user', () => realmUserSection(app, realm, user, o));
   query('subscription', () => subscriptionSection(app, realm, user, o));
   query('message', async () => {
-    const [newest] = await rawQuery<{ messageId: number }>(
-      app,
+    // Through app.prisma, which is the register's snapshot transaction here (rawQuery would run on the pool).
+    const [newest] = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
       'SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 ORDER BY "messageId" DESC LIMIT 1',
       id,
     );

@@ -4,7 +4,7 @@ import type { App } from '../app.ts';
 import type { Subscription, User } from '../db/generated/client.ts';
 import { accessRules, channelStats, formatChannel, subscribedChannelIds, type ChannelObject } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
-import { inTransaction, rawQuery } from '../db/transaction.ts';
+import { inTransaction } from '../db/transaction.ts';
 import type { z } from 'zod';
 import type { subscription } from '../events/schemas.ts';
 
@@ -38,7 +38,12 @@ const TOPIC_FOLLOWED = 3;
  * outside muted channels and muted topics, or in an unmuted or followed topic of a muted channel.
  */
 export async function unmutedTopicCheck(app: App, userId: number): Promise<(channelId: number, topic: string) => boolean> {
-  const [read] = await rawQuery<{ muted: number[]; topics: { channelId: number; topic: string; visibility: number }[] }>(app, MUTE_SETTINGS, userId);
+  // Through app.prisma: register reads it in its snapshot transaction, an app whose prisma is
+  // that transaction (not the ambient one that rawQuery follows).
+  const [read] = await app.prisma.$queryRawUnsafe<{ muted: number[]; topics: { channelId: number; topic: string; visibility: number }[] }[]>(
+    MUTE_SETTINGS,
+    userId,
+  );
   return countsTowardUnread(read!.muted, read!.topics);
 }
 
