@@ -23,9 +23,28 @@ const kinds: Record<string, () => Promise<unknown>> = {
       ? reader.client.delete(`/messages/${sent[0]}/reactions`, { emoji_name: 'tada' })
       : reader.client.post(`/messages/${sent[0]}/reactions`, { emoji_name: 'tada' }),
   flags: () => reader.client.post('/messages/flags', { messages: sent.slice(0, 5), op: toggle++ % 2 ? 'remove' : 'add', flag: 'read' }),
+  flagsNarrow: () =>
+    reader.client.post('/messages/flags/narrow', {
+      anchor: 'newest',
+      num_before: 20,
+      num_after: 0,
+      narrow: [{ operator: 'channel', operand: 'cap' }],
+      op: toggle++ % 2 ? 'remove' : 'add',
+      flag: 'starred',
+    }),
+  // As a capacity person registers (bench/lib/people.ts); each leaves a queue behind.
+  register: () =>
+    reader.client.post('/register', {
+      event_types: ['message', 'reaction', 'typing', 'update_message_flags', 'presence'],
+      slim_presence: true,
+      client_gravatar: true,
+    }),
   presence: () => reader.client.post('/users/me/presence', { status: 'active', slim_presence: true, last_update_id: 1 }),
 };
+// KINDS=flags,messages: only those.
+const only = process.env.KINDS?.split(',');
 for (const [kind, run] of Object.entries(kinds)) {
+  if (only && !only.includes(kind)) continue;
   for (let i = 0; i < 50; i++) await run();
   const c0 = process.cpuUsage();
   const t0 = performance.now();

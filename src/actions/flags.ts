@@ -9,12 +9,13 @@ import type { App } from '../app.ts';
 import type { User } from '../db/generated/client.ts';
 import { API_FLAGS, EDITABLE_FLAGS, FLAG_BITS, HISTORICAL_FLAGS, type FlagName } from '../domain/message-flags.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import { subscribedChannelIds } from '../queries/channels.ts';
-import { unmutedTopicCheck } from '../queries/subscriptions.ts';
+import { countsTowardUnread } from '../queries/subscriptions.ts';
 import { checkHistoryAccessOf, memberIds } from '../queries/messages.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { withdrawNotifications } from './push-outbox.ts';
-import { atomic, sendOnCommit } from './transaction.ts';
+import { atomic, rawQuery, sendCommitted, sendOnCommit } from './transaction.ts';
+import { storedOrLater } from '../bus/bus.ts';
+import { inTransaction } from '../db/transaction.ts';
 import type { EventOf, UnreadDetail } from '../events/schemas.ts';
 
 export type FlagOp = 'add' | 'remove';
@@ -28,32 +29,40 @@ function checkFlag(op: string, flag: string): FlagName {
 
 type UnreadDetails = Record<string, UnreadDetail>;
 
+/** What the batch read of a message it may mark unread: where it is, and the user's subscription to its channel. */
+interface UnreadInfo {
+  channelId: number | null;
+  topic: string;
+  memberKey: string | null;
+  /** Whether the user follows its channel (an active subscription). */
+  subscribed: boolean;
+}
+
+/** The batch's knowledge of the messages it marks unread, and the user's unread-count rules for their channels. */
+interface UnreadContext {
+  messages: Map<number, UnreadInfo>;
+  counted: (channelId: number, topic: string) => boolean;
+}
+
 /**
  * What clients need to put re-unread messages back into their unread data (Zulip's
  * format_unread_message_details): `unmuted_stream_msg` says whether a channel message counts, and
- * `mentioned` follows the register's mentions (wildcards only where the message counts).
+ * `mentioned` follows the register's mentions (wildcards only where the message counts). `rows`
+ * holds each message's flags as the batch leaves them.
  */
-async function unreadDetails(app: App, userId: number, ids: number[]): Promise<UnreadDetails> {
-  const [rows, unmuted] = await Promise.all([
-    app.prisma.userMessage.findMany({ where: { userId, messageId: { in: ids } }, select: { messageId: true, flags: true } }),
-    unmutedTopicCheck(app, userId),
-  ]);
-  const messages = await app.prisma.message.findMany({
-    where: { id: { in: rows.map((r) => r.messageId) } },
-    select: { id: true, channelId: true, topic: true, directGroup: { select: { memberKey: true } } },
-  });
-  const byId = new Map(messages.map((m) => [m.id, m]));
+function unreadDetails(userId: number, rows: BatchRows, context: UnreadContext, ids: number[]): UnreadDetails {
   const wildcard = FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
   return Object.fromEntries(
-    rows.map((r) => {
-      const m = byId.get(r.messageId)!;
-      const counted = m.channelId === null || unmuted(m.channelId, m.topic);
-      const mentioned = r.flags & FLAG_BITS.mentioned || (r.flags & wildcard && counted) ? { mentioned: true as const } : {};
+    ids.map((id) => {
+      const m = context.messages.get(id)!;
+      const flags = rows.flags(id);
+      const counted = m.channelId === null || context.counted(m.channelId, m.topic);
+      const mentioned = flags & FLAG_BITS.mentioned || (flags & wildcard && counted) ? { mentioned: true as const } : {};
       const details: UnreadDetail =
         m.channelId !== null
           ? { type: 'stream', stream_id: m.channelId, topic: m.topic, unmuted_stream_msg: counted, ...mentioned }
-          : { type: 'private', user_ids: memberIds(m.directGroup!.memberKey).filter((id) => id !== userId), ...mentioned };
-      return [String(r.messageId), details];
+          : { type: 'private', user_ids: memberIds(m.memberKey!).filter((other) => other !== userId), ...mentioned };
+      return [String(id), details];
     }),
   );
 }
@@ -96,6 +105,11 @@ class BatchRows {
 
   has(id: number): boolean {
     return this.now.has(id);
+  }
+
+  /** A held row's flags as the batch's changes so far leave them. */
+  flags(id: number): number {
+    return this.now.get(id)!;
   }
 
   ids(): number[] {
@@ -150,30 +164,78 @@ const WRITE_FLAGS = `WITH input AS (SELECT * FROM unnest($2::int[], $3::int[], $
   inserted AS (
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
     SELECT $1, id, (${HISTORICAL_FLAGS} | set_bits) & ~clear_bits FROM input WHERE created
-    ON CONFLICT DO NOTHING)
-  UPDATE "UserMessage" um SET flags = (um.flags | input.set_bits) & ~input.clear_bits
-  FROM input WHERE um."userId" = $1 AND um."messageId" = input.id`;
+    ON CONFLICT DO NOTHING),
+  updated AS (
+    UPDATE "UserMessage" um SET flags = (um.flags | input.set_bits) & ~input.clear_bits
+    FROM input WHERE um."userId" = $1 AND um."messageId" = input.id)
+  SELECT pg_current_xact_id()::text AS xid`;
 
-async function writeRows(app: App, userId: number, rows: BatchRows): Promise<void> {
+/** Writes the batch's changes (WRITE_FLAGS); the xid of the transaction that wrote them, if any was written. */
+async function writeRows(app: App, userId: number, rows: BatchRows): Promise<number | undefined> {
   const w = rows.writes();
-  if (w.ids.length) await app.prisma.$executeRawUnsafe(WRITE_FLAGS, userId, w.ids, w.set, w.clear, w.created);
+  if (!w.ids.length) return undefined;
+  const [written] = await rawQuery<{ xid: string }>(app, WRITE_FLAGS, userId, w.ids, w.set, w.clear, w.created);
+  return Number(written!.xid);
 }
 
-const userRows = (app: App, userId: number, ids: number[]) =>
-  app.prisma.$queryRawUnsafe<{ messageId: number; flags: number }[]>(
-    'SELECT "messageId", flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = ANY($2::int[])',
+const READ_ROWS = 'SELECT "messageId", flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = ANY($2::int[])';
+
+/**
+ * READ_ROWS ($1, $2), and of the messages $3 the batch may mark unread: where each is and whether
+ * the user follows its channel (an active subscription), and the user's mute settings of those
+ * channels and their topics.
+ */
+const READ_ROWS_AND_UNREAD = `SELECT
+  (SELECT coalesce(json_agg(json_build_array(um."messageId", um.flags)), '[]') FROM "UserMessage" um
+    WHERE um."userId" = $1 AND um."messageId" = ANY($2::int[])) AS rows,
+  (SELECT coalesce(json_agg(json_build_array(m.id, m."channelId", m.topic, g."memberKey", coalesce(s.active, false), coalesce(s."isMuted", false))), '[]')
+    FROM "Message" m LEFT JOIN "DirectMessageGroup" g ON g.id = m."directGroupId"
+    LEFT JOIN "Subscription" s ON s."userId" = $1 AND s."channelId" = m."channelId"
+    WHERE m.id = ANY($3::int[])) AS messages,
+  (SELECT coalesce(json_agg(json_build_array(ut."channelId", ut.topic, ut.visibility)), '[]') FROM "UserTopic" ut
+    WHERE ut."userId" = $1 AND ut."channelId" IN (SELECT "channelId" FROM "Message" WHERE id = ANY($3::int[]))) AS topics`;
+
+type MessageJson = [id: number, channelId: number | null, topic: string, memberKey: string | null, subscribed: boolean, muted: boolean];
+
+/**
+ * The user's rows of the listed messages and, when the batch marks some unread, what that needs,
+ * in one statement on the pool before the batch's transaction (or without one): there it reads
+ * what it would read first thing in the transaction, since the user's actor runs one batch of
+ * their flag changes at a time and the write sets and clears only the bits the batch changed.
+ */
+async function readListed(
+  app: App,
+  userId: number,
+  listed: number[],
+  toUnread: number[],
+): Promise<{ rows: { messageId: number; flags: number }[]; unread: UnreadContext | null }> {
+  if (!toUnread.length) return { rows: listed.length ? await rawQuery(app, READ_ROWS, userId, listed) : [], unread: null };
+  const [read] = await rawQuery<{ rows: [number, number][]; messages: MessageJson[]; topics: [number, string, number][] }>(
+    app,
+    READ_ROWS_AND_UNREAD,
     userId,
-    ids,
+    listed,
+    toUnread,
   );
+  const { rows, messages, topics } = read!;
+  return {
+    rows: rows.map(([messageId, flags]) => ({ messageId, flags })),
+    unread: {
+      messages: new Map(messages.map(([id, channelId, topic, memberKey, subscribed]) => [id, { channelId, topic, memberKey, subscribed }])),
+      counted: countsTowardUnread(
+        messages.flatMap(([, channelId, , , , muted]) => (muted && channelId !== null ? [channelId] : [])),
+        topics.map(([channelId, topic, visibility]) => ({ channelId, topic, visibility })),
+      ),
+    },
+  };
+}
 
 /** Whether a change marks messages unread (its event then carries what clients need to count them again). */
 const marksUnread = (c: FlagChange): c is Extract<FlagChange, { kind: 'messages' }> => c.kind === 'messages' && c.op === 'remove' && c.flag === 'read';
 
 /** Where marking unread is ignored: the channel of each message in a channel the user does not follow. */
-async function unfollowedChannels(app: App, userId: number, ids: number[]): Promise<Map<number, number>> {
-  const subscribed = await subscribedChannelIds(app, userId);
-  const messages = await app.prisma.message.findMany({ where: { id: { in: ids } }, select: { id: true, channelId: true } });
-  return new Map(messages.flatMap((m) => (m.channelId !== null && !subscribed.has(m.channelId) ? [[m.id, m.channelId] as const] : [])));
+function unfollowedChannels(unread: UnreadContext | null): Map<number, number> {
+  return new Map([...(unread?.messages ?? [])].flatMap(([id, m]) => (m.channelId !== null && !m.subscribed ? [[id, m.channelId] as const] : [])));
 }
 
 /**
@@ -249,54 +311,101 @@ function eventOf(op: FlagOp, flag: FlagName, ids: number[], all = false): EventO
   return op === 'add' ? { ...fields, op, operation: op } : { ...fields, op, operation: op };
 }
 
+type Outcome = { change: FlagChange; event: EventOf<'update_message_flags'> | null; result: FlagResult } | ApiError;
+
+/** Works out the batch's changes in order against its rows: a change refused on its own answers its error, the others go on. */
+async function workOut(
+  app: App,
+  realm: RealmInfo,
+  rows: BatchRows,
+  unfollowed: Map<number, number>,
+  changes: FlagChange[],
+): Promise<{ outcomes: Outcome[]; read: { ids: Set<number>; all: boolean } }> {
+  const read = { ids: new Set<number>(), all: false };
+  const outcomes: Outcome[] = [];
+  for (const change of changes) {
+    try {
+      if (change.kind === 'messages') {
+        const result = await changeListed(app, realm, rows, unfollowed, change);
+        if (change.op === 'add' && change.flag === 'read') for (const id of result.changed) read.ids.add(id);
+        outcomes.push({ change, event: eventOf(change.op, change.flag, result.changed), result });
+      } else {
+        const { changed, more, last } = await markRead(app, rows, change);
+        for (const id of changed) read.ids.add(id);
+        read.all ||= change.kind === 'all';
+        // Clients reload after marking all read, so that event lists no message; it leaves with
+        // the last batch. A channel's batches are announced each with its messages, as Zulip
+        // announces its one batch (none when nothing changed).
+        const event = change.kind === 'all' ? (more ? null : eventOf('add', 'read', [], true)) : changed.length ? eventOf('add', 'read', changed) : null;
+        outcomes.push({ change, event, result: { changed, ignoredChannels: [], more, last } });
+      }
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      outcomes.push(err);
+    }
+  }
+  return { outcomes, read };
+}
+
+/** Each change's answer and its event, in order (marking unread: with the messages' details). */
+function answers(
+  userId: number,
+  rows: BatchRows,
+  unread: UnreadContext | null,
+  outcomes: Outcome[],
+): { results: (FlagResult | ApiError)[]; events: EventOf<'update_message_flags'>[] } {
+  const events: EventOf<'update_message_flags'>[] = [];
+  const results = outcomes.map((o) => {
+    if (o instanceof ApiError) return o;
+    if (!o.event) return o.result;
+    if (o.event.op === 'remove' && marksUnread(o.change)) o.event.message_details = unreadDetails(userId, rows, unread!, o.result.changed);
+    events.push(o.event);
+    return o.result;
+  });
+  return { results, events };
+}
+
 /**
- * A user's batch of flag changes in one transaction: each worked out in order (a change refused
- * on its own answers its error, the others go on), then the rows written at once, then one event
- * per change, in order.
+ * A user's batch of flag changes: their rows read first (readListed), then each change worked
+ * out in order, the rows written at once, and one event per change, in order. A batch of listed
+ * messages the user holds rows for needs no check in the database (they hold them) and writes one
+ * statement, which commits on its own; a batch that creates rows (after the access check), marks
+ * channels read or withdraws push notifications does it all in one transaction.
  */
 async function writeFlagBatch(app: App, realm: RealmInfo, changes: FlagChange[]): Promise<(FlagResult | ApiError)[]> {
   const userId = changes[0]!.user.id;
+  const listed = [...new Set(changes.flatMap((c) => (c.kind === 'messages' ? c.ids : [])))];
+  const toUnread = [...new Set(changes.filter(marksUnread).flatMap((c) => c.ids))];
+  const known = await readListed(app, userId, listed, toUnread);
+  const rows = new BatchRows();
+  rows.found(known.rows);
+  const unfollowed = unfollowedChannels(known.unread);
+  const marksRead = changes.some((c) => c.kind !== 'messages' || (c.op === 'add' && c.flag === 'read'));
+  const alone =
+    !app.cluster &&
+    !inTransaction() &&
+    !(marksRead && app.config.PUSH_RELAY_URL) &&
+    changes.every((c) => c.kind === 'messages' && c.ids.every((id) => rows.has(id)));
+  if (alone) {
+    const { outcomes } = await workOut(app, realm, rows, unfollowed, changes);
+    const xid = await writeRows(app, userId, rows);
+    const { results, events } = answers(userId, rows, known.unread, outcomes);
+    // Without a write the events change nothing: a queue may get them twice.
+    sendCommitted(
+      app,
+      events.map((event) => ({ realmId: realm.id, userIds: [userId], event, ...(xid === undefined ? {} : { xid }) })),
+    );
+    const stored = storedOrLater(app.bus);
+    if (stored) await stored;
+    return results;
+  }
   return atomic(app, async () => {
-    const rows = new BatchRows();
-    const listed = [...new Set(changes.flatMap((c) => (c.kind === 'messages' ? c.ids : [])))];
-    if (listed.length) rows.found(await userRows(app, userId, listed));
-    const toUnread = changes.filter(marksUnread).flatMap((c) => c.ids);
-    const unfollowed = toUnread.length ? await unfollowedChannels(app, userId, [...new Set(toUnread)]) : new Map<number, number>();
-    const read = { ids: new Set<number>(), all: false };
-    const outcomes: ({ change: FlagChange; event: EventOf<'update_message_flags'> | null; result: FlagResult } | ApiError)[] = [];
-    for (const change of changes) {
-      try {
-        if (change.kind === 'messages') {
-          const result = await changeListed(app, realm, rows, unfollowed, change);
-          if (change.op === 'add' && change.flag === 'read') for (const id of result.changed) read.ids.add(id);
-          outcomes.push({ change, event: eventOf(change.op, change.flag, result.changed), result });
-        } else {
-          const { changed, more, last } = await markRead(app, rows, change);
-          for (const id of changed) read.ids.add(id);
-          read.all ||= change.kind === 'all';
-          // Clients reload after marking all read, so that event lists no message; it leaves with
-          // the last batch. A channel's batches are announced each with its messages, as Zulip
-          // announces its one batch (none when nothing changed).
-          const event = change.kind === 'all' ? (more ? null : eventOf('add', 'read', [], true)) : changed.length ? eventOf('add', 'read', changed) : null;
-          outcomes.push({ change, event, result: { changed, ignoredChannels: [], more, last } });
-        }
-      } catch (err) {
-        if (!(err instanceof ApiError)) throw err;
-        outcomes.push(err);
-      }
-    }
+    const { outcomes, read } = await workOut(app, realm, rows, unfollowed, changes);
     await writeRows(app, userId, rows);
     await withdrawNotifications(app, realm.id, userId, read.all ? null : [...read.ids]);
-    const unread = outcomes.flatMap((o) => (o instanceof ApiError || !marksUnread(o.change) ? [] : o.result.changed));
-    const details = unread.length ? await unreadDetails(app, userId, unread) : {};
-    return outcomes.map((o) => {
-      if (o instanceof ApiError) return o;
-      if (!o.event) return o.result;
-      if (o.event.op === 'remove' && marksUnread(o.change))
-        o.event.message_details = Object.fromEntries(o.result.changed.map((id) => [String(id), details[String(id)]]));
-      sendOnCommit({ realmId: realm.id, userIds: [userId], event: o.event });
-      return o.result;
-    });
+    const { results, events } = answers(userId, rows, known.unread, outcomes);
+    for (const event of events) sendOnCommit({ realmId: realm.id, userIds: [userId], event });
+    return results;
   });
 }
 

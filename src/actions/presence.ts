@@ -12,7 +12,8 @@ import type { User } from '../db/generated/client.ts';
 import { legacyPresence, modernPresence, OFFLINE_THRESHOLD_SECONDS, sharesPresence } from '../queries/presence.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { apiEmail, realmViewers } from '../queries/users.ts';
-import { atomic, rawQuery, sendOnCommit } from './transaction.ts';
+import { atomic, rawQuery, sendCommitted, sendOnCommit } from './transaction.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export type PresenceStatus = 'active' | 'idle';
 
@@ -62,7 +63,11 @@ export function forgetPresence(app: App, userId: number): void {
 
 async function storedPresence(app: App, userId: number): Promise<StoredPresence | null> {
   return remembered(cacheOf(app).users, userId, async () => {
-    const row = await app.prisma.presence.findUnique({ where: { userId } });
+    const [row] = await rawQuery<{ lastActiveTime: Date | null; lastConnectedTime: Date | null }>(
+      app,
+      'SELECT "lastActiveTime", "lastConnectedTime" FROM "Presence" WHERE "userId" = $1',
+      userId,
+    );
     return row && { active: row.lastActiveTime?.getTime() ?? null, connected: row.lastConnectedTime?.getTime() ?? null };
   });
 }
@@ -115,19 +120,23 @@ export async function updatePresence(app: App, realm: RealmInfo, user: User, sta
   cache.set(user.id, Promise.resolve(next));
   const backOnline = status === 'active' && (old?.active == null || now - old.active > BACK_ONLINE_MS);
   const announce = !realm.settings.presence_disabled && (old === null || backOnline);
-  // Most pings only store times: one statement, no transaction around it. One that comes online
-  // publishes in the same transaction; the write goes last, so the realm's sequence row is held
-  // only for it and the commit.
-  const written = announce
-    ? atomic(app, async () => {
-        await announcePresence(app, realm, user, next);
-        await writePresence(app, realm, user.id, next);
-      })
-    : writePresence(app, realm, user.id, next);
+  // A ping stores its times in one statement, no transaction around it. One that comes online
+  // then publishes: its event reaches queues without the snapshot filter (the register reads
+  // presence from its cache), so it needs no xid, only to leave after the commit. On a node of a
+  // cluster it commits with the write instead (the outbox, cluster/outbox.ts): in one transaction,
+  // the write last, so the realm's sequence row is held only for it and the commit.
+  const written =
+    announce && app.cluster
+      ? atomic(app, async () => {
+          await announcePresence(app, realm, user, next);
+          await writePresence(app, realm, user.id, next);
+        })
+      : writePresence(app, realm, user.id, next);
   await written.catch((err: unknown) => {
     cache.delete(user.id);
     throw err;
   });
+  if (announce && !app.cluster) await announcePresence(app, realm, user, next);
 }
 
 /**
@@ -140,19 +149,18 @@ async function announcePresence(app: App, realm: RealmInfo, user: User, stored: 
   const joined = user.dateJoined.getTime();
   const times = { active: stored.active ?? joined, connected: stored.connected ?? joined };
   // Presence reaches the register state through its cache: without the snapshot filter.
-  sendOnCommit(
-    {
-      realmId: realm.id,
-      userIds,
-      event: {
-        type: 'presence',
-        user_id: user.id,
-        email: apiEmail(app, realm, user),
-        server_timestamp: Date.now() / 1000,
-        presence: { website: legacyPresence(times) },
-        presences: { [String(user.id)]: modernPresence(times) },
-      },
+  const envelope = {
+    realmId: realm.id,
+    userIds,
+    event: {
+      type: 'presence',
+      user_id: user.id,
+      email: apiEmail(app, realm, user),
+      server_timestamp: Date.now() / 1000,
+      presence: { website: legacyPresence(times) },
+      presences: { [String(user.id)]: modernPresence(times) },
     },
-    { alwaysDeliver: true },
-  );
+  } as const;
+  if (inTransaction()) sendOnCommit(envelope, { alwaysDeliver: true });
+  else sendCommitted(app, [envelope]);
 }

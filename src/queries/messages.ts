@@ -125,17 +125,50 @@ export function presentMessage(
   return out;
 }
 
-/** The users of the direct-message conversations among `messages`, in one query. */
+/** What JSON aggregates give of a timestamp column (UTC, as Prisma reads it): text without a zone. */
+type Stamped<T, K extends keyof T> = Omit<T, K> & { [P in K]: null extends T[P] ? string | null : string };
+const utcFromJson = (text: string): Date => new Date(`${text}Z`);
+const utcOrNull = (text: string | null): Date | null => (text === null ? null : utcFromJson(text));
+
+type MessageJson = Stamped<Omit<FullMessage, 'sender'>, 'dateSent' | 'lastEditTime' | 'lastMovedTime'>;
+type UserJson = Stamped<User, 'dateJoined' | 'lastReminder'>;
+const userFromJson = (u: UserJson): User => ({ ...u, dateJoined: utcFromJson(u.dateJoined), lastReminder: utcOrNull(u.lastReminder) });
+
+const USERS_BY_ID = `SELECT coalesce(jsonb_agg(u), '[]') AS users FROM "User" u WHERE u.id = ANY($1::int[])`;
+
+/** The users of the direct-message conversations among `messages`, in one statement. */
 export async function conversationUsers(app: App, messages: readonly FullMessage[]): Promise<Map<number, User>> {
   const ids = new Set(messages.flatMap((m) => (m.directGroup ? memberIds(m.directGroup.memberKey) : [])));
   if (ids.size === 0) return new Map();
-  const users = await app.prisma.user.findMany({ where: { id: { in: [...ids] } } });
-  return new Map(users.map((u) => [u.id, u]));
+  const [read] = await rawQuery<{ users: UserJson[] }>(app, USERS_BY_ID, [...ids]);
+  return new Map(read!.users.map((u) => [u.id, userFromJson(u)]));
 }
+
+/**
+ * The messages with what messageInclude adds (channel, conversation, reactions in id order) and
+ * their senders, as JSON in one statement: Prisma's include takes one statement per relation.
+ */
+const LOAD_MESSAGES = `WITH m AS (SELECT * FROM "Message" WHERE id = ANY($1::int[]))
+SELECT
+  (SELECT coalesce(jsonb_agg((to_jsonb(m) - 'searchVector') || jsonb_build_object(
+      'channel', (SELECT jsonb_build_object('id', c.id, 'name', c.name, 'inviteOnly', c."inviteOnly", 'historyPublicToSubscribers', c."historyPublicToSubscribers")
+        FROM "Channel" c WHERE c.id = m."channelId"),
+      'directGroup', (SELECT jsonb_build_object('id', g.id, 'memberKey', g."memberKey") FROM "DirectMessageGroup" g WHERE g.id = m."directGroupId"),
+      'reactions', (SELECT coalesce(jsonb_agg(r ORDER BY r.id), '[]') FROM "Reaction" r WHERE r."messageId" = m.id))
+    ORDER BY m.id), '[]') FROM m) AS messages,
+  (SELECT coalesce(jsonb_agg(u), '[]') FROM "User" u WHERE u.id IN (SELECT "senderId" FROM m)) AS senders`;
 
 export async function loadMessages(app: App, ids: readonly number[]): Promise<FullMessage[]> {
   if (ids.length === 0) return [];
-  return app.prisma.message.findMany({ where: { id: { in: [...ids] } }, include: messageInclude, orderBy: { id: 'asc' } });
+  const [read] = await rawQuery<{ messages: MessageJson[]; senders: UserJson[] }>(app, LOAD_MESSAGES, [...ids]);
+  const senders = new Map(read!.senders.map((u) => [u.id, userFromJson(u)]));
+  return read!.messages.map((m) => ({
+    ...m,
+    dateSent: utcFromJson(m.dateSent),
+    lastEditTime: utcOrNull(m.lastEditTime),
+    lastMovedTime: utcOrNull(m.lastMovedTime),
+    sender: senders.get(m.senderId)!,
+  }));
 }
 
 /**

@@ -453,7 +453,11 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('realm_user', () => realmUserSection(app, realm, user, o));
   query('subscription', () => subscriptionSection(app, realm, user, o));
   query('message', async () => {
-    const newest = await app.prisma.userMessage.findFirst({ where: { userId: id }, orderBy: { messageId: 'desc' }, select: { messageId: true } });
+    // Through app.prisma, which is the register's snapshot transaction here (rawQuery would run on the pool).
+    const [newest] = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
+      'SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 ORDER BY "messageId" DESC LIMIT 1',
+      id,
+    );
     return { max_message_id: newest?.messageId ?? -1 };
   });
   if (wantsUnreads(wants)) query('message', () => unreadSection(app, user, o));

@@ -38,11 +38,27 @@ const TOPIC_FOLLOWED = 3;
  * outside muted channels and muted topics, or in an unmuted or followed topic of a muted channel.
  */
 export async function unmutedTopicCheck(app: App, userId: number): Promise<(channelId: number, topic: string) => boolean> {
-  const [muted, topics] = await Promise.all([
-    app.prisma.subscription.findMany({ where: { userId, isMuted: true }, select: { channelId: true } }),
-    app.prisma.userTopic.findMany({ where: { userId }, select: { channelId: true, topic: true, visibility: true } }),
-  ]);
-  const mutedChannels = new Set(muted.map((s) => s.channelId));
+  // Through app.prisma: register reads it in its snapshot transaction, an app whose prisma is
+  // that transaction (not the ambient one that rawQuery follows).
+  const [read] = await app.prisma.$queryRawUnsafe<{ muted: number[]; topics: { channelId: number; topic: string; visibility: number }[] }[]>(
+    MUTE_SETTINGS,
+    userId,
+  );
+  return countsTowardUnread(read!.muted, read!.topics);
+}
+
+/** The user's muted channels and topic policies, in one statement (register reads them on every call). */
+const MUTE_SETTINGS = `SELECT
+  (SELECT coalesce(array_agg("channelId"), '{}') FROM "Subscription" WHERE "userId" = $1 AND "isMuted") AS muted,
+  (SELECT coalesce(json_agg(json_build_object('channelId', "channelId", 'topic', topic, 'visibility', visibility)), '[]')
+    FROM "UserTopic" WHERE "userId" = $1) AS topics`;
+
+/** unmutedTopicCheck on rows already read: the user's muted channels and topic policies (those of the channels asked about at least). */
+export function countsTowardUnread(
+  mutedChannelIds: Iterable<number>,
+  topics: readonly { channelId: number; topic: string; visibility: number }[],
+): (channelId: number, topic: string) => boolean {
+  const mutedChannels = new Set(mutedChannelIds);
   const visibility = new Map(topics.map((t) => [`${t.channelId}\n${t.topic.toLowerCase()}`, t.visibility]));
   return (channelId, topic) => {
     const policy = visibility.get(`${channelId}\n${topic.toLowerCase()}`);

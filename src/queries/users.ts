@@ -175,7 +175,7 @@ export async function crossRealmBots(app: App, realm: RealmInfo): Promise<Person
 }
 
 export async function realmViewers(app: App, realmId: number): Promise<Viewer[]> {
-  return app.prisma.user.findMany({ where: { realmId, isActive: true, isSystemBot: false }, select: { id: true, role: true }, orderBy: { id: 'asc' } });
+  return rawQuery<Viewer>(app, 'SELECT id, role FROM "User" WHERE "realmId" = $1 AND "isActive" AND NOT "isSystemBot" ORDER BY id', realmId);
 }
 
 /** Zulip's get_human_admin_users: the ids of active human administrators and owners. */
