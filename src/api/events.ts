@@ -19,6 +19,7 @@ import { fetchInitialState, type SnapshotOptions } from '../queries/register.ts'
 import type { RealmInfo } from '../queries/realms.ts';
 import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 import { isGuest } from '../auth/policy.ts';
+import { databaseWithin } from '../db/transaction.ts';
 
 export const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
 export const MAX_IDLE_QUEUE_TIMEOUT = 7 * 86400;
@@ -103,7 +104,7 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
     includeStreams: p.include_streams,
   };
   const { queue, state } = await queuePlacement(app).register(user && { userId: user.id, realmId: realm.id }, options, (prisma) =>
-    fetchInitialState({ ...app, prisma, realms: app.realms.within(prisma) }, realm, user, snapshot),
+    fetchInitialState({ ...app, prisma, db: databaseWithin(app.db, prisma), realms: app.realms.within(prisma) }, realm, user, snapshot),
   );
   // Written as a string: the member lists come serialized already (queries/member-list.ts).
   return jsonFields({

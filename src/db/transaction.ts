@@ -51,6 +51,16 @@ export function rawQuery<Row>(target: RawQueryTarget, sql: string, ...params: un
   return currentTransaction() ? target.prisma.$queryRawUnsafe<Row[]>(sql, ...params) : target.db.query<Row>(sql, params);
 }
 
+/**
+ * The database as seen from inside `tx`, a transaction not made by `runInTransaction` (register's
+ * snapshot): its pooled statements run in `tx` too, so they read the snapshot, and a reader holding
+ * the transaction's connection never waits for a second one (with the pool's every connection so
+ * held, none would come).
+ */
+export function databaseWithin<D extends RawQueryTarget['db']>(db: D, tx: RawQueryTarget['prisma']): D {
+  return { ...db, query: <Row>(sql: string, params: unknown[]) => tx.$queryRawUnsafe<Row[]>(sql, ...params) };
+}
+
 // Prisma's 2 s / 5 s defaults are short for checks that render Markdown on a busy machine.
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
 

@@ -453,7 +453,7 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('realm_user', () => realmUserSection(app, realm, user, o));
   query('subscription', () => subscriptionSection(app, realm, user, o));
   query('message', async () => {
-    // Through app.prisma, which is the register's snapshot transaction here (rawQuery would run on the pool).
+    // Through app.prisma: the register's snapshot transaction.
     const [newest] = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
       'SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 ORDER BY "messageId" DESC LIMIT 1',
       id,
