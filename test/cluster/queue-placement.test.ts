@@ -139,7 +139,14 @@ function contract(name: string, makeWorld: () => Promise<World>): void {
     try {
       const frames: any[] = [];
       ws.on('message', (data) => frames.push(JSON.parse(String(data))));
-      await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+      await new Promise((resolve, reject) => {
+        ws.once('open', resolve).once('error', reject);
+        // A refused upgrade names its error, so a failure here says which (it was a bare 400 once in CI).
+        ws.once('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk)).on('end', () => reject(new Error(`upgrade refused: ${res.statusCode} ${body}`)));
+        });
+      });
       const sent = await sendHome('over the socket');
       await eventually('the pushed event', async () => frames.length >= 1);
       assert.equal([frames[0].id, frames[0].message.id], [1, sent]);
