@@ -15,7 +15,8 @@ import { registerResponse } from './register-state.ts';
 import { optionalUserRoute, userRoute } from './route.ts';
 import { deliveredEvent, pollQueue } from '../gateway/long-poll.ts';
 import { queuePlacement } from '../gateway/placement.ts';
-import { fetchInitialState, type SnapshotOptions } from '../queries/register.ts';
+import { warmMemberLists } from '../queries/member-list.ts';
+import { fetchInitialState, needsMemberLists, type SnapshotOptions } from '../queries/register.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 import { isGuest } from '../auth/policy.ts';
@@ -103,6 +104,7 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
     presenceHistoryLimitDays: p.presence_history_limit_days ?? 14,
     includeStreams: p.include_streams,
   };
+  if (needsMemberLists(snapshot)) await warmMemberLists(app, realm.id);
   const { queue, state } = await queuePlacement(app).register(user && { userId: user.id, realmId: realm.id }, options, (prisma) =>
     fetchInitialState({ ...app, prisma, db: databaseWithin(app.db, prisma), realms: app.realms.within(prisma) }, realm, user, snapshot),
   );

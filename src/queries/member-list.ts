@@ -49,7 +49,6 @@ export interface MemberListOptions {
 }
 
 async function load(app: App, realmId: number): Promise<Members> {
-  // From the pool, not the request's transaction: the lists outlive it.
   const [rows, values] = await Promise.all([
     app.db.query<User>('SELECT * FROM "User" WHERE "realmId" = $1 AND NOT "isSystemBot" ORDER BY id', [realmId]),
     app.db.query<{ userId: number; fieldId: number; value: string; renderedValue: string | null }>(
@@ -69,7 +68,19 @@ async function load(app: App, realmId: number): Promise<Members> {
 
 // By the bus, which is one per server: register hands queries a copy of App per request.
 const cache = realmCache(load, (app) => app.bus);
-const members = (app: App, realmId: number) => cache.get(app, realmId);
+
+/**
+ * Fills the cache from the pool. Register calls it before its snapshot transaction: a list read
+ * in the snapshot could be older than an invalidation that came meanwhile, so the cache is only
+ * ever filled from here, and reading from the pool while holding the snapshot's connection could
+ * wait for a connection that never comes.
+ */
+export async function warmMemberLists(app: App, realmId: number): Promise<void> {
+  await cache.get(app, realmId);
+}
+
+/** The cached members, or (dropped since the warm-up) read in the caller's snapshot for it alone. */
+const members = (app: App, realmId: number) => cache.peek(app, realmId) ?? load(app, realmId);
 
 /** An entry of the lists: the user as `viewer` sees them, without is_active (the list says it). */
 function entryJson(app: App, realm: RealmInfo, m: Members, user: User, viewer: Viewer | null, o: MemberListOptions): string {

@@ -5,6 +5,8 @@ import type { App } from '../app.ts';
 
 export interface RealmCache<T> {
   get(app: App, realmId: number): Promise<T>;
+  /** The entry if it is loaded or loading, without loading it. */
+  peek(app: App, realmId: number): Promise<T> | undefined;
   forget(app: App, realmId: number): void;
 }
 
@@ -33,6 +35,9 @@ export function realmCache<T>(load: (app: App, realmId: number) => Promise<T>, s
         loading.catch(() => cache.get(realmId) === loading && cache.delete(realmId));
       }
       return entry;
+    },
+    peek(app, realmId) {
+      return cacheOf(app).get(realmId);
     },
     forget(app, realmId) {
       cacheOf(app).delete(realmId);

@@ -420,6 +420,10 @@ type Wants = (type: string) => boolean;
 type Query = (type: string, read: () => State | Promise<State>) => void;
 
 /** What the user may learn at register time, for every event type in fetch_event_types (all when null). */
+/** Whether the state asked for includes what comes from the member lists (queries/member-list.ts). */
+export const needsMemberLists = (o: SnapshotOptions): boolean =>
+  o.fetchEventTypes === null || o.fetchEventTypes.includes('realm_user') || o.fetchEventTypes.includes('realm_user_groups');
+
 export async function fetchInitialState(app: App, realm: RealmInfo, user: User | null, o: SnapshotOptions): Promise<State> {
   const wants: Wants = (type) => o.fetchEventTypes === null || o.fetchEventTypes.includes(type);
   const sections: Promise<State>[] = [];
