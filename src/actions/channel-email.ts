@@ -34,7 +34,9 @@ async function emailToken(app: App, realm: RealmInfo, channel: Channel, creator:
   const row = await app.prisma.channelEmailAddress.upsert({
     where: { channelId_creatorId_senderId: { channelId: channel.id, creatorId: creator.id, senderId: sender.id } },
     create: { realmId: realm.id, channelId: channel.id, creatorId: creator.id, senderId: sender.id, emailToken: randomBytes(16).toString('hex') },
-    update: {},
+    // An update that changes nothing, rather than none, makes Prisma write one INSERT … ON CONFLICT:
+    // with none it reads first and inserts after, and requests at once race to the unique key.
+    update: { realmId: realm.id },
   });
   return row.emailToken;
 }

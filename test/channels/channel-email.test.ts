@@ -54,6 +54,19 @@ test('name, token and sender: one stable token per channel, requester and sender
   );
 });
 
+test('requests at once for a new address all get the one token (the row is made once, not raced)', async () => {
+  const realm = await newRealm(gateway);
+  const channel = await makeChannel(realm, 'together', [realm.owner]);
+  const answers = await Promise.all(Array.from({ length: 12 }, () => realm.owner.client.get(`/streams/${channel}/email_address`)));
+  assert.equal(
+    answers.map((r) => r.status),
+    answers.map(() => 200),
+    answers.map((r) => r.text).join('\n'),
+  );
+  assert.is(new Set(answers.map((r) => r.body.email)).size, 1);
+  assert.is(await realm.server.app.prisma.channelEmailAddress.count({ where: { channelId: channel } }), 1);
+});
+
 test('names that do not fold to ASCII whole become "channel"; other characters become dashes', async () => {
   const realm = await newRealm(gateway);
   const cases: [string, string][] = [
