@@ -134,7 +134,7 @@ const insertMessages = (withPush: boolean, withHooks: boolean, withOutbox: boole
     ${withHooks ? 'm.id IN (SELECT "messageId" FROM hooks)' : 'false'} AS "hookQueued", EXISTS (SELECT 1 FROM missed) AS "emailNoted",
     ${withOutbox ? '(SELECT outbox.id FROM outbox WHERE m.id = ANY(outbox."messageIds"))::text' : 'NULL'} AS "outboxRow" FROM m ORDER BY m.id`;
 /** The statement's forms, by [withPush][withHooks][withOutbox]: the common one does no more than it must. */
-const INSERT_MESSAGES = [false, true].map((push) => [false, true].map((hooks) => [false, true].map((outbox) => insertMessages(push, hooks, outbox))));
+export const INSERT_MESSAGES = [false, true].map((push) => [false, true].map((hooks) => [false, true].map((outbox) => insertMessages(push, hooks, outbox))));
 
 /** Missed-message email notes were written: the worker looks when the first could fall due (the shortest batching period is a second). */
 export function wakeEmailWorker(app: App): void {
