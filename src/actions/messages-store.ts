@@ -134,7 +134,7 @@ const insertMessages = (withPush: boolean, withHooks: boolean, withOutbox: boole
     ${withHooks ? 'm.id IN (SELECT "messageId" FROM hooks)' : 'false'} AS "hookQueued", EXISTS (SELECT 1 FROM missed) AS "emailNoted",
     ${withOutbox ? '(SELECT outbox.id FROM outbox WHERE m.id = ANY(outbox."messageIds"))::text' : 'NULL'} AS "outboxRow" FROM m ORDER BY m.id`;
 /** The statement's forms, by [withPush][withHooks][withOutbox]: the common one does no more than it must. */
-const INSERT_MESSAGES = [false, true].map((push) => [false, true].map((hooks) => [false, true].map((outbox) => insertMessages(push, hooks, outbox))));
+export const INSERT_MESSAGES = [false, true].map((push) => [false, true].map((hooks) => [false, true].map((outbox) => insertMessages(push, hooks, outbox))));
 
 /** Missed-message email notes were written: the worker looks when the first could fall due (the shortest batching period is a second). */
 export function wakeEmailWorker(app: App): void {
@@ -168,11 +168,8 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
   const recipients = items.flatMap(({ m }, i) => [...m.flags].map(([userId, bits]) => [i + 1, userId, bits] as const));
   const triggers = items.flatMap(({ m }, i) => m.triggers.map((t) => [i + 1, t.userId, t.trigger] as const));
   const outbox = inTransaction() ? null : app.cluster?.outbox;
-  const rows = await rawQuery<
-    Message & { xid: string; firstInChannel: boolean; pushQueued: boolean; hookQueued: boolean; emailNoted: boolean; outboxRow: string | null }
-  >(
-    app,
-    INSERT_MESSAGES[app.config.PUSH_RELAY_URL ? 1 : 0]![triggers.length > 0 ? 1 : 0]![outbox ? 1 : 0]!,
+  const sql = INSERT_MESSAGES[app.config.PUSH_RELAY_URL ? 1 : 0]![triggers.length > 0 ? 1 : 0]![outbox ? 1 : 0]!;
+  const params = [
     items.length,
     items.map((i) => i.realmId),
     column((m) => m.p.sender.id),
@@ -190,7 +187,10 @@ async function storeAll(app: App, requests: readonly StoreRequest[]): Promise<St
     recipients.map((r) => r[2]),
     ...(outbox ? [outbox.node, outbox.origin] : []),
     ...(triggers.length > 0 ? [triggers.map((t) => t[0]), triggers.map((t) => t[1]), triggers.map((t) => t[2])] : []),
-  );
+  ];
+  type Row = Message & { xid: string; firstInChannel: boolean; pushQueued: boolean; hookQueued: boolean; emailNoted: boolean; outboxRow: string | null };
+  // Its arrays' lengths vary at every call: on its own it is planned once (db/client.ts queryPlannedOnce).
+  const rows = inTransaction() ? await rawQuery<Row>(app, sql, ...params) : await app.db.queryPlannedOnce<Row>(sql, params);
   // The workers start once their work is visible: after this statement, or after the caller's commit.
   for (const [queued, worker] of [
     [rows.some((r) => r.pushQueued), app.pushes],

@@ -59,6 +59,14 @@ export interface Database {
    * Timestamps read as UTC, as Prisma reads them; timed like Prisma's statements.
    */
   query<Row>(sql: string, params: unknown[]): Promise<Row[]>;
+  /**
+   * As `query`, on connections of their own that plan each prepared statement once
+   * (plan_cache_mode = force_generic_plan), for a statement whose parameters are arrays of any
+   * length: PostgreSQL prices its custom plans by the arrays' lengths, finds them cheaper than the
+   * generic one and so plans it anew at every call, a fifth of the message insert's backend CPU
+   * (bench/micro/send-statement.ts). The other statements keep the pool and its custom plans.
+   */
+  queryPlannedOnce<Row>(sql: string, params: unknown[]): Promise<Row[]>;
   /** Resolves once the database answers a trivial query on a pooled connection. */
   ping(): Promise<void>;
   poolStats(): PoolStats;
@@ -90,6 +98,9 @@ const RAW_TYPES = {
 
 const statementNames = new Map<string, string>();
 
+/** Connections for queryPlannedOnce: as many as the message insert has statements in flight (actions/messages-store.ts). */
+const PLANNED_ONCE_CONNECTIONS = 4;
+
 /**
  * Hot statements are prepared once per connection (pg keeps them by name): PostgreSQL then skips
  * parsing them, and planning them once it settles on a generic plan.
@@ -110,6 +121,9 @@ async function openPostgres(url: string, { poolSize, onQuery, onTransaction }: O
     await pool.end();
     throw new Error(`Cannot connect to PostgreSQL at ${redactUrl(url)}: ${(err as Error).message}`, { cause: err });
   }
+  // pg connects only when a statement needs it.
+  const plannedOnce = new pg.Pool({ connectionString: url, max: PLANNED_ONCE_CONNECTIONS, options: '-c plan_cache_mode=force_generic_plan' });
+  plannedOnce.on('error', (err) => log.warn('PostgreSQL connection error', { error: err.message }));
   const adapter = new PrismaPg(pool);
   const prisma = new PrismaClient({ adapter: onQuery ? timedAdapter(adapter, onQuery, onTransaction) : adapter });
   return {
@@ -118,14 +132,8 @@ async function openPostgres(url: string, { poolSize, onQuery, onTransaction }: O
     ping: async () => {
       await pool.query('SELECT 1');
     },
-    query: async <Row>(sql: string, params: unknown[]) => {
-      const start = performance.now();
-      try {
-        return (await pool.query({ name: statementName(sql), text: sql, values: params, types: RAW_TYPES })).rows as Row[];
-      } finally {
-        onQuery?.((performance.now() - start) / 1000);
-      }
-    },
+    query: <Row>(sql: string, params: unknown[]) => pooledQuery<Row>(pool, sql, params, onQuery),
+    queryPlannedOnce: <Row>(sql: string, params: unknown[]) => pooledQuery<Row>(plannedOnce, sql, params, onQuery),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
     withSession: async (fn) => {
       const client = await pool.connect();
@@ -148,12 +156,22 @@ async function openPostgres(url: string, { poolSize, onQuery, onTransaction }: O
     close: once(async () => {
       try {
         await prisma.$disconnect();
-        await pool.end();
+        await Promise.all([pool.end(), plannedOnce.end()]);
       } finally {
         await afterClose?.();
       }
     }),
   };
+}
+
+/** One prepared statement on `pool`, timed as Prisma's statements are. */
+async function pooledQuery<Row>(pool: pg.Pool, sql: string, params: unknown[], onQuery: QueryTimer | undefined): Promise<Row[]> {
+  const start = performance.now();
+  try {
+    return (await pool.query({ name: statementName(sql), text: sql, values: params, types: RAW_TYPES })).rows as Row[];
+  } finally {
+    onQuery?.((performance.now() - start) / 1000);
+  }
 }
 
 function pgSession(client: pg.PoolClient): SqlSession {

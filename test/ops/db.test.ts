@@ -82,6 +82,30 @@ test('migrations: every migration applies once and is recorded as Prisma does', 
   await assertFullyMigrated(fresh);
 });
 
+test('queryPlannedOnce: a statement with array parameters gets one generic plan; query keeps the default plan cache mode', async () => {
+  const db = await openDatabase({ databaseUrl: await freshDatabase() });
+  try {
+    const sql =
+      'SELECT count(*)::int AS n, current_setting($2) AS mode, (SELECT generic_plans FROM pg_prepared_statements WHERE statement = $3) AS generic FROM unnest($1::int[])';
+    type Row = { n: number; mode: string; generic: string };
+    // One statement at a time: each finds the connection the last one left.
+    const planned: Row[] = [];
+    for (let length = 1; length <= 8; length++)
+      planned.push(...(await db.queryPlannedOnce<Row>(sql, [Array.from({ length }, (_, i) => i), 'plan_cache_mode', sql])));
+    assert.equal(
+      planned.map((r) => [r.n, r.mode, Number(r.generic)]),
+      Array.from({ length: 8 }, (_, i) => [i + 1, 'force_generic_plan', i + 1]),
+    );
+    const pooled = await db.query<Row>(sql, [[1, 2], 'plan_cache_mode', sql]);
+    assert.equal(
+      pooled.map((r) => r.mode),
+      ['auto'],
+    );
+  } finally {
+    await db.close();
+  }
+});
+
 test('migrations: a failing migration leaves neither its changes nor a record', async () => {
   const db = fresh!;
   const dir = migrationsDir({ '20990101000000_broken': 'CREATE TABLE probe_broken (id int);\nSELECT * FROM no_such_table;\n' });

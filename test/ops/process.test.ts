@@ -120,6 +120,14 @@ test('npm start on an empty data directory: one organization, its credentials pr
   // PostgreSQL logs to its file, not to the server's output.
   assert.match(readFileSync(path.join(dataDir, 'postgres.log'), 'utf8'), /database system is ready to accept connections/);
   assert.not.match(server.stdout, /database system/);
+  // PostgreSQL runs without the malloc settings npm start gives Node (db/embedded.ts).
+  const postmaster = readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0];
+  assert.equal(
+    readFileSync(`/proc/${postmaster}/environ`, 'latin1')
+      .split('\0')
+      .filter((v) => v.startsWith('MALLOC_')),
+    [],
+  );
   const published = JSON.parse(readFileSync(path.join(dataDir, 'server.json'), 'utf8'));
   assert.equal([published.pid, published.url], [server.child.pid, `http://127.0.0.1:${server.port}`]);
 });
