@@ -134,7 +134,7 @@ type MessageJson = Stamped<Omit<FullMessage, 'sender'>, 'dateSent' | 'lastEditTi
 type UserJson = Stamped<User, 'dateJoined' | 'lastReminder'>;
 const userFromJson = (u: UserJson): User => ({ ...u, dateJoined: utcFromJson(u.dateJoined), lastReminder: utcOrNull(u.lastReminder) });
 
-const USERS_BY_ID = `SELECT coalesce(jsonb_agg(u), '[]') AS users FROM "User" u WHERE u.id = ANY($1::int[])`;
+export const USERS_BY_ID = `SELECT coalesce(jsonb_agg(u), '[]') AS users FROM "User" u WHERE u.id = ANY($1::int[])`;
 
 /** The users of the direct-message conversations among `messages`, in one statement. */
 export async function conversationUsers(app: App, messages: readonly FullMessage[]): Promise<Map<number, User>> {
@@ -148,7 +148,7 @@ export async function conversationUsers(app: App, messages: readonly FullMessage
  * The messages with what messageInclude adds (channel, conversation, reactions in id order) and
  * their senders, as JSON in one statement: Prisma's include takes one statement per relation.
  */
-const LOAD_MESSAGES = `WITH m AS (SELECT * FROM "Message" WHERE id = ANY($1::int[]))
+export const LOAD_MESSAGES = `WITH m AS (SELECT * FROM "Message" WHERE id = ANY($1::int[]))
 SELECT
   (SELECT coalesce(jsonb_agg((to_jsonb(m) - 'searchVector') || jsonb_build_object(
       'channel', (SELECT jsonb_build_object('id', c.id, 'name', c.name, 'inviteOnly', c."inviteOnly", 'historyPublicToSubscribers', c."historyPublicToSubscribers")

@@ -5,6 +5,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
+import { READ_ROWS, READ_ROWS_AND_UNREAD, WRITE_FLAGS } from '../../src/actions/flags.ts';
+import { LOAD_MESSAGES } from '../../src/queries/messages.ts';
+import { NEWEST_MESSAGE_ID } from '../../src/queries/register.ts';
+import { MUTE_SETTINGS } from '../../src/queries/subscriptions.ts';
 import { freshDatabase } from '../helpers/server.ts';
 
 const MESSAGES = 100_000;
@@ -27,6 +31,10 @@ test.before(async () => {
         SELECT u, m.id, CASE WHEN m.id % 200 = 0 THEN 0 ELSE 1 END | CASE WHEN m.id % 500 = 0 THEN 2 ELSE 0 END
                       | CASE WHEN m.id % 100 = 0 THEN 8 ELSE 0 END | CASE WHEN m."directGroupId" IS NOT NULL THEN 512 ELSE 0 END
           FROM "Message" m CROSS JOIN generate_series(1, 2) u;
+      INSERT INTO "Reaction" ("messageId", "userId", "emojiName", "emojiCode", "reactionType")
+        SELECT id, 1 + id % 3, 'smile', '1f642', 'unicode_emoji' FROM "Message" WHERE id % 10 = 0;
+      INSERT INTO "Subscription" ("userId", "channelId", active, "isMuted") SELECT u, c, true, c = 5 FROM generate_series(1, 3) u CROSS JOIN generate_series(1, 5) c;
+      INSERT INTO "UserTopic" ("userId", "channelId", topic, visibility) SELECT 1, c, 'topic ' || c, 1 FROM generate_series(1, 5) c;
       SELECT count_channel_traffic(NULL);`),
   );
   // As autovacuum leaves a settled history: visible to index-only scans.
@@ -37,10 +45,24 @@ test.after(async () => {
   await db?.close();
 });
 
-/** The plan's nodes, flattened. */
-async function planNodes(sql: string, params: unknown[] = []): Promise<{ type: string; relation?: string; index?: string }[]> {
-  const [row] = await db.withSession((s) => s.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, params));
-  const nodes: { type: string; relation?: string; index?: string }[] = [];
+type PlanNode = { type: string; relation?: string; index?: string };
+
+/**
+ * The plan's nodes, flattened. `generic`: the plan PostgreSQL keeps for a prepared statement once
+ * it stops planning per call (after five), made without the values; the pool's statements
+ * (db.query, rawQuery outside a transaction) are prepared, so theirs is the one that runs.
+ */
+async function planNodes(sql: string, params: unknown[] = [], generic = false): Promise<PlanNode[]> {
+  const [row] = await db.withSession(async (s) => {
+    if (!generic) return s.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+    await s.exec(`SET plan_cache_mode = force_generic_plan; PREPARE probe AS ${sql}`);
+    try {
+      return await s.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) EXECUTE probe(${params.map(() => 'NULL').join(', ')})`);
+    } finally {
+      await s.exec('DEALLOCATE probe; RESET plan_cache_mode');
+    }
+  });
+  const nodes: PlanNode[] = [];
   const walk = (n: Record<string, unknown>) => {
     nodes.push({ type: n['Node Type'] as string, relation: n['Relation Name'] as string | undefined, index: n['Index Name'] as string | undefined });
     for (const child of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
@@ -49,15 +71,27 @@ async function planNodes(sql: string, params: unknown[] = []): Promise<{ type: s
   return nodes;
 }
 
-/** The plan reads no history sequentially and uses one of `indexes`. */
-async function assertIndexed(sql: string, params: unknown[], ...indexes: string[]): Promise<void> {
-  const nodes = await planNodes(sql, params);
-  const scans = nodes.filter((n) => n.type === 'Seq Scan' && (n.relation === 'Message' || n.relation === 'UserMessage'));
+/** Tables that grow with history. */
+const HISTORY = ['Message', 'UserMessage', 'Reaction'];
+
+function assertIndexedNodes(nodes: PlanNode[], indexes: string[]): void {
+  const scans = nodes.filter((n) => n.type === 'Seq Scan' && HISTORY.includes(n.relation ?? ''));
   assert.equal(scans, [], `no sequential scan of history: ${JSON.stringify(nodes)}`);
   assert.ok(
     nodes.some((n) => n.index !== undefined && indexes.includes(n.index)),
     `uses ${indexes.join(' or ')}: ${JSON.stringify(nodes)}`,
   );
+}
+
+/** The plan reads no history sequentially and uses one of `indexes`. */
+async function assertIndexed(sql: string, params: unknown[], ...indexes: string[]): Promise<void> {
+  assertIndexedNodes(await planNodes(sql, params), indexes);
+}
+
+/** assertIndexed for a statement prepared on the pool: both the plan for its values and the generic one. */
+async function assertIndexedPrepared(sql: string, params: unknown[], ...indexes: string[]): Promise<void> {
+  assertIndexedNodes(await planNodes(sql, params), indexes);
+  assertIndexedNodes(await planNodes(sql, params, true), indexes);
 }
 
 test('register: unread, starred and recent direct messages come from the partial indexes', async () => {
@@ -245,6 +279,36 @@ test("digest: the week's first message from the date index, then the channels' i
     'Message_channelId_id_idx',
     'Message_pkey',
     'Message_dateSent_idx',
+  );
+});
+
+test("GET /messages: the page's messages, channels, conversations, reactions and senders by their ids", async () => {
+  const page = Array.from({ length: 50 }, (_, i) => MESSAGES / 2 + i);
+  await assertIndexedPrepared(LOAD_MESSAGES, [page], 'Message_pkey');
+  // Each message's reactions from the reactions' message index, not the whole table.
+  await assertIndexedPrepared(LOAD_MESSAGES, [page], 'Reaction_messageId_userId_emojiCode_reactionType_key');
+});
+
+test("flags: the user's rows of the listed messages, and what marking unread needs, by their keys", async () => {
+  const listed = Array.from({ length: 100 }, (_, i) => MESSAGES / 2 + i);
+  await assertIndexedPrepared(READ_ROWS, [1, listed], 'UserMessage_pkey');
+  for (const index of ['UserMessage_pkey', 'Message_pkey']) await assertIndexedPrepared(READ_ROWS_AND_UNREAD, [1, listed, listed], index);
+});
+
+test("flags: the batch's write updates the user's rows by their key", async () => {
+  const ids = Array.from({ length: 100 }, (_, i) => MESSAGES / 2 + i);
+  const bits = ids.map(() => 1);
+  await assertIndexedPrepared(WRITE_FLAGS, [1, ids, bits, bits.map(() => 0), ids.map(() => false)], 'UserMessage_pkey');
+});
+
+test("register: max_message_id is the user's newest row, and the mute settings read no history", async () => {
+  const newest = await planNodes(NEWEST_MESSAGE_ID, [1]);
+  assert.equal(newest[0]!.type, 'Limit', JSON.stringify(newest));
+  assertIndexedNodes(newest, ['UserMessage_pkey']);
+  const mutes = await planNodes(MUTE_SETTINGS, [1]);
+  assert.ok(
+    mutes.every((n) => !HISTORY.includes(n.relation ?? '')),
+    JSON.stringify(mutes),
   );
 });
 
