@@ -9,7 +9,7 @@ import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { inTransaction, rawQuery } from '../db/transaction.ts';
 import { channelAccess, subscriberIds } from './channels.ts';
-import { compileNarrow, narrowSource, type NarrowTerm } from './narrow.ts';
+import { compileNarrow, narrowSource, type NarrowSource, type NarrowTerm } from './narrow.ts';
 import { searchFields, searchOperandsOf } from './search-highlight.ts';
 import type { RealmInfo } from './realms.ts';
 import { apiEmail, avatarUrl, canSeeEmail } from './users.ts';
@@ -339,12 +339,21 @@ async function firstUnread(app: App, from: string, where: string, params: unknow
   return first?.id ?? null;
 }
 
+/** `<id> <bound>` on every column of the narrow's source that holds the message id, so that the index of either side starts at it. */
+export const idBound = (source: NarrowSource, bound: string) => source.ids.map((id) => `${id} ${bound}`).join(' AND ');
+
+/** One side of a range: the narrow's messages past an anchor (`bound`, as `< 10`), nearest first. */
+export function rangeStatement(source: NarrowSource, bound: string, order: 'ASC' | 'DESC', limit: number): string {
+  return `SELECT m.id, um.flags FROM ${source.from} WHERE ${source.where} AND ${idBound(source, bound)} ORDER BY m.id ${order} LIMIT ${limit}`;
+}
+
 /** Messages around an anchor in a narrow, with Zulip's found_* bookkeeping. */
 export async function fetchRange(app: App, realm: RealmInfo, user: User, q: RangeQuery): Promise<RangeResult> {
   const narrow = await compileNarrow(app, realm, user, q.narrow, [user.id]);
-  const { from, where } = narrowSource(narrow);
-  const select = (extra: string, order: 'ASC' | 'DESC', limit: number) =>
-    app.prisma.$queryRawUnsafe<Row[]>(`SELECT m.id, um.flags FROM ${from} WHERE ${where} AND ${extra} ORDER BY m.id ${order} LIMIT ${limit}`, ...narrow.params);
+  const source = narrowSource(narrow);
+  const { from, where } = source;
+  const select = (bound: string, order: 'ASC' | 'DESC', limit: number) =>
+    app.prisma.$queryRawUnsafe<Row[]>(rangeStatement(source, bound, order, limit), ...narrow.params);
   let anchor: number;
   if (q.anchor === 'newest') anchor = LARGER_THAN_MAX_MESSAGE_ID;
   else if (q.anchor === 'oldest') anchor = 0;
@@ -353,9 +362,9 @@ export async function fetchRange(app: App, realm: RealmInfo, user: User, q: Rang
   const toRight = anchor === LARGER_THAN_MAX_MESSAGE_ID;
   const toLeft = anchor === 0;
   const withAnchor = q.includeAnchor && !toLeft && !toRight;
-  const before = q.numBefore > 0 && !toLeft ? (await select(`m.id < ${anchor}`, 'DESC', q.numBefore)).reverse() : [];
-  const at = withAnchor ? await select(`m.id = ${anchor}`, 'ASC', 1) : [];
-  const after = q.numAfter > 0 && !toRight ? await select(`m.id > ${anchor}`, 'ASC', q.numAfter) : [];
+  const before = q.numBefore > 0 && !toLeft ? (await select(`< ${anchor}`, 'DESC', q.numBefore)).reverse() : [];
+  const at = withAnchor ? await select(`= ${anchor}`, 'ASC', 1) : [];
+  const after = q.numAfter > 0 && !toRight ? await select(`> ${anchor}`, 'ASC', q.numAfter) : [];
   return {
     rows: [...before, ...at, ...after],
     anchor,
@@ -379,9 +388,9 @@ export async function matchesNarrow(
   if (ids.length === 0) return {};
   // Only received messages, as in Zulip: no channel history here.
   const narrow = { ...(await compileNarrow(app, realm, user, narrowTerms, [user.id, [...ids]])), history: false };
-  const { from, where } = narrowSource(narrow);
+  const source = narrowSource(narrow);
   const rows = await app.prisma.$queryRawUnsafe<{ id: number; topic: string }[]>(
-    `SELECT m.id, m.topic FROM ${from} WHERE ${where} AND m.id = ANY($2::int[]) ORDER BY m.id`,
+    `SELECT m.id, m.topic FROM ${source.from} WHERE ${source.where} AND ${idBound(source, '= ANY($2::int[])')} ORDER BY m.id`,
     ...narrow.params,
   );
   const highlights = await searchFields(app, rows, searchOperandsOf(narrowTerms) ?? []);
@@ -392,8 +401,11 @@ export async function matchesNarrow(
 export async function filterByNarrow(app: App, realm: RealmInfo, user: User, ids: readonly number[], narrowTerms: readonly NarrowTerm[]): Promise<Row[]> {
   if (ids.length === 0) return [];
   const narrow = await compileNarrow(app, realm, user, narrowTerms, [user.id, [...ids]]);
-  const { from, where } = narrowSource(narrow);
-  return app.prisma.$queryRawUnsafe<Row[]>(`SELECT m.id, um.flags FROM ${from} WHERE ${where} AND m.id = ANY($2::int[]) ORDER BY m.id`, ...narrow.params);
+  const source = narrowSource(narrow);
+  return app.prisma.$queryRawUnsafe<Row[]>(
+    `SELECT m.id, um.flags FROM ${source.from} WHERE ${source.where} AND ${idBound(source, '= ANY($2::int[])')} ORDER BY m.id`,
+    ...narrow.params,
+  );
 }
 
 const DIFF_TOKEN_RE = /<[^>]*>|[^<\s]+|\s+/g;

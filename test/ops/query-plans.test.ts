@@ -6,7 +6,11 @@ import * as assert from 'uvu/assert';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { READ_ROWS, READ_ROWS_AND_UNREAD, WRITE_FLAGS } from '../../src/actions/flags.ts';
-import { LOAD_MESSAGES } from '../../src/queries/messages.ts';
+import type { App } from '../../src/app.ts';
+import type { User } from '../../src/db/generated/client.ts';
+import { LOAD_MESSAGES, rangeStatement } from '../../src/queries/messages.ts';
+import { compileNarrow, narrowSource, type NarrowTerm } from '../../src/queries/narrow.ts';
+import type { RealmInfo } from '../../src/queries/realms.ts';
 import { NEWEST_MESSAGE_ID } from '../../src/queries/register.ts';
 import { MUTE_SETTINGS } from '../../src/queries/subscriptions.ts';
 import { freshDatabase } from '../helpers/server.ts';
@@ -310,6 +314,75 @@ test("register: max_message_id is the user's newest row, and the mute settings r
     mutes.every((n) => !HISTORY.includes(n.relation ?? '')),
     JSON.stringify(mutes),
   );
+});
+
+/** The rows each scan of `table` returned, as EXPLAIN ANALYZE counts them (rows, not time). */
+async function rowsRead(sql: string, params: unknown[], table: string): Promise<number> {
+  const [row] = await db.withSession((s) =>
+    s.query<{ 'QUERY PLAN': { Plan: Record<string, unknown> }[] }>(`EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${sql}`, params),
+  );
+  let rows = 0;
+  const walk = (n: Record<string, unknown>) => {
+    if (n['Relation Name'] === table) rows += (n['Actual Rows'] as number) * (n['Actual Loops'] as number);
+    for (const child of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  walk(row!['QUERY PLAN'][0]!.Plan);
+  return rows;
+}
+
+/** A page of GET /messages as fetchRange asks for it, the narrow compiled by src/queries/narrow.ts. */
+async function pageStatement(narrow: NarrowTerm[], bound: string, order: 'ASC' | 'DESC'): Promise<{ sql: string; params: unknown[] }> {
+  // These operators read no more of App than its Prisma client (a user's id, a conversation, search words).
+  const app = { prisma: db.prisma } as unknown as App;
+  const user = (await db.prisma.user.findUniqueOrThrow({ where: { id: 1 } })) as User;
+  const compiled = await compileNarrow(app, { id: 1 } as RealmInfo, user, narrow, [user.id]);
+  return { sql: rangeStatement(narrowSource(compiled), bound, order, 50), params: compiled.params };
+}
+
+const OPERATORS: NarrowTerm[][] = [
+  [],
+  [{ operator: 'in', operand: 'home' }],
+  [{ operator: 'sender', operand: 2 }],
+  [{ operator: 'dm', operand: [2] }],
+  [{ operator: 'dm-including', operand: 2 }],
+  [{ operator: 'is', operand: 'dm' }],
+  [{ operator: 'is', operand: 'unread' }],
+  [{ operator: 'is', operand: 'starred' }],
+  [{ operator: 'is', operand: 'mentioned' }],
+  [{ operator: 'is', operand: 'alerted' }],
+  [{ operator: 'is', operand: 'resolved' }],
+  [{ operator: 'has', operand: 'link' }],
+  [{ operator: 'has', operand: 'reaction' }],
+  [{ operator: 'id', operand: MESSAGES / 2 }],
+  [{ operator: 'search', operand: 'word5' }],
+];
+
+test("GET /messages: every operator over the user's rows, newest and from an anchor either way, reads no history sequentially", async () => {
+  for (const narrow of OPERATORS) {
+    for (const [bound, order] of [
+      ['< 10000000000000000', 'DESC'],
+      [`< ${MESSAGES / 2}`, 'DESC'],
+      [`> ${MESSAGES / 2}`, 'ASC'],
+    ] as const) {
+      const { sql, params } = await pageStatement(narrow, bound, order);
+      const scans = (await planNodes(sql, params)).filter((n) => n.type === 'Seq Scan' && HISTORY.includes(n.relation ?? ''));
+      assert.equal(scans, [], `${JSON.stringify(narrow)} ${bound}`);
+    }
+  }
+});
+
+test("GET /messages from an anchor in the middle: the user's rows are read from the anchor, not from their first or newest one", async () => {
+  // Bounded on m.id alone, a page after message 50,000 read the user's 50,050 rows before it.
+  for (const narrow of [[], [{ operator: 'in', operand: 'home' }], [{ operator: 'sender', operand: 2 }]] as NarrowTerm[][]) {
+    for (const [bound, order] of [
+      [`< ${MESSAGES / 2}`, 'DESC'],
+      [`> ${MESSAGES / 2}`, 'ASC'],
+    ] as const) {
+      const { sql, params } = await pageStatement(narrow, bound, order);
+      const read = await rowsRead(sql, params, 'UserMessage');
+      assert.ok(read <= 200, `${JSON.stringify(narrow)} ${bound}: ${read} rows of UserMessage for a page of 50`);
+    }
+  }
 });
 
 test.run();
