@@ -281,14 +281,43 @@ export async function topicHasMessages(app: App, channelId: number, topic: strin
   return rows.length > 0;
 }
 
-/** Ids of the topic's messages the user can read: all of them unless history is protected. */
-export async function visibleTopicMessages(app: App, user: User, channel: Channel, topic: string): Promise<{ id: number; dateSent: Date }[]> {
-  const messages = await app.prisma.$queryRaw<{ id: number; dateSent: Date }[]>`
-    SELECT id, "dateSent" FROM "Message" WHERE "channelId" = ${channel.id} AND upper(topic) = upper(${topic}) ORDER BY id`;
-  if (channel.historyPublicToSubscribers) return messages;
-  const held = await app.prisma.userMessage.findMany({ where: { userId: user.id, messageId: { in: messages.map((m) => m.id) } }, select: { messageId: true } });
-  const ids = new Set(held.map((r) => r.messageId));
-  return messages.filter((m) => ids.has(m.id));
+/**
+ * The messages of channel $1's topic $2 (on the topic index) a user can read: all of them when
+ * the channel shares its history with subscribers (`shared`), else those user `$n` received. Two
+ * statements rather than one with `shared` as a parameter: behind an OR, PostgreSQL checked the
+ * user's rows through a hash of all of them, read whole before the topic's first message.
+ */
+const visibleTopic = (shared: boolean, user: string) =>
+  `FROM "Message" m WHERE m."channelId" = $1 AND upper(m.topic) = upper($2)${shared ? '' : ` AND EXISTS (SELECT 1 FROM "UserMessage" um WHERE um."userId" = ${user} AND um."messageId" = m.id)`}`;
+/** visibleTopic's messages from id $3 on, in id order (the user: $4). */
+export const visibleTopicMessagesSql = (shared: boolean) => `SELECT m.id, m."dateSent" ${visibleTopic(shared, '$4')} AND m.id >= $3 ORDER BY m.id`;
+/** Whether visibleTopic holds a message other than $3 older than $4: its first row only (the user: $5). */
+export const otherVisibleTopicMessageSql = (shared: boolean) => `SELECT 1 ${visibleTopic(shared, '$5')} AND m.id <> $3 AND m.id < $4::bigint LIMIT 1`;
+
+/** The statement's parameters after the ones of visibleTopic: the user's id, for a channel whose history is protected. */
+const userUnlessShared = (user: User, channel: Channel) => (channel.historyPublicToSubscribers ? [] : [user.id]);
+
+/** The topic's messages the user can read (all of them unless history is protected), from message `fromId` on. */
+export function visibleTopicMessages(app: App, user: User, channel: Channel, topic: string, fromId = 0): Promise<{ id: number; dateSent: Date }[]> {
+  const sql = visibleTopicMessagesSql(channel.historyPublicToSubscribers);
+  return app.prisma.$queryRawUnsafe(sql, channel.id, topic, fromId, ...userUnlessShared(user, channel));
+}
+
+/**
+ * Whether the user can read a message of the topic other than `exceptId` (older than `beforeId`,
+ * if given), without reading the topic's other messages.
+ */
+export async function otherVisibleTopicMessage(
+  app: App,
+  user: User,
+  channel: Channel,
+  topic: string,
+  exceptId: number,
+  beforeId = LARGER_THAN_MAX_MESSAGE_ID,
+): Promise<boolean> {
+  const sql = otherVisibleTopicMessageSql(channel.historyPublicToSubscribers);
+  const rows = await app.prisma.$queryRawUnsafe<unknown[]>(sql, channel.id, topic, exceptId, beforeId, ...userUnlessShared(user, channel));
+  return rows.length > 0;
 }
 
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;

@@ -8,7 +8,7 @@ import { applyMigrations } from '../../src/db/migrate.ts';
 import { READ_ROWS, READ_ROWS_AND_UNREAD, WRITE_FLAGS } from '../../src/actions/flags.ts';
 import type { App } from '../../src/app.ts';
 import type { User } from '../../src/db/generated/client.ts';
-import { LOAD_MESSAGES, rangeStatement } from '../../src/queries/messages.ts';
+import { LOAD_MESSAGES, otherVisibleTopicMessageSql, rangeStatement, visibleTopicMessagesSql } from '../../src/queries/messages.ts';
 import { compileNarrow, narrowSource, type NarrowTerm } from '../../src/queries/narrow.ts';
 import type { RealmInfo } from '../../src/queries/realms.ts';
 import { NEWEST_MESSAGE_ID } from '../../src/queries/register.ts';
@@ -382,6 +382,19 @@ test("GET /messages from an anchor in the middle: the user's rows are read from 
       const read = await rowsRead(sql, params, 'UserMessage');
       assert.ok(read <= 200, `${JSON.stringify(narrow)} ${bound}: ${read} rows of UserMessage for a page of 50`);
     }
+  }
+});
+
+test('a topic move reads the moved messages from the topic index, and of the rest whether there is one', async () => {
+  // Channel 3's "topic 2" holds 2,500 messages; user 1 received them all, user 3 none.
+  for (const shared of [true, false]) {
+    const user = shared ? [] : [1];
+    await assertIndexed(visibleTopicMessagesSql(shared), [3, 'TOPIC 2', MESSAGES / 2, ...user], 'Message_channelId_upper_topic_id_idx');
+    const other = [3, 'TOPIC 2', 2, 10_000_000_000_000_000, ...user];
+    await assertIndexed(otherVisibleTopicMessageSql(shared), other, 'Message_channelId_upper_topic_id_idx');
+    // Before, moving one message read the topic's every id (and, history protected, the user's row of each).
+    const read = await rowsRead(otherVisibleTopicMessageSql(shared), other, 'Message');
+    assert.ok(read <= 2, `history shared: ${shared}, ${read} messages read`);
   }
 });
 
