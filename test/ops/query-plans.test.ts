@@ -38,6 +38,9 @@ test.before(async () => {
           FROM "Message" m CROSS JOIN generate_series(1, 2) u;
       INSERT INTO "Reaction" ("messageId", "userId", "emojiName", "emojiCode", "reactionType")
         SELECT id, 1 + id % 3, 'smile', '1f642', 'unicode_emoji' FROM "Message" WHERE id % 10 = 0;
+      INSERT INTO "Realm" (id, name, subdomain) VALUES (2, 'other', 'other');
+      INSERT INTO "Attachment" ("realmId", "ownerId", "pathId", "fileName", size)
+        SELECT CASE WHEN i % 10 = 0 THEN 1 ELSE 2 END, CASE WHEN i % 1000 = 0 THEN 1 ELSE 2 END, 'p/' || i, 'f' || i, i FROM generate_series(1, 20000) i;
       INSERT INTO "Subscription" ("userId", "channelId", active, "isMuted") SELECT u, c, true, c = 5 FROM generate_series(1, 3) u CROSS JOIN generate_series(1, 5) c;
       INSERT INTO "UserTopic" ("userId", "channelId", topic, visibility) SELECT 1, c, 'topic ' || c, 1 FROM generate_series(1, 5) c;
       SELECT count_channel_traffic(NULL);`),
@@ -392,6 +395,16 @@ test('a topic move reads the moved messages from the topic index, and of the res
     const read = await rowsRead(otherVisibleTopicMessageSql(shared), other, 'Message');
     assert.ok(read <= 2, `history shared: ${shared}, ${read} messages read`);
   }
+});
+
+test("attachments: the user's uploads by their owner, the organization's space from the realm's index alone", async () => {
+  // As Prisma sends them (uploads.ts): 20 of 20,000 uploads are user 1's, 2,000 their organization's.
+  await assertIndexed('SELECT * FROM "Attachment" WHERE "ownerId" = $1 ORDER BY id OFFSET $2', [1, 0], 'Attachment_ownerId_idx');
+  const space = await planNodes('SELECT SUM(size) FROM (SELECT size FROM "Attachment" WHERE "realmId" = $1 OFFSET $2) sub', [1, 0]);
+  assert.ok(
+    space.some((n) => n.type === 'Index Only Scan' && n.index === 'Attachment_realmId_size_idx'),
+    JSON.stringify(space),
+  );
 });
 
 test.run();
