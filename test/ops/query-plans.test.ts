@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { READ_ROWS, READ_ROWS_AND_UNREAD, WRITE_FLAGS } from '../../src/actions/flags.ts';
+import { CONVERSATION_EXISTS } from '../../src/actions/messages-send-checks.ts';
 import type { App } from '../../src/app.ts';
 import type { User } from '../../src/db/generated/client.ts';
 import { channelTopicsSql } from '../../src/queries/channels.ts';
@@ -405,6 +406,13 @@ test("attachments: the user's uploads by their owner, the organization's space f
     space.some((n) => n.type === 'Index Only Scan' && n.index === 'Attachment_realmId_size_idx'),
     JSON.stringify(space),
   );
+});
+
+test('a direct message from a user who may not start conversations: whether the conversation has a message, from its index', async () => {
+  for (const key of ['1,2', '1,3']) {
+    await assertIndexed(CONVERSATION_EXISTS, [1, key], 'Message_directGroupId_id_idx');
+    assert.ok((await rowsRead(CONVERSATION_EXISTS, [1, key], 'Message')) <= 1, key);
+  }
 });
 
 test.run();
