@@ -160,7 +160,7 @@ class BatchRows {
  * stands. A new row that appeared meanwhile is not inserted but updated like the others: the
  * update sees rows committed before the statement, and not the ones the insert adds.
  */
-const WRITE_FLAGS = `WITH input AS (SELECT * FROM unnest($2::int[], $3::int[], $4::int[], $5::bool[]) AS t(id, set_bits, clear_bits, created)),
+export const WRITE_FLAGS = `WITH input AS (SELECT * FROM unnest($2::int[], $3::int[], $4::int[], $5::bool[]) AS t(id, set_bits, clear_bits, created)),
   inserted AS (
     INSERT INTO "UserMessage" ("userId", "messageId", flags)
     SELECT $1, id, (${HISTORICAL_FLAGS} | set_bits) & ~clear_bits FROM input WHERE created
@@ -178,14 +178,14 @@ async function writeRows(app: App, userId: number, rows: BatchRows): Promise<num
   return Number(written!.xid);
 }
 
-const READ_ROWS = 'SELECT "messageId", flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = ANY($2::int[])';
+export const READ_ROWS = 'SELECT "messageId", flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = ANY($2::int[])';
 
 /**
  * READ_ROWS ($1, $2), and of the messages $3 the batch may mark unread: where each is and whether
  * the user follows its channel (an active subscription), and the user's mute settings of those
  * channels and their topics.
  */
-const READ_ROWS_AND_UNREAD = `SELECT
+export const READ_ROWS_AND_UNREAD = `SELECT
   (SELECT coalesce(json_agg(json_build_array(um."messageId", um.flags)), '[]') FROM "UserMessage" um
     WHERE um."userId" = $1 AND um."messageId" = ANY($2::int[])) AS rows,
   (SELECT coalesce(json_agg(json_build_array(m.id, m."channelId", m.topic, g."memberKey", coalesce(s.active, false), coalesce(s."isMuted", false))), '[]')

@@ -86,9 +86,16 @@ export async function checkDirectMessagePermission(app: App, realm: RealmInfo, s
     );
   }
   if (isInGroupSetting(sender, realm.permissions.direct_message_initiator_group, groups, realm)) return;
-  const existing = await app.prisma.message.findFirst({ where: { realmId: realm.id, directGroup: { memberKey } }, select: { id: true } });
-  if (!existing) throw badRequest('You do not have permission to initiate direct message conversations.');
+  const existing = await app.prisma.$queryRawUnsafe<unknown[]>(CONVERSATION_EXISTS, realm.id, memberKey);
+  if (!existing.length) throw badRequest('You do not have permission to initiate direct message conversations.');
 }
+
+/**
+ * Whether the conversation of member key $2 in organization $1 has a message: its row by its key,
+ * then one entry of its messages' index, however long the organization's history.
+ */
+export const CONVERSATION_EXISTS = `SELECT 1 FROM "DirectMessageGroup" g
+  WHERE g."realmId" = $1 AND g."memberKey" = $2 AND EXISTS (SELECT 1 FROM "Message" m WHERE m."directGroupId" = g.id)`;
 
 /** Wildcard mentions in a large channel or topic need can_mention_many_users_group. */
 export async function checkWildcardMentions(

@@ -10,7 +10,7 @@ import { FLAG_BITS, flagList } from '../domain/message-flags.ts';
 import { Role } from '../domain/roles.ts';
 import type { RenderResult } from '../markdown/types.ts';
 import { subscriberIds } from '../queries/channels.ts';
-import { timestamp, topicHasMessages, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
+import { otherVisibleTopicMessage, timestamp, topicHasMessages, visibleTopicMessages, type FullMessage } from '../queries/messages.ts';
 import { alertedUsers, messageAlertWords } from '../queries/recipient-settings.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { topicFollowers } from '../queries/user-topics.ts';
@@ -57,17 +57,21 @@ export const MOVE_BATCH = 1000;
 
 /**
  * The moved messages (the target alone, or it and the later / all visible ones of its topic),
- * and whether that leaves none the user can see in the old topic.
+ * and whether that leaves none the user can see in the old topic. Only the moved messages are
+ * read, and for what stays, whether there is one: moving one message of a long topic reads one row.
  */
 async function changedMessageIds(app: App, p: EditPlan): Promise<{ ids: number[]; movedAll: boolean }> {
   const m = p.message;
+  const orig = p.origChannel!;
   if (!moved(p) || p.propagateMode === 'change_one') {
-    const movedAll = moved(p) && (await visibleTopicMessages(app, p.user, p.origChannel!, m.topic)).every((v) => v.id === m.id);
-    return { ids: [m.id], movedAll };
+    return { ids: [m.id], movedAll: moved(p) && !(await otherVisibleTopicMessage(app, p.user, orig, m.topic, m.id)) };
   }
-  const visible = await visibleTopicMessages(app, p.user, p.origChannel!, m.topic);
-  const ids = visible.map((v) => v.id).filter((id) => p.propagateMode === 'change_all' || id >= m.id);
-  return { ids: [...new Set([...ids, m.id])].sort((a, b) => a - b), movedAll: p.propagateMode === 'change_all' || ids.length === visible.length };
+  const all = p.propagateMode === 'change_all';
+  const ids = (await visibleTopicMessages(app, p.user, orig, m.topic, all ? 0 : m.id)).map((v) => v.id);
+  return {
+    ids: [...new Set([...ids, m.id])].sort((a, b) => a - b),
+    movedAll: all || !(await otherVisibleTopicMessage(app, p.user, orig, m.topic, m.id, m.id)),
+  };
 }
 
 /** The edited message's batch first (it carries the content and the checks), then the rest in order. */

@@ -324,24 +324,26 @@ export async function listChannels(app: App, realm: RealmInfo, user: User, o: Ch
  * The channel's topics with their newest message id, newest first. With protected history
  * only the messages the user received count.
  */
-export async function channelTopics(app: App, user: User, channel: Channel): Promise<{ name: string; max_id: number }[]> {
-  if (!channel.historyPublicToSubscribers) {
-    return app.prisma.$queryRaw<{ name: string; max_id: number }[]>`
-      SELECT m."topic" AS name, m."id" AS max_id FROM "Message" m
-      JOIN (SELECT max("id") AS id FROM "Message" WHERE "channelId" = ${channel.id}
-              AND "id" IN (SELECT "messageId" FROM "UserMessage" WHERE "userId" = ${user.id}) GROUP BY upper("topic")) newest ON m."id" = newest.id
-      ORDER BY m."id" DESC`;
-  }
-  // A skip scan of the (channel, upper(topic), id) index: one descent per topic, however long
-  // each topic's history, then its newest message for the name it shows.
-  return app.prisma.$queryRaw<{ name: string; max_id: number }[]>`
-    WITH RECURSIVE topics(key) AS (
-      (SELECT upper("topic") FROM "Message" WHERE "channelId" = ${channel.id} ORDER BY upper("topic") LIMIT 1)
-      UNION ALL
-      SELECT (SELECT upper("topic") FROM "Message" WHERE "channelId" = ${channel.id} AND upper("topic") > topics.key ORDER BY upper("topic") LIMIT 1)
-        FROM topics WHERE topics.key IS NOT NULL)
-    SELECT newest."topic" AS name, newest."id" AS max_id FROM topics
-    CROSS JOIN LATERAL (SELECT "id", "topic" FROM "Message" WHERE "channelId" = ${channel.id} AND upper("topic") = topics.key ORDER BY upper("topic") DESC, "id" DESC LIMIT 1) newest
-    WHERE topics.key IS NOT NULL
-    ORDER BY newest."id" DESC`;
+export function channelTopics(app: App, user: User, channel: Channel): Promise<{ name: string; max_id: number }[]> {
+  return app.prisma.$queryRawUnsafe(channelTopicsSql(channel.historyPublicToSubscribers), channel.id, ...(channel.historyPublicToSubscribers ? [] : [user.id]));
 }
+
+/**
+ * A skip scan of the (channel, upper(topic), id) index: one descent per topic, however long each
+ * topic's history, then its newest message for the name it shows; under protected history
+ * (`shared` false) the newest one user $2 received, walking back from the newest (a topic they
+ * received nothing of is read whole). Joining the channel with the user's rows instead read every
+ * message of the channel, or every row of the user.
+ */
+export const channelTopicsSql = (shared: boolean) => `WITH RECURSIVE topics(key) AS (
+    (SELECT upper("topic") FROM "Message" WHERE "channelId" = $1 ORDER BY upper("topic") LIMIT 1)
+    UNION ALL
+    SELECT (SELECT upper("topic") FROM "Message" WHERE "channelId" = $1 AND upper("topic") > topics.key ORDER BY upper("topic") LIMIT 1)
+      FROM topics WHERE topics.key IS NOT NULL)
+  SELECT newest."topic" AS name, newest."id" AS max_id FROM topics
+  CROSS JOIN LATERAL (SELECT m."id", m."topic" FROM "Message" m WHERE m."channelId" = $1 AND upper(m."topic") = topics.key${
+    shared ? '' : ' AND EXISTS (SELECT 1 FROM "UserMessage" um WHERE um."userId" = $2 AND um."messageId" = m.id)'
+  }
+    ORDER BY upper(m."topic") DESC, m."id" DESC LIMIT 1) newest
+  WHERE topics.key IS NOT NULL
+  ORDER BY newest."id" DESC`;

@@ -9,7 +9,7 @@ import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import { inTransaction, rawQuery } from '../db/transaction.ts';
 import { channelAccess, subscriberIds } from './channels.ts';
-import { compileNarrow, narrowSource, type NarrowTerm } from './narrow.ts';
+import { compileNarrow, narrowSource, type NarrowSource, type NarrowTerm } from './narrow.ts';
 import { searchFields, searchOperandsOf } from './search-highlight.ts';
 import type { RealmInfo } from './realms.ts';
 import { apiEmail, avatarUrl, canSeeEmail } from './users.ts';
@@ -134,7 +134,7 @@ type MessageJson = Stamped<Omit<FullMessage, 'sender'>, 'dateSent' | 'lastEditTi
 type UserJson = Stamped<User, 'dateJoined' | 'lastReminder'>;
 const userFromJson = (u: UserJson): User => ({ ...u, dateJoined: utcFromJson(u.dateJoined), lastReminder: utcOrNull(u.lastReminder) });
 
-const USERS_BY_ID = `SELECT coalesce(jsonb_agg(u), '[]') AS users FROM "User" u WHERE u.id = ANY($1::int[])`;
+export const USERS_BY_ID = `SELECT coalesce(jsonb_agg(u), '[]') AS users FROM "User" u WHERE u.id = ANY($1::int[])`;
 
 /** The users of the direct-message conversations among `messages`, in one statement. */
 export async function conversationUsers(app: App, messages: readonly FullMessage[]): Promise<Map<number, User>> {
@@ -148,7 +148,7 @@ export async function conversationUsers(app: App, messages: readonly FullMessage
  * The messages with what messageInclude adds (channel, conversation, reactions in id order) and
  * their senders, as JSON in one statement: Prisma's include takes one statement per relation.
  */
-const LOAD_MESSAGES = `WITH m AS (SELECT * FROM "Message" WHERE id = ANY($1::int[]))
+export const LOAD_MESSAGES = `WITH m AS (SELECT * FROM "Message" WHERE id = ANY($1::int[]))
 SELECT
   (SELECT coalesce(jsonb_agg((to_jsonb(m) - 'searchVector') || jsonb_build_object(
       'channel', (SELECT jsonb_build_object('id', c.id, 'name', c.name, 'inviteOnly', c."inviteOnly", 'historyPublicToSubscribers', c."historyPublicToSubscribers")
@@ -281,14 +281,43 @@ export async function topicHasMessages(app: App, channelId: number, topic: strin
   return rows.length > 0;
 }
 
-/** Ids of the topic's messages the user can read: all of them unless history is protected. */
-export async function visibleTopicMessages(app: App, user: User, channel: Channel, topic: string): Promise<{ id: number; dateSent: Date }[]> {
-  const messages = await app.prisma.$queryRaw<{ id: number; dateSent: Date }[]>`
-    SELECT id, "dateSent" FROM "Message" WHERE "channelId" = ${channel.id} AND upper(topic) = upper(${topic}) ORDER BY id`;
-  if (channel.historyPublicToSubscribers) return messages;
-  const held = await app.prisma.userMessage.findMany({ where: { userId: user.id, messageId: { in: messages.map((m) => m.id) } }, select: { messageId: true } });
-  const ids = new Set(held.map((r) => r.messageId));
-  return messages.filter((m) => ids.has(m.id));
+/**
+ * The messages of channel $1's topic $2 (on the topic index) a user can read: all of them when
+ * the channel shares its history with subscribers (`shared`), else those user `$n` received. Two
+ * statements rather than one with `shared` as a parameter: behind an OR, PostgreSQL checked the
+ * user's rows through a hash of all of them, read whole before the topic's first message.
+ */
+const visibleTopic = (shared: boolean, user: string) =>
+  `FROM "Message" m WHERE m."channelId" = $1 AND upper(m.topic) = upper($2)${shared ? '' : ` AND EXISTS (SELECT 1 FROM "UserMessage" um WHERE um."userId" = ${user} AND um."messageId" = m.id)`}`;
+/** visibleTopic's messages from id $3 on, in id order (the user: $4). */
+export const visibleTopicMessagesSql = (shared: boolean) => `SELECT m.id, m."dateSent" ${visibleTopic(shared, '$4')} AND m.id >= $3 ORDER BY m.id`;
+/** Whether visibleTopic holds a message other than $3 older than $4: its first row only (the user: $5). */
+export const otherVisibleTopicMessageSql = (shared: boolean) => `SELECT 1 ${visibleTopic(shared, '$5')} AND m.id <> $3 AND m.id < $4::bigint LIMIT 1`;
+
+/** The statement's parameters after the ones of visibleTopic: the user's id, for a channel whose history is protected. */
+const userUnlessShared = (user: User, channel: Channel) => (channel.historyPublicToSubscribers ? [] : [user.id]);
+
+/** The topic's messages the user can read (all of them unless history is protected), from message `fromId` on. */
+export function visibleTopicMessages(app: App, user: User, channel: Channel, topic: string, fromId = 0): Promise<{ id: number; dateSent: Date }[]> {
+  const sql = visibleTopicMessagesSql(channel.historyPublicToSubscribers);
+  return app.prisma.$queryRawUnsafe(sql, channel.id, topic, fromId, ...userUnlessShared(user, channel));
+}
+
+/**
+ * Whether the user can read a message of the topic other than `exceptId` (older than `beforeId`,
+ * if given), without reading the topic's other messages.
+ */
+export async function otherVisibleTopicMessage(
+  app: App,
+  user: User,
+  channel: Channel,
+  topic: string,
+  exceptId: number,
+  beforeId = LARGER_THAN_MAX_MESSAGE_ID,
+): Promise<boolean> {
+  const sql = otherVisibleTopicMessageSql(channel.historyPublicToSubscribers);
+  const rows = await app.prisma.$queryRawUnsafe<unknown[]>(sql, channel.id, topic, exceptId, beforeId, ...userUnlessShared(user, channel));
+  return rows.length > 0;
 }
 
 export const LARGER_THAN_MAX_MESSAGE_ID = 10000000000000000;
@@ -339,12 +368,21 @@ async function firstUnread(app: App, from: string, where: string, params: unknow
   return first?.id ?? null;
 }
 
+/** `<id> <bound>` on every column of the narrow's source that holds the message id, so that the index of either side starts at it. */
+export const idBound = (source: NarrowSource, bound: string) => source.ids.map((id) => `${id} ${bound}`).join(' AND ');
+
+/** One side of a range: the narrow's messages past an anchor (`bound`, as `< 10`), nearest first. */
+export function rangeStatement(source: NarrowSource, bound: string, order: 'ASC' | 'DESC', limit: number): string {
+  return `SELECT m.id, um.flags FROM ${source.from} WHERE ${source.where} AND ${idBound(source, bound)} ORDER BY m.id ${order} LIMIT ${limit}`;
+}
+
 /** Messages around an anchor in a narrow, with Zulip's found_* bookkeeping. */
 export async function fetchRange(app: App, realm: RealmInfo, user: User, q: RangeQuery): Promise<RangeResult> {
   const narrow = await compileNarrow(app, realm, user, q.narrow, [user.id]);
-  const { from, where } = narrowSource(narrow);
-  const select = (extra: string, order: 'ASC' | 'DESC', limit: number) =>
-    app.prisma.$queryRawUnsafe<Row[]>(`SELECT m.id, um.flags FROM ${from} WHERE ${where} AND ${extra} ORDER BY m.id ${order} LIMIT ${limit}`, ...narrow.params);
+  const source = narrowSource(narrow);
+  const { from, where } = source;
+  const select = (bound: string, order: 'ASC' | 'DESC', limit: number) =>
+    app.prisma.$queryRawUnsafe<Row[]>(rangeStatement(source, bound, order, limit), ...narrow.params);
   let anchor: number;
   if (q.anchor === 'newest') anchor = LARGER_THAN_MAX_MESSAGE_ID;
   else if (q.anchor === 'oldest') anchor = 0;
@@ -353,9 +391,9 @@ export async function fetchRange(app: App, realm: RealmInfo, user: User, q: Rang
   const toRight = anchor === LARGER_THAN_MAX_MESSAGE_ID;
   const toLeft = anchor === 0;
   const withAnchor = q.includeAnchor && !toLeft && !toRight;
-  const before = q.numBefore > 0 && !toLeft ? (await select(`m.id < ${anchor}`, 'DESC', q.numBefore)).reverse() : [];
-  const at = withAnchor ? await select(`m.id = ${anchor}`, 'ASC', 1) : [];
-  const after = q.numAfter > 0 && !toRight ? await select(`m.id > ${anchor}`, 'ASC', q.numAfter) : [];
+  const before = q.numBefore > 0 && !toLeft ? (await select(`< ${anchor}`, 'DESC', q.numBefore)).reverse() : [];
+  const at = withAnchor ? await select(`= ${anchor}`, 'ASC', 1) : [];
+  const after = q.numAfter > 0 && !toRight ? await select(`> ${anchor}`, 'ASC', q.numAfter) : [];
   return {
     rows: [...before, ...at, ...after],
     anchor,
@@ -379,9 +417,9 @@ export async function matchesNarrow(
   if (ids.length === 0) return {};
   // Only received messages, as in Zulip: no channel history here.
   const narrow = { ...(await compileNarrow(app, realm, user, narrowTerms, [user.id, [...ids]])), history: false };
-  const { from, where } = narrowSource(narrow);
+  const source = narrowSource(narrow);
   const rows = await app.prisma.$queryRawUnsafe<{ id: number; topic: string }[]>(
-    `SELECT m.id, m.topic FROM ${from} WHERE ${where} AND m.id = ANY($2::int[]) ORDER BY m.id`,
+    `SELECT m.id, m.topic FROM ${source.from} WHERE ${source.where} AND ${idBound(source, '= ANY($2::int[])')} ORDER BY m.id`,
     ...narrow.params,
   );
   const highlights = await searchFields(app, rows, searchOperandsOf(narrowTerms) ?? []);
@@ -392,8 +430,11 @@ export async function matchesNarrow(
 export async function filterByNarrow(app: App, realm: RealmInfo, user: User, ids: readonly number[], narrowTerms: readonly NarrowTerm[]): Promise<Row[]> {
   if (ids.length === 0) return [];
   const narrow = await compileNarrow(app, realm, user, narrowTerms, [user.id, [...ids]]);
-  const { from, where } = narrowSource(narrow);
-  return app.prisma.$queryRawUnsafe<Row[]>(`SELECT m.id, um.flags FROM ${from} WHERE ${where} AND m.id = ANY($2::int[]) ORDER BY m.id`, ...narrow.params);
+  const source = narrowSource(narrow);
+  return app.prisma.$queryRawUnsafe<Row[]>(
+    `SELECT m.id, um.flags FROM ${source.from} WHERE ${source.where} AND ${idBound(source, '= ANY($2::int[])')} ORDER BY m.id`,
+    ...narrow.params,
+  );
 }
 
 const DIFF_TOKEN_RE = /<[^>]*>|[^<\s]+|\s+/g;

@@ -331,10 +331,20 @@ export async function compileNarrow(
   return { history, conditions, params: sql.values };
 }
 
-/** FROM clause and base condition for a compiled narrow; `$1` must be the user's id. */
-export function narrowSource(narrow: CompiledNarrow): { from: string; where: string } {
+/**
+ * FROM clause and base condition for a compiled narrow; `$1` must be the user's id. `ids`: the
+ * columns that hold the message id, each of which a bound on it (an anchor, a list) must name.
+ */
+export interface NarrowSource {
+  from: string;
+  where: string;
+  ids: string[];
+}
+
+export function narrowSource(narrow: CompiledNarrow): NarrowSource {
   if (narrow.history) {
     return {
+      ids: ['m.id'],
       // The user's row looked up per message (a lateral join, LIMIT 1 so it is not flattened): as a
       // plain join PostgreSQL may merge with the messageId index from its very start, reading every
       // row of history before an anchor (3M messages, a channel from id 500,000: 2.1 s).
@@ -342,5 +352,11 @@ export function narrowSource(narrow: CompiledNarrow): { from: string; where: str
       where: ['TRUE', ...narrow.conditions].join(' AND '),
     };
   }
-  return { from: '"UserMessage" um JOIN "Message" m ON m.id = um."messageId"', where: ['um."userId" = $1', ...narrow.conditions].join(' AND ') };
+  return {
+    from: '"UserMessage" um JOIN "Message" m ON m.id = um."messageId"',
+    where: ['um."userId" = $1', ...narrow.conditions].join(' AND '),
+    // PostgreSQL carries m.id = um."messageId" to equalities, not to ranges: bounded on m.id alone,
+    // a page from an anchor walked the user's rows from their first (or newest) one to the anchor.
+    ids: ['m.id', 'um."messageId"'],
+  };
 }

@@ -452,16 +452,16 @@ const wantsUnreads = (wants: Wants) => wants('message') && wants('update_message
 /** The pre-user_topic format goes to clients that do not ask for user_topic instead. */
 const wantsMutedTopics = (wants: Wants, o: SnapshotOptions) => wants('muted_topics') && (o.fetchEventTypes === null || !wants('user_topic'));
 
+/** The newest message the user received: max_message_id. */
+export const NEWEST_MESSAGE_ID = 'SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 ORDER BY "messageId" DESC LIMIT 1';
+
 function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions, wants: Wants, query: Query): void {
   const id = user.id;
   query('realm_user', () => realmUserSection(app, realm, user, o));
   query('subscription', () => subscriptionSection(app, realm, user, o));
   query('message', async () => {
     // Through app.prisma: the register's snapshot transaction.
-    const [newest] = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
-      'SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 ORDER BY "messageId" DESC LIMIT 1',
-      id,
-    );
+    const [newest] = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(NEWEST_MESSAGE_ID, id);
     return { max_message_id: newest?.messageId ?? -1 };
   });
   if (wantsUnreads(wants)) query('message', () => unreadSection(app, user, o));

@@ -48,7 +48,7 @@ export async function unmutedTopicCheck(app: App, userId: number): Promise<(chan
 }
 
 /** The user's muted channels and topic policies, in one statement (register reads them on every call). */
-const MUTE_SETTINGS = `SELECT
+export const MUTE_SETTINGS = `SELECT
   (SELECT coalesce(array_agg("channelId"), '{}') FROM "Subscription" WHERE "userId" = $1 AND "isMuted") AS muted,
   (SELECT coalesce(json_agg(json_build_object('channelId', "channelId", 'topic', topic, 'visibility', visibility)), '[]')
     FROM "UserTopic" WHERE "userId" = $1) AS topics`;

@@ -68,4 +68,35 @@ test('unread_msgs: the newest 50,000 unread messages, with old_unreads_missing',
   );
 });
 
+test("GET /messages from an anchor inside the user's history: the pages on both sides of it, in every narrow of their own rows", async () => {
+  const realm = await newRealm();
+  const [ann, bob] = [await realm.addUser(), await realm.addUser()];
+  const channel = await makeChannel(realm, 'long', [ann, bob]);
+  const sent: { id: number; dm: boolean; bob: boolean }[] = [];
+  for (let i = 0; i < 24; i++) {
+    if (i % 3 === 0) sent.push({ id: await sendDm(bob, [ann.id], `dm ${i}`), dm: true, bob: true });
+    else sent.push({ id: await send(i % 2 ? bob : ann, channel, 't', `message ${i}`), dm: false, bob: i % 2 === 1 });
+  }
+  const anchor = sent[12]!.id;
+  const page = async (narrow: unknown[], numBefore: number, numAfter: number) => {
+    const r = await ann.client.get('/messages', { anchor, num_before: numBefore, num_after: numAfter, include_anchor: false, narrow: JSON.stringify(narrow) });
+    assert.is(r.status, 200, r.text);
+    return [r.body.messages.map((m: { id: number }) => m.id), r.body.found_oldest, r.body.found_newest];
+  };
+  for (const [narrow, of] of [
+    [[], () => true],
+    [[{ operator: 'in', operand: 'home' }], () => true],
+    [[{ operator: 'sender', operand: bob.id }], (m: (typeof sent)[0]) => m.bob],
+    [[{ operator: 'dm', operand: [bob.id] }], (m: (typeof sent)[0]) => m.dm],
+    [[{ operator: 'is', operand: 'dm' }], (m: (typeof sent)[0]) => m.dm],
+  ] as const) {
+    const ids = sent.filter(of).map((m) => m.id);
+    const before = ids.filter((id) => id < anchor);
+    const after = ids.filter((id) => id > anchor);
+    assert.equal(await page([...narrow], 3, 0), [before.slice(-3), false, false], `before, ${JSON.stringify(narrow)}`);
+    assert.equal(await page([...narrow], 0, 3), [after.slice(0, 3), false, false], `after, ${JSON.stringify(narrow)}`);
+    assert.equal(await page([...narrow], 100, 100), [[...before, ...after], true, true], `all, ${JSON.stringify(narrow)}`);
+  }
+});
+
 test.run();

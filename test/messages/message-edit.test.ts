@@ -411,6 +411,49 @@ test('protected history: a late subscriber moves only what they can see', async 
   );
 });
 
+test('whether a move takes the whole topic counts only the messages the mover can see, before the moved ones', async () => {
+  const realm = await newRealm();
+  const late = await realm.addUser({ name: 'Late' });
+  const sid = await makeChannel(realm, 'vault', [realm.owner], { invite_only: true, history_public_to_subscribers: false });
+  await send(realm.owner, sid, 'old', 'unseen by Late');
+  await makeChannel(realm, 'vault', [late]);
+  const [first, second, third] = [
+    await send(realm.owner, sid, 'old', 'one'),
+    await send(realm.owner, sid, 'old', 'two'),
+    await send(realm.owner, sid, 'old', 'three'),
+  ];
+  const move = async (id: number, topic: string, mode: string) => {
+    const r = await late.client.patch(`/messages/${id}`, {
+      topic,
+      propagate_mode: mode,
+      send_notification_to_old_thread: true,
+      send_notification_to_new_thread: false,
+    });
+    assert.is(r.status, 200, r.text);
+    const notices = await topicMessages(late.client, sid, 'old');
+    return notices.at(-1)!.content;
+  };
+  const who = `@_**Late|${late.id}**`;
+  assert.is(await move(third, 'a', 'change_one'), `A message was moved from this topic to #**vault>a** by ${who}.`, 'one of several');
+  // "two" and the first notice, after it.
+  assert.is(await move(second, 'b', 'change_later'), `2 messages were moved from this topic to #**vault>b** by ${who}.`, 'an older one stays');
+  // Late sees "one" and the two notices: moving them from "one" on leaves only the message they never received.
+  assert.is(await move(first, 'c', 'change_later'), `This topic was moved to #**vault>c** by ${who}.`, 'nothing visible before it');
+  const solo = await send(late, sid, 'solo', 'alone');
+  const r = await late.client.patch(`/messages/${solo}`, {
+    topic: 'd',
+    propagate_mode: 'change_one',
+    send_notification_to_old_thread: true,
+    send_notification_to_new_thread: false,
+  });
+  assert.is(r.status, 200, r.text);
+  assert.equal(
+    (await topicMessages(late.client, sid, 'solo')).map((m) => m.content),
+    [`This topic was moved to #**vault>d** by ${who}.`],
+    'the only message of its topic',
+  );
+});
+
 test('edits: wildcard mention permission, topics policy on moves, can_create_topic_group', async () => {
   const realm = await newRealm();
   const users = [];

@@ -5,6 +5,16 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
+import { READ_ROWS, READ_ROWS_AND_UNREAD, WRITE_FLAGS } from '../../src/actions/flags.ts';
+import { CONVERSATION_EXISTS } from '../../src/actions/messages-send-checks.ts';
+import type { App } from '../../src/app.ts';
+import type { User } from '../../src/db/generated/client.ts';
+import { channelTopicsSql } from '../../src/queries/channels.ts';
+import { LOAD_MESSAGES, otherVisibleTopicMessageSql, rangeStatement, visibleTopicMessagesSql } from '../../src/queries/messages.ts';
+import { compileNarrow, narrowSource, type NarrowTerm } from '../../src/queries/narrow.ts';
+import type { RealmInfo } from '../../src/queries/realms.ts';
+import { NEWEST_MESSAGE_ID } from '../../src/queries/register.ts';
+import { MUTE_SETTINGS } from '../../src/queries/subscriptions.ts';
 import { freshDatabase } from '../helpers/server.ts';
 
 const MESSAGES = 100_000;
@@ -27,6 +37,13 @@ test.before(async () => {
         SELECT u, m.id, CASE WHEN m.id % 200 = 0 THEN 0 ELSE 1 END | CASE WHEN m.id % 500 = 0 THEN 2 ELSE 0 END
                       | CASE WHEN m.id % 100 = 0 THEN 8 ELSE 0 END | CASE WHEN m."directGroupId" IS NOT NULL THEN 512 ELSE 0 END
           FROM "Message" m CROSS JOIN generate_series(1, 2) u;
+      INSERT INTO "Reaction" ("messageId", "userId", "emojiName", "emojiCode", "reactionType")
+        SELECT id, 1 + id % 3, 'smile', '1f642', 'unicode_emoji' FROM "Message" WHERE id % 10 = 0;
+      INSERT INTO "Realm" (id, name, subdomain) VALUES (2, 'other', 'other');
+      INSERT INTO "Attachment" ("realmId", "ownerId", "pathId", "fileName", size)
+        SELECT CASE WHEN i % 10 = 0 THEN 1 ELSE 2 END, CASE WHEN i % 1000 = 0 THEN 1 ELSE 2 END, 'p/' || i, 'f' || i, i FROM generate_series(1, 20000) i;
+      INSERT INTO "Subscription" ("userId", "channelId", active, "isMuted") SELECT u, c, true, c = 5 FROM generate_series(1, 3) u CROSS JOIN generate_series(1, 5) c;
+      INSERT INTO "UserTopic" ("userId", "channelId", topic, visibility) SELECT 1, c, 'topic ' || c, 1 FROM generate_series(1, 5) c;
       SELECT count_channel_traffic(NULL);`),
   );
   // As autovacuum leaves a settled history: visible to index-only scans.
@@ -37,10 +54,24 @@ test.after(async () => {
   await db?.close();
 });
 
-/** The plan's nodes, flattened. */
-async function planNodes(sql: string, params: unknown[] = []): Promise<{ type: string; relation?: string; index?: string }[]> {
-  const [row] = await db.withSession((s) => s.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, params));
-  const nodes: { type: string; relation?: string; index?: string }[] = [];
+type PlanNode = { type: string; relation?: string; index?: string };
+
+/**
+ * The plan's nodes, flattened. `generic`: the plan PostgreSQL keeps for a prepared statement once
+ * it stops planning per call (after five), made without the values; the pool's statements
+ * (db.query, rawQuery outside a transaction) are prepared, so theirs is the one that runs.
+ */
+async function planNodes(sql: string, params: unknown[] = [], generic = false): Promise<PlanNode[]> {
+  const [row] = await db.withSession(async (s) => {
+    if (!generic) return s.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+    await s.exec(`SET plan_cache_mode = force_generic_plan; PREPARE probe AS ${sql}`);
+    try {
+      return await s.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) EXECUTE probe(${params.map(() => 'NULL').join(', ')})`);
+    } finally {
+      await s.exec('DEALLOCATE probe; RESET plan_cache_mode');
+    }
+  });
+  const nodes: PlanNode[] = [];
   const walk = (n: Record<string, unknown>) => {
     nodes.push({ type: n['Node Type'] as string, relation: n['Relation Name'] as string | undefined, index: n['Index Name'] as string | undefined });
     for (const child of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
@@ -49,15 +80,27 @@ async function planNodes(sql: string, params: unknown[] = []): Promise<{ type: s
   return nodes;
 }
 
-/** The plan reads no history sequentially and uses one of `indexes`. */
-async function assertIndexed(sql: string, params: unknown[], ...indexes: string[]): Promise<void> {
-  const nodes = await planNodes(sql, params);
-  const scans = nodes.filter((n) => n.type === 'Seq Scan' && (n.relation === 'Message' || n.relation === 'UserMessage'));
+/** Tables that grow with history. */
+const HISTORY = ['Message', 'UserMessage', 'Reaction'];
+
+function assertIndexedNodes(nodes: PlanNode[], indexes: string[]): void {
+  const scans = nodes.filter((n) => n.type === 'Seq Scan' && HISTORY.includes(n.relation ?? ''));
   assert.equal(scans, [], `no sequential scan of history: ${JSON.stringify(nodes)}`);
   assert.ok(
     nodes.some((n) => n.index !== undefined && indexes.includes(n.index)),
     `uses ${indexes.join(' or ')}: ${JSON.stringify(nodes)}`,
   );
+}
+
+/** The plan reads no history sequentially and uses one of `indexes`. */
+async function assertIndexed(sql: string, params: unknown[], ...indexes: string[]): Promise<void> {
+  assertIndexedNodes(await planNodes(sql, params), indexes);
+}
+
+/** assertIndexed for a statement prepared on the pool: both the plan for its values and the generic one. */
+async function assertIndexedPrepared(sql: string, params: unknown[], ...indexes: string[]): Promise<void> {
+  assertIndexedNodes(await planNodes(sql, params), indexes);
+  assertIndexedNodes(await planNodes(sql, params, true), indexes);
 }
 
 test('register: unread, starred and recent direct messages come from the partial indexes', async () => {
@@ -189,19 +232,14 @@ test('search: a word nobody wrote and a common word both stay on indexes', async
   );
 });
 
-test('topic list: a skip scan of the topic index', async () => {
-  await assertIndexed(
-    `WITH RECURSIVE topics(key) AS (
-       (SELECT upper("topic") FROM "Message" WHERE "channelId" = $1 ORDER BY upper("topic") LIMIT 1)
-       UNION ALL
-       SELECT (SELECT upper("topic") FROM "Message" WHERE "channelId" = $1 AND upper("topic") > topics.key ORDER BY upper("topic") LIMIT 1)
-         FROM topics WHERE topics.key IS NOT NULL)
-     SELECT newest."topic", newest."id" FROM topics
-     CROSS JOIN LATERAL (SELECT "id", "topic" FROM "Message" WHERE "channelId" = $1 AND upper("topic") = topics.key ORDER BY upper("topic") DESC, "id" DESC LIMIT 1) newest
-     WHERE topics.key IS NOT NULL ORDER BY newest."id" DESC`,
-    [2],
-    'Message_channelId_upper_topic_id_idx',
-  );
+test('topic list: a skip scan of the topic index, history shared or not', async () => {
+  for (const shared of [true, false]) {
+    const params = shared ? [2] : [2, 1];
+    await assertIndexed(channelTopicsSql(shared), params, 'Message_channelId_upper_topic_id_idx');
+    // Channel 2 has 8 topics of 2,500 messages: a descent and the newest message each (user 1 received them all).
+    const read = await rowsRead(channelTopicsSql(shared), params, 'Message');
+    assert.ok(read <= 3 * 8 + 2, `history shared: ${shared}, ${read} messages read`);
+  }
 });
 
 test("marking a channel or a topic read: a batch of the user's unread rows from the unread index", async () => {
@@ -246,6 +284,135 @@ test("digest: the week's first message from the date index, then the channels' i
     'Message_pkey',
     'Message_dateSent_idx',
   );
+});
+
+test("GET /messages: the page's messages, channels, conversations, reactions and senders by their ids", async () => {
+  const page = Array.from({ length: 50 }, (_, i) => MESSAGES / 2 + i);
+  await assertIndexedPrepared(LOAD_MESSAGES, [page], 'Message_pkey');
+  // Each message's reactions from the reactions' message index, not the whole table.
+  await assertIndexedPrepared(LOAD_MESSAGES, [page], 'Reaction_messageId_userId_emojiCode_reactionType_key');
+});
+
+test("flags: the user's rows of the listed messages, and what marking unread needs, by their keys", async () => {
+  const listed = Array.from({ length: 100 }, (_, i) => MESSAGES / 2 + i);
+  await assertIndexedPrepared(READ_ROWS, [1, listed], 'UserMessage_pkey');
+  for (const index of ['UserMessage_pkey', 'Message_pkey']) await assertIndexedPrepared(READ_ROWS_AND_UNREAD, [1, listed, listed], index);
+});
+
+test("flags: the batch's write updates the user's rows by their key", async () => {
+  const ids = Array.from({ length: 100 }, (_, i) => MESSAGES / 2 + i);
+  const bits = ids.map(() => 1);
+  await assertIndexedPrepared(WRITE_FLAGS, [1, ids, bits, bits.map(() => 0), ids.map(() => false)], 'UserMessage_pkey');
+});
+
+test("register: max_message_id is the user's newest row, and the mute settings read no history", async () => {
+  const newest = await planNodes(NEWEST_MESSAGE_ID, [1]);
+  assert.equal(newest[0]!.type, 'Limit', JSON.stringify(newest));
+  assertIndexedNodes(newest, ['UserMessage_pkey']);
+  const mutes = await planNodes(MUTE_SETTINGS, [1]);
+  assert.ok(
+    mutes.every((n) => !HISTORY.includes(n.relation ?? '')),
+    JSON.stringify(mutes),
+  );
+});
+
+/** The rows each scan of `table` returned, as EXPLAIN ANALYZE counts them (rows, not time). */
+async function rowsRead(sql: string, params: unknown[], table: string): Promise<number> {
+  const [row] = await db.withSession((s) =>
+    s.query<{ 'QUERY PLAN': { Plan: Record<string, unknown> }[] }>(`EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${sql}`, params),
+  );
+  let rows = 0;
+  const walk = (n: Record<string, unknown>) => {
+    if (n['Relation Name'] === table) rows += (n['Actual Rows'] as number) * (n['Actual Loops'] as number);
+    for (const child of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  walk(row!['QUERY PLAN'][0]!.Plan);
+  return rows;
+}
+
+/** A page of GET /messages as fetchRange asks for it, the narrow compiled by src/queries/narrow.ts. */
+async function pageStatement(narrow: NarrowTerm[], bound: string, order: 'ASC' | 'DESC'): Promise<{ sql: string; params: unknown[] }> {
+  // These operators read no more of App than its Prisma client (a user's id, a conversation, search words).
+  const app = { prisma: db.prisma } as unknown as App;
+  const user = (await db.prisma.user.findUniqueOrThrow({ where: { id: 1 } })) as User;
+  const compiled = await compileNarrow(app, { id: 1 } as RealmInfo, user, narrow, [user.id]);
+  return { sql: rangeStatement(narrowSource(compiled), bound, order, 50), params: compiled.params };
+}
+
+const OPERATORS: NarrowTerm[][] = [
+  [],
+  [{ operator: 'in', operand: 'home' }],
+  [{ operator: 'sender', operand: 2 }],
+  [{ operator: 'dm', operand: [2] }],
+  [{ operator: 'dm-including', operand: 2 }],
+  [{ operator: 'is', operand: 'dm' }],
+  [{ operator: 'is', operand: 'unread' }],
+  [{ operator: 'is', operand: 'starred' }],
+  [{ operator: 'is', operand: 'mentioned' }],
+  [{ operator: 'is', operand: 'alerted' }],
+  [{ operator: 'is', operand: 'resolved' }],
+  [{ operator: 'has', operand: 'link' }],
+  [{ operator: 'has', operand: 'reaction' }],
+  [{ operator: 'id', operand: MESSAGES / 2 }],
+  [{ operator: 'search', operand: 'word5' }],
+];
+
+test("GET /messages: every operator over the user's rows, newest and from an anchor either way, reads no history sequentially", async () => {
+  for (const narrow of OPERATORS) {
+    for (const [bound, order] of [
+      ['< 10000000000000000', 'DESC'],
+      [`< ${MESSAGES / 2}`, 'DESC'],
+      [`> ${MESSAGES / 2}`, 'ASC'],
+    ] as const) {
+      const { sql, params } = await pageStatement(narrow, bound, order);
+      const scans = (await planNodes(sql, params)).filter((n) => n.type === 'Seq Scan' && HISTORY.includes(n.relation ?? ''));
+      assert.equal(scans, [], `${JSON.stringify(narrow)} ${bound}`);
+    }
+  }
+});
+
+test("GET /messages from an anchor in the middle: the user's rows are read from the anchor, not from their first or newest one", async () => {
+  // Bounded on m.id alone, a page after message 50,000 read the user's 50,050 rows before it.
+  for (const narrow of [[], [{ operator: 'in', operand: 'home' }], [{ operator: 'sender', operand: 2 }]] as NarrowTerm[][]) {
+    for (const [bound, order] of [
+      [`< ${MESSAGES / 2}`, 'DESC'],
+      [`> ${MESSAGES / 2}`, 'ASC'],
+    ] as const) {
+      const { sql, params } = await pageStatement(narrow, bound, order);
+      const read = await rowsRead(sql, params, 'UserMessage');
+      assert.ok(read <= 200, `${JSON.stringify(narrow)} ${bound}: ${read} rows of UserMessage for a page of 50`);
+    }
+  }
+});
+
+test('a topic move reads the moved messages from the topic index, and of the rest whether there is one', async () => {
+  // Channel 3's "topic 2" holds 2,500 messages; user 1 received them all, user 3 none.
+  for (const shared of [true, false]) {
+    const user = shared ? [] : [1];
+    await assertIndexed(visibleTopicMessagesSql(shared), [3, 'TOPIC 2', MESSAGES / 2, ...user], 'Message_channelId_upper_topic_id_idx');
+    const other = [3, 'TOPIC 2', 2, 10_000_000_000_000_000, ...user];
+    await assertIndexed(otherVisibleTopicMessageSql(shared), other, 'Message_channelId_upper_topic_id_idx');
+    // Before, moving one message read the topic's every id (and, history protected, the user's row of each).
+    const read = await rowsRead(otherVisibleTopicMessageSql(shared), other, 'Message');
+    assert.ok(read <= 2, `history shared: ${shared}, ${read} messages read`);
+  }
+});
+
+test("attachments: the user's uploads by their owner, the organization's space from the realm's index alone", async () => {
+  // As Prisma sends them (uploads.ts): 20 of 20,000 uploads are user 1's, 2,000 their organization's.
+  await assertIndexed('SELECT * FROM "Attachment" WHERE "ownerId" = $1 ORDER BY id OFFSET $2', [1, 0], 'Attachment_ownerId_idx');
+  const space = await planNodes('SELECT SUM(size) FROM (SELECT size FROM "Attachment" WHERE "realmId" = $1 OFFSET $2) sub', [1, 0]);
+  assert.ok(
+    space.some((n) => n.type === 'Index Only Scan' && n.index === 'Attachment_realmId_size_idx'),
+    JSON.stringify(space),
+  );
+});
+
+test('a direct message from a user who may not start conversations: whether the conversation has a message, from its index', async () => {
+  for (const key of ['1,2', '1,3']) {
+    await assertIndexed(CONVERSATION_EXISTS, [1, key], 'Message_directGroupId_id_idx');
+    assert.ok((await rowsRead(CONVERSATION_EXISTS, [1, key], 'Message')) <= 1, key);
+  }
 });
 
 test.run();
