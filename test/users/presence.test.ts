@@ -104,6 +104,7 @@ test('POST /users/me/presence: the modern form as a whole, without users who hid
   const r = await realm.owner.client.post('/users/me/presence', { status: 'active', last_update_id: 0, history_limit_days: 365 });
   assert.is(r.status, 200, r.text);
   const owner = await storedTimes(realm, realm.owner);
+  assert.is(owner.lastUpdateId, 7, "the realm's first write starts after the stored presences");
   assert.equal(r.body, {
     ...ok,
     presences: {
