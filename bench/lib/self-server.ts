@@ -5,7 +5,7 @@
 //   the start script of package.json (built bundle, its env and Node flags)   with env PORT, HOST=127.0.0.1, DATA_DIR, RATE_LIMIT=off
 // (node itself rather than npm or the tsx CLI, which fork: the bench must sample the server's own PID.)
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,6 +132,17 @@ export async function startServing(name: string, env: NodeJS.ProcessEnv): Promis
   return { url, process: proc };
 }
 
+/**
+ * BENCH_PG_STAT_STATEMENTS=1: the embedded PostgreSQL loads pg_stat_statements, so that
+ * `psql -h DATA_DIR/postgres -U postgres -c 'CREATE EXTENSION pg_stat_statements'` and then its view
+ * show which statements a run spends PostgreSQL's time on. Set in the cluster's own configuration,
+ * which `init` has just made, so the server is measured as users run it otherwise.
+ */
+async function loadStatementStatistics(dataDir: string): Promise<void> {
+  await appendFile(join(dataDir, 'postgres', 'postgresql.auto.conf'), "shared_preload_libraries = 'pg_stat_statements'\n");
+  process.stderr.write(`server: pg_stat_statements loaded; psql -h ${join(dataDir, 'postgres')} -U postgres\n`);
+}
+
 export async function startSelfServer(): Promise<SelfServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-data-'));
   // DATABASE_URL emptied: the server runs on its embedded PostgreSQL even where one is set; and as
@@ -145,6 +156,7 @@ export async function startSelfServer(): Promise<SelfServer> {
   try {
     process.stderr.write('server: creating the organization...\n');
     const admin = await initOrganization(env);
+    if (process.env.BENCH_PG_STAT_STATEMENTS === '1') await loadStatementStatistics(dataDir);
     process.stderr.write('server: starting...\n');
     const server = await startServing('server', env);
     proc = server.process;

@@ -10,7 +10,9 @@ import type { Publisher, SenderSpec, ServerHandle } from './measure.ts';
 
 export const CHANNEL = 'bench';
 const TOPIC = 'bench';
-const SETUP_CONCURRENCY = 16;
+// Enough to keep a server busy; more only lengthens each request, and on a loaded machine a
+// request that waits 10 s has its connection closed under it.
+const SETUP_CONCURRENCY = 6;
 
 export class ZulipTarget {
   readonly endpoint: Endpoint;
@@ -49,20 +51,20 @@ export class ZulipTarget {
     const progress = new Progress('server: create users', missing);
     try {
       const created = await mapLimit(chunks, SETUP_CONCURRENCY, (chunk) =>
-        this.asUser(this.admin, (admin) =>
-          this.asUser(undefined, async (anonymous) => {
-            const users: [number, Credentials][] = [];
-            for (const i of chunk) {
-              const email = `bench-${runTag}-${i}@bench.example.com`;
-              await admin.createUser(email, password, `Bench user ${i}`);
-              const user = { email, apiKey: await anonymous.fetchApiKey(email, password) };
-              await this.asUser(user, (client) => client.subscribe(channelsOf(i)));
-              users.push([i, user]);
-              progress.tick();
-            }
-            return users;
-          }),
-        ),
+        this.asUser(this.admin, async (admin) => {
+          const users: [number, Credentials][] = [];
+          for (const i of chunk) {
+            const email = `bench-${runTag}-${i}@bench.example.com`;
+            await admin.createUser(email, password, `Bench user ${i}`);
+            // A connection of its own: one kept between users sat idle long enough, on a busy
+            // server, for the server to close it as the next request went out (ECONNRESET).
+            const user = { email, apiKey: await this.asUser(undefined, (anonymous) => anonymous.fetchApiKey(email, password)) };
+            await this.asUser(user, (client) => client.subscribe(channelsOf(i)));
+            users.push([i, user]);
+            progress.tick();
+          }
+          return users;
+        }),
       );
       // In index order: the workers took the indexes round robin.
       this.users.push(

@@ -13,6 +13,25 @@ for (const c of [owner, reader.client]) await c.post('/users/me/subscriptions', 
 const channelId = (await owner.get('/get_stream_id', { stream: 'cap' })).body.stream_id;
 const sent: number[] = [];
 for (let i = 0; i < 20; i++) sent.push((await owner.post('/messages', { type: 'stream', to: 'cap', topic: 't', content: `m${i}` })).body.id as number);
+// PRESENCE_OTHERS=1500: that many other users pinged in the last minute, as at a capacity step of
+// 3,000 people (two devices an account), so each presence ping answers with all of them.
+const others = Number(process.env.PRESENCE_OTHERS ?? 0);
+if (others > 0) {
+  const tag = `${Date.now()}`;
+  await server.app.db.query(
+    `WITH u AS (
+       INSERT INTO "User" ("realmId", "deliveryEmail", "fullName", "apiKey")
+       SELECT $1, 'other-' || $2 || '-' || i || '@bench.example.com', 'Other ' || i, 'key-' || $2 || '-' || i FROM generate_series(1, $3::int) i
+       RETURNING id)
+     INSERT INTO "Presence" ("userId", "lastActiveTime", "lastConnectedTime", "lastUpdateId")
+     SELECT id, now() - interval '30 seconds', now() - interval '30 seconds', 1 + row_number() OVER (ORDER BY id) FROM u`,
+    [realm.id, tag, others],
+  );
+  await server.app.db.query(
+    `INSERT INTO "PresenceSequence" ("realmId", "lastUpdateId") VALUES ($1, $2) ON CONFLICT ("realmId") DO UPDATE SET "lastUpdateId" = $2`,
+    [realm.id, others + 1],
+  );
+}
 let toggle = 0;
 const kinds: Record<string, () => Promise<unknown>> = {
   typing: () => reader.client.post('/typing', { type: 'stream', stream_id: channelId, topic: 't', op: 'start' }),

@@ -5,7 +5,8 @@ import { updatePresence, type PresenceStatus } from '../actions/presence.ts';
 import { badRequest } from '../errors.ts';
 import { bool, json, pathInt, str } from '../http/params.ts';
 import { userRoute } from './route.ts';
-import { realmPresence, userPresence } from '../queries/presence.ts';
+import { realmPresence, slimRealmPresenceJson, userPresence } from '../queries/presence.ts';
+import { jsonFields } from '../http/route.ts';
 
 const STATUSES = new Set<string>(['active', 'idle'] satisfies PresenceStatus[]);
 
@@ -41,13 +42,13 @@ export const routes = [
       if (!STATUSES.has(p.status)) throw badRequest(`Invalid status: ${p.status}`);
       await updatePresence(app, realm, user, p.status as PresenceStatus);
       if (p.ping_only) return {};
+      const query = { lastUpdateId: p.last_update_id, historyLimitDays: p.history_limit_days };
       // Sending last_update_id is how a client says it speaks the modern form.
-      const slim = p.slim_presence || p.last_update_id !== undefined;
-      const { presences, presence_last_update_id } = await realmPresence(app, realm, {
-        slim,
-        lastUpdateId: p.last_update_id,
-        historyLimitDays: p.history_limit_days,
-      });
+      if (p.slim_presence || p.last_update_id !== undefined) {
+        const { presences, presence_last_update_id } = await slimRealmPresenceJson(app, realm, query);
+        return jsonFields({ presences, server_timestamp: Date.now() / 1000, presence_last_update_id });
+      }
+      const { presences, presence_last_update_id } = await realmPresence(app, realm, { ...query, slim: false });
       return { presences, server_timestamp: Date.now() / 1000, presence_last_update_id };
     },
   }),

@@ -92,6 +92,40 @@ test('POST /users/me/presence: last_update_id returns only newer data, in the mo
   assert.equal(Object.keys(slim.presences[bob.id]), ['active_timestamp', 'idle_timestamp']);
 });
 
+test('POST /users/me/presence: the modern form as a whole, without users who hide their presence or left', async () => {
+  const realm = await newRealm();
+  const [bob, carol, dave] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
+  // Times with milliseconds, which the answer drops; carol never active reads as her join date.
+  await setPresence(realm, bob, new Date('2026-11-20T10:00:05.999Z'), new Date('2026-11-20T10:01:07.500Z'), 4);
+  await setPresence(realm, carol, null, new Date('2026-11-21T08:00:00.001Z'), 5);
+  await setPresence(realm, dave, new Date('2026-11-22T09:00:00Z'), new Date('2026-11-22T09:00:00Z'), 6);
+  const { app } = realm.server;
+  await app.prisma.user.update({ where: { id: dave.id }, data: { settings: { presence_enabled: false } } });
+  const r = await realm.owner.client.post('/users/me/presence', { status: 'active', last_update_id: 0, history_limit_days: 365 });
+  assert.is(r.status, 200, r.text);
+  const owner = await storedTimes(realm, realm.owner);
+  assert.is(owner.lastUpdateId, 7, "the realm's first write starts after the stored presences");
+  assert.equal(r.body, {
+    ...ok,
+    presences: {
+      [bob.id]: { active_timestamp: secs(new Date('2026-11-20T10:00:05Z')), idle_timestamp: secs(new Date('2026-11-20T10:01:07Z')) },
+      [carol.id]: { active_timestamp: secs(await joined(realm, carol)), idle_timestamp: secs(new Date('2026-11-21T08:00:00Z')) },
+      [realm.owner.id]: { active_timestamp: owner.active, idle_timestamp: owner.connected },
+    },
+    server_timestamp: r.body.server_timestamp,
+    presence_last_update_id: owner.lastUpdateId,
+  });
+  assert.type(r.body.server_timestamp, 'number');
+  // Deactivated, bob is no longer shown; what changed after carol's update is only the owner's.
+  const gone = await realm.owner.client.delete(`/users/${bob.id}`);
+  assert.is(gone.status, 200, gone.text);
+  const since = await ping(realm.owner, { status: 'active', last_update_id: 4, history_limit_days: 365 });
+  assert.equal(
+    Object.keys(since.presences),
+    [String(carol.id), String(realm.owner.id)].sort((a, b) => Number(a) - Number(b)),
+  );
+});
+
 async function joined(realm: TestRealm, user: TestUser): Promise<Date> {
   return (await realm.server.app.prisma.user.findUniqueOrThrow({ where: { id: user.id } })).dateJoined;
 }
