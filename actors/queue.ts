@@ -23,6 +23,11 @@ export interface Consumer {
   readonly kind: 'poll' | 'socket';
   /** Hands the pending events to the client; true when the consumer is finished (a poll answered). */
   flush(queue: EventQueue): boolean;
+  /**
+   * Hands the client a heartbeat (`json`, carrying the id of the newest event it was handed, so
+   * it takes no id of its own); true when the consumer is finished. Called after `flush`.
+   */
+  heartbeat(queue: EventQueue, json: string): boolean;
   /** The queue was taken over by another consumer, deleted, or the server is stopping. */
   close(queue: EventQueue, reason: 'replaced' | 'deleted' | 'shutdown'): void;
 }
@@ -79,7 +84,11 @@ const COMPACT_AFTER = 32;
 export class EventQueue {
   /** Where the queue is in its life (actors/queue-life.ts); changed only by `move`. */
   state: QueueState = initialQueueState;
-  /** Pending events are `events[head..]`; their ids are consecutive and end at `nextEventId - 1`. */
+  /**
+   * Pending events are `events[head..]`; their ids are consecutive and end at `nextEventId - 1`.
+   * Only events take ids (heartbeats repeat the newest), so replaying the same events through the
+   * same filter numbers them the same.
+   */
   private events: QueuedEvent[] = [];
   private head = 0;
   private pendingBytes = 0;

@@ -391,12 +391,22 @@ export class QueueRegistry {
     for (const queue of this.queues.values()) {
       if ((queue.state === 'parked' || queue.state === 'streaming') && now >= queue.heartbeatDue) {
         queue.heartbeatDue = now + (this.settings.heartbeatSeconds + Math.random() * this.settings.heartbeatJitterSeconds) * 1000;
-        this.pushTo(queue, [{ type: 'heartbeat' }]);
+        this.beat(queue, queue.consumer!, now);
       } else if (queue.isIdleExpired(now)) {
         this.delete(queue);
       }
     }
     this.trimLogs();
+  }
+
+  /**
+   * A heartbeat for a queue's reader. What waits goes first, so the heartbeat's id, the newest
+   * event's, is one the client has been handed: a client keeping the largest id it saw loses
+   * nothing by seeing it twice.
+   */
+  private beat(queue: EventQueue, consumer: Consumer, now: number): void {
+    if (queue.size > 0 && consumer.flush(queue)) return queue.detach(consumer, now);
+    if (consumer.heartbeat(queue, `{"id":${queue.nextEventId - 1},"type":"heartbeat"}`)) queue.detach(consumer, now);
   }
 
   /**
