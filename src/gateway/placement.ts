@@ -54,12 +54,15 @@ class LocalPlacement implements QueuePlacement {
     const app = this.app;
     // The queue exists before the state is read, so nothing that happens meanwhile is missed.
     const queue = holder ? this.create(holder.userId, holder.realmId, options) : null;
+    // In a cluster, replaying the stream after this point through the snapshot rebuilds the queue.
+    const startsAfter = app.queueDescriptors?.position();
     try {
       const state = await app.prisma.$transaction(
         async (tx) => {
           const snapshot = await currentSnapshot(tx);
           const state = await read(tx as App['prisma']);
           queue?.applySnapshot(snapshot);
+          if (queue && startsAfter !== undefined) await app.queueDescriptors!.record(tx, queue, startsAfter, snapshot);
           return state;
         },
         // Prisma's 2 s / 5 s defaults are too short for a big organization's state, and under load a
