@@ -7,7 +7,7 @@
 import type { EventQueue } from '../../actors/queue.ts';
 import type { QueueRegistry } from '../../actors/registry.ts';
 import type { NatsBus } from '../bus/nats.ts';
-import type { Snapshot } from '../db/commits.ts';
+import { parseSnapshot, type Snapshot } from '../db/commits.ts';
 import { rawQuery, type RawQueryTarget } from '../db/transaction.ts';
 import { log } from '../log.ts';
 
@@ -43,22 +43,27 @@ export class QueueDescriptors {
     return this.bus.readPosition();
   }
 
-  /** The row of a queue just registered, in register's transaction `tx`. */
-  async record(tx: RawQueryTarget['prisma'], queue: EventQueue, afterSeq: number, snapshot: Snapshot): Promise<void> {
+  /**
+   * The row of a queue being registered, as the first statement of register's transaction `tx`:
+   * it also takes the transaction's snapshot, which it stores and returns, so the row costs
+   * register no statement of its own.
+   */
+  async record(tx: RawQueryTarget['prisma'], queue: EventQueue, afterSeq: number): Promise<Snapshot> {
     const activity = queue.lastConnection;
-    await tx.$queryRawUnsafe(
+    const [row] = await tx.$queryRawUnsafe<{ snapshot: string }[]>(
       `INSERT INTO "QueueDescriptor" ("id", "userId", "realmId", "node", "options", "snapshot", "afterSeq", "nextEventId", "newestPrunedId", "lastActivity")
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 0, -1, to_timestamp($8 / 1000.0))`,
+       VALUES ($1, $2, $3, $4, $5::jsonb, pg_current_snapshot()::text, $6, 0, -1, to_timestamp($7 / 1000.0))
+       RETURNING "snapshot"`,
       queue.id,
       queue.userId,
       queue.realmId,
       this.node,
       JSON.stringify(queue.options),
-      JSON.stringify(snapshot),
       afterSeq,
       activity,
     );
     this.written.set(queue.id, { afterSeq, nextId: 0, prunedId: -1, activity });
+    return parseSnapshot(row!.snapshot);
   }
 
   /** Writes what moved since the last pass; one pass at a time. */

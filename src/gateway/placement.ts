@@ -59,10 +59,9 @@ class LocalPlacement implements QueuePlacement {
     try {
       const state = await app.prisma.$transaction(
         async (tx) => {
-          const snapshot = await currentSnapshot(tx);
+          const snapshot = queue && startsAfter !== undefined ? await app.queueDescriptors!.record(tx, queue, startsAfter) : await currentSnapshot(tx);
           const state = await read(tx as App['prisma']);
           queue?.applySnapshot(snapshot);
-          if (queue && startsAfter !== undefined) await app.queueDescriptors!.record(tx, queue, startsAfter, snapshot);
           return state;
         },
         // Prisma's 2 s / 5 s defaults are too short for a big organization's state, and under load a

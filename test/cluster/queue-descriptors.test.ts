@@ -13,6 +13,7 @@ interface Row {
   userId: number;
   realmId: number;
   options: { eventTypes: string[] | null; idleTimeoutSecs: number };
+  snapshot: string;
   afterSeq: bigint;
   nextEventId: number;
   newestPrunedId: number;
@@ -43,7 +44,7 @@ if (!NATS_URL) {
   const row = async (queueId: string): Promise<Row | undefined> =>
     (
       await cluster.a.app.prisma.$queryRawUnsafe<Row[]>(
-        'SELECT "node", "userId", "realmId", "options", "afterSeq", "nextEventId", "newestPrunedId" FROM "QueueDescriptor" WHERE "id" = $1',
+        'SELECT "node", "userId", "realmId", "options", "snapshot", "afterSeq", "nextEventId", "newestPrunedId" FROM "QueueDescriptor" WHERE "id" = $1',
         queueId,
       )
     )[0];
@@ -61,8 +62,10 @@ if (!NATS_URL) {
     const { queueId } = await register(via(A, reader), { event_types: ['message'], idle_queue_timeout: 300 });
     const made = await row(queueId);
     assert.ok(made, 'the row is there when register answers');
+    const { snapshot, ...described } = made;
+    assert.match(snapshot, /^\d+:\d+:[\d,]*$/, "the register transaction's snapshot");
     assert.equal(
-      { ...made, afterSeq: Number(made.afterSeq), options: { eventTypes: made.options.eventTypes, idleTimeoutSecs: made.options.idleTimeoutSecs } },
+      { ...described, afterSeq: Number(made.afterSeq), options: { eventTypes: made.options.eventTypes, idleTimeoutSecs: made.options.idleTimeoutSecs } },
       {
         node: 'a',
         userId: reader.id,

@@ -5,7 +5,7 @@ CREATE TABLE "QueueDescriptor" (
     "realmId" INTEGER NOT NULL,
     "node" TEXT NOT NULL,
     "options" JSONB NOT NULL,
-    "snapshot" JSONB NOT NULL,
+    "snapshot" TEXT NOT NULL,
     "afterSeq" BIGINT NOT NULL,
     "nextEventId" INTEGER NOT NULL,
     "newestPrunedId" INTEGER NOT NULL,
