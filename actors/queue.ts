@@ -23,6 +23,11 @@ export interface Consumer {
   readonly kind: 'poll' | 'socket';
   /** Hands the pending events to the client; true when the consumer is finished (a poll answered). */
   flush(queue: EventQueue): boolean;
+  /**
+   * Hands the client a heartbeat (`json`, carrying the id of the newest event it was handed, so
+   * it takes no id of its own); true when the consumer is finished. Called after `flush`.
+   */
+  heartbeat(queue: EventQueue, json: string): boolean;
   /** The queue was taken over by another consumer, deleted, or the server is stopping. */
   close(queue: EventQueue, reason: 'replaced' | 'deleted' | 'shutdown'): void;
 }
@@ -52,6 +57,8 @@ export class QueuedEvent {
     readonly tail: string,
     /** The transaction that made the change, while a register snapshot may still contain it. */
     readonly xid?: number,
+    /** Where a reader of the cluster's stream starts to get it again (EventEnvelope.seq). */
+    readonly seq?: number,
   ) {
     this.bytes = Buffer.byteLength(tail);
   }
@@ -79,12 +86,18 @@ const COMPACT_AFTER = 32;
 export class EventQueue {
   /** Where the queue is in its life (actors/queue-life.ts); changed only by `move`. */
   state: QueueState = initialQueueState;
-  /** Pending events are `events[head..]`; their ids are consecutive and end at `nextEventId - 1`. */
+  /**
+   * Pending events are `events[head..]`; their ids are consecutive and end at `nextEventId - 1`.
+   * Only events take ids (heartbeats repeat the newest), so replaying the same events through the
+   * same filter numbers them the same.
+   */
   private events: QueuedEvent[] = [];
   private head = 0;
   private pendingBytes = 0;
   nextEventId = 0;
   newestPrunedId = -1;
+  /** How many events before `head` came from the same stream frame as the event at `head` (checkpoints replay whole frames). */
+  private headRun = 0;
   consumer: Consumer | null = null;
   /** When a parked queue next gets a heartbeat (ms since epoch). */
   heartbeatDue = 0;
@@ -154,7 +167,14 @@ export class EventQueue {
     if (lastEventId < this.newestPrunedId) throw new QueueError(`An event newer than ${this.newestPrunedId} has already been pruned!`);
     const cut = Math.min(lastEventId - this.firstId() + 1, this.size);
     if (cut > 0) {
-      for (let i = this.head; i < this.head + cut; i++) this.pendingBytes -= this.events[i]!.bytes;
+      let run = this.headRun;
+      for (let i = this.head; i < this.head + cut; i++) {
+        const event = this.events[i]!;
+        this.pendingBytes -= event.bytes;
+        run = i > this.head && event.seq !== this.events[i - 1]!.seq ? 1 : run + 1;
+      }
+      const next = this.events[this.head + cut];
+      this.headRun = next !== undefined && next.seq !== undefined && next.seq === this.events[this.head + cut - 1]!.seq ? run : 0;
       this.newestPrunedId = this.firstId() + cut - 1;
       this.head += cut;
       if (this.head === this.events.length) this.clear();
@@ -179,6 +199,20 @@ export class EventQueue {
     this.events = kept;
     this.head = 0;
     this.pendingBytes = kept.reduce((sum, e) => sum + e.bytes, 0);
+  }
+
+  /**
+   * Where replaying the cluster's stream rebuilds this queue, given that everything up to stream
+   * sequence `position` has been delivered to it: after which sequence to start, and the id the
+   * first event it then passes gets. Null while the oldest pending event came from outside the
+   * stream (register's and restart's own events), or the queue has not taken what waits for it.
+   */
+  checkpoint(position: number): { afterSeq: number; nextId: number } | null {
+    if (this.log !== null && this.cursor < this.log.end) return null;
+    if (this.head === this.events.length) return { afterSeq: position, nextId: this.nextEventId };
+    const oldest = this.events[this.head]!;
+    if (oldest.seq === undefined) return null;
+    return { afterSeq: oldest.seq - 1, nextId: this.firstId() - this.headRun };
   }
 
   /** Calls `send` with each pending event newer than `after`, as JSON, oldest first. */
@@ -208,6 +242,7 @@ export class EventQueue {
   private clear(): void {
     this.events = [];
     this.head = 0;
+    this.headRun = 0;
     this.pendingBytes = 0;
   }
 

@@ -37,7 +37,7 @@ function endsQueues(event: ChatEvent): boolean {
 /** One event's fan-out: the shapes serialized so far, by the queue options they are for. */
 interface Fanout {
   /** What of the envelope its queues need: not its recipients, which idle queues' logs would keep. */
-  envelope: Pick<EventEnvelope, 'event' | 'xid' | 'perQueue'>;
+  envelope: Pick<EventEnvelope, 'event' | 'xid' | 'perQueue' | 'seq'>;
   shapes: Map<QueueOptions, { bases: string[]; byParts: Map<string, QueuedEvent[]> }>;
   ends: boolean;
 }
@@ -296,7 +296,7 @@ export class QueueRegistry {
     // are worked out once for all their queues: a wide channel's message visits every queue of
     // every subscriber, so that loop does as little as it can.
     const fanout: Fanout = {
-      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue },
+      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue, seq: envelope.seq },
       shapes: new Map(),
       ends: endsQueues(envelope.event),
     };
@@ -360,7 +360,7 @@ export class QueueRegistry {
     let events = shape.byParts.get(extras);
     if (!events) {
       const b = shape.bases;
-      events = b.map((base) => new QueuedEvent(`${base}${extras}}`, envelope.xid));
+      events = b.map((base) => new QueuedEvent(`${base}${extras}}`, envelope.xid, envelope.seq));
       shape.byParts.set(extras, events);
     }
     this.delivered += events.length;
@@ -391,12 +391,22 @@ export class QueueRegistry {
     for (const queue of this.queues.values()) {
       if ((queue.state === 'parked' || queue.state === 'streaming') && now >= queue.heartbeatDue) {
         queue.heartbeatDue = now + (this.settings.heartbeatSeconds + Math.random() * this.settings.heartbeatJitterSeconds) * 1000;
-        this.pushTo(queue, [{ type: 'heartbeat' }]);
+        this.beat(queue, queue.consumer!, now);
       } else if (queue.isIdleExpired(now)) {
         this.delete(queue);
       }
     }
     this.trimLogs();
+  }
+
+  /**
+   * A heartbeat for a queue's reader. What waits goes first, so the heartbeat's id, the newest
+   * event's, is one the client has been handed: a client keeping the largest id it saw loses
+   * nothing by seeing it twice.
+   */
+  private beat(queue: EventQueue, consumer: Consumer, now: number): void {
+    if (queue.size > 0 && consumer.flush(queue)) return queue.detach(consumer, now);
+    if (consumer.heartbeat(queue, `{"id":${queue.nextEventId - 1},"type":"heartbeat"}`)) queue.detach(consumer, now);
   }
 
   /**

@@ -16,6 +16,7 @@ import type { DeliveryScheduler } from './scheduler.ts';
 import type { TokenSigner } from './auth/signed-tokens.ts';
 import type { LdapDirectory } from './auth/ldap.ts';
 import type { ClusterNode } from './cluster/node.ts';
+import type { QueueDescriptors } from './cluster/queue-descriptors.ts';
 import type { Readiness } from './ops/health.ts';
 import type { ServerMetrics } from './ops/metrics.ts';
 
@@ -50,6 +51,8 @@ export interface App {
   tokens: TokenSigner;
   /** This process as a node of a cluster; null for a single process. */
   cluster: ClusterNode | null;
+  /** In a cluster, the rows that let another node rebuild this node's queues if it dies; null for a single process. */
+  queueDescriptors: QueueDescriptors | null;
   startedAt: number;
   metrics: ServerMetrics;
   /** What /health/ready checks. */

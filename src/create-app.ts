@@ -23,6 +23,7 @@ import { LockSpace } from './cluster/locks.ts';
 import { followCacheChanges } from './cluster/cache-sync.ts';
 import { storedMessageEvents } from './actions/messages-events.ts';
 import { shareRateLimits } from './cluster/rate-gossip.ts';
+import { QueueDescriptors } from './cluster/queue-descriptors.ts';
 import { busCheck, databaseCheck, migrationsCheck, Readiness } from './ops/health.ts';
 import { ServerMetrics } from './ops/metrics.ts';
 
@@ -88,6 +89,7 @@ export async function createApp(config: Config): Promise<App> {
       ldap: LdapDirectory.from(config),
       tokens,
       cluster,
+      queueDescriptors: cluster && new QueueDescriptors({ prisma: db.prisma, db }, cluster.bus, queues, cluster.id),
       startedAt: Math.floor(Date.now() / 1000),
       metrics,
       readiness: new Readiness([databaseCheck(db), await migrationsCheck(db), busCheck(bus)]),
@@ -117,6 +119,7 @@ export async function closeApp(app: App): Promise<void> {
   await app.outgoingWebhooks.stop();
   await app.notificationEmails.stop();
   app.queues.stop();
+  await app.queueDescriptors?.stop();
   app.channels.stop();
   app.users.stop();
   await app.mail.close();

@@ -59,7 +59,7 @@ const EVENT = new QueuedEvent(
   `"type":"message","message":{"id":1041,"sender_id":9,"content":"<p>bench message 41, a few words long</p>","recipient_id":3,"timestamp":1764340000,"client":"bench","subject":"bench","topic_links":[],"is_me_message":false,"reactions":[],"submessages":[],"sender_full_name":"Bench Sender","sender_email":"user9@example.com","sender_realm_str":"bench","display_recipient":"bench","type":"stream","stream_id":3,"avatar_url":null,"content_type":"text/html"},"flags":[]}`,
 );
 
-const POLL = { kind: 'poll', flush: () => true, close: () => {} } as const;
+const POLL = { kind: 'poll', flush: () => true, heartbeat: () => true, close: () => {} } as const;
 
 const STEPS: Record<string, () => unknown> = {
   auth: () => authenticateBasic(gate, null, HEADER, PEER_IP, null),

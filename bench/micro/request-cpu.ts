@@ -3,9 +3,11 @@
 // requests of each kind one after another after 50 to warm up; process.cpuUsage() of the process
 // (server and client together) divided by N. Less sensitive to the machine's load than latency.
 // Usage: N=300 npx tsx bench/micro/request-cpu.ts
+// BENCH_NATS_URL=nats://127.0.0.1:4222: the server is a one-node cluster (register writes its queue's row).
 import { endTestRun, newRealm, startTestServer } from '../../test/helpers/server.ts';
 const N = Number(process.env.N ?? 400);
-const server = await startTestServer({});
+const natsUrl = process.env.BENCH_NATS_URL;
+const server = await startTestServer(natsUrl ? { NATS_URL: natsUrl, NODE_ID: 'bench' } : {});
 const realm = await newRealm(server);
 const reader = await realm.addUser();
 const owner = realm.owner.client;
@@ -76,6 +78,8 @@ for (const [kind, run] of Object.entries(kinds)) {
     `${kind}: ${((c.user + c.system) / 1000 / N).toFixed(3)} ms CPU/request (process: server+client), ${((performance.now() - t0) / N).toFixed(2)} ms wall`,
   );
 }
+// A cluster's stream outlives its processes: removed as the cluster tests remove theirs.
+await server.app.cluster?.bus.destroy();
 await server.stop();
 await endTestRun();
 process.exit(0);

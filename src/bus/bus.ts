@@ -13,6 +13,12 @@ export interface EventEnvelope {
   realmId: number;
   userIds: readonly number[];
   event: ChatEvent;
+  /**
+   * Where a reader of the cluster's stream starts to be given this envelope again (the stream
+   * sequence of its frame's first part), set by the NATS bus as it delivers; queues checkpoint
+   * their place by it (cluster/queue-descriptors.ts). Absent in one process.
+   */
+  seq?: number;
   /** Per-recipient additions merged into the event for that user: a message's `flags`. */
   perUser?: Readonly<Record<number, { flags: string[] }>>;
   /** Additions for one queue only, by queue id: the sender's `local_message_id`. */

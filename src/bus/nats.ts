@@ -96,6 +96,8 @@ export class NatsBus implements EventBus {
   private following: Promise<void> = Promise.resolve();
   /** Parts of a big item, by origin, until its last part arrives. */
   private readonly parts = new Map<string, Uint8Array[]>();
+  /** The stream sequence of each held frame's first part, by origin. */
+  private readonly partsFrom = new Map<string, number>();
   private readonly lastFrame = new Map<string, number>();
   /** Outbox rows delivered lately, oldest first (a Set iterates in insertion order). */
   private readonly deliveredRows = new Set<number>();
@@ -268,6 +270,7 @@ export class NatsBus implements EventBus {
     this.consumer?.stop();
     this.nextSequence = continues ? resumeAt!.sequence + 1 : info.state.last_seq + 1;
     this.parts.clear();
+    this.partsFrom.clear();
     const consumer = await this.js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.nextSequence });
     this.consumer = await consumer.consume({ callback: (m) => this.receive(m), max_messages: 1000 });
     if (replaced) this.reportLoss('NATS lost the event stream; it was made again');
@@ -306,6 +309,16 @@ export class NatsBus implements EventBus {
     }
   }
 
+  /**
+   * The stream sequence after which a reader starting now gets every envelope this process has
+   * not delivered yet: the last one read, or before the first part of a frame still incomplete.
+   */
+  readPosition(): number {
+    let position = this.nextSequence - 1;
+    for (const first of this.partsFrom.values()) position = Math.min(position, first - 1);
+    return position;
+  }
+
   private reportLoss(reason: string): void {
     log.warn('events may have been lost; event queues start over', { reason });
     for (const listener of this.listeners) listener.lost?.();
@@ -315,6 +328,7 @@ export class NatsBus implements EventBus {
     if (!this.reading || m.seq < this.nextSequence) return;
     if (m.seq > this.nextSequence) {
       this.parts.clear();
+      this.partsFrom.clear();
       this.reportLoss(`stream messages ${this.nextSequence}-${m.seq - 1} expired before this process read them`);
     }
     this.nextSequence = m.seq + 1;
@@ -325,10 +339,15 @@ export class NatsBus implements EventBus {
     const held = this.parts.get(origin);
     if (m.headers?.has('Chat-More')) {
       if (held) held.push(m.data);
-      else this.parts.set(origin, [m.data]);
+      else {
+        this.parts.set(origin, [m.data]);
+        this.partsFrom.set(origin, m.seq);
+      }
       return;
     }
+    const seq = held ? this.partsFrom.get(origin)! : m.seq;
     this.parts.delete(origin);
+    this.partsFrom.delete(origin);
     let items: WireItem[];
     try {
       items = JSON.parse(Buffer.concat([...(held ?? []), m.data]).toString('utf8')) as WireItem[];
@@ -349,7 +368,7 @@ export class NatsBus implements EventBus {
         row = item.o;
         deliverRow = this.firstOfRow(item.o);
       }
-      if (item.o === undefined || deliverRow) this.deliver(fromWire(item.e));
+      if (item.o === undefined || deliverRow) this.deliver(fromWire(item.e, seq));
     }
   }
 
@@ -385,10 +404,10 @@ function toWire(envelope: EventEnvelope): WireEnvelope {
   return { ...rest, perUserGroups: [...groups.values()] };
 }
 
-function fromWire(wire: WireEnvelope): EventEnvelope {
+function fromWire(wire: WireEnvelope, seq: number): EventEnvelope {
   const { perUserGroups, ...rest } = wire;
-  if (!perUserGroups) return rest;
+  if (!perUserGroups) return { ...rest, seq };
   const perUser: Record<number, PerUser> = {};
   for (const [extra, ids] of perUserGroups) for (const id of ids) perUser[id] = extra;
-  return { ...rest, perUser };
+  return { ...rest, perUser, seq };
 }

@@ -23,7 +23,12 @@ export type Snapshot = number | { xmin: number; xmax: number; inProgress: readon
 
 export async function currentSnapshot(tx: Queryable): Promise<Snapshot> {
   const [row] = await tx.$queryRawUnsafe<{ snapshot: string }[]>('SELECT pg_current_snapshot()::text AS snapshot');
-  const [xmin, xmax, xip] = row!.snapshot.split(':');
+  return parseSnapshot(row!.snapshot);
+}
+
+/** A snapshot from PostgreSQL's text form (`pg_current_snapshot()::text`). */
+export function parseSnapshot(text: string): Snapshot {
+  const [xmin, xmax, xip] = text.split(':');
   return xip ? { xmin: Number(xmin), xmax: Number(xmax), inProgress: xip.split(',').map(Number) } : Number(xmax);
 }
 

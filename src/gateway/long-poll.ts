@@ -36,6 +36,11 @@ class ParkedPoll implements Consumer {
     return true;
   }
 
+  heartbeat(queue: EventQueue, json: string): boolean {
+    this.respond(pollAnswer(queue, `[${json}]`));
+    return true;
+  }
+
   close(queue: EventQueue): void {
     this.respond(pollAnswer(queue, '[]'));
   }

@@ -54,10 +54,12 @@ class LocalPlacement implements QueuePlacement {
     const app = this.app;
     // The queue exists before the state is read, so nothing that happens meanwhile is missed.
     const queue = holder ? this.create(holder.userId, holder.realmId, options) : null;
+    // In a cluster, replaying the stream after this point through the snapshot rebuilds the queue.
+    const startsAfter = app.queueDescriptors?.position();
     try {
       const state = await app.prisma.$transaction(
         async (tx) => {
-          const snapshot = await currentSnapshot(tx);
+          const snapshot = queue && startsAfter !== undefined ? await app.queueDescriptors!.record(tx, queue, startsAfter) : await currentSnapshot(tx);
           const state = await read(tx as App['prisma']);
           queue?.applySnapshot(snapshot);
           return state;

@@ -120,11 +120,21 @@ class RemoteConsumer implements Consumer {
       text += text ? `\n${json}` : json;
       this.sentUpTo = id;
     });
+    this.send(text);
+    return false;
+  }
+
+  heartbeat(_queue: EventQueue, json: string): boolean {
+    this.send(json);
+    return false;
+  }
+
+  /** Frames (one a line) to the client's node, in parts NATS takes. */
+  private send(text: string): void {
     for (let at = 0; at < text.length; at += PART_CHARS) {
       const more = at + PART_CHARS < text.length;
       this.cluster.send(this.via, 'socket-events', `${this.socketId}${more ? '+' : ''}\n${text.slice(at, at + PART_CHARS)}`);
     }
-    return false;
   }
 
   close(_queue: EventQueue, reason: CloseReason): void {

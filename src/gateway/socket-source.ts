@@ -82,6 +82,11 @@ class SocketConsumer implements Consumer {
     return false;
   }
 
+  heartbeat(_queue: EventQueue, json: string): boolean {
+    if (!this.closed && !writeFrames(this.ws, this.maxBuffered(), (send) => send(json))) this.closed = true;
+    return false;
+  }
+
   close(_queue: EventQueue, reason: CloseReason): void {
     if (this.closed) return;
     this.closed = true;

@@ -106,7 +106,12 @@ test('every transition of the queue life, played on an EventQueue, moves it as t
   for (const [label, events] of paths) {
     const queue = new EventQueue('q', 1, 1, { idleTimeoutSecs: 1 } as QueueOptions, 0);
     const closed: string[] = [];
-    const reader = (kind: Consumer['kind']): Consumer => ({ kind, flush: () => true, close: (_q, reason) => closed.push(`${kind} ${reason}`) });
+    const reader = (kind: Consumer['kind']): Consumer => ({
+      kind,
+      flush: () => true,
+      heartbeat: () => true,
+      close: (_q, reason) => closed.push(`${kind} ${reason}`),
+    });
     let [snapshot] = initialTransition(queueLife);
     for (const event of events) {
       const [next] = transition(queueLife, snapshot, event as never);
@@ -127,7 +132,7 @@ test('an ended queue takes no reader', () => {
   for (const end of ['deleted', 'saved'] as const) {
     const queue = new EventQueue('q', 1, 1, { idleTimeoutSecs: 1 } as QueueOptions, 0);
     queue.expire(end);
-    assert.throws(() => queue.attach({ kind: 'poll', flush: () => true, close: () => {} }, 0, 0), /queue expired/);
+    assert.throws(() => queue.attach({ kind: 'poll', flush: () => true, heartbeat: () => true, close: () => {} }, 0, 0), /queue expired/);
     queue.expire('deleted');
     assert.is(queue.state, end === 'saved' ? 'saved' : 'expired', 'an ended queue stays as it ended');
   }

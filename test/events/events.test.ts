@@ -251,11 +251,31 @@ test('DELETE /events completes a parked poll', async () => {
   assert.equal((await parked).body.events, []);
 });
 
-test('heartbeat: takes an id and ignores event_types (test server beats every 2 s)', async () => {
+test('heartbeat: ignores event_types and takes no id, repeating the newest handed out (test server beats every 2 s)', async () => {
   const realm = await newRealm();
-  const q = await register(realm.owner, { event_types: ['message'] });
-  const r = await poll(realm.owner, q.queue_id, -1);
-  assert.equal(r.body.events, [{ id: 0, type: 'heartbeat' }]);
+  const bob = await realm.addUser();
+  const q = await register(bob, { event_types: ['message'] });
+  const first = await poll(bob, q.queue_id, -1);
+  assert.equal(first.body.events, [{ id: -1, type: 'heartbeat' }]);
+  await sendDm(realm.owner, [bob.id], 'one');
+  const one = await poll(bob, q.queue_id, -1);
+  assert.equal(
+    one.body.events.map((e: { id: number; type: string }) => [e.id, e.type]),
+    [[0, 'message']],
+  );
+  // Acknowledged or not, the newest event's id is what the heartbeat carries.
+  const again = await poll(bob, q.queue_id, -1);
+  assert.equal(
+    again.body.events.map((e: { id: number; type: string }) => [e.id, e.type]),
+    [[0, 'message']],
+  );
+  assert.equal((await poll(bob, q.queue_id, 0)).body.events, [{ id: 0, type: 'heartbeat' }]);
+  await sendDm(realm.owner, [bob.id], 'two');
+  const two = await poll(bob, q.queue_id, 0);
+  assert.equal(
+    two.body.events.map((e: { id: number; type: string }) => [e.id, e.type]),
+    [[1, 'message']],
+  );
 });
 
 test('idle queues expire and leave nothing behind', async () => {
@@ -275,11 +295,8 @@ test('a parked queue does not expire while its client waits', async () => {
   const realm = await newRealm();
   const q = await register(realm.owner, { idle_queue_timeout: 1, event_types: ['message'] });
   const r = await poll(realm.owner, q.queue_id, -1);
-  assert.equal(
-    r.body.events.map((e: { type: string }) => e.type),
-    ['heartbeat'],
-  );
-  const again = await poll(realm.owner, q.queue_id, 0, { dont_block: true });
+  assert.equal(r.body.events, [{ id: -1, type: 'heartbeat' }]);
+  const again = await poll(realm.owner, q.queue_id, -1, { dont_block: true });
   assert.is(again.status, 200);
 });
 

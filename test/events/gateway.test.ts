@@ -115,6 +115,28 @@ test('events are pushed as JSON frames as soon as they are queued', async () => 
   await socket.close();
 });
 
+test("a socket's heartbeat carries the id of the newest event it was sent, and takes none (test server beats every 2 s)", async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser();
+  const queueId = await register(bob);
+  const socket = await open(realm, bob, { queue_id: queueId });
+  await socket.waitFor(() => socket.events.length === 1);
+  await sendDm(realm.owner, [bob.id], 'one');
+  await socket.waitFor(() => socket.events.length === 3);
+  await sendDm(realm.owner, [bob.id], 'two');
+  await socket.waitFor(() => socket.events.length === 4);
+  assert.equal(
+    socket.events.map((e) => [e.id, e.type]),
+    [
+      [-1, 'heartbeat'],
+      [0, 'message'],
+      [0, 'heartbeat'],
+      [1, 'message'],
+    ],
+  );
+  await socket.close();
+});
+
 test('acknowledgements prune; a reconnect resumes after the last received id', async () => {
   const realm = await newRealm();
   const bob = await realm.addUser();

@@ -86,7 +86,7 @@ test('a queue past its bound of events or bytes is discarded once its client rea
   const registry = new QueueRegistry(bus, { ...settings, maxEvents: 5, maxBytes: 10_000, now: () => clock });
   const byCount = registry.create(1, 1, base);
   const closed: string[] = [];
-  const reader: Consumer = { kind: 'socket', flush: () => false, close: (_q, reason) => closed.push(reason) };
+  const reader: Consumer = { kind: 'socket', flush: () => false, heartbeat: () => false, close: (_q, reason) => closed.push(reason) };
   registry.attach(byCount, reader);
   const byBytes = registry.create(2, 1, base);
   // Read lately: a burst over the bound is kept for the client's next read.
