@@ -92,10 +92,13 @@ export class JsonFieldPieces {
 
 /**
  * A value serialized already, for a part of an answer shared by many requests (register's member
- * lists): `jsonFields` writes its pieces as they are.
+ * lists): `jsonFields` writes its pieces as they are, one after another.
  */
 export class RawJson {
-  constructor(readonly pieces: readonly JsonPiece[]) {}
+  readonly pieces: readonly JsonPiece[];
+  constructor(...pieces: JsonPiece[]) {
+    this.pieces = pieces;
+  }
 }
 
 /** JsonFields of an object whose values are JSON values or RawJson, in its key order; undefined ones left out. */
@@ -107,11 +110,18 @@ export function jsonFields(fields: Record<string, unknown>): JsonFields | JsonFi
     if (value === undefined) continue;
     text += `${first ? '' : ','}${JSON.stringify(key)}:`;
     first = false;
-    if (value instanceof RawJson) {
-      pieces.push(text, ...value.pieces);
-      text = '';
-    } else {
+    if (!(value instanceof RawJson)) {
       text += JSON.stringify(value);
+      continue;
+    }
+    // Text stays text: only shared bytes make an answer of pieces.
+    for (const piece of value.pieces) {
+      if (typeof piece === 'string') {
+        text += piece;
+      } else {
+        pieces.push(text, piece);
+        text = '';
+      }
     }
   }
   if (pieces.length === 0) return new JsonFields(text);

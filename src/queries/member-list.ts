@@ -127,7 +127,7 @@ export async function memberLists(app: App, realm: RealmInfo, viewer: User | nul
     const json = lists.json[list]!;
     pieces[list] = [json.subarray(0, start), entryJson(app, realm, m, own, viewer, o), json.subarray(end)];
   }
-  return [new RawJson(pieces[0]!), new RawJson(pieces[1]!)];
+  return [new RawJson(...pieces[0]!), new RawJson(...pieces[1]!)];
 }
 
 /**
