@@ -108,7 +108,7 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
   const { queue, state } = await queuePlacement(app).register(user && { userId: user.id, realmId: realm.id }, options, (prisma) =>
     fetchInitialState({ ...app, prisma, db: databaseWithin(app.db, prisma), realms: app.realms.within(prisma) }, realm, user, snapshot),
   );
-  // Written as a string: the member lists come serialized already (queries/member-list.ts).
+  // Written in pieces: the member lists come serialized in UTF-8 already (queries/member-list.ts).
   return jsonFields({
     queue_id: queue?.id ?? null,
     last_event_id: -1,

@@ -35,8 +35,8 @@ export function preferredCoding(acceptEncoding: string): ContentCoding | null {
  * Compresses `body` with `coding` and calls `done` with the result: at once for a small body,
  * from the thread pool for a large one (a 4 MB user list would hold the event loop for tens of ms).
  */
-export function compress(body: string, coding: ContentCoding, done: (compressed: Buffer) => void, failed: (err: Error) => void): void {
-  const input = Buffer.from(body);
+export function compress(body: string | Buffer, coding: ContentCoding, done: (compressed: Buffer) => void, failed: (err: Error) => void): void {
+  const input = typeof body === 'string' ? Buffer.from(body) : body;
   if (input.length <= COMPRESS_SYNC_MAX_BYTES) {
     done(coding === 'br' ? brotliCompressSync(input, BROTLI_OPTIONS) : gzipSync(input));
     return;

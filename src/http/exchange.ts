@@ -153,24 +153,54 @@ export function requestOrigin(res: uWS.HttpResponse, req: uWS.HttpRequest, proxi
   return proxies.origin(peerAddress(res), (name) => forwarded[name]);
 }
 
+/** A response body: text, bytes, or bytes in pieces sent one after another (shared, never joined). */
+export type ResponseBody = string | Buffer | readonly Buffer[];
+
 /** Writes a whole response in one corked batch; a no-op if the client already left. */
 export function writeResponse(
   ex: PendingResponse,
   status: number,
   headers: Readonly<Record<string, string>>,
-  body: string | Buffer,
+  body: ResponseBody,
   cookies: readonly string[] = [],
 ): void {
   if (ex.aborted || ex.done) return;
   ex.done = true;
-  ex.res.cork(() => {
+  const { res } = ex;
+  res.cork(() => {
     // uWS writes 200 OK itself: one call less into it for most answers.
-    if (status !== 200) ex.res.writeStatus(statusLine(status));
-    for (const k in headers) ex.res.writeHeader(k, headers[k]!);
-    for (const c of cookies) ex.res.writeHeader('Set-Cookie', c);
-    ex.res.end(body);
+    if (status !== 200) res.writeStatus(statusLine(status));
+    for (const k in headers) res.writeHeader(k, headers[k]!);
+    for (const c of cookies) res.writeHeader('Set-Cookie', c);
+    if (typeof body === 'string' || Buffer.isBuffer(body)) res.end(body);
+    else writePieces(res, body as readonly Buffer[]);
   });
   ex.observer.answered(ex, status);
+}
+
+/**
+ * Sends the pieces as one body of their total length, each as much as the socket takes now
+ * (tryEnd); the rest when it drains (onWritable), from the offset uWS reports. uWS copies
+ * nothing the socket did not take, so a slow client holds the shared pieces, not a copy of
+ * the answer.
+ */
+function writePieces(res: uWS.HttpResponse, pieces: readonly Buffer[]): void {
+  let total = 0;
+  for (const piece of pieces) total += piece.length;
+  let index = 0;
+  let start = 0; // where pieces[index] starts in the body
+  const sendFrom = (offset: number): boolean => {
+    for (; index < pieces.length; start += pieces[index]!.length, index++) {
+      const piece = pieces[index]!;
+      if (offset >= start + piece.length) continue;
+      const [ok] = res.tryEnd(offset > start ? piece.subarray(offset - start) : piece, total);
+      if (!ok) return false;
+      offset = start + piece.length;
+    }
+    return true;
+  };
+  if (total === 0) res.end();
+  else if (!sendFrom(0)) res.onWritable(sendFrom);
 }
 
 /** The client left before its answer: the observer hears it once, as CLIENT_CLOSED. */

@@ -69,6 +69,12 @@ export class RawResponse {
 }
 
 /**
+ * Serialized JSON as consecutive pieces: UTF-8 bytes shared by many answers (register's member
+ * lists, encoded once), or text of this answer alone.
+ */
+export type JsonPiece = string | Buffer;
+
+/**
  * Success fields already serialized (`"events":[...],"queue_id":"..."`), for hot responses whose
  * parts were encoded once and shared, such as a fan-out's events.
  */
@@ -77,24 +83,53 @@ export class JsonFields {
 }
 
 /**
+ * Success fields serialized in pieces, some of them bytes shared by many answers (register's
+ * member lists): the router writes them one after another without joining them.
+ */
+export class JsonFieldPieces {
+  constructor(readonly pieces: readonly JsonPiece[]) {}
+}
+
+/**
  * A value serialized already, for a part of an answer shared by many requests (register's member
- * lists): `jsonFields` writes it as it is.
+ * lists): `jsonFields` writes its pieces as they are, one after another.
  */
 export class RawJson {
-  constructor(readonly json: string) {}
+  readonly pieces: readonly JsonPiece[];
+  constructor(...pieces: JsonPiece[]) {
+    this.pieces = pieces;
+  }
 }
 
 /** JsonFields of an object whose values are JSON values or RawJson, in its key order; undefined ones left out. */
-export function jsonFields(fields: Record<string, unknown>): JsonFields {
-  let out = '';
+export function jsonFields(fields: Record<string, unknown>): JsonFields | JsonFieldPieces {
+  const pieces: JsonPiece[] = [];
+  let text = '';
+  let first = true;
   for (const [key, value] of Object.entries(fields)) {
     if (value === undefined) continue;
-    out += `${out ? ',' : ''}${JSON.stringify(key)}:${value instanceof RawJson ? value.json : JSON.stringify(value)}`;
+    text += `${first ? '' : ','}${JSON.stringify(key)}:`;
+    first = false;
+    if (!(value instanceof RawJson)) {
+      text += JSON.stringify(value);
+      continue;
+    }
+    // Text stays text: only shared bytes make an answer of pieces.
+    for (const piece of value.pieces) {
+      if (typeof piece === 'string') {
+        text += piece;
+      } else {
+        pieces.push(text, piece);
+        text = '';
+      }
+    }
   }
-  return new JsonFields(out);
+  if (pieces.length === 0) return new JsonFields(text);
+  pieces.push(text);
+  return new JsonFieldPieces(pieces);
 }
 
-export type HandlerResult = Record<string, unknown> | RawResponse | JsonFields;
+export type HandlerResult = Record<string, unknown> | RawResponse | JsonFields | JsonFieldPieces;
 
 /** A handler's result when it will call `answer` itself (a parked long-poll). */
 export const ANSWER_PENDING = Symbol('answer pending');

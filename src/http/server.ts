@@ -19,6 +19,7 @@ import {
   requestId,
   writeResponse,
   type Exchange,
+  type ResponseBody,
   type RequestObservers,
   type ResponseObserver,
 } from './exchange.ts';
@@ -26,7 +27,17 @@ import { parseParams, parseUrlEncoded, type RawParams } from './params.ts';
 import { rateLimitHeaders, refusal, type RateDecision, type RateLimiter } from './rate-limit.ts';
 import type { UploadedFile } from '../domain/uploaded-file.ts';
 import type { StartingListener } from './starting.ts';
-import { ANSWER_PENDING, JsonFields, RawResponse, type Gate, type HandlerOutcome, type HandlerResult, type Route } from './route.ts';
+import {
+  ANSWER_PENDING,
+  JsonFieldPieces,
+  JsonFields,
+  type JsonPiece,
+  RawResponse,
+  type Gate,
+  type HandlerOutcome,
+  type HandlerResult,
+  type Route,
+} from './route.ts';
 
 const NO_BODY = Buffer.alloc(0);
 
@@ -343,28 +354,31 @@ function answerer(
   inspect?: (answer: WrittenAnswer) => void,
 ): (result: HandlerResult) => void {
   return (result) => {
-    let answer: WrittenAnswer;
+    let answer: Answer;
     if (result instanceof RawResponse) {
       answer = { status: result.status, headers: { ...(rate ? rateLimitHeaders(rate) : {}), ...result.headers }, body: result.body, cookies: result.cookies };
     } else {
       const headers = rate ? { ...rateLimitHeaders(rate), ...JSON_HEADERS } : JSON_HEADERS;
       if (result instanceof JsonFields) {
         answer = { status: 200, headers, body: fieldsBody(result, ignored) };
+      } else if (result instanceof JsonFieldPieces) {
+        answer = { status: 200, headers, body: fieldsPieces(result.pieces, ignored) };
       } else {
         const body = { result: 'success', msg: '', ...result, ...(ignored.length ? { ignored_parameters_unsupported: ignored } : {}) };
         answer = { status: 200, headers, body: JSON.stringify(body) };
       }
     }
-    inspect?.(answer);
-    const coding = typeof answer.body === 'string' && answer.body.length >= COMPRESS_MIN_BYTES ? preferredCoding(ex.acceptEncoding) : null;
+    if (inspect) inspect(isPieces(answer.body) ? { ...answer, body: Buffer.concat(answer.body) } : (answer as WrittenAnswer));
+    const { status, headers, body, cookies } = answer;
+    const compressible = typeof body === 'string' || isPieces(body);
+    const coding = compressible && bodyLength(body) >= COMPRESS_MIN_BYTES ? preferredCoding(ex.acceptEncoding) : null;
     if (coding === null) {
-      writeResponse(ex, answer.status, answer.headers, answer.body, answer.cookies);
+      writeResponse(ex, status, headers, body, cookies);
       lifecycle.inFlight.delete(ex);
       return;
     }
-    const { status, headers, body, cookies } = answer;
     compress(
-      body as string,
+      isPieces(body) ? Buffer.concat(body) : body,
       coding,
       (compressed) => {
         writeResponse(ex, status, { ...headers, 'Content-Encoding': coding, Vary: 'Accept-Encoding' }, compressed, cookies);
@@ -379,11 +393,47 @@ function answerer(
   };
 }
 
+/** An answer as the router writes it: a body in pieces stays in pieces. */
+interface Answer extends Omit<WrittenAnswer, 'body'> {
+  body: ResponseBody;
+}
+
+const isPieces = (body: ResponseBody): body is readonly Buffer[] => Array.isArray(body);
+
+/** The body's length: characters of a string (enough to decide on compression), else bytes. */
+function bodyLength(body: ResponseBody): number {
+  if (!isPieces(body)) return body.length;
+  let length = 0;
+  for (const piece of body) length += piece.length;
+  return length;
+}
+
 /** The success envelope around fields serialized already (a long-poll's events). */
 export function fieldsBody(result: JsonFields, ignored: readonly string[]): string {
-  const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
-  return `{"result":"success","msg":"",${result.json}${extra}}`;
+  return `{"result":"success","msg":"",${result.json}${ignoredField(ignored)}}`;
 }
+
+/**
+ * The success envelope around fields serialized in pieces, as UTF-8 pieces: the shared bytes as
+ * they are, the text between them joined and encoded once.
+ */
+function fieldsPieces(pieces: readonly JsonPiece[], ignored: readonly string[]): Buffer[] {
+  const out: Buffer[] = [];
+  let text = '{"result":"success","msg":"",';
+  for (const piece of pieces) {
+    if (typeof piece === 'string') {
+      text += piece;
+      continue;
+    }
+    if (text) out.push(Buffer.from(text));
+    out.push(piece);
+    text = '';
+  }
+  out.push(Buffer.from(`${text}${ignoredField(ignored)}}`));
+  return out;
+}
+
+const ignoredField = (ignored: readonly string[]) => (ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '');
 
 function abortRegistrar(ex: Exchange): (cb: () => void) => void {
   return (cb) => {

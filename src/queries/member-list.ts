@@ -18,7 +18,7 @@ import type { App } from '../app.ts';
 import type { PermissionSubject } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
 import type { ChatEvent } from '../events/schemas.ts';
-import { RawJson } from '../http/route.ts';
+import { type JsonPiece, RawJson } from '../http/route.ts';
 import { realmCache } from './realm-cache.ts';
 import type { RealmInfo } from './realms.ts';
 import { formatUser, type FormatOptions, type Viewer } from './users.ts';
@@ -35,10 +35,10 @@ interface Members {
   lists: Map<string, Lists>;
 }
 
-/** The two lists as JSON arrays, and where each user's entry is in them. */
+/** The two lists as JSON arrays in UTF-8, written into every answer as they are, and where each user's entry is in them. */
 interface Lists {
-  json: [active: string, inactive: string];
-  /** User id -> [which list (0 active, 1 inactive), start, end] of their entry. */
+  json: [active: Buffer, inactive: Buffer];
+  /** User id -> [which list (0 active, 1 inactive), start, end] of their entry, in bytes. */
   spans: Map<number, [number, number, number]>;
 }
 
@@ -98,17 +98,19 @@ function serialize(app: App, realm: RealmInfo, m: Members, viewer: Viewer | null
   for (const user of m.rows) {
     const list = user.isActive ? 0 : 1;
     const json = entryJson(app, realm, m, user, viewer, o);
+    const bytes = Buffer.byteLength(json);
     if (parts[list].length > 0) lengths[list]! += 1;
-    spans.set(user.id, [list, lengths[list]!, lengths[list]! + json.length]);
+    spans.set(user.id, [list, lengths[list]!, lengths[list]! + bytes]);
     parts[list].push(json);
-    lengths[list]! += json.length;
+    lengths[list]! += bytes;
   }
-  return { json: [`[${parts[0].join(',')}]`, `[${parts[1].join(',')}]`], spans };
+  return { json: [Buffer.from(`[${parts[0].join(',')}]`), Buffer.from(`[${parts[1].join(',')}]`)], spans };
 }
 
 /**
  * realm_users and realm_non_active_users as `viewer` (null: a spectator) sees them, serialized:
- * the organization's lists for the viewer's role, with the viewer's own entry as they see it.
+ * the organization's lists for the viewer's role, with the viewer's own entry as they see it
+ * (the shared bytes around it are not copied).
  */
 export async function memberLists(app: App, realm: RealmInfo, viewer: User | null, o: MemberListOptions): Promise<[RawJson, RawJson]> {
   const m = await members(app, realm.id);
@@ -117,14 +119,15 @@ export async function memberLists(app: App, realm: RealmInfo, viewer: User | nul
   const key = `${asRole?.role ?? 'spectator'}:${o.clientGravatar}:${o.withProfiles}`;
   let lists = m.lists.get(key);
   if (!lists) m.lists.set(key, (lists = serialize(app, realm, m, asRole, o)));
-  const json = [...lists.json];
+  const pieces: JsonPiece[][] = [[lists.json[0]], [lists.json[1]]];
   const span = viewer && lists.spans.get(viewer.id);
   const own = viewer && m.rows.find((u) => u.id === viewer.id);
   if (span && own) {
     const [list, start, end] = span;
-    json[list] = json[list]!.slice(0, start) + entryJson(app, realm, m, own, viewer, o) + json[list]!.slice(end);
+    const json = lists.json[list]!;
+    pieces[list] = [json.subarray(0, start), entryJson(app, realm, m, own, viewer, o), json.subarray(end)];
   }
-  return [new RawJson(json[0]!), new RawJson(json[1]!)];
+  return [new RawJson(...pieces[0]!), new RawJson(...pieces[1]!)];
 }
 
 /**

@@ -2,6 +2,7 @@
 // of serialized JSON (src/queries/member-list.ts). Each kind of viewer must see in them what
 // GET /users shows that viewer (which addresses, gravatars, profile data, their own address),
 // and every change to a user must show in the very next register.
+import { connect } from 'node:net';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -164,6 +165,63 @@ test('the organization of one register is not another’s', async () => {
   assert.is(await entryOf(one.owner, b.id), undefined);
   assert.ok(await entryOf(two.owner, b.id));
   assert.is(await entryOf(two.owner, a.id), undefined);
+});
+
+/**
+ * POST /register for `viewer`'s member lists over a socket read a little at a time, so the
+ * server finds the socket full again and again: the status line, the Content-Length header and
+ * the body as received.
+ */
+function readSlowly(realm: TestRealm, viewer: TestUser): Promise<{ head: string; body: Buffer }> {
+  const form = `fetch_event_types=${encodeURIComponent('["realm_user"]')}`;
+  const auth = Buffer.from(`${viewer.email}:${viewer.apiKey}`).toString('base64');
+  return new Promise((resolve, reject) => {
+    const socket = connect(realm.server.port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let expectedLength = -1;
+    let received = 0;
+    socket.on('error', reject);
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      received += chunk.length;
+      const all = Buffer.concat(chunks);
+      const headEnd = all.indexOf('\r\n\r\n');
+      if (expectedLength < 0 && headEnd >= 0) expectedLength = headEnd + 4 + Number(/content-length: (\d+)/i.exec(all.subarray(0, headEnd).toString())?.[1]);
+      if (expectedLength >= 0 && received >= expectedLength) {
+        socket.destroy();
+        resolve({ head: all.subarray(0, headEnd).toString(), body: all.subarray(headEnd + 4) });
+        return;
+      }
+      socket.pause();
+      setTimeout(() => socket.resume(), 2);
+    });
+    socket.write(
+      `POST /api/v1/register HTTP/1.1\r\nHost: ${realm.host}\r\nAuthorization: Basic ${auth}\r\n` +
+        `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}`,
+    );
+  });
+}
+
+test('a large answer reaches a client that reads slowly whole, with the own entry after multi-byte names', async () => {
+  const realm = await newRealm();
+  const named = await realm.addUser({ name: 'Zoë 日本語 ✓' });
+  const viewer = await realm.addUser({ name: 'Viewer' });
+  // Copies of the first user with long multi-byte names: an answer of several megabytes, more
+  // than the sockets' buffers hold, written across many writable events.
+  await realm.server.app.prisma.$executeRawUnsafe(
+    `INSERT INTO "User"
+     SELECT (json_populate_record(NULL::"User", (to_jsonb(u) || jsonb_build_object(
+         'id', nextval(pg_get_serial_sequence('"User"', 'id')),
+         'email', 'bulk' || i || '@bulk.test', 'deliveryEmail', 'bulk' || i || '@bulk.test', 'apiKey', md5('bulk' || i || random()),
+         'fullName', 'Bulk ' || i || ' ' || repeat('é✓', 150)))::json)).*
+     FROM "User" u, generate_series(1, 8000) i WHERE u.id = ${named.id}`,
+  );
+  const { head, body } = await readSlowly(realm, viewer);
+  assert.match(head, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.match(head, new RegExp(`\r\nContent-Length: ${body.length}(\r\n|$)`, 'i'));
+  assert.ok(body.length > 6_000_000, `${body.length} bytes`);
+  const got = JSON.parse(body.toString()) as { realm_users: Person[]; realm_non_active_users: Person[] };
+  assert.equal({ active: got.realm_users, inactive: got.realm_non_active_users }, await expected(viewer, true));
 });
 
 test.run();
