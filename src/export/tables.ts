@@ -85,9 +85,9 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
 ];
 
 /**
- * Tables that are no organization's data: migration bookkeeping, queues saved over a restart,
- * exports themselves, and uploaded images' thumbnails, which an import makes again from the
- * images (as Zulip's does); and push state, which belongs to this server: devices hold the secret
+ * Tables that are no organization's data: migration bookkeeping, queues saved over a restart and
+ * the cluster's queue descriptors, exports themselves, and uploaded images' thumbnails, which an
+ * import makes again from the images (as Zulip's does); and push state, which belongs to this server: devices hold the secret
  * keys their notifications are sealed with, and their tokens are registered with this server's
  * relay (a restored organization's apps register again), and pending relay work is this server's too,
  * as are outgoing-webhook calls still to be made.
@@ -96,6 +96,7 @@ export const NOT_EXPORTED_TABLES: readonly string[] = [
   '_prisma_migrations',
   'SavedEventQueue',
   'SavedQueueEvent',
+  'QueueDescriptor',
   'RealmExport',
   'ImageAttachment',
   'Device',
