@@ -1,16 +1,17 @@
 // Caches every process keeps (users by credentials, organizations, groups, channel rows and
-// subscriber sets, linkifiers, custom emoji, register's member lists, the scheduler's next due
-// time) and what changes them. An action
-// reports a committed change with `cacheChanged`: this process updates its copy at once, and the
-// bus carries the change to the other processes of a cluster, ahead of the events published
-// after it, so a node that delivers an event has already dropped what the event made stale. In
-// one process the bus has nobody to tell. A request that races the change on another node may
-// still see the old value, as a request that started before the commit does in one process.
+// subscriber sets, linkifiers, custom emoji, register's member lists, presence copies, the
+// scheduler's next due time) and what changes them. An action reports a committed change with
+// `cacheChanged`: this process updates its copy at once, and the bus carries the change to the
+// other processes of a cluster, ahead of the events published after it, so a node that delivers
+// an event has already dropped what the event made stale. In one process the bus has nobody to
+// tell. A request that races the change on another node may still see the old value, as a
+// request that started before the commit does in one process.
 import type { App } from '../app.ts';
 import type { CacheChange, EventEnvelope } from '../bus/bus.ts';
 import { log } from '../log.ts';
 import { forgetLinkifiers } from '../queries/linkifiers.ts';
 import { changesMemberLists, forgetMemberLists } from '../queries/member-list.ts';
+import { changesPresence, forgetPresenceCopy } from '../queries/presence-copy.ts';
 import { forgetRealmEmoji } from '../queries/realm-emoji.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 
@@ -25,6 +26,7 @@ function apply(app: App, change: CacheChange): void {
       return;
     case 'realm':
       forgetMemberLists(app, change.realmId);
+      forgetPresenceCopy(app, change.realmId);
       void app.realms
         .reload(change.realmId)
         .catch((err: unknown) => log.error('could not reload an organization', { realmId: change.realmId, error: String(err) }));
@@ -53,6 +55,7 @@ export function cacheChanged(app: App, change: CacheChange): void {
 /** An organization's row or groups changed: reloaded here, and in every other process. */
 export async function realmChanged(app: App, realmId: number): Promise<RealmInfo | undefined> {
   forgetMemberLists(app, realmId);
+  forgetPresenceCopy(app, realmId);
   const realm = await app.realms.reload(realmId);
   app.bus.announce({ cache: 'realm', realmId });
   return realm;
@@ -60,11 +63,15 @@ export async function realmChanged(app: App, realmId: number): Promise<RealmInfo
 
 /**
  * Caches that events themselves make stale (register's member lists, which every change to a user
- * reports in a `realm_user` event): dropped as the events leave, so the next request here sees
- * the change, and again as they arrive, in every process, before any queue there gets them.
+ * reports in a `realm_user` event; the presence copies, which (de)activations and the
+ * presence_enabled setting change): dropped as the events leave, so the next request here sees the
+ * change, and again as they arrive, in every process, before any queue there gets them.
  */
 export function eventsLeaving(app: App, envelopes: readonly EventEnvelope[]): void {
-  for (const envelope of envelopes) if (changesMemberLists(envelope.event)) forgetMemberLists(app, envelope.realmId);
+  for (const envelope of envelopes) {
+    if (changesMemberLists(envelope.event)) forgetMemberLists(app, envelope.realmId);
+    if (changesPresence(envelope.event)) forgetPresenceCopy(app, envelope.realmId);
+  }
 }
 
 /** Applies the changes the other processes announce, and those the events carry. */

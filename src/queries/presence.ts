@@ -6,6 +6,7 @@ import type { Presence, User } from '../db/generated/client.ts';
 import { rawQuery } from '../db/transaction.ts';
 import { badRequest } from '../errors.ts';
 import { RawJson } from '../http/route.ts';
+import { slimPresenceEntries } from './presence-copy.ts';
 import type { RealmInfo } from './realms.ts';
 import { apiEmail, userByEmail, userById } from './users.ts';
 
@@ -82,11 +83,8 @@ function presenceQuery(realm: RealmInfo, q: RealmPresenceQuery): RealmPresence |
 }
 
 /**
- * The slim form (by user id) serialized here from rows of three integers, in user id order as
- * JSON.stringify orders integer keys: a ping's answer holds everyone who pinged in the last
- * minute, and turning whole rows (timestamps, settings) into objects and back into JSON was most
- * of a ping's CPU (the read is "structurally quadratic", in Zulip's words). PostgreSQL gives the
- * seconds; having it write the JSON itself cost it 12-15 ms for 1,500 entries against 2-4 ms.
+ * The slim form (by user id), as a ping answers it, from this process's copy of the realm's
+ * presence (queries/presence-copy.ts), in user id order as JSON.stringify orders integer keys.
  */
 export async function slimRealmPresenceJson(
   app: App,
@@ -95,21 +93,9 @@ export async function slimRealmPresenceJson(
 ): Promise<{ presences: RawJson; presence_last_update_id: number }> {
   const query = presenceQuery(realm, { ...q, slim: true });
   if (!Array.isArray(query)) return { presences: new RawJson('{}'), presence_last_update_id: query.presence_last_update_id };
-  const epoch = (column: string) => `floor(date_part('epoch', coalesce(p."${column}", u."dateJoined")))::bigint`;
-  const rows = await rawQuery<{ userId: number; active: string; idle: string; lastUpdateId: number }>(
-    app,
-    `SELECT p."userId", ${epoch('lastActiveTime')} AS active, ${epoch('lastConnectedTime')} AS idle, p."lastUpdateId"
-     ${SHOWN_PRESENCE} AND (u.settings -> 'presence_enabled') IS DISTINCT FROM 'false'::jsonb
-     ORDER BY p."userId"`,
-    ...query,
-  );
-  if (rows.length === 0) return { presences: new RawJson('{}'), presence_last_update_id: q.lastUpdateId ?? -1 };
-  let json = '';
-  let newest = -1;
-  for (const r of rows) {
-    json += `${json ? ',' : ''}"${r.userId}":{"active_timestamp":${r.active},"idle_timestamp":${r.idle}}`;
-    if (r.lastUpdateId > newest) newest = r.lastUpdateId;
-  }
+  const [, after, since] = query;
+  const { json, newest } = await slimPresenceEntries(app, realm.id, { after, connectedSince: since === null ? null : Date.parse(since) });
+  if (!json) return { presences: new RawJson('{}'), presence_last_update_id: q.lastUpdateId ?? -1 };
   return { presences: new RawJson(`{${json}}`), presence_last_update_id: newest };
 }
 

@@ -224,6 +224,68 @@ test('presence_disabled (realm) and presence_enabled=false (user) hide presence'
   events.stop();
 });
 
+/** A slim answer's entry for a user, from their stored times. */
+async function slimEntry(realm: TestRealm, user: TestUser) {
+  const t = await storedTimes(realm, user);
+  return { active_timestamp: t.active ?? secs(await joined(realm, user)), idle_timestamp: t.connected };
+}
+
+test('POST /users/me/presence: each answer brings what was written since the last, across writes by several users', async () => {
+  const realm = await newRealm();
+  const [bob, carol] = [await realm.addUser(), await realm.addUser()];
+  const first = await ping(realm.owner, { status: 'active', slim_presence: true });
+  assert.equal(first.presences, { [realm.owner.id]: await slimEntry(realm, realm.owner) });
+  // Two writes after the server's copy was made: both are in the next answer.
+  await ping(bob, { status: 'idle', ping_only: true });
+  await ping(carol, { status: 'active', ping_only: true });
+  const second = await ping(realm.owner, { status: 'active', last_update_id: first.presence_last_update_id });
+  assert.equal(second.presences, { [bob.id]: await slimEntry(realm, bob), [carol.id]: await slimEntry(realm, carol) });
+  assert.is(second.presence_last_update_id, (await storedTimes(realm, carol)).lastUpdateId);
+  // Bob's second write (now active) replaces his entry; carol's is not newer than the client's.
+  await ping(bob, { status: 'active', ping_only: true });
+  const bobNow = await slimEntry(realm, bob);
+  assert.is.not(bobNow.active_timestamp, null);
+  const third = await ping(realm.owner, { status: 'active', last_update_id: second.presence_last_update_id });
+  assert.equal(third, {
+    ...ok,
+    presences: { [bob.id]: bobNow },
+    server_timestamp: third.server_timestamp,
+    presence_last_update_id: (await storedTimes(realm, bob)).lastUpdateId,
+  });
+  // Nothing new: empty, and the client's own id back.
+  const fourth = await ping(realm.owner, { status: 'active', last_update_id: third.presence_last_update_id });
+  assert.equal([fourth.presences, fourth.presence_last_update_id], [{}, third.presence_last_update_id]);
+  // A first fetch still lists everyone, in user id order.
+  const all = await ping(realm.owner, { status: 'active', slim_presence: true });
+  assert.equal(Object.keys(all.presences), [realm.owner.id, bob.id, carol.id].map(String));
+});
+
+test('POST /users/me/presence: a deactivated user leaves the answer at once, and comes back when reactivated', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser();
+  await ping(realm.owner, { status: 'active', slim_presence: true });
+  await ping(bob, { status: 'active', ping_only: true });
+  const keys = async () => Object.keys((await ping(realm.owner, { status: 'active', last_update_id: 0 })).presences);
+  assert.equal(await keys(), [realm.owner.id, bob.id].map(String));
+  assert.is((await realm.owner.client.delete(`/users/${bob.id}`)).status, 200);
+  assert.equal(await keys(), [String(realm.owner.id)]);
+  assert.is((await realm.owner.client.post(`/users/${bob.id}/reactivate`)).status, 200);
+  assert.equal(await keys(), [realm.owner.id, bob.id].map(String));
+});
+
+test('POST /users/me/presence: turning presence_enabled off hides the user from the next answer, on again shows them', async () => {
+  const realm = await newRealm();
+  const bob = await realm.addUser();
+  await ping(bob, { status: 'active', ping_only: true });
+  const keys = async () => Object.keys((await ping(realm.owner, { status: 'active', last_update_id: 0 })).presences);
+  assert.equal(await keys(), [realm.owner.id, bob.id].map(String));
+  const setting = async (value: boolean) => assert.is((await bob.client.patch('/settings', { presence_enabled: value })).status, 200);
+  await setting(false);
+  assert.equal(await keys(), [String(realm.owner.id)]);
+  await setting(true);
+  assert.equal(await keys(), [realm.owner.id, bob.id].map(String));
+});
+
 const register = async (user: TestUser, capabilities: Record<string, boolean> = {}) => {
   const r = await user.client.post('/register', { event_types: ['presence'], client_capabilities: capabilities });
   assert.is(r.status, 200, r.text);
