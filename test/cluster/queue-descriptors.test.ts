@@ -78,11 +78,13 @@ if (!NATS_URL) {
     );
 
     for (const content of ['one', 'two', 'three']) await send(content);
-    const got = await via(A, reader).get('/events', { queue_id: queueId, last_event_id: -1 });
-    assert.equal(
-      got.body.events.map((e: { id: number }) => e.id),
-      [0, 1, 2],
-    );
+    // The sends' events reach the queue through the stream after their answers: wait for all three.
+    const ids = await eventually('the three events in the queue', async () => {
+      const got = await via(A, reader).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+      const seen = got.body.events.map((e: { id: number }) => e.id);
+      return seen.length === 3 && seen;
+    });
+    assert.equal(ids, [0, 1, 2]);
     const third = readPosition();
     // Two acknowledged, the third pending: replay starts before the third's frame, at id 2.
     await via(A, reader).get('/events', { queue_id: queueId, last_event_id: 1, dont_block: true });
