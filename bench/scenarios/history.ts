@@ -137,9 +137,11 @@ async function seedOrganization(env: Record<string, string>, databaseUrl: string
 /**
  * --reuse-seeded: the database kept for this size, history_bench_<size>, and what its seed reported
  * (kept as the database's comment once the seed finished); a database without one is seeded anew.
+ * HISTORY_BENCH_PREFIX names another set (a copy made with `CREATE DATABASE … TEMPLATE`), so a
+ * change with migrations of its own can be measured without altering the kept one.
  */
 async function keptDatabase(serverUrl: string, size: number): Promise<{ name: string; url: string; seeded?: SeedReport }> {
-  const name = `history_bench_${size}`;
+  const name = `${process.env.HISTORY_BENCH_PREFIX || 'history_bench_'}${size}`;
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const seeded = await onServer(serverUrl, async (db) => {
