@@ -84,8 +84,9 @@ const insertMessages = (withPush: boolean, withHooks: boolean, withOutbox: boole
     SELECT numbered.id, realm, sender, channel, direct_group, topic, content, rendered, client, is_me, has_link, has_image FROM input JOIN numbered USING (n)
     RETURNING ${MESSAGE_COLUMNS}),
   um AS (
-    INSERT INTO "UserMessage" ("userId", "messageId", flags)
-    SELECT u, numbered.id, CASE WHEN input.direct_group IS NULL THEN f ELSE f | ${IS_PRIVATE} END
+    INSERT INTO "UserMessage" ("userId", "messageId", flags, "channelId", topic, "directGroupId")
+    -- Each row carries its conversation, which an unread one needs (register reads it from the unread index).
+    SELECT u, numbered.id, CASE WHEN input.direct_group IS NULL THEN f ELSE f | ${IS_PRIVATE} END, input.channel, input.topic, input.direct_group
       FROM unnest($13::int[], $14::int[], $15::int[]) AS t(n, u, f) JOIN numbered USING (n) JOIN input USING (n)),
   followers AS (
     SELECT input.n, ut."userId" FROM input

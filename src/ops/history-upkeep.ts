@@ -1,10 +1,10 @@
 // Keeps what reads of a long history need and no request should compute: channel traffic per day
 // (count_channel_traffic(), Zulip's analytics counts behind stream_weekly_traffic and
 // is_recently_active), and the fill-in of rows older than a migration (HistoryBackfill: the search
-// vector, the is_private flag bit). Small batches, each its own statement, so no lock is held for
+// vector, the is_private flag bit, unread rows' conversation). Small batches, each its own statement, so no lock is held for
 // long; every node may run it, the row locks let one of them work at a time.
 import type { App } from '../app.ts';
-import { IS_PRIVATE } from '../domain/message-flags.ts';
+import { FLAG_BITS, IS_PRIVATE } from '../domain/message-flags.ts';
 
 /** Message ids per batch: a statement of well under a second on a 2-core machine. */
 const BATCH_IDS = 20_000;
@@ -17,6 +17,8 @@ const BACKFILLS: Record<string, string> = {
     WHERE id BETWEEN $1 AND $2 AND "searchVector" IS NULL`,
   is_private: `UPDATE "UserMessage" um SET flags = um.flags | ${IS_PRIVATE} FROM "Message" m
     WHERE m.id BETWEEN $1 AND $2 AND m."directGroupId" IS NOT NULL AND um."messageId" = m.id AND (um.flags & ${IS_PRIVATE}) = 0`,
+  unread_conversation: `UPDATE "UserMessage" um SET "channelId" = m."channelId", topic = m.topic, "directGroupId" = m."directGroupId" FROM "Message" m
+    WHERE m.id BETWEEN $1 AND $2 AND um."messageId" = m.id AND (um.flags & ${FLAG_BITS.read}) = 0 AND um."channelId" IS NULL AND um."directGroupId" IS NULL`,
 };
 
 /** One batch of one backfill; false once none is left (or another node holds them). */

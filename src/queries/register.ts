@@ -296,55 +296,83 @@ const MAX_UNREAD_MESSAGES = 50_000;
 /** Zulip's RECENT_CONVERSATIONS_LIMIT: recent conversations come from this many newest direct messages. */
 const RECENT_CONVERSATIONS_LIMIT = 1000;
 
+const WILDCARD_MENTIONED = FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
+
+/**
+ * The user's newest unread messages by conversation (channel and exact topic, or direct message
+ * group), each with its ids and those mentioning the user directly or by wildcard only. An unread
+ * row carries its conversation (migration 20261129100000), so this reads the unread index alone;
+ * rows written before that migration and not yet backfilled take theirs from Message. The rows
+ * reach the aggregates sorted by conversation and id, so every list is in id order without a sort
+ * per list and conversation (those cost three times the rest); topics sort bytewise, as they group.
+ */
+export const UNREAD_CONVERSATIONS = `WITH newest AS MATERIALIZED (
+    SELECT "messageId", flags, "channelId", topic, "directGroupId" FROM "UserMessage"
+     WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0 ORDER BY "messageId" DESC LIMIT ${MAX_UNREAD_MESSAGES}),
+  unread AS (
+    SELECT * FROM newest WHERE "channelId" IS NOT NULL OR "directGroupId" IS NOT NULL
+    UNION ALL
+    SELECT n."messageId", n.flags, m."channelId", m.topic, m."directGroupId" FROM newest n JOIN "Message" m ON m.id = n."messageId"
+     WHERE n."channelId" IS NULL AND n."directGroupId" IS NULL),
+  conversations AS (
+    SELECT "channelId", topic COLLATE "C" AS topic, "directGroupId", array_agg("messageId") AS ids,
+           array_agg("messageId") FILTER (WHERE (flags & ${FLAG_BITS.mentioned}) <> 0) AS mentioned,
+           array_agg("messageId") FILTER (WHERE (flags & ${FLAG_BITS.mentioned}) = 0 AND (flags & ${WILDCARD_MENTIONED}) <> 0) AS wildcard
+      FROM (SELECT * FROM unread ORDER BY "channelId", topic COLLATE "C", "directGroupId", "messageId") sorted
+     GROUP BY "channelId", topic COLLATE "C", "directGroupId")
+  SELECT "channelId", topic, ids, mentioned, wildcard,
+         CASE WHEN "directGroupId" IS NOT NULL THEN (SELECT "memberKey" FROM "DirectMessageGroup" WHERE id = "directGroupId") END AS "memberKey"
+    FROM conversations`;
+
+interface UnreadConversation {
+  channelId: number | null;
+  topic: string | null;
+  memberKey: string | null;
+  ids: number[];
+  mentioned: number[] | null;
+  wildcard: number[] | null;
+}
+
 /**
  * Zulip's get_raw_unread_data + aggregate_unread_data: conversations sorted by key (channel and
  * lower-cased topic, other user, member list), `count` and wildcard mentions only for messages
  * outside muted channels and topics (an unmuted or followed topic of a muted channel counts).
  */
 async function unreadSection(app: App, user: User, o: SnapshotOptions): Promise<State> {
-  const [unread, unmuted] = await Promise.all([
-    app.prisma.$queryRawUnsafe<{ messageId: number; flags: number; channelId: number | null; topic: string; memberKey: string | null }[]>(
-      // The newest unread rows first, from the unread index alone (flags included), then their
-      // messages: joined before the limit, the planner took the user's unread rows for more than
-      // they are and fetched them all from the heap in parallel workers, then sorted.
-      `SELECT um."messageId", um.flags, m."channelId", m.topic, g."memberKey"
-         FROM (SELECT "messageId", flags FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0
-                ORDER BY "messageId" DESC LIMIT ${MAX_UNREAD_MESSAGES}) um
-         JOIN "Message" m ON m.id = um."messageId" LEFT JOIN "DirectMessageGroup" g ON g.id = m."directGroupId"
-        ORDER BY um."messageId" DESC`,
-      user.id,
-    ),
+  const [conversations, unmuted] = await Promise.all([
+    app.prisma.$queryRawUnsafe<UnreadConversation[]>(UNREAD_CONVERSATIONS, user.id),
     unmutedTopicCheck(app, user.id),
   ]);
-  // The newest ones, in id order.
-  unread.reverse();
-  const streams = new Map<string, { key: [number, string]; entry: { stream_id: number; topic: string; unread_message_ids: number[] } }>();
+  const streams = new Map<string, { key: [number, string]; first: number; entry: { stream_id: number; topic: string; unread_message_ids: number[] } }>();
   const pms = new Map<number, number[]>();
   const huddles = new Map<string, number[]>();
   const mentions: number[] = [];
   let count = 0;
-  const wildcard = FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
-  for (const r of unread) {
-    if (r.channelId !== null) {
-      const topic = displayTopicFor(o.queue, r.topic);
-      const key: [number, string] = [r.channelId, topic.toLowerCase()];
+  let listed = 0;
+  for (const c of conversations) {
+    listed += c.ids.length;
+    for (const id of c.mentioned ?? []) mentions.push(id);
+    if (c.channelId !== null) {
+      // Topics differing only in case are one conversation, shown as its oldest message names it.
+      const topic = displayTopicFor(o.queue, c.topic!);
+      const key: [number, string] = [c.channelId, topic.toLowerCase()];
       const id = JSON.stringify(key);
-      if (!streams.has(id)) streams.set(id, { key, entry: { stream_id: r.channelId, topic, unread_message_ids: [] } });
-      streams.get(id)!.entry.unread_message_ids.push(r.messageId);
-      const counted = unmuted(r.channelId, r.topic);
-      if (counted) count++;
-      if (r.flags & FLAG_BITS.mentioned || (r.flags & wildcard && counted)) mentions.push(r.messageId);
+      const seen = streams.get(id);
+      if (!seen) streams.set(id, { key, first: c.ids[0]!, entry: { stream_id: c.channelId, topic, unread_message_ids: c.ids } });
+      else {
+        seen.entry.unread_message_ids = [...seen.entry.unread_message_ids, ...c.ids].sort((a, b) => a - b);
+        if (c.ids[0]! < seen.first) Object.assign(seen, { first: c.ids[0]!, entry: { ...seen.entry, topic } });
+      }
+      const counted = unmuted(c.channelId, c.topic!);
+      if (counted) count += c.ids.length;
+      if (counted) for (const id of c.wildcard ?? []) mentions.push(id);
       continue;
     }
-    count++;
-    if (r.flags & (FLAG_BITS.mentioned | wildcard)) mentions.push(r.messageId);
-    const members = (r.memberKey ?? '').split(',').map(Number);
-    if (members.length <= 2) {
-      const other = members.find((id) => id !== user.id) ?? user.id;
-      appendTo(pms, other, r.messageId);
-    } else {
-      appendTo(huddles, r.memberKey!, r.messageId);
-    }
+    count += c.ids.length;
+    for (const id of c.wildcard ?? []) mentions.push(id);
+    const members = (c.memberKey ?? '').split(',').map(Number);
+    if (members.length <= 2) appendAll(pms, members.find((id) => id !== user.id) ?? user.id, c.ids);
+    else appendAll(huddles, c.memberKey!, c.ids);
   }
   const byKey = <K extends number | string>(a: [K, unknown], b: [K, unknown]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
   return {
@@ -353,17 +381,16 @@ async function unreadSection(app: App, user: User, o: SnapshotOptions): Promise<
       pms: [...pms].sort(byKey).map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: ids })),
       streams: [...streams.values()].sort((a, b) => a.key[0] - b.key[0] || (a.key[1] < b.key[1] ? -1 : a.key[1] > b.key[1] ? 1 : 0)).map((s) => s.entry),
       huddles: [...huddles].sort(byKey).map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: ids })),
-      mentions,
-      old_unreads_missing: unread.length === MAX_UNREAD_MESSAGES,
+      mentions: mentions.sort((a, b) => a - b),
+      old_unreads_missing: listed === MAX_UNREAD_MESSAGES,
     },
   };
 }
 
-/** Appends in place: a conversation may hold tens of thousands of unread messages. */
-function appendTo<K>(lists: Map<K, number[]>, key: K, id: number): void {
+/** Adds a conversation's ids (ascending) to those listed under `key`, keeping them ascending. */
+function appendAll<K>(lists: Map<K, number[]>, key: K, ids: number[]): void {
   const list = lists.get(key);
-  if (list) list.push(id);
-  else lists.set(key, [id]);
+  lists.set(key, list ? [...list, ...ids].sort((a, b) => a - b) : ids);
 }
 
 async function recentConversations(app: App, user: User): Promise<State> {

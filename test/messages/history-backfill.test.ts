@@ -1,5 +1,5 @@
-// A database from before the search vector and the is_private flag bit: after start, the server
-// fills both in for the older rows, in batches, while it serves (src/ops/history-upkeep.ts).
+// A database from before the search vector, the is_private flag bit and unread rows' conversation:
+// after start, the server fills them in for the older rows, in batches, while it serves (src/ops/history-upkeep.ts).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { IS_PRIVATE } from '../../src/domain/message-flags.ts';
@@ -20,9 +20,9 @@ test('older messages become searchable and their direct messages listed once the
     first.app.prisma.$executeRaw`ALTER TABLE "Message" DISABLE TRIGGER message_search_vector`,
     first.app.prisma.$executeRaw`UPDATE "Message" SET "searchVector" = NULL`,
     first.app.prisma.$executeRaw`ALTER TABLE "Message" ENABLE TRIGGER message_search_vector`,
-    first.app.prisma.$executeRaw`UPDATE "UserMessage" SET flags = flags & ~${IS_PRIVATE}::int`,
+    first.app.prisma.$executeRaw`UPDATE "UserMessage" SET flags = flags & ~${IS_PRIVATE}::int, "channelId" = NULL, topic = NULL, "directGroupId" = NULL`,
     first.app.prisma
-      .$executeRaw`INSERT INTO "HistoryBackfill" (name, "nextId", "untilId") SELECT n, 1, max(id) FROM "Message", (VALUES ('search_vector'), ('is_private')) v(n) GROUP BY n`,
+      .$executeRaw`INSERT INTO "HistoryBackfill" (name, "nextId", "untilId") SELECT n, 1, max(id) FROM "Message", (VALUES ('search_vector'), ('is_private'), ('unread_conversation')) v(n) GROUP BY n`,
   ]);
   const range = { anchor: 'newest', num_before: 10, num_after: 0 };
   const ids = async (client: Client, narrow: unknown[]) => (await client.get('/messages', { ...range, narrow })).body.messages.map((m: { id: number }) => m.id);
@@ -34,6 +34,9 @@ test('older messages become searchable and their direct messages listed once the
   try {
     for (let i = 0; i < 100 && (await second.app.prisma.historyBackfill.count()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
     assert.is(await second.app.prisma.historyBackfill.count(), 0, 'the fill-in finished');
+    const [unfilled] = await second.app.prisma.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM "UserMessage" WHERE (flags & 1) = 0 AND "channelId" IS NULL AND "directGroupId" IS NULL`;
+    assert.is(unfilled!.n, 0, 'unread rows carry their conversation');
     const client = new Client(second.port, realm.host.replace(/:\d+$/, `:${second.port}`), bob.client.credentials);
     assert.equal(await ids(client, [{ operator: 'search', operand: 'wisdom' }]), [old]);
     assert.equal(await ids(client, [{ operator: 'is', operand: 'dm' }]), [dm]);

@@ -13,7 +13,7 @@ import { channelTopicsSql } from '../../src/queries/channels.ts';
 import { LOAD_MESSAGES, otherVisibleTopicMessageSql, rangeStatement, visibleTopicMessagesSql } from '../../src/queries/messages.ts';
 import { compileNarrow, narrowSource, type NarrowTerm } from '../../src/queries/narrow.ts';
 import type { RealmInfo } from '../../src/queries/realms.ts';
-import { NEWEST_MESSAGE_ID } from '../../src/queries/register.ts';
+import { NEWEST_MESSAGE_ID, UNREAD_CONVERSATIONS } from '../../src/queries/register.ts';
 import { MUTE_SETTINGS } from '../../src/queries/subscriptions.ts';
 import { freshDatabase } from '../helpers/server.ts';
 
@@ -104,20 +104,15 @@ async function assertIndexedPrepared(sql: string, params: unknown[], ...indexes:
 }
 
 test('register: unread, starred and recent direct messages come from the partial indexes', async () => {
-  const unread = await planNodes(
-    `SELECT um."messageId", um.flags, m."channelId", m.topic, g."memberKey"
-       FROM (SELECT "messageId", flags FROM "UserMessage" WHERE "userId" = $1 AND (flags & 1) = 0 ORDER BY "messageId" DESC LIMIT 50000) um
-       JOIN "Message" m ON m.id = um."messageId" LEFT JOIN "DirectMessageGroup" g ON g.id = m."directGroupId"
-      ORDER BY um."messageId" DESC`,
-    [1],
-  );
-  // The flags come from the unread index too: no visit to UserMessage's heap per unread message.
+  const unread = await planNodes(UNREAD_CONVERSATIONS, [1]);
+  // Flags and conversations come from the unread index: no visit to UserMessage's heap or to
+  // Message per unread message.
   assert.ok(
-    unread.some((n) => n.type === 'Index Only Scan' && n.index === 'UserMessage_unread_flags_idx'),
+    unread.some((n) => n.type === 'Index Only Scan' && n.index === 'UserMessage_unread_conversation_idx'),
     JSON.stringify(unread),
   );
   assert.ok(
-    unread.every((n) => !(n.type === 'Seq Scan' && n.relation !== 'DirectMessageGroup') && n.type !== 'Sort' && n.type !== 'Gather Merge'),
+    unread.every((n) => !(n.type === 'Seq Scan' && n.relation !== 'DirectMessageGroup') && n.type !== 'Gather Merge'),
     JSON.stringify(unread),
   );
   await assertIndexed(
@@ -198,7 +193,7 @@ test('GET /messages: channel + topic, the newest of a flag, first unread', async
     JSON.stringify(firstUnread),
   );
   assert.ok(
-    firstUnread.some((n) => n.index === 'UserMessage_unread_flags_idx'),
+    firstUnread.some((n) => n.index === 'UserMessage_unread_conversation_idx'),
     JSON.stringify(firstUnread),
   );
   await assertIndexed(
@@ -260,7 +255,7 @@ test("marking a channel or a topic read: a batch of the user's unread rows from 
       nodes.every((n) => n.type !== 'Seq Scan'),
       JSON.stringify(nodes),
     );
-    assert.ok(nodes.some((n) => n.index === 'UserMessage_unread_flags_idx') && nodes.some((n) => n.index === index), JSON.stringify(nodes));
+    assert.ok(nodes.some((n) => n.index === 'UserMessage_unread_conversation_idx') && nodes.some((n) => n.index === index), JSON.stringify(nodes));
   }
 });
 

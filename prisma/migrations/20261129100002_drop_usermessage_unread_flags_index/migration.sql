@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY "UserMessage_unread_flags_idx";
