@@ -202,11 +202,38 @@ export interface ChannelStats {
 const daysAgo = (days: number) => new Date(Math.floor(Date.now() / DAY_MS - days) * DAY_MS);
 
 /**
+ * Stats read within a register's snapshot, by its transaction client: the snapshot reads one
+ * point in time and writes nothing, so its sections (subscriptions, the channels not subscribed to,
+ * streams) share them instead of reading every channel's two or three times.
+ */
+const snapshotStats = new WeakMap<object, Map<number, Promise<ChannelStats>>>();
+
+/** Channel stats read through this register snapshot's client are read once (see snapshotStats). */
+export function shareStatsWithin(snapshot: App['prisma']): void {
+  snapshotStats.set(snapshot, new Map());
+}
+
+/**
  * Subscriber counts and traffic of several channels in two queries. Traffic comes from the daily
  * counts of src/ops/history-upkeep.ts (Zulip's analytics), never from Message: it lags by up to
  * that job's interval, as Zulip's does.
  */
 export async function channelStats(app: App, channelIds: number[]): Promise<Map<number, ChannelStats>> {
+  const shared = snapshotStats.get(app.prisma);
+  if (!shared) return readChannelStats(app, channelIds);
+  const missing = channelIds.filter((id) => !shared.has(id));
+  if (missing.length > 0) {
+    const read = readChannelStats(app, missing);
+    for (const id of missing)
+      shared.set(
+        id,
+        read.then((stats) => stats.get(id)!),
+      );
+  }
+  return new Map(await Promise.all(channelIds.map(async (id) => [id, await shared.get(id)!] as const)));
+}
+
+async function readChannelStats(app: App, channelIds: number[]): Promise<Map<number, ChannelStats>> {
   const [counts, traffic] = await Promise.all([
     app.prisma.subscription.groupBy({
       by: ['channelId'],

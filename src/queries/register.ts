@@ -11,7 +11,7 @@ import { EMPTY_TOPIC_DISPLAY_NAME, type RealmPermission, userSettingsSchema } fr
 import { Role, roleFlags, type SystemGroupName } from '../domain/roles.ts';
 import { EMOJISET_CHOICES, INTERNAL_USER_SETTINGS, NOTIFICATION_SOUNDS } from '../domain/user-settings.ts';
 import { SUBSCRIPTION_COLORS } from '../domain/channel-settings.ts';
-import { channelStats, formatChannel, listChannels, type ChannelObject } from './channels.ts';
+import { channelStats, formatChannel, listChannels, shareStatsWithin, type ChannelObject } from './channels.ts';
 import { formatDraft, formatSnippet } from './drafts.ts';
 import { realmPresence } from './presence.ts';
 import { realmUserStatuses } from './user-status.ts';
@@ -446,12 +446,16 @@ type Wants = (type: string) => boolean;
 /** Adds a section when its event type is wanted. */
 type Query = (type: string, read: () => State | Promise<State>) => void;
 
-/** What the user may learn at register time, for every event type in fetch_event_types (all when null). */
 /** Whether the state asked for includes what comes from the member lists (queries/member-list.ts). */
 export const needsMemberLists = (o: SnapshotOptions): boolean =>
   o.fetchEventTypes === null || o.fetchEventTypes.includes('realm_user') || o.fetchEventTypes.includes('realm_user_groups');
 
+/**
+ * What the user may learn at register time, for every event type in fetch_event_types (all when
+ * null), read within register's snapshot: `app.prisma` is its transaction, of one point in time.
+ */
 export async function fetchInitialState(app: App, realm: RealmInfo, user: User | null, o: SnapshotOptions): Promise<State> {
+  shareStatsWithin(app.prisma);
   const wants: Wants = (type) => o.fetchEventTypes === null || o.fetchEventTypes.includes(type);
   const sections: Promise<State>[] = [];
   const query: Query = (type, read) => {
