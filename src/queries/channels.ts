@@ -202,15 +202,18 @@ export interface ChannelStats {
 const daysAgo = (days: number) => new Date(Math.floor(Date.now() / DAY_MS - days) * DAY_MS);
 
 /**
- * Stats read within a register's snapshot, by its transaction client: the snapshot reads one
- * point in time and writes nothing, so its sections (subscriptions, the channels not subscribed to,
- * streams) share them instead of reading every channel's two or three times.
+ * Within a register's snapshot, by its transaction client: every channel's stats of the
+ * organization, read once at the first need. The snapshot reads one point in time and writes
+ * nothing, so its sections (subscriptions, the channels not subscribed to, streams) share them;
+ * split by section, the user's few channels (#general's thousands of subscribers among them) cost
+ * as much as all the others.
  */
-const snapshotStats = new WeakMap<object, Map<number, Promise<ChannelStats>>>();
+const snapshotStats = new WeakMap<object, () => Promise<Map<number, ChannelStats>>>();
 
-/** Channel stats read through this register snapshot's client are read once (see snapshotStats). */
-export function shareStatsWithin(snapshot: App['prisma']): void {
-  snapshotStats.set(snapshot, new Map());
+/** Channel stats asked for through `app.prisma`, a register's snapshot, come from one read of the organization's. */
+export function shareStatsWithin(app: App, realmId: number): void {
+  let all: Promise<Map<number, ChannelStats>> | undefined;
+  snapshotStats.set(app.prisma, () => (all ??= readChannelStats(app, { realmId })));
 }
 
 /**
@@ -221,35 +224,38 @@ export function shareStatsWithin(snapshot: App['prisma']): void {
 export async function channelStats(app: App, channelIds: number[]): Promise<Map<number, ChannelStats>> {
   const shared = snapshotStats.get(app.prisma);
   if (!shared) return readChannelStats(app, channelIds);
-  const missing = channelIds.filter((id) => !shared.has(id));
-  if (missing.length > 0) {
-    const read = readChannelStats(app, missing);
-    for (const id of missing)
-      shared.set(
-        id,
-        read.then((stats) => stats.get(id)!),
-      );
-  }
-  return new Map(await Promise.all(channelIds.map(async (id) => [id, await shared.get(id)!] as const)));
+  const all = await shared();
+  return new Map(channelIds.map((id) => [id, all.get(id) ?? noStats()]));
 }
 
-async function readChannelStats(app: App, channelIds: number[]): Promise<Map<number, ChannelStats>> {
+/** The stats of these channels, or of every channel of an organization (those with neither subscribers nor traffic left out). */
+async function readChannelStats(app: App, scope: number[] | { realmId: number }): Promise<Map<number, ChannelStats>> {
+  const realmId = Array.isArray(scope) ? null : scope.realmId;
+  const ids = Array.isArray(scope) ? scope : [];
   const [counts, traffic] = await Promise.all([
     app.prisma.subscription.groupBy({
       by: ['channelId'],
-      where: { channelId: { in: channelIds }, active: true, user: { isActive: true } },
+      where: { ...(realmId === null ? { channelId: { in: ids } } : { channel: { realmId } }), active: true, user: { isActive: true } },
       _count: { _all: true },
     }),
-    app.prisma.$queryRaw<{ channelId: number; recent: number; lastDay: Date }[]>`
-      SELECT "channelId", coalesce(sum(messages) FILTER (WHERE day > ${daysAgo(28)}::date), 0)::int AS recent, max(day) AS "lastDay"
-        FROM "ChannelMessageDay" WHERE "channelId" = ANY(${channelIds}::int[]) AND day >= ${daysAgo(RECENTLY_ACTIVE_DAYS)}::date
-       GROUP BY "channelId"`,
+    app.prisma.$queryRawUnsafe<{ channelId: number; recent: number; lastDay: Date }[]>(
+      `SELECT "channelId", coalesce(sum(messages) FILTER (WHERE day > $1::date), 0)::int AS recent, max(day) AS "lastDay"
+         FROM "ChannelMessageDay"
+        WHERE ${realmId === null ? '"channelId" = ANY($3::int[])' : '"channelId" IN (SELECT id FROM "Channel" WHERE "realmId" = $3::int)'} AND day >= $2::date
+        GROUP BY "channelId"`,
+      daysAgo(28),
+      daysAgo(RECENTLY_ACTIVE_DAYS),
+      realmId ?? ids,
+    ),
   ]);
-  const stats = new Map<number, ChannelStats>(channelIds.map((id) => [id, { subscriberCount: 0, lastMessageAt: null, recentMessages: 0 }]));
-  for (const row of counts) stats.get(row.channelId)!.subscriberCount = row._count._all;
-  for (const row of traffic) Object.assign(stats.get(row.channelId)!, { lastMessageAt: row.lastDay, recentMessages: row.recent });
+  const stats = new Map<number, ChannelStats>(ids.map((id) => [id, noStats()]));
+  const of = (id: number) => stats.get(id) ?? stats.set(id, noStats()).get(id)!;
+  for (const row of counts) of(row.channelId).subscriberCount = row._count._all;
+  for (const row of traffic) Object.assign(of(row.channelId), { lastMessageAt: row.lastDay, recentMessages: row.recent });
   return stats;
 }
+
+const noStats = (): ChannelStats => ({ subscriberCount: 0, lastMessageAt: null, recentMessages: 0 });
 
 /** Zulip's estimate of messages per week: none for channels younger than a week, two significant digits. */
 function weeklyTraffic(channel: Channel, recentMessages: number): number | null {

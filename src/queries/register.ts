@@ -455,7 +455,7 @@ export const needsMemberLists = (o: SnapshotOptions): boolean =>
  * null), read within register's snapshot: `app.prisma` is its transaction, of one point in time.
  */
 export async function fetchInitialState(app: App, realm: RealmInfo, user: User | null, o: SnapshotOptions): Promise<State> {
-  shareStatsWithin(app.prisma);
+  shareStatsWithin(app, realm.id);
   const wants: Wants = (type) => o.fetchEventTypes === null || o.fetchEventTypes.includes(type);
   const sections: Promise<State>[] = [];
   const query: Query = (type, read) => {
