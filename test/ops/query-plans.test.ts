@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { MARK_SENDER_READ, READ_ROWS, READ_ROWS_AND_UNREAD, WRITE_FLAGS } from '../../src/actions/flags.ts';
+import { TOPIC_SENDERS } from '../../src/actions/messages-prepare.ts';
 import { CONVERSATION_EXISTS } from '../../src/actions/messages-send-checks.ts';
 import type { App } from '../../src/app.ts';
 import type { User } from '../../src/db/generated/client.ts';
@@ -275,6 +276,13 @@ test("muting a user: a batch of the user's unread rows from that sender, from th
     nodes.some((n) => n.index === 'UserMessage_unread_flags_idx'),
     JSON.stringify(nodes),
   );
+});
+
+test("a topic wildcard mention: the topic's senders by a skip scan, a descent each, not every message of the topic", async () => {
+  // Channel 2's "topic 1" holds 2,500 messages from 3 senders.
+  await assertIndexed(TOPIC_SENDERS, [2, 'TOPIC 1'], 'Message_channelId_upper_topic_senderId_idx');
+  const read = await rowsRead(TOPIC_SENDERS, [2, 'TOPIC 1'], 'Message');
+  assert.ok(read <= 2 * 3 + 2, `${read} messages read`);
 });
 
 test("a resolve notice: the topic's newest message by its exact name, on the topic index", async () => {
