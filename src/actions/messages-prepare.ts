@@ -29,11 +29,11 @@ export interface PreparedMessage {
 
 /**
  * The distinct senders of channel $1's topic $2 (any case), by a skip scan of the (channel,
- * upper(topic), sender) index: one descent per sender, however long the topic. DISTINCT read
- * every message of the topic.
+ * upper(topic), sender) index (partial on `"senderId" IS NOT NULL`, stated here): one descent per
+ * sender, however long the topic. DISTINCT read every message of the topic.
  */
 export const TOPIC_SENDERS = `WITH RECURSIVE senders(id) AS (
-    (SELECT "senderId" FROM "Message" WHERE "channelId" = $1 AND upper(topic) = upper($2) ORDER BY "senderId" LIMIT 1)
+    (SELECT "senderId" FROM "Message" WHERE "channelId" = $1 AND upper(topic) = upper($2) AND "senderId" IS NOT NULL ORDER BY "senderId" LIMIT 1)
     UNION ALL
     SELECT (SELECT "senderId" FROM "Message" WHERE "channelId" = $1 AND upper(topic) = upper($2) AND "senderId" > senders.id ORDER BY "senderId" LIMIT 1)
       FROM senders WHERE senders.id IS NOT NULL)
