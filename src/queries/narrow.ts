@@ -260,7 +260,10 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
         history: !isGuest(user),
       };
     case 'topic':
-      return { cond: `(m."channelId" IS NOT NULL AND upper(m.topic) = upper(${sql.add(normalizeTopicName(text))}))` };
+      // The organization too, so that a topic without its channel is read from the realm's topic index.
+      return {
+        cond: `(m."channelId" IS NOT NULL AND m."realmId" = ${sql.add(realm.id)} AND upper(m.topic) = upper(${sql.add(normalizeTopicName(text))}))`,
+      };
     case 'sender': {
       const [id] = await userIdsOf(app, realm, user, text === 'me' ? user.id : value);
       return { cond: `m."senderId" = ${sql.add(id)}` };

@@ -89,6 +89,7 @@ test("GET /messages from an anchor inside the user's history: the pages on both 
     [[{ operator: 'sender', operand: bob.id }], (m: (typeof sent)[0]) => m.bob],
     [[{ operator: 'dm', operand: [bob.id] }], (m: (typeof sent)[0]) => m.dm],
     [[{ operator: 'is', operand: 'dm' }], (m: (typeof sent)[0]) => m.dm],
+    [[{ operator: 'topic', operand: 'T' }], (m: (typeof sent)[0]) => !m.dm],
   ] as const) {
     const ids = sent.filter(of).map((m) => m.id);
     const before = ids.filter((id) => id < anchor);
@@ -97,6 +98,33 @@ test("GET /messages from an anchor inside the user's history: the pages on both 
     assert.equal(await page([...narrow], 0, 3), [after.slice(0, 3), false, false], `after, ${JSON.stringify(narrow)}`);
     assert.equal(await page([...narrow], 100, 100), [[...before, ...after], true, true], `all, ${JSON.stringify(narrow)}`);
   }
+});
+
+test("GET /messages with a topic and no channel: that topic in every channel of the user's, whatever its case, not another organization's", async () => {
+  const realm = await newRealm();
+  const ann = await realm.addUser();
+  const [one, two] = [await makeChannel(realm, 'one', [ann]), await makeChannel(realm, 'two', [ann])];
+  const ids = [await send(ann, one, 'Plans', 'a'), await send(ann, two, 'plans', 'b')];
+  await send(ann, one, 'other', 'c');
+  await sendDm(ann, [realm.owner.id], 'a direct message has no topic');
+  const elsewhere = await newRealm();
+  await send(elsewhere.owner, await makeChannel(elsewhere, 'one', [elsewhere.owner]), 'plans', 'not ours');
+  const r = await ann.client.get('/messages', {
+    anchor: 'newest',
+    num_before: 10,
+    num_after: 0,
+    narrow: JSON.stringify([{ operator: 'topic', operand: 'PLANS' }]),
+  });
+  assert.equal(
+    [r.body.messages.map((m: { id: number; subject: string }) => [m.id, m.subject]), r.body.found_oldest],
+    [
+      [
+        [ids[0], 'Plans'],
+        [ids[1], 'plans'],
+      ],
+      true,
+    ],
+  );
 });
 
 test.run();

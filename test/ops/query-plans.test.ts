@@ -376,6 +376,7 @@ const OPERATORS: NarrowTerm[][] = [
   [{ operator: 'has', operand: 'reaction' }],
   [{ operator: 'id', operand: MESSAGES / 2 }],
   [{ operator: 'search', operand: 'word5' }],
+  [{ operator: 'topic', operand: 'topic 7' }],
 ];
 
 test("GET /messages: every operator over the user's rows, newest and from an anchor either way, reads no history sequentially", async () => {
@@ -404,6 +405,23 @@ test("GET /messages from an anchor in the middle: the user's rows are read from 
       assert.ok(read <= 200, `${JSON.stringify(narrow)} ${bound}: ${read} rows of UserMessage for a page of 50`);
     }
   }
+});
+
+test("GET /messages: a topic without its channel from the organization's topic index, with its channel from the channel's", async () => {
+  // Before, a topic nobody wrote walked every message from the newest (1.6 s at 1M messages).
+  for (const topic of ['nobody wrote this', 'topic 7']) {
+    const { sql, params } = await pageStatement([{ operator: 'topic', operand: topic }], '< 10000000000000000', 'DESC');
+    await assertIndexed(sql, params, 'Message_realmId_upper_topic_id_idx');
+    const read = await rowsRead(sql, params, 'Message');
+    assert.ok(read <= 100, `${topic}: ${read} messages read for a page of 50`);
+  }
+  await assertIndexed(
+    `SELECT m.id, um.flags FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
+      WHERE um."userId" = $1 AND m."channelId" = $2 AND (m."channelId" IS NOT NULL AND m."realmId" = $3 AND upper(m.topic) = upper($4))
+        AND m.id < 10000000000000000 AND um."messageId" < 10000000000000000 ORDER BY m.id DESC LIMIT 50`,
+    [1, 3, 1, 'TOPIC 2'],
+    'Message_channelId_upper_topic_id_idx',
+  );
 });
 
 test('a topic move reads the moved messages from the topic index, and of the rest whether there is one', async () => {
