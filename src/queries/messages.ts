@@ -3,7 +3,7 @@ import type { App } from '../app.ts';
 import { topicLinks, type CompiledLinkifiers } from '../markdown/index.ts';
 import { compiledLinkifiers } from './linkifiers.ts';
 import type { Channel, Prisma, User } from '../db/generated/client.ts';
-import { FLAG_BITS, HISTORICAL_FLAGS, flagList } from '../domain/message-flags.ts';
+import { FLAG_BITS, HISTORICAL_FLAGS, MAX_UNREAD_MESSAGES, flagList } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
@@ -340,32 +340,26 @@ export interface RangeResult {
 
 type Row = { id: number; flags: number | null };
 
-/** The user's unread messages that first_unread looks through before it falls back to the whole narrow. */
-const FIRST_UNREAD_SCAN = 50_000;
-
 /**
- * The narrow's oldest unread message: looked for among the user's unread messages (the unread
- * index, however long the narrow's history), walked in id order and stopping at the first that
- * matches, so that the usual case reads one row; past the oldest FIRST_UNREAD_SCAN of them, in
- * the whole narrow.
+ * The narrow's oldest unread message, among the user's newest MAX_UNREAD_MESSAGES unread ones (those
+ * register lists: a client knows of no others), from the unread index: where they start, then in
+ * id order up to the first that matches, so that the usual case reads one message and none reads
+ * at most MAX_UNREAD_MESSAGES. A fallback to the whole narrow read every message of a long channel
+ * with nothing unread in it.
  */
+export const firstUnreadSql = (from: string, where: string) => {
+  const unread = `"userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0`;
+  return `SELECT u."messageId" AS id FROM (
+      SELECT "messageId" FROM "UserMessage" WHERE ${unread}
+         AND "messageId" >= coalesce((SELECT "messageId" FROM "UserMessage" WHERE ${unread} ORDER BY "messageId" DESC OFFSET ${MAX_UNREAD_MESSAGES - 1} LIMIT 1), 0)
+       ORDER BY "messageId" LIMIT ${MAX_UNREAD_MESSAGES}) u
+    WHERE EXISTS (SELECT 1 FROM ${from} WHERE m.id = u."messageId" AND ${where} AND (um.flags & ${FLAG_BITS.read}) = 0)
+    ORDER BY u."messageId" LIMIT 1`;
+};
+
 async function firstUnread(app: App, from: string, where: string, params: unknown[]): Promise<number | null> {
-  const unread = `(um.flags & ${FLAG_BITS.read}) = 0`;
-  const oldestUnread = `SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0 ORDER BY "messageId" LIMIT ${FIRST_UNREAD_SCAN}`;
-  const [found] = await app.prisma.$queryRawUnsafe<{ id: number }[]>(
-    `SELECT u."messageId" AS id FROM (${oldestUnread}) u
-      WHERE EXISTS (SELECT 1 FROM ${from} WHERE m.id = u."messageId" AND ${where} AND ${unread})
-      ORDER BY u."messageId" LIMIT 1`,
-    ...params,
-  );
-  if (found) return found.id;
-  const [{ scanned }] = await app.prisma.$queryRawUnsafe<{ scanned: number }[]>(`SELECT count(*)::int AS scanned FROM (${oldestUnread}) u`, params[0]);
-  if (scanned < FIRST_UNREAD_SCAN) return null;
-  const [first] = await app.prisma.$queryRawUnsafe<Row[]>(
-    `SELECT m.id FROM ${from} WHERE ${where} AND um.flags IS NOT NULL AND ${unread} ORDER BY m.id LIMIT 1`,
-    ...params,
-  );
-  return first?.id ?? null;
+  const [found] = await app.prisma.$queryRawUnsafe<{ id: number }[]>(firstUnreadSql(from, where), ...params);
+  return found?.id ?? null;
 }
 
 /** `<id> <bound>` on every column of the narrow's source that holds the message id, so that the index of either side starts at it. */

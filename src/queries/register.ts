@@ -6,7 +6,7 @@ import { displayTopicFor, hasCapability, type QueueOptions } from '../../actors/
 import type { App } from '../app.ts';
 import { isInGroupSetting } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
-import { FLAG_BITS, IS_PRIVATE } from '../domain/message-flags.ts';
+import { FLAG_BITS, IS_PRIVATE, MAX_UNREAD_MESSAGES } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, type RealmPermission, userSettingsSchema } from '../domain/realm-settings.ts';
 import { Role, roleFlags, type SystemGroupName } from '../domain/roles.ts';
 import { EMOJISET_CHOICES, INTERNAL_USER_SETTINGS, NOTIFICATION_SOUNDS } from '../domain/user-settings.ts';
@@ -291,8 +291,6 @@ async function trimToPartial(app: App, subscriptions: State[]): Promise<void> {
   }
 }
 
-/** Zulip's MAX_UNREAD_MESSAGES: register lists the newest unread messages up to this many. */
-const MAX_UNREAD_MESSAGES = 50_000;
 /** Zulip's RECENT_CONVERSATIONS_LIMIT: recent conversations come from this many newest direct messages. */
 const RECENT_CONVERSATIONS_LIMIT = 1000;
 

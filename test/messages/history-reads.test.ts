@@ -50,22 +50,37 @@ test('unread_msgs: the newest 50,000 unread messages, with old_unreads_missing',
   const app = realm.server.app;
   const ann = await realm.addUser();
   const channel = await makeChannel(realm, 'flood', [ann]);
+  const [early, late] = [await makeChannel(realm, 'early', [ann]), await makeChannel(realm, 'late', [ann])];
   const first = await send(realm.owner, channel, 'flood', 'first');
+  await send(realm.owner, early, 'old', 'older than the newest 50,000');
   // 50,001 more unread messages, written in bulk as an import would.
   await app.prisma.$executeRaw`
     WITH m AS (
       INSERT INTO "Message" ("realmId", "senderId", "channelId", topic, content, "renderedContent")
       SELECT ${realm.id}, ${realm.owner.id}, ${channel}, 'flood', 'bulk', '<p>bulk</p>' FROM generate_series(1, 50001) RETURNING id)
     INSERT INTO "UserMessage" ("userId", "messageId", flags) SELECT ${ann.id}, id, 0 FROM m`;
+  const newest = await send(realm.owner, late, 'new', 'among the newest 50,000');
   const { body } = await ann.client.post('/register', { event_types: ['message', 'update_message_flags'] });
   const [topic] = body.unread_msgs.streams;
-  assert.equal([body.unread_msgs.count, body.unread_msgs.old_unreads_missing, body.unread_msgs.streams.length], [50000, true, 1]);
+  assert.equal([body.unread_msgs.count, body.unread_msgs.old_unreads_missing, body.unread_msgs.streams.length], [50000, true, 2]);
   const ids: number[] = topic.unread_message_ids;
   assert.ok(!ids.includes(first) && ids[0]! > first + 1, 'the oldest are left out');
   assert.ok(
     ids.every((id, i) => i === 0 || id > ids[i - 1]!),
     'in id order',
   );
+  // first_unread looks among the same newest 50,000: a narrow whose unread messages are all older
+  // than them is read from its newest, as if it had none.
+  const anchor = async (channelId: number) =>
+    (
+      await ann.client.get('/messages', {
+        anchor: 'first_unread',
+        num_before: 0,
+        num_after: 1,
+        narrow: JSON.stringify([{ operator: 'channel', operand: channelId }]),
+      })
+    ).body.anchor;
+  assert.equal([await anchor(late), await anchor(early)], [newest, 10000000000000000]);
 });
 
 test("GET /messages from an anchor inside the user's history: the pages on both sides of it, in every narrow of their own rows", async () => {

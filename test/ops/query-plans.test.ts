@@ -11,7 +11,7 @@ import { CONVERSATION_EXISTS } from '../../src/actions/messages-send-checks.ts';
 import type { App } from '../../src/app.ts';
 import type { User } from '../../src/db/generated/client.ts';
 import { channelTopicsSql } from '../../src/queries/channels.ts';
-import { LOAD_MESSAGES, otherVisibleTopicMessageSql, rangeStatement, visibleTopicMessagesSql } from '../../src/queries/messages.ts';
+import { LOAD_MESSAGES, firstUnreadSql, otherVisibleTopicMessageSql, rangeStatement, visibleTopicMessagesSql } from '../../src/queries/messages.ts';
 import { compileNarrow, narrowSource, type NarrowTerm } from '../../src/queries/narrow.ts';
 import type { RealmInfo } from '../../src/queries/realms.ts';
 import { NEWEST_MESSAGE_ID } from '../../src/queries/register.ts';
@@ -185,14 +185,10 @@ test('GET /messages: channel + topic, the newest of a flag, first unread', async
     [1],
     'UserMessage_starred_idx',
   );
-  // first_unread walks the unread index in id order and stops at the first message of the narrow.
-  const firstUnread = await planNodes(
-    `SELECT u."messageId" AS id FROM (SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & 1) = 0 ORDER BY "messageId" LIMIT 50000) u
-      WHERE EXISTS (SELECT 1 FROM "Message" m LEFT JOIN LATERAL (SELECT flags FROM "UserMessage" WHERE "userId" = $1 AND "messageId" = m.id LIMIT 1) um ON TRUE
-                     WHERE m.id = u."messageId" AND m."channelId" = $2 AND (um.flags & 1) = 0)
-      ORDER BY u."messageId" LIMIT 1`,
-    [1, 2],
-  );
+  // first_unread walks the unread index in id order, from the oldest of the user's newest 50,000
+  // unread messages, and stops at the first message of the narrow.
+  const channel = narrowSource({ history: true, conditions: ['m."channelId" = $2'], params: [] });
+  const firstUnread = await planNodes(firstUnreadSql(channel.from, channel.where), [1, 2]);
   assert.equal(firstUnread[0]!.type, 'Limit', JSON.stringify(firstUnread));
   assert.ok(
     firstUnread.every((n) => n.type !== 'Seq Scan' && n.type !== 'Sort' && n.type !== 'Aggregate'),
