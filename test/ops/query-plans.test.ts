@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
+import { HISTORY_UP_TO } from '../../src/actions/realm-export.ts';
 import { MARK_SENDER_READ, READ_ROWS, READ_ROWS_AND_UNREAD, WRITE_FLAGS } from '../../src/actions/flags.ts';
 import { TOPIC_SENDERS } from '../../src/actions/messages-prepare.ts';
 import { CONVERSATION_EXISTS } from '../../src/actions/messages-send-checks.ts';
@@ -418,6 +419,12 @@ test("GET /messages: a topic without its channel from the organization's topic i
     [1, 3, 1, 'TOPIC 2'],
     'Message_channelId_upper_topic_id_idx',
   );
+});
+
+test("a data export request: the organization's messages counted up to the limit from the realm's index alone", async () => {
+  await assertIndexed(HISTORY_UP_TO, [1, 1001], 'Message_realmId_id_idx');
+  const read = await rowsRead(HISTORY_UP_TO, [1, 1001], 'Message');
+  assert.ok(read <= 1001, `${read} messages read`);
 });
 
 test('a topic move reads the moved messages from the topic index, and of the rest whether there is one', async () => {
