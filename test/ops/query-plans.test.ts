@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { HISTORY_UP_TO } from '../../src/actions/realm-export.ts';
+import { NEXT_DUE } from '../../src/actions/scheduled-delivery.ts';
 import { MARK_SENDER_READ, READ_ROWS, READ_ROWS_AND_UNREAD, WRITE_FLAGS } from '../../src/actions/flags.ts';
 import { TOPIC_SENDERS } from '../../src/actions/messages-prepare.ts';
 import { CONVERSATION_EXISTS } from '../../src/actions/messages-send-checks.ts';
@@ -16,6 +17,7 @@ import { LOAD_MESSAGES, firstUnreadSql, otherVisibleTopicMessageSql, rangeStatem
 import { compileNarrow, narrowSource, type NarrowTerm } from '../../src/queries/narrow.ts';
 import type { RealmInfo } from '../../src/queries/realms.ts';
 import { NEWEST_MESSAGE_ID } from '../../src/queries/register.ts';
+import { NEXT_DUE_TIME, UNDELIVERED } from '../../src/queries/scheduled-messages.ts';
 import { MUTE_SETTINGS } from '../../src/queries/subscriptions.ts';
 import { freshDatabase } from '../helpers/server.ts';
 
@@ -425,6 +427,24 @@ test("a data export request: the organization's messages counted up to the limit
   await assertIndexed(HISTORY_UP_TO, [1, 1001], 'Message_realmId_id_idx');
   const read = await rowsRead(HISTORY_UP_TO, [1, 1001], 'Message');
   assert.ok(read <= 1001, `${read} messages read`);
+});
+
+test("scheduled messages: the next due and a user's list from the undelivered rows alone, none of the delivered ones", async () => {
+  // 20,000 delivered rows (they stay, with the messages they became), 10 still to send.
+  await db.withSession((s) =>
+    s.exec(`INSERT INTO "ScheduledMessage" ("realmId", "senderId", "deliveryType", "channelId", content, "renderedContent", "sendingClient", "readBySender", "scheduledTimestamp", delivered)
+      SELECT 1, 1 + i % 2, 1, 1, 'c', '<p>c</p>', 'test', false, now() - interval '1 day' * (1 + i % 400), i > 10 FROM generate_series(1, 20010) i;
+      ANALYZE "ScheduledMessage"`),
+  );
+  for (const [sql, params] of [
+    [NEXT_DUE, [Date.now() / 1000]],
+    [NEXT_DUE_TIME, []],
+    [UNDELIVERED, [1, 1]],
+  ] as const) {
+    await assertIndexed(sql.replace(' FOR UPDATE SKIP LOCKED', ''), [...params], 'ScheduledMessage_due_idx', 'ScheduledMessage_undelivered_idx');
+    const read = await rowsRead(sql, [...params], 'ScheduledMessage');
+    assert.ok(read <= 10, `${read} rows read: ${sql}`);
+  }
 });
 
 test('a topic move reads the moved messages from the topic index, and of the rest whether there is one', async () => {
