@@ -447,6 +447,25 @@ test("scheduled messages: the next due and a user's list from the undelivered ro
   }
 });
 
+test("drafts: a user's list and register's newest 1,000 in the edit-time index's order, no sort of all of them", async () => {
+  await db.withSession((s) =>
+    s.exec(`INSERT INTO "Draft" ("userId", type, content, "lastEditTime") SELECT 1 + i % 2, 'stream', 'd', now() - interval '1 minute' * i FROM generate_series(1, 20000) i;
+      ANALYZE "Draft"`),
+  );
+  // As Prisma sends listDrafts and register's drafts.
+  for (const sql of [
+    'SELECT * FROM "Draft" WHERE "userId" = $1 ORDER BY "lastEditTime" ASC, id ASC OFFSET $2',
+    'SELECT * FROM "Draft" WHERE "userId" = $1 ORDER BY "lastEditTime" DESC LIMIT $2 OFFSET $3',
+  ]) {
+    const params = sql.includes('LIMIT') ? [1, 1000, 0] : [1, 0];
+    const nodes = await planNodes(sql, params);
+    assert.ok(
+      nodes.every((n) => n.type !== 'Sort' && n.type !== 'Seq Scan') && nodes.some((n) => n.index === 'Draft_userId_lastEditTime_id_idx'),
+      JSON.stringify(nodes),
+    );
+  }
+});
+
 test('a topic move reads the moved messages from the topic index, and of the rest whether there is one', async () => {
   // Channel 3's "topic 2" holds 2,500 messages; user 1 received them all, user 3 none.
   for (const shared of [true, false]) {
