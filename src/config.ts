@@ -162,6 +162,8 @@ const configSchema = z.object({
    * connection: measured with 32 senders over 100 channels, 10 gave 662 messages/s and 24 gave 790.
    */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(500).default(24),
+  /** A file where every 10 s a JSON line tells who held the pool's connections and for how long (src/db/holds.ts): a diagnosis, off unless set. */
+  DATABASE_HOLD_LOG: z.string().optional(),
   UPLOADS_DIR: z.string().optional(),
   /** Host clients use to reach the server (realm URLs, dummy emails); defaults to HOST:PORT. */
   EXTERNAL_HOST: z.string().optional(),
