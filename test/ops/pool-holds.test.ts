@@ -51,7 +51,7 @@ test('a presence ping and an action show up as holders, with their statements', 
   const write = holders.get('WITH PresenceSequence,Presence,User');
   assert.ok(write, [...holders.keys()].join('\n'));
   assert.is(write.statements, write.holds);
-  assert.match(write.sql, /^WITH bumped AS \( UPDATE "PresenceSequence"/);
+  assert.match(write.sql, /^WITH input AS \( SELECT \* FROM unnest\(/);
   assert.ok(write.busyMs <= write.heldMs);
   // The rename is an action: one transaction, charged to the function that opened it.
   const action = [...holders.values()].find((h) => h.key.startsWith('tx ') && h.example[0] === 'BEGIN' && h.example.includes('UPDATE User'));
