@@ -13,8 +13,8 @@ import { currentTransaction } from './transaction.ts';
 const INTERVAL_MS = 10_000;
 /** Holders listed per line, the longest held first. */
 const LISTED = 25;
-/** Characters of a holder's first statement shown. */
-const SQL_SHOWN = 160;
+/** Characters shown of a holder's first statement: its start, and its last WHERE (Prisma's column lists hide it otherwise). */
+const SQL_SHOWN = 100;
 
 interface Hold {
   acquired: number;
@@ -53,6 +53,12 @@ export function statementShape(sql: string): string {
   const tables: string[] = [];
   for (const m of sql.matchAll(/\b(?:FROM|INTO|UPDATE|JOIN)\s+(?:"public"\.)?"(\w+)"/gi)) if (!tables.includes(m[1]!)) tables.push(m[1]!);
   return tables.length ? `${verb} ${tables.join(',')}` : verb;
+}
+
+function sample(sql: string): string {
+  const text = sql.replace(/\s+/g, ' ').trim();
+  const where = text.lastIndexOf(' WHERE ');
+  return where > SQL_SHOWN ? `${text.slice(0, SQL_SHOWN)} … ${text.slice(where + 1, where + 1 + SQL_SHOWN)}` : text.slice(0, 2 * SQL_SHOWN);
 }
 
 function sqlOf(config: unknown): string {
@@ -98,7 +104,7 @@ export function trackHolds(pool: pg.Pool, file: string): () => void {
       if (!hold) return query(...args);
       const sql = sqlOf(args[0]);
       hold.statements.push(statementShape(sql));
-      if (hold.firstSql === undefined && !/^\s*BEGIN/i.test(sql)) hold.firstSql = sql.replace(/\s+/g, ' ').trim().slice(0, SQL_SHOWN);
+      if (hold.firstSql === undefined && !/^\s*BEGIN/i.test(sql)) hold.firstSql = sample(sql);
       hold.opener ??= currentTransaction()?.opener;
       const start = performance.now();
       const done = () => (hold.busyMs += performance.now() - start);
