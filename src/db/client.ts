@@ -5,7 +5,9 @@ import pg from 'pg';
 import { log } from '../log.ts';
 import { startEmbeddedPostgres } from './embedded.ts';
 import { PrismaClient } from './generated/client.ts';
+import { trackHolds } from './holds.ts';
 import { timedAdapter, type QueryTimer } from './timed-adapter.ts';
+import { nameTransactionOpeners } from './transaction.ts';
 
 export interface OpenDatabaseOptions {
   /** PostgreSQL connection string; when set, nothing is embedded. */
@@ -18,6 +20,8 @@ export interface OpenDatabaseOptions {
   onQuery?: QueryTimer;
   /** Told of every transaction Prisma opens (with onQuery: its BEGIN is not timed). */
   onTransaction?: () => void;
+  /** A file to log who holds the pool's connections to (db/holds.ts); nothing is tracked without it. */
+  holdLog?: string;
 }
 
 /** The pool's connections at one moment. */
@@ -111,8 +115,17 @@ function statementName(sql: string): string {
   return name;
 }
 
-async function openPostgres(url: string, { poolSize, onQuery, onTransaction }: OpenDatabaseOptions, afterClose?: () => Promise<void>): Promise<Database> {
+async function openPostgres(
+  url: string,
+  { poolSize, onQuery, onTransaction, holdLog }: OpenDatabaseOptions,
+  afterClose?: () => Promise<void>,
+): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  let stopTracking: (() => void) | undefined;
+  if (holdLog) {
+    stopTracking = trackHolds(pool, holdLog);
+    nameTransactionOpeners();
+  }
   // An idle connection dropped by the server must not crash the process; the pool replaces it.
   pool.on('error', (err) => log.warn('PostgreSQL connection error', { error: err.message }));
   try {
@@ -154,6 +167,7 @@ async function openPostgres(url: string, { poolSize, onQuery, onTransaction }: O
       }
     },
     close: once(async () => {
+      stopTracking?.();
       try {
         await prisma.$disconnect();
         await Promise.all([pool.end(), plannedOnce.end()]);

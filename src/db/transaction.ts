@@ -9,6 +9,8 @@ export interface OpenTransaction {
   tx: Prisma.TransactionClient;
   /** Work that outlives the body (a timer, an actor's next job) must not reach a finished transaction. */
   open: boolean;
+  /** The functions that opened it, when the pool's holders are tracked (db/holds.ts). */
+  opener?: string;
 }
 
 const ambient = new AsyncLocalStorage<OpenTransaction | undefined>();
@@ -61,16 +63,36 @@ export function databaseWithin<D extends RawQueryTarget['db']>(db: D, tx: RawQue
   return { ...db, query: <Row>(sql: string, params: unknown[]) => tx.$queryRawUnsafe<Row[]>(sql, ...params) };
 }
 
+let nameOpeners = false;
+
+/** From now on each transaction knows the functions that opened it (db/holds.ts charges its connection to them). */
+export function nameTransactionOpeners(): void {
+  nameOpeners = true;
+}
+
+/** The first two named callers on the stack that are not the transaction's own plumbing. */
+function openerOf(stack: string | undefined): string {
+  const names: string[] = [];
+  for (const line of (stack ?? '').split('\n').slice(1)) {
+    const name = /^\s*at (?:async )?([\w$.<>]+) /.exec(line)?.[1];
+    if (!name || /^(runInTransaction|atomic|Proxy\.|Object\.|process\.|new )/.test(name)) continue;
+    names.push(name);
+    if (names.length === 2) break;
+  }
+  return names.join(' < ') || 'unknown';
+}
+
 // Prisma's 2 s / 5 s defaults are short for checks that render Markdown on a busy machine.
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
 
 /** Runs `body` in a new transaction that the code it calls sees as `app.prisma`. */
 export async function runInTransaction<T>(base: PrismaClient, body: (t: OpenTransaction) => Promise<T>): Promise<T> {
   let current: OpenTransaction | undefined;
+  const opener = nameOpeners ? openerOf(new Error().stack) : undefined;
   openTransactions++;
   try {
     return await base.$transaction(async (tx) => {
-      current = { tx, open: true };
+      current = { tx, open: true, opener };
       return ambient.run(current, () => body(current!));
     }, TRANSACTION_OPTIONS);
   } finally {
