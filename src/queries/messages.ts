@@ -7,7 +7,7 @@ import { FLAG_BITS, HISTORICAL_FLAGS, flagList } from '../domain/message-flags.t
 import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
 import { Role } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
-import { inTransaction, rawQuery } from '../db/transaction.ts';
+import { inTransaction, rawQuery, rawQueryPlannedPerCall } from '../db/transaction.ts';
 import { channelAccess, subscriberIds } from './channels.ts';
 import { compileNarrow, narrowSource, type NarrowSource, type NarrowTerm } from './narrow.ts';
 import { searchFields, searchOperandsOf } from './search-highlight.ts';
@@ -363,16 +363,18 @@ const FIRST_UNREAD_SCAN = 50_000;
 async function firstUnread(app: App, from: string, where: string, params: unknown[]): Promise<number | null> {
   const unread = `(um.flags & ${FLAG_BITS.read}) = 0`;
   const oldestUnread = `SELECT "messageId" FROM "UserMessage" WHERE "userId" = $1 AND (flags & ${FLAG_BITS.read}) = 0 ORDER BY "messageId" LIMIT ${FIRST_UNREAD_SCAN}`;
-  const [found] = await app.prisma.$queryRawUnsafe<{ id: number }[]>(
+  const [found] = await rawQueryPlannedPerCall<{ id: number }>(
+    app,
     `SELECT u."messageId" AS id FROM (${oldestUnread}) u
       WHERE EXISTS (SELECT 1 FROM ${from} WHERE m.id = u."messageId" AND ${where} AND ${unread})
       ORDER BY u."messageId" LIMIT 1`,
     ...params,
   );
   if (found) return found.id;
-  const [{ scanned }] = await app.prisma.$queryRawUnsafe<{ scanned: number }[]>(`SELECT count(*)::int AS scanned FROM (${oldestUnread}) u`, params[0]);
+  const [{ scanned }] = await rawQueryPlannedPerCall<{ scanned: number }>(app, `SELECT count(*)::int AS scanned FROM (${oldestUnread}) u`, params[0]);
   if (scanned < FIRST_UNREAD_SCAN) return null;
-  const [first] = await app.prisma.$queryRawUnsafe<Row[]>(
+  const [first] = await rawQueryPlannedPerCall<Row>(
+    app,
     `SELECT m.id FROM ${from} WHERE ${where} AND um.flags IS NOT NULL AND ${unread} ORDER BY m.id LIMIT 1`,
     ...params,
   );
@@ -393,7 +395,7 @@ export async function fetchRange(app: App, realm: RealmInfo, user: User, q: Rang
   const source = narrowSource(narrow);
   const { from, where } = source;
   const select = (bound: string, order: 'ASC' | 'DESC', limit: number) =>
-    app.prisma.$queryRawUnsafe<Row[]>(rangeStatement(source, bound, order, limit), ...narrow.params);
+    rawQueryPlannedPerCall<Row>(app, rangeStatement(source, bound, order, limit), ...narrow.params);
   let anchor: number;
   if (q.anchor === 'newest') anchor = LARGER_THAN_MAX_MESSAGE_ID;
   else if (q.anchor === 'oldest') anchor = 0;
@@ -429,7 +431,8 @@ export async function matchesNarrow(
   // Only received messages, as in Zulip: no channel history here.
   const narrow = { ...(await compileNarrow(app, realm, user, narrowTerms, [user.id, [...ids]])), history: false };
   const source = narrowSource(narrow);
-  const rows = await app.prisma.$queryRawUnsafe<{ id: number; topic: string }[]>(
+  const rows = await rawQueryPlannedPerCall<{ id: number; topic: string }>(
+    app,
     `SELECT m.id, m.topic FROM ${source.from} WHERE ${source.where} AND ${idBound(source, '= ANY($2::int[])')} ORDER BY m.id`,
     ...narrow.params,
   );
@@ -442,7 +445,8 @@ export async function filterByNarrow(app: App, realm: RealmInfo, user: User, ids
   if (ids.length === 0) return [];
   const narrow = await compileNarrow(app, realm, user, narrowTerms, [user.id, [...ids]]);
   const source = narrowSource(narrow);
-  return app.prisma.$queryRawUnsafe<Row[]>(
+  return rawQueryPlannedPerCall<Row>(
+    app,
     `SELECT m.id, um.flags FROM ${source.from} WHERE ${source.where} AND ${idBound(source, '= ANY($2::int[])')} ORDER BY m.id`,
     ...narrow.params,
   );

@@ -11,6 +11,7 @@ import { cachedChannel, channelAccess } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
 import { findUserByEmail } from './users.ts';
 import { isGuest } from '../auth/policy.ts';
+import { rawQuery, rawQueryPlannedPerCall } from '../db/transaction.ts';
 
 const operand = z.union([z.string(), z.number().int(), z.array(z.number().int())]);
 export const narrowSchema = z.array(
@@ -173,7 +174,8 @@ function commonLexemes(app: App): Promise<Set<string>> {
 
 /** Up to one more than RARE_SEARCH_MATCHES ids of the messages that match. */
 async function rareMatches(app: App, query: string): Promise<number[]> {
-  const [row] = await app.prisma.$queryRawUnsafe<{ ids: number[] }[]>(
+  const [row] = await rawQueryPlannedPerCall<{ ids: number[] }>(
+    app,
     `SELECT array(SELECT id FROM "Message" WHERE "searchVector" @@ $1::tsquery LIMIT ${RARE_SEARCH_MATCHES + 1}) AS ids`,
     query,
   );
@@ -183,6 +185,8 @@ async function rareMatches(app: App, query: string): Promise<number[]> {
 /** A search matching at most this many messages (of any organization) is looked up by its matches first. */
 const RARE_SEARCH_MATCHES = 1000;
 
+const PLAIN_QUERY = `SELECT plainto_tsquery('${SEARCH_CONFIG}', $1)::text AS query`;
+
 /**
  * Zulip's full-text search: every word of the operand, stemmed and without stop words, in the
  * topic or the content (the search vector's GIN index finds them), and each quoted phrase as is.
@@ -191,7 +195,7 @@ const RARE_SEARCH_MATCHES = 1000;
  * RARE_SEARCH_MATCHES: fewer, and the narrow reads just those; more, and the newest come soon.
  */
 async function searchConditions(app: App, value: string, sql: SqlParams): Promise<string[]> {
-  const [{ query }] = await app.prisma.$queryRaw<{ query: string }[]>`SELECT plainto_tsquery(${SEARCH_CONFIG}::regconfig, ${value})::text AS query`;
+  const [{ query }] = await rawQuery<{ query: string }>(app, PLAIN_QUERY, value);
   // Whether the words are common comes from the search vector's statistics, not from listing the
   // matches: for a word in millions of messages that list took 0.9-1.4 s at 10M messages.
   const looked = !(await onlyCommonWords(app, query!));
@@ -205,10 +209,12 @@ async function searchConditions(app: App, value: string, sql: SqlParams): Promis
   return [words, ...phrases];
 }
 
+const CONVERSATION_ID = 'SELECT id FROM "DirectMessageGroup" WHERE "realmId" = $1 AND "memberKey" = $2';
+
 async function dmCondition(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand'], sql: SqlParams): Promise<string> {
   const ids = await userIdsOf(app, realm, user, value, `unknown user in ${operandText(value)}`);
   const key = [...new Set([...ids, user.id])].sort((a, b) => a - b).join(',');
-  const group = await app.prisma.directMessageGroup.findUnique({ where: { realmId_memberKey: { realmId: realm.id, memberKey: key } } });
+  const [group] = await rawQuery<{ id: number }>(app, CONVERSATION_ID, realm.id, key);
   return group ? `m."directGroupId" = ${sql.add(group.id)}` : 'FALSE';
 }
 

@@ -332,8 +332,8 @@ async function rowsRead(sql: string, params: unknown[], table: string): Promise<
 
 /** A page of GET /messages as fetchRange asks for it, the narrow compiled by src/queries/narrow.ts. */
 async function pageStatement(narrow: NarrowTerm[], bound: string, order: 'ASC' | 'DESC'): Promise<{ sql: string; params: unknown[] }> {
-  // These operators read no more of App than its Prisma client (a user's id, a conversation, search words).
-  const app = { prisma: db.prisma } as unknown as App;
+  // These operators read no more of App than its database (a user's id, a conversation, search words).
+  const app = { prisma: db.prisma, db } as unknown as App;
   const user = (await db.prisma.user.findUniqueOrThrow({ where: { id: 1 } })) as User;
   const compiled = await compileNarrow(app, { id: 1 } as RealmInfo, user, narrow, [user.id]);
   return { sql: rangeStatement(narrowSource(compiled), bound, order, 50), params: compiled.params };
