@@ -371,6 +371,29 @@ test("GET /messages: every operator over the user's rows, newest and from an anc
   }
 });
 
+test('search: a word in every message is matched along the narrow, not listed from the GIN index', async () => {
+  // "common" is in every message: the GIN index would list all 100,000 before the page's 50.
+  const { sql, params } = await pageStatement([{ operator: 'search', operand: 'common' }], '< 10000000000000000', 'DESC');
+  const ownRows = await planNodes(sql, params);
+  assert.ok(
+    ownRows.every((n) => n.index !== 'Message_searchVector_idx' && !(n.type === 'Seq Scan' && HISTORY.includes(n.relation ?? ''))),
+    JSON.stringify(ownRows),
+  );
+  // In a channel whose history the user reads (as channelCondition makes it): newest first, by id.
+  const compiled = await compileNarrow(
+    { prisma: db.prisma, db } as unknown as App,
+    { id: 1 } as RealmInfo,
+    { id: 1 } as User,
+    [{ operator: 'search', operand: 'common' }],
+    [1],
+  );
+  const channel = narrowSource({ ...compiled, history: true, conditions: ['m."channelId" = 2', ...compiled.conditions] });
+  const inChannel = rangeStatement(channel, '< 10000000000000000', 'DESC', 50);
+  await assertIndexed(inChannel, compiled.params, 'Message_channelId_id_idx', 'Message_pkey');
+  assert.ok((await planNodes(inChannel, compiled.params)).every((n) => n.index !== 'Message_searchVector_idx'));
+  assert.ok((await rowsRead(inChannel, compiled.params, 'Message')) <= 50);
+});
+
 test("GET /messages from an anchor in the middle: the user's rows are read from the anchor, not from their first or newest one", async () => {
   // Bounded on m.id alone, a page after message 50,000 read the user's 50,050 rows before it.
   for (const narrow of [[], [{ operator: 'in', operand: 'home' }], [{ operator: 'sender', operand: 2 }]] as NarrowTerm[][]) {
