@@ -71,6 +71,12 @@ export interface Database {
    * (bench/micro/send-statement.ts). The other statements keep the pool and its custom plans.
    */
   queryPlannedOnce<Row>(sql: string, params: unknown[]): Promise<Row[]>;
+  /**
+   * As `query`, but not prepared: planned for its values at each call, for a statement whose best
+   * plan depends on them (a narrow's page: how much of history is the user's, where the anchor
+   * is), which a generic plan would not follow, and whose text varies too much to keep prepared.
+   */
+  queryPlannedPerCall<Row>(sql: string, params: unknown[]): Promise<Row[]>;
   /** Resolves once the database answers a trivial query on a pooled connection. */
   ping(): Promise<void>;
   poolStats(): PoolStats;
@@ -147,6 +153,7 @@ async function openPostgres(
     },
     query: <Row>(sql: string, params: unknown[]) => pooledQuery<Row>(pool, sql, params, onQuery),
     queryPlannedOnce: <Row>(sql: string, params: unknown[]) => pooledQuery<Row>(plannedOnce, sql, params, onQuery),
+    queryPlannedPerCall: <Row>(sql: string, params: unknown[]) => pooledQuery<Row>(pool, sql, params, onQuery, false),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
     withSession: async (fn) => {
       const client = await pool.connect();
@@ -178,11 +185,11 @@ async function openPostgres(
   };
 }
 
-/** One prepared statement on `pool`, timed as Prisma's statements are. */
-async function pooledQuery<Row>(pool: pg.Pool, sql: string, params: unknown[], onQuery: QueryTimer | undefined): Promise<Row[]> {
+/** One statement on `pool` (prepared unless `prepared` is false), timed as Prisma's statements are. */
+async function pooledQuery<Row>(pool: pg.Pool, sql: string, params: unknown[], onQuery: QueryTimer | undefined, prepared = true): Promise<Row[]> {
   const start = performance.now();
   try {
-    return (await pool.query({ name: statementName(sql), text: sql, values: params, types: RAW_TYPES })).rows as Row[];
+    return (await pool.query({ ...(prepared ? { name: statementName(sql) } : {}), text: sql, values: params, types: RAW_TYPES })).rows as Row[];
   } finally {
     onQuery?.((performance.now() - start) / 1000);
   }

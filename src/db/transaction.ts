@@ -42,7 +42,7 @@ export function inCallersTransaction<T>(fn: () => T): () => T {
 /** What `rawQuery` runs a statement on: Prisma (the open transaction, if any) and the pool beside it (db/client.ts). */
 export interface RawQueryTarget {
   prisma: Pick<PrismaClient, '$queryRawUnsafe'>;
-  db: { query<Row>(sql: string, params: unknown[]): Promise<Row[]> };
+  db: { query<Row>(sql: string, params: unknown[]): Promise<Row[]>; queryPlannedPerCall<Row>(sql: string, params: unknown[]): Promise<Row[]> };
 }
 
 /**
@@ -53,6 +53,11 @@ export function rawQuery<Row>(target: RawQueryTarget, sql: string, ...params: un
   return currentTransaction() ? target.prisma.$queryRawUnsafe<Row[]>(sql, ...params) : target.db.query<Row>(sql, params);
 }
 
+/** rawQuery for a statement planned for its values at each call (db/client.ts queryPlannedPerCall). */
+export function rawQueryPlannedPerCall<Row>(target: RawQueryTarget, sql: string, ...params: unknown[]): Promise<Row[]> {
+  return currentTransaction() ? target.prisma.$queryRawUnsafe<Row[]>(sql, ...params) : target.db.queryPlannedPerCall<Row>(sql, params);
+}
+
 /**
  * The database as seen from inside `tx`, a transaction not made by `runInTransaction` (register's
  * snapshot): its pooled statements run in `tx` too, so they read the snapshot, and a reader holding
@@ -60,7 +65,8 @@ export function rawQuery<Row>(target: RawQueryTarget, sql: string, ...params: un
  * held, none would come).
  */
 export function databaseWithin<D extends RawQueryTarget['db']>(db: D, tx: RawQueryTarget['prisma']): D {
-  return { ...db, query: <Row>(sql: string, params: unknown[]) => tx.$queryRawUnsafe<Row[]>(sql, ...params) };
+  const inTx = <Row>(sql: string, params: unknown[]) => tx.$queryRawUnsafe<Row[]>(sql, ...params);
+  return { ...db, query: inTx, queryPlannedPerCall: inTx };
 }
 
 let nameOpeners = false;

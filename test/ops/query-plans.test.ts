@@ -352,8 +352,8 @@ async function rowsRead(sql: string, params: unknown[], table: string): Promise<
 
 /** A page of GET /messages as fetchRange asks for it, the narrow compiled by src/queries/narrow.ts. */
 async function pageStatement(narrow: NarrowTerm[], bound: string, order: 'ASC' | 'DESC'): Promise<{ sql: string; params: unknown[] }> {
-  // These operators read no more of App than its Prisma client (a user's id, a conversation, search words).
-  const app = { prisma: db.prisma } as unknown as App;
+  // These operators read no more of App than its database (a user's id, a conversation, search words).
+  const app = { prisma: db.prisma, db } as unknown as App;
   const user = (await db.prisma.user.findUniqueOrThrow({ where: { id: 1 } })) as User;
   const compiled = await compileNarrow(app, { id: 1 } as RealmInfo, user, narrow, [user.id]);
   return { sql: rangeStatement(narrowSource(compiled), bound, order, 50), params: compiled.params };
@@ -390,6 +390,29 @@ test("GET /messages: every operator over the user's rows, newest and from an anc
       assert.equal(scans, [], `${JSON.stringify(narrow)} ${bound}`);
     }
   }
+});
+
+test('search: a word in every message is matched along the narrow, not listed from the GIN index', async () => {
+  // "common" is in every message: the GIN index would list all 100,000 before the page's 50.
+  const { sql, params } = await pageStatement([{ operator: 'search', operand: 'common' }], '< 10000000000000000', 'DESC');
+  const ownRows = await planNodes(sql, params);
+  assert.ok(
+    ownRows.every((n) => n.index !== 'Message_searchVector_idx' && !(n.type === 'Seq Scan' && HISTORY.includes(n.relation ?? ''))),
+    JSON.stringify(ownRows),
+  );
+  // In a channel whose history the user reads (as channelCondition makes it): newest first, by id.
+  const compiled = await compileNarrow(
+    { prisma: db.prisma, db } as unknown as App,
+    { id: 1 } as RealmInfo,
+    { id: 1 } as User,
+    [{ operator: 'search', operand: 'common' }],
+    [1],
+  );
+  const channel = narrowSource({ ...compiled, history: true, conditions: ['m."channelId" = 2', ...compiled.conditions] });
+  const inChannel = rangeStatement(channel, '< 10000000000000000', 'DESC', 50);
+  await assertIndexed(inChannel, compiled.params, 'Message_channelId_id_idx', 'Message_pkey');
+  assert.ok((await planNodes(inChannel, compiled.params)).every((n) => n.index !== 'Message_searchVector_idx'));
+  assert.ok((await rowsRead(inChannel, compiled.params, 'Message')) <= 50);
 });
 
 test("GET /messages from an anchor in the middle: the user's rows are read from the anchor, not from their first or newest one", async () => {
