@@ -160,8 +160,13 @@ const configSchema = z.object({
   /**
    * Connections to PostgreSQL. Messages to different channels commit in parallel, each on its own
    * connection: measured with 32 senders over 100 channels, 10 gave 662 messages/s and 24 gave 790.
+   * A connection stays held until the event loop reads its answer, so a busy process holds each
+   * far longer than PostgreSQL works on it: at 1,000-3,000 capacity people 24 were all busy with
+   * PostgreSQL idle, and 48 took the waits away (docs/operations.md, "The database pool").
    */
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(500).default(24),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(500).default(48),
+  /** A file where every 10 s a JSON line tells who held the pool's connections and for how long (src/db/holds.ts): a diagnosis, off unless set. */
+  DATABASE_HOLD_LOG: z.string().optional(),
   UPLOADS_DIR: z.string().optional(),
   /** Host clients use to reach the server (realm URLs, dummy emails); defaults to HOST:PORT. */
   EXTERNAL_HOST: z.string().optional(),

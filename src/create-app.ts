@@ -33,6 +33,7 @@ export async function createApp(config: Config): Promise<App> {
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
+    holdLog: config.DATABASE_HOLD_LOG,
     onQuery: (seconds) => metrics.queryDuration.observe(seconds),
     onTransaction: () => metrics.transactions.inc(),
   });

@@ -439,27 +439,38 @@ export async function markAllAsRead(app: App, realm: RealmInfo, user: User, time
 }
 
 /**
- * In a change run by asUser: marks read the user's unread messages from `senderId`, as muting
- * the sender does (Zulip's do_mark_muted_user_messages_as_read, which sends nothing when none was).
+ * One batch of a sender's messages the user has unread, marked read: the oldest after $3 from
+ * sender $2, walked on the unread index and the sender's index together in id order.
  */
-export async function markSenderAsRead(app: App, realm: RealmInfo, user: User, senderId: number): Promise<void> {
-  const changed = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(
-    `UPDATE "UserMessage" um SET flags = um.flags | ${FLAG_BITS.read} FROM "Message" m
-     WHERE m.id = um."messageId" AND um."userId" = $1 AND m."senderId" = $2 AND (um.flags & ${FLAG_BITS.read}) = 0
-     RETURNING um."messageId"`,
-    user.id,
-    senderId,
-  );
-  if (changed.length)
-    sendOnCommit({
-      realmId: realm.id,
-      userIds: [user.id],
-      event: eventOf(
-        'add',
-        'read',
-        changed.map((r) => r.messageId).sort((a, b) => a - b),
-      ),
-    });
+export const MARK_SENDER_READ = `WITH batch AS (
+    SELECT um."messageId" FROM "UserMessage" um JOIN "Message" m ON m.id = um."messageId"
+     WHERE um."userId" = $1 AND (um.flags & ${FLAG_BITS.read}) = 0 AND um."messageId" > $3 AND m."senderId" = $2 AND m.id > $3
+     ORDER BY um."messageId" LIMIT ${MARK_READ_BATCH})
+  UPDATE "UserMessage" um SET flags = um.flags | ${FLAG_BITS.read} FROM batch WHERE um."userId" = $1 AND um."messageId" = batch."messageId"
+  RETURNING um."messageId"`;
+
+/**
+ * In a change run by asUser: marks read one batch of the user's unread messages from `senderId`
+ * after message `after`, as muting the sender does (Zulip's do_mark_muted_user_messages_as_read:
+ * its event lists the messages, none is sent when none was unread, their push notifications are
+ * withdrawn). Whether unread ones may remain after `last`, the batch's newest.
+ */
+export async function markSenderBatchAsRead(app: App, realm: RealmInfo, user: User, senderId: number, after: number): Promise<{ more: boolean; last: number }> {
+  const changed = (await rawQuery<{ messageId: number }>(app, MARK_SENDER_READ, user.id, senderId, after)).map((r) => r.messageId).sort((a, b) => a - b);
+  if (changed.length) {
+    sendOnCommit({ realmId: realm.id, userIds: [user.id], event: eventOf('add', 'read', changed) });
+    await withdrawNotifications(app, realm.id, user.id, changed);
+  }
+  return { more: changed.length === MARK_READ_BATCH, last: changed.at(-1) ?? after };
+}
+
+/**
+ * The rest of a sender's messages the user has unread after `after`, a batch per transaction
+ * through the user's actor (a user with 100,000 unread messages from them holds no long
+ * transaction); new messages from a muted sender arrive read, so the walk ends.
+ */
+export async function markSenderAsRead(app: App, realm: RealmInfo, user: User, senderId: number, after: number): Promise<void> {
+  for (let more = true; more; ) ({ more, last: after } = await asUser(app, user, () => markSenderBatchAsRead(app, realm, user, senderId, after)));
 }
 
 /** POST /mark_stream_as_read and /mark_topic_as_read: the unread rows a batch at a time through the user's actor. */

@@ -9,6 +9,7 @@ import { cachedChannel, subscriberIds } from '../queries/channels.ts';
 import type { RealmInfo } from '../queries/realms.ts';
 import { findUserByEmail } from '../queries/users.ts';
 import { renderWithRealm } from '../queries/render-context.ts';
+import { rawQuery } from './transaction.ts';
 import { normalizeContent, normalizeTopic } from './messages-content.ts';
 import { checkCanCreateTopic, checkChannelSend, checkDirectMessagePermission, checkTopicsPolicy, checkWildcardMentions } from './messages-send-checks.ts';
 
@@ -26,10 +27,21 @@ export interface PreparedMessage {
   topicParticipants: Set<number>;
 }
 
+/**
+ * The distinct senders of channel $1's topic $2 (any case), by a skip scan of the (channel,
+ * upper(topic), sender) index (partial on `"senderId" IS NOT NULL`, stated here): one descent per
+ * sender, however long the topic. DISTINCT read every message of the topic.
+ */
+export const TOPIC_SENDERS = `WITH RECURSIVE senders(id) AS (
+    (SELECT "senderId" FROM "Message" WHERE "channelId" = $1 AND upper(topic) = upper($2) AND "senderId" IS NOT NULL ORDER BY "senderId" LIMIT 1)
+    UNION ALL
+    SELECT (SELECT "senderId" FROM "Message" WHERE "channelId" = $1 AND upper(topic) = upper($2) AND "senderId" > senders.id ORDER BY "senderId" LIMIT 1)
+      FROM senders WHERE senders.id IS NOT NULL)
+  SELECT id FROM senders WHERE id IS NOT NULL`;
+
 async function topicParticipants(app: App, channelId: number, topic: string): Promise<Set<number>> {
-  const rows = await app.prisma.$queryRaw<{ senderId: number }[]>`
-    SELECT DISTINCT "senderId" FROM "Message" WHERE "channelId" = ${channelId} AND upper(topic) = upper(${topic})`;
-  return new Set(rows.map((r) => r.senderId));
+  const rows = await rawQuery<{ id: number }>(app, TOPIC_SENDERS, channelId, topic);
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Participants of a channel topic, read only when the content mentions @**topic**. */

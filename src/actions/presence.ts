@@ -31,9 +31,17 @@ interface StoredPresence {
   connected: number | null;
 }
 
+/** A realm's presence writes: the one in flight, and the pings waiting for the next. */
+interface PresenceWriter {
+  writing: boolean;
+  waiting: Map<number, StoredPresence>;
+  settle: { resolve: () => void; reject: (err: unknown) => void }[];
+}
+
 interface PresenceCache {
   /** Each user's stored times (ms), or null for no row yet. */
   users: Map<number, Promise<StoredPresence | null>>;
+  writers: Map<number, PresenceWriter>;
 }
 
 // Keyed by app: tests run several servers (with their own databases) in one process.
@@ -41,7 +49,7 @@ const caches = new WeakMap<App, PresenceCache>();
 
 function cacheOf(app: App): PresenceCache {
   let cache = caches.get(app);
-  if (!cache) caches.set(app, (cache = { users: new Map() }));
+  if (!cache) caches.set(app, (cache = { users: new Map(), writers: new Map() }));
   return cache;
 }
 
@@ -73,32 +81,77 @@ async function storedPresence(app: App, userId: number): Promise<StoredPresence 
 }
 
 /**
- * Stores a ping's times under the realm's next update id, in one statement (its own transaction
- * outside an action's): the realm's sequence row stays locked until it commits. A realm without a
- * row yet (new, or imported) starts after its stored presences; that scan of the realm's presence
- * runs only then (the planner's one-time filter skips it once the row exists): run on every ping,
- * it made each write cost time in proportion to the realm's users.
+ * Stores pings' times under the realm's next update ids, in one statement (its own transaction
+ * outside an action's): the realm's sequence row is bumped by the number of pings and stays locked
+ * until the statement commits, and each ping takes the next id in the order given. A realm without
+ * a row yet (new, or imported) starts after its stored presences; that scan of the realm's
+ * presence runs only then (the planner's one-time filter skips it once the row exists): run on
+ * every ping, it made each write cost time in proportion to the realm's users.
  */
-const WRITE_PRESENCE = `
-  WITH bumped AS (
-    UPDATE "PresenceSequence" SET "lastUpdateId" = "lastUpdateId" + 1 WHERE "realmId" = $1 RETURNING "lastUpdateId"),
+const WRITE_PRESENCES = `
+  WITH input AS (
+    SELECT * FROM unnest($2::int[], $3::timestamp(3)[], $4::timestamp(3)[]) WITH ORDINALITY AS t("userId", active, connected, n)),
+  bumped AS (
+    UPDATE "PresenceSequence" SET "lastUpdateId" = "lastUpdateId" + cardinality($2::int[]) WHERE "realmId" = $1 RETURNING "lastUpdateId"),
   created AS (
     INSERT INTO "PresenceSequence" ("realmId", "lastUpdateId")
-    SELECT $1, (SELECT coalesce(max(p."lastUpdateId"), 0) + 1 FROM "Presence" p JOIN "User" u ON u.id = p."userId" WHERE u."realmId" = $1)
+    SELECT $1, (SELECT coalesce(max(p."lastUpdateId"), 0) + cardinality($2::int[]) FROM "Presence" p JOIN "User" u ON u.id = p."userId" WHERE u."realmId" = $1)
      WHERE NOT EXISTS (SELECT FROM bumped)
-    ON CONFLICT ("realmId") DO UPDATE SET "lastUpdateId" = "PresenceSequence"."lastUpdateId" + 1
+    ON CONFLICT ("realmId") DO UPDATE SET "lastUpdateId" = "PresenceSequence"."lastUpdateId" + cardinality($2::int[])
     RETURNING "lastUpdateId"),
   seq AS (SELECT "lastUpdateId" FROM bumped UNION ALL SELECT "lastUpdateId" FROM created)
   INSERT INTO "Presence" ("userId", "lastActiveTime", "lastConnectedTime", "lastUpdateId")
-  SELECT $2, $3::timestamp(3), $4::timestamp(3), "lastUpdateId" FROM seq
+  SELECT input."userId", input.active, input.connected, seq."lastUpdateId" - cardinality($2::int[]) + input.n FROM input, seq
   ON CONFLICT ("userId") DO UPDATE
     SET "lastActiveTime" = EXCLUDED."lastActiveTime", "lastConnectedTime" = EXCLUDED."lastConnectedTime", "lastUpdateId" = EXCLUDED."lastUpdateId"`;
 
 // An ISO time read as timestamp(3) (without time zone, as Prisma stores it) keeps its UTC digits.
 const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-async function writePresence(app: App, realm: RealmInfo, userId: number, times: StoredPresence): Promise<void> {
-  await rawQuery(app, WRITE_PRESENCE, realm.id, userId, isoOrNull(times.active), isoOrNull(times.connected));
+/** Each user's times, one entry a user. */
+async function writePresences(app: App, realmId: number, writes: Map<number, StoredPresence>): Promise<void> {
+  const times = [...writes.values()];
+  await rawQuery(
+    app,
+    WRITE_PRESENCES,
+    realmId,
+    [...writes.keys()],
+    times.map((t) => isoOrNull(t.active)),
+    times.map((t) => isoOrNull(t.connected)),
+  );
+}
+
+/**
+ * A ping's write, in its realm's batch: while a realm's write is in flight the pings that come
+ * wait and go together in the next one, so a realm's pings take the sequence row's lock, a
+ * connection and a commit once a batch rather than once each (they queued on that lock anyway).
+ */
+function writePresence(app: App, realmId: number, userId: number, times: StoredPresence): Promise<void> {
+  const writers = cacheOf(app).writers;
+  let writer = writers.get(realmId);
+  if (!writer) writers.set(realmId, (writer = { writing: false, waiting: new Map(), settle: [] }));
+  const done = new Promise<void>((resolve, reject) => writer.settle.push({ resolve, reject }));
+  // A user's later times replace earlier ones still waiting: both are this process's, the later is newer.
+  writer.waiting.set(userId, times);
+  if (!writer.writing) void flush(app, realmId, writer);
+  return done;
+}
+
+async function flush(app: App, realmId: number, writer: PresenceWriter): Promise<void> {
+  writer.writing = true;
+  while (writer.waiting.size) {
+    const batch = writer.waiting;
+    const settle = writer.settle;
+    writer.waiting = new Map();
+    writer.settle = [];
+    try {
+      await writePresences(app, realmId, batch);
+      for (const s of settle) s.resolve();
+    } catch (err) {
+      for (const s of settle) s.reject(err);
+    }
+  }
+  writer.writing = false;
 }
 
 /** The times to store after a ping at `now`, or null when the stored ones are fresh enough. */
@@ -126,7 +179,7 @@ export async function updatePresence(app: App, realm: RealmInfo, user: User, sta
   cache.set(user.id, Promise.resolve(next));
   const backOnline = status === 'active' && (old?.active == null || now - old.active > BACK_ONLINE_MS);
   const announce = !realm.settings.presence_disabled && (old === null || backOnline);
-  // A ping stores its times in one statement, no transaction around it. One that comes online
+  // A ping stores its times in its realm's next batch, one statement with no transaction around it. One that comes online
   // then publishes: its event reaches queues without the snapshot filter (the register reads
   // presence from its cache), so it needs no xid, only to leave after the commit. On a node of a
   // cluster it commits with the write instead (the outbox, cluster/outbox.ts): in one transaction,
@@ -135,9 +188,9 @@ export async function updatePresence(app: App, realm: RealmInfo, user: User, sta
     announce && app.cluster
       ? atomic(app, async () => {
           await announcePresence(app, realm, user, next);
-          await writePresence(app, realm, user.id, next);
+          await writePresences(app, realm.id, new Map([[user.id, next]]));
         })
-      : writePresence(app, realm, user.id, next);
+      : writePresence(app, realm.id, user.id, next);
   await written.catch((err: unknown) => {
     cache.delete(user.id);
     throw err;

@@ -24,12 +24,13 @@ interface Due {
   channelId: number | null;
 }
 
-/** The soonest due row that no other process is sending now. */
+/** The soonest row due at $1 (seconds) that no other process is sending now, from the partial index of rows still to send. */
+export const NEXT_DUE = `SELECT id, "channelId" FROM "ScheduledMessage"
+  WHERE NOT delivered AND NOT failed AND "scheduledTimestamp" <= to_timestamp($1::double precision) AT TIME ZONE 'UTC'
+  ORDER BY "scheduledTimestamp", id LIMIT 1 FOR UPDATE SKIP LOCKED`;
+
 async function nextDue(app: App): Promise<Due | undefined> {
-  const [row] = await app.prisma.$queryRaw<Due[]>`
-    SELECT id, "channelId" FROM "ScheduledMessage"
-     WHERE NOT delivered AND NOT failed AND "scheduledTimestamp" <= to_timestamp(${Date.now() / 1000}::double precision) AT TIME ZONE 'UTC'
-     ORDER BY "scheduledTimestamp", id LIMIT 1 FOR UPDATE SKIP LOCKED`;
+  const [row] = await app.prisma.$queryRawUnsafe<Due[]>(NEXT_DUE, Date.now() / 1000);
   return row;
 }
 

@@ -5,7 +5,9 @@ import pg from 'pg';
 import { log } from '../log.ts';
 import { startEmbeddedPostgres } from './embedded.ts';
 import { PrismaClient } from './generated/client.ts';
+import { trackHolds } from './holds.ts';
 import { timedAdapter, type QueryTimer } from './timed-adapter.ts';
+import { nameTransactionOpeners } from './transaction.ts';
 
 export interface OpenDatabaseOptions {
   /** PostgreSQL connection string; when set, nothing is embedded. */
@@ -18,6 +20,8 @@ export interface OpenDatabaseOptions {
   onQuery?: QueryTimer;
   /** Told of every transaction Prisma opens (with onQuery: its BEGIN is not timed). */
   onTransaction?: () => void;
+  /** A file to log who holds the pool's connections to (db/holds.ts); nothing is tracked without it. */
+  holdLog?: string;
 }
 
 /** The pool's connections at one moment. */
@@ -67,6 +71,12 @@ export interface Database {
    * (bench/micro/send-statement.ts). The other statements keep the pool and its custom plans.
    */
   queryPlannedOnce<Row>(sql: string, params: unknown[]): Promise<Row[]>;
+  /**
+   * As `query`, but not prepared: planned for its values at each call, for a statement whose best
+   * plan depends on them (a narrow's page: how much of history is the user's, where the anchor
+   * is), which a generic plan would not follow, and whose text varies too much to keep prepared.
+   */
+  queryPlannedPerCall<Row>(sql: string, params: unknown[]): Promise<Row[]>;
   /** Resolves once the database answers a trivial query on a pooled connection. */
   ping(): Promise<void>;
   poolStats(): PoolStats;
@@ -111,8 +121,17 @@ function statementName(sql: string): string {
   return name;
 }
 
-async function openPostgres(url: string, { poolSize, onQuery, onTransaction }: OpenDatabaseOptions, afterClose?: () => Promise<void>): Promise<Database> {
+async function openPostgres(
+  url: string,
+  { poolSize, onQuery, onTransaction, holdLog }: OpenDatabaseOptions,
+  afterClose?: () => Promise<void>,
+): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  let stopTracking: (() => void) | undefined;
+  if (holdLog) {
+    stopTracking = trackHolds(pool, holdLog);
+    nameTransactionOpeners();
+  }
   // An idle connection dropped by the server must not crash the process; the pool replaces it.
   pool.on('error', (err) => log.warn('PostgreSQL connection error', { error: err.message }));
   try {
@@ -134,6 +153,7 @@ async function openPostgres(url: string, { poolSize, onQuery, onTransaction }: O
     },
     query: <Row>(sql: string, params: unknown[]) => pooledQuery<Row>(pool, sql, params, onQuery),
     queryPlannedOnce: <Row>(sql: string, params: unknown[]) => pooledQuery<Row>(plannedOnce, sql, params, onQuery),
+    queryPlannedPerCall: <Row>(sql: string, params: unknown[]) => pooledQuery<Row>(pool, sql, params, onQuery, false),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
     withSession: async (fn) => {
       const client = await pool.connect();
@@ -154,6 +174,7 @@ async function openPostgres(url: string, { poolSize, onQuery, onTransaction }: O
       }
     },
     close: once(async () => {
+      stopTracking?.();
       try {
         await prisma.$disconnect();
         await Promise.all([pool.end(), plannedOnce.end()]);
@@ -164,11 +185,11 @@ async function openPostgres(url: string, { poolSize, onQuery, onTransaction }: O
   };
 }
 
-/** One prepared statement on `pool`, timed as Prisma's statements are. */
-async function pooledQuery<Row>(pool: pg.Pool, sql: string, params: unknown[], onQuery: QueryTimer | undefined): Promise<Row[]> {
+/** One statement on `pool` (prepared unless `prepared` is false), timed as Prisma's statements are. */
+async function pooledQuery<Row>(pool: pg.Pool, sql: string, params: unknown[], onQuery: QueryTimer | undefined, prepared = true): Promise<Row[]> {
   const start = performance.now();
   try {
-    return (await pool.query({ name: statementName(sql), text: sql, values: params, types: RAW_TYPES })).rows as Row[];
+    return (await pool.query({ ...(prepared ? { name: statementName(sql) } : {}), text: sql, values: params, types: RAW_TYPES })).rows as Row[];
   } finally {
     onQuery?.((performance.now() - start) / 1000);
   }

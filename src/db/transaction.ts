@@ -9,6 +9,8 @@ export interface OpenTransaction {
   tx: Prisma.TransactionClient;
   /** Work that outlives the body (a timer, an actor's next job) must not reach a finished transaction. */
   open: boolean;
+  /** The functions that opened it, when the pool's holders are tracked (db/holds.ts). */
+  opener?: string;
 }
 
 const ambient = new AsyncLocalStorage<OpenTransaction | undefined>();
@@ -40,7 +42,7 @@ export function inCallersTransaction<T>(fn: () => T): () => T {
 /** What `rawQuery` runs a statement on: Prisma (the open transaction, if any) and the pool beside it (db/client.ts). */
 export interface RawQueryTarget {
   prisma: Pick<PrismaClient, '$queryRawUnsafe'>;
-  db: { query<Row>(sql: string, params: unknown[]): Promise<Row[]> };
+  db: { query<Row>(sql: string, params: unknown[]): Promise<Row[]>; queryPlannedPerCall<Row>(sql: string, params: unknown[]): Promise<Row[]> };
 }
 
 /**
@@ -51,6 +53,11 @@ export function rawQuery<Row>(target: RawQueryTarget, sql: string, ...params: un
   return currentTransaction() ? target.prisma.$queryRawUnsafe<Row[]>(sql, ...params) : target.db.query<Row>(sql, params);
 }
 
+/** rawQuery for a statement planned for its values at each call (db/client.ts queryPlannedPerCall). */
+export function rawQueryPlannedPerCall<Row>(target: RawQueryTarget, sql: string, ...params: unknown[]): Promise<Row[]> {
+  return currentTransaction() ? target.prisma.$queryRawUnsafe<Row[]>(sql, ...params) : target.db.queryPlannedPerCall<Row>(sql, params);
+}
+
 /**
  * The database as seen from inside `tx`, a transaction not made by `runInTransaction` (register's
  * snapshot): its pooled statements run in `tx` too, so they read the snapshot, and a reader holding
@@ -58,7 +65,27 @@ export function rawQuery<Row>(target: RawQueryTarget, sql: string, ...params: un
  * held, none would come).
  */
 export function databaseWithin<D extends RawQueryTarget['db']>(db: D, tx: RawQueryTarget['prisma']): D {
-  return { ...db, query: <Row>(sql: string, params: unknown[]) => tx.$queryRawUnsafe<Row[]>(sql, ...params) };
+  const inTx = <Row>(sql: string, params: unknown[]) => tx.$queryRawUnsafe<Row[]>(sql, ...params);
+  return { ...db, query: inTx, queryPlannedPerCall: inTx };
+}
+
+let nameOpeners = false;
+
+/** From now on each transaction knows the functions that opened it (db/holds.ts charges its connection to them). */
+export function nameTransactionOpeners(): void {
+  nameOpeners = true;
+}
+
+/** The first two named callers on the stack that are not the transaction's own plumbing. */
+function openerOf(stack: string | undefined): string {
+  const names: string[] = [];
+  for (const line of (stack ?? '').split('\n').slice(1)) {
+    const name = /^\s*at (?:async )?([\w$.<>]+) /.exec(line)?.[1];
+    if (!name || /^(runInTransaction|atomic|Proxy\.|Object\.|process\.|new )/.test(name)) continue;
+    names.push(name);
+    if (names.length === 2) break;
+  }
+  return names.join(' < ') || 'unknown';
 }
 
 // Prisma's 2 s / 5 s defaults are short for checks that render Markdown on a busy machine.
@@ -67,10 +94,11 @@ const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
 /** Runs `body` in a new transaction that the code it calls sees as `app.prisma`. */
 export async function runInTransaction<T>(base: PrismaClient, body: (t: OpenTransaction) => Promise<T>): Promise<T> {
   let current: OpenTransaction | undefined;
+  const opener = nameOpeners ? openerOf(new Error().stack) : undefined;
   openTransactions++;
   try {
     return await base.$transaction(async (tx) => {
-      current = { tx, open: true };
+      current = { tx, open: true, opener };
       return ambient.run(current, () => body(current!));
     }, TRANSACTION_OPTIONS);
   } finally {

@@ -46,3 +46,9 @@ export function flagList(bits: number): string[] {
 
 /** Flags of a channel message the user reads without having received it. */
 export const HISTORICAL_FLAGS = FLAG_BITS.read | FLAG_BITS.historical;
+
+/**
+ * Zulip's MAX_UNREAD_MESSAGES: register lists the newest unread messages up to this many, and
+ * first_unread looks among the same ones.
+ */
+export const MAX_UNREAD_MESSAGES = 50_000;

@@ -11,6 +11,7 @@ import { cachedChannel, channelAccess } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
 import { findUserByEmail } from './users.ts';
 import { isGuest } from '../auth/policy.ts';
+import { rawQuery, rawQueryPlannedPerCall } from '../db/transaction.ts';
 
 const operand = z.union([z.string(), z.number().int(), z.array(z.number().int())]);
 export const narrowSchema = z.array(
@@ -142,38 +143,56 @@ function searchPhrases(value: string): string[] {
 export const SEARCH_CONFIG = 'english';
 
 /**
- * Whether every word of a text-search query is among the search vector's most common lexemes, as
- * ANALYZE records them (pg_stats). A query with a word outside them (rarer than the rarest one
- * tracked) matches few enough messages to list; a query of common words only may match millions,
- * whose list alone the index takes a second to build at 10M messages. Without statistics (a new
- * database) every word counts as rare.
+ * How often a text-search query's words all occur together, when every one is among the search
+ * vector's most common lexemes as ANALYZE records them (pg_stats), each word taken as independent
+ * of the others; null when a word is outside them. A query with such a word (rarer than the rarest
+ * one tracked) matches few enough messages to list; a query of common words only may match
+ * millions, whose list alone the index takes a second to build at 10M messages. Without
+ * statistics (a new database) every word counts as rare.
  */
-async function onlyCommonWords(app: App, query: string): Promise<boolean> {
+async function commonWordsFrequency(app: App, query: string): Promise<number | null> {
   const words = [...query.matchAll(/'((?:[^']|'')*)'/g)].map((m) => m[1]!.replaceAll("''", "'"));
-  if (words.length === 0) return false;
+  if (words.length === 0) return null;
   const common = await commonLexemes(app);
-  return words.every((w) => common.has(w));
+  let frequency = 1;
+  for (const word of words) {
+    const own = common.get(word);
+    if (own === undefined) return null;
+    frequency *= own;
+  }
+  return frequency;
 }
 
 /** How long the most common lexemes are kept: they change only when ANALYZE runs (autovacuum's, after 2 % of the table changed). */
 const COMMON_LEXEMES_TTL_MS = 10 * 60_000;
-const commonLexemesOf = new WeakMap<App, { until: number; lexemes: Promise<Set<string>> }>();
+const commonLexemesOf = new WeakMap<App, { until: number; lexemes: Promise<Map<string, number>> }>();
 
-/** The search vector's most common lexemes, kept a while: planning a query of pg_stats takes milliseconds each search. */
-function commonLexemes(app: App): Promise<Set<string>> {
+/** The search vector's most common lexemes and the share of messages holding each, kept a while: planning a query of pg_stats takes milliseconds each search. */
+function commonLexemes(app: App): Promise<Map<string, number>> {
   const kept = commonLexemesOf.get(app);
   if (kept && kept.until > Date.now()) return kept.lexemes;
-  const lexemes = app.prisma.$queryRaw<{ lexemes: string[] | null }[]>`
-    SELECT most_common_elems::text::text[] AS lexemes FROM pg_stats
-     WHERE schemaname = current_schema() AND tablename = 'Message' AND attname = 'searchVector'`.then((rows) => new Set(rows[0]?.lexemes ?? []));
+  const lexemes = app.prisma.$queryRaw<{ lexemes: string[] | null; frequencies: number[] | null }[]>`
+    SELECT most_common_elems::text::text[] AS lexemes, most_common_elem_freqs::float8[] AS frequencies FROM pg_stats
+     WHERE schemaname = current_schema() AND tablename = 'Message' AND attname = 'searchVector'`.then(
+    (rows) => new Map((rows[0]?.lexemes ?? []).map((lexeme, i) => [lexeme, rows[0]!.frequencies![i]!])),
+  );
   commonLexemesOf.set(app, { until: Date.now() + COMMON_LEXEMES_TTL_MS, lexemes });
   lexemes.catch(() => commonLexemesOf.delete(app));
   return lexemes;
 }
 
+/**
+ * Words at least this frequent together are matched message by message as the narrow is walked
+ * in id order, never through the GIN index: a page of 50 then walks about 5,000 messages at most
+ * where the narrow has them, where the index's list of the matches (every hundredth message of
+ * history or more) took 20-50 ms at 1M messages for a common word in a small channel.
+ */
+const WALK_FREQUENCY = 0.01;
+
 /** Up to one more than RARE_SEARCH_MATCHES ids of the messages that match. */
 async function rareMatches(app: App, query: string): Promise<number[]> {
-  const [row] = await app.prisma.$queryRawUnsafe<{ ids: number[] }[]>(
+  const [row] = await rawQueryPlannedPerCall<{ ids: number[] }>(
+    app,
     `SELECT array(SELECT id FROM "Message" WHERE "searchVector" @@ $1::tsquery LIMIT ${RARE_SEARCH_MATCHES + 1}) AS ids`,
     query,
   );
@@ -183,21 +202,30 @@ async function rareMatches(app: App, query: string): Promise<number[]> {
 /** A search matching at most this many messages (of any organization) is looked up by its matches first. */
 const RARE_SEARCH_MATCHES = 1000;
 
+const PLAIN_QUERY = `SELECT plainto_tsquery('${SEARCH_CONFIG}', $1)::text AS query`;
+
 /**
  * Zulip's full-text search: every word of the operand, stemmed and without stop words, in the
  * topic or the content (the search vector's GIN index finds them), and each quoted phrase as is.
  * Newest first, PostgreSQL would read the newest messages one by one when it guesses the words
  * common, all of history for a word nobody wrote; so the matches are counted first, up to
  * RARE_SEARCH_MATCHES: fewer, and the narrow reads just those; more, and the newest come soon.
+ * Words common enough (WALK_FREQUENCY) are not looked up in the index at all.
  */
 async function searchConditions(app: App, value: string, sql: SqlParams): Promise<string[]> {
-  const [{ query }] = await app.prisma.$queryRaw<{ query: string }[]>`SELECT plainto_tsquery(${SEARCH_CONFIG}::regconfig, ${value})::text AS query`;
+  const [{ query }] = await rawQuery<{ query: string }>(app, PLAIN_QUERY, value);
   // Whether the words are common comes from the search vector's statistics, not from listing the
   // matches: for a word in millions of messages that list took 0.9-1.4 s at 10M messages.
-  const looked = !(await onlyCommonWords(app, query!));
+  const frequency = await commonWordsFrequency(app, query!);
+  const looked = frequency === null;
   const ids = looked ? await rareMatches(app, query!) : [];
   const rare = looked && ids.length <= RARE_SEARCH_MATCHES;
-  const words = `m."searchVector" @@ ${sql.add(query)}::tsquery${rare ? ` AND m.id = ANY(${sql.add(ids)}::int[])` : ''}`;
+  // ts_match_vq is what @@ calls; named as a function, no index serves it.
+  const match =
+    frequency !== null && frequency >= WALK_FREQUENCY
+      ? `ts_match_vq(m."searchVector", ${sql.add(query)}::tsquery)`
+      : `m."searchVector" @@ ${sql.add(query)}::tsquery`;
+  const words = `${match}${rare ? ` AND m.id = ANY(${sql.add(ids)}::int[])` : ''}`;
   const phrases = searchPhrases(value).map((phrase) => {
     const p = sql.add(`%${likeEscape(phrase)}%`);
     return `(m.content ILIKE ${p} OR m.topic ILIKE ${p})`;
@@ -205,10 +233,12 @@ async function searchConditions(app: App, value: string, sql: SqlParams): Promis
   return [words, ...phrases];
 }
 
+const CONVERSATION_ID = 'SELECT id FROM "DirectMessageGroup" WHERE "realmId" = $1 AND "memberKey" = $2';
+
 async function dmCondition(app: App, realm: RealmInfo, user: User, value: NarrowTerm['operand'], sql: SqlParams): Promise<string> {
   const ids = await userIdsOf(app, realm, user, value, `unknown user in ${operandText(value)}`);
   const key = [...new Set([...ids, user.id])].sort((a, b) => a - b).join(',');
-  const group = await app.prisma.directMessageGroup.findUnique({ where: { realmId_memberKey: { realmId: realm.id, memberKey: key } } });
+  const [group] = await rawQuery<{ id: number }>(app, CONVERSATION_ID, realm.id, key);
   return group ? `m."directGroupId" = ${sql.add(group.id)}` : 'FALSE';
 }
 
@@ -260,7 +290,10 @@ async function termCondition(app: App, realm: RealmInfo, user: User, term: Narro
         history: !isGuest(user),
       };
     case 'topic':
-      return { cond: `(m."channelId" IS NOT NULL AND upper(m.topic) = upper(${sql.add(normalizeTopicName(text))}))` };
+      // The organization too, so that a topic without its channel is read from the realm's topic index.
+      return {
+        cond: `(m."channelId" IS NOT NULL AND m."realmId" = ${sql.add(realm.id)} AND upper(m.topic) = upper(${sql.add(normalizeTopicName(text))}))`,
+      };
     case 'sender': {
       const [id] = await userIdsOf(app, realm, user, text === 'me' ? user.id : value);
       return { cond: `m."senderId" = ${sql.add(id)}` };

@@ -2,7 +2,7 @@
 // process: every person pings once a minute and the answer lists everyone who pinged since, so
 // reading and serializing those rows on every ping was most of its CPU. The copy holds each
 // shown user's serialized entry and is brought up to date on each read by one statement for the
-// rows written since its newest update id. That is enough because the ids are drawn from the
+// rows written since its newest update id, which the readers that arrive meanwhile share. That is enough because the ids are drawn from the
 // organization's PresenceSequence row under its lock, held until the write commits
 // (actions/presence.ts): a write that gets a larger id commits after the one that got a smaller
 // one, so a snapshot that sees an id sees every smaller one. Every node of a cluster refreshes
@@ -31,6 +31,9 @@ interface Copy {
   /** Everything written up to this update id is in the copy. */
   newest: number;
   lastRead: number;
+  /** The refresh in flight, and the one that follows it for readers who came after it started. */
+  refreshing?: Promise<void>;
+  next?: Promise<void>;
 }
 
 /** A copy not read for this long is dropped: an organization where nobody pings keeps no memory. */
@@ -136,6 +139,34 @@ function apply(copy: Copy, rows: ChangedRow[]): void {
   }
 }
 
+function startRefresh(app: App, realmId: number, copy: Copy): Promise<void> {
+  const run: Promise<void> = rawQuery<ChangedRow>(app, CHANGED_ROWS, realmId, copy.newest)
+    .then((rows) => apply(copy, rows))
+    .finally(() => {
+      if (copy.refreshing === run) copy.refreshing = undefined;
+    });
+  copy.refreshing = run;
+  return run;
+}
+
+/**
+ * Resolves once a refresh that started after the call has run: every reader sees the writes that
+ * committed before it came, as with a statement of its own, but the realm's readers share one
+ * refresh at a time (every person pings once a minute, and each refresh reads the realm's rows).
+ */
+function refreshed(app: App, realmId: number, copy: Copy): Promise<void> {
+  if (copy.next) return copy.next;
+  if (!copy.refreshing) return startRefresh(app, realmId, copy);
+  const next = copy.refreshing
+    .catch(() => undefined)
+    .then(() => {
+      copy.next = undefined;
+      return startRefresh(app, realmId, copy);
+    });
+  copy.next = next;
+  return next;
+}
+
 export interface SlimPresenceQuery {
   /** Only entries written after this update id. */
   after: number | null;
@@ -149,7 +180,7 @@ export interface SlimPresenceQuery {
  */
 export async function slimPresenceEntries(app: App, realmId: number, q: SlimPresenceQuery): Promise<{ json: string; newest: number }> {
   const copy = copyOf(app, realmId, Date.now());
-  apply(copy, await rawQuery<ChangedRow>(app, CHANGED_ROWS, realmId, copy.newest));
+  await refreshed(app, realmId, copy);
   let json = '';
   let newest = -1;
   for (const e of copy.entries) {

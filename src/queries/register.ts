@@ -6,7 +6,7 @@ import { displayTopicFor, hasCapability, type QueueOptions } from '../../actors/
 import type { App } from '../app.ts';
 import { isInGroupSetting } from '../auth/permissions.ts';
 import type { User } from '../db/generated/client.ts';
-import { FLAG_BITS, IS_PRIVATE } from '../domain/message-flags.ts';
+import { FLAG_BITS, IS_PRIVATE, MAX_UNREAD_MESSAGES } from '../domain/message-flags.ts';
 import { EMPTY_TOPIC_DISPLAY_NAME, type RealmPermission, userSettingsSchema } from '../domain/realm-settings.ts';
 import { Role, roleFlags, type SystemGroupName } from '../domain/roles.ts';
 import { EMOJISET_CHOICES, INTERNAL_USER_SETTINGS, NOTIFICATION_SOUNDS } from '../domain/user-settings.ts';
@@ -291,8 +291,6 @@ async function trimToPartial(app: App, subscriptions: State[]): Promise<void> {
   }
 }
 
-/** Zulip's MAX_UNREAD_MESSAGES: register lists the newest unread messages up to this many. */
-const MAX_UNREAD_MESSAGES = 50_000;
 /** Zulip's RECENT_CONVERSATIONS_LIMIT: recent conversations come from this many newest direct messages. */
 const RECENT_CONVERSATIONS_LIMIT = 1000;
 
@@ -301,7 +299,7 @@ const WILDCARD_MENTIONED = FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic
 /**
  * The user's newest unread messages by conversation (channel and exact topic, or direct message
  * group), each with its ids and those mentioning the user directly or by wildcard only. An unread
- * row carries its conversation (migration 20261129100000), so this reads the unread index alone;
+ * row carries its conversation (migration 20261129113000), so this reads the unread index alone;
  * rows written before that migration and not yet backfilled take theirs from Message. Grouped by
  * hashing, without sorting the rows (the sort cost a third of the statement): the lists come in
  * the order the rows are read, newest first, and ascendingIds puts them in id order.

@@ -35,12 +35,15 @@ export function formatReminder(s: ScheduledMessage): z.infer<typeof reminder> {
   };
 }
 
-/** The user's undelivered rows of one kind, failed ones included, soonest first. */
+/**
+ * The user's undelivered rows of one kind ($2), failed ones included, soonest first, from the
+ * partial index of undelivered rows: `NOT delivered` is written out, as the index's predicate must
+ * be (a parameter for it, as Prisma's model API sends, cannot match it).
+ */
+export const UNDELIVERED = `SELECT * FROM "ScheduledMessage" WHERE "senderId" = $1 AND "deliveryType" = $2 AND NOT delivered ORDER BY "scheduledTimestamp", id`;
+
 function undelivered(app: App, userId: number, deliveryType: number): Promise<ScheduledMessage[]> {
-  return app.prisma.scheduledMessage.findMany({
-    where: { senderId: userId, deliveryType, delivered: false },
-    orderBy: [{ scheduledTimestamp: 'asc' }, { id: 'asc' }],
-  });
+  return app.prisma.$queryRawUnsafe<ScheduledMessage[]>(UNDELIVERED, userId, deliveryType);
 }
 
 export async function listScheduledMessages(app: App, userId: number): Promise<z.infer<typeof scheduledMessage>[]> {
@@ -51,12 +54,11 @@ export async function listReminders(app: App, userId: number): Promise<z.infer<t
   return (await undelivered(app, userId, DeliveryType.REMIND)).map(formatReminder);
 }
 
+/** The soonest row still to be sent, from the partial index of those (its predicate written out). */
+export const NEXT_DUE_TIME = `SELECT "scheduledTimestamp" FROM "ScheduledMessage" WHERE NOT delivered AND NOT failed ORDER BY "scheduledTimestamp", id LIMIT 1`;
+
 /** When the soonest row still to be sent falls due, if any. */
 export async function nextDueTime(app: App): Promise<Date | null> {
-  const next = await app.prisma.scheduledMessage.findFirst({
-    where: { delivered: false, failed: false },
-    orderBy: { scheduledTimestamp: 'asc' },
-    select: { scheduledTimestamp: true },
-  });
+  const [next] = await app.prisma.$queryRawUnsafe<{ scheduledTimestamp: Date }[]>(NEXT_DUE_TIME);
   return next?.scheduledTimestamp ?? null;
 }

@@ -210,7 +210,10 @@ export async function findUserByEmail(app: App, realm: RealmInfo, email: string,
   const dummy = /^user(\d+)@(.+)$/i.exec(email);
   if (dummy && dummy[2]!.toLowerCase() === app.realms.emailDomain(realm))
     return app.prisma.user.findFirst({ where: { id: Number(dummy[1]), realmId: realm.id } });
-  const user = await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(email) } });
+  // The address as stored first (the unique index), then ignoring case (a scan of the organization's users).
+  const user =
+    (await app.prisma.user.findUnique({ where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } } })) ??
+    (await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(email) } }));
   return user && canSeeEmail(user, viewer) ? user : null;
 }
 

@@ -50,22 +50,37 @@ test('unread_msgs: the newest 50,000 unread messages, with old_unreads_missing',
   const app = realm.server.app;
   const ann = await realm.addUser();
   const channel = await makeChannel(realm, 'flood', [ann]);
+  const [early, late] = [await makeChannel(realm, 'early', [ann]), await makeChannel(realm, 'late', [ann])];
   const first = await send(realm.owner, channel, 'flood', 'first');
+  await send(realm.owner, early, 'old', 'older than the newest 50,000');
   // 50,001 more unread messages, written in bulk as an import would.
   await app.prisma.$executeRaw`
     WITH m AS (
       INSERT INTO "Message" ("realmId", "senderId", "channelId", topic, content, "renderedContent")
       SELECT ${realm.id}, ${realm.owner.id}, ${channel}, 'flood', 'bulk', '<p>bulk</p>' FROM generate_series(1, 50001) RETURNING id)
     INSERT INTO "UserMessage" ("userId", "messageId", flags) SELECT ${ann.id}, id, 0 FROM m`;
+  const newest = await send(realm.owner, late, 'new', 'among the newest 50,000');
   const { body } = await ann.client.post('/register', { event_types: ['message', 'update_message_flags'] });
   const [topic] = body.unread_msgs.streams;
-  assert.equal([body.unread_msgs.count, body.unread_msgs.old_unreads_missing, body.unread_msgs.streams.length], [50000, true, 1]);
+  assert.equal([body.unread_msgs.count, body.unread_msgs.old_unreads_missing, body.unread_msgs.streams.length], [50000, true, 2]);
   const ids: number[] = topic.unread_message_ids;
   assert.ok(!ids.includes(first) && ids[0]! > first + 1, 'the oldest are left out');
   assert.ok(
     ids.every((id, i) => i === 0 || id > ids[i - 1]!),
     'in id order',
   );
+  // first_unread looks among the same newest 50,000: a narrow whose unread messages are all older
+  // than them is read from its newest, as if it had none.
+  const anchor = async (channelId: number) =>
+    (
+      await ann.client.get('/messages', {
+        anchor: 'first_unread',
+        num_before: 0,
+        num_after: 1,
+        narrow: JSON.stringify([{ operator: 'channel', operand: channelId }]),
+      })
+    ).body.anchor;
+  assert.equal([await anchor(late), await anchor(early)], [newest, 10000000000000000]);
 });
 
 test("GET /messages from an anchor inside the user's history: the pages on both sides of it, in every narrow of their own rows", async () => {
@@ -89,6 +104,7 @@ test("GET /messages from an anchor inside the user's history: the pages on both 
     [[{ operator: 'sender', operand: bob.id }], (m: (typeof sent)[0]) => m.bob],
     [[{ operator: 'dm', operand: [bob.id] }], (m: (typeof sent)[0]) => m.dm],
     [[{ operator: 'is', operand: 'dm' }], (m: (typeof sent)[0]) => m.dm],
+    [[{ operator: 'topic', operand: 'T' }], (m: (typeof sent)[0]) => !m.dm],
   ] as const) {
     const ids = sent.filter(of).map((m) => m.id);
     const before = ids.filter((id) => id < anchor);
@@ -97,6 +113,33 @@ test("GET /messages from an anchor inside the user's history: the pages on both 
     assert.equal(await page([...narrow], 0, 3), [after.slice(0, 3), false, false], `after, ${JSON.stringify(narrow)}`);
     assert.equal(await page([...narrow], 100, 100), [[...before, ...after], true, true], `all, ${JSON.stringify(narrow)}`);
   }
+});
+
+test("GET /messages with a topic and no channel: that topic in every channel of the user's, whatever its case, not another organization's", async () => {
+  const realm = await newRealm();
+  const ann = await realm.addUser();
+  const [one, two] = [await makeChannel(realm, 'one', [ann]), await makeChannel(realm, 'two', [ann])];
+  const ids = [await send(ann, one, 'Plans', 'a'), await send(ann, two, 'plans', 'b')];
+  await send(ann, one, 'other', 'c');
+  await sendDm(ann, [realm.owner.id], 'a direct message has no topic');
+  const elsewhere = await newRealm();
+  await send(elsewhere.owner, await makeChannel(elsewhere, 'one', [elsewhere.owner]), 'plans', 'not ours');
+  const r = await ann.client.get('/messages', {
+    anchor: 'newest',
+    num_before: 10,
+    num_after: 0,
+    narrow: JSON.stringify([{ operator: 'topic', operand: 'PLANS' }]),
+  });
+  assert.equal(
+    [r.body.messages.map((m: { id: number; subject: string }) => [m.id, m.subject]), r.body.found_oldest],
+    [
+      [
+        [ids[0], 'Plans'],
+        [ids[1], 'plans'],
+      ],
+      true,
+    ],
+  );
 });
 
 test.run();

@@ -164,6 +164,28 @@ test('moving a topic of 100,000 messages: 1,000 a transaction, each announced, a
   assert.equal([await newest('flood'), await newest('moved'), await newest('chat')], [[], [flood.at(-1)], [chat]]);
 });
 
+test('muting a user marks their 5,000 unread messages read 2,000 a transaction: the first batch commits with the mute, each announced', async () => {
+  const di = await realm.addUser({ name: 'Di' });
+  const channel = await makeChannel(realm, 'muting', [realm.owner, cy, di]);
+  const fromCy = await bulkTopic(realm, channel, cy, 'chatter', 5000, di);
+  await send(realm.owner, channel, 'chatter', 'not muted');
+  assert.equal(await unreadCount(di), [5001, false]);
+  const events = captureEvents(realm.server.app, realm.id);
+  assert.equal((await di.client.post(`/users/me/muted_users/${cy.id}`)).body, { result: 'success', msg: '' });
+  events.stop();
+  const read = (messages: number[]) => ({ type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages, all: false });
+  assert.equal(
+    events.envelopes.map((e) => [e.userIds, e.event.type === 'muted_users' ? 'muted_users' : e.event]),
+    [
+      [[di.id], read(fromCy.slice(0, 2000))],
+      [[di.id], 'muted_users'],
+      [[di.id], read(fromCy.slice(2000, 4000))],
+      [[di.id], read(fromCy.slice(4000))],
+    ],
+  );
+  assert.equal(await unreadCount(di), [1, false], "only the other sender's message stays unread");
+});
+
 test('deactivating a user who holds 100,000 rows touches none of them', async () => {
   const events = captureEvents(realm.server.app, realm.id);
   assert.equal((await realm.owner.client.delete(`/users/${ann.id}`)).body, { result: 'success', msg: '' });

@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { captureEvents } from '../helpers/events.ts';
 import { openQueue } from '../helpers/queues.ts';
-import { newRealm } from '../helpers/server.ts';
+import { newRealm, type TestUser } from '../helpers/server.ts';
 import { errorBody, makeChannel, send, sendDm, setRealmSettings, systemGroup, setChannelRow } from './messages-helpers.ts';
 
 const fetchAll = (client: { get: Function }, params: Record<string, unknown> = {}) =>
@@ -206,7 +206,7 @@ test('direct messages: groups, self, emails, deactivated users, DM permission se
 
 test('wildcard mentions: flags, and permission above 15 subscribers', async () => {
   const realm = await newRealm();
-  const users = [];
+  const users: TestUser[] = [];
   for (let i = 0; i < 16; i++) users.push(await realm.addUser());
   const small = await makeChannel(realm, 'small', users.slice(0, 3));
   const big = await makeChannel(realm, 'big', users);
@@ -218,13 +218,20 @@ test('wildcard mentions: flags, and permission above 15 subscribers', async () =
   assert.is((await users[0]!.client.post('/messages', { type: 'stream', to: big, topic: 't', content: '@_**everyone** silent is fine' })).status, 200);
   await makeChannel(realm, 'big', [realm.owner]);
   assert.is((await realm.owner.client.post('/messages', { type: 'stream', to: big, topic: 't', content: '@**all** admins may' })).status, 200);
+  await makeChannel(realm, 'small', users.slice(0, 5));
+  await send(users[3]!, small, 'T', 'the same topic in another case');
+  await send(users[4]!, small, 'other', 'another topic');
   const topicWildcard = await send(users[1]!, small, 't', '@**topic** ping');
+  const flagsOf = async (u: number) => (await users[u]!.client.get(`/messages/${topicWildcard}`)).body.message.flags;
   assert.equal(
-    (await users[0]!.client.get(`/messages/${topicWildcard}`)).body.message.flags,
-    ['topic_wildcard_mentioned', 'wildcard_mentioned'],
-    'participants are mentioned',
+    [await flagsOf(0), await flagsOf(3)],
+    [
+      ['topic_wildcard_mentioned', 'wildcard_mentioned'],
+      ['topic_wildcard_mentioned', 'wildcard_mentioned'],
+    ],
+    "the topic's senders are mentioned, whatever the case they wrote it in",
   );
-  assert.equal((await users[2]!.client.get(`/messages/${topicWildcard}`)).body.message.flags, [], 'non-participants are not');
+  assert.equal([await flagsOf(2), await flagsOf(4)], [[], []], 'non-participants are not');
 });
 
 test('GET /messages: anchors, include_anchor, found_* and limits', async () => {

@@ -1,5 +1,5 @@
 // register's unread_msgs reads each unread message's conversation from its UserMessage row
-// (migration 20261129100000): after every change that moves a message or makes it unread again,
+// (migration 20261129113000): after every change that moves a message or makes it unread again,
 // the answer must be the one the messages themselves give.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

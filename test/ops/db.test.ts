@@ -106,6 +106,20 @@ test('queryPlannedOnce: a statement with array parameters gets one generic plan;
   }
 });
 
+test('queryPlannedPerCall: a statement left unprepared, planned for its values each time, timestamps read as UTC', async () => {
+  const db = await openDatabase({ databaseUrl: await freshDatabase() });
+  try {
+    const sql = `SELECT $1::int + 1 AS n, '2026-01-02 03:04:05'::timestamp AS at, (SELECT count(*)::int FROM pg_prepared_statements WHERE statement = $2) AS prepared`;
+    type Row = { n: number; at: Date; prepared: number };
+    for (let i = 0; i < 7; i++) {
+      const rows = await db.queryPlannedPerCall<Row>(sql, [i, sql]);
+      assert.equal(rows, [{ n: i + 1, at: new Date('2026-01-02T03:04:05Z'), prepared: 0 }]);
+    }
+  } finally {
+    await db.close();
+  }
+});
+
 test('migrations: a failing migration leaves neither its changes nor a record', async () => {
   const db = fresh!;
   const dir = migrationsDir({ '20990101000000_broken': 'CREATE TABLE probe_broken (id int);\nSELECT * FROM no_such_table;\n' });

@@ -221,7 +221,7 @@ test('/metrics needs the bearer token of METRICS_TOKEN; a server without one has
   assert.is(families.get('chat_http_requests_total')?.type, 'counter');
   assert.is(families.get('chat_http_request_duration_seconds')?.type, 'histogram');
   assert.ok(value(families, 'process_resident_memory_bytes') > 0);
-  assert.is(value(families, 'chat_db_pool_max_connections'), 24, 'DATABASE_POOL_SIZE, its default');
+  assert.is(value(families, 'chat_db_pool_max_connections'), 48, 'DATABASE_POOL_SIZE, its default');
 
   const plain = await sharedServer();
   const r = await new Client(plain.port, `localhost:${plain.port}`).request('GET', '/metrics', { headers: { Authorization: `Bearer ${TOKEN}` } });

@@ -171,6 +171,15 @@ test('POST /export/realm: five a week, and organizations too large for it are se
     [400, errorBody(`The export you requested is too large for automatic processing. Please request a manual export by contacting admin@localhost.`)],
   );
   assert.is(await prisma.realmExport.count({ where: { realmId: bigRealm.id } }), 0);
+
+  // One message over Zulip's 250,000, written in bulk as an import would: counted up to the limit, refused the same way.
+  const longRealm = await newRealm();
+  const channel = await makeChannel(longRealm, 'long', [longRealm.owner]);
+  await prisma.$executeRaw`INSERT INTO "Message" ("realmId", "senderId", "channelId", topic, content, "renderedContent")
+    SELECT ${longRealm.id}, ${longRealm.owner.id}, ${channel}, 't', 'm', '<p>m</p>' FROM generate_series(1, 250001)`;
+  const long = await longRealm.owner.client.post('/export/realm');
+  assert.equal([long.status, long.body], [big.status, big.body]);
+  assert.is(await prisma.realmExport.count({ where: { realmId: longRealm.id } }), 0);
 });
 
 test("DELETE /export/realm/{id}: Zulip's refusals, then the tarball goes and everyone hears", async () => {

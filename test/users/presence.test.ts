@@ -260,6 +260,32 @@ test('POST /users/me/presence: each answer brings what was written since the las
   assert.equal(Object.keys(all.presences), [realm.owner.id, bob.id, carol.id].map(String));
 });
 
+test('POST /users/me/presence: pings at once share writes and reads, each still gets its own update id and sees the others', async () => {
+  const realm = await newRealm();
+  const users = [realm.owner, ...(await Promise.all(Array.from({ length: 11 }, () => realm.addUser())))];
+  const first = await ping(realm.owner, { status: 'active', slim_presence: true });
+  // Everyone else pings at once: writes that wait for the realm's write in flight go in one batch.
+  const answers = await Promise.all(users.slice(1).map((u) => ping(u, { status: 'active', last_update_id: first.presence_last_update_id })));
+  const ids = await Promise.all(users.map(async (u) => (await storedTimes(realm, u)).lastUpdateId));
+  assert.is(new Set(ids).size, users.length);
+  assert.equal(
+    [...ids].sort((a, b) => a - b),
+    ids.map((_, i) => first.presence_last_update_id + i),
+  );
+  // Each answer holds at least the pinger's own write: its refresh started after the write committed.
+  for (const [i, answer] of answers.entries()) assert.ok(String(users[i + 1]!.id) in answer.presences, JSON.stringify(answer));
+  const after = await ping(realm.owner, { status: 'active', last_update_id: first.presence_last_update_id });
+  assert.equal(
+    Object.keys(after.presences),
+    users
+      .slice(1)
+      .map((u) => u.id)
+      .sort((a, b) => a - b)
+      .map(String),
+  );
+  assert.is(after.presence_last_update_id, Math.max(...ids));
+});
+
 test('POST /users/me/presence: a deactivated user leaves the answer at once, and comes back when reactivated', async () => {
   const realm = await newRealm();
   const bob = await realm.addUser();

@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY "ScheduledMessage_senderId_deliveryType_idx";

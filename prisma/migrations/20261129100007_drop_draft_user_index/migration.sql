@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY "Draft_userId_idx";
