@@ -230,6 +230,51 @@ async function readListed(
   };
 }
 
+/**
+ * A change alone in its batch that sets or clears a bit on listed messages (not marking unread),
+ * in one statement: when the user holds a row of every listed message it changes the bit where it
+ * differs ($4: set) and returns those ids; otherwise it writes nothing and returns the user's rows
+ * (READ_ROWS), for the general path. The update rechecks the bit on a row changed meanwhile, so
+ * `changed` holds exactly the rows it changed.
+ */
+export const SET_HELD_FLAGS = `WITH listed AS (SELECT DISTINCT unnest($2::int[]) AS id),
+  held AS (SELECT um."messageId", um.flags FROM "UserMessage" um JOIN listed ON um."messageId" = listed.id WHERE um."userId" = $1),
+  complete AS (SELECT (SELECT count(*) FROM held) = (SELECT count(*) FROM listed) AS ok),
+  changed AS (
+    UPDATE "UserMessage" um SET flags = CASE WHEN $4::bool THEN um.flags | $3::int ELSE um.flags & ~$3::int END
+    WHERE um."userId" = $1 AND um."messageId" = ANY($2::int[]) AND ((um.flags & $3::int) = 0) = $4::bool AND (SELECT ok FROM complete)
+    RETURNING um."messageId")
+  SELECT (SELECT ok FROM complete) AS ok,
+    (SELECT coalesce(array_agg("messageId" ORDER BY "messageId"), '{}') FROM changed) AS changed,
+    CASE WHEN EXISTS (SELECT FROM changed) THEN pg_current_xact_id()::text END AS xid,
+    CASE WHEN NOT (SELECT ok FROM complete) THEN (SELECT coalesce(json_agg(json_build_array("messageId", flags)), '[]') FROM held) END AS rows`;
+
+/**
+ * SET_HELD_FLAGS for `change`, its event sent once the statement has committed; or, when the user
+ * lacks a row of a listed message, the user's rows of them.
+ */
+async function setHeldFlags(
+  app: App,
+  realm: RealmInfo,
+  { user, ids, op, flag }: Extract<FlagChange, { kind: 'messages' }>,
+): Promise<{ result: FlagResult } | { rows: { messageId: number; flags: number }[] }> {
+  const [out] = await rawQuery<{ ok: boolean; changed: number[]; xid: string | null; rows: [number, number][] | null }>(
+    app,
+    SET_HELD_FLAGS,
+    user.id,
+    ids,
+    FLAG_BITS[flag],
+    op === 'add',
+  );
+  if (!out!.ok) return { rows: out!.rows!.map(([messageId, flags]) => ({ messageId, flags })) };
+  const { changed, xid } = out!;
+  // Without a write the event changes nothing: a queue may get it twice.
+  sendCommitted(app, [{ realmId: realm.id, userIds: [user.id], event: eventOf(op, flag, changed), ...(xid === null ? {} : { xid: Number(xid) }) }]);
+  const stored = storedOrLater(app.bus);
+  if (stored) await stored;
+  return { result: { changed, ignoredChannels: [] } };
+}
+
 /** Whether a change marks messages unread (its event then carries what clients need to count them again). */
 const marksUnread = (c: FlagChange): c is Extract<FlagChange, { kind: 'messages' }> => c.kind === 'messages' && c.op === 'remove' && c.flag === 'read';
 
@@ -370,22 +415,28 @@ function answers(
  * out in order, the rows written at once, and one event per change, in order. A batch of listed
  * messages the user holds rows for needs no check in the database (they hold them) and writes one
  * statement, which commits on its own; a batch that creates rows (after the access check), marks
- * channels read or withdraws push notifications does it all in one transaction.
+ * channels read or withdraws push notifications does it all in one transaction. The common batch,
+ * one change on listed messages other than marking unread, first tries SET_HELD_FLAGS, whose
+ * rows stand in for readListed's when the user lacks one.
  */
 async function writeFlagBatch(app: App, realm: RealmInfo, changes: FlagChange[]): Promise<(FlagResult | ApiError)[]> {
   const userId = changes[0]!.user.id;
+  const marksRead = changes.some((c) => c.kind !== 'messages' || (c.op === 'add' && c.flag === 'read'));
+  const withoutTransaction = !app.cluster && !inTransaction() && !(marksRead && app.config.PUSH_RELAY_URL);
+  const [only] = changes;
+  let held: { messageId: number; flags: number }[] | undefined;
+  if (withoutTransaction && changes.length === 1 && only!.kind === 'messages' && !marksUnread(only!)) {
+    const set = await setHeldFlags(app, realm, only);
+    if ('result' in set) return [set.result];
+    held = set.rows;
+  }
   const listed = [...new Set(changes.flatMap((c) => (c.kind === 'messages' ? c.ids : [])))];
   const toUnread = [...new Set(changes.filter(marksUnread).flatMap((c) => c.ids))];
-  const known = await readListed(app, userId, listed, toUnread);
+  const known = held ? { rows: held, unread: null } : await readListed(app, userId, listed, toUnread);
   const rows = new BatchRows();
   rows.found(known.rows);
   const unfollowed = unfollowedChannels(known.unread);
-  const marksRead = changes.some((c) => c.kind !== 'messages' || (c.op === 'add' && c.flag === 'read'));
-  const alone =
-    !app.cluster &&
-    !inTransaction() &&
-    !(marksRead && app.config.PUSH_RELAY_URL) &&
-    changes.every((c) => c.kind === 'messages' && c.ids.every((id) => rows.has(id)));
+  const alone = withoutTransaction && changes.every((c) => c.kind === 'messages' && c.ids.every((id) => rows.has(id)));
   if (alone) {
     const { outcomes } = await workOut(app, realm, rows, unfollowed, changes);
     const xid = await writeRows(app, userId, rows);

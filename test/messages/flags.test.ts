@@ -61,6 +61,42 @@ test('flags on unsubscribed public-channel messages: historical rows; unread is 
   assert.equal((await guest.client.post('/messages/flags', { messages: [id], op: 'add', flag: 'starred' })).body, errorBody('Invalid message(s)'));
 });
 
+test('POST /messages/flags: only flags that change are announced; a message without a row writes nothing before its access check', async () => {
+  const realm = await newRealm();
+  const alice = await realm.addUser();
+  const sid = await makeChannel(realm, 'general', [realm.owner, alice]);
+  const other = await makeChannel(realm, 'other', [realm.owner]);
+  const [a, b] = [await send(realm.owner, sid, 't', 'one'), await send(realm.owner, sid, 't', 'two')];
+  const unheld = await send(realm.owner, other, 't', 'not received');
+  const events = captureEvents(realm.server.app, realm.id);
+  const star = (messages: number[], op = 'add') => alice.client.post('/messages/flags', { messages, op, flag: 'starred' });
+  await star([a]);
+  // Repeated and already-starred ids: only b changes.
+  assert.equal((await star([b, a, b])).body.messages, [b, a, b]);
+  // A listed message without a row the user may not read: nothing is written, a stays unstarred.
+  await star([a], 'remove');
+  assert.equal((await star([a, 999999])).body, errorBody('Invalid message(s)'));
+  assert.equal(await flagsOf(alice.client, a), []);
+  // One without a row in a public channel: a historical row, with the held one in the same answer.
+  await star([unheld, a]);
+  await star([a, b], 'remove');
+  await star([a, b], 'remove');
+  events.stop();
+  assert.equal(
+    events.ofType('update_message_flags').map((e) => [e.event.op, e.event.messages]),
+    [
+      ['add', [a]],
+      ['add', [b]],
+      ['remove', [a]],
+      ['add', [a, unheld]],
+      ['remove', [a, b]],
+      ['remove', []],
+    ],
+  );
+  assert.equal(await flagsOf(alice.client, unheld), ['read', 'starred', 'historical']);
+  assert.equal([await flagsOf(alice.client, a), await flagsOf(alice.client, b)], [[], []]);
+});
+
 test('POST /messages/flags/narrow: counts and range', async () => {
   const realm = await newRealm();
   const alice = await realm.addUser();

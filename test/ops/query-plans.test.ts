@@ -7,7 +7,7 @@ import { openDatabase, type Database } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { HISTORY_UP_TO } from '../../src/actions/realm-export.ts';
 import { NEXT_DUE } from '../../src/actions/scheduled-delivery.ts';
-import { MARK_SENDER_READ, READ_ROWS, READ_ROWS_AND_UNREAD, WRITE_FLAGS } from '../../src/actions/flags.ts';
+import { MARK_SENDER_READ, READ_ROWS, READ_ROWS_AND_UNREAD, SET_HELD_FLAGS, WRITE_FLAGS } from '../../src/actions/flags.ts';
 import { TOPIC_SENDERS } from '../../src/actions/messages-prepare.ts';
 import { CONVERSATION_EXISTS } from '../../src/actions/messages-send-checks.ts';
 import type { App } from '../../src/app.ts';
@@ -318,6 +318,11 @@ test("flags: the batch's write updates the user's rows by their key", async () =
   const ids = Array.from({ length: 100 }, (_, i) => MESSAGES / 2 + i);
   const bits = ids.map(() => 1);
   await assertIndexedPrepared(WRITE_FLAGS, [1, ids, bits, bits.map(() => 0), ids.map(() => false)], 'UserMessage_pkey');
+});
+
+test("flags: a change alone checks and updates the user's rows by their key in one statement", async () => {
+  const ids = Array.from({ length: 100 }, (_, i) => MESSAGES / 2 + i);
+  await assertIndexedPrepared(SET_HELD_FLAGS, [1, ids, 2, true], 'UserMessage_pkey');
 });
 
 test("register: max_message_id is the user's newest row, and the mute settings read no history", async () => {
