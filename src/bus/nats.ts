@@ -16,7 +16,8 @@
 // that was cut off resumes where it stopped, and one that restarts resumes after the position it
 // saved with its queues (`pause`, `resume`). If the stream lost events a process has not read
 // (NATS lost its storage, or the process was away longer than the retention) the process tells
-// its listeners (`lost`): the event queues end and their clients register again.
+// its listeners (`lost`): the event queues end and their clients register again. A queue whose
+// node died is rebuilt on another by replaying the stream from its checkpoint (`replay`).
 import { randomBytes } from 'node:crypto';
 import {
   DeliverPolicy,
