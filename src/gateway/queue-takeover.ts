@@ -61,9 +61,10 @@ export class QueueTakeover {
       if (this.moved.size > REMEMBERED_MOVES) this.moved.delete(this.moved.keys().next().value!);
       return owner;
     }
+    const started = Date.now();
     try {
       const events = await this.rebuild(queueId, row);
-      log.info('took over an event queue whose node is gone', { from: dead, userId: row.userId, events });
+      log.info('took over an event queue whose node is gone', { from: dead, userId: row.userId, events, ms: Date.now() - started });
       return null;
     } catch (err) {
       const lost = err instanceof StreamGap || err instanceof QueueError;
