@@ -63,7 +63,7 @@ export interface FailoverFigures {
   failure: 'node' | 'nats';
   /** Messages the server acknowledged (every client must get each once). */
   acknowledged: number;
-  /** Of those, acknowledged after the failure. */
+  /** Of those, sent after the failure. */
   acknowledgedAfter: number;
   /** Sends that failed or got no answer (their node died, or NATS was away too long). */
   failedSends: number;
@@ -73,7 +73,7 @@ export interface FailoverFigures {
   duplicated: number;
   outOfOrder: number;
   reregistered: number;
-  /** Longest wait from the failure to a hit client's first event after it (the killed node's clients; with NATS, all); NaN: one got none. */
+  /** Longest wait from the failure to a hit client's first message sent after it (the killed node's clients; with NATS, all). */
   resumedWithinMs: number;
 }
 

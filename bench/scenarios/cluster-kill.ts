@@ -64,8 +64,8 @@ class QueueLog {
   duplicated = 0;
   outOfOrder = 0;
   reregistered = false;
-  /** First event received after the failure, ms from it. */
-  resumedAfterMs?: number;
+  /** When each message arrived (performance.now()). */
+  readonly arrivals = new Map<number, number>();
 
   constructor(
     readonly queue: Queue,
@@ -75,7 +75,8 @@ class QueueLog {
   }
 
   /** Records one response's or frame's events; returns the highest event id (or -1). */
-  record(events: { id?: unknown; type?: unknown; message?: { id?: unknown } }[], failedAt: number | undefined): number {
+  record(events: { id?: unknown; type?: unknown; message?: { id?: unknown } }[]): number {
+    const at = performance.now();
     for (const event of events) {
       if (event.type === 'heartbeat' || typeof event.id !== 'number') continue;
       // A repeated id (a queue rebuilt from a checkpoint) is dropped, as the clients do.
@@ -87,7 +88,7 @@ class QueueLog {
       else if (id < this.lastMessage) this.outOfOrder++;
       this.messages.add(id);
       this.lastMessage = Math.max(this.lastMessage, id);
-      if (failedAt !== undefined && this.resumedAfterMs === undefined) this.resumedAfterMs = performance.now() - failedAt;
+      this.arrivals.set(id, at);
     }
     return this.last;
   }
@@ -118,7 +119,8 @@ async function failUnderLoad({ nodes }: ClusterTarget, opts: BenchOptions, failu
 
   const acknowledged: number[] = [];
   let failedSends = 0;
-  let acknowledgedAfter = 0;
+  /** Messages whose sending began after the failure. */
+  const sentAfter: number[] = [];
   const sendUntil = performance.now() + opts.durationS * 1000;
   const senders = senderUsers.map(async (user, k) => {
     let node = k % n;
@@ -126,11 +128,13 @@ async function failUnderLoad({ nodes }: ClusterTarget, opts: BenchOptions, failu
     for (let seq = 0; performance.now() < sendUntil; seq++) {
       try {
         conn ??= await HttpConnection.open(nodes[node]!.endpoint);
+        const sentAfterFailure = failedAt !== undefined;
         const body = formEncode({ type: 'stream', to: CHANNEL, topic: 'kill', content: `kill ${k}-${seq}` });
         const res = await conn.request('POST', '/api/v1/messages', { ...FORM_HEADERS, Authorization: basicAuth(user) }, body);
         if (res.status === 200) {
-          acknowledged.push(Number(JSON.parse(res.body).id));
-          if (failedAt !== undefined) acknowledgedAfter++;
+          const id = Number(JSON.parse(res.body).id);
+          acknowledged.push(id);
+          if (sentAfterFailure) sentAfter.push(id);
         } else failedSends++;
       } catch {
         failedSends++;
@@ -154,7 +158,7 @@ async function failUnderLoad({ nodes }: ClusterTarget, opts: BenchOptions, failu
         conn ??= await HttpConnection.open(targets[log.node]!.endpoint);
         const res = await conn.request('GET', `/api/v1/events?${formEncode({ queue_id: log.queue.queueId, last_event_id: log.last })}`, headers, '', 0);
         const body = JSON.parse(res.body) as { events?: []; code?: string };
-        if (res.status === 200) log.record(body.events ?? [], failedAt);
+        if (res.status === 200) log.record(body.events ?? []);
         else if (body.code === 'BAD_EVENT_QUEUE_ID') log.reregistered = true;
         else await sleep(RETRY_MS);
       } catch {
@@ -178,18 +182,22 @@ async function failUnderLoad({ nodes }: ClusterTarget, opts: BenchOptions, failu
       sockets.add(ws);
       ws.on('message', (data) => {
         const frame = JSON.parse(data.toString()) as { id?: unknown };
-        if ('id' in frame) ws.send(JSON.stringify({ last_event_id: log.record([frame], failedAt) }));
+        if ('id' in frame) ws.send(JSON.stringify({ last_event_id: log.record([frame]) }));
       });
-      ws.on('unexpected-response', (_req, res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => {
-          if (text.includes('BAD_EVENT_QUEUE_ID')) log.reregistered = true;
-          ws.terminate();
+      await new Promise<void>((resolve) => {
+        ws.once('close', () => resolve());
+        // A refused upgrade (503 while the queue is taken over, or its end): no close follows.
+        ws.once('unexpected-response', (req, res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => {
+            if (text.includes('BAD_EVENT_QUEUE_ID')) log.reregistered = true;
+            req.destroy();
+            resolve();
+          });
         });
+        ws.on('error', () => resolve());
       });
-      ws.on('error', () => undefined);
-      await once(ws, 'close');
       sockets.delete(ws);
       if (stopping) return;
       // A refused or broken socket: its node may be gone; the client tries a survivor.
@@ -215,7 +223,7 @@ async function failUnderLoad({ nodes }: ClusterTarget, opts: BenchOptions, failu
   const settled = (log: QueueLog) => log.reregistered || expected.every((id) => log.messages.has(id));
   while (performance.now() < settleBy && !logs.every(({ log }) => settled(log))) await sleep(200);
   stopping = true;
-  for (const ws of sockets) ws.terminate();
+  for (const ws of sockets) if (ws.readyState === WebSocket.OPEN) ws.terminate();
   // Long-polls end with their server's answer (no events): the nodes stop next and close them.
   void Promise.all(clients);
 
@@ -231,9 +239,10 @@ async function failUnderLoad({ nodes }: ClusterTarget, opts: BenchOptions, failu
     duplicated: all.reduce((sum, log) => sum + log.duplicated, 0),
     outOfOrder: all.reduce((sum, log) => sum + log.outOfOrder, 0),
     reregistered: all.filter((log) => log.reregistered).length,
-    acknowledgedAfter,
+    acknowledgedAfter: sentAfter.length,
     movedClients: movedLogs.length,
-    resumedWithinMs: Math.max(0, ...watched.map((log) => log.resumedAfterMs ?? Number.NaN)),
+    // Each hit client's first message among those sent after the failure.
+    resumedWithinMs: Math.max(0, ...watched.map((log) => Math.min(...sentAfter.map((id) => log.arrivals.get(id) ?? Number.POSITIVE_INFINITY)) - failedAt)),
   };
   const delivered = all.reduce((sum, log) => sum + log.messages.size, 0);
   return {
