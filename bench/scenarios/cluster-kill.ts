@@ -20,7 +20,7 @@ import { HttpConnection } from '../lib/http-client.ts';
 import type { BenchOptions } from '../lib/options.ts';
 import type { CaseResult, FailoverFigures } from '../lib/results.ts';
 import { freePort } from '../lib/self-server.ts';
-import { onEarlyStop } from '../lib/server-process.ts';
+import { killOnExit, onEarlyStop } from '../lib/server-process.ts';
 import { CHANNEL, type ZulipTarget } from '../lib/zulip-target.ts';
 import { basicAuth, FORM_HEADERS, formEncode, type Queue } from '../lib/zulip-api.ts';
 import { userCount, withCluster, type ClusterTarget } from './targets.ts';
@@ -282,6 +282,7 @@ class PrivateNats {
 
   async start(): Promise<void> {
     this.child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], { stdio: 'ignore' });
+    killOnExit(this.child);
     for (const deadline = Date.now() + 10_000; !(await listening(this.port)); await sleep(50))
       if (Date.now() > deadline) throw new Error(`nats-server did not listen on ${this.port}`);
   }
