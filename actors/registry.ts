@@ -171,6 +171,11 @@ export class QueueRegistry {
     return queue && queue.userId === userId ? this.current(queue) : undefined;
   }
 
+  /** Whether this process holds the queue, read or not. */
+  has(queueId: string): boolean {
+    return this.queues.has(queueId);
+  }
+
   /** The queue by id alone, for callers that prove ownership by knowing the id. */
   peek(queueId: string): EventQueue | undefined {
     const queue = this.queues.get(queueId);
@@ -334,6 +339,32 @@ export class QueueRegistry {
         this.deliverTo(fanout, queue, own, partsJson(own));
       }
     }
+  }
+
+  /**
+   * Gives a queue outside the registry what `deliver` would have given it here: a queue rebuilt by
+   * replaying the cluster's stream (src/cluster/takeover.ts), which `adopt` then adds. An event
+   * that ends queues does not end it: its client cannot poll any more either.
+   */
+  replayInto(queue: EventQueue, envelope: EventEnvelope): void {
+    const fanout: Fanout = {
+      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue, seq: envelope.seq },
+      shapes: new Map(),
+      ends: false,
+    };
+    if (envelope.publicChannelMessage && queue.options.allPublicStreams && envelope.realmId === queue.realmId) {
+      const own = ownParts(envelope, queue.userId, queue.id);
+      return this.deliverTo(fanout, queue, own, partsJson(own));
+    }
+    if (!envelope.userIds.includes(queue.userId)) return;
+    const own = ownParts(envelope, queue.userId, null);
+    this.takeEvent(fanout, queue, { own, extras: partsJson(own) });
+  }
+
+  /** A queue rebuilt outside the registry joins it, as if its client had just polled; the bus's next events reach it. */
+  adopt(queue: EventQueue): void {
+    queue.lastConnection = queue.lastRead = this.now();
+    this.add(queue);
   }
 
   /** One recipient's event into one of their queues, with what the queue alone gets (local_message_id). */

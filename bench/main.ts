@@ -10,6 +10,7 @@ import { sendScenario } from './scenarios/send.ts';
 import { flagsScenario, reactScenario } from './scenarios/reactions-flags.ts';
 import { mixedScenario } from './scenarios/mixed.ts';
 import { clusterScenario } from './scenarios/cluster.ts';
+import { clusterKillScenario } from './scenarios/cluster-kill.ts';
 import { idleScenario } from './scenarios/idle.ts';
 import { historyScenario } from './scenarios/history.ts';
 import { capacityScenario } from './scenarios/capacity.ts';
@@ -32,7 +33,7 @@ function run(opts: BenchOptions): Promise<CaseResult[]> {
     case 'mixed':
       return mixedScenario(opts);
     case 'cluster':
-      return clusterScenario(opts);
+      return opts.kill ? clusterKillScenario(opts) : clusterScenario(opts);
     case 'idle':
       return idleScenario(opts);
     case 'baseline':

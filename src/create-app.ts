@@ -90,7 +90,7 @@ export async function createApp(config: Config): Promise<App> {
       ldap: LdapDirectory.from(config),
       tokens,
       cluster,
-      queueDescriptors: cluster && new QueueDescriptors({ prisma: db.prisma, db }, cluster.bus, queues, cluster.id),
+      queueDescriptors: cluster && new QueueDescriptors({ prisma: db.prisma, db }, cluster.bus, queues, cluster.id, () => cluster.liveNodes()),
       startedAt: Math.floor(Date.now() / 1000),
       metrics,
       readiness: new Readiness([databaseCheck(db), await migrationsCheck(db), busCheck(bus)]),

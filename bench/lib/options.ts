@@ -38,6 +38,8 @@ export interface BenchOptions {
   sizes: number[];
   /** history: keep each seeded database and reuse it on later runs (DATABASE_URL's server only). */
   reuseSeeded: boolean;
+  /** cluster: instead of its cases, kill a node and restart NATS under load (scenarios/cluster-kill.ts). */
+  kill: boolean;
   durationS: number;
   waveTimeoutS: number;
   maxTimeS: number;
@@ -74,6 +76,9 @@ scenarios: ${SCENARIOS.join(', ')}
   --queues LIST      client counts, comma-separated (default: fan-out 10000; idle 10000,50000; baseline 1000,10000;
                      mixed: idle queues,long-polls,WebSockets = 10000,1000,500; cluster 1000)
   --nodes LIST       cluster: the cluster sizes to measure in turn (default 1,2,3)
+  --kill             cluster: instead of its cases, SIGKILL one node under load, then restart NATS under load (a NATS
+                     server of the bench's own); reports events lost, duplicated, out of order and re-registrations
+                     (default --nodes 3, --senders 8, --duration 12, --queues 200: long-polls and as many WebSockets)
   --sizes LIST       history: messages of history to seed and measure in turn, 10000 or 10k, 1M (default 10k,1M,10M)
   --reuse-seeded     history: keep each seeded database (history_bench_<size>, on DATABASE_URL's server) and measure
                      it again on later runs instead of seeding anew (seeding 10M messages takes about 15 minutes)
@@ -187,6 +192,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       nodes: { type: 'string' },
       sizes: { type: 'string' },
       'reuse-seeded': { type: 'boolean' },
+      kill: { type: 'boolean' },
       duration: { type: 'string' },
       'wave-timeout': { type: 'string' },
       'max-time': { type: 'string' },
@@ -218,10 +224,14 @@ export function parseOptions(argv: string[]): BenchOptions {
     const v = values[name];
     return typeof v === 'string' ? positiveInt(name, v) : smoke ? smokeValue : fallback;
   };
+  const kill = Boolean(values.kill);
+  if (kill && scenario !== 'cluster') throw new Error('--kill: cluster only');
   const list = values.people ?? values.queues;
   const counts = list
     ? list.split(',').map((c) => positiveInt(values.people ? 'people' : 'queues', c.trim()))
-    : (smoke ? SMOKE_COUNTS : DEFAULT_COUNTS)[scenario];
+    : kill
+      ? [smoke ? 20 : 200]
+      : (smoke ? SMOKE_COUNTS : DEFAULT_COUNTS)[scenario];
   if (scenario === 'mixed' && counts.length !== 3) throw new Error('mixed: --queues IDLE,LONGPOLLS,WEBSOCKETS');
   const mixed = scenario === 'mixed';
   const cluster = scenario === 'cluster';
@@ -236,17 +246,18 @@ export function parseOptions(argv: string[]): BenchOptions {
     counts,
     users: values.users ? positiveInt('users', values.users) : mixed ? (smoke ? 20 : 1000) : undefined,
     messages: ['send', 'react', 'flags', 'history'].includes(scenario) ? int('messages', 1_000_000, 5000) : int('messages', cluster ? 10 : 20, 3),
-    senders: int('senders', cluster ? 12 : 8, 2),
+    senders: int('senders', cluster && !kill ? 12 : 8, 2),
     channels: int('channels', mixed ? 4 : cluster ? 24 : 1, mixed || cluster ? 2 : 1),
     rate: int('rate', 100, 20),
-    nodes: values.nodes ? values.nodes.split(',').map((n) => positiveInt('nodes', n.trim())) : smoke ? [1, 2] : [1, 2, 3],
+    nodes: values.nodes ? values.nodes.split(',').map((n) => positiveInt('nodes', n.trim())) : kill ? [smoke ? 2 : 3] : smoke ? [1, 2] : [1, 2, 3],
     sizes: values.sizes
       ? values.sizes.split(',').map((n) => positiveInt('sizes', withMultiplier(n.trim())))
       : smoke
         ? [2000, 20_000]
         : [10_000, 1_000_000, 10_000_000],
     reuseSeeded: Boolean(values['reuse-seeded']),
-    durationS: int('duration', mixed ? 60 : cluster ? 3 : history ? 5 : capacity ? 40 : 10, mixed || capacity ? 5 : history ? 1 : 2),
+    kill,
+    durationS: int('duration', mixed ? 60 : kill ? 12 : cluster ? 3 : history ? 5 : capacity ? 40 : 10, kill ? 8 : mixed || capacity ? 5 : history ? 1 : 2),
     waveTimeoutS: int('wave-timeout', 30, 5),
     maxTimeS: int('max-time', history ? 7200 : 1800, cluster || capacity ? 180 : history ? 300 : 60),
     smoke,

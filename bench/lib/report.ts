@@ -112,7 +112,9 @@ export function renderTables(results: CaseResult[]): string {
   const out: string[] = [];
   const capacity = results.filter((r) => r.capacity);
   if (capacity.length) out.push(renderCapacity(capacity));
-  const active = results.filter((r) => !isIdle(r) && !r.capacity);
+  const failover = results.filter((r) => r.failover);
+  if (failover.length) out.push(renderFailover(failover));
+  const active = results.filter((r) => !isIdle(r) && !r.capacity && !r.failover);
   if (active.length) {
     out.push(
       renderTable(
@@ -153,7 +155,7 @@ export function renderTables(results: CaseResult[]): string {
         ),
     );
   }
-  const cluster = results.filter((r) => r.nodes !== undefined);
+  const cluster = results.filter((r) => r.nodes !== undefined && !r.failover);
   if (cluster.length) {
     const scaled = new Map(scaling(results).map((r) => [r.label, r]));
     out.push(
@@ -188,6 +190,44 @@ export function renderTables(results: CaseResult[]): string {
   const failing = results.filter((r) => r.errorSamples.length);
   for (const r of failing) out.push(`errors in ${r.target} ${caseLabel(r)}:\n  ${r.errorSamples.join('\n  ')}`);
   return out.join('\n\n');
+}
+
+/** cluster --kill: one row per failure; lost, duplicated, out of order and re-registered must be 0. */
+function renderFailover(results: CaseResult[]): string {
+  return (
+    'failures under load (clients: long-polls + WebSockets; lost: acknowledged messages a client never got, summed over clients):\n' +
+    renderTable(
+      [
+        'failure',
+        'nodes',
+        'clients',
+        'moved',
+        'acknowledged (after)',
+        'failed sends',
+        'lost',
+        'duplicated',
+        'out of order',
+        're-registered',
+        'resumed within ms',
+      ],
+      results.map((r) => {
+        const f = r.failover!;
+        return [
+          f.failure === 'node' ? 'node SIGKILL' : 'NATS restart',
+          String(r.nodes),
+          String(2 * r.count),
+          String(f.movedClients),
+          `${f.acknowledged} (${f.acknowledgedAfter})`,
+          String(f.failedSends),
+          String(f.lost),
+          String(f.duplicated),
+          String(f.outOfOrder),
+          String(f.reregistered),
+          num(f.resumedWithinMs, 0),
+        ];
+      }),
+    )
+  );
 }
 
 /** One bar per ratio a case has. */

@@ -3,7 +3,20 @@ import type { Percentiles } from './stats.ts';
 export type Target = 'server' | 'baseline';
 
 /** What one measured case exercises; a server case and a baseline case of the same kind and count are compared. */
-export type CaseKind = 'longpoll' | 'ws' | 'send' | 'react' | 'flags' | 'mixed' | 'idle-queue' | 'idle-longpoll' | 'idle-ws' | 'render' | 'read' | 'capacity';
+export type CaseKind =
+  | 'longpoll'
+  | 'ws'
+  | 'send'
+  | 'react'
+  | 'flags'
+  | 'mixed'
+  | 'idle-queue'
+  | 'idle-longpoll'
+  | 'idle-ws'
+  | 'render'
+  | 'read'
+  | 'capacity'
+  | 'failover';
 
 export interface CaseResult {
   kind: CaseKind;
@@ -40,7 +53,28 @@ export interface CaseResult {
   perItemKB?: { rss: number; heap?: number };
   /** The capacity scenario's step: people held and where their time went. */
   capacity?: CapacityFigures;
+  /** cluster --kill: what the clients saw of a failure under load. */
+  failover?: FailoverFigures;
   seconds: number;
+}
+
+/** A node killed or NATS restarted under load: each count but the first three and the last two must be 0. */
+export interface FailoverFigures {
+  failure: 'node' | 'nats';
+  /** Messages the server acknowledged (every client must get each once). */
+  acknowledged: number;
+  /** Of those, sent after the failure. */
+  acknowledgedAfter: number;
+  /** Sends that failed or got no answer (their node died, or NATS was away too long). */
+  failedSends: number;
+  /** Clients whose queue was on the killed node. */
+  movedClients: number;
+  lost: number;
+  duplicated: number;
+  outOfOrder: number;
+  reregistered: number;
+  /** Longest wait from the failure to a hit client's first message sent after it (the killed node's clients; with NATS, all). */
+  resumedWithinMs: number;
 }
 
 /** One request kind of the capacity scenario in one window: latency of what succeeded, and failures. */

@@ -35,6 +35,12 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
+/** A child process of the bench's own (not a server) killed with the servers, whatever way the bench ends. */
+export function killOnExit(child: ChildProcess): void {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+}
+
 const teardowns: (() => Promise<void>)[] = [];
 
 /**

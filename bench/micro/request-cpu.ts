@@ -35,6 +35,8 @@ if (others > 0) {
   );
 }
 let toggle = 0;
+// A queue read without waiting: the long-poll path's own work (placement, acknowledge, answer).
+const polled = (await reader.client.post('/register', { event_types: ['message'] })).body.queue_id as string;
 const kinds: Record<string, () => Promise<unknown>> = {
   typing: () => reader.client.post('/typing', { type: 'stream', stream_id: channelId, topic: 't', op: 'start' }),
   messages: () => reader.client.get('/messages', { anchor: 'newest', num_before: 20, num_after: 0, narrow: [{ operator: 'channel', operand: 'cap' }] }),
@@ -60,6 +62,7 @@ const kinds: Record<string, () => Promise<unknown>> = {
       slim_presence: true,
       client_gravatar: true,
     }),
+  poll: () => reader.client.get('/events', { queue_id: polled, last_event_id: -1, dont_block: true }),
   presence: () => reader.client.post('/users/me/presence', { status: 'active', slim_presence: true, last_update_id: 1 }),
 };
 // KINDS=flags,messages: only those.

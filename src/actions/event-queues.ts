@@ -100,6 +100,12 @@ async function writeBatch(app: App, saveId: string, batch: Batch, batchBytes: nu
   await app.prisma.$transaction(writes);
 }
 
+/** Of these saved queues of this node, those whose rows name another node: it took them over. */
+async function takenOver(app: App, ids: string[]): Promise<Set<string>> {
+  const rows = await app.prisma.queueDescriptor.findMany({ where: { id: { in: ids }, node: { not: app.cluster!.id } }, select: { id: true } });
+  return new Set(rows.map((row) => row.id));
+}
+
 class MissingEvent extends Error {}
 const missing = (): never => {
   throw new MissingEvent();
@@ -107,7 +113,9 @@ const missing = (): never => {
 
 /**
  * Brings back the saved queues and returns where the bus should resume for them (null: from now).
- * A node of a cluster takes back only the queues it saved (their ids start with its id).
+ * A node of a cluster takes back only the queues it saved (their ids start with its id), less
+ * those another node took over while it was away (their rows name that node), and checkpoints them
+ * again.
  */
 export async function restoreEventQueues(app: App): Promise<string | null> {
   const prefix = app.cluster ? `${app.cluster.id}:` : undefined;
@@ -123,7 +131,15 @@ export async function restoreEventQueues(app: App): Promise<string | null> {
     });
     if (rows.length === 0) break;
     after = rows.at(-1)!.id;
+    const movedAway =
+      prefix === undefined
+        ? new Set<string>()
+        : await takenOver(
+            app,
+            rows.map((row) => row.id),
+          );
     for (const row of rows) {
+      if (movedAway.has(row.id)) continue;
       let events = saves.get(row.saveId);
       if (!events) {
         const eventRows = await app.prisma.savedQueueEvent.findMany({ where: { saveId: row.saveId } });
@@ -157,6 +173,7 @@ export async function restoreEventQueues(app: App): Promise<string | null> {
     immediate: false,
   };
   for (const queue of restored) app.queues.pushTo(queue, [restart]);
+  app.queueDescriptors?.resume(restored);
   log.info('restored event queues', { count: restored.length });
   return busPosition;
 }

@@ -16,7 +16,8 @@
 // that was cut off resumes where it stopped, and one that restarts resumes after the position it
 // saved with its queues (`pause`, `resume`). If the stream lost events a process has not read
 // (NATS lost its storage, or the process was away longer than the retention) the process tells
-// its listeners (`lost`): the event queues end and their clients register again.
+// its listeners (`lost`): the event queues end and their clients register again. A queue whose
+// node died is rebuilt on another by replaying the stream from its checkpoint (`replay`).
 import { randomBytes } from 'node:crypto';
 import {
   DeliverPolicy,
@@ -25,6 +26,7 @@ import {
   headers,
   nanos,
   StorageType,
+  type Consumer,
   type ConsumerMessages,
   type JetStreamClient,
   type JetStreamManager,
@@ -47,6 +49,13 @@ const RETRY_MAX_MS = 2_000;
  * far fewer rows than this later.
  */
 const REMEMBERED_ROWS = 100_000;
+/** Stream messages a replay fetches at a time. */
+const REPLAY_BATCH = 500;
+/** How long a replay waits for this process's reader to reach where the replay starts. */
+const REPLAY_WAIT_MS = 10_000;
+
+/** A replay found that the stream no longer holds where it was to start (it is kept retentionMs). */
+export class StreamGap extends Error {}
 
 export interface NatsBusOptions {
   connection: NatsConnection;
@@ -69,6 +78,44 @@ interface Waiter {
 }
 
 const isNotFound = (err: unknown) => (err as { api_error?: { err_code?: number } }).api_error?.err_code === 10059 || /stream not found/i.test(String(err));
+
+/**
+ * Frames as the stream's messages complete them: a frame sent in parts is put together (parts of
+ * different origins may interleave), and a part sent again after a lost acknowledgment is dropped.
+ */
+class Frames {
+  /** Parts of a big item, by origin, until its last part arrives. */
+  private readonly parts = new Map<string, Uint8Array[]>();
+  /** The stream sequence of each held frame's first part, by origin. */
+  readonly partsFrom = new Map<string, number>();
+  private readonly lastFrame = new Map<string, number>();
+
+  clear(): void {
+    this.parts.clear();
+    this.partsFrom.clear();
+  }
+
+  /** The frame `m` completes, with the stream sequence of its first part; null while parts are missing, or for a repeat. */
+  take(m: JsMsg): { origin: string; seq: number; data: Buffer } | null {
+    const origin = m.headers?.get('Chat-Origin') ?? '';
+    const frame = Number(m.headers?.get('Chat-Frame'));
+    if (frame <= (this.lastFrame.get(origin) ?? -1)) return null;
+    this.lastFrame.set(origin, frame);
+    const held = this.parts.get(origin);
+    if (m.headers?.has('Chat-More')) {
+      if (held) held.push(m.data);
+      else {
+        this.parts.set(origin, [m.data]);
+        this.partsFrom.set(origin, m.seq);
+      }
+      return null;
+    }
+    const seq = held ? this.partsFrom.get(origin)! : m.seq;
+    this.parts.delete(origin);
+    this.partsFrom.delete(origin);
+    return { origin, seq, data: Buffer.concat([...(held ?? []), m.data]) };
+  }
+}
 
 export class NatsBus implements EventBus {
   private readonly handlers = new Set<EventHandler>();
@@ -94,13 +141,12 @@ export class NatsBus implements EventBus {
   private streamCreated = '';
   private nextSequence = 0;
   private following: Promise<void> = Promise.resolve();
-  /** Parts of a big item, by origin, until its last part arrives. */
-  private readonly parts = new Map<string, Uint8Array[]>();
-  /** The stream sequence of each held frame's first part, by origin. */
-  private readonly partsFrom = new Map<string, number>();
-  private readonly lastFrame = new Map<string, number>();
-  /** Outbox rows delivered lately, oldest first (a Set iterates in insertion order). */
-  private readonly deliveredRows = new Set<number>();
+  private readonly frames = new Frames();
+  /**
+   * Outbox rows delivered lately, with the stream sequence of the frame that delivered each, oldest
+   * first (a Map iterates in insertion order); a replay delivers a row from the same frame.
+   */
+  private readonly deliveredRows = new Map<number, number>();
   private closed = false;
   /** Whether the connection to NATS is up (it reconnects by itself after a loss). */
   private online = true;
@@ -269,8 +315,7 @@ export class NatsBus implements EventBus {
     this.streamCreated = info.created;
     this.consumer?.stop();
     this.nextSequence = continues ? resumeAt!.sequence + 1 : info.state.last_seq + 1;
-    this.parts.clear();
-    this.partsFrom.clear();
+    this.frames.clear();
     const consumer = await this.js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.nextSequence });
     this.consumer = await consumer.consume({ callback: (m) => this.receive(m), max_messages: 1000 });
     if (replaced) this.reportLoss('NATS lost the event stream; it was made again');
@@ -315,7 +360,7 @@ export class NatsBus implements EventBus {
    */
   readPosition(): number {
     let position = this.nextSequence - 1;
-    for (const first of this.partsFrom.values()) position = Math.min(position, first - 1);
+    for (const first of this.frames.partsFrom.values()) position = Math.min(position, first - 1);
     return position;
   }
 
@@ -327,35 +372,20 @@ export class NatsBus implements EventBus {
   private receive(m: JsMsg): void {
     if (!this.reading || m.seq < this.nextSequence) return;
     if (m.seq > this.nextSequence) {
-      this.parts.clear();
-      this.partsFrom.clear();
+      this.frames.clear();
       this.reportLoss(`stream messages ${this.nextSequence}-${m.seq - 1} expired before this process read them`);
     }
     this.nextSequence = m.seq + 1;
-    const origin = m.headers?.get('Chat-Origin') ?? '';
-    const frame = Number(m.headers?.get('Chat-Frame'));
-    if (frame <= (this.lastFrame.get(origin) ?? -1)) return;
-    this.lastFrame.set(origin, frame);
-    const held = this.parts.get(origin);
-    if (m.headers?.has('Chat-More')) {
-      if (held) held.push(m.data);
-      else {
-        this.parts.set(origin, [m.data]);
-        this.partsFrom.set(origin, m.seq);
-      }
-      return;
-    }
-    const seq = held ? this.partsFrom.get(origin)! : m.seq;
-    this.parts.delete(origin);
-    this.partsFrom.delete(origin);
+    const frame = this.frames.take(m);
+    if (!frame) return;
     let items: WireItem[];
     try {
-      items = JSON.parse(Buffer.concat([...(held ?? []), m.data]).toString('utf8')) as WireItem[];
+      items = JSON.parse(frame.data.toString('utf8')) as WireItem[];
     } catch (err) {
-      log.error('unreadable frame on the event stream', { origin, error: String(err) });
+      log.error('unreadable frame on the event stream', { origin: frame.origin, error: String(err) });
       return this.reportLoss('an unreadable frame');
     }
-    const own = origin === this.origin;
+    const own = frame.origin === this.origin;
     // A row's events are consecutive in one frame: decided on at its first.
     let row: number | undefined;
     let deliverRow = true;
@@ -366,18 +396,74 @@ export class NatsBus implements EventBus {
       }
       if (item.o !== undefined && item.o !== row) {
         row = item.o;
-        deliverRow = this.firstOfRow(item.o);
+        deliverRow = this.firstOfRow(item.o, frame.seq);
       }
-      if (item.o === undefined || deliverRow) this.deliver(fromWire(item.e, seq));
+      if (item.o === undefined || deliverRow) this.deliver(fromWire(item.e, frame.seq));
     }
   }
 
   /** Whether a row's events are to be delivered: not when another node publishes again a row its writer had stored. */
-  private firstOfRow(row: number): boolean {
+  private firstOfRow(row: number, seq: number): boolean {
     if (this.deliveredRows.has(row)) return false;
-    this.deliveredRows.add(row);
-    if (this.deliveredRows.size > REMEMBERED_ROWS) this.deliveredRows.delete(this.deliveredRows.values().next().value!);
+    this.deliveredRows.set(row, seq);
+    if (this.deliveredRows.size > REMEMBERED_ROWS) this.deliveredRows.delete(this.deliveredRows.keys().next().value!);
     return true;
+  }
+
+  /**
+   * Hands `deliver` again, in order, the envelopes this process's reader delivered from the frames
+   * that start after stream sequence `afterSeq` (a queue rebuilt from its checkpoint,
+   * cluster/takeover.ts), then calls `caughtUp` in the same tick as the last: what the reader
+   * delivers from then on is what follows. Frames the reader still holds parts of are left to it.
+   * Rejects with StreamGap when the stream no longer holds `afterSeq + 1`.
+   */
+  async replay(afterSeq: number, deliver: (envelope: EventEnvelope) => void, caughtUp: () => void): Promise<void> {
+    const frames = new Frames();
+    /** Rows this process has forgotten (REMEMBERED_ROWS), delivered at their first frame here. */
+    const rows = new Set<number>();
+    const waitUntil = Date.now() + REPLAY_WAIT_MS;
+    let next = afterSeq + 1;
+    let consumer: Consumer | null = null;
+    for (;;) {
+      const end = this.nextSequence - 1;
+      if (next - 1 === end) return caughtUp();
+      // The checkpoint's node had read further than this one: wait for this reader to get there.
+      if (next - 1 > end) {
+        if (Date.now() > waitUntil) throw new Error(`this node's reader is behind the checkpoint (${end} < ${next - 1})`);
+        await new Promise((r) => setTimeout(r, 20));
+        continue;
+      }
+      consumer ??= await this.js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: next });
+      const batch = await consumer.fetch({ max_messages: Math.min(REPLAY_BATCH, end - next + 1), expires: 5_000 });
+      for await (const m of batch) {
+        if (m.seq !== next) throw new StreamGap(`the event stream no longer holds sequence ${next}`);
+        next++;
+        const frame = frames.take(m);
+        if (!frame) continue;
+        let items: WireItem[];
+        try {
+          items = JSON.parse(frame.data.toString('utf8')) as WireItem[];
+        } catch {
+          // The end of a frame in parts whose beginning came before `afterSeq`: delivered before the checkpoint.
+          continue;
+        }
+        let row: number | undefined;
+        let deliverRow = true;
+        for (const item of items) {
+          if ('c' in item) continue;
+          if (item.o !== undefined && item.o !== row) {
+            row = item.o;
+            const first = this.deliveredRows.get(row);
+            if (first !== undefined) deliverRow = first === frame.seq;
+            else {
+              deliverRow = !rows.has(row);
+              rows.add(row);
+            }
+          }
+          if (item.o === undefined || deliverRow) deliver(fromWire(item.e, frame.seq));
+        }
+      }
+    }
   }
 
   private deliver(envelope: EventEnvelope): void {

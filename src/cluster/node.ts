@@ -46,6 +46,8 @@ export class ClusterNode {
   /** Resolved when the connection is back; waited on by whenConnected while it is away. */
   private reconnection: { promise: Promise<void>; resolve: () => void } | null = null;
   private leaving = false;
+  /** Until then this node has not heard every live node yet (they say so each HEARTBEAT_MS). */
+  private readonly judgesFrom = Date.now() + DEPARTED_AFTER_MS;
 
   private constructor(
     readonly id: string,
@@ -102,6 +104,12 @@ export class ClusterNode {
 
   private subject(node: string, name: string): string {
     return `chat.${this.clusterId}.node.${node}.${name}`;
+  }
+
+  /** The nodes alive now, this one included; null while this node cannot tell (just started, or cut off from NATS). */
+  liveNodes(): string[] | null {
+    if (!this.connected || Date.now() < this.judgesFrom) return null;
+    return [this.id, ...this.lastSeen.keys()];
   }
 
   onDeparture(handler: (node: string) => void): () => void {

@@ -1,13 +1,12 @@
 // Queues live on the node that made them, and a queue's id starts with that node's id
 // (`node:uuid`). A GET or DELETE /events that reaches another node (a load balancer needs no
 // stickiness) goes to the owner as a NATS request, authenticated here already: the owner answers
-// as if the client had come to it. A queue whose node is gone (killed, or stopped) is answered
-// with BAD_EVENT_QUEUE_ID, and its client registers again on a live node; the messages it had
-// not read are in the database. A node merely slow (still held by NATS, cluster/node.ts) is not
+// as if the client had come to it. A queue whose node is gone (killed, or stopped) is taken over
+// by a live node (NodeGone goes up to the placement: queue-takeover.ts). A node merely slow (still held by NATS, cluster/node.ts) is not
 // gone: a poll waits on for it, and one it does not answer in time is answered with no events. A poll the network lost on the way is answered with no events:
 // the client polls again with the same last_event_id, so it misses nothing.
 import type { App } from '../app.ts';
-import { ApiError, badQueueId } from '../errors.ts';
+import { ApiError } from '../errors.ts';
 import { JsonFields } from '../http/route.ts';
 import type { Log } from '../log.ts';
 import { ConnectionLost, NodeGone, NodeUnreachable } from '../cluster/node-errors.ts';
@@ -55,7 +54,7 @@ export async function proxyPoll(app: App, owner: string, call: PollCall, log: Lo
     try {
       reply = await cluster.call<Reply>(owner, 'poll', call, Math.max(1, deadline - Date.now()));
     } catch (err) {
-      if (err instanceof NodeGone) throw badQueueId(call.queueId);
+      if (err instanceof NodeGone) throw err;
       if (err instanceof ConnectionLost && (await cluster.whenConnected(deadline - Date.now())) && Date.now() < deadline) continue;
       log.warn('a passed-on poll got no answer; the client polls again', { owner, error: String(err) });
       return new JsonFields(`"events":[],"queue_id":${JSON.stringify(call.queueId)}`);
@@ -69,7 +68,6 @@ export async function proxyDelete(app: App, owner: string, call: DeleteCall): Pr
   try {
     fromReply(await app.cluster!.call<Reply>(owner, 'delete', call, 10_000));
   } catch (err) {
-    if (err instanceof NodeGone) throw badQueueId(call.queueId);
     if (err instanceof NodeUnreachable) throw queueUnreachable();
     throw err;
   }

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type uWS from 'uWebSockets.js';
 import { QueueError, type Consumer, type EventQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
-import { ApiError, badQueueId } from '../errors.ts';
+import { ApiError } from '../errors.ts';
 import { closeFor, CLOSE_REASONS, openQueue, writeFrames, type CloseReason, type SocketData, type SocketSource } from './socket-source.ts';
 import type { ClusterNode } from '../cluster/node.ts';
 import { ConnectionLost, NodeGone } from '../cluster/node-errors.ts';
@@ -152,7 +152,11 @@ export class SocketBridge {
   /** Sockets ended while NATS was away, whose owners are told once it is back. */
   private owed: BridgedSocket[] = [];
 
-  constructor(private readonly app: App) {
+  constructor(
+    private readonly app: App,
+    /** A takeover of the queue under way on this node (queue-takeover.ts), which an attach waits for. */
+    private readonly pending: (queueId: string) => Promise<unknown> | undefined,
+  ) {
     const cluster = (this.cluster = app.cluster!);
     cluster.serve('socket-attach', (data) => this.attach(data as AttachCall));
     cluster.serve('socket-ack', (data) => this.acknowledged(data as AckCall));
@@ -218,8 +222,8 @@ export class SocketBridge {
       }
     } catch (err) {
       this.links.delete(link.id);
-      if (err instanceof NodeGone) throw badQueueId(queueId);
-      if (err instanceof ApiError) throw err;
+      // The placement takes the queue over.
+      if (err instanceof NodeGone || err instanceof ApiError) throw err;
       throw queueUnreachable();
     }
     return link;
@@ -253,9 +257,10 @@ export class SocketBridge {
     link.write(events);
   }
 
-  private attach(call: AttachCall): Reply {
+  private async attach(call: AttachCall): Promise<Reply> {
     let opened: { queue: EventQueue; resumeAfter: number };
     try {
+      await this.pending(call.queueId);
       opened = openQueue(this.app, call.queueId, call.userId ?? undefined, call.lastEventId);
     } catch (err) {
       return errorReply(err);

@@ -8,11 +8,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeChannel } from '../messages/messages-helpers.ts';
-import { collect, eventually, register, startCluster, via, type NodeProcess, type TestCluster } from '../helpers/cluster.ts';
+import { collect, DIE, eventually, register, sendDying, startCluster, via, type NodeProcess, type TestCluster } from '../helpers/cluster.ts';
 import { NATS_URL } from '../helpers/nats.ts';
-import { newRealm, type TestRealm, type TestUser } from '../helpers/server.ts';
-
-const DIE = 'die-right-after-this-commit';
+import { newRealm, type TestRealm } from '../helpers/server.ts';
 
 if (!NATS_URL) {
   test.skip('cluster outbox (NATS_URL is not set: the cluster tests need a NATS server with JetStream)');
@@ -51,17 +49,6 @@ if (!NATS_URL) {
       orderBy: { id: 'asc' },
     });
     return rows.map((r) => r.id);
-  }
-
-  async function sendDying(node: NodeProcess, user: TestUser, channel: string): Promise<void> {
-    const died = await via(node.port, user)
-      .post('/messages', { type: 'stream', to: channel, topic: 't', content: `${DIE} now` })
-      .then(
-        (r) => `answered ${r.status}`,
-        (err: Error) => err.message,
-      );
-    assert.match(died, /socket hang up|ECONNRESET/, 'the node died before it answered');
-    await eventually(`node ${node.id} to exit`, async () => node.child.signalCode === 'SIGKILL');
   }
 
   async function outboxRealm(): Promise<TestRealm> {

@@ -94,6 +94,21 @@ async function startNode(id: string, clusterEnv: Record<string, string>): Promis
   return node;
 }
 
+/** Content that makes a node started with TEST_DIE_AFTER_COMMIT or TEST_DIE_AFTER_PUBLISH kill itself on sending it. */
+export const DIE = 'die-right-after-this-commit';
+
+/** Sends DIE through `node`, which dies before it answers; resolves once it has exited. */
+export async function sendDying(node: NodeProcess, user: TestUser, channel: string): Promise<void> {
+  const died = await via(node.port, user)
+    .post('/messages', { type: 'stream', to: channel, topic: 't', content: `${DIE} now` })
+    .then(
+      (r) => `answered ${r.status}`,
+      (err: Error) => err.message,
+    );
+  if (!/socket hang up|ECONNRESET/.test(died)) throw new Error(`node ${node.id} did not die before it answered: ${died}`);
+  await eventually(`node ${node.id} to exit`, async () => node.child.signalCode === 'SIGKILL');
+}
+
 /** Waits until `check` holds (polling), or fails saying what it waited for. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
   const deadline = Date.now() + ms;

@@ -1,0 +1,222 @@
+// Queues outlive their node (src/gateway/queue-takeover.ts): a client whose queue's node was killed
+// (SIGKILL, also right after a commit) goes on through another node with the same queue_id and
+// last_event_id, and gets every message once, in order, with the ids it would have had: no
+// BAD_EVENT_QUEUE_ID, no register again. Another node then relays to the one that took it over.
+// A dead node's queue nobody comes back for is deleted once it has been idle for its timeout.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import WebSocket from 'ws';
+import { makeChannel } from '../messages/messages-helpers.ts';
+import { collect, DIE, eventually, register, sendDying, startCluster, via, type NodeProcess, type TestCluster } from '../helpers/cluster.ts';
+import { NATS_URL } from '../helpers/nats.ts';
+import { newRealm, type TestRealm, type TestUser } from '../helpers/server.ts';
+
+if (!NATS_URL) {
+  test.skip('queue takeover (NATS_URL is not set: the cluster tests need a NATS server with JetStream)');
+} else {
+  const natsUrl = NATS_URL;
+  let cluster: TestCluster;
+  let realm: TestRealm;
+  let A = 0;
+  let C = 0;
+
+  test.before(async () => {
+    // Heartbeats would answer the parked polls with no events; they take no ids either way.
+    cluster = await startCluster(natsUrl, ['c'], { HEARTBEAT_SECONDS: '60' });
+    A = cluster.a.port;
+    C = cluster.nodes[0]!.port;
+    realm = await newRealm(cluster.a);
+  });
+
+  test.after(async () => {
+    await cluster?.close();
+  });
+
+  async function startNode(id: string, extra: Record<string, string> = {}): Promise<NodeProcess> {
+    const node = await cluster.start(id, extra);
+    await eventually(`node ${id} to know the organization`, async () => (await via(node.port, realm.owner).get('/users/me')).status === 200);
+    return node;
+  }
+
+  const row = async (queueId: string) =>
+    (await cluster.a.app.prisma.queueDescriptor.findUnique({ where: { id: queueId }, select: { node: true, newestPrunedId: true } })) ?? undefined;
+
+  async function send(port: number, user: TestUser, channel: string, content: string): Promise<number> {
+    const r = await via(port, user).post('/messages', { type: 'stream', to: channel, topic: 't', content });
+    assert.is(r.status, 200, r.text);
+    return r.body.id as number;
+  }
+
+  /** Reads `count` messages after `after` through `port`, checking their ids follow on; returns their message ids. */
+  async function read(port: number, user: TestUser, queueId: string, count: number, after: number): Promise<number[]> {
+    const events = await collect(via(port, user), queueId, 'message', count, after);
+    assert.equal(
+      events.map((e) => e.id),
+      events.map((_, i) => after + 1 + i),
+      'the ids go on from what the client had',
+    );
+    return events.map((e) => e.message.id as number);
+  }
+
+  /** Nothing more than `count` messages waits after `after`. */
+  async function nothingMore(port: number, user: TestUser, queueId: string, after: number): Promise<void> {
+    const r = await via(port, user).get('/events', { queue_id: queueId, last_event_id: after, dont_block: true });
+    assert.is(r.status, 200, r.text);
+    assert.equal(r.body.events, [], 'no event twice');
+  }
+
+  const messageIn = async (channel: string, content: string) =>
+    (await cluster.a.app.prisma.message.findFirstOrThrow({ where: { realmId: realm.id, channel: { name: channel }, content } })).id;
+
+  test('a long-polled queue whose node is killed goes on through another node, then a third relays to it', async () => {
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'killed', [realm.owner, reader]);
+    const b = await startNode('b');
+    const { queueId } = await register(via(b.port, reader));
+    const sent: number[] = [];
+    for (let n = 0; n < 5; n++) sent.push(await send(A, realm.owner, 'killed', `m${n}`));
+    assert.equal(await read(b.port, reader, queueId, 5, -1), sent);
+    // A checkpoint with the acknowledgment, then two more read but not acknowledged to the row.
+    const parked = via(b.port, reader).get('/events', { queue_id: queueId, last_event_id: 4 }, { timeoutMs: 70_000 });
+    await eventually('a checkpoint with the acknowledgment', async () => (await row(queueId))?.newestPrunedId === 4);
+    for (let n = 5; n < 7; n++) sent.push(await send(A, realm.owner, 'killed', `m${n}`));
+    const got = await parked;
+    assert.is(got.status, 200, got.text);
+    let last = 4;
+    const early: number[] = [];
+    for (const e of got.body.events) {
+      early.push(e.message.id);
+      last = e.id;
+    }
+    // A poll parked on b when it dies: its answer is lost; the client polls again elsewhere.
+    const lost = via(b.port, reader)
+      .get('/events', { queue_id: queueId, last_event_id: last }, { timeoutMs: 70_000 })
+      .then(
+        () => 'answered',
+        () => 'lost',
+      );
+    await b.kill('SIGKILL');
+    assert.is(await lost, 'lost');
+    for (let n = 7; n < 10; n++) sent.push(await send(A, realm.owner, 'killed', `m${n}`));
+    const rest = await read(C, reader, queueId, 9 - last, last);
+    assert.equal([...early, ...rest], sent.slice(5), 'every message once, in order');
+    assert.is((await row(queueId))?.node, 'c', 'the row names the node that took it over');
+    // Node a passes the client's polls to c now.
+    sent.push(await send(C, realm.owner, 'killed', 'm10'));
+    assert.equal(await read(A, reader, queueId, 1, 9), [sent[10]!]);
+    await nothingMore(C, reader, queueId, 10);
+  });
+
+  test('a node killed right after a commit, before it published: its queue gets that message once, through another node', async () => {
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'commit', [realm.owner, reader]);
+    const d = await startNode('d', { TEST_DIE_AFTER_COMMIT: DIE });
+    const { queueId } = await register(via(d.port, reader));
+    const before = await send(d.port, realm.owner, 'commit', 'before');
+    assert.equal(await read(d.port, reader, queueId, 1, -1), [before]);
+    await sendDying(d, realm.owner, 'commit');
+    const dying = await messageIn('commit', `${DIE} now`);
+    const after = await send(A, realm.owner, 'commit', 'after');
+    assert.equal(await read(C, reader, queueId, 2, 0), [dying, after]);
+    await nothingMore(A, reader, queueId, 2);
+  });
+
+  test('a node killed after NATS stored its events but before it deleted their outbox row: the queue keeps one copy', async () => {
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'stored', [realm.owner, reader]);
+    const p = await startNode('p', { TEST_DIE_AFTER_PUBLISH: DIE });
+    const { queueId } = await register(via(p.port, reader));
+    await sendDying(p, realm.owner, 'stored');
+    const dying = await messageIn('stored', `${DIE} now`);
+    // The next writer of the channel publishes the row again before its own message.
+    const after = await send(C, realm.owner, 'stored', 'after');
+    assert.equal(await read(A, reader, queueId, 2, -1), [dying, after]);
+    await nothingMore(C, reader, queueId, 1);
+  });
+
+  test("a WebSocket whose queue's node was killed resumes through another node, on the same queue", async () => {
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'socket', [realm.owner, reader]);
+    const w = await startNode('w');
+    const { queueId } = await register(via(w.port, reader));
+    const sent = [await send(A, realm.owner, 'socket', 'one'), await send(A, realm.owner, 'socket', 'two')];
+    assert.equal(await read(w.port, reader, queueId, 2, -1), sent);
+    await w.kill('SIGKILL');
+    sent.push(await send(A, realm.owner, 'socket', 'three'));
+    const auth = `Basic ${Buffer.from(`${reader.email}:${reader.apiKey}`).toString('base64')}`;
+    const ws = new WebSocket(`ws://127.0.0.1:${C}/api/v1/events/socket?queue_id=${encodeURIComponent(queueId)}&last_event_id=1`, {
+      headers: { Authorization: auth, Host: reader.client.host },
+    });
+    const frames: any[] = [];
+    ws.on('message', (data) => frames.push(JSON.parse(String(data))));
+    try {
+      await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+      sent.push(await send(A, realm.owner, 'socket', 'four'));
+      const events = await eventually('the two events over the socket', async () => {
+        const got = frames.filter((f) => f.type === 'message');
+        return got.length >= 2 && got;
+      });
+      assert.equal(
+        events.map((e) => [e.id, e.message.id]),
+        [
+          [2, sent[2]],
+          [3, sent[3]],
+        ],
+      );
+    } finally {
+      ws.close();
+    }
+  });
+
+  test('a queue made by a poll without a queue id is taken over too', async () => {
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'made', [realm.owner, reader]);
+    const g = await startNode('g');
+    const made = await via(g.port, reader).get('/events', { dont_block: true, event_types: JSON.stringify(['message']) });
+    assert.is(made.status, 200, made.text);
+    const queueId = made.body.queue_id as string;
+    await eventually('its row', async () => (await row(queueId)) !== undefined);
+    const sent = [await send(A, realm.owner, 'made', 'one'), await send(A, realm.owner, 'made', 'two')];
+    assert.equal(await read(g.port, reader, queueId, 2, -1), sent);
+    await g.kill('SIGKILL');
+    sent.push(await send(A, realm.owner, 'made', 'three'));
+    assert.equal(await read(C, reader, queueId, 1, 1), [sent[2]!]);
+  });
+
+  test('a queue taken over while its node was stopped stays with the taker when the node starts again', async () => {
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'away', [realm.owner, reader]);
+    const h = await startNode('h');
+    const { queueId } = await register(via(h.port, reader));
+    const sent = [await send(A, realm.owner, 'away', 'one')];
+    assert.equal(await read(h.port, reader, queueId, 1, -1), sent);
+    // Stopped gracefully, h saves the queue; a poll meanwhile has another node take it over.
+    await h.kill('SIGTERM');
+    sent.push(await send(A, realm.owner, 'away', 'two'));
+    assert.equal(await read(C, reader, queueId, 1, 0), [sent[1]!]);
+    const again = await startNode('h');
+    sent.push(await send(A, realm.owner, 'away', 'three'));
+    // h did not take back the saved copy: it passes the poll to c, which the row names.
+    assert.equal(await read(again.port, reader, queueId, 1, 1), [sent[2]!]);
+    assert.is((await row(queueId))?.node, 'c');
+    await nothingMore(C, reader, queueId, 2);
+  });
+
+  test('the queues of a dead node nobody comes back for are deleted after their idle timeout, not before', async () => {
+    const reader = await realm.addUser();
+    const s = await startNode('s');
+    const idle = await register(via(s.port, reader), { event_types: ['message'], idle_queue_timeout: 2 });
+    const kept = await register(via(s.port, reader), { event_types: ['message'] });
+    await s.kill('SIGKILL');
+    await eventually('the idle queue to be deleted', async () => (await row(idle.queueId)) === undefined, 30_000);
+    assert.ok(await row(kept.queueId), 'a queue within its idle timeout stays');
+    const r = await via(C, reader).get('/events', { queue_id: idle.queueId, last_event_id: -1, dont_block: true });
+    assert.is(r.status, 400, r.text);
+    assert.is(r.body.code, 'BAD_EVENT_QUEUE_ID');
+    const k = await via(C, reader).get('/events', { queue_id: kept.queueId, last_event_id: -1, dont_block: true });
+    assert.is(k.status, 200, k.text);
+    assert.equal(k.body.events, []);
+  });
+}
+
+test.run();
