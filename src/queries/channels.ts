@@ -238,21 +238,69 @@ async function readChannelStats(app: App, scope: number[] | { realmId: number })
       where: { ...(realmId === null ? { channelId: { in: ids } } : { channel: { realmId } }), active: true, user: { isActive: true } },
       _count: { _all: true },
     }),
-    app.prisma.$queryRawUnsafe<{ channelId: number; recent: number; lastDay: Date }[]>(
-      `SELECT "channelId", coalesce(sum(messages) FILTER (WHERE day > $1::date), 0)::int AS recent, max(day) AS "lastDay"
-         FROM "ChannelMessageDay"
-        WHERE ${realmId === null ? '"channelId" = ANY($3::int[])' : '"channelId" IN (SELECT id FROM "Channel" WHERE "realmId" = $3::int)'} AND day >= $2::date
-        GROUP BY "channelId"`,
-      daysAgo(28),
-      daysAgo(RECENTLY_ACTIVE_DAYS),
-      realmId ?? ids,
-    ),
+    realmId === null ? app.prisma.$queryRawUnsafe<TrafficRow[]>(CHANNELS_TRAFFIC, daysAgo(28), daysAgo(RECENTLY_ACTIVE_DAYS), ids) : realmTraffic(app, realmId),
   ]);
   const stats = new Map<number, ChannelStats>(ids.map((id) => [id, noStats()]));
   const of = (id: number) => stats.get(id) ?? stats.set(id, noStats()).get(id)!;
   for (const row of counts) of(row.channelId).subscriberCount = row._count._all;
-  for (const row of traffic) Object.assign(of(row.channelId), { lastMessageAt: row.lastDay, recentMessages: row.recent });
+  for (const row of traffic) Object.assign(of(row.channelId), { lastMessageAt: new Date(row.lastDay), recentMessages: row.recent });
   return stats;
+}
+
+interface TrafficRow {
+  channelId: number;
+  recent: number;
+  lastDay: Date | string;
+}
+
+/** Messages of the last four weeks ($1) and last counted day since $2, per channel counted within `channels`. */
+const trafficOf = (channels: string) => `SELECT "channelId", coalesce(sum(messages) FILTER (WHERE day > $1::date), 0)::int AS recent, max(day) AS "lastDay"
+   FROM "ChannelMessageDay" WHERE "channelId" ${channels} AND day >= $2::date GROUP BY "channelId"`;
+const CHANNELS_TRAFFIC = trafficOf('= ANY($3::int[])');
+
+/**
+ * An organization's traffic, unless `$4` (the counted-to message id of the copy held, for the same
+ * day) is still the counting job's: ChannelMessageDay changes only in the job's transactions,
+ * which move that id, so equal ids mean equal rows within the reader's snapshot. The aggregate is
+ * an InitPlan, run only when the CASE needs it.
+ */
+const REALM_TRAFFIC = `SELECT s."countedToMessageId" AS counted,
+    CASE WHEN s."countedToMessageId" IS DISTINCT FROM $4::int THEN
+      (SELECT coalesce(json_agg(t), '[]') FROM (${trafficOf('IN (SELECT id FROM "Channel" WHERE "realmId" = $3::int)')}) t) END AS traffic
+   FROM (SELECT 1) one LEFT JOIN "ChannelTrafficState" s ON s.id = 1`;
+
+interface TrafficCopy {
+  /** The UTC day (days since the epoch) it was read on: the four weeks and the 180 days move with it. */
+  day: number;
+  counted: number;
+  rows: TrafficRow[];
+}
+
+// By the bus, which is one per server: tests run several servers, with their own databases, in one process.
+const trafficCopies = new WeakMap<object, Map<number, TrafficCopy>>();
+
+/**
+ * The organization's channel traffic, the same for each of its registers until the counting job
+ * (src/ops/history-upkeep.ts) writes again, on any node: each register checks the job's
+ * counted-to id in its own snapshot, so the copy it takes is what the snapshot would read.
+ */
+async function realmTraffic(app: App, realmId: number): Promise<TrafficRow[]> {
+  let copies = trafficCopies.get(app.bus);
+  if (!copies) trafficCopies.set(app.bus, (copies = new Map()));
+  const day = Math.floor(Date.now() / DAY_MS);
+  const held = copies.get(realmId);
+  const known = held?.day === day ? held.counted : -1;
+  const [row] = await app.prisma.$queryRawUnsafe<{ counted: number | null; traffic: TrafficRow[] | null }[]>(
+    REALM_TRAFFIC,
+    daysAgo(28),
+    daysAgo(RECENTLY_ACTIVE_DAYS),
+    realmId,
+    known,
+  );
+  // No traffic read: the copy held is current (the aggregate runs whenever the job's row is missing).
+  if (!row?.traffic) return held!.rows;
+  if (row.counted !== null) copies.set(realmId, { day, counted: row.counted, rows: row.traffic });
+  return row.traffic;
 }
 
 const noStats = (): ChannelStats => ({ subscriberCount: 0, lastMessageAt: null, recentMessages: 0 });

@@ -30,6 +30,31 @@ test('stream_weekly_traffic and is_recently_active come from the daily counts', 
   assert.equal(await stats(), { [busy]: [10, true], [quiet]: [0, false] });
 });
 
+test("register: the organization's traffic as last counted, read again after each count", async () => {
+  const realm = await newRealm();
+  const app = realm.server.app;
+  const ann = await realm.addUser();
+  const busy = await makeChannel(realm, 'busy', [ann]);
+  await app.prisma.channel.update({ where: { id: busy }, data: { dateCreated: new Date(Date.now() - 400 * DAY * 1000) } });
+  const traffic = async () => {
+    const { body } = await ann.client.post('/register', { event_types: ['subscription'] });
+    return body.subscriptions.find((s: { stream_id: number }) => s.stream_id === busy).stream_weekly_traffic;
+  };
+  const sendAged = async (n: number) => {
+    const ids = [];
+    for (let i = 0; i < n; i++) ids.push(await send(ann, busy, 't', `message ${i}`));
+    await age(realm, ids, 2 * DAY);
+  };
+  await sendAged(8);
+  assert.equal([await traffic(), await traffic()], [0, 0], 'not counted yet');
+  await countChannelTraffic(app);
+  assert.equal([await traffic(), await traffic()], [2, 2]);
+  await sendAged(40);
+  assert.equal(await traffic(), 2, 'sent but not counted');
+  await countChannelTraffic(app);
+  assert.equal(await traffic(), 12);
+});
+
 test('recent_private_conversations: each conversation with its newest message, newest first', async () => {
   const realm = await newRealm();
   const [ann, bob, cy] = [await realm.addUser(), await realm.addUser(), await realm.addUser()];
