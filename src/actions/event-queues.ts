@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { QueuedEvent, type EventQueue, type SavedQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import type { Prisma } from '../db/generated/client.ts';
+import { positionSequence } from '../bus/nats.ts';
 import { log } from '../log.ts';
 import { FEATURE_LEVEL, SERVER_GENERATION, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 
@@ -117,6 +118,18 @@ const missing = (): never => {
  * those another node took over while it was away (their rows name that node), and checkpoints them
  * again.
  */
+/** The event a queue restored after a restart gets (also where a takeover puts it back). */
+export function restartEvent(): Record<string, unknown> {
+  return {
+    type: 'restart',
+    zulip_version: ZULIP_VERSION,
+    zulip_merge_base: ZULIP_MERGE_BASE,
+    zulip_feature_level: FEATURE_LEVEL,
+    server_generation: SERVER_GENERATION,
+    immediate: false,
+  };
+}
+
 export async function restoreEventQueues(app: App): Promise<string | null> {
   const prefix = app.cluster ? `${app.cluster.id}:` : undefined;
   let busPosition: string | null = null;
@@ -164,16 +177,10 @@ export async function restoreEventQueues(app: App): Promise<string | null> {
     app.prisma.savedEventQueue.deleteMany({ where: { saveId: { in: saveIds } } }),
     app.prisma.savedQueueEvent.deleteMany({ where: { saveId: { in: saveIds } } }),
   ]);
-  const restart = {
-    type: 'restart',
-    zulip_version: ZULIP_VERSION,
-    zulip_merge_base: ZULIP_MERGE_BASE,
-    zulip_feature_level: FEATURE_LEVEL,
-    server_generation: SERVER_GENERATION,
-    immediate: false,
-  };
-  for (const queue of restored) app.queues.pushTo(queue, [restart]);
-  app.queueDescriptors?.resume(restored);
+  const restartIds = restored.map((queue) => queue.nextEventId);
+  for (const queue of restored) app.queues.pushTo(queue, [restartEvent()]);
+  // Not in the stream: the rows say where each sits, so a takeover puts it back there.
+  await app.queueDescriptors?.resume(restored, restartIds, busPosition === null ? -1 : positionSequence(busPosition));
   log.info('restored event queues', { count: restored.length });
   return busPosition;
 }

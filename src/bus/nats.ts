@@ -173,8 +173,7 @@ export class NatsBus implements EventBus {
 
   async resume(position: string | null): Promise<void> {
     this.reading = true;
-    const [created, sequence] = position?.split('|') ?? [];
-    await this.follow({ created: created ?? '', sequence: Number(sequence ?? 0) });
+    await this.follow({ created: position?.split('|')[0] ?? '', sequence: position === null ? 0 : positionSequence(position) });
   }
 
   async pause(): Promise<string> {
@@ -475,6 +474,11 @@ export class NatsBus implements EventBus {
       }
     }
   }
+}
+
+/** The stream sequence a position from `pause` is after. */
+export function positionSequence(position: string): number {
+  return Number(position.split('|')[1] ?? 0);
 }
 
 function toWire(envelope: EventEnvelope): WireEnvelope {

@@ -34,6 +34,8 @@ export interface Claimed {
   afterSeq: number;
   nextEventId: number;
   newestPrunedId: number;
+  /** The `restart` events a graceful restart gave the queue: `[id, afterSeq]`, where each sits. */
+  restarts: [number, number][];
 }
 
 /** What a row says of a queue, as last written. */
@@ -107,7 +109,7 @@ export class QueueDescriptors {
     const [row] = await rawQuery<Claimed>(
       this.db,
       `UPDATE "QueueDescriptor" SET "node" = $1 WHERE "id" = $2 AND "node" = $3 AND ($4::int IS NULL OR "userId" = $4)
-       RETURNING "userId", "realmId", "options", "snapshot", "afterSeq"::float8 AS "afterSeq", "nextEventId", "newestPrunedId"`,
+       RETURNING "userId", "realmId", "options", "snapshot", "afterSeq"::float8 AS "afterSeq", "nextEventId", "newestPrunedId", "restarts"`,
       this.node,
       queueId,
       dead,
@@ -138,9 +140,31 @@ export class QueueDescriptors {
     this.written.set(queue.id, { afterSeq: row.afterSeq, nextId: row.nextEventId, prunedId: row.newestPrunedId, activity: 0 });
   }
 
-  /** Checkpoints queues this node restored after a restart again; their next pass writes them whole. */
-  resume(queues: readonly EventQueue[]): void {
+  /**
+   * Queues this node restored after a restart, whose `restart` events got `restartIds` and sit
+   * after stream sequence `afterSeq`: their rows say so at once (the event is not in the stream,
+   * so a takeover puts it back there and numbers what follows as the client saw it), keeping the
+   * earlier restarts a checkpoint has not passed; their next pass writes them whole.
+   */
+  async resume(queues: readonly EventQueue[], restartIds: readonly number[], afterSeq: number): Promise<void> {
     for (const queue of queues) this.written.set(queue.id, { afterSeq: -1, nextId: -1, prunedId: -2, activity: 0 });
+    if (queues.length === 0) return;
+    try {
+      await rawQuery(
+        this.db,
+        `UPDATE "QueueDescriptor" d SET "restarts" = COALESCE(
+             (SELECT jsonb_agg(r) FROM jsonb_array_elements(d."restarts") r WHERE (r->>0)::int >= d."nextEventId"), '[]'::jsonb)
+           || jsonb_build_array(jsonb_build_array(c.restart, $3::bigint))
+         FROM unnest($1::text[], $2::int[]) AS c(id, restart)
+         WHERE d."id" = c.id AND d."node" = $4`,
+        queues.map((queue) => queue.id),
+        restartIds,
+        afterSeq,
+        this.node,
+      );
+    } catch (err) {
+      log.warn('could not note the restart events of the restored event queues', { error: String(err) });
+    }
   }
 
   /**

@@ -7,6 +7,7 @@
 // client had acknowledged, and serves it as its own: its client goes on with the same queue id
 // and last event id, and gets each event once, in order.
 import { EventQueue, QueueError } from '../../actors/queue.ts';
+import { restartEvent } from '../actions/event-queues.ts';
 import type { App } from '../app.ts';
 import { StreamGap } from '../bus/nats.ts';
 import type { Claimed } from '../cluster/queue-descriptors.ts';
@@ -87,12 +88,24 @@ export class QueueTakeover {
     const queue = new EventQueue(queueId, row.userId, row.realmId, options, Date.now());
     queue.snapshot = parseSnapshot(row.snapshot);
     queue.nextEventId = row.nextEventId;
+    // The restart events the checkpoint does not cover go back where they sat, between the frames.
+    const restarts = row.restarts.filter(([id]) => id >= row.nextEventId).sort((a, b) => a[0] - b[0]);
+    const restartsBefore = (seq: number) => {
+      while (restarts.length > 0 && restarts[0]![1] < seq) {
+        restarts.shift();
+        queues.pushTo(queue, [restartEvent()]);
+      }
+    };
     let adopted = false;
     try {
       await this.app.cluster!.bus.replay(
         row.afterSeq,
-        (envelope) => queues.replayInto(queue, envelope),
+        (envelope) => {
+          restartsBefore(envelope.seq!);
+          queues.replayInto(queue, envelope);
+        },
         () => {
+          restartsBefore(Number.POSITIVE_INFINITY);
           // A frame acknowledged in part is replayed whole: what the client had goes again.
           if (row.newestPrunedId >= row.nextEventId) queue.prune(row.newestPrunedId);
           else queue.newestPrunedId = row.newestPrunedId;

@@ -202,6 +202,33 @@ if (!NATS_URL) {
     await nothingMore(C, reader, queueId, 2);
   });
 
+  test('a queue restored by a graceful restart whose node is killed before its restart event is acknowledged goes on through another node', async () => {
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'restarted', [realm.owner, reader]);
+    const r = await startNode('r');
+    const { queueId } = await register(via(r.port, reader));
+    const sent = [await send(A, realm.owner, 'restarted', 'one')];
+    assert.equal(await read(r.port, reader, queueId, 1, -1), sent);
+    await r.kill('SIGTERM');
+    sent.push(await send(A, realm.owner, 'restarted', 'two'));
+    const again = await startNode('r');
+    // The restored queue: the restart event (not in the stream), then what was sent meanwhile.
+    const got = await via(again.port, reader).get('/events', { queue_id: queueId, last_event_id: 0, dont_block: true });
+    assert.is(got.status, 200, got.text);
+    assert.equal(
+      got.body.events.map((e: any) => [e.id, e.type, e.message?.id]),
+      [
+        [1, 'restart', undefined],
+        [2, 'message', sent[1]],
+      ],
+    );
+    // Killed before the client acknowledged them: the row still replays from before the restart.
+    await again.kill('SIGKILL');
+    sent.push(await send(A, realm.owner, 'restarted', 'three'), await send(A, realm.owner, 'restarted', 'four'));
+    assert.equal(await read(C, reader, queueId, 2, 2), sent.slice(2), 'the ids go on from the ones the restarted node gave');
+    await nothingMore(C, reader, queueId, 4);
+  });
+
   test('the queues of a dead node nobody comes back for are deleted after their idle timeout, not before', async () => {
     const reader = await realm.addUser();
     const s = await startNode('s');

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "QueueDescriptor" ADD COLUMN     "restarts" JSONB NOT NULL DEFAULT '[]';
