@@ -493,10 +493,16 @@ test('sending to N subscribers costs a constant number of queries', async () => 
   const big = await makeChannel(realm, 'big', members);
   // Every statement, Prisma's and the raw ones sent past it, is timed by the query metric.
   const statements = async () => (await realm.server.app.metrics.queryDuration.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+  // The metric also counts the server's background statements (presence, upkeep, sweeps), which can
+  // land inside one send's window and only ever add: the fewest over a few sends is the send's own.
   const count = async (sid: number) => {
-    const before = await statements();
-    await send(realm.owner, sid, 't', 'counted');
-    return (await statements()) - before;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 3; i++) {
+      const before = await statements();
+      await send(realm.owner, sid, 't', 'counted');
+      fewest = Math.min(fewest, (await statements()) - before);
+    }
+    return fewest;
   };
   await send(realm.owner, small, 't', 'warm up');
   await send(realm.owner, big, 't', 'warm up');
