@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT, ServerProcess, scaledTimeout } from './server-process.ts';
@@ -118,12 +118,18 @@ function extraServerFlags(): string[] {
 
 let built: Promise<unknown> | undefined;
 
-/** The server as `npm start` runs it (its bundle built once per bench run), with `env`, on a free port; resolves once it answers. */
-export async function startServing(name: string, env: NodeJS.ProcessEnv): Promise<{ url: string; process: ServerProcess }> {
-  await (built ??= promisify(execFile)(process.execPath, ['scripts/build.mjs'], { cwd: PROJECT_ROOT }));
+/**
+ * The server as `npm start` runs it (its bundle built once per bench run), with `env`, on a free port; resolves once it answers.
+ * `root`: another checkout's bundle, as built there (a micro bench comparing two commits).
+ */
+export async function startServing(name: string, env: NodeJS.ProcessEnv, root = PROJECT_ROOT): Promise<{ url: string; process: ServerProcess }> {
+  if (resolve(root) === resolve(PROJECT_ROOT)) await (built ??= promisify(execFile)(process.execPath, ['scripts/build.mjs'], { cwd: PROJECT_ROOT }));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const proc = ServerProcess.start(name, START.entry, ['serve'], { ...START.env, ...env, PORT: String(port) }, [...START.nodeFlags, ...extraServerFlags()]);
+  const proc = ServerProcess.start(name, join(root, START.entry), ['serve'], { ...START.env, ...env, PORT: String(port) }, [
+    ...START.nodeFlags,
+    ...extraServerFlags(),
+  ]);
   try {
     await waitUntilServing(url, proc);
   } catch (err) {

@@ -19,7 +19,7 @@ import { BENCH_SERVER_ENV, initOrganization, startServing } from '../lib/self-se
 import { onEarlyStop } from '../lib/server-process.ts';
 import { FORM_HEADERS, ZulipClient, basicAuth, formEncode } from '../lib/zulip-api.ts';
 
-type Request = { method: 'GET' | 'POST'; path: string; body: string };
+export type Request = { method: 'GET' | 'POST'; path: string; body: string };
 
 const get = (path: string, params: Record<string, unknown> = {}): Request => {
   const query = formEncode(params);
@@ -29,7 +29,7 @@ const channel = (u: BenchUser) => ({ operator: 'channel', operand: u.channelId }
 const newest = (narrow: unknown[]) => get('/api/v1/messages', { anchor: 'newest', num_before: 50, num_after: 0, narrow });
 
 /** Each request a client makes, as bench user `u` would make it. */
-const REQUESTS: { name: string; request: (u: BenchUser) => Request }[] = [
+export const REQUESTS: { name: string; request: (u: BenchUser) => Request }[] = [
   { name: 'register (all data)', request: () => ({ method: 'POST', path: '/api/v1/register', body: '' }) },
   {
     name: 'register (message, subscription, flags)',
