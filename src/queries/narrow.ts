@@ -9,7 +9,8 @@ import { EMPTY_TOPIC_DISPLAY_NAME } from '../domain/realm-settings.ts';
 import { ApiError } from '../errors.ts';
 import { cachedChannel, channelAccess } from './channels.ts';
 import type { RealmInfo } from './realms.ts';
-import { findUserByEmail } from './users.ts';
+import { findUserByEmail, userInRealm } from './users.ts';
+import { likePattern } from '../db/text-match.ts';
 import { isGuest } from '../auth/policy.ts';
 import { rawQuery, rawQueryPlannedPerCall } from '../db/transaction.ts';
 
@@ -60,8 +61,6 @@ class SqlParams {
   }
 }
 
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 async function channelCondition(
   app: App,
   realm: RealmInfo,
@@ -96,10 +95,7 @@ async function userIdsOf(
           .filter(Boolean);
   const ids: number[] = [];
   for (const item of items) {
-    const found =
-      typeof item === 'number'
-        ? await app.prisma.user.findFirst({ where: { id: item, realmId: realm.id }, select: { id: true } })
-        : await findUserByEmail(app, realm, item, user);
+    const found = typeof item === 'number' ? await userInRealm(app, realm, item) : await findUserByEmail(app, realm, item, user);
     if (!found) throw badNarrow(unknown);
     ids.push(found.id);
   }
@@ -227,7 +223,7 @@ async function searchConditions(app: App, value: string, sql: SqlParams): Promis
       : `m."searchVector" @@ ${sql.add(query)}::tsquery`;
   const words = `${match}${rare ? ` AND m.id = ANY(${sql.add(ids)}::int[])` : ''}`;
   const phrases = searchPhrases(value).map((phrase) => {
-    const p = sql.add(`%${likeEscape(phrase)}%`);
+    const p = sql.add(`%${likePattern(phrase)}%`);
     return `(m.content ILIKE ${p} OR m.topic ILIKE ${p})`;
   });
   return [words, ...phrases];

@@ -6,7 +6,7 @@ import { EMAIL_VISIBILITY, userSettingsSchema } from '../domain/realm-settings.t
 import { Role, roleFlags, roleValue } from '../domain/roles.ts';
 import { badRequest } from '../errors.ts';
 import type { RealmInfo } from './realms.ts';
-import { equalsIgnoringCase } from '../db/text-match.ts';
+import { likePattern } from '../db/text-match.ts';
 import { rawQuery } from '../db/transaction.ts';
 import type { EventOf } from '../events/schemas.ts';
 import { isAdmin, isGuest, isModerator } from '../auth/policy.ts';
@@ -205,15 +205,26 @@ export async function userByEmail(app: App, realm: RealmInfo, email: string, vie
   return user;
 }
 
+/** A user of the organization by id; rawQuery's, not Prisma's: a narrow or a send may ask it per request. */
+const USER_IN_REALM = 'SELECT * FROM "User" WHERE id = $1 AND "realmId" = $2';
+
+export async function userInRealm(app: App, realm: RealmInfo, id: number): Promise<User | null> {
+  const [user] = await rawQuery<User>(app, USER_IN_REALM, id, realm.id);
+  return user ?? null;
+}
+
+/**
+ * The address as stored (the unique index) or else ignoring case (a scan of the organization's
+ * users, as an ILIKE of the escaped address): LIMIT 1 over both stops at the first that finds one.
+ */
+const USER_BY_EMAIL = `(SELECT * FROM "User" WHERE "realmId" = $1 AND "deliveryEmail" = $2)
+  UNION ALL (SELECT * FROM "User" WHERE "realmId" = $1 AND "deliveryEmail" ILIKE $3 LIMIT 1) LIMIT 1`;
+
 /** userByEmail, with null for an address that names nobody the viewer may know by it. */
 export async function findUserByEmail(app: App, realm: RealmInfo, email: string, viewer: Viewer): Promise<User | null> {
   const dummy = /^user(\d+)@(.+)$/i.exec(email);
-  if (dummy && dummy[2]!.toLowerCase() === app.realms.emailDomain(realm))
-    return app.prisma.user.findFirst({ where: { id: Number(dummy[1]), realmId: realm.id } });
-  // The address as stored first (the unique index), then ignoring case (a scan of the organization's users).
-  const user =
-    (await app.prisma.user.findUnique({ where: { realmId_deliveryEmail: { realmId: realm.id, deliveryEmail: email } } })) ??
-    (await app.prisma.user.findFirst({ where: { realmId: realm.id, deliveryEmail: equalsIgnoringCase(email) } }));
+  if (dummy && dummy[2]!.toLowerCase() === app.realms.emailDomain(realm)) return userInRealm(app, realm, Number(dummy[1]));
+  const [user] = await rawQuery<User>(app, USER_BY_EMAIL, realm.id, email, likePattern(email));
   return user && canSeeEmail(user, viewer) ? user : null;
 }
 

@@ -364,6 +364,10 @@ test('GET /messages narrows: channel, topic, sender, dm, is:, search, has, negat
   );
   assert.equal(await ids([{ operator: 'dm', operand: [alice.id] }]), [d]);
   assert.equal(await ids([['pm-with', alice.email]]), [d]);
+  // An address in another case names the same person; a LIKE wildcard in it matches nothing else.
+  assert.equal(await ids([['pm-with', alice.email.toUpperCase()]]), [d]);
+  const wildcard = await fetchAll(realm.owner.client, { narrow: [['pm-with', alice.email.replace(/^./, '_')]] });
+  assert.equal([wildcard.status, wildcard.body.code], [400, 'BAD_NARROW']);
   assert.equal(await ids([{ operator: 'dm', operand: [alice.id] }], alice.client), [e]);
   assert.equal(await ids([{ operator: 'dm-including', operand: realm.owner.id }], alice.client), [d]);
   assert.equal(await ids([{ operator: 'search', operand: 'quick' }]), [a, c, d]);
