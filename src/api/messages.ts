@@ -14,7 +14,7 @@ import {
   fetchRange,
   filterByNarrow,
   invalidMessage,
-  loadMessages,
+  loadPage,
   matchesNarrow,
   messageHistory,
   presentMessages,
@@ -213,18 +213,12 @@ export const routes = [
           throw badRequest('Unsupported parameter combination: anchor, message_ids');
         }
         const rows = await filterByNarrow(app, realm, user, params.message_ids, params.narrow);
-        const messages = await presentMessages(
+        const page = await loadPage(
           app,
-          realm,
-          user,
-          await loadMessages(
-            app,
-            rows.map((r) => r.id),
-          ),
-          new Map(rows.map((r) => [r.id, r.flags])),
-          opts,
-          searchOperandsOf(params.narrow),
+          rows.map((r) => r.id),
         );
+        const flags = new Map(rows.map((r) => [r.id, r.flags]));
+        const messages = await presentMessages(app, realm, user, page.messages, flags, opts, searchOperandsOf(params.narrow), page.users);
         return { messages, history_limited: false };
       }
       if (params.num_before === undefined) throw badRequest("Missing 'num_before' argument");
@@ -237,12 +231,13 @@ export const routes = [
         numAfter: params.num_after,
         narrow: params.narrow,
       });
-      const loaded = await loadMessages(
+      const page = await loadPage(
         app,
         range.rows.map((r) => r.id),
       );
+      const flags = new Map(range.rows.map((r) => [r.id, r.flags]));
       return {
-        messages: await presentMessages(app, realm, user, loaded, new Map(range.rows.map((r) => [r.id, r.flags])), opts, searchOperandsOf(params.narrow)),
+        messages: await presentMessages(app, realm, user, page.messages, flags, opts, searchOperandsOf(params.narrow), page.users),
         anchor: range.anchor,
         found_anchor: range.foundAnchor,
         found_oldest: range.foundOldest,

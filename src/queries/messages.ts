@@ -50,6 +50,29 @@ interface EditHistoryEntry {
 }
 export const editHistoryOf = (m: { editHistory: unknown }) => (m.editHistory ?? []) as EditHistoryEntry[];
 
+/** What showing a message asks of a user: its sender, or a member of its direct conversation. */
+export type MessageUser = Pick<User, 'id' | 'realmId' | 'fullName' | 'deliveryEmail' | 'isBot' | 'settings' | 'avatarSource' | 'avatarKey' | 'avatarVersion'>;
+
+/** What showing a message asks of it: FullMessage, or the fewer columns loadPage reads. */
+export type ShownMessage = Pick<
+  FullMessage,
+  | 'id'
+  | 'senderId'
+  | 'channelId'
+  | 'directGroupId'
+  | 'topic'
+  | 'content'
+  | 'renderedContent'
+  | 'dateSent'
+  | 'sendingClient'
+  | 'isMeMessage'
+  | 'lastEditTime'
+  | 'lastMovedTime'
+  | 'editHistory'
+  | 'channel'
+  | 'directGroup'
+> & { sender: MessageUser; reactions: Pick<FullMessage['reactions'][number], 'id' | 'emojiName' | 'emojiCode' | 'reactionType' | 'userId'>[] };
+
 /**
  * The viewer-independent message object, with the rendered `content`, the Markdown source as
  * `raw_content`, and the full avatar URL; `presentMessage` trims it for one viewer and request.
@@ -57,8 +80,8 @@ export const editHistoryOf = (m: { editHistory: unknown }) => (m.editHistory ?? 
 export function messageObject(
   app: App,
   realm: RealmInfo,
-  m: FullMessage,
-  dmUsers: Map<number, User>,
+  m: ShownMessage,
+  dmUsers: Map<number, MessageUser>,
   linkifiers: CompiledLinkifiers,
 ): EventOf<'message'>['message'] {
   const recipient = m.channel
@@ -104,7 +127,7 @@ export interface PresentOptions {
 /** One viewer's copy of a message object: content format, avatar, topic name and flags. */
 export function presentMessage(
   obj: Record<string, unknown>,
-  m: FullMessage,
+  m: ShownMessage,
   viewer: User,
   realm: RealmInfo,
   flags: number,
@@ -138,7 +161,7 @@ const userFromJson = (u: UserJson): User => ({ ...u, dateJoined: utcFromJson(u.d
 export const USERS_BY_ID = `SELECT coalesce(json_agg(u), '[]') AS users FROM "User" u WHERE u.id = ANY($1::int[])`;
 
 /** The users of the direct-message conversations among `messages`, in one statement. */
-export async function conversationUsers(app: App, messages: readonly FullMessage[]): Promise<Map<number, User>> {
+export async function conversationUsers(app: App, messages: readonly ShownMessage[]): Promise<Map<number, User>> {
   const ids = new Set(messages.flatMap((m) => (m.directGroup ? memberIds(m.directGroup.memberKey) : [])));
   if (ids.size === 0) return new Map();
   const [read] = await rawQuery<{ users: UserJson[] }>(app, USERS_BY_ID, [...ids]);
@@ -182,21 +205,88 @@ export async function loadMessages(app: App, ids: readonly number[]): Promise<Fu
   }));
 }
 
+/** The columns of Message that showing one reads (ShownMessage). */
+const SHOWN_COLUMNS =
+  'id, "senderId", "channelId", "directGroupId", topic, content, "renderedContent", "dateSent", "sendingClient", "isMeMessage", "lastEditTime", "lastMovedTime", "editHistory"';
+
+/**
+ * A page of GET /messages: the messages as ShownMessage, and their senders and direct
+ * conversations' members as MessageUser, in one statement. Each channel, conversation, user and
+ * the reactions are read once for the page, not per message, and a user's columns are only those
+ * MessageUser names (of the settings, the email visibility, if set). Each table is read by its
+ * primary key from an array (`= ANY(ARRAY(...))`): as `IN (subquery)` the plan guessed hundreds of
+ * rows and hashed every user of the organization.
+ */
+export const LOAD_PAGE = `WITH m AS (SELECT ${SHOWN_COLUMNS} FROM "Message" WHERE id = ANY($1::int[])),
+  g AS (SELECT id, "memberKey" FROM "DirectMessageGroup" WHERE id = ANY(ARRAY(SELECT "directGroupId" FROM m)))
+SELECT
+  (SELECT coalesce(json_agg(m ORDER BY m.id), '[]') FROM m) AS messages,
+  (SELECT coalesce(json_agg(json_build_object('id', r.id, 'messageId', r."messageId", 'emojiName', r."emojiName", 'emojiCode', r."emojiCode", 'reactionType', r."reactionType", 'userId', r."userId") ORDER BY r.id), '[]')
+     FROM "Reaction" r WHERE r."messageId" = ANY($1::int[])) AS reactions,
+  (SELECT coalesce(json_agg(json_build_object('id', c.id, 'name', c.name, 'inviteOnly', c."inviteOnly", 'historyPublicToSubscribers', c."historyPublicToSubscribers")), '[]')
+     FROM "Channel" c WHERE c.id = ANY(ARRAY(SELECT "channelId" FROM m))) AS channels,
+  (SELECT coalesce(json_agg(g), '[]') FROM g) AS groups,
+  (SELECT coalesce(json_agg(json_build_object('id', u.id, 'realmId', u."realmId", 'fullName', u."fullName", 'deliveryEmail', u."deliveryEmail", 'isBot', u."isBot",
+      'settings', json_strip_nulls(json_build_object('email_address_visibility', u.settings->'email_address_visibility')),
+      'avatarSource', u."avatarSource", 'avatarKey', u."avatarKey", 'avatarVersion', u."avatarVersion")), '[]')
+     FROM "User" u WHERE u.id = ANY(ARRAY(SELECT "senderId" FROM m UNION SELECT unnest(string_to_array("memberKey", ','))::int FROM g))) AS users`;
+
+type PageJson = {
+  messages: Stamped<Omit<ShownMessage, 'sender' | 'channel' | 'directGroup' | 'reactions'>, 'dateSent' | 'lastEditTime' | 'lastMovedTime'>[];
+  reactions: (ShownMessage['reactions'][number] & { messageId: number })[];
+  channels: NonNullable<ShownMessage['channel']>[];
+  groups: NonNullable<ShownMessage['directGroup']>[];
+  users: MessageUser[];
+};
+
+/** The messages of a page (in id order) and the users presentMessages shows with them. */
+export interface Page {
+  messages: ShownMessage[];
+  users: Map<number, MessageUser>;
+}
+
+export async function loadPage(app: App, ids: readonly number[]): Promise<Page> {
+  if (ids.length === 0) return { messages: [], users: new Map() };
+  const [read] = await rawQuery<PageJson>(app, LOAD_PAGE, [...ids]);
+  const users = new Map(read!.users.map((u) => [u.id, u]));
+  const channels = new Map(read!.channels.map((c) => [c.id, c]));
+  const groups = new Map(read!.groups.map((g) => [g.id, g]));
+  const reactions = new Map<number, ShownMessage['reactions']>();
+  for (const { messageId, ...r } of read!.reactions) {
+    const of = reactions.get(messageId);
+    if (of) of.push(r);
+    else reactions.set(messageId, [r]);
+  }
+  const messages = read!.messages.map((m) => ({
+    ...m,
+    dateSent: utcFromJson(m.dateSent),
+    lastEditTime: utcOrNull(m.lastEditTime),
+    lastMovedTime: utcOrNull(m.lastMovedTime),
+    channel: m.channelId === null ? null : channels.get(m.channelId)!,
+    directGroup: m.directGroupId === null ? null : groups.get(m.directGroupId)!,
+    reactions: reactions.get(m.id) ?? [],
+    sender: users.get(m.senderId)!,
+  }));
+  return { messages, users };
+}
+
 /**
  * Formats messages for one viewer; `flags` holds the viewer's bits (absent = historical). Results
- * of a search (`searchOperands` not null) carry match_content and match_subject.
+ * of a search (`searchOperands` not null) carry match_content and match_subject. `users`: those
+ * of the messages' direct conversations, if read with them (loadPage).
  */
 export async function presentMessages(
   app: App,
   realm: RealmInfo,
   viewer: User,
-  messages: readonly FullMessage[],
+  messages: readonly ShownMessage[],
   flags: Map<number, number | null>,
   opts: PresentOptions,
   searchOperands: string[] | null = null,
+  users?: Map<number, MessageUser>,
 ) {
   const [dmUsers, linkifiers, highlights] = await Promise.all([
-    conversationUsers(app, messages),
+    users ?? conversationUsers(app, messages),
     compiledLinkifiers(app, realm.id),
     searchOperands ? searchFields(app, messages, searchOperands) : null,
   ]);

@@ -29,7 +29,7 @@ export function emailVisibility(user: Pick<User, 'settings'>): number {
 }
 
 /** Whether `viewer` may see `target`'s real address (bots' addresses are always visible). */
-export function canSeeEmail(target: User, viewer: Viewer | null): boolean {
+export function canSeeEmail(target: Pick<User, 'id' | 'isBot' | 'settings'>, viewer: Viewer | null): boolean {
   if (target.isBot || (viewer && viewer.id === target.id)) return true;
   const visibility = emailVisibility(target);
   if (!viewer) return visibility === EMAIL_VISIBILITY.EVERYONE;

@@ -596,3 +596,55 @@ test('the first direct messages of a conversation sent at once: each stored, all
 });
 
 test.run();
+
+test('GET /messages shows each message of a page as GET /messages/{id} does: senders, conversations, channels, reactions, edits', async () => {
+  const realm = await newRealm();
+  const alice = await realm.addUser({ name: 'Alice' });
+  const bob = await realm.addUser({ name: 'Bob' });
+  const carol = await realm.addUser({ name: 'Carol' });
+  await makeChannel(realm, 'one', [alice, bob]);
+  await makeChannel(realm, 'two', [alice, bob]);
+  // Bob's address only administrators see: others get his stand-in address, and his Gravatar URL.
+  assert.is((await bob.client.patch('/settings', { email_address_visibility: 4 })).status, 200);
+  const ids = [
+    await send(alice, 'one', 'a', 'first'),
+    await send(bob, 'two', 'b', 'second'),
+    // Carol never writes: she is shown as a member of the conversation only.
+    await sendDm(bob, [alice.id, carol.id], 'to the group'),
+    await send(bob, 'one', 'a', 'third'),
+  ];
+  for (const [user, id, emoji_name] of [
+    [bob, ids[0], 'tada'],
+    [alice, ids[0], 'smile'],
+    [bob, ids[2], 'tada'],
+  ] as const) {
+    assert.is((await user.client.post(`/messages/${id}/reactions`, { emoji_name })).status, 200);
+  }
+  assert.is((await bob.client.patch(`/messages/${ids[3]}`, { content: 'third, edited', topic: 'moved' })).status, 200);
+  const page = await fetchAll(alice.client, { client_gravatar: false });
+  assert.is(page.status, 200, page.text);
+  const shown = page.body.messages.filter((m: { id: number }) => ids.includes(m.id));
+  assert.equal(
+    shown.map((m: { id: number }) => m.id),
+    ids,
+  );
+  for (const m of shown) assert.equal(m, (await alice.client.get(`/messages/${m.id}`)).body.message);
+  const [first, second, group] = shown;
+  assert.equal(
+    first.reactions.map((r: { emoji_name: string; user_id: number }) => [r.emoji_name, r.user_id]),
+    [
+      ['tada', bob.id],
+      ['smile', alice.id],
+    ],
+  );
+  assert.equal([second.display_recipient, second.sender_email === bob.email], ['two', false]);
+  assert.equal(
+    group.display_recipient.map((u: { id: number; full_name: string }) => [u.id, u.full_name]),
+    [
+      [alice.id, 'Alice'],
+      [bob.id, 'Bob'],
+      [carol.id, 'Carol'],
+    ],
+  );
+  assert.is(shown[3].edit_history.length, 1);
+});
