@@ -191,7 +191,6 @@ const DAY_MS = 86_400_000;
 const RECENTLY_ACTIVE_DAYS = 180;
 
 export interface ChannelStats {
-  subscriberCount: number;
   /** The last day (UTC) with a message counted, within RECENTLY_ACTIVE_DAYS. */
   lastMessageAt: Date | null;
   /** Messages of the last four weeks. */
@@ -204,9 +203,7 @@ const daysAgo = (days: number) => new Date(Math.floor(Date.now() / DAY_MS - days
 /**
  * Within a register's snapshot, by its transaction client: every channel's stats of the
  * organization, read once at the first need. The snapshot reads one point in time and writes
- * nothing, so its sections (subscriptions, the channels not subscribed to, streams) share them;
- * split by section, the user's few channels (#general's thousands of subscribers among them) cost
- * as much as all the others.
+ * nothing, so its sections (subscriptions, the channels not subscribed to, streams) share them.
  */
 const snapshotStats = new WeakMap<object, () => Promise<Map<number, ChannelStats>>>();
 
@@ -217,9 +214,9 @@ export function shareStatsWithin(app: App, realmId: number): void {
 }
 
 /**
- * Subscriber counts and traffic of several channels in two queries. Traffic comes from the daily
- * counts of src/ops/history-upkeep.ts (Zulip's analytics), never from Message: it lags by up to
- * that job's interval, as Zulip's does.
+ * Traffic of several channels in one query. It comes from the daily counts of
+ * src/ops/history-upkeep.ts (Zulip's analytics), never from Message: it lags by up to that job's
+ * interval, as Zulip's does.
  */
 export async function channelStats(app: App, channelIds: number[]): Promise<Map<number, ChannelStats>> {
   const shared = snapshotStats.get(app.prisma);
@@ -228,22 +225,14 @@ export async function channelStats(app: App, channelIds: number[]): Promise<Map<
   return new Map(channelIds.map((id) => [id, all.get(id) ?? noStats()]));
 }
 
-/** The stats of these channels, or of every channel of an organization (those with neither subscribers nor traffic left out). */
+/** The stats of these channels, or of every channel of an organization (those without traffic left out). */
 async function readChannelStats(app: App, scope: number[] | { realmId: number }): Promise<Map<number, ChannelStats>> {
-  const realmId = Array.isArray(scope) ? null : scope.realmId;
   const ids = Array.isArray(scope) ? scope : [];
-  const [counts, traffic] = await Promise.all([
-    app.prisma.subscription.groupBy({
-      by: ['channelId'],
-      where: { ...(realmId === null ? { channelId: { in: ids } } : { channel: { realmId } }), active: true, user: { isActive: true } },
-      _count: { _all: true },
-    }),
-    realmId === null ? app.prisma.$queryRawUnsafe<TrafficRow[]>(CHANNELS_TRAFFIC, daysAgo(28), daysAgo(RECENTLY_ACTIVE_DAYS), ids) : realmTraffic(app, realmId),
-  ]);
+  const traffic = Array.isArray(scope)
+    ? await app.prisma.$queryRawUnsafe<TrafficRow[]>(CHANNELS_TRAFFIC, daysAgo(28), daysAgo(RECENTLY_ACTIVE_DAYS), ids)
+    : await realmTraffic(app, scope.realmId);
   const stats = new Map<number, ChannelStats>(ids.map((id) => [id, noStats()]));
-  const of = (id: number) => stats.get(id) ?? stats.set(id, noStats()).get(id)!;
-  for (const row of counts) of(row.channelId).subscriberCount = row._count._all;
-  for (const row of traffic) Object.assign(of(row.channelId), { lastMessageAt: new Date(row.lastDay), recentMessages: row.recent });
+  for (const row of traffic) stats.set(row.channelId, { lastMessageAt: new Date(row.lastDay), recentMessages: row.recent });
   return stats;
 }
 
@@ -303,7 +292,7 @@ async function realmTraffic(app: App, realmId: number): Promise<TrafficRow[]> {
   return row.traffic;
 }
 
-const noStats = (): ChannelStats => ({ subscriberCount: 0, lastMessageAt: null, recentMessages: 0 });
+const noStats = (): ChannelStats => ({ lastMessageAt: null, recentMessages: 0 });
 
 /** Zulip's estimate of messages per week: none for channels younger than a week, two significant digits. */
 function weeklyTraffic(channel: Channel, recentMessages: number): number | null {
@@ -327,7 +316,10 @@ export function postPolicyFields(realm: RealmInfo, channel: Channel): { stream_p
   return { stream_post_policy: policy, is_announcement_only: policy === 2 };
 }
 
-/** A channel as GET /streams and `stream` events show it. */
+/**
+ * A channel as GET /streams and `stream` events show it. Its subscriber count is the row's: the row
+ * must be read after the last change of the channel's subscriptions the answer or event follows.
+ */
 export function formatChannel(realm: RealmInfo, channel: Channel, stats: ChannelStats): ChannelObject {
   const activeSince = Date.now() - RECENTLY_ACTIVE_DAYS * DAY_MS;
   return {
@@ -347,18 +339,19 @@ export function formatChannel(realm: RealmInfo, channel: Channel, stats: Channel
     topics_policy: channel.topicsPolicy,
     is_recently_active: channel.dateCreated.getTime() >= activeSince || stats.lastMessageAt !== null,
     stream_weekly_traffic: weeklyTraffic(channel, stats.recentMessages),
-    subscriber_count: stats.subscriberCount,
+    subscriber_count: channel.subscriberCount,
     ...postPolicyFields(realm, channel),
     ...recordOf(CHANNEL_PERMISSIONS, (setting) => channelPermission(realm, channel, setting)),
   };
 }
 
-/** One channel formatted with fresh statistics. */
 /** A channel as GET /streams and `stream` events show it. */
 export type ChannelObject = z.infer<typeof channelSchema>;
 
+/** One channel formatted as it is now: its row read again (the caller's may predate a change of its subscriptions), with its traffic. */
 export async function channelDict(app: App, realm: RealmInfo, channel: Channel): Promise<ChannelObject> {
-  return formatChannel(realm, channel, (await channelStats(app, [channel.id])).get(channel.id)!);
+  const [row, stats] = await Promise.all([app.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } }), channelStats(app, [channel.id])]);
+  return formatChannel(realm, row, stats.get(channel.id)!);
 }
 
 export interface ChannelListOptions {
