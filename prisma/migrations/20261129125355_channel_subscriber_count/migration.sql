@@ -7,8 +7,10 @@ ALTER TABLE "Channel" ADD COLUMN     "subscriberCount" INTEGER NOT NULL DEFAULT 
 -- Subscriptions (channel, user, +1 or -1) whose count changed, counted when the user is active.
 -- The users' rows are held first (FOR SHARE), so a concurrent deactivation either waits for this
 -- transaction or has committed and is seen by the count that follows. Channels are updated in
--- id order, so concurrent changes lock their rows in one order.
-CREATE FUNCTION add_channel_subscribers(channels int[], users int[], signs int[]) RETURNS void LANGUAGE plpgsql AS $$
+-- id order, so concurrent changes lock their rows in one order. Generic plans: planned for each
+-- call's arrays, its two statements cost four times as much (0.3 ms against 0.08).
+CREATE FUNCTION add_channel_subscribers(channels int[], users int[], signs int[]) RETURNS void LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   r record;
 BEGIN
