@@ -91,4 +91,25 @@ test('subscriber_count of a channel a new user joins by default', async () => {
   assert.equal(await counts(newcomer, id), everywhere(2));
 });
 
+test('a user deleted from the database leaves the counts; every count equals its channel subscriptions counted', async () => {
+  const realm = await newRealm();
+  const { owner } = realm;
+  const gone = await realm.addUser();
+  assert.is((await owner.client.post('/users/me/subscriptions', { subscriptions: [{ name: 'kept' }], principals: [owner.id, gone.id] })).status, 200);
+  const id = (await owner.client.get('/get_stream_id', { stream: 'kept' })).body.stream_id as number;
+  const db = realm.server.app.prisma;
+  await db.$executeRawUnsafe('DELETE FROM "User" WHERE id = $1', gone.id);
+  // The channel actors still hold the subscriber list: no action told them.
+  assert.equal(await counts(owner, id), { ...everywhere(1), subscribers: 2 });
+  const wrong = await db.$queryRawUnsafe(
+    `SELECT c.id, c."subscriberCount", (SELECT count(*)::int FROM "Subscription" s JOIN "User" u ON u.id = s."userId"
+        WHERE s."channelId" = c.id AND s.active AND u."isActive") AS counted FROM "Channel" c`,
+  );
+  assert.equal(
+    (wrong as { subscriberCount: number; counted: number }[]).filter((c) => c.subscriberCount !== c.counted),
+    [],
+    'the shared database, after the changes of this file and of others',
+  );
+});
+
 test.run();
