@@ -300,7 +300,7 @@ async function announceSubscriptions(
   // The rows again, with the subscriber counts the writes just changed.
   const [rows, stats, subscribers] = await Promise.all([
     app.prisma.channel.findMany({ where: { id: { in: ids } } }),
-    channelStats(app, ids),
+    channelStats(app, realm.id, ids),
     subscribersByChannel(app, ids),
   ]);
   const counted = new Map(rows.map((r) => [r.id, r]));
