@@ -171,6 +171,8 @@ async function seed(db: pg.Client, t: SeedTemplates, messageCount: number): Prom
     channelId: 's.channel_id',
     color: `(ARRAY['#76ce90','#fae589','#a6c7e5','#e79ab5','#bfd56f','#f4ae55','#b0a5fd','#addfe5'])[1 + (s.channel_id % 8)]`,
   });
+  // The channel copies took the template's subscriber count; the subscriptions' trigger added to it.
+  await db.query('SELECT recount_channel_subscribers($1)', [t.realmId]);
 
   // Direct-message conversations: each bench user with 30 people (1:1) and in 3 groups of 3-4.
   await db.query(`CREATE TEMP TABLE seed_dm (n serial PRIMARY KEY, members int[] NOT NULL)`);

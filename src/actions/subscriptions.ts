@@ -297,18 +297,25 @@ async function announceSubscriptions(
   const touched = channels.filter((c) => !before.has(c.id) || added.some((a) => a.channel.id === c.id));
   if (!touched.length) return;
   const ids = touched.map((c) => c.id);
-  const [stats, subscribers] = await Promise.all([channelStats(app, ids), subscribersByChannel(app, ids)]);
+  // The rows again, with the subscriber counts the writes just changed.
+  const [rows, stats, subscribers] = await Promise.all([
+    app.prisma.channel.findMany({ where: { id: { in: ids } } }),
+    channelStats(app, realm.id, ids),
+    subscribersByChannel(app, ids),
+  ]);
+  const counted = new Map(rows.map((r) => [r.id, r]));
+  const format = (c: Channel) => formatChannel(realm, counted.get(c.id)!, stats.get(c.id)!);
   const after = new Map<number, number[]>();
   for (const c of touched) {
     after.set(c.id, await metadataUserIds(app, realm, c));
     const gaining = after.get(c.id)!.filter((id) => !(before.get(c.id)?.has(id) ?? false));
-    sendToUsers(realm, gaining, { type: 'stream', op: 'create', streams: [formatChannel(realm, c, stats.get(c.id)!)], for_unarchiving: false });
+    sendToUsers(realm, gaining, { type: 'stream', op: 'create', streams: [format(c)], for_unarchiving: false });
   }
   const subs = await app.prisma.subscription.findMany({ where: { channelId: { in: ids }, userId: { in: added.map((a) => a.user.id) } } });
   for (const userId of new Set(added.map((a) => a.user.id))) {
     const mine = added.filter((a) => a.user.id === userId).map((a) => a.channel);
     const objects = mine.map((c) => ({
-      ...formatSubscription(formatChannel(realm, c, stats.get(c.id)!), subs.find((s) => s.userId === userId && s.channelId === c.id)!),
+      ...formatSubscription(format(c), subs.find((s) => s.userId === userId && s.channelId === c.id)!),
       subscribers: [...(subscribers.get(c.id) ?? [])],
     }));
     // The queue resolves null notification settings for clients that want values (see event-format).

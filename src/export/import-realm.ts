@@ -164,6 +164,8 @@ export async function importRealm(app: App, file: string): Promise<ImportSummary
         await tx.query('UPDATE "Channel" c SET "firstMessageId" = (SELECT min(id) FROM "Message" m WHERE m."channelId" = c.id) WHERE c."realmId" = $1', [
           realm.id,
         ]);
+        // The channel rows came with the exporting server's counts, and the subscriptions' triggers added to them.
+        await tx.query('SELECT recount_channel_subscribers($1)', [realm.id]);
         // Last, so a failure before leaves no files behind; the rows name them only once committed.
         await restoreFiles(app, root);
         await thumbnailImages(app, tx, realm.id);

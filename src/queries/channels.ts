@@ -191,7 +191,6 @@ const DAY_MS = 86_400_000;
 const RECENTLY_ACTIVE_DAYS = 180;
 
 export interface ChannelStats {
-  subscriberCount: number;
   /** The last day (UTC) with a message counted, within RECENTLY_ACTIVE_DAYS. */
   lastMessageAt: Date | null;
   /** Messages of the last four weeks. */
@@ -204,47 +203,24 @@ const daysAgo = (days: number) => new Date(Math.floor(Date.now() / DAY_MS - days
 /**
  * Within a register's snapshot, by its transaction client: every channel's stats of the
  * organization, read once at the first need. The snapshot reads one point in time and writes
- * nothing, so its sections (subscriptions, the channels not subscribed to, streams) share them;
- * split by section, the user's few channels (#general's thousands of subscribers among them) cost
- * as much as all the others.
+ * nothing, so its sections (subscriptions, the channels not subscribed to, streams) share them.
  */
 const snapshotStats = new WeakMap<object, () => Promise<Map<number, ChannelStats>>>();
 
 /** Channel stats asked for through `app.prisma`, a register's snapshot, come from one read of the organization's. */
 export function shareStatsWithin(app: App, realmId: number): void {
   let all: Promise<Map<number, ChannelStats>> | undefined;
-  snapshotStats.set(app.prisma, () => (all ??= readChannelStats(app, { realmId })));
+  snapshotStats.set(app.prisma, () => (all ??= realmTraffic(app, realmId)));
 }
 
 /**
- * Subscriber counts and traffic of several channels in two queries. Traffic comes from the daily
- * counts of src/ops/history-upkeep.ts (Zulip's analytics), never from Message: it lags by up to
- * that job's interval, as Zulip's does.
+ * Traffic of some of an organization's channels. It comes from the daily counts of
+ * src/ops/history-upkeep.ts (Zulip's analytics), never from Message: it lags by up to that job's
+ * interval, as Zulip's does.
  */
-export async function channelStats(app: App, channelIds: number[]): Promise<Map<number, ChannelStats>> {
-  const shared = snapshotStats.get(app.prisma);
-  if (!shared) return readChannelStats(app, channelIds);
-  const all = await shared();
+export async function channelStats(app: App, realmId: number, channelIds: number[]): Promise<Map<number, ChannelStats>> {
+  const all = await (snapshotStats.get(app.prisma)?.() ?? realmTraffic(app, realmId));
   return new Map(channelIds.map((id) => [id, all.get(id) ?? noStats()]));
-}
-
-/** The stats of these channels, or of every channel of an organization (those with neither subscribers nor traffic left out). */
-async function readChannelStats(app: App, scope: number[] | { realmId: number }): Promise<Map<number, ChannelStats>> {
-  const realmId = Array.isArray(scope) ? null : scope.realmId;
-  const ids = Array.isArray(scope) ? scope : [];
-  const [counts, traffic] = await Promise.all([
-    app.prisma.subscription.groupBy({
-      by: ['channelId'],
-      where: { ...(realmId === null ? { channelId: { in: ids } } : { channel: { realmId } }), active: true, user: { isActive: true } },
-      _count: { _all: true },
-    }),
-    realmId === null ? app.prisma.$queryRawUnsafe<TrafficRow[]>(CHANNELS_TRAFFIC, daysAgo(28), daysAgo(RECENTLY_ACTIVE_DAYS), ids) : realmTraffic(app, realmId),
-  ]);
-  const stats = new Map<number, ChannelStats>(ids.map((id) => [id, noStats()]));
-  const of = (id: number) => stats.get(id) ?? stats.set(id, noStats()).get(id)!;
-  for (const row of counts) of(row.channelId).subscriberCount = row._count._all;
-  for (const row of traffic) Object.assign(of(row.channelId), { lastMessageAt: new Date(row.lastDay), recentMessages: row.recent });
-  return stats;
 }
 
 interface TrafficRow {
@@ -253,38 +229,38 @@ interface TrafficRow {
   lastDay: Date | string;
 }
 
-/** Messages of the last four weeks ($1) and last counted day since $2, per channel counted within `channels`. */
-const trafficOf = (channels: string) => `SELECT "channelId", coalesce(sum(messages) FILTER (WHERE day > $1::date), 0)::int AS recent, max(day) AS "lastDay"
-   FROM "ChannelMessageDay" WHERE "channelId" ${channels} AND day >= $2::date GROUP BY "channelId"`;
-const CHANNELS_TRAFFIC = trafficOf('= ANY($3::int[])');
-
 /**
- * An organization's traffic, unless `$4` (the counted-to message id of the copy held, for the same
+ * An organization's traffic: messages of the last four weeks ($1) and last counted day since $2
+ * per channel counted, unless `$4` (the counted-to message id of the copy held, for the same
  * day) is still the counting job's: ChannelMessageDay changes only in the job's transactions,
  * which move that id, so equal ids mean equal rows within the reader's snapshot. The aggregate is
  * an InitPlan, run only when the CASE needs it.
  */
 const REALM_TRAFFIC = `SELECT s."countedToMessageId" AS counted,
     CASE WHEN s."countedToMessageId" IS DISTINCT FROM $4::int THEN
-      (SELECT coalesce(json_agg(t), '[]') FROM (${trafficOf('IN (SELECT id FROM "Channel" WHERE "realmId" = $3::int)')}) t) END AS traffic
+      (SELECT coalesce(json_agg(t), '[]') FROM (
+         SELECT "channelId", coalesce(sum(messages) FILTER (WHERE day > $1::date), 0)::int AS recent, max(day) AS "lastDay"
+           FROM "ChannelMessageDay" WHERE "channelId" IN (SELECT id FROM "Channel" WHERE "realmId" = $3::int) AND day >= $2::date
+          GROUP BY "channelId") t) END AS traffic
    FROM (SELECT 1) one LEFT JOIN "ChannelTrafficState" s ON s.id = 1`;
 
 interface TrafficCopy {
   /** The UTC day (days since the epoch) it was read on: the four weeks and the 180 days move with it. */
   day: number;
   counted: number;
-  rows: TrafficRow[];
+  stats: Map<number, ChannelStats>;
 }
 
 // By the bus, which is one per server: tests run several servers, with their own databases, in one process.
 const trafficCopies = new WeakMap<object, Map<number, TrafficCopy>>();
 
 /**
- * The organization's channel traffic, the same for each of its registers until the counting job
- * (src/ops/history-upkeep.ts) writes again, on any node: each register checks the job's
- * counted-to id in its own snapshot, so the copy it takes is what the snapshot would read.
+ * The organization's channel traffic (channels without any left out), the same for each of its
+ * readers until the counting job (src/ops/history-upkeep.ts) writes again, on any node: each
+ * reader checks the job's counted-to id in its own snapshot or transaction, so the copy it takes
+ * is what it would read. A request about a few channels pays that check, not their 180 days.
  */
-async function realmTraffic(app: App, realmId: number): Promise<TrafficRow[]> {
+async function realmTraffic(app: App, realmId: number): Promise<Map<number, ChannelStats>> {
   let copies = trafficCopies.get(app.bus);
   if (!copies) trafficCopies.set(app.bus, (copies = new Map()));
   const day = Math.floor(Date.now() / DAY_MS);
@@ -298,12 +274,13 @@ async function realmTraffic(app: App, realmId: number): Promise<TrafficRow[]> {
     known,
   );
   // No traffic read: the copy held is current (the aggregate runs whenever the job's row is missing).
-  if (!row?.traffic) return held!.rows;
-  if (row.counted !== null) copies.set(realmId, { day, counted: row.counted, rows: row.traffic });
-  return row.traffic;
+  if (!row?.traffic) return held!.stats;
+  const stats = new Map(row.traffic.map((t) => [t.channelId, { lastMessageAt: new Date(t.lastDay), recentMessages: t.recent }]));
+  if (row.counted !== null) copies.set(realmId, { day, counted: row.counted, stats });
+  return stats;
 }
 
-const noStats = (): ChannelStats => ({ subscriberCount: 0, lastMessageAt: null, recentMessages: 0 });
+const noStats = (): ChannelStats => ({ lastMessageAt: null, recentMessages: 0 });
 
 /** Zulip's estimate of messages per week: none for channels younger than a week, two significant digits. */
 function weeklyTraffic(channel: Channel, recentMessages: number): number | null {
@@ -327,7 +304,10 @@ export function postPolicyFields(realm: RealmInfo, channel: Channel): { stream_p
   return { stream_post_policy: policy, is_announcement_only: policy === 2 };
 }
 
-/** A channel as GET /streams and `stream` events show it. */
+/**
+ * A channel as GET /streams and `stream` events show it. Its subscriber count is the row's: the row
+ * must be read after the last change of the channel's subscriptions the answer or event follows.
+ */
 export function formatChannel(realm: RealmInfo, channel: Channel, stats: ChannelStats): ChannelObject {
   const activeSince = Date.now() - RECENTLY_ACTIVE_DAYS * DAY_MS;
   return {
@@ -347,18 +327,19 @@ export function formatChannel(realm: RealmInfo, channel: Channel, stats: Channel
     topics_policy: channel.topicsPolicy,
     is_recently_active: channel.dateCreated.getTime() >= activeSince || stats.lastMessageAt !== null,
     stream_weekly_traffic: weeklyTraffic(channel, stats.recentMessages),
-    subscriber_count: stats.subscriberCount,
+    subscriber_count: channel.subscriberCount,
     ...postPolicyFields(realm, channel),
     ...recordOf(CHANNEL_PERMISSIONS, (setting) => channelPermission(realm, channel, setting)),
   };
 }
 
-/** One channel formatted with fresh statistics. */
 /** A channel as GET /streams and `stream` events show it. */
 export type ChannelObject = z.infer<typeof channelSchema>;
 
+/** One channel formatted as it is now: its row read again (the caller's may predate a change of its subscriptions), with its traffic. */
 export async function channelDict(app: App, realm: RealmInfo, channel: Channel): Promise<ChannelObject> {
-  return formatChannel(realm, channel, (await channelStats(app, [channel.id])).get(channel.id)!);
+  const [row, stats] = await Promise.all([app.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } }), channelStats(app, realm.id, [channel.id])]);
+  return formatChannel(realm, row, stats.get(channel.id)!);
 }
 
 export interface ChannelListOptions {
@@ -395,6 +376,7 @@ export async function listChannels(app: App, realm: RealmInfo, user: User, o: Ch
   picked.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const stats = await channelStats(
     app,
+    realm.id,
     picked.map((c) => c.id),
   );
   const defaults = o.includeDefault ? new Set(await defaultChannelIds(app, realm.id)) : null;

@@ -560,6 +560,7 @@ function spectatorSections(app: App, realm: RealmInfo, o: SnapshotOptions, wants
     const channels = await webPublic();
     const stats = await channelStats(
       app,
+      realm.id,
       channels.map((c) => c.id),
     );
     return channels.map((c) => formatChannel(realm, c, stats.get(c.id)!));

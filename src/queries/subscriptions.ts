@@ -105,7 +105,7 @@ export async function userSubscriptions(
     orderBy: { channelId: 'asc' },
   });
   const ids = subs.map((s) => s.channelId);
-  const [stats, subscribers] = await Promise.all([channelStats(app, ids), includeSubscribers ? subscribersByChannel(app, ids) : undefined]);
+  const [stats, subscribers] = await Promise.all([channelStats(app, realm.id, ids), includeSubscribers ? subscribersByChannel(app, ids) : undefined]);
   return subs.map((s) => formatSubscription(formatChannel(realm, s.channel, stats.get(s.channelId)!), s, subscribers?.get(s.channelId)));
 }
 
