@@ -7,7 +7,7 @@
 // actor is writing wait in one batch, written and published together by the actor's next write.
 // Each actor is an xstate machine whose context holds what it holds: its waiting jobs (a batch
 // is one job), and for a channel its subscriber set (actors/channels.ts).
-import { assign, createActor, fromPromise, setup, type ActorOptions, type AnyActorLogic } from 'xstate';
+import { assign, createActor, setup, type ActorOptions, type AnyActorLogic } from 'xstate';
 import { inCallersTransaction } from '../src/db/transaction.ts';
 
 type Clock = NonNullable<ActorOptions<AnyActorLogic>['clock']>;
@@ -61,7 +61,9 @@ export type ActorEvent =
   | { type: 'LOAD'; set: Promise<readonly number[]> }
   | { type: 'LOADED'; set: Promise<readonly number[]> }
   | { type: 'LOAD_FAILED'; set: Promise<readonly number[]> }
-  | { type: 'FORGET' };
+  | { type: 'FORGET' }
+  | { type: 'WRITTEN'; output: unknown }
+  | { type: 'WRITE_FAILED'; error: unknown };
 
 const actors = setup({
   types: {
@@ -69,16 +71,30 @@ const actors = setup({
     events: {} as ActorEvent,
     input: {} as { idleMs: number },
   },
-  actors: {
-    runJob: fromPromise(({ input }: { input: { job: Job } }) => input.job.run()),
-  },
   actions: {
     enqueue: assign({ jobs: ({ context, event }) => [...context.jobs, (event as { job: Job }).job] }),
-    // The invoked write's done/error events carry `output` or `error`.
+    /**
+     * Starts the first job; its end comes back as WRITTEN or WRITE_FAILED. Not an invoked promise
+     * actor: that spawns a child actor and an AbortController per job, which at 100 channels is
+     * per message (bench/micro/send-steps.ts).
+     */
+    start: ({ context, self }) => {
+      let running: Promise<unknown>;
+      try {
+        running = context.jobs[0]!.run();
+      } catch (error) {
+        running = Promise.reject(error);
+      }
+      // A stopped actor (the server stopping) takes no more events: its job's end is dropped.
+      const tell = (event: ActorEvent) => self.getSnapshot().status === 'active' && self.send(event);
+      running.then(
+        (output) => tell({ type: 'WRITTEN', output }),
+        (error: unknown) => tell({ type: 'WRITE_FAILED', error }),
+      );
+    },
     settle: ({ context, event }) => {
-      const done = event as unknown as { output?: unknown; error?: unknown };
-      if ('output' in done) context.jobs[0]!.resolve(done.output);
-      else context.jobs[0]!.reject(done.error);
+      if (event.type === 'WRITTEN') context.jobs[0]!.resolve(event.output);
+      else if (event.type === 'WRITE_FAILED') context.jobs[0]!.reject(event.error);
     },
     dequeue: assign({ jobs: ({ context }) => context.jobs.slice(1) }),
     hold: assign({ subscribers: ({ event }) => (event as { set: Promise<readonly number[]> }).set }),
@@ -105,14 +121,12 @@ const writerStates = (stopped: string) =>
     },
     /** The first job runs; what comes meanwhile waits behind it (a batch of its kind, or a job of its own). */
     writing: {
-      invoke: {
-        id: 'write',
-        src: 'runJob',
-        input: ({ context }: { context: ActorContext }) => ({ job: context.jobs[0]! }),
-        onDone: { actions: ['settle', 'dequeue'], target: 'idle' },
-        onError: { actions: ['settle', 'dequeue'], target: 'idle' },
+      entry: 'start',
+      on: {
+        RUN: { actions: 'enqueue' },
+        WRITTEN: { actions: ['settle', 'dequeue'], target: 'idle' },
+        WRITE_FAILED: { actions: ['settle', 'dequeue'], target: 'idle' },
       },
-      on: { RUN: { actions: 'enqueue' } },
     },
   }) as const;
 

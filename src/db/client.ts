@@ -109,7 +109,7 @@ const RAW_TYPES = {
 const statementNames = new Map<string, string>();
 
 /** Connections for queryPlannedOnce: as many as the message insert has statements in flight (actions/messages-store.ts). */
-const PLANNED_ONCE_CONNECTIONS = 4;
+const PLANNED_ONCE_CONNECTIONS = 2;
 
 /**
  * Hot statements are prepared once per connection (pg keeps them by name): PostgreSQL then skips

@@ -33,7 +33,7 @@ function transitionsOf(machine: AnyStateMachine): Transition[] {
   return out;
 }
 
-const short = (event: string) => event.replace(/^xstate\.after\..*/, 'after idle').replace(/^xstate\.(done|error)\.actor\.write$/, '$1');
+const short = (event: string) => event.replace(/^xstate\.after\..*/, 'after idle');
 
 const active = (snapshot: AnyMachineSnapshot, node: AnyStateNode) => (snapshot as unknown as { _nodes: AnyStateNode[] })._nodes.includes(node);
 
@@ -141,8 +141,8 @@ test('an ended queue takes no reader', () => {
 // ---------------------------------------------------------------- channel and user actors
 
 const IDLE_MS = 1000;
-const DONE = 'xstate.done.actor.write';
-const FAILED = 'xstate.error.actor.write';
+const DONE = 'WRITTEN';
+const FAILED = 'WRITE_FAILED';
 
 /** The writer's region, whichever machine. */
 function writerOf(snapshot: AnyMachineSnapshot): string {
@@ -251,8 +251,8 @@ test("a channel's actor has the transitions it is meant to", () => {
       'live.writer.idle --after idle--> stopped',
       'live.writer.idle --always--> live.writer.writing',
       'live.writer.writing --RUN--> (stays)',
-      'live.writer.writing --done--> live.writer.idle',
-      'live.writer.writing --error--> live.writer.idle',
+      'live.writer.writing --WRITTEN--> live.writer.idle',
+      'live.writer.writing --WRITE_FAILED--> live.writer.idle',
       'live.subscribers.unknown --LOAD--> live.subscribers.loading',
       'live.subscribers.loading --LOADED--> live.subscribers.held',
       'live.subscribers.loading --LOAD_FAILED--> live.subscribers.unknown',
@@ -276,8 +276,8 @@ test("a user's actor has the transitions it is meant to", () => {
       'idle --after idle--> stopped',
       'idle --always--> writing',
       'writing --RUN--> (stays)',
-      'writing --done--> idle',
-      'writing --error--> idle',
+      'writing --WRITTEN--> idle',
+      'writing --WRITE_FAILED--> idle',
     ],
   );
 });
