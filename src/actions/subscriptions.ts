@@ -188,6 +188,12 @@ function pickColors(used: Set<string>, count: number): string[] {
 }
 
 async function writeSubscriptions(tx: Prisma.TransactionClient, targets: User[], channels: Channel[], colors: Map<string, string>) {
+  // Two requests subscribing the same person at once (themselves and an admin) would both find no
+  // row and both insert it: the targets' rows, locked in id order, make the second read the first's.
+  await tx.$queryRawUnsafe(
+    `SELECT 1 FROM "User" WHERE id = ANY($1::int[]) ORDER BY id FOR NO KEY UPDATE`,
+    targets.map((t) => t.id),
+  );
   const rows = await tx.subscription.findMany({ where: { userId: { in: targets.map((t) => t.id) } } });
   const added: { user: User; channel: Channel }[] = [];
   const already: { user: User; channel: Channel }[] = [];
