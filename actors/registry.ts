@@ -37,7 +37,7 @@ function endsQueues(event: ChatEvent): boolean {
 /** One event's fan-out: the shapes serialized so far, by the queue options they are for. */
 interface Fanout {
   /** What of the envelope its queues need: not its recipients, which idle queues' logs would keep. */
-  envelope: Pick<EventEnvelope, 'event' | 'xid' | 'perQueue' | 'seq'>;
+  envelope: Pick<EventEnvelope, 'event' | 'xid' | 'perQueue' | 'seq' | 'endSeq'>;
   shapes: Map<QueueOptions, { bases: string[]; byParts: Map<string, QueuedEvent[]> }>;
   ends: boolean;
 }
@@ -301,7 +301,7 @@ export class QueueRegistry {
     // are worked out once for all their queues: a wide channel's message visits every queue of
     // every subscriber, so that loop does as little as it can.
     const fanout: Fanout = {
-      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue, seq: envelope.seq },
+      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue, seq: envelope.seq, endSeq: envelope.endSeq },
       shapes: new Map(),
       ends: endsQueues(envelope.event),
     };
@@ -348,7 +348,7 @@ export class QueueRegistry {
    */
   replayInto(queue: EventQueue, envelope: EventEnvelope): void {
     const fanout: Fanout = {
-      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue, seq: envelope.seq },
+      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue, seq: envelope.seq, endSeq: envelope.endSeq },
       shapes: new Map(),
       ends: false,
     };
@@ -391,7 +391,7 @@ export class QueueRegistry {
     let events = shape.byParts.get(extras);
     if (!events) {
       const b = shape.bases;
-      events = b.map((base) => new QueuedEvent(`${base}${extras}}`, envelope.xid, envelope.seq));
+      events = b.map((base) => new QueuedEvent(`${base}${extras}}`, envelope.xid, envelope.seq, envelope.endSeq));
       shape.byParts.set(extras, events);
     }
     this.delivered += events.length;

@@ -34,7 +34,7 @@ import {
   type NatsConnection,
   type StreamInfo,
 } from 'nats';
-import { storedOrLater, type BusListener, type CacheChange, type EventBus, type EventEnvelope, type EventHandler } from './bus.ts';
+import { storedOrLater, type BusListener, type CacheChange, type EventBus, type EventEnvelope, type EventHandler, type StreamPlace } from './bus.ts';
 import { log } from '../log.ts';
 
 /** Items are gathered into frames of about this size; a bigger item is sent in several parts. */
@@ -354,13 +354,12 @@ export class NatsBus implements EventBus {
   }
 
   /**
-   * The stream sequence after which a reader starting now gets every envelope this process has
-   * not delivered yet: the last one read, or before the first part of a frame still incomplete.
+   * Where a reader starting now gets every envelope this process has not delivered yet: after the
+   * last sequence read, or before the first part of a frame still incomplete, dropping the frames
+   * completed up to the last sequence read.
    */
-  readPosition(): number {
-    let position = this.nextSequence - 1;
-    for (const first of this.frames.partsFrom.values()) position = Math.min(position, first - 1);
-    return position;
+  readPosition(): StreamPlace {
+    return { afterSeq: startOf(this.nextSequence, this.frames) - 1, deliveredThrough: this.nextSequence - 1 };
   }
 
   private reportLoss(reason: string): void {
@@ -385,6 +384,7 @@ export class NatsBus implements EventBus {
       return this.reportLoss('an unreadable frame');
     }
     const own = frame.origin === this.origin;
+    const place = { seq: startOf(frame.seq, this.frames), endSeq: m.seq };
     // A row's events are consecutive in one frame: decided on at its first.
     let row: number | undefined;
     let deliverRow = true;
@@ -397,7 +397,7 @@ export class NatsBus implements EventBus {
         row = item.o;
         deliverRow = this.firstOfRow(item.o, frame.seq);
       }
-      if (item.o === undefined || deliverRow) this.deliver(fromWire(item.e, frame.seq));
+      if (item.o === undefined || deliverRow) this.deliver(fromWire(item.e, place));
     }
   }
 
@@ -410,13 +410,15 @@ export class NatsBus implements EventBus {
   }
 
   /**
-   * Hands `deliver` again, in order, the envelopes this process's reader delivered from the frames
-   * that start after stream sequence `afterSeq` (a queue rebuilt from its checkpoint,
-   * cluster/takeover.ts), then calls `caughtUp` in the same tick as the last: what the reader
-   * delivers from then on is what follows. Frames the reader still holds parts of are left to it.
-   * Rejects with StreamGap when the stream no longer holds `afterSeq + 1`.
+   * Hands `deliver` again, in order, the envelopes this process's reader delivered after `from`
+   * (a queue rebuilt from its checkpoint, gateway/queue-takeover.ts): reading the stream after
+   * `from.afterSeq`, the frames completed after `from.deliveredThrough`. Then calls `caughtUp` in
+   * the same tick as the last: what the reader delivers from then on is what follows. Frames the
+   * reader still holds parts of are left to it. Rejects with StreamGap when the stream no longer
+   * holds `from.afterSeq + 1`.
    */
-  async replay(afterSeq: number, deliver: (envelope: EventEnvelope) => void, caughtUp: () => void): Promise<void> {
+  async replay(from: StreamPlace, deliver: (envelope: EventEnvelope) => void, caughtUp: () => void): Promise<void> {
+    const afterSeq = from.afterSeq;
     const frames = new Frames();
     /** Rows this process has forgotten (REMEMBERED_ROWS), delivered at their first frame here. */
     const rows = new Set<number>();
@@ -446,6 +448,9 @@ export class NatsBus implements EventBus {
           // The end of a frame in parts whose beginning came before `afterSeq`: delivered before the checkpoint.
           continue;
         }
+        // Completed before the checkpoint (a frame sent in parts completes after its first part): delivered then.
+        const before = m.seq <= from.deliveredThrough;
+        const place = { seq: startOf(frame.seq, frames), endSeq: m.seq };
         let row: number | undefined;
         let deliverRow = true;
         for (const item of items) {
@@ -459,7 +464,7 @@ export class NatsBus implements EventBus {
               rows.add(row);
             }
           }
-          if (item.o === undefined || deliverRow) deliver(fromWire(item.e, frame.seq));
+          if (!before && (item.o === undefined || deliverRow)) deliver(fromWire(item.e, place));
         }
       }
     }
@@ -494,10 +499,21 @@ function toWire(envelope: EventEnvelope): WireEnvelope {
   return { ...rest, perUserGroups: [...groups.values()] };
 }
 
-function fromWire(wire: WireEnvelope, seq: number): EventEnvelope {
+function fromWire(wire: WireEnvelope, place: { seq: number; endSeq: number }): EventEnvelope {
   const { perUserGroups, ...rest } = wire;
-  if (!perUserGroups) return { ...rest, seq };
+  if (!perUserGroups) return { ...rest, ...place };
   const perUser: Record<number, PerUser> = {};
   for (const [extra, ids] of perUserGroups) for (const id of ids) perUser[id] = extra;
-  return { ...rest, perUser, seq };
+  return { ...rest, perUser, ...place };
+}
+
+/**
+ * Where a reader must start to be given again the frame whose first part is `first`, completed
+ * just now: at that part, or earlier at the first part of a frame still incomplete, which it
+ * delivers later.
+ */
+function startOf(first: number, frames: Frames): number {
+  let start = first;
+  for (const held of frames.partsFrom.values()) start = Math.min(start, held);
+  return start;
 }

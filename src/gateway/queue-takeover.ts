@@ -99,9 +99,9 @@ export class QueueTakeover {
     let adopted = false;
     try {
       await this.app.cluster!.bus.replay(
-        row.afterSeq,
+        { afterSeq: row.afterSeq, deliveredThrough: row.deliveredThrough },
         (envelope) => {
-          restartsBefore(envelope.seq!);
+          restartsBefore(envelope.endSeq!);
           queues.replayInto(queue, envelope);
         },
         () => {

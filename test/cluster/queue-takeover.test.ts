@@ -3,6 +3,8 @@
 // last_event_id, and gets every message once, in order, with the ids it would have had: no
 // BAD_EVENT_QUEUE_ID, no register again. Another node then relays to the one that took it over.
 // A dead node's queue nobody comes back for is deleted once it has been idle for its timeout.
+import { randomUUID } from 'node:crypto';
+import { connect, headers } from 'nats';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
@@ -64,6 +66,20 @@ if (!NATS_URL) {
     assert.is(r.status, 200, r.text);
     assert.equal(r.body.events, [], 'no event twice');
   }
+
+  /** The events after `after` a poll through `port` answers at once (acknowledging up to `after`). */
+  async function pending(port: number, user: TestUser, queueId: string, after: number): Promise<Record<string, any>[]> {
+    const r = await via(port, user).get('/events', { queue_id: queueId, last_event_id: after, dont_block: true });
+    assert.is(r.status, 200, r.text);
+    return r.body.events;
+  }
+
+  /** Polls through `port` until `count` events after `after` wait; returns them as [id, message id or status text]. */
+  const pendingNow = (port: number, user: TestUser, queueId: string, after: number, count: number) =>
+    eventually(`${count} events after ${after}`, async () => {
+      const events = await pending(port, user, queueId, after);
+      return events.length >= count && events.map((e) => [e.id, e.type === 'message' ? e.message.id : e.status_text]);
+    });
 
   const messageIn = async (channel: string, content: string) =>
     (await cluster.a.app.prisma.message.findFirstOrThrow({ where: { realmId: realm.id, channel: { name: channel }, content } })).id;
@@ -227,6 +243,52 @@ if (!NATS_URL) {
     sent.push(await send(A, realm.owner, 'restarted', 'three'), await send(A, realm.owner, 'restarted', 'four'));
     assert.equal(await read(C, reader, queueId, 2, 2), sent.slice(2), 'the ids go on from the ones the restarted node gave');
     await nothingMore(C, reader, queueId, 4);
+  });
+
+  test("a frame sent in parts with another node's frame between them: the queue taken over gets both, once, in the order they came", async () => {
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'parts', [realm.owner, reader]);
+    const f = await startNode('f');
+    const { queueId } = await register(via(f.port, reader), { event_types: ['message', 'user_status'] });
+    const m0 = await send(A, realm.owner, 'parts', 'zero');
+    // A frame of three events in two parts, as a node sends an item too big for one NATS message,
+    // from an origin of the test's own, with node a's message stored between its parts: the frame
+    // reaches the queue when its last part does, after the message.
+    const items = [1, 2, 3].map((n) => ({
+      e: { realmId: realm.id, userIds: [reader.id], event: { type: 'user_status', user_id: reader.id, status_text: `part ${n}` } },
+    }));
+    const data = Buffer.from(JSON.stringify(items));
+    const origin = `test.${randomUUID()}`;
+    const nc = await connect({ servers: natsUrl });
+    const part = async (frame: number, chunk: Uint8Array, more: boolean) => {
+      const h = headers();
+      h.set('Chat-Origin', origin);
+      h.set('Chat-Frame', String(frame));
+      if (more) h.set('Chat-More', '1');
+      await nc.jetstream().publish(`chat.${cluster.a.app.cluster!.clusterId}.events`, chunk, { msgID: `${origin}.${frame}`, headers: h });
+    };
+    let m1 = 0;
+    try {
+      await part(0, data.subarray(0, data.length >> 1), true);
+      m1 = await send(A, realm.owner, 'parts', 'one');
+      await pendingNow(f.port, reader, queueId, -1, 2);
+      await part(1, data.subarray(data.length >> 1), false);
+    } finally {
+      await nc.close();
+    }
+    const all = [
+      [1, m1],
+      [2, 'part 1'],
+      [3, 'part 2'],
+      [4, 'part 3'],
+    ];
+    assert.equal(await pendingNow(f.port, reader, queueId, -1, 5), [[0, m0], ...all]);
+    // Acknowledged: the first message only. The checkpoint then holds the rest.
+    await pending(f.port, reader, queueId, 0);
+    await eventually('a checkpoint with the acknowledgment', async () => (await row(queueId))?.newestPrunedId === 0);
+    await f.kill('SIGKILL');
+    const m2 = await send(A, realm.owner, 'parts', 'two');
+    assert.equal(await pendingNow(C, reader, queueId, 0, 5), [...all, [5, m2]]);
   });
 
   test('the queues of a dead node nobody comes back for are deleted after their idle timeout, not before', async () => {
