@@ -343,10 +343,10 @@ export class QueueRegistry {
 
   /**
    * Gives a queue outside the registry what `deliver` would have given it here: a queue rebuilt by
-   * replaying the cluster's stream (src/cluster/takeover.ts), which `adopt` then adds. An event
-   * that ends queues does not end it: its client cannot poll any more either.
+   * replaying the cluster's stream (src/gateway/queue-takeover.ts), which `adopt` then adds. True
+   * when the event would have ended the queue (it is not given to it).
    */
-  replayInto(queue: EventQueue, envelope: EventEnvelope): void {
+  replayInto(queue: EventQueue, envelope: EventEnvelope): boolean {
     const fanout: Fanout = {
       envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue, seq: envelope.seq, endSeq: envelope.endSeq },
       shapes: new Map(),
@@ -354,11 +354,14 @@ export class QueueRegistry {
     };
     if (envelope.publicChannelMessage && queue.options.allPublicStreams && envelope.realmId === queue.realmId) {
       const own = ownParts(envelope, queue.userId, queue.id);
-      return this.deliverTo(fanout, queue, own, partsJson(own));
+      this.deliverTo(fanout, queue, own, partsJson(own));
+      return false;
     }
-    if (!envelope.userIds.includes(queue.userId)) return;
+    if (!envelope.userIds.includes(queue.userId)) return false;
+    if (endsQueues(envelope.event)) return true;
     const own = ownParts(envelope, queue.userId, null);
     this.takeEvent(fanout, queue, { own, extras: partsJson(own) });
+    return false;
   }
 
   /** A queue rebuilt outside the registry joins it, as if its client had just polled; the bus's next events reach it. */

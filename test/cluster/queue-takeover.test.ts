@@ -8,6 +8,7 @@ import { connect, headers } from 'nats';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
+import { parseAdminCommand, runAdminCommand } from '../../src/cli/commands.ts';
 import { makeChannel } from '../messages/messages-helpers.ts';
 import { collect, DIE, eventually, register, sendDying, startCluster, via, type NodeProcess, type TestCluster } from '../helpers/cluster.ts';
 import { NATS_URL } from '../helpers/nats.ts';
@@ -289,6 +290,31 @@ if (!NATS_URL) {
     await f.kill('SIGKILL');
     const m2 = await send(A, realm.owner, 'parts', 'two');
     assert.equal(await pendingNow(C, reader, queueId, 0, 5), [...all, [5, m2]]);
+  });
+
+  test("an organization deactivated while its queue's node is dead: the queue has ended, as a live one has", async () => {
+    const org = await newRealm(cluster.a);
+    const reader = await org.addUser();
+    const k = await startNode('k');
+    const taken = await register(via(k.port, reader));
+    const live = await register(via(C, reader));
+    await k.kill('SIGKILL');
+    const off = await via(A, org.owner).post('/realm/deactivate');
+    assert.is(off.status, 200, off.text);
+    const refused = await via(C, reader).get('/events', { queue_id: taken.queueId, last_event_id: -1, dont_block: true });
+    assert.equal([refused.status, refused.body.code], [401, 'REALM_DEACTIVATED']);
+    await runAdminCommand(cluster.a.app, parseAdminCommand('reactivate-realm', ['--subdomain', org.subdomain]));
+    await eventually('node c to know the organization is back', async () => (await via(C, reader).get('/users/me')).status === 200);
+    // Both answer as Zulip does for a queue that has gone.
+    const answers = [];
+    for (const { queueId } of [live, taken]) {
+      const r = await via(C, reader).get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
+      answers.push([r.status, JSON.stringify(r.body).replaceAll(queueId, 'ID')]);
+    }
+    assert.is(answers[0]![0], 400);
+    assert.match(String(answers[0]![1]), 'BAD_EVENT_QUEUE_ID');
+    assert.equal(answers[1], answers[0]);
+    assert.is(await row(taken.queueId), undefined, "the taken queue's row is gone");
   });
 
   test('the queues of a dead node nobody comes back for are deleted after their idle timeout, not before', async () => {
