@@ -143,30 +143,33 @@ export class QueueDescriptors {
   }
 
   /**
-   * Queues this node restored after a restart, whose `restart` events got `restartIds` and sit
-   * after stream sequence `afterSeq`: their rows say so at once (the event is not in the stream,
-   * so a takeover puts it back there and numbers what follows as the client saw it), keeping the
-   * earlier restarts a checkpoint has not passed; their next pass writes them whole.
+   * Saved queues this node is taking back after a restart, whose `restart` events get ids
+   * `restartIds` and sit after stream sequence `afterSeq`: notes that on the rows that still name
+   * this node (the event is not in the stream, so a takeover puts it back there and numbers what
+   * follows as the client saw it), keeping the earlier restarts a checkpoint has not passed, and
+   * returns the ids of the queues another node took over meanwhile (a statement for the restore's
+   * transaction: a queue comes back only with its note written).
    */
-  async resume(queues: readonly EventQueue[], restartIds: readonly number[], afterSeq: number): Promise<void> {
-    for (const queue of queues) this.written.set(queue.id, { nextId: -1, prunedId: -2, activity: 0 });
-    if (queues.length === 0) return;
-    try {
-      await rawQuery(
-        this.db,
-        `UPDATE "QueueDescriptor" d SET "restarts" = COALESCE(
+  takeBack(ids: readonly string[], restartIds: readonly number[], afterSeq: number) {
+    return this.db.prisma.$queryRawUnsafe<{ id: string }[]>(
+      `WITH noted AS (
+         UPDATE "QueueDescriptor" d SET "restarts" = COALESCE(
              (SELECT jsonb_agg(r) FROM jsonb_array_elements(d."restarts") r WHERE (r->>0)::int >= d."nextEventId"), '[]'::jsonb)
            || jsonb_build_array(jsonb_build_array(c.restart, $3::bigint))
          FROM unnest($1::text[], $2::int[]) AS c(id, restart)
-         WHERE d."id" = c.id AND d."node" = $4`,
-        queues.map((queue) => queue.id),
-        restartIds,
-        afterSeq,
-        this.node,
-      );
-    } catch (err) {
-      log.warn('could not note the restart events of the restored event queues', { error: String(err) });
-    }
+         WHERE d."id" = c.id AND d."node" = $4
+         RETURNING d."id")
+       SELECT "id" FROM "QueueDescriptor" WHERE "id" = ANY($1::text[]) AND "id" NOT IN (SELECT "id" FROM noted)`,
+      ids,
+      restartIds,
+      afterSeq,
+      this.node,
+    );
+  }
+
+  /** Checkpoints queues restored after a restart (takeBack): their next pass writes them whole. */
+  restored(queues: readonly EventQueue[]): void {
+    for (const queue of queues) this.written.set(queue.id, { nextId: -1, prunedId: -2, activity: 0 });
   }
 
   /**

@@ -317,6 +317,41 @@ if (!NATS_URL) {
     assert.is(await row(taken.queueId), undefined, "the taken queue's row is gone");
   });
 
+  test('a restart whose note of the restart events cannot be written does not serve the queues: the next start does, and a takeover numbers as the client saw', async () => {
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'noted', [realm.owner, reader]);
+    const q = await startNode('q');
+    const { queueId } = await register(via(q.port, reader));
+    const sent = [await send(A, realm.owner, 'noted', 'one')];
+    assert.equal(await read(q.port, reader, queueId, 1, -1), sent);
+    await q.kill('SIGTERM');
+    sent.push(await send(A, realm.owner, 'noted', 'two'));
+    // The database refuses to note where the queue's restart event sits.
+    const db = cluster.a.app.prisma;
+    await db.$executeRawUnsafe(`CREATE FUNCTION test_refuse_restarts() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW."restarts" IS DISTINCT FROM OLD."restarts" THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`);
+    await db.$executeRawUnsafe(
+      `CREATE TRIGGER test_refuse_restarts BEFORE UPDATE ON "QueueDescriptor" FOR EACH ROW WHEN (NEW."id" = '${queueId}') EXECUTE FUNCTION test_refuse_restarts()`,
+    );
+    let refused: NodeProcess | null;
+    try {
+      refused = await cluster.start('q').catch(() => null);
+    } finally {
+      await db.$executeRawUnsafe(`DROP TRIGGER test_refuse_restarts ON "QueueDescriptor"`);
+      await db.$executeRawUnsafe(`DROP FUNCTION test_refuse_restarts()`);
+    }
+    const again = refused ?? (await startNode('q'));
+    assert.equal(await pendingNow(again.port, reader, queueId, 0, 2), [
+      [1, undefined],
+      [2, sent[1]],
+    ]);
+    await again.kill('SIGKILL');
+    sent.push(await send(A, realm.owner, 'noted', 'three'));
+    assert.equal(await read(C, reader, queueId, 1, 2), [sent[2]!], 'the ids go on from the ones the restarted node gave');
+    await nothingMore(C, reader, queueId, 3);
+    assert.is(refused, null, 'the start the database refused failed');
+  });
+
   test('the queues of a dead node nobody comes back for are deleted after their idle timeout, not before', async () => {
     const reader = await realm.addUser();
     const s = await startNode('s');
