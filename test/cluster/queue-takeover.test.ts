@@ -367,6 +367,21 @@ if (!NATS_URL) {
     assert.is(k.status, 200, k.text);
     assert.equal(k.body.events, []);
   });
+  test('a queue taken over whose new node dies too is deleted after its idle timeout, then answers as an expired queue', async () => {
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'twice', [realm.owner, reader]);
+    const [e, t] = await Promise.all([startNode('e'), startNode('t')]);
+    const { queueId } = await register(via(e.port, reader), { event_types: ['message'], idle_queue_timeout: 2 });
+    await e.kill('SIGKILL');
+    const sent = [await send(A, realm.owner, 'twice', 'one')];
+    assert.equal(await read(t.port, reader, queueId, 1, -1), sent);
+    await t.kill('SIGKILL');
+    await eventually('the idle queue to be deleted', async () => (await row(queueId)) === undefined, 30_000);
+    for (const port of [A, C]) {
+      const r = await via(port, reader).get('/events', { queue_id: queueId, last_event_id: 0, dont_block: true });
+      assert.equal([r.status, r.body], [400, { result: 'error', msg: `Bad event queue ID: ${queueId}`, code: 'BAD_EVENT_QUEUE_ID', queue_id: queueId }]);
+    }
+  });
 }
 
 test.run();
