@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { QueuedEvent, type EventQueue, type SavedQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import type { Prisma } from '../db/generated/client.ts';
-import { positionSequence } from '../bus/nats.ts';
+import { positionPlace } from '../bus/nats.ts';
 import { log } from '../log.ts';
 import { FEATURE_LEVEL, SERVER_GENERATION, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 
@@ -168,14 +168,20 @@ export async function restoreEventQueues(app: App): Promise<string | null> {
   const descriptors = app.queueDescriptors;
   let back = restored;
   if (descriptors) {
-    const [moved] = await app.prisma.$transaction([
-      descriptors.takeBack(
-        restored.map((queue) => queue.id),
-        restored.map((queue) => queue.nextEventId),
-        busPosition === null ? -1 : positionSequence(busPosition),
-      ),
-      ...deletes,
-    ]);
+    const [moved] = await app.prisma
+      .$transaction([
+        descriptors.takeBack(
+          restored.map((queue) => queue.id),
+          restored.map((queue) => queue.nextEventId),
+          // Before the frames the bus completes once it reads again.
+          busPosition === null ? -1 : positionPlace(busPosition).deliveredThrough,
+        ),
+        ...deletes,
+      ])
+      .catch((err: unknown) => {
+        log.error('could not take back the saved event queues; they stay saved for the next start', { error: String(err) });
+        throw err;
+      });
     const movedIds = new Set(moved.map((row) => row.id));
     for (const queue of restored) if (movedIds.has(queue.id)) app.queues.delete(queue);
     back = restored.filter((queue) => !movedIds.has(queue.id));

@@ -72,6 +72,13 @@ type WireItem = { e: WireEnvelope; o?: number } | { c: CacheChange };
 type PerUser = NonNullable<EventEnvelope['perUser']>[number];
 type WireEnvelope = Omit<EventEnvelope, 'perUser'> & { perUserGroups?: [PerUser, number[]][] };
 
+/** Where `follow` starts reading: after `sequence` of the stream created at `created`, dropping the frames completed up to `deliveredThrough`. */
+interface ResumeAt {
+  created: string;
+  sequence: number;
+  deliveredThrough: number;
+}
+
 interface Waiter {
   upTo: number;
   resolve: () => void;
@@ -140,6 +147,8 @@ export class NatsBus implements EventBus {
   /** The stream's creation time as last seen: another one means NATS lost the stream. */
   private streamCreated = '';
   private nextSequence = 0;
+  /** Frames completed up to this sequence were delivered before the restart this reader resumed from. */
+  private deliveredThrough = 0;
   private following: Promise<void> = Promise.resolve();
   private readonly frames = new Frames();
   /**
@@ -173,7 +182,8 @@ export class NatsBus implements EventBus {
 
   async resume(position: string | null): Promise<void> {
     this.reading = true;
-    await this.follow({ created: position?.split('|')[0] ?? '', sequence: position === null ? 0 : positionSequence(position) });
+    const place = position === null ? { afterSeq: 0, deliveredThrough: 0 } : positionPlace(position);
+    await this.follow({ created: position?.split('|')[0] ?? '', sequence: place.afterSeq, deliveredThrough: place.deliveredThrough });
   }
 
   async pause(): Promise<string> {
@@ -181,7 +191,9 @@ export class NatsBus implements EventBus {
     this.consumer?.stop();
     this.consumer = null;
     await this.following.catch((err: unknown) => log.error('could not follow the event stream', { error: String(err) }));
-    return `${this.streamCreated}|${this.nextSequence - 1}`;
+    // Before a frame still incomplete, so that reading again gets it whole.
+    const place = this.readPosition();
+    return `${this.streamCreated}|${place.afterSeq}|${place.deliveredThrough}`;
   }
 
   publish(envelope: EventEnvelope): void {
@@ -297,7 +309,7 @@ export class NatsBus implements EventBus {
    * else after the stream's end, and the events in between are lost), or, after a reconnection or
    * when publishing found no stream, starts over if NATS lost the stream we were reading.
    */
-  private follow(resumeAt?: { created: string; sequence: number }): Promise<void> {
+  private follow(resumeAt?: ResumeAt): Promise<void> {
     this.following = this.following.then(
       () => this.followNow(resumeAt),
       () => this.followNow(resumeAt),
@@ -305,7 +317,7 @@ export class NatsBus implements EventBus {
     return this.following;
   }
 
-  private async followNow(resumeAt?: { created: string; sequence: number }): Promise<void> {
+  private async followNow(resumeAt?: ResumeAt): Promise<void> {
     if (this.closed || !this.reading) return;
     const info = await this.streamInfo();
     if (!resumeAt && info.created === this.streamCreated) return;
@@ -314,6 +326,7 @@ export class NatsBus implements EventBus {
     this.streamCreated = info.created;
     this.consumer?.stop();
     this.nextSequence = continues ? resumeAt!.sequence + 1 : info.state.last_seq + 1;
+    this.deliveredThrough = continues ? resumeAt!.deliveredThrough : 0;
     this.frames.clear();
     const consumer = await this.js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.nextSequence });
     this.consumer = await consumer.consume({ callback: (m) => this.receive(m), max_messages: 1000 });
@@ -375,7 +388,8 @@ export class NatsBus implements EventBus {
     }
     this.nextSequence = m.seq + 1;
     const frame = this.frames.take(m);
-    if (!frame) return;
+    // A frame completed before the saved queues were saved, read again for one in parts: delivered then.
+    if (!frame || m.seq <= this.deliveredThrough) return;
     let items: WireItem[];
     try {
       items = JSON.parse(frame.data.toString('utf8')) as WireItem[];
@@ -481,9 +495,10 @@ export class NatsBus implements EventBus {
   }
 }
 
-/** The stream sequence a position from `pause` is after. */
-export function positionSequence(position: string): number {
-  return Number(position.split('|')[1] ?? 0);
+/** Where reading resumes from a position `pause` returned (one without its third part: after its sequence). */
+export function positionPlace(position: string): StreamPlace {
+  const [, afterSeq, deliveredThrough] = position.split('|');
+  return { afterSeq: Number(afterSeq ?? 0), deliveredThrough: Number(deliveredThrough ?? afterSeq ?? 0) };
 }
 
 function toWire(envelope: EventEnvelope): WireEnvelope {

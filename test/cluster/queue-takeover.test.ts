@@ -82,6 +82,50 @@ if (!NATS_URL) {
       return events.length >= count && events.map((e) => [e.id, e.type === 'message' ? e.message.id : e.status_text]);
     });
 
+  /**
+   * A frame of three `user_status` events for `user` (status texts `${text} 1` to 3) in two parts,
+   * as a node sends an item too big for one NATS message, from an origin of the test's own:
+   * `send(0)`, then `send(1)`.
+   */
+  async function frameInParts(user: TestUser, text: string): Promise<{ send(part: 0 | 1): Promise<void> }> {
+    const items = [1, 2, 3].map((n) => ({
+      e: { realmId: realm.id, userIds: [user.id], event: { type: 'user_status', user_id: user.id, status_text: `${text} ${n}` } },
+    }));
+    const data = Buffer.from(JSON.stringify(items));
+    const parts = [data.subarray(0, data.length >> 1), data.subarray(data.length >> 1)];
+    const origin = `test.${randomUUID()}`;
+    return {
+      async send(part) {
+        const nc = await connect({ servers: natsUrl });
+        try {
+          const h = headers();
+          h.set('Chat-Origin', origin);
+          h.set('Chat-Frame', String(part));
+          if (part === 0) h.set('Chat-More', '1');
+          await nc.jetstream().publish(`chat.${cluster.a.app.cluster!.clusterId}.events`, parts[part]!, { msgID: `${origin}.${part}`, headers: h });
+        } finally {
+          await nc.close();
+        }
+      },
+    };
+  }
+
+  /**
+   * A reader's queue on a new node `id` that read one message there and was then stopped
+   * gracefully (saving the queue), and a second message sent meanwhile to `channel`.
+   */
+  async function stoppedWithAQueue(id: string, channel: string) {
+    const reader = await realm.addUser();
+    await makeChannel(realm, channel, [realm.owner, reader]);
+    const node = await startNode(id);
+    const { queueId } = await register(via(node.port, reader));
+    const sent = [await send(A, realm.owner, channel, 'one')];
+    assert.equal(await read(node.port, reader, queueId, 1, -1), sent);
+    await node.kill('SIGTERM');
+    sent.push(await send(A, realm.owner, channel, 'two'));
+    return { reader, queueId, sent };
+  }
+
   const messageIn = async (channel: string, content: string) =>
     (await cluster.a.app.prisma.message.findFirstOrThrow({ where: { realmId: realm.id, channel: { name: channel }, content } })).id;
 
@@ -201,15 +245,8 @@ if (!NATS_URL) {
   });
 
   test('a queue taken over while its node was stopped stays with the taker when the node starts again', async () => {
-    const reader = await realm.addUser();
-    await makeChannel(realm, 'away', [realm.owner, reader]);
-    const h = await startNode('h');
-    const { queueId } = await register(via(h.port, reader));
-    const sent = [await send(A, realm.owner, 'away', 'one')];
-    assert.equal(await read(h.port, reader, queueId, 1, -1), sent);
     // Stopped gracefully, h saves the queue; a poll meanwhile has another node take it over.
-    await h.kill('SIGTERM');
-    sent.push(await send(A, realm.owner, 'away', 'two'));
+    const { reader, queueId, sent } = await stoppedWithAQueue('h', 'away');
     assert.equal(await read(C, reader, queueId, 1, 0), [sent[1]!]);
     const again = await startNode('h');
     sent.push(await send(A, realm.owner, 'away', 'three'));
@@ -220,14 +257,7 @@ if (!NATS_URL) {
   });
 
   test('a queue restored by a graceful restart whose node is killed before its restart event is acknowledged goes on through another node', async () => {
-    const reader = await realm.addUser();
-    await makeChannel(realm, 'restarted', [realm.owner, reader]);
-    const r = await startNode('r');
-    const { queueId } = await register(via(r.port, reader));
-    const sent = [await send(A, realm.owner, 'restarted', 'one')];
-    assert.equal(await read(r.port, reader, queueId, 1, -1), sent);
-    await r.kill('SIGTERM');
-    sent.push(await send(A, realm.owner, 'restarted', 'two'));
+    const { reader, queueId, sent } = await stoppedWithAQueue('r', 'restarted');
     const again = await startNode('r');
     // The restored queue: the restart event (not in the stream), then what was sent meanwhile.
     const got = await via(again.port, reader).get('/events', { queue_id: queueId, last_event_id: 0, dont_block: true });
@@ -252,31 +282,13 @@ if (!NATS_URL) {
     const f = await startNode('f');
     const { queueId } = await register(via(f.port, reader), { event_types: ['message', 'user_status'] });
     const m0 = await send(A, realm.owner, 'parts', 'zero');
-    // A frame of three events in two parts, as a node sends an item too big for one NATS message,
-    // from an origin of the test's own, with node a's message stored between its parts: the frame
+    // A frame of three events in two parts, with node a's message stored between them: the frame
     // reaches the queue when its last part does, after the message.
-    const items = [1, 2, 3].map((n) => ({
-      e: { realmId: realm.id, userIds: [reader.id], event: { type: 'user_status', user_id: reader.id, status_text: `part ${n}` } },
-    }));
-    const data = Buffer.from(JSON.stringify(items));
-    const origin = `test.${randomUUID()}`;
-    const nc = await connect({ servers: natsUrl });
-    const part = async (frame: number, chunk: Uint8Array, more: boolean) => {
-      const h = headers();
-      h.set('Chat-Origin', origin);
-      h.set('Chat-Frame', String(frame));
-      if (more) h.set('Chat-More', '1');
-      await nc.jetstream().publish(`chat.${cluster.a.app.cluster!.clusterId}.events`, chunk, { msgID: `${origin}.${frame}`, headers: h });
-    };
-    let m1 = 0;
-    try {
-      await part(0, data.subarray(0, data.length >> 1), true);
-      m1 = await send(A, realm.owner, 'parts', 'one');
-      await pendingNow(f.port, reader, queueId, -1, 2);
-      await part(1, data.subarray(data.length >> 1), false);
-    } finally {
-      await nc.close();
-    }
+    const frame = await frameInParts(reader, 'part');
+    await frame.send(0);
+    const m1 = await send(A, realm.owner, 'parts', 'one');
+    await pendingNow(f.port, reader, queueId, -1, 2);
+    await frame.send(1);
     const all = [
       [1, m1],
       [2, 'part 1'],
@@ -290,6 +302,35 @@ if (!NATS_URL) {
     await f.kill('SIGKILL');
     const m2 = await send(A, realm.owner, 'parts', 'two');
     assert.equal(await pendingNow(C, reader, queueId, 0, 5), [...all, [5, m2]]);
+  });
+
+  test('a node stopped gracefully between the parts of a frame gets the whole frame once it is back, and so does a takeover after it', async () => {
+    const reader = await realm.addUser();
+    await makeChannel(realm, 'between', [realm.owner, reader]);
+    const v = await startNode('v');
+    const { queueId } = await register(via(v.port, reader), { event_types: ['message', 'user_status'] });
+    const frame = await frameInParts(reader, 'saved');
+    const m0 = await send(A, realm.owner, 'between', 'zero');
+    await frame.send(0);
+    // Read by v after the first part: v saves its queue in the middle of the frame.
+    const m1 = await send(A, realm.owner, 'between', 'one');
+    await pendingNow(v.port, reader, queueId, -1, 2);
+    await v.kill('SIGTERM');
+    await frame.send(1);
+    const again = await startNode('v');
+    const all = [
+      [0, m0],
+      [1, m1],
+      [2, undefined],
+      [3, 'saved 1'],
+      [4, 'saved 2'],
+      [5, 'saved 3'],
+    ];
+    assert.equal(await pendingNow(again.port, reader, queueId, -1, 6), all, 'the restart event, then the frame');
+    // Nothing acknowledged: a takeover replays from before the stop and puts the restart event back where it was.
+    await again.kill('SIGKILL');
+    const m2 = await send(A, realm.owner, 'between', 'two');
+    assert.equal(await pendingNow(C, reader, queueId, -1, 7), [...all, [6, m2]]);
   });
 
   test("an organization deactivated while its queue's node is dead: the queue has ended, as a live one has", async () => {
@@ -318,14 +359,7 @@ if (!NATS_URL) {
   });
 
   test('a restart whose note of the restart events cannot be written does not serve the queues: the next start does, and a takeover numbers as the client saw', async () => {
-    const reader = await realm.addUser();
-    await makeChannel(realm, 'noted', [realm.owner, reader]);
-    const q = await startNode('q');
-    const { queueId } = await register(via(q.port, reader));
-    const sent = [await send(A, realm.owner, 'noted', 'one')];
-    assert.equal(await read(q.port, reader, queueId, 1, -1), sent);
-    await q.kill('SIGTERM');
-    sent.push(await send(A, realm.owner, 'noted', 'two'));
+    const { reader, queueId, sent } = await stoppedWithAQueue('q', 'noted');
     // The database refuses to note where the queue's restart event sits.
     const db = cluster.a.app.prisma;
     await db.$executeRawUnsafe(`CREATE FUNCTION test_refuse_restarts() RETURNS trigger LANGUAGE plpgsql AS $$
