@@ -405,12 +405,13 @@ if (!NATS_URL) {
     const reader = await realm.addUser();
     await makeChannel(realm, 'twice', [realm.owner, reader]);
     const [e, t] = await Promise.all([startNode('e'), startNode('t')]);
-    const { queueId } = await register(via(e.port, reader), { event_types: ['message'], idle_queue_timeout: 2 });
+    // Long enough that the sweep cannot delete the row before the takeover, on a busy machine too.
+    const { queueId } = await register(via(e.port, reader), { event_types: ['message'], idle_queue_timeout: 15 });
     await e.kill('SIGKILL');
     const sent = [await send(A, realm.owner, 'twice', 'one')];
     assert.equal(await read(t.port, reader, queueId, 1, -1), sent);
     await t.kill('SIGKILL');
-    await eventually('the idle queue to be deleted', async () => (await row(queueId)) === undefined, 30_000);
+    await eventually('the idle queue to be deleted', async () => (await row(queueId)) === undefined, 60_000);
     for (const port of [A, C]) {
       const r = await via(port, reader).get('/events', { queue_id: queueId, last_event_id: 0, dont_block: true });
       assert.equal([r.status, r.body], [400, { result: 'error', msg: `Bad event queue ID: ${queueId}`, code: 'BAD_EVENT_QUEUE_ID', queue_id: queueId }]);
