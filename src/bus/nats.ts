@@ -372,7 +372,8 @@ export class NatsBus implements EventBus {
    * completed up to the last sequence read.
    */
   readPosition(): StreamPlace {
-    return { afterSeq: startOf(this.nextSequence, this.frames) - 1, deliveredThrough: this.nextSequence - 1 };
+    // Also the frames delivered before a restart that a reader reading them again after it skips.
+    return { afterSeq: startOf(this.nextSequence, this.frames) - 1, deliveredThrough: Math.max(this.nextSequence - 1, this.deliveredThrough) };
   }
 
   private reportLoss(reason: string): void {
