@@ -12,6 +12,7 @@
 // (`node --expose-gc --import tsx bench/micro/idle-queues.ts 100000 1000`; the server's idle
 // bench, whole heap, measured 0.31 KB a queue on main). Its timers are the registry's one
 // shared tick, so an expired queue leaves no timer behind.
+import type { StreamPlace } from '../src/bus/bus.ts';
 import { seenBy, type Snapshot } from '../src/db/commits.ts';
 import { initialQueueState, queueEnded, queueTransition, type QueueLifeEventType, type QueueState } from './queue-life.ts';
 import type { QueueOptions } from './queue-options.ts';
@@ -59,6 +60,8 @@ export class QueuedEvent {
     readonly xid?: number,
     /** Where a reader of the cluster's stream starts to get it again (EventEnvelope.seq). */
     readonly seq?: number,
+    /** The stream sequence that completed its frame (EventEnvelope.endSeq). */
+    readonly endSeq?: number,
   ) {
     this.bytes = Buffer.byteLength(tail);
   }
@@ -171,10 +174,10 @@ export class EventQueue {
       for (let i = this.head; i < this.head + cut; i++) {
         const event = this.events[i]!;
         this.pendingBytes -= event.bytes;
-        run = i > this.head && event.seq !== this.events[i - 1]!.seq ? 1 : run + 1;
+        run = i > this.head && event.endSeq !== this.events[i - 1]!.endSeq ? 1 : run + 1;
       }
       const next = this.events[this.head + cut];
-      this.headRun = next !== undefined && next.seq !== undefined && next.seq === this.events[this.head + cut - 1]!.seq ? run : 0;
+      this.headRun = next !== undefined && next.endSeq !== undefined && next.endSeq === this.events[this.head + cut - 1]!.endSeq ? run : 0;
       this.newestPrunedId = this.firstId() + cut - 1;
       this.head += cut;
       if (this.head === this.events.length) this.clear();
@@ -202,17 +205,18 @@ export class EventQueue {
   }
 
   /**
-   * Where replaying the cluster's stream rebuilds this queue, given that everything up to stream
-   * sequence `position` has been delivered to it: after which sequence to start, and the id the
-   * first event it then passes gets. Null while the oldest pending event came from outside the
-   * stream (register's and restart's own events), or the queue has not taken what waits for it.
+   * Where replaying the cluster's stream rebuilds this queue, given that everything before
+   * `position` has been delivered to it: where to start, and the id the first event it then passes
+   * gets (the oldest pending event's frame is replayed whole, from its start). Null while the oldest
+   * pending event came from outside the stream (register's and restart's own events), or the queue
+   * has not taken what waits for it.
    */
-  checkpoint(position: number): { afterSeq: number; nextId: number } | null {
+  checkpoint(position: StreamPlace): { from: StreamPlace; nextId: number } | null {
     if (this.log !== null && this.cursor < this.log.end) return null;
-    if (this.head === this.events.length) return { afterSeq: position, nextId: this.nextEventId };
+    if (this.head === this.events.length) return { from: position, nextId: this.nextEventId };
     const oldest = this.events[this.head]!;
-    if (oldest.seq === undefined) return null;
-    return { afterSeq: oldest.seq - 1, nextId: this.firstId() - this.headRun };
+    if (oldest.seq === undefined || oldest.endSeq === undefined) return null;
+    return { from: { afterSeq: oldest.seq - 1, deliveredThrough: oldest.endSeq - 1 }, nextId: this.firstId() - this.headRun };
   }
 
   /** Calls `send` with each pending event newer than `after`, as JSON, oldest first. */

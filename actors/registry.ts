@@ -37,7 +37,7 @@ function endsQueues(event: ChatEvent): boolean {
 /** One event's fan-out: the shapes serialized so far, by the queue options they are for. */
 interface Fanout {
   /** What of the envelope its queues need: not its recipients, which idle queues' logs would keep. */
-  envelope: Pick<EventEnvelope, 'event' | 'xid' | 'perQueue' | 'seq'>;
+  envelope: Pick<EventEnvelope, 'event' | 'xid' | 'perQueue' | 'seq' | 'endSeq'>;
   shapes: Map<QueueOptions, { bases: string[]; byParts: Map<string, QueuedEvent[]> }>;
   ends: boolean;
 }
@@ -301,7 +301,7 @@ export class QueueRegistry {
     // are worked out once for all their queues: a wide channel's message visits every queue of
     // every subscriber, so that loop does as little as it can.
     const fanout: Fanout = {
-      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue, seq: envelope.seq },
+      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue, seq: envelope.seq, endSeq: envelope.endSeq },
       shapes: new Map(),
       ends: endsQueues(envelope.event),
     };
@@ -343,22 +343,25 @@ export class QueueRegistry {
 
   /**
    * Gives a queue outside the registry what `deliver` would have given it here: a queue rebuilt by
-   * replaying the cluster's stream (src/cluster/takeover.ts), which `adopt` then adds. An event
-   * that ends queues does not end it: its client cannot poll any more either.
+   * replaying the cluster's stream (src/gateway/queue-takeover.ts), which `adopt` then adds. True
+   * when the event would have ended the queue (it is not given to it).
    */
-  replayInto(queue: EventQueue, envelope: EventEnvelope): void {
+  replayInto(queue: EventQueue, envelope: EventEnvelope): boolean {
     const fanout: Fanout = {
-      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue, seq: envelope.seq },
+      envelope: { event: envelope.event, xid: envelope.xid, perQueue: envelope.perQueue, seq: envelope.seq, endSeq: envelope.endSeq },
       shapes: new Map(),
       ends: false,
     };
     if (envelope.publicChannelMessage && queue.options.allPublicStreams && envelope.realmId === queue.realmId) {
       const own = ownParts(envelope, queue.userId, queue.id);
-      return this.deliverTo(fanout, queue, own, partsJson(own));
+      this.deliverTo(fanout, queue, own, partsJson(own));
+      return false;
     }
-    if (!envelope.userIds.includes(queue.userId)) return;
+    if (!envelope.userIds.includes(queue.userId)) return false;
+    if (endsQueues(envelope.event)) return true;
     const own = ownParts(envelope, queue.userId, null);
     this.takeEvent(fanout, queue, { own, extras: partsJson(own) });
+    return false;
   }
 
   /** A queue rebuilt outside the registry joins it, as if its client had just polled; the bus's next events reach it. */
@@ -391,7 +394,7 @@ export class QueueRegistry {
     let events = shape.byParts.get(extras);
     if (!events) {
       const b = shape.bases;
-      events = b.map((base) => new QueuedEvent(`${base}${extras}}`, envelope.xid, envelope.seq));
+      events = b.map((base) => new QueuedEvent(`${base}${extras}}`, envelope.xid, envelope.seq, envelope.endSeq));
       shape.byParts.set(extras, events);
     }
     this.delivered += events.length;

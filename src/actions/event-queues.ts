@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { QueuedEvent, type EventQueue, type SavedQueue } from '../../actors/queue.ts';
 import type { App } from '../app.ts';
 import type { Prisma } from '../db/generated/client.ts';
-import { positionSequence } from '../bus/nats.ts';
+import { positionPlace } from '../bus/nats.ts';
 import { log } from '../log.ts';
 import { FEATURE_LEVEL, SERVER_GENERATION, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 
@@ -101,23 +101,11 @@ async function writeBatch(app: App, saveId: string, batch: Batch, batchBytes: nu
   await app.prisma.$transaction(writes);
 }
 
-/** Of these saved queues of this node, those whose rows name another node: it took them over. */
-async function takenOver(app: App, ids: string[]): Promise<Set<string>> {
-  const rows = await app.prisma.queueDescriptor.findMany({ where: { id: { in: ids }, node: { not: app.cluster!.id } }, select: { id: true } });
-  return new Set(rows.map((row) => row.id));
-}
-
 class MissingEvent extends Error {}
 const missing = (): never => {
   throw new MissingEvent();
 };
 
-/**
- * Brings back the saved queues and returns where the bus should resume for them (null: from now).
- * A node of a cluster takes back only the queues it saved (their ids start with its id), less
- * those another node took over while it was away (their rows name that node), and checkpoints them
- * again.
- */
 /** The event a queue restored after a restart gets (also where a takeover puts it back). */
 export function restartEvent(): Record<string, unknown> {
   return {
@@ -130,6 +118,12 @@ export function restartEvent(): Record<string, unknown> {
   };
 }
 
+/**
+ * Brings back the saved queues and returns where the bus should resume for them (null: from now).
+ * A node of a cluster takes back only the queues it saved (their ids start with its id), less
+ * those another node took over while it was away (their rows name that node), and checkpoints them
+ * again.
+ */
 export async function restoreEventQueues(app: App): Promise<string | null> {
   const prefix = app.cluster ? `${app.cluster.id}:` : undefined;
   let busPosition: string | null = null;
@@ -144,22 +138,14 @@ export async function restoreEventQueues(app: App): Promise<string | null> {
     });
     if (rows.length === 0) break;
     after = rows.at(-1)!.id;
-    const movedAway =
-      prefix === undefined
-        ? new Set<string>()
-        : await takenOver(
-            app,
-            rows.map((row) => row.id),
-          );
     for (const row of rows) {
-      if (movedAway.has(row.id)) continue;
+      busPosition ??= (row.state as { busPosition?: string | null }).busPosition ?? null;
       let events = saves.get(row.saveId);
       if (!events) {
         const eventRows = await app.prisma.savedQueueEvent.findMany({ where: { saveId: row.saveId } });
         events = new Map(eventRows.map((e) => [e.position, new QueuedEvent(e.json)]));
         saves.set(row.saveId, events);
       }
-      busPosition ??= (row.state as { busPosition?: string | null }).busPosition ?? null;
       const found = events;
       const eventAt = (position: number) => found.get(position) ?? missing();
       try {
@@ -172,15 +158,38 @@ export async function restoreEventQueues(app: App): Promise<string | null> {
   }
   if (saves.size === 0) return null;
   const saveIds = [...saves.keys()];
-  // A batch transaction, as the save's: no checks, no events.
-  await app.prisma.$transaction([
+  const deletes = [
     app.prisma.savedEventQueue.deleteMany({ where: { saveId: { in: saveIds } } }),
     app.prisma.savedQueueEvent.deleteMany({ where: { saveId: { in: saveIds } } }),
-  ]);
-  const restartIds = restored.map((queue) => queue.nextEventId);
-  for (const queue of restored) app.queues.pushTo(queue, [restartEvent()]);
-  // Not in the stream: the rows say where each sits, so a takeover puts it back there.
-  await app.queueDescriptors?.resume(restored, restartIds, busPosition === null ? -1 : positionSequence(busPosition));
-  log.info('restored event queues', { count: restored.length });
+  ];
+  // A batch transaction, as the save's (no checks, no events). In a cluster, the rows note where
+  // each queue's restart event sits, in the same transaction: if that fails, nothing is deleted,
+  // the start fails, and the next start restores the queues.
+  const descriptors = app.queueDescriptors;
+  let back = restored;
+  if (descriptors) {
+    const [moved] = await app.prisma
+      .$transaction([
+        descriptors.takeBack(
+          restored.map((queue) => queue.id),
+          restored.map((queue) => queue.nextEventId),
+          // Before the frames the bus completes once it reads again.
+          busPosition === null ? -1 : positionPlace(busPosition).deliveredThrough,
+        ),
+        ...deletes,
+      ])
+      .catch((err: unknown) => {
+        log.error('could not take back the saved event queues; they stay saved for the next start', { error: String(err) });
+        throw err;
+      });
+    const movedIds = new Set(moved.map((row) => row.id));
+    for (const queue of restored) if (movedIds.has(queue.id)) app.queues.delete(queue);
+    back = restored.filter((queue) => !movedIds.has(queue.id));
+    descriptors.restored(back);
+  } else {
+    await app.prisma.$transaction(deletes);
+  }
+  for (const queue of back) app.queues.pushTo(queue, [restartEvent()]);
+  log.info('restored event queues', { count: back.length });
   return busPosition;
 }

@@ -15,10 +15,13 @@ export interface EventEnvelope {
   event: ChatEvent;
   /**
    * Where a reader of the cluster's stream starts to be given this envelope again (the stream
-   * sequence of its frame's first part), set by the NATS bus as it delivers; queues checkpoint
-   * their place by it (cluster/queue-descriptors.ts). Absent in one process.
+   * sequence of its frame's first part, or of an earlier frame's still incomplete then), set by
+   * the NATS bus as it delivers; queues checkpoint their place by it and `endSeq`
+   * (cluster/queue-descriptors.ts). Absent in one process.
    */
   seq?: number;
+  /** The stream sequence that completed the envelope's frame (its last part): frames reach queues in this order. */
+  endSeq?: number;
   /** Per-recipient additions merged into the event for that user: a message's `flags`. */
   perUser?: Readonly<Record<number, { flags: string[] }>>;
   /** Additions for one queue only, by queue id: the sender's `local_message_id`. */
@@ -32,6 +35,16 @@ export interface EventEnvelope {
    * uploads: applying those twice changes nothing). Set by actions/transaction.ts only.
    */
   xid?: number;
+}
+
+/**
+ * A place in the cluster's stream to rebuild a queue from: reading after `afterSeq`, the frames
+ * completed after `deliveredThrough`. The frames completed before it were delivered earlier: a
+ * frame sent in parts completes after its first part, so others may come between.
+ */
+export interface StreamPlace {
+  afterSeq: number;
+  deliveredThrough: number;
 }
 
 export type EventHandler = (envelope: EventEnvelope) => void;

@@ -34,7 +34,7 @@ import {
   type NatsConnection,
   type StreamInfo,
 } from 'nats';
-import { storedOrLater, type BusListener, type CacheChange, type EventBus, type EventEnvelope, type EventHandler } from './bus.ts';
+import { storedOrLater, type BusListener, type CacheChange, type EventBus, type EventEnvelope, type EventHandler, type StreamPlace } from './bus.ts';
 import { log } from '../log.ts';
 
 /** Items are gathered into frames of about this size; a bigger item is sent in several parts. */
@@ -71,6 +71,13 @@ type WireItem = { e: WireEnvelope; o?: number } | { c: CacheChange };
 /** An envelope with its per-user additions grouped by value: most recipients of a message share one. */
 type PerUser = NonNullable<EventEnvelope['perUser']>[number];
 type WireEnvelope = Omit<EventEnvelope, 'perUser'> & { perUserGroups?: [PerUser, number[]][] };
+
+/** Where `follow` starts reading: after `sequence` of the stream created at `created`, dropping the frames completed up to `deliveredThrough`. */
+interface ResumeAt {
+  created: string;
+  sequence: number;
+  deliveredThrough: number;
+}
 
 interface Waiter {
   upTo: number;
@@ -140,6 +147,8 @@ export class NatsBus implements EventBus {
   /** The stream's creation time as last seen: another one means NATS lost the stream. */
   private streamCreated = '';
   private nextSequence = 0;
+  /** Frames completed up to this sequence were delivered before the restart this reader resumed from. */
+  private deliveredThrough = 0;
   private following: Promise<void> = Promise.resolve();
   private readonly frames = new Frames();
   /**
@@ -173,7 +182,8 @@ export class NatsBus implements EventBus {
 
   async resume(position: string | null): Promise<void> {
     this.reading = true;
-    await this.follow({ created: position?.split('|')[0] ?? '', sequence: position === null ? 0 : positionSequence(position) });
+    const place = position === null ? { afterSeq: 0, deliveredThrough: 0 } : positionPlace(position);
+    await this.follow({ created: position?.split('|')[0] ?? '', sequence: place.afterSeq, deliveredThrough: place.deliveredThrough });
   }
 
   async pause(): Promise<string> {
@@ -181,7 +191,9 @@ export class NatsBus implements EventBus {
     this.consumer?.stop();
     this.consumer = null;
     await this.following.catch((err: unknown) => log.error('could not follow the event stream', { error: String(err) }));
-    return `${this.streamCreated}|${this.nextSequence - 1}`;
+    // Before a frame still incomplete, so that reading again gets it whole.
+    const place = this.readPosition();
+    return `${this.streamCreated}|${place.afterSeq}|${place.deliveredThrough}`;
   }
 
   publish(envelope: EventEnvelope): void {
@@ -297,7 +309,7 @@ export class NatsBus implements EventBus {
    * else after the stream's end, and the events in between are lost), or, after a reconnection or
    * when publishing found no stream, starts over if NATS lost the stream we were reading.
    */
-  private follow(resumeAt?: { created: string; sequence: number }): Promise<void> {
+  private follow(resumeAt?: ResumeAt): Promise<void> {
     this.following = this.following.then(
       () => this.followNow(resumeAt),
       () => this.followNow(resumeAt),
@@ -305,7 +317,7 @@ export class NatsBus implements EventBus {
     return this.following;
   }
 
-  private async followNow(resumeAt?: { created: string; sequence: number }): Promise<void> {
+  private async followNow(resumeAt?: ResumeAt): Promise<void> {
     if (this.closed || !this.reading) return;
     const info = await this.streamInfo();
     if (!resumeAt && info.created === this.streamCreated) return;
@@ -314,6 +326,7 @@ export class NatsBus implements EventBus {
     this.streamCreated = info.created;
     this.consumer?.stop();
     this.nextSequence = continues ? resumeAt!.sequence + 1 : info.state.last_seq + 1;
+    this.deliveredThrough = continues ? resumeAt!.deliveredThrough : 0;
     this.frames.clear();
     const consumer = await this.js.consumers.get(this.stream, { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.nextSequence });
     this.consumer = await consumer.consume({ callback: (m) => this.receive(m), max_messages: 1000 });
@@ -354,13 +367,13 @@ export class NatsBus implements EventBus {
   }
 
   /**
-   * The stream sequence after which a reader starting now gets every envelope this process has
-   * not delivered yet: the last one read, or before the first part of a frame still incomplete.
+   * Where a reader starting now gets every envelope this process has not delivered yet: after the
+   * last sequence read, or before the first part of a frame still incomplete, dropping the frames
+   * completed up to the last sequence read.
    */
-  readPosition(): number {
-    let position = this.nextSequence - 1;
-    for (const first of this.frames.partsFrom.values()) position = Math.min(position, first - 1);
-    return position;
+  readPosition(): StreamPlace {
+    // Also the frames delivered before a restart that a reader reading them again after it skips.
+    return { afterSeq: startOf(this.nextSequence, this.frames) - 1, deliveredThrough: Math.max(this.nextSequence - 1, this.deliveredThrough) };
   }
 
   private reportLoss(reason: string): void {
@@ -376,7 +389,8 @@ export class NatsBus implements EventBus {
     }
     this.nextSequence = m.seq + 1;
     const frame = this.frames.take(m);
-    if (!frame) return;
+    // A frame completed before the saved queues were saved, read again for one in parts: delivered then.
+    if (!frame || m.seq <= this.deliveredThrough) return;
     let items: WireItem[];
     try {
       items = JSON.parse(frame.data.toString('utf8')) as WireItem[];
@@ -385,6 +399,7 @@ export class NatsBus implements EventBus {
       return this.reportLoss('an unreadable frame');
     }
     const own = frame.origin === this.origin;
+    const place = { seq: startOf(frame.seq, this.frames), endSeq: m.seq };
     // A row's events are consecutive in one frame: decided on at its first.
     let row: number | undefined;
     let deliverRow = true;
@@ -397,7 +412,7 @@ export class NatsBus implements EventBus {
         row = item.o;
         deliverRow = this.firstOfRow(item.o, frame.seq);
       }
-      if (item.o === undefined || deliverRow) this.deliver(fromWire(item.e, frame.seq));
+      if (item.o === undefined || deliverRow) this.deliver(fromWire(item.e, place));
     }
   }
 
@@ -410,13 +425,15 @@ export class NatsBus implements EventBus {
   }
 
   /**
-   * Hands `deliver` again, in order, the envelopes this process's reader delivered from the frames
-   * that start after stream sequence `afterSeq` (a queue rebuilt from its checkpoint,
-   * cluster/takeover.ts), then calls `caughtUp` in the same tick as the last: what the reader
-   * delivers from then on is what follows. Frames the reader still holds parts of are left to it.
-   * Rejects with StreamGap when the stream no longer holds `afterSeq + 1`.
+   * Hands `deliver` again, in order, the envelopes this process's reader delivered after `from`
+   * (a queue rebuilt from its checkpoint, gateway/queue-takeover.ts): reading the stream after
+   * `from.afterSeq`, the frames completed after `from.deliveredThrough`. Then calls `caughtUp` in
+   * the same tick as the last: what the reader delivers from then on is what follows. Frames the
+   * reader still holds parts of are left to it. Rejects with StreamGap when the stream no longer
+   * holds `from.afterSeq + 1`.
    */
-  async replay(afterSeq: number, deliver: (envelope: EventEnvelope) => void, caughtUp: () => void): Promise<void> {
+  async replay(from: StreamPlace, deliver: (envelope: EventEnvelope) => void, caughtUp: () => void): Promise<void> {
+    const afterSeq = from.afterSeq;
     const frames = new Frames();
     /** Rows this process has forgotten (REMEMBERED_ROWS), delivered at their first frame here. */
     const rows = new Set<number>();
@@ -446,6 +463,9 @@ export class NatsBus implements EventBus {
           // The end of a frame in parts whose beginning came before `afterSeq`: delivered before the checkpoint.
           continue;
         }
+        // Completed before the checkpoint (a frame sent in parts completes after its first part): delivered then.
+        const before = m.seq <= from.deliveredThrough;
+        const place = { seq: startOf(frame.seq, frames), endSeq: m.seq };
         let row: number | undefined;
         let deliverRow = true;
         for (const item of items) {
@@ -459,7 +479,7 @@ export class NatsBus implements EventBus {
               rows.add(row);
             }
           }
-          if (item.o === undefined || deliverRow) deliver(fromWire(item.e, frame.seq));
+          if (!before && (item.o === undefined || deliverRow)) deliver(fromWire(item.e, place));
         }
       }
     }
@@ -476,9 +496,10 @@ export class NatsBus implements EventBus {
   }
 }
 
-/** The stream sequence a position from `pause` is after. */
-export function positionSequence(position: string): number {
-  return Number(position.split('|')[1] ?? 0);
+/** Where reading resumes from a position `pause` returned (one without its third part: after its sequence). */
+export function positionPlace(position: string): StreamPlace {
+  const [, afterSeq, deliveredThrough] = position.split('|');
+  return { afterSeq: Number(afterSeq ?? 0), deliveredThrough: Number(deliveredThrough ?? afterSeq ?? 0) };
 }
 
 function toWire(envelope: EventEnvelope): WireEnvelope {
@@ -494,10 +515,21 @@ function toWire(envelope: EventEnvelope): WireEnvelope {
   return { ...rest, perUserGroups: [...groups.values()] };
 }
 
-function fromWire(wire: WireEnvelope, seq: number): EventEnvelope {
+function fromWire(wire: WireEnvelope, place: { seq: number; endSeq: number }): EventEnvelope {
   const { perUserGroups, ...rest } = wire;
-  if (!perUserGroups) return { ...rest, seq };
+  if (!perUserGroups) return { ...rest, ...place };
   const perUser: Record<number, PerUser> = {};
   for (const [extra, ids] of perUserGroups) for (const id of ids) perUser[id] = extra;
-  return { ...rest, perUser, seq };
+  return { ...rest, perUser, ...place };
+}
+
+/**
+ * Where a reader must start to be given again the frame whose first part is `first`, completed
+ * just now: at that part, or earlier at the first part of a frame still incomplete, which it
+ * delivers later.
+ */
+function startOf(first: number, frames: Frames): number {
+  let start = first;
+  for (const held of frames.partsFrom.values()) start = Math.min(start, held);
+  return start;
 }

@@ -9,6 +9,7 @@
 import type { QueueOptions } from '../../actors/queue-options.ts';
 import type { EventQueue } from '../../actors/queue.ts';
 import type { QueueRegistry } from '../../actors/registry.ts';
+import type { StreamPlace } from '../bus/bus.ts';
 import type { NatsBus } from '../bus/nats.ts';
 import { parseSnapshot, type Snapshot } from '../db/commits.ts';
 import { rawQuery, type RawQueryTarget } from '../db/transaction.ts';
@@ -21,8 +22,8 @@ export const SWEEP_EVERY_MS = 10_000;
 
 /** The insert of a queue's row, whose snapshot is `snapshot` (SQL). */
 const insertRow = (snapshot: string) =>
-  `INSERT INTO "QueueDescriptor" ("id", "userId", "realmId", "node", "options", "snapshot", "afterSeq", "nextEventId", "newestPrunedId", "lastActivity")
-   VALUES ($1, $2, $3, $4, $5::jsonb, ${snapshot}, $6, 0, -1, to_timestamp($7 / 1000.0))
+  `INSERT INTO "QueueDescriptor" ("id", "userId", "realmId", "node", "options", "snapshot", "afterSeq", "deliveredThrough", "nextEventId", "newestPrunedId", "lastActivity")
+   VALUES ($1, $2, $3, $4, $5::jsonb, ${snapshot}, $6, $7, 0, -1, to_timestamp($8 / 1000.0))
    RETURNING "snapshot"`;
 
 /** A dead node's queue as its row describes it, claimed by this node. */
@@ -32,6 +33,7 @@ export interface Claimed {
   options: QueueOptions;
   snapshot: string;
   afterSeq: number;
+  deliveredThrough: number;
   nextEventId: number;
   newestPrunedId: number;
   /** The `restart` events a graceful restart gave the queue: `[id, afterSeq]`, where each sits. */
@@ -40,7 +42,6 @@ export interface Claimed {
 
 /** What a row says of a queue, as last written. */
 interface Written {
-  afterSeq: number;
   nextId: number;
   prunedId: number;
   activity: number;
@@ -67,8 +68,8 @@ export class QueueDescriptors {
     this.sweeper.unref();
   }
 
-  /** The stream sequence a queue made now starts after. */
-  position(): number {
+  /** Where in the stream a queue made now starts. */
+  position(): StreamPlace {
     return this.bus.readPosition();
   }
 
@@ -77,9 +78,9 @@ export class QueueDescriptors {
    * it also takes the transaction's snapshot, which it stores and returns, so the row costs
    * register no statement of its own.
    */
-  async record(tx: RawQueryTarget['prisma'], queue: EventQueue, afterSeq: number): Promise<Snapshot> {
-    const [row] = await tx.$queryRawUnsafe<{ snapshot: string }[]>(insertRow('pg_current_snapshot()::text'), ...this.rowValues(queue, afterSeq));
-    this.written.set(queue.id, { afterSeq, nextId: 0, prunedId: -1, activity: queue.lastConnection });
+  async record(tx: RawQueryTarget['prisma'], queue: EventQueue, from: StreamPlace): Promise<Snapshot> {
+    const [row] = await tx.$queryRawUnsafe<{ snapshot: string }[]>(insertRow('pg_current_snapshot()::text'), ...this.rowValues(queue, from));
+    this.written.set(queue.id, { nextId: 0, prunedId: -1, activity: queue.lastConnection });
     return parseSnapshot(row!.snapshot);
   }
 
@@ -88,17 +89,17 @@ export class QueueDescriptors {
    * answer: it has no state, so its snapshot (`1:1:`) holds no transaction and replaying filters
    * nothing out. A node dying before the insert loses the queue, as before there were rows.
    */
-  async recordStateless(queue: EventQueue, afterSeq: number): Promise<void> {
+  async recordStateless(queue: EventQueue, from: StreamPlace): Promise<void> {
     try {
-      await rawQuery(this.db, insertRow(`'1:1:'`), ...this.rowValues(queue, afterSeq));
-      this.written.set(queue.id, { afterSeq, nextId: 0, prunedId: -1, activity: queue.lastConnection });
+      await rawQuery(this.db, insertRow(`'1:1:'`), ...this.rowValues(queue, from));
+      this.written.set(queue.id, { nextId: 0, prunedId: -1, activity: queue.lastConnection });
     } catch (err) {
       log.warn('could not describe an event queue', { error: String(err) });
     }
   }
 
-  private rowValues(queue: EventQueue, afterSeq: number): unknown[] {
-    return [queue.id, queue.userId, queue.realmId, this.node, JSON.stringify(queue.options), afterSeq, queue.lastConnection];
+  private rowValues(queue: EventQueue, from: StreamPlace): unknown[] {
+    return [queue.id, queue.userId, queue.realmId, this.node, JSON.stringify(queue.options), from.afterSeq, from.deliveredThrough, queue.lastConnection];
   }
 
   /**
@@ -109,7 +110,8 @@ export class QueueDescriptors {
     const [row] = await rawQuery<Claimed>(
       this.db,
       `UPDATE "QueueDescriptor" SET "node" = $1 WHERE "id" = $2 AND "node" = $3 AND ($4::int IS NULL OR "userId" = $4)
-       RETURNING "userId", "realmId", "options", "snapshot", "afterSeq"::float8 AS "afterSeq", "nextEventId", "newestPrunedId", "restarts"`,
+       RETURNING "userId", "realmId", "options", "snapshot", "afterSeq"::float8 AS "afterSeq",
+         "deliveredThrough"::float8 AS "deliveredThrough", "nextEventId", "newestPrunedId", "restarts"`,
       this.node,
       queueId,
       dead,
@@ -137,34 +139,37 @@ export class QueueDescriptors {
 
   /** Checkpoints a queue rebuilt here from `row` from now on. */
   adopt(queue: EventQueue, row: Claimed): void {
-    this.written.set(queue.id, { afterSeq: row.afterSeq, nextId: row.nextEventId, prunedId: row.newestPrunedId, activity: 0 });
+    this.written.set(queue.id, { nextId: row.nextEventId, prunedId: row.newestPrunedId, activity: 0 });
   }
 
   /**
-   * Queues this node restored after a restart, whose `restart` events got `restartIds` and sit
-   * after stream sequence `afterSeq`: their rows say so at once (the event is not in the stream,
-   * so a takeover puts it back there and numbers what follows as the client saw it), keeping the
-   * earlier restarts a checkpoint has not passed; their next pass writes them whole.
+   * Saved queues this node is taking back after a restart, whose `restart` events get ids
+   * `restartIds` and sit after stream sequence `afterSeq`: notes that on the rows that still name
+   * this node (the event is not in the stream, so a takeover puts it back there and numbers what
+   * follows as the client saw it), keeping the earlier restarts a checkpoint has not passed, and
+   * returns the ids of the queues another node took over meanwhile (a statement for the restore's
+   * transaction: a queue comes back only with its note written).
    */
-  async resume(queues: readonly EventQueue[], restartIds: readonly number[], afterSeq: number): Promise<void> {
-    for (const queue of queues) this.written.set(queue.id, { afterSeq: -1, nextId: -1, prunedId: -2, activity: 0 });
-    if (queues.length === 0) return;
-    try {
-      await rawQuery(
-        this.db,
-        `UPDATE "QueueDescriptor" d SET "restarts" = COALESCE(
+  takeBack(ids: readonly string[], restartIds: readonly number[], afterSeq: number) {
+    return this.db.prisma.$queryRawUnsafe<{ id: string }[]>(
+      `WITH noted AS (
+         UPDATE "QueueDescriptor" d SET "restarts" = COALESCE(
              (SELECT jsonb_agg(r) FROM jsonb_array_elements(d."restarts") r WHERE (r->>0)::int >= d."nextEventId"), '[]'::jsonb)
            || jsonb_build_array(jsonb_build_array(c.restart, $3::bigint))
          FROM unnest($1::text[], $2::int[]) AS c(id, restart)
-         WHERE d."id" = c.id AND d."node" = $4`,
-        queues.map((queue) => queue.id),
-        restartIds,
-        afterSeq,
-        this.node,
-      );
-    } catch (err) {
-      log.warn('could not note the restart events of the restored event queues', { error: String(err) });
-    }
+         WHERE d."id" = c.id AND d."node" = $4
+         RETURNING d."id")
+       SELECT "id" FROM "QueueDescriptor" WHERE "id" = ANY($1::text[]) AND "id" NOT IN (SELECT "id" FROM noted)`,
+      ids,
+      restartIds,
+      afterSeq,
+      this.node,
+    );
+  }
+
+  /** Checkpoints queues restored after a restart (takeBack): their next pass writes them whole. */
+  restored(queues: readonly EventQueue[]): void {
+    for (const queue of queues) this.written.set(queue.id, { nextId: -1, prunedId: -2, activity: 0 });
   }
 
   /**
@@ -200,6 +205,7 @@ export class QueueDescriptors {
     const now = Date.now();
     const ids: string[] = [];
     const seqs: number[] = [];
+    const delivered: number[] = [];
     const nextIds: number[] = [];
     const prunedIds: number[] = [];
     const activities: number[] = [];
@@ -218,9 +224,10 @@ export class QueueDescriptors {
       // A queue that neither took events nor was read since its row needs no new one: replaying
       // from the old place gives it the same.
       if (at === null || (at.nextId === was.nextId && queue.newestPrunedId === was.prunedId && activity === was.activity)) continue;
-      const row = { afterSeq: at.afterSeq, nextId: at.nextId, prunedId: queue.newestPrunedId, activity };
+      const row = { nextId: at.nextId, prunedId: queue.newestPrunedId, activity };
       ids.push(id);
-      seqs.push(row.afterSeq);
+      seqs.push(at.from.afterSeq);
+      delivered.push(at.from.deliveredThrough);
       nextIds.push(row.nextId);
       prunedIds.push(row.prunedId);
       activities.push(row.activity);
@@ -229,11 +236,13 @@ export class QueueDescriptors {
     if (ids.length) {
       await rawQuery(
         this.db,
-        `UPDATE "QueueDescriptor" d SET "afterSeq" = c.seq, "nextEventId" = c.next, "newestPrunedId" = c.pruned, "lastActivity" = to_timestamp(c.at / 1000.0)
-         FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::bigint[]) AS c(id, seq, next, pruned, at)
-         WHERE d."id" = c.id AND d."node" = $6`,
+        `UPDATE "QueueDescriptor" d SET "afterSeq" = c.seq, "deliveredThrough" = c.delivered, "nextEventId" = c.next, "newestPrunedId" = c.pruned,
+           "lastActivity" = to_timestamp(c.at / 1000.0)
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::int[], $5::int[], $6::bigint[]) AS c(id, seq, delivered, next, pruned, at)
+         WHERE d."id" = c.id AND d."node" = $7`,
         ids,
         seqs,
+        delivered,
         nextIds,
         prunedIds,
         activities,

@@ -5,7 +5,8 @@
 // queue by replaying the event stream from the row's checkpoint through the queue's filter, with
 // its options, user and register snapshot, numbering from the row's next id, drops what the
 // client had acknowledged, and serves it as its own: its client goes on with the same queue id
-// and last event id, and gets each event once, in order.
+// and last event id, and gets each event once, in order. A queue whose replay ends it (its
+// organization was deactivated) has ended, as it had on its node: BAD_EVENT_QUEUE_ID.
 import { EventQueue, QueueError } from '../../actors/queue.ts';
 import { restartEvent } from '../actions/event-queues.ts';
 import type { App } from '../app.ts';
@@ -15,6 +16,9 @@ import { parseSnapshot } from '../db/commits.ts';
 import { badQueueId } from '../errors.ts';
 import { log } from '../log.ts';
 import { queueUnreachable } from './queue-proxy.ts';
+
+/** The replay reached an event that ends the queue. */
+class QueueEnded extends Error {}
 
 /** Queues other nodes took over that this node remembers the owner of (the rest it looks up). */
 const REMEMBERED_MOVES = 100_000;
@@ -68,14 +72,14 @@ export class QueueTakeover {
       log.info('took over an event queue whose node is gone', { from: dead, userId: row.userId, events, ms: Date.now() - started });
       return null;
     } catch (err) {
-      const lost = err instanceof StreamGap || err instanceof QueueError;
-      log.warn(
-        lost ? 'an event queue whose node is gone cannot be rebuilt' : 'could not rebuild an event queue whose node is gone; a later request tries again',
-        {
-          from: dead,
-          error: String(err),
-        },
-      );
+      const lost = err instanceof StreamGap || err instanceof QueueError || err instanceof QueueEnded;
+      if (err instanceof QueueEnded) log.info('an event queue whose node is gone had ended', { from: dead, userId: row.userId });
+      else {
+        log.warn(
+          lost ? 'an event queue whose node is gone cannot be rebuilt' : 'could not rebuild an event queue whose node is gone; a later request tries again',
+          { from: dead, error: String(err) },
+        );
+      }
       await descriptors.unclaim(queueId, lost ? null : dead);
       throw lost ? badQueueId(queueId) : queueUnreachable();
     }
@@ -99,10 +103,11 @@ export class QueueTakeover {
     let adopted = false;
     try {
       await this.app.cluster!.bus.replay(
-        row.afterSeq,
+        { afterSeq: row.afterSeq, deliveredThrough: row.deliveredThrough },
         (envelope) => {
-          restartsBefore(envelope.seq!);
-          queues.replayInto(queue, envelope);
+          restartsBefore(envelope.endSeq!);
+          // Its node ended it there, or would have: nothing more reaches it.
+          if (queues.replayInto(queue, envelope)) throw new QueueEnded();
         },
         () => {
           restartsBefore(Number.POSITIVE_INFINITY);

@@ -170,14 +170,15 @@ function contract(name: string, makeWorld: () => World): void {
       await settled;
       assert.is(a!.settled(), null, 'nothing left to wait for');
       await until('three events', () => received.length >= 3);
-      // NATS adds where in the stream each envelope starts: a big one's first part.
-      const withoutSeq = ({ seq: _seq, ...rest }: EventEnvelope) => rest;
-      assert.equal(withoutSeq(received[0]!), small);
-      assert.equal(withoutSeq(received[1]!), big);
+      // NATS adds where in the stream each envelope starts (a big one's first part) and ends.
+      const withoutPlace = ({ seq: _seq, endSeq: _endSeq, ...rest }: EventEnvelope) => rest;
+      assert.equal(withoutPlace(received[0]!), small);
+      assert.equal(withoutPlace(received[1]!), big);
       assert.equal(received[2]!.event, envelope(0, 2).event);
       if (world.distinct) {
         const [first, second, third] = received.map((e) => e.seq!);
         assert.ok(first! <= second! && second! + 3 <= third!, `sequences ${first}, ${second}, ${third}: the big event took at least three parts`);
+        assert.ok(received[1]!.endSeq! >= second! + 2 && received[1]!.endSeq! < third!, `the big event ends at ${received[1]!.endSeq}, its last part`);
       }
     } finally {
       await world.close();

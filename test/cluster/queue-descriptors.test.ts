@@ -55,7 +55,7 @@ if (!NATS_URL) {
   };
 
   /** The stream's last sequence: what a queue with nothing pending checkpoints. */
-  const readPosition = () => cluster.a.app.cluster!.bus.readPosition();
+  const readPosition = () => cluster.a.app.cluster!.bus.readPosition().afterSeq;
 
   test('register writes the row in its transaction; checkpoints follow what the queue holds and what its client acknowledged', async () => {
     const before = readPosition();

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "QueueDescriptor" ADD COLUMN     "deliveredThrough" BIGINT NOT NULL DEFAULT 0;
