@@ -12,10 +12,13 @@ export const TopicVisibility = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 }
 /** The user's settings in channels that are not archived, with those channels' names. */
 async function activeSettings(app: App, userId: number, visibility?: number): Promise<{ row: UserTopic; channelName: string }[]> {
   const rows = await app.prisma.userTopic.findMany({ where: { userId, visibility }, orderBy: { id: 'asc' } });
-  const channels = await app.prisma.channel.findMany({
-    where: { id: { in: [...new Set(rows.map((r) => r.channelId))] }, isArchived: false },
-    select: { id: true, name: true },
-  });
+  // Most users have none: then no statement for their channels (Prisma would send one to find nothing).
+  const channels = rows.length
+    ? await app.prisma.channel.findMany({
+        where: { id: { in: [...new Set(rows.map((r) => r.channelId))] }, isArchived: false },
+        select: { id: true, name: true },
+      })
+    : [];
   const names = new Map(channels.map((c) => [c.id, c.name]));
   return rows.filter((r) => names.has(r.channelId)).map((row) => ({ row, channelName: names.get(row.channelId)! }));
 }
