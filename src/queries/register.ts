@@ -234,23 +234,34 @@ async function restrictedMemberLists(app: App, realm: RealmInfo, user: User, o: 
   return [withActive(true), withActive(false)];
 }
 
-async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {
+/** Every channel whose metadata the user may see (archived ones for clients that show them). */
+function visibleChannels(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<ChannelObject[]> {
+  return listChannels(app, realm, user, {
+    includePublic: false,
+    includeWebPublic: false,
+    includeSubscribed: false,
+    excludeArchived: !hasCapability(o.queue, 'archived_channels'),
+    includeAll: true,
+    includeDefault: false,
+    includeOwnerSubscribed: false,
+    includeCanAccessContent: false,
+  });
+}
+
+async function subscriptionSection(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  o: SnapshotOptions,
+  visibleChannels: () => Promise<ChannelObject[]>,
+): Promise<State> {
   const withSubscribers = o.includeSubscribers !== 'false';
   const archived = hasCapability(o.queue, 'archived_channels');
   const subscriptions = await userSubscriptions(app, realm, user, withSubscribers, archived);
   const subscribedIds = new Set(subscriptions.map((s) => s.stream_id));
   const pastRows = await app.prisma.subscription.findMany({ where: { userId: user.id, active: false } });
   const past = new Map(pastRows.map((r) => [r.channelId, r]));
-  const visible = await listChannels(app, realm, user, {
-    includePublic: true,
-    includeWebPublic: false,
-    includeSubscribed: false,
-    excludeArchived: !archived,
-    includeAll: true,
-    includeDefault: false,
-    includeOwnerSubscribed: false,
-    includeCanAccessContent: false,
-  });
+  const visible = await visibleChannels();
   const others = visible.filter((c) => !subscribedIds.has(c.stream_id));
   const subscribers = withSubscribers
     ? await subscribersByChannel(
@@ -498,7 +509,10 @@ export const NEWEST_MESSAGE_ID = 'SELECT "messageId" FROM "UserMessage" WHERE "u
 function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions, wants: Wants, query: Query): void {
   const id = user.id;
   query('realm_user', () => realmUserSection(app, realm, user, o));
-  query('subscription', () => subscriptionSection(app, realm, user, o));
+  // The subscription and stream sections list the same channels: read once.
+  let visible: Promise<ChannelObject[]> | undefined;
+  const visibleOnce = () => (visible ??= visibleChannels(app, realm, user, o));
+  query('subscription', () => subscriptionSection(app, realm, user, o, visibleOnce));
   query('message', async () => {
     // Through app.prisma: the register's snapshot transaction.
     const [newest] = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(NEWEST_MESSAGE_ID, id);
@@ -509,20 +523,7 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('recent_private_conversations', () => recentConversations(app, user));
   query('presence', () => presenceSection(app, realm, o));
   query('user_settings', () => ({ user_settings: { ...settingsObject(user.settings), timezone: user.timezone } }));
-  if (o.includeStreams) {
-    query('stream', async () => ({
-      streams: await listChannels(app, realm, user, {
-        includePublic: false,
-        includeWebPublic: false,
-        includeSubscribed: false,
-        excludeArchived: !hasCapability(o.queue, 'archived_channels'),
-        includeAll: true,
-        includeDefault: false,
-        includeOwnerSubscribed: false,
-        includeCanAccessContent: false,
-      }),
-    }));
-  }
+  if (o.includeStreams) query('stream', async () => ({ streams: await visibleOnce() }));
   query('drafts', async () => ({
     drafts: (await app.prisma.draft.findMany({ where: { userId: id }, orderBy: { lastEditTime: 'desc' }, take: 1000 })).map(formatDraft),
   }));
