@@ -19,7 +19,7 @@ import { navigationViews } from './navigation-views.ts';
 import { listReminders, listScheduledMessages } from './scheduled-messages.ts';
 import { userAlertWords } from './alert-words.ts';
 import { mutedUsers } from './muted-users.ts';
-import { mutedTopics, userTopics } from './user-topics.ts';
+import { mutedTopics, type TopicSettings, topicSettings, userTopics } from './user-topics.ts';
 import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
 import { defaultChannelGroups, defaultChannelIds, seesDefaultChannels } from './default-channels.ts';
 import { profileFields } from './profile-fields.ts';
@@ -539,8 +539,11 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
     custom_profile_fields: await profileFields(app, realm.id),
     custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES,
   }));
-  query('user_topic', async () => ({ user_topics: await userTopics(app, id) }));
-  if (wantsMutedTopics(wants, o)) query('muted_topics', async () => ({ muted_topics: await mutedTopics(app, id) }));
+  // Both lists come from the same settings: read once.
+  let topics: Promise<TopicSettings> | undefined;
+  const topicsOnce = () => (topics ??= topicSettings(app, id));
+  query('user_topic', async () => ({ user_topics: await userTopics(app, id, topicsOnce()) }));
+  if (wantsMutedTopics(wants, o)) query('muted_topics', async () => ({ muted_topics: await mutedTopics(app, id, topicsOnce()) }));
   query('muted_users', async () => ({ muted_users: await mutedUsers(app, id) }));
   query('alert_words', async () => ({ alert_words: await userAlertWords(app, id) }));
   query('realm_bot', () => ownedBots(app, realm, user));
