@@ -32,7 +32,7 @@ import { formatSubscription, subscribersByChannel, unmutedTopicCheck, userSubscr
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, accessRestricted, unknownUser } from './user-access.ts';
-import { activeMembers, memberLists } from './member-list.ts';
+import { activeMembers, cachedMemberRows, memberLists } from './member-list.ts';
 import { avatarUrl, botDicts, crossRealmBots, formatUser, gravatarUrl, type Person, profileData, realmUserRows } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
@@ -653,10 +653,15 @@ async function starredMessages(app: App, user: User): Promise<State> {
 
 /** The bots the user administers: their own, or every bot for organization administrators. */
 async function ownedBots(app: App, realm: RealmInfo, user: User): Promise<State> {
-  const bots = await app.prisma.user.findMany({
-    where: { realmId: realm.id, isBot: true, isSystemBot: false, ...(isAdmin(user) ? {} : { botOwnerId: user.id }) },
-    orderBy: { id: 'asc' },
-  });
+  // From the member lists' rows when they are cached (a register with all data warmed them).
+  const rows = await cachedMemberRows(app, realm.id);
+  const owned = (u: User) => u.isBot && (isAdmin(user) || u.botOwnerId === user.id);
+  const bots = rows
+    ? rows.filter(owned)
+    : await app.prisma.user.findMany({
+        where: { realmId: realm.id, isBot: true, isSystemBot: false, ...(isAdmin(user) ? {} : { botOwnerId: user.id }) },
+        orderBy: { id: 'asc' },
+      });
   return { realm_bots: await botDicts(app, realm, bots) };
 }
 
