@@ -1,6 +1,8 @@
 // Raw uWebSockets.js with no application logic: the machine's ceiling for the
-// long-poll fan-out and WebSocket broadcast the chat server does. Run as a child
-// process; prints {"port":N} on stdout once listening.
+// long-poll fan-out and WebSocket broadcast the chat server does, and (given a saved answer's
+// file as its argument) for POST /api/v1/register answered with those bytes and no work at all.
+// Run as a child process; prints {"port":N} on stdout once listening.
+import { readFileSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
 
 if (!('_cfg' in uWS)) throw new Error('uWebSockets.js native binary did not load (JS fallback is not a baseline)');
@@ -22,8 +24,24 @@ function eventsBody(payload: string, id: number): string {
   return `{"result":"success","msg":"","queue_id":"baseline","events":[{"type":"message","id":${id},"message":${payload}}]}`;
 }
 
+const registerAnswer = process.argv[2] ? readFileSync(process.argv[2]) : undefined;
+
+/** The whole answer, as much as the socket takes now and the rest when it drains (as the server writes). */
+function sendAll(res: uWS.HttpResponse, body: Buffer, aborted: () => boolean): void {
+  const sendFrom = (offset: number) => aborted() || res.tryEnd(body.subarray(offset), body.length)[0];
+  if (!sendFrom(0)) res.onWritable(sendFrom);
+}
+
 const app = uWS
   .App()
+  .post('/api/v1/register', (res) => {
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+    });
+    if (!registerAnswer) return void res.cork(() => res.writeStatus('404 Not Found').end());
+    res.cork(() => sendAll(res.writeHeader('Content-Type', 'application/json'), registerAnswer, () => aborted));
+  })
   .get('/poll', (res) => {
     parked.add(res);
     res.onAborted(() => parked.delete(res));

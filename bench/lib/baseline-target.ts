@@ -21,8 +21,9 @@ export class BaselineTarget {
     this.handle = { target: 'baseline', url, pid: proc.pid, memory: () => proc.memory() };
   }
 
-  static async start(): Promise<BaselineTarget> {
-    const proc = ServerProcess.start('baseline', 'bench/baseline/server.ts', [], {}, ['--import', 'tsx']);
+  /** `registerAnswer`: a file whose bytes answer every POST /api/v1/register. */
+  static async start(registerAnswer?: string): Promise<BaselineTarget> {
+    const proc = ServerProcess.start('baseline', 'bench/baseline/server.ts', registerAnswer ? [registerAnswer] : [], {}, ['--import', 'tsx']);
     try {
       const { port } = await proc.firstJsonLine(30_000);
       const url = `http://127.0.0.1:${Number(port)}`;

@@ -113,6 +113,7 @@ export interface CapacityFigures {
 
 export function caseLabel(r: Pick<CaseResult, 'kind' | 'count' | 'channels' | 'nodes' | 'request' | 'history'>): string {
   if (r.history !== undefined) return `${r.request ?? r.kind} @${r.history.toLocaleString('en')}`;
+  if (r.request !== undefined) return r.request;
   const channels = r.channels !== undefined && r.channels > 1 ? ` ${r.channels}ch` : '';
   return `${r.kind} ${r.count}${channels}${r.nodes ? ` @${r.nodes}n` : ''}`;
 }
@@ -127,11 +128,11 @@ export interface Ratio {
 
 const div = (x?: number, y?: number) => (x !== undefined && y !== undefined && y > 0 ? x / y : undefined);
 
-/** server / baseline for every server case that has a baseline case of the same kind and count. */
+/** server / baseline for every server case that has a baseline case of the same kind, count and request. */
 export function ratios(results: CaseResult[]): Ratio[] {
   const out: Ratio[] = [];
   for (const s of results.filter((r) => r.target === 'server')) {
-    const b = results.find((r) => r.target === 'baseline' && r.kind === s.kind && r.count === s.count);
+    const b = results.find((r) => r.target === 'baseline' && r.kind === s.kind && r.count === s.count && r.request === s.request);
     if (!b) continue;
     out.push({
       label: caseLabel(s),

@@ -3,14 +3,16 @@
 // of history (default 10 thousand, 1 million and 10 million), each seeded straight into a fresh
 // database (bench/lib/history-seed.ts). 20 clients, one per bench user, make each request back to
 // back for --duration seconds; the report gives every figure against the same request on the
-// smallest history, the baseline of this scenario.
-import { mkdtemp, rm } from 'node:fs/promises';
+// smallest history, the baseline of this scenario, and register with all data against its floor:
+// raw uWebSockets.js answering the same clients with a real answer's bytes (registerFloor).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { historySettings } from '../../src/db/embedded.ts';
 import { scratchServer, type ScratchServer } from '../../src/db/scratch.ts';
-import { parseEndpoint } from '../lib/http-client.ts';
+import { BaselineTarget } from '../lib/baseline-target.ts';
+import { HttpConnection, parseEndpoint, type Endpoint } from '../lib/http-client.ts';
 import { COMMON_WORD, NEVER_WRITTEN, seedHistory, type BenchUser, type SeedReport } from '../lib/history-seed.ts';
 import { sendThroughput, type SenderSpec, type ServerHandle } from '../lib/measure.ts';
 import type { BenchOptions } from '../lib/options.ts';
@@ -28,9 +30,11 @@ const get = (path: string, params: Record<string, unknown> = {}): Request => {
 const channel = (u: BenchUser) => ({ operator: 'channel', operand: u.channelId });
 const newest = (narrow: unknown[]) => get('/api/v1/messages', { anchor: 'newest', num_before: 50, num_after: 0, narrow });
 
+const REGISTER_ALL = { name: 'register (all data)', request: (): Request => ({ method: 'POST', path: '/api/v1/register', body: '' }) };
+
 /** Each request a client makes, as bench user `u` would make it. */
 export const REQUESTS: { name: string; request: (u: BenchUser) => Request }[] = [
-  { name: 'register (all data)', request: () => ({ method: 'POST', path: '/api/v1/register', body: '' }) },
+  REGISTER_ALL,
   {
     name: 'register (message, subscription, flags)',
     request: () => ({ method: 'POST', path: '/api/v1/register', body: formEncode({ fetch_event_types: ['message', 'subscription', 'update_message_flags'] }) }),
@@ -94,12 +98,17 @@ async function measureSize(databases: ScratchServer, size: number, opts: BenchOp
       if (kept) await keepSeeded(databases.url, kept.name, seeded);
     }
     const server = await startServing('server', env);
+    let results: CaseResult[];
+    let answer: string | undefined;
     try {
       const handle: ServerHandle = { target: 'server', url: server.url, pid: server.process.pid, memory: () => server.process.memory() };
-      return await measureRequests(handle, seeded, size, opts);
+      results = await measureRequests(handle, seeded, size, opts);
+      if (size === Math.min(...opts.sizes)) answer = await saveRegisterAnswer(server.url, seeded.benchUsers[0]!, dir);
     } finally {
       await server.process.stop();
     }
+    if (answer) results.push(await registerFloor(answer, seeded, opts));
+    return results;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -204,16 +213,8 @@ async function measureRequests(handle: ServerHandle, seeded: SeedReport, size: n
   const endpoint = parseEndpoint(handle.url);
   const results: CaseResult[] = [];
   const tag = (r: CaseResult, request: string): CaseResult => ({ ...r, request, history: size });
+  for (const { name, request } of REQUESTS) results.push(tag(await measureReads(handle, endpoint, readers(seeded, request), opts), name));
   const durationMs = opts.durationS * 1000;
-  for (const { name, request } of REQUESTS) {
-    const clients: SenderSpec[] = seeded.benchUsers.map((u) => {
-      const req = request(u);
-      return { headers: { ...FORM_HEADERS, Authorization: basicAuth(u) }, request: () => req };
-    });
-    // A short unmeasured round first: the first request of a kind fills caches and plans.
-    await sendThroughput(handle, endpoint, clients, { maxMessages: clients.length, durationMs }, 'read');
-    results.push(tag(await sendThroughput(handle, endpoint, clients, { maxMessages: opts.messages, durationMs }, 'read'), name));
-  }
   // Sending: each sender into a channel of its own (about 200 subscribers each).
   const senders: SenderSpec[] = seeded.benchUsers.slice(1, 1 + opts.senders).map((u) => ({
     headers: { ...FORM_HEADERS, Authorization: basicAuth(u) },
@@ -221,4 +222,48 @@ async function measureRequests(handle: ServerHandle, seeded: SeedReport, size: n
   }));
   results.push(tag(await sendThroughput(handle, endpoint, senders, { maxMessages: opts.messages, durationMs }), 'send'));
   return results;
+}
+
+/** Each bench user making `request` back to back. */
+function readers(seeded: SeedReport, request: (u: BenchUser) => Request): SenderSpec[] {
+  return seeded.benchUsers.map((u) => {
+    const req = request(u);
+    return { headers: { ...FORM_HEADERS, Authorization: basicAuth(u) }, request: () => req };
+  });
+}
+
+async function measureReads(handle: ServerHandle, endpoint: Endpoint, clients: SenderSpec[], opts: BenchOptions): Promise<CaseResult> {
+  const durationMs = opts.durationS * 1000;
+  // A short unmeasured round first: the first request of a kind fills caches and plans.
+  await sendThroughput(handle, endpoint, clients, { maxMessages: clients.length, durationMs }, 'read');
+  return sendThroughput(handle, endpoint, clients, { maxMessages: opts.messages, durationMs }, 'read');
+}
+
+/** The first bench user's register (all data) answer, as the server gave it, saved in `dir`; the floor answers with it. */
+async function saveRegisterAnswer(url: string, user: BenchUser, dir: string): Promise<string> {
+  const conn = await HttpConnection.open(parseEndpoint(url));
+  try {
+    const { method, path, body } = REGISTER_ALL.request();
+    const res = await conn.request(method, path, { ...FORM_HEADERS, Authorization: basicAuth(user) }, body);
+    if (res.status !== 200) throw new Error(`history: register answered ${res.status}`);
+    const file = join(dir, 'register-answer.json');
+    await writeFile(file, res.body);
+    return file;
+  } finally {
+    conn.close();
+  }
+}
+
+/**
+ * The floor under register with all data on this machine: raw uWebSockets.js answering the same
+ * clients with the bytes of a real answer and doing nothing else (bench/baseline/server.ts).
+ * The report gives register's figures against it.
+ */
+async function registerFloor(answer: string, seeded: SeedReport, opts: BenchOptions): Promise<CaseResult> {
+  const floor = await BaselineTarget.start(answer);
+  try {
+    return { ...(await measureReads(floor.handle, floor.endpoint, readers(seeded, REGISTER_ALL.request), opts)), request: REGISTER_ALL.name };
+  } finally {
+    await floor.stop();
+  }
 }

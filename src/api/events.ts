@@ -20,7 +20,7 @@ import { fetchInitialState, needsMemberLists, type SnapshotOptions } from '../qu
 import type { RealmInfo } from '../queries/realms.ts';
 import { FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '../version.ts';
 import { isGuest } from '../auth/policy.ts';
-import { databaseWithin } from '../db/transaction.ts';
+import { databaseWithin, oneAtATime } from '../db/transaction.ts';
 
 export const DEFAULT_IDLE_QUEUE_TIMEOUT = 600;
 export const MAX_IDLE_QUEUE_TIMEOUT = 7 * 86400;
@@ -105,9 +105,15 @@ async function register(app: App, realm: RealmInfo, user: User | null, p: Params
     includeStreams: p.include_streams,
   };
   if (needsMemberLists(snapshot)) await warmMemberLists(app, realm.id);
-  const { queue, state } = await queuePlacement(app).register(user && { userId: user.id, realmId: realm.id }, options, (prisma) =>
-    fetchInitialState({ ...app, prisma, db: databaseWithin(app.db, prisma), realms: app.realms.within(prisma) }, realm, user, snapshot),
-  );
+  const { queue, state } = await queuePlacement(app).register(user && { userId: user.id, realmId: realm.id }, options, (prisma) => {
+    const inSnapshot = oneAtATime(prisma);
+    return fetchInitialState(
+      { ...app, prisma: inSnapshot, db: databaseWithin(app.db, inSnapshot), realms: app.realms.within(inSnapshot) },
+      realm,
+      user,
+      snapshot,
+    );
+  });
   // Written in pieces: the member lists come serialized in UTF-8 already (queries/member-list.ts).
   return jsonFields({
     queue_id: queue?.id ?? null,

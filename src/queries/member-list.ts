@@ -138,6 +138,14 @@ export async function activeMembers(app: App, realmId: number): Promise<readonly
   return (await members(app, realmId)).active;
 }
 
+/**
+ * The organization's users (system bots aside) in id order, inactive ones too, when the cache holds
+ * them (as register's snapshot may read them: what changed since comes as events); else undefined.
+ */
+export async function cachedMemberRows(app: App, realmId: number): Promise<readonly User[] | undefined> {
+  return (await cache.peek(app, realmId))?.rows;
+}
+
 /** Drops the organization's lists: its users, their profile data or its own row changed. */
 export function forgetMemberLists(app: App, realmId: number): void {
   cache.forget(app, realmId);

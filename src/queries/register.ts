@@ -19,7 +19,7 @@ import { navigationViews } from './navigation-views.ts';
 import { listReminders, listScheduledMessages } from './scheduled-messages.ts';
 import { userAlertWords } from './alert-words.ts';
 import { mutedUsers } from './muted-users.ts';
-import { mutedTopics, userTopics } from './user-topics.ts';
+import { mutedTopics, type TopicSettings, topicSettings, userTopics } from './user-topics.ts';
 import { channelFolders, spectatorChannelFolders } from './channel-folders.ts';
 import { defaultChannelGroups, defaultChannelIds, seesDefaultChannels } from './default-channels.ts';
 import { profileFields } from './profile-fields.ts';
@@ -32,7 +32,7 @@ import { formatSubscription, subscribersByChannel, unmutedTopicCheck, userSubscr
 import { inheritedNotificationSettings, withInheritedSettings } from '../domain/user-settings.ts';
 import { listGroups } from './user-groups.ts';
 import { accessibleUserIds, accessRestricted, unknownUser } from './user-access.ts';
-import { activeMembers, memberLists } from './member-list.ts';
+import { activeMembers, cachedMemberRows, memberLists } from './member-list.ts';
 import { avatarUrl, botDicts, crossRealmBots, formatUser, gravatarUrl, type Person, profileData, realmUserRows } from './users.ts';
 import { SERVER_JITSI_URL, serverLimits } from './server-state.ts';
 import { CUSTOM_PROFILE_FIELD_TYPES } from '../domain/profile-fields.ts';
@@ -234,23 +234,34 @@ async function restrictedMemberLists(app: App, realm: RealmInfo, user: User, o: 
   return [withActive(true), withActive(false)];
 }
 
-async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<State> {
+/** Every channel whose metadata the user may see (archived ones for clients that show them). */
+function visibleChannels(app: App, realm: RealmInfo, user: User, o: SnapshotOptions): Promise<ChannelObject[]> {
+  return listChannels(app, realm, user, {
+    includePublic: false,
+    includeWebPublic: false,
+    includeSubscribed: false,
+    excludeArchived: !hasCapability(o.queue, 'archived_channels'),
+    includeAll: true,
+    includeDefault: false,
+    includeOwnerSubscribed: false,
+    includeCanAccessContent: false,
+  });
+}
+
+async function subscriptionSection(
+  app: App,
+  realm: RealmInfo,
+  user: User,
+  o: SnapshotOptions,
+  visibleChannels: () => Promise<ChannelObject[]>,
+): Promise<State> {
   const withSubscribers = o.includeSubscribers !== 'false';
   const archived = hasCapability(o.queue, 'archived_channels');
   const subscriptions = await userSubscriptions(app, realm, user, withSubscribers, archived);
   const subscribedIds = new Set(subscriptions.map((s) => s.stream_id));
   const pastRows = await app.prisma.subscription.findMany({ where: { userId: user.id, active: false } });
   const past = new Map(pastRows.map((r) => [r.channelId, r]));
-  const visible = await listChannels(app, realm, user, {
-    includePublic: true,
-    includeWebPublic: false,
-    includeSubscribed: false,
-    excludeArchived: !archived,
-    includeAll: true,
-    includeDefault: false,
-    includeOwnerSubscribed: false,
-    includeCanAccessContent: false,
-  });
+  const visible = await visibleChannels();
   const others = visible.filter((c) => !subscribedIds.has(c.stream_id));
   const subscribers = withSubscribers
     ? await subscribersByChannel(
@@ -498,7 +509,10 @@ export const NEWEST_MESSAGE_ID = 'SELECT "messageId" FROM "UserMessage" WHERE "u
 function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions, wants: Wants, query: Query): void {
   const id = user.id;
   query('realm_user', () => realmUserSection(app, realm, user, o));
-  query('subscription', () => subscriptionSection(app, realm, user, o));
+  // The subscription and stream sections list the same channels: read once.
+  let visible: Promise<ChannelObject[]> | undefined;
+  const visibleOnce = () => (visible ??= visibleChannels(app, realm, user, o));
+  query('subscription', () => subscriptionSection(app, realm, user, o, visibleOnce));
   query('message', async () => {
     // Through app.prisma: the register's snapshot transaction.
     const [newest] = await app.prisma.$queryRawUnsafe<{ messageId: number }[]>(NEWEST_MESSAGE_ID, id);
@@ -509,20 +523,7 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
   query('recent_private_conversations', () => recentConversations(app, user));
   query('presence', () => presenceSection(app, realm, o));
   query('user_settings', () => ({ user_settings: { ...settingsObject(user.settings), timezone: user.timezone } }));
-  if (o.includeStreams) {
-    query('stream', async () => ({
-      streams: await listChannels(app, realm, user, {
-        includePublic: false,
-        includeWebPublic: false,
-        includeSubscribed: false,
-        excludeArchived: !hasCapability(o.queue, 'archived_channels'),
-        includeAll: true,
-        includeDefault: false,
-        includeOwnerSubscribed: false,
-        includeCanAccessContent: false,
-      }),
-    }));
-  }
+  if (o.includeStreams) query('stream', async () => ({ streams: await visibleOnce() }));
   query('drafts', async () => ({
     drafts: (await app.prisma.draft.findMany({ where: { userId: id }, orderBy: { lastEditTime: 'desc' }, take: 1000 })).map(formatDraft),
   }));
@@ -538,8 +539,11 @@ function userSections(app: App, realm: RealmInfo, user: User, o: SnapshotOptions
     custom_profile_fields: await profileFields(app, realm.id),
     custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES,
   }));
-  query('user_topic', async () => ({ user_topics: await userTopics(app, id) }));
-  if (wantsMutedTopics(wants, o)) query('muted_topics', async () => ({ muted_topics: await mutedTopics(app, id) }));
+  // Both lists come from the same settings: read once.
+  let topics: Promise<TopicSettings> | undefined;
+  const topicsOnce = () => (topics ??= topicSettings(app, id));
+  query('user_topic', async () => ({ user_topics: await userTopics(app, id, topicsOnce()) }));
+  if (wantsMutedTopics(wants, o)) query('muted_topics', async () => ({ muted_topics: await mutedTopics(app, id, topicsOnce()) }));
   query('muted_users', async () => ({ muted_users: await mutedUsers(app, id) }));
   query('alert_words', async () => ({ alert_words: await userAlertWords(app, id) }));
   query('realm_bot', () => ownedBots(app, realm, user));
@@ -650,10 +654,15 @@ async function starredMessages(app: App, user: User): Promise<State> {
 
 /** The bots the user administers: their own, or every bot for organization administrators. */
 async function ownedBots(app: App, realm: RealmInfo, user: User): Promise<State> {
-  const bots = await app.prisma.user.findMany({
-    where: { realmId: realm.id, isBot: true, isSystemBot: false, ...(isAdmin(user) ? {} : { botOwnerId: user.id }) },
-    orderBy: { id: 'asc' },
-  });
+  // From the member lists' rows when they are cached (a register with all data warmed them).
+  const rows = await cachedMemberRows(app, realm.id);
+  const owned = (u: User) => u.isBot && (isAdmin(user) || u.botOwnerId === user.id);
+  const bots = rows
+    ? rows.filter(owned)
+    : await app.prisma.user.findMany({
+        where: { realmId: realm.id, isBot: true, isSystemBot: false, ...(isAdmin(user) ? {} : { botOwnerId: user.id }) },
+        orderBy: { id: 'asc' },
+      });
   return { realm_bots: await botDicts(app, realm, bots) };
 }
 

@@ -26,17 +26,16 @@ export async function userStatus(app: App, user: User): Promise<Record<string, u
 /** Register's `user_status`: every active user the viewer can access who has set something. */
 export async function realmUserStatuses(app: App, realm: RealmInfo, viewer: Viewer): Promise<Record<string, Record<string, unknown>>> {
   const [rows, accessible] = await Promise.all([
-    app.prisma.userStatus.findMany({
-      where: { user: { realmId: realm.id, isActive: true } },
-      include: { user: { select: { settings: true } } },
-      orderBy: { userId: 'asc' },
-    }),
+    app.prisma.userStatus.findMany({ where: { user: { realmId: realm.id, isActive: true } }, orderBy: { userId: 'asc' } }),
     accessibleUserIds(app, realm, viewer),
   ]);
+  // Their settings only when someone has a status (Prisma's include would send a statement for none).
+  const users = rows.length ? await app.prisma.user.findMany({ where: { id: { in: rows.map((r) => r.userId) } }, select: { id: true, settings: true } }) : [];
+  const settings = new Map(users.map((u) => [u.id, u]));
   const out: Record<string, Record<string, unknown>> = {};
   for (const row of rows) {
     if (accessible && !accessible.has(row.userId)) continue;
-    const status = formatUserStatus(row, sharesPresence(row.user));
+    const status = formatUserStatus(row, sharesPresence(settings.get(row.userId)!));
     if (Object.keys(status).length) out[row.userId] = status;
   }
   return out;

@@ -38,6 +38,9 @@ async function take(q: OpenQueue, count: number): Promise<Event[]> {
 async function settings(u: TestUser): Promise<{ user_topics: Event[]; muted_topics: Event[] }> {
   const r = await u.client.post('/register', { fetch_event_types: ['user_topic'] });
   const legacy = await u.client.post('/register', { fetch_event_types: ['muted_topics'] });
+  // With all data both lists come from one read of the settings: the same lists.
+  const all = await u.client.post('/register', {});
+  assert.equal([all.body.user_topics, all.body.muted_topics], [r.body.user_topics, legacy.body.muted_topics]);
   return { user_topics: r.body.user_topics.map(timed), muted_topics: timed({ muted_topics: legacy.body.muted_topics }).muted_topics };
 }
 
