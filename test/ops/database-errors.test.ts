@@ -14,7 +14,8 @@ const lost = new Error('Connection terminated unexpectedly');
 const failing = () => Promise.reject(lost);
 const app = {
   realms: { emailDomain: () => 'example.test' },
-  prisma: { user: { findUnique: failing, findFirst: failing, findMany: failing } },
+  prisma: { user: { findUnique: failing, findFirst: failing, findMany: failing }, $queryRawUnsafe: failing },
+  db: { query: failing, queryPlannedPerCall: failing },
 } as unknown as App;
 const realm = { id: 1, settings: {} } as unknown as RealmInfo;
 const sender = { id: 1, role: 400, isBot: false } as unknown as User;
