@@ -342,6 +342,8 @@ if (!NATS_URL) {
     await k.kill('SIGKILL');
     const off = await via(A, org.owner).post('/realm/deactivate');
     assert.is(off.status, 200, off.text);
+    // Node c learns of the deactivation through the bus, a moment after node a's answer.
+    await eventually('node c to know the organization is deactivated', async () => (await via(C, reader).get('/users/me')).status === 401);
     const refused = await via(C, reader).get('/events', { queue_id: taken.queueId, last_event_id: -1, dont_block: true });
     assert.equal([refused.status, refused.body.code], [401, 'REALM_DEACTIVATED']);
     await runAdminCommand(cluster.a.app, parseAdminCommand('reactivate-realm', ['--subdomain', org.subdomain]));
