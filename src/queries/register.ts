@@ -248,20 +248,14 @@ function visibleChannels(app: App, realm: RealmInfo, user: User, o: SnapshotOpti
   });
 }
 
-async function subscriptionSection(
-  app: App,
-  realm: RealmInfo,
-  user: User,
-  o: SnapshotOptions,
-  visibleChannels: () => Promise<ChannelObject[]>,
-): Promise<State> {
+async function subscriptionSection(app: App, realm: RealmInfo, user: User, o: SnapshotOptions, readVisible: () => Promise<ChannelObject[]>): Promise<State> {
   const withSubscribers = o.includeSubscribers !== 'false';
   const archived = hasCapability(o.queue, 'archived_channels');
   const subscriptions = await userSubscriptions(app, realm, user, withSubscribers, archived);
   const subscribedIds = new Set(subscriptions.map((s) => s.stream_id));
   const pastRows = await app.prisma.subscription.findMany({ where: { userId: user.id, active: false } });
   const past = new Map(pastRows.map((r) => [r.channelId, r]));
-  const visible = await visibleChannels();
+  const visible = await readVisible();
   const others = visible.filter((c) => !subscribedIds.has(c.stream_id));
   const subscribers = withSubscribers
     ? await subscribersByChannel(

@@ -190,7 +190,7 @@ export async function humanAdminIds(app: App, realmId: number): Promise<number[]
 
 /** A user of the realm by id, or Zulip's "No such user" (400). */
 export async function userById(app: App, realm: RealmInfo, id: number): Promise<User> {
-  const user = await app.prisma.user.findFirst({ where: { id, realmId: realm.id } });
+  const user = await userInRealm(app, realm, id);
   if (!user) throw badRequest('No such user');
   return user;
 }
